@@ -1,0 +1,97 @@
+#include "common/coverage.h"
+
+#include "common/log.h"
+#include "core/errors.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+namespace fg {
+// The runtime (runtime/errors.cpp) overrides this to also record the thread's last error;
+// the weak default serves builds of the core alone (unit tests).
+[[gnu::weak]] int rt_stub_result() noexcept { return 801; }
+}  // namespace fg
+
+namespace fg::coverage {
+namespace {
+
+struct State {
+  std::mutex mu;
+  Snapshot data;
+};
+State& state() {
+  static auto* s = new State;  // outlives static destruction: stubs may be called from atexit handlers
+  return *s;
+}
+
+bool read_strict() noexcept {
+  const char* v = std::getenv("FAKEGPU_STRICT");
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+[[noreturn]] void strict_abort(const char* what, const char* name) noexcept {
+  log::write(log::Level::Error, log::Src::Core,
+             "FAKEGPU_STRICT: %s %s is not implemented by the fake backend; aborting", what, name);
+  std::abort();
+}
+
+}  // namespace
+
+bool strict() noexcept {
+  static const bool s = read_strict();
+  return s;
+}
+
+int stub_called(ApiId id) noexcept {
+  const ApiInfo& info = api_info(id);
+  if (strict()) strict_abort("call to", info.name);
+  bool first = false;
+  {
+    auto& s = state();
+    std::lock_guard lock(s.mu);
+    try {
+      first = s.data.stubs[info.name]++ == 0;
+    } catch (...) {
+    }
+  }
+  const log::Src src = info.family == ApiFamily::Runtime ? log::Src::Runtime
+                       : info.family == ApiFamily::Driver ? log::Src::Driver
+                                                          : log::Src::Nvml;
+  if (first && log::enabled(log::Level::Info))
+    log::write(log::Level::Info, src, "%s is not supported by the fake backend (returning NOT_SUPPORTED)", info.name);
+  switch (info.family) {
+    case ApiFamily::Runtime: return rt_stub_result();
+    case ApiFamily::Driver: return kCuErrorNotSupported;
+    case ApiFamily::Nvml: return kNvmlErrorNotSupported;
+  }
+  return kCuErrorNotSupported;
+}
+
+void unimplemented_noerr(ApiId id) noexcept {
+  log::write(log::Level::Error, log::Src::Core, "%s is not implemented by the fake backend; aborting",
+             api_info(id).name);
+  std::abort();
+}
+
+void unresolved_proc(const char* name, int version, unsigned long long flags) noexcept {
+  if (strict()) strict_abort("driver entry point", name ? name : "(null)");
+  auto& s = state();
+  std::lock_guard lock(s.mu);
+  try {
+    std::string key = std::string(name ? name : "(null)") + "@" + std::to_string(version);
+    if (flags & 2) key += "+ptds";
+    if (s.data.unresolved[key]++ == 0)
+      FG_LOG(Info, Driver, "cuGetProcAddress: no entry point for %s (version %d)", key.c_str(), version);
+  } catch (...) {
+  }
+}
+
+Snapshot snapshot() {
+  auto& s = state();
+  std::lock_guard lock(s.mu);
+  return s.data;
+}
+
+}  // namespace fg::coverage

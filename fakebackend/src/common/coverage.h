@@ -1,0 +1,28 @@
+// Coverage of the API surface: which NOT_SUPPORTED stubs were called and which
+// cuGetProcAddress names could not be resolved. Listed in the exit report;
+// FAKEGPU_STRICT=1 turns the first gap into an abort with its name.
+#pragma once
+#include "common/api_ids.h"
+
+#include <map>
+#include <string>
+
+namespace fg::coverage {
+
+// Called by a weak stub: records, logs once per name, aborts under FAKEGPU_STRICT,
+// sets the runtime's last error for runtime names, returns the family's NOT_SUPPORTED code.
+int stub_called(ApiId id) noexcept;
+// Guard for the few non-error-returning names should one lack an implementation.
+[[noreturn]] void unimplemented_noerr(ApiId id) noexcept;
+// cuGetProcAddress / cudaGetDriverEntryPoint could not resolve `name` at `version`.
+void unresolved_proc(const char* name, int version, unsigned long long flags) noexcept;
+
+bool strict() noexcept;
+
+struct Snapshot {
+  std::map<std::string, unsigned long long> stubs;       // name -> calls
+  std::map<std::string, unsigned long long> unresolved;  // "name@version" -> requests
+};
+Snapshot snapshot();
+
+}  // namespace fg::coverage

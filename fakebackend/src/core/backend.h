@@ -1,0 +1,327 @@
+// The hidden core of the fake GPU: devices, contexts, memory, streams, events, modules.
+// The exported shims (runtime/, driver/, nvml/) are thin layers over this interface: they
+// validate API-specific arguments, call the core, and map fg::Status to their error codes.
+// Shims never call another exported entry point, so a user call crosses exactly one probe.
+#pragma once
+#include "core/device_model.h"
+#include "core/errors.h"
+#include "core/ledger.h"
+#include "core/memory.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <thread>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace fg {
+
+struct Context;
+struct Stream;
+struct Event;
+struct Module;
+struct Function;
+struct MemPool;
+
+// ---- devices ---------------------------------------------------------------------------------
+struct Device {
+  DeviceModel model;
+  int ordinal = 0;              // visible ordinal (after CUDA_VISIBLE_DEVICES)
+  uint32_t ledger_index = 0;
+  std::atomic<Arena*> arenas[2] = {};  // [Device], [Managed]; created on first use
+
+  // Primary context (cuDevicePrimaryCtx*; the runtime's context for this device).
+  std::mutex primary_mu;
+  Context* primary = nullptr;   // created on first retain; kept (inactive) after release to 0
+  int primary_refs = 0;
+  unsigned primary_flags = 0;
+
+  // Process-local books (device + managed bytes this process holds here).
+  std::atomic<uint64_t> used{0};
+  std::atomic<uint64_t> peak{0};
+  MemPool* default_pool = nullptr;  // created with the device
+  std::atomic<MemPool*> current_pool{nullptr};
+};
+
+// ---- contexts --------------------------------------------------------------------------------
+inline constexpr uint32_t kCtxMagic = 0xFC7C0417;
+struct Context {
+  uint32_t magic = kCtxMagic;
+  Device* dev = nullptr;
+  unsigned flags = 0;
+  bool primary = false;
+  std::atomic<bool> active{true};   // false once destroyed (primary: after release to 0 / reset)
+  uint64_t id = 0;                  // unique, never reused (cuCtxGetId)
+  std::mutex mu;
+  size_t limits[8] = {};            // indexed by cudaLimit / CUlimit
+  int cache_config = 0;
+  int shmem_config = 0;
+  std::unordered_set<int> peers;    // devices with peer access enabled from this context
+};
+
+// ---- streams and events ----------------------------------------------------------------------
+// Work runs at once on the calling thread unless the stream has queued work (a host function
+// or a wait on an event that has not completed); then it queues behind it and a per-stream
+// worker thread runs it in order. So async copies are real copies, host functions run in
+// stream order, and a host function may block without deadlocking its caller.
+inline constexpr uint32_t kStreamMagic = 0x57E4A11A;
+struct Stream {
+  uint32_t magic = kStreamMagic;
+  Context* ctx = nullptr;
+  unsigned flags = 0;               // cudaStreamNonBlocking = 1
+  int priority = 0;
+  uint64_t id = 0;
+  bool is_default = false;          // legacy or per-thread default stream object
+  bool per_thread = false;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::function<void()>> queue;  // pending work (worker thread drains)
+  bool worker_running = false;
+  std::thread* worker = nullptr;
+  bool capturing = false;
+  int capture_mode = 0;
+};
+
+inline constexpr uint32_t kEventMagic = 0xE7E4A11A;
+struct Event {
+  uint32_t magic = kEventMagic;
+  Context* ctx = nullptr;
+  unsigned flags = 0;               // cudaEventDisableTiming = 2, Interprocess = 4
+  std::mutex mu;
+  std::condition_variable cv;
+  uint64_t pending = 0;             // records queued but not yet reached
+  bool recorded = false;            // recorded at least once (timing needs both ends recorded)
+  std::chrono::steady_clock::time_point when{};  // host time the last record completed
+};
+
+// ---- modules, functions, kernels -------------------------------------------------------------
+struct Function {
+  uint32_t magic = 0xF0C7F0C7;
+  Module* module = nullptr;
+  std::string name;                 // device-side (mangled) name
+  const void* host_fun = nullptr;   // runtime registration: host stub address
+  std::atomic<uint64_t> launches{0};
+  int max_threads_per_block = 1024;
+  int shared_size_bytes = 0, const_size_bytes = 0, local_size_bytes = 0, num_regs = 32;
+  int max_dynamic_shared = 49152, preferred_carveout = -1, cache_config = 0;
+};
+
+struct Symbol {                     // __device__/__constant__/__managed__ variable or module global
+  std::string name;
+  const void* host_var = nullptr;   // runtime registration: host shadow address
+  void* dev_ptr = nullptr;          // its fake device storage
+  size_t size = 0;
+  bool managed = false;
+  bool constant = false;
+};
+
+struct Module {
+  uint32_t magic = 0x30D0130D;
+  Context* ctx = nullptr;           // null for runtime fat binaries (all devices)
+  std::string origin;               // "fatbinary", "ptx", "cubin", file path …
+  std::map<std::string, std::unique_ptr<Function>> functions;
+  std::map<std::string, Symbol> globals;
+  std::vector<std::string> entry_names;  // kernels found in PTX text (for cuModuleGetFunction)
+  bool from_ptx = false;
+};
+
+// ---- memory pools (cudaMallocAsync / cuMemAllocAsync) -----------------------------------------
+inline constexpr uint32_t kPoolMagic = 0x9001F001;
+struct MemPool {
+  uint32_t magic = kPoolMagic;
+  uint64_t id = 0;
+  Device* dev = nullptr;
+  bool is_default = false;
+  std::mutex mu;
+  uint64_t release_threshold = 0;
+  uint64_t reserved_current = 0, reserved_high = 0, used_current = 0, used_high = 0;
+  int reuse_follow_event = 1, reuse_allow_opportunistic = 1, reuse_allow_internal = 1;
+  std::unordered_map<int, int> access;  // device -> CUmemAccess_flags
+};
+
+// ---- per-thread state ------------------------------------------------------------------------
+struct LaunchConfig {
+  unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+  size_t shmem = 0;
+  void* stream = nullptr;
+};
+
+struct ThreadState {
+  std::vector<Context*> ctx_stack;  // driver context stack; back() is current
+  int last_error = 0;               // runtime: cudaGetLastError (cleared on read)
+  std::vector<LaunchConfig> call_configs;  // __cudaPushCallConfiguration stack
+  int capture_mode = 0;             // cudaThreadExchangeStreamCaptureMode
+  Stream* per_thread_stream = nullptr;
+};
+ThreadState& thread_state() noexcept;
+
+// ---- launches (recorded, not executed) -------------------------------------------------------
+struct LaunchRecord {
+  std::string kernel;
+  uint64_t count = 0;
+};
+
+// ---- the backend ---------------------------------------------------------------------------------
+class Backend {
+ public:
+  // First use initialises (configuration, ledger). A configuration error prints its
+  // message and ends the process with status 1: nothing falls back silently.
+  static Backend& get();
+  // The backend if already initialised (report at exit, fork handlers), else nullptr.
+  static Backend* peek() noexcept;
+
+  int device_count() const { return static_cast<int>(devices_.size()); }
+  Device* device(int ordinal) noexcept {
+    return ordinal >= 0 && ordinal < device_count() ? devices_[ordinal].get() : nullptr;
+  }
+  Device* device_by_uuid(const uint8_t uuid[16]) noexcept;
+  Device* device_by_pci_bus_id(const char* bus_id) noexcept;  // accepts "0000:07:00.0" and "00000000:07:00.0"
+  ledger::Ledger& ledger() { return *ledger_; }
+  AllocTable& allocs() { return allocs_; }
+  std::chrono::steady_clock::time_point start_time() const { return start_; }
+
+  // Driver API gate (cuInit); the runtime initialises implicitly.
+  bool driver_initialized() const noexcept { return driver_init_.load(std::memory_order_acquire); }
+  void set_driver_initialized() noexcept { driver_init_.store(true, std::memory_order_release); }
+
+  // ---- contexts ----
+  Status ctx_create(Device* dev, unsigned flags, Context** out);   // pushes it on this thread
+  Status ctx_destroy(Context* ctx);          // frees its allocations, streams, events, modules
+  bool ctx_valid(const Context* ctx) noexcept;  // live (non-destroyed) context handle
+  Context* current_ctx() noexcept;           // top of this thread's stack (may be null)
+  Status set_current(Context* ctx);          // replaces top (null pops the top)
+  Status push_current(Context* ctx);
+  Status pop_current(Context** out);
+  Status primary_retain(Device* dev, Context** out);
+  Status primary_release(Device* dev);
+  Status primary_reset(Device* dev);         // destroys what it holds; keeps flags
+  // Runtime: the current device's primary context, made current if the thread has none.
+  Status runtime_ctx(Context** out);
+  Status runtime_set_device(int ordinal);    // retains the primary (once per device) and makes it current
+  int runtime_device() noexcept;             // device of the current context, else 0
+
+  // ---- memory ----
+  // Allocates `size` bytes of `kind` for `ctx` (device taken from ctx; host kinds may pass a
+  // null ctx). size 0 → InvalidValue (the runtime turns cudaMalloc(0) into success/nullptr itself).
+  Status mem_alloc(Context* ctx, MemKind kind, uint64_t size, ApiOrigin api, uint32_t flags, void** out,
+                   uint64_t pool = 0);
+  // Frees an allocation whose base is exactly p and whose kind is in `kinds` (bit mask of
+  // 1 << MemKind). Unknown, interior, already freed or wrong-kind pointers → InvalidPointer,
+  // and nothing changes.
+  Status mem_free(void* p, unsigned kinds, ApiOrigin api, Allocation* freed = nullptr);
+  // The allocation containing p (interior pointers too), registered host ranges included.
+  std::optional<Allocation> mem_find(const void* p) noexcept;
+  // Register / unregister user host memory (cudaHostRegister); overlapping → AlreadyMapped.
+  Status host_register(void* p, size_t size, unsigned flags);
+  Status host_unregister(void* p);
+  // Checks [p, p+n) lies inside one live allocation of a device kind (for copies/memsets).
+  // Host (non-registered) pointers are not an error here: callers decide by direction.
+  bool is_device_range(const void* p, size_t n) noexcept;
+  // Copy/set with validation: device ranges must be inside one allocation; returns
+  // InvalidValue otherwise. Bytes really move.
+  Status copy(void* dst, const void* src, size_t n) noexcept;
+  Status copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height) noexcept;
+  Status set(void* dst, int value, size_t n) noexcept;                        // 8-bit
+  Status set_pattern(void* dst, const void* pattern, size_t elem, size_t count) noexcept;  // 16/32-bit
+  Status set_2d(void* dst, size_t pitch, const void* pattern, size_t elem, size_t width_elems, size_t height) noexcept;
+  // memGetInfo for a device: free = total - used by every process (ledger).
+  void mem_info(Device* dev, uint64_t* free_bytes, uint64_t* total_bytes) noexcept;
+  // Arena (created on demand) for a device kind; nullptr + OutOfMemory if it cannot be reserved.
+  Arena* arena(Device* dev, MemKind kind);
+  Arena* host_arena();
+
+  // IPC: export/import of allocations between processes (64-byte handles).
+  Status ipc_export(const void* p, unsigned char handle[64]);
+  Status ipc_open(const unsigned char handle[64], void** out);
+  Status ipc_close(void* p);
+
+  // ---- streams / events ----
+  Status stream_create(Context* ctx, unsigned flags, int priority, Stream** out);
+  Status stream_destroy(Stream* s);
+  // Resolves a user stream handle: null / cudaStreamLegacy (1) / cudaStreamPerThread (2)
+  // map to the context's default streams; unknown handles → InvalidHandle.
+  Status stream_resolve(void* handle, Context* ctx, Stream** out, bool per_thread_default = false);
+  // Runs fn in stream order (at once when nothing is queued).
+  Status stream_enqueue(Stream* s, std::function<void()> fn);
+  Status stream_sync(Stream* s);
+  bool stream_idle(Stream* s) noexcept;
+  Status ctx_sync(Context* ctx);              // all streams of the context
+  Status event_create(Context* ctx, unsigned flags, Event** out);
+  Status event_destroy(Event* e);
+  bool event_valid(const Event* e) noexcept;
+  bool stream_valid(const Stream* s) noexcept;
+  Status event_record(Event* e, Stream* s);
+  Status event_query(Event* e) noexcept;      // Ok or NotReady
+  Status event_sync(Event* e);
+  Status event_elapsed(Event* start, Event* end, float* ms);
+  Status stream_wait_event(Stream* s, Event* e);
+  // Host function / callback: runs on the stream's worker thread after earlier work.
+  Status stream_host_func(Stream* s, std::function<void()> fn);
+
+  // ---- modules / kernels ----
+  // Runtime fat binaries: one Module per __cudaRegisterFatBinary handle.
+  Module* register_fatbinary(const void* fatbin_wrapper);
+  void unregister_fatbinary(Module* m);
+  void register_function(Module* m, const void* host_fun, const char* device_name);
+  void register_var(Module* m, void* host_var, const char* name, size_t size, bool constant, bool managed,
+                    void** managed_ptr_out);
+  Function* function_by_host(const void* host_fun) noexcept;
+  Symbol* symbol_by_host(const void* host_var) noexcept;
+  Status module_load(Context* ctx, const void* image, size_t size_hint, Module** out);  // PTX text, cubin or fatbin
+  Status module_unload(Module* m);
+  bool module_valid(const Module* m) noexcept;
+  bool function_valid(const Function* f) noexcept;
+  Status module_get_function(Module* m, const char* name, Function** out);
+  Status module_get_global(Module* m, const char* name, void** dptr, size_t* bytes);
+  // Records a launch (validated geometry); kernels are not executed.
+  Status launch(Function* f, const unsigned grid[3], const unsigned block[3], size_t shmem, Stream* s);
+  std::vector<LaunchRecord> launches();
+
+  // ---- mem pools ----
+  Status pool_create(Device* dev, MemPool** out);
+  Status pool_destroy(MemPool* p);
+  bool pool_valid(const MemPool* p) noexcept;
+
+  // ---- report ----
+  void write_report() noexcept;   // FAKEGPU_REPORT (default fake_gpu_report.json; off disables)
+
+ private:
+  Backend();
+  void init();
+  void implicit_free_ctx(Context* ctx);
+  void book(Device* dev, MemKind kind, int64_t delta) noexcept;
+
+  std::vector<std::unique_ptr<Device>> devices_;
+  std::unique_ptr<ledger::Ledger> ledger_;
+  AllocTable allocs_;
+  std::atomic<bool> driver_init_{false};
+  std::chrono::steady_clock::time_point start_;
+
+  std::mutex mu_;  // contexts, streams, events, modules, pools, registered ranges
+  std::unordered_set<const Context*> contexts_;
+  std::unordered_set<const Stream*> streams_;
+  std::unordered_set<const Event*> events_;
+  std::unordered_set<const Module*> modules_;
+  std::unordered_set<const MemPool*> pools_;
+  std::unordered_map<const void*, Function*> host_functions_;
+  std::unordered_map<const void*, Symbol*> host_symbols_;
+  std::map<uintptr_t, Allocation> registered_;  // host-registered and IPC-mapped ranges by base
+  std::atomic<Arena*> host_arena_{nullptr};
+  std::mutex arena_mu_;
+  std::vector<Arena*> arena_list_;              // every arena, for interior lookups
+  std::atomic<size_t> arena_count_{0};
+  Arena* arena_array_[2 * ledger::kMaxDevices + 1] = {};
+  std::atomic<uint64_t> next_id_{1};
+};
+
+// Maps Status to each API's codes (defined by the shims' common headers).
+}  // namespace fg

@@ -1,0 +1,42 @@
+// Error codes shared by the core (numeric values of the public APIs) and the error type the
+// core throws internally. No exception ever crosses an exported function: every shim
+// catches and maps to its API's code.
+#pragma once
+#include <stdexcept>
+
+namespace fg {
+
+inline constexpr int kCuErrorNotSupported = 801;   // CUDA_ERROR_NOT_SUPPORTED
+inline constexpr int kNvmlErrorNotSupported = 3;   // NVML_ERROR_NOT_SUPPORTED
+
+// Runtime stubs: records cudaErrorNotSupported as the thread's last error and returns it.
+int rt_stub_result() noexcept;
+
+// Core-level failure categories; each API maps them to its own codes.
+enum class Status : int {
+  Ok = 0,
+  InvalidValue,        // bad argument (null out-pointer, bad flags, bad size)
+  InvalidDevice,       // ordinal out of range
+  InvalidContext,      // unknown / destroyed context
+  InvalidHandle,       // unknown stream / event / module / function / pool
+  InvalidPointer,      // pointer that is not a live allocation (free of unknown / double free)
+  OutOfMemory,         // device capacity or address space exhausted
+  NotReady,            // async work or event not complete
+  NotInitialized,      // driver API before cuInit
+  NotFound,            // symbol / name lookup failed
+  NotSupported,
+  NotPermitted,
+  AlreadyMapped,
+  ContextIsDestroyed,
+  PeerAccessAlreadyEnabled,
+  PeerAccessNotEnabled,
+  Unknown,
+};
+
+// Thrown only inside the core for conditions that cannot be reported through a return
+// value of the current call (e.g. configuration or ledger attach failures at init).
+struct FatalError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace fg

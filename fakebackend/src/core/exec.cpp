@@ -1,0 +1,506 @@
+// Backend: streams, events, modules, kernels and launches.
+#include "core/backend.h"
+
+#include "common/log.h"
+
+#include <cstring>
+
+namespace fg {
+
+// ---- streams ------------------------------------------------------------------------------------
+Status Backend::stream_create(Context* ctx, unsigned flags, int priority, Stream** out) {
+  if (!out) return Status::InvalidValue;
+  if (!ctx_valid(ctx)) return Status::InvalidContext;
+  auto* s = new Stream;
+  s->ctx = ctx;
+  s->flags = flags;
+  s->priority = std::clamp(priority, -5, 0);  // greatest (-5) .. least (0), as an A100 reports
+  s->id = next_id_++;
+  std::lock_guard lock(mu_);
+  streams_.insert(s);
+  *out = s;
+  return Status::Ok;
+}
+
+bool Backend::stream_valid(const Stream* s) noexcept {
+  std::lock_guard lock(mu_);
+  return s && streams_.count(s);
+}
+
+Status Backend::stream_destroy(Stream* s) {
+  if (!stream_valid(s) || s->is_default) return Status::InvalidHandle;
+  stream_sync(s);  // pending work completes first, as the real destroy lets it
+  {
+    std::lock_guard lock(mu_);
+    streams_.erase(s);
+  }
+  std::thread* w = nullptr;
+  {
+    std::lock_guard lock(s->mu);
+    w = s->worker;
+    s->worker = nullptr;
+    s->worker_running = false;
+    s->cv.notify_all();
+  }
+  if (w) {
+    w->join();
+    delete w;
+  }
+  s->magic = 0;
+  delete s;
+  return Status::Ok;
+}
+
+Status Backend::stream_resolve(void* handle, Context* ctx, Stream** out, bool per_thread_default) {
+  const uintptr_t h = reinterpret_cast<uintptr_t>(handle);
+  if (h == 0 || h == 1 || h == 2) {
+    // Default streams: one legacy stream object per context and one per-thread stream per
+    // thread, created on first use.
+    if (!ctx_valid(ctx)) return Status::InvalidContext;
+    const bool per_thread = h == 2 || (h == 0 && per_thread_default);
+    static thread_local std::unordered_map<const Context*, Stream*> t_ptds;
+    static std::unordered_map<const Context*, Stream*> legacy;
+    std::lock_guard lock(mu_);
+    Stream*& slot = per_thread ? t_ptds[ctx] : legacy[ctx];
+    if (!slot || !streams_.count(slot) || slot->ctx != ctx) {
+      slot = new Stream;
+      slot->ctx = ctx;
+      slot->is_default = true;
+      slot->per_thread = per_thread;
+      slot->id = per_thread ? next_id_++ : 0;
+      streams_.insert(slot);
+    }
+    *out = slot;
+    return Status::Ok;
+  }
+  auto* s = static_cast<Stream*>(handle);
+  if (!stream_valid(s)) return Status::InvalidHandle;
+  *out = s;
+  return Status::Ok;
+}
+
+namespace {
+void worker_loop(Stream* s) {
+  std::unique_lock lock(s->mu);
+  for (;;) {
+    s->cv.wait(lock, [s] { return !s->queue.empty() || !s->worker_running; });
+    if (s->queue.empty()) return;
+    auto fn = std::move(s->queue.front());
+    lock.unlock();
+    try {
+      fn();
+    } catch (...) {
+      FG_LOG(Error, Core, "stream work threw an exception; continuing");
+    }
+    lock.lock();
+    s->queue.pop_front();  // popped after running: an idle check sees work until it is done
+    s->cv.notify_all();
+  }
+}
+}  // namespace
+
+Status Backend::stream_enqueue(Stream* s, std::function<void()> fn) {
+  std::unique_lock lock(s->mu);
+  if (s->queue.empty()) {
+    lock.unlock();
+    fn();  // nothing ahead of it: run now, in order
+    return Status::Ok;
+  }
+  s->queue.push_back(std::move(fn));
+  s->cv.notify_all();
+  return Status::Ok;
+}
+
+// Work that may block (host functions, waits) always goes through the worker, so the
+// caller never blocks on it.
+static Status enqueue_async(Stream* s, std::function<void()> fn) {
+  std::lock_guard lock(s->mu);
+  s->queue.push_back(std::move(fn));
+  if (!s->worker) {
+    s->worker_running = true;
+    s->worker = new std::thread(worker_loop, s);
+  }
+  s->cv.notify_all();
+  return Status::Ok;
+}
+
+Status Backend::stream_sync(Stream* s) {
+  std::unique_lock lock(s->mu);
+  s->cv.wait(lock, [s] { return s->queue.empty(); });
+  return Status::Ok;
+}
+
+bool Backend::stream_idle(Stream* s) noexcept {
+  std::lock_guard lock(s->mu);
+  return s->queue.empty();
+}
+
+Status Backend::ctx_sync(Context* ctx) {
+  std::vector<Stream*> all;
+  {
+    std::lock_guard lock(mu_);
+    for (const Stream* s : streams_)
+      if (s->ctx == ctx) all.push_back(const_cast<Stream*>(s));
+  }
+  for (Stream* s : all) stream_sync(s);
+  return Status::Ok;
+}
+
+// ---- events ------------------------------------------------------------------------------------
+Status Backend::event_create(Context* ctx, unsigned flags, Event** out) {
+  if (!out) return Status::InvalidValue;
+  if (!ctx_valid(ctx)) return Status::InvalidContext;
+  auto* e = new Event;
+  e->ctx = ctx;
+  e->flags = flags;
+  std::lock_guard lock(mu_);
+  events_.insert(e);
+  *out = e;
+  return Status::Ok;
+}
+
+bool Backend::event_valid(const Event* e) noexcept {
+  std::lock_guard lock(mu_);
+  return e && events_.count(e);
+}
+
+Status Backend::event_destroy(Event* e) {
+  {
+    std::lock_guard lock(mu_);
+    if (!e || !events_.count(e)) return Status::InvalidHandle;
+    events_.erase(e);
+  }
+  // A record still queued on a stream refers to the event: let it land first.
+  std::unique_lock lock(e->mu);
+  e->cv.wait(lock, [e] { return e->pending == 0; });
+  lock.unlock();
+  e->magic = 0;
+  delete e;
+  return Status::Ok;
+}
+
+Status Backend::event_record(Event* e, Stream* s) {
+  {
+    std::lock_guard lock(e->mu);
+    ++e->pending;
+  }
+  return stream_enqueue(s, [e] {
+    std::lock_guard lock(e->mu);
+    e->when = std::chrono::steady_clock::now();
+    e->recorded = true;
+    --e->pending;
+    e->cv.notify_all();
+  });
+}
+
+Status Backend::event_query(Event* e) noexcept {
+  std::lock_guard lock(e->mu);
+  return e->pending ? Status::NotReady : Status::Ok;
+}
+
+Status Backend::event_sync(Event* e) {
+  std::unique_lock lock(e->mu);
+  e->cv.wait(lock, [e] { return e->pending == 0; });
+  return Status::Ok;
+}
+
+Status Backend::event_elapsed(Event* start, Event* end, float* ms) {
+  if (!ms) return Status::InvalidValue;
+  std::chrono::steady_clock::time_point a, b;
+  {
+    std::scoped_lock lock(start->mu, end->mu);
+    if (!start->recorded || !end->recorded) return Status::InvalidHandle;
+    if (start->pending || end->pending) return Status::NotReady;
+    a = start->when;
+    b = end->when;
+  }
+  *ms = std::chrono::duration<float, std::milli>(b - a).count();
+  return Status::Ok;
+}
+
+Status Backend::stream_wait_event(Stream* s, Event* e) {
+  {
+    std::lock_guard lock(e->mu);
+    if (e->pending == 0) return Status::Ok;  // already complete: nothing to wait for
+  }
+  return enqueue_async(s, [e] {
+    std::unique_lock lock(e->mu);
+    e->cv.wait(lock, [e] { return e->pending == 0; });
+  });
+}
+
+// Host functions run on the stream's worker thread, in order with the stream's other work.
+Status Backend::stream_host_func(Stream* s, std::function<void()> fn) { return enqueue_async(s, std::move(fn)); }
+
+// ---- modules ------------------------------------------------------------------------------------
+namespace {
+// Kernel names declared in PTX text: ".entry name(" or ".visible .entry name(".
+std::vector<std::string> ptx_entries(const char* text, size_t len) {
+  std::vector<std::string> out;
+  std::string_view v(text, len);
+  size_t pos = 0;
+  while ((pos = v.find(".entry", pos)) != std::string_view::npos) {
+    pos += 6;
+    while (pos < v.size() && isspace(static_cast<unsigned char>(v[pos]))) ++pos;
+    size_t b = pos;
+    while (pos < v.size() && (isalnum(static_cast<unsigned char>(v[pos])) || v[pos] == '_' || v[pos] == '$' || v[pos] == '.'))
+      ++pos;
+    if (pos > b) out.emplace_back(v.substr(b, pos - b));
+  }
+  return out;
+}
+// Global variables declared in PTX: ".global .align 4 .b8 name[16];" / ".const …".
+void ptx_globals(const char* text, size_t len, std::map<std::string, Symbol>& out) {
+  std::string_view v(text, len);
+  for (const char* kw : {".global", ".const"}) {
+    size_t pos = 0;
+    while ((pos = v.find(kw, pos)) != std::string_view::npos) {
+      size_t eol = v.find_first_of(";\n", pos);
+      std::string_view line = v.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
+      pos += std::strlen(kw);
+      if (line.find('(') != std::string_view::npos) continue;  // a function declaration
+      size_t elem = 4;
+      for (auto [tag, n] : {std::pair{".b8", 1}, {".u8", 1}, {".s8", 1}, {".b16", 2}, {".u16", 2}, {".s16", 2},
+                            {".f16", 2}, {".b32", 4}, {".u32", 4}, {".s32", 4}, {".f32", 4}, {".b64", 8},
+                            {".u64", 8}, {".s64", 8}, {".f64", 8}})
+        if (line.find(tag) != std::string_view::npos) {
+          elem = static_cast<size_t>(n);
+          break;
+        }
+      // The name is the last identifier before '[', '=' or the end.
+      size_t end = line.find_first_of("[=");
+      std::string_view head = line.substr(0, end == std::string_view::npos ? line.size() : end);
+      while (!head.empty() && isspace(static_cast<unsigned char>(head.back()))) head.remove_suffix(1);
+      size_t b = head.find_last_of(" \t");
+      if (b == std::string_view::npos) continue;
+      std::string name(head.substr(b + 1));
+      size_t count = 1;
+      if (end != std::string_view::npos && line[end] == '[') count = std::strtoull(line.data() + end + 1, nullptr, 10);
+      if (name.empty() || name[0] == '.') continue;
+      Symbol sym;
+      sym.name = name;
+      sym.size = elem * (count ? count : 1);
+      sym.constant = std::strcmp(kw, ".const") == 0;
+      out.emplace(name, sym);
+    }
+  }
+}
+}  // namespace
+
+Module* Backend::register_fatbinary(const void* fatbin_wrapper) {
+  auto* m = new Module;
+  m->origin = "fatbinary";
+  (void)fatbin_wrapper;
+  std::lock_guard lock(mu_);
+  modules_.insert(m);
+  return m;
+}
+
+void Backend::unregister_fatbinary(Module* m) {
+  std::lock_guard lock(mu_);
+  if (!modules_.count(m)) return;
+  for (auto& [name, f] : m->functions)
+    if (f->host_fun) host_functions_.erase(f->host_fun);
+  for (auto& [name, sym] : m->globals)
+    if (sym.host_var) host_symbols_.erase(sym.host_var);
+  modules_.erase(m);
+  // Symbol storage stays: variables may be read during static destruction.
+}
+
+void Backend::register_function(Module* m, const void* host_fun, const char* device_name) {
+  if (!m || !device_name) return;
+  auto f = std::make_unique<Function>();
+  f->module = m;
+  f->name = device_name;
+  f->host_fun = host_fun;
+  Function* raw = f.get();
+  std::lock_guard lock(mu_);
+  m->functions[device_name] = std::move(f);
+  if (host_fun) host_functions_[host_fun] = raw;
+}
+
+void Backend::register_var(Module* m, void* host_var, const char* name, size_t size, bool constant, bool managed,
+                           void** managed_ptr_out) {
+  if (!m || !name) return;
+  Symbol sym;
+  sym.name = name;
+  sym.host_var = host_var;
+  sym.size = size;
+  sym.constant = constant;
+  sym.managed = managed;
+  // Each variable gets its own storage; not booked as an allocation (module memory, like
+  // the real driver's, is not part of cudaMalloc's books). Initialised from the host shadow.
+  void* storage = std::calloc(1, size ? size : 1);
+  if (storage && host_var && size && !managed) std::memcpy(storage, host_var, size);
+  sym.dev_ptr = storage;
+  if (managed && managed_ptr_out) *managed_ptr_out = storage;
+  std::lock_guard lock(mu_);
+  auto [it, inserted] = m->globals.insert_or_assign(name, sym);
+  if (host_var) host_symbols_[host_var] = &it->second;
+  if (storage) {
+    Allocation a;
+    a.base = reinterpret_cast<uintptr_t>(storage);
+    a.size = size ? size : 1;
+    a.kind = managed ? MemKind::Managed : MemKind::Registered;
+    a.device = 0;
+    registered_.emplace(a.base, a);
+  }
+}
+
+Function* Backend::function_by_host(const void* host_fun) noexcept {
+  std::lock_guard lock(mu_);
+  auto it = host_functions_.find(host_fun);
+  return it == host_functions_.end() ? nullptr : it->second;
+}
+
+Symbol* Backend::symbol_by_host(const void* host_var) noexcept {
+  std::lock_guard lock(mu_);
+  auto it = host_symbols_.find(host_var);
+  return it == host_symbols_.end() ? nullptr : it->second;
+}
+
+Status Backend::module_load(Context* ctx, const void* image, size_t size_hint, Module** out) {
+  if (!image || !out) return Status::InvalidValue;
+  if (!ctx_valid(ctx)) return Status::InvalidContext;
+  auto* m = new Module;
+  m->ctx = ctx;
+  const auto* bytes = static_cast<const unsigned char*>(image);
+  uint32_t magic = 0;
+  std::memcpy(&magic, bytes, sizeof magic);
+  if (magic == 0x464C457F) {  // ELF cubin: kernels are not inspected
+    m->origin = "cubin";
+  } else if (magic == 0xBA55ED50 || magic == 0x466243B1) {
+    m->origin = "fatbinary";
+  } else {
+    // PTX text (NUL-terminated, as the API requires).
+    const char* text = static_cast<const char*>(image);
+    const size_t len = size_hint ? size_hint : std::strlen(text);
+    if (std::string_view(text, std::min<size_t>(len, 4096)).find(".version") == std::string_view::npos) {
+      delete m;
+      return Status::InvalidValue;  // CUDA_ERROR_INVALID_IMAGE at the shim
+    }
+    m->origin = "ptx";
+    m->from_ptx = true;
+    m->entry_names = ptx_entries(text, len);
+    ptx_globals(text, len, m->globals);
+    for (auto& [name, sym] : m->globals) {
+      sym.dev_ptr = std::calloc(1, sym.size);
+      if (!sym.dev_ptr) continue;
+      Allocation a;
+      a.base = reinterpret_cast<uintptr_t>(sym.dev_ptr);
+      a.size = sym.size;
+      a.kind = MemKind::Registered;
+      a.device = ctx->dev->ordinal;
+      std::lock_guard lock(mu_);
+      registered_.emplace(a.base, a);
+    }
+  }
+  std::lock_guard lock(mu_);
+  modules_.insert(m);
+  *out = m;
+  return Status::Ok;
+}
+
+bool Backend::module_valid(const Module* m) noexcept {
+  std::lock_guard lock(mu_);
+  return m && modules_.count(m);
+}
+
+Status Backend::module_unload(Module* m) {
+  std::lock_guard lock(mu_);
+  if (!m || !modules_.count(m)) return Status::InvalidHandle;
+  modules_.erase(m);
+  for (auto& [name, sym] : m->globals) {
+    if (!sym.dev_ptr) continue;
+    registered_.erase(reinterpret_cast<uintptr_t>(sym.dev_ptr));
+    std::free(sym.dev_ptr);
+  }
+  m->magic = 0;
+  // Function handles of the module become invalid (function_valid checks the module).
+  return Status::Ok;
+}
+
+bool Backend::function_valid(const Function* f) noexcept {
+  std::lock_guard lock(mu_);
+  if (!f) return false;
+  for (const Module* m : modules_) {
+    auto it = m->functions.find(f->name);
+    if (it != m->functions.end() && it->second.get() == f) return true;
+  }
+  return false;
+}
+
+Status Backend::module_get_function(Module* m, const char* name, Function** out) {
+  if (!name || !out) return Status::InvalidValue;
+  std::lock_guard lock(mu_);
+  if (!m || !modules_.count(m)) return Status::InvalidHandle;
+  auto it = m->functions.find(name);
+  if (it == m->functions.end()) {
+    // PTX modules know their entries; cubins and fat binaries are not parsed, so any name
+    // is accepted there (the launch is recorded, never executed).
+    if (m->from_ptx && std::find(m->entry_names.begin(), m->entry_names.end(), name) == m->entry_names.end())
+      return Status::NotFound;
+    auto f = std::make_unique<Function>();
+    f->module = m;
+    f->name = name;
+    it = m->functions.emplace(name, std::move(f)).first;
+  }
+  *out = it->second.get();
+  return Status::Ok;
+}
+
+Status Backend::module_get_global(Module* m, const char* name, void** dptr, size_t* bytes) {
+  if (!name) return Status::InvalidValue;
+  std::lock_guard lock(mu_);
+  if (!m || !modules_.count(m)) return Status::InvalidHandle;
+  auto it = m->globals.find(name);
+  if (it == m->globals.end() || !it->second.dev_ptr) return Status::NotFound;
+  if (dptr) *dptr = it->second.dev_ptr;
+  if (bytes) *bytes = it->second.size;
+  return Status::Ok;
+}
+
+// ---- launches ------------------------------------------------------------------------------------
+namespace {
+struct LaunchBook {
+  std::mutex mu;
+  std::map<std::string, uint64_t> by_name;
+};
+LaunchBook& launch_book() {
+  static auto* b = new LaunchBook;
+  return *b;
+}
+}  // namespace
+
+Status Backend::launch(Function* f, const unsigned grid[3], const unsigned block[3], size_t shmem, Stream* s) {
+  if (!f) return Status::InvalidHandle;
+  const uint64_t threads = uint64_t{block[0]} * block[1] * block[2];
+  if (threads == 0 || grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return Status::InvalidValue;
+  const auto& attr = s ? s->ctx->dev->model.attributes : device(0)->model.attributes;
+  // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1, MAX_BLOCK_DIM_X/Y/Z = 2..4,
+  // MAX_GRID_DIM_X/Y/Z = 5..7, MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97.
+  if (threads > static_cast<uint64_t>(attr[1]) || block[0] > static_cast<unsigned>(attr[2]) ||
+      block[1] > static_cast<unsigned>(attr[3]) || block[2] > static_cast<unsigned>(attr[4]) ||
+      grid[0] > static_cast<unsigned>(attr[5]) || grid[1] > static_cast<unsigned>(attr[6]) ||
+      grid[2] > static_cast<unsigned>(attr[7]) || shmem > static_cast<size_t>(attr[97]))
+    return Status::NotSupported;  // the shims map this to the API's invalid-configuration code
+  f->launches.fetch_add(1, std::memory_order_relaxed);
+  auto record = [name = f->name] {
+    auto& b = launch_book();
+    std::lock_guard lock(b.mu);
+    ++b.by_name[name];
+  };
+  if (s) return stream_enqueue(s, record);
+  record();
+  return Status::Ok;
+}
+
+std::vector<LaunchRecord> Backend::launches() {
+  auto& b = launch_book();
+  std::lock_guard lock(b.mu);
+  std::vector<LaunchRecord> out;
+  for (auto& [name, n] : b.by_name) out.push_back({name, n});
+  return out;
+}
+
+}  // namespace fg

@@ -1,0 +1,110 @@
+// The host-wide device ledger: a small shared-memory segment through which every process
+// using the backend sees the same fake GPUs. It holds, per device, the bytes booked by all
+// processes (the capacity check) and, per process slot, what that process holds on each
+// device (NVML's running-process lists, reclaim after a crash).
+//
+// Only lock-free atomics live in the segment, so a process SIGKILLed at any instruction
+// leaves no lock held; its slot is reclaimed by the next process that looks (reap_dead()).
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fg::ledger {
+
+inline constexpr uint32_t kMaxDevices = 256;
+inline constexpr uint32_t kMaxProcs = 1024;
+inline constexpr uint32_t kVersion = 1;
+
+enum Kind : int { kDevice = 0, kManaged = 1, kHost = 2, kKinds = 3 };
+
+struct alignas(64) DeviceEntry {
+  std::atomic<uint32_t> state;  // 0 free, 1 being filled, 2 ready
+  uint32_t reserved0;
+  uint8_t uuid[16];
+  uint64_t total;               // capacity in bytes
+  std::atomic<uint64_t> used;   // device + managed bytes booked by every process
+  char name[96];
+};
+
+struct alignas(64) ProcSlot {
+  std::atomic<uint32_t> state;  // 0 free, 1 claiming, 2 live, 3 reclaiming
+  int32_t pid;
+  uint64_t start_time;          // /proc/PID/stat starttime: tells a reused pid apart
+  char comm[16];
+  uint64_t reserved[4];
+  std::atomic<uint64_t> used[kMaxDevices][kKinds];  // by ledger device index
+};
+
+struct Header {
+  char magic[8];                // "FAKEGPU\0"
+  uint32_t version;             // kVersion
+  uint32_t header_size;         // sizeof(Header)
+  uint64_t file_size;
+  uint32_t max_devices, max_procs;
+  uint32_t device_entry_size, proc_slot_size;
+  std::atomic<uint32_t> ready;  // 1 once the creator has initialised the segment
+  int32_t creator_pid;
+  uint64_t reserved[8];
+};
+
+struct ProcessUsage {
+  int pid;
+  std::string comm;
+  uint64_t used[kKinds];  // for one device
+};
+
+class Ledger {
+ public:
+  // Attaches to (creating if needed) the ledger at `path`, or a private one if `isolated`.
+  // Throws FatalError with a message naming the problem and the fix.
+  Ledger(const std::string& path, bool isolated);
+  ~Ledger();
+  Ledger(const Ledger&) = delete;
+  Ledger& operator=(const Ledger&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  // Finds or adds the device with this uuid; returns its ledger index. Throws on a
+  // conflicting capacity for the same uuid or a full device table.
+  uint32_t register_device(const uint8_t uuid[16], uint64_t total, const std::string& name);
+
+  // Books `bytes` of `kind` on ledger device `dev` for this process. Device and managed
+  // bytes count against capacity: returns false (nothing booked) when they would not fit.
+  bool reserve(uint32_t dev, Kind kind, uint64_t bytes) noexcept;
+  void release(uint32_t dev, Kind kind, uint64_t bytes) noexcept;
+
+  uint64_t used(uint32_t dev) const noexcept;   // device + managed, all processes
+  uint64_t total(uint32_t dev) const noexcept;
+
+  // Reclaims the slots of processes that died without cleaning up; returns how many.
+  int reap_dead() noexcept;
+  // Live processes holding anything (or registered) on ledger device `dev`.
+  std::vector<ProcessUsage> processes(uint32_t dev);
+
+  // Returns everything this process booked and frees its slot (clean exit).
+  void release_process() noexcept;
+  // Re-creates this process's slot in a forked child (the child holds nothing).
+  void after_fork_child() noexcept;
+
+ private:
+  void claim_slot();
+  ProcSlot& slot() noexcept;
+
+  std::string path_;
+  bool isolated_ = false;
+  void* base_ = nullptr;
+  size_t size_ = 0;
+  Header* hdr_ = nullptr;
+  DeviceEntry* devs_ = nullptr;
+  ProcSlot* procs_ = nullptr;
+  std::atomic<int> slot_{-1};
+};
+
+// Default path: $FAKEGPU_LEDGER, else /dev/shm/fakegpu-<uid>.ledger.
+std::string default_path();
+// Starting time of a process (clock ticks since boot), 0 if it does not exist.
+uint64_t process_start_time(int pid) noexcept;
+
+}  // namespace fg::ledger

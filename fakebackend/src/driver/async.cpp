@@ -1,0 +1,367 @@
+// Stream-ordered allocation and memory pools: cuMemAllocAsync, cuMemAllocFromPoolAsync,
+// cuMemFreeAsync, cuMemPool*, cuDeviceGet/SetMemPool, cuDeviceGetDefaultMemPool and the
+// CUDA 13 location-based cuMemGet/SetMemPool forms.
+//
+// Allocations are made at once (the caller sees the pointer immediately, as with the real
+// driver) and booked like any device allocation, tagged with the pool id; frees run in
+// stream order. Pool statistics follow a simple model of the real caching pool: used bytes
+// are exact; reserved bytes are the used bytes plus what the pool keeps after frees, up to
+// its release threshold (cuMemPoolTrimTo lowers it).
+#include "driver/internal.h"
+
+#include <mutex>
+#include <unordered_map>
+
+using namespace fg;
+using namespace fg::drv;
+
+namespace {
+
+MemPool* pool_of(CUmemoryPool h) noexcept { return reinterpret_cast<MemPool*>(h); }
+CUmemoryPool handle_of_pool(MemPool* p) noexcept { return reinterpret_cast<CUmemoryPool>(p); }
+
+// Pools created through this API, by id (default pools are found through their devices).
+struct Registry {
+  std::mutex mu;
+  std::unordered_map<uint64_t, MemPool*> by_id;
+};
+Registry& registry() {
+  static auto* r = new Registry;
+  return *r;
+}
+
+CUresult pool_arg(Backend& b, CUmemoryPool h, MemPool** out) {
+  MemPool* p = pool_of(h);
+  if (!h || !b.pool_valid(p)) return CUDA_ERROR_INVALID_VALUE;
+  *out = p;
+  return CUDA_SUCCESS;
+}
+
+void note_alloc(MemPool* p, uint64_t bytes) {
+  std::lock_guard lock(p->mu);
+  p->used_current += bytes;
+  p->used_high = std::max(p->used_high, p->used_current);
+  p->reserved_current = std::max(p->reserved_current, p->used_current);
+  p->reserved_high = std::max(p->reserved_high, p->reserved_current);
+}
+
+CUresult alloc_from(Backend& b, MemPool* pool, CUdeviceptr* dptr, size_t bytesize, CUstream hStream, bool ptsz) {
+  if (!dptr) return CUDA_ERROR_INVALID_VALUE;
+  Stream* s = nullptr;
+  if (CUresult r = stream_arg(b, hStream, ptsz, &s)) return r;
+  if (bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+  Context* ctx = s->ctx;
+  if (!pool) pool = ctx->dev->current_pool.load();
+  if (pool->dev != ctx->dev) return CUDA_ERROR_NOT_SUPPORTED;  // a pool of another device than the stream's
+  void* p = nullptr;
+  if (CUresult r = to_cu(b.mem_alloc(ctx, MemKind::Device, bytesize, ApiOrigin::Driver, 0, &p, pool->id))) return r;
+  note_alloc(pool, bytesize);
+  *dptr = dptr_of(p);
+  return CUDA_SUCCESS;
+}
+
+CUresult alloc_async(CUdeviceptr* dptr, size_t bytesize, CUstream hStream, bool ptsz) {
+  return api([&](Backend& b) { return alloc_from(b, nullptr, dptr, bytesize, hStream, ptsz); });
+}
+
+CUresult alloc_from_pool(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream, bool ptsz) {
+  return api([&](Backend& b) -> CUresult {
+    MemPool* p = nullptr;
+    if (CUresult r = pool_arg(b, pool, &p)) return r;
+    return alloc_from(b, p, dptr, bytesize, hStream, ptsz);
+  });
+}
+
+// The pointer is checked at once; the free itself happens in stream order.
+CUresult free_async(CUdeviceptr dptr, CUstream hStream, bool ptsz) {
+  return api([&](Backend& b) -> CUresult {
+    Stream* s = nullptr;
+    if (CUresult r = stream_arg(b, hStream, ptsz, &s)) return r;
+    void* p = ptr_of(dptr);
+    auto a = b.mem_find(p);
+    if (!a || a->base != dptr || (a->kind != MemKind::Device && a->kind != MemKind::Managed))
+      return CUDA_ERROR_INVALID_VALUE;
+    Backend* bp = &b;
+    return to_cu(b.stream_enqueue(s, [bp, p] {
+      Allocation freed;
+      const unsigned kinds = kind_bit(MemKind::Device) | kind_bit(MemKind::Managed);
+      if (bp->mem_free(p, kinds, ApiOrigin::Driver, &freed) == Status::Ok && freed.pool) pool_note_free(freed);
+    }));
+  });
+}
+
+CUresult check_pool_location(Backend& b, const CUmemLocation& loc, Device** dev) {
+  switch (static_cast<int>(loc.type)) {
+    case CU_MEM_LOCATION_TYPE_DEVICE: return device_arg(b, loc.id, dev);
+    case CU_MEM_LOCATION_TYPE_HOST:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+      return CUDA_ERROR_NOT_SUPPORTED;  // CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED = 0
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+// CUDA 13 location-based pool queries: device locations of pinned pools only.
+CUresult location_pool(Backend& b, const CUmemLocation* location, CUmemAllocationType type, Device** dev) {
+  if (!location) return CUDA_ERROR_INVALID_VALUE;
+  if (type == CU_MEM_ALLOCATION_TYPE_MANAGED) return CUDA_ERROR_NOT_SUPPORTED;
+  if (type != CU_MEM_ALLOCATION_TYPE_PINNED) return CUDA_ERROR_INVALID_VALUE;
+  return check_pool_location(b, *location, dev);
+}
+
+}  // namespace
+
+namespace fg::drv {
+
+MemPool* pool_by_id(uint64_t id) noexcept {
+  if (!id) return nullptr;
+  Backend* b = Backend::peek();
+  if (!b) return nullptr;
+  for (int i = 0; i < b->device_count(); ++i)
+    if (MemPool* p = b->device(i)->default_pool; p && p->id == id) return p;
+  auto& r = registry();
+  std::lock_guard lock(r.mu);
+  auto it = r.by_id.find(id);
+  return it == r.by_id.end() ? nullptr : it->second;
+}
+
+void pool_note_free(const Allocation& a) noexcept {
+  MemPool* p = pool_by_id(a.pool);
+  Backend* b = Backend::peek();
+  if (!p || !b || !b->pool_valid(p)) return;
+  std::lock_guard lock(p->mu);
+  p->used_current -= std::min(p->used_current, a.size);
+  p->reserved_current = std::max(p->used_current, std::min(p->reserved_current, p->release_threshold));
+}
+
+}  // namespace fg::drv
+
+// ---- stream-ordered allocation -------------------------------------------------------------------------
+extern "C" FG_IMPL CUresult fgimpl_cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
+  return alloc_async(dptr, bytesize, hStream, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
+  return alloc_async(dptr, bytesize, hStream, true);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
+                                                           CUstream hStream) {
+  return alloc_from_pool(dptr, bytesize, pool, hStream, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
+                                                                CUstream hStream) {
+  return alloc_from_pool(dptr, bytesize, pool, hStream, true);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
+  return free_async(dptr, hStream, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream) {
+  return free_async(dptr, hStream, true);
+}
+
+// ---- pools ----------------------------------------------------------------------------------------------
+extern "C" FG_IMPL CUresult fgimpl_cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* poolProps) {
+  return api([&](Backend& b) -> CUresult {
+    if (!pool || !poolProps) return CUDA_ERROR_INVALID_VALUE;
+    if (poolProps->allocType == CU_MEM_ALLOCATION_TYPE_MANAGED) return CUDA_ERROR_NOT_SUPPORTED;
+    if (poolProps->allocType != CU_MEM_ALLOCATION_TYPE_PINNED) return CUDA_ERROR_INVALID_VALUE;
+    const int types = static_cast<int>(poolProps->handleTypes);
+    if (types & ~(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_WIN32 | CU_MEM_HANDLE_TYPE_WIN32_KMT |
+                  CU_MEM_HANDLE_TYPE_FABRIC))
+      return CUDA_ERROR_INVALID_VALUE;
+    if (types & ~CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_NOT_SUPPORTED;
+    Device* dev = nullptr;
+    if (CUresult r = check_pool_location(b, poolProps->location, &dev)) return r;
+    MemPool* p = nullptr;
+    if (CUresult r = to_cu(b.pool_create(dev, &p))) return r;
+    {
+      auto& reg = registry();
+      std::lock_guard lock(reg.mu);
+      reg.by_id[p->id] = p;
+    }
+    *pool = handle_of_pool(p);
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuMemPoolDestroy(CUmemoryPool pool) {
+  return api([&](Backend& b) -> CUresult {
+    MemPool* p = nullptr;
+    if (CUresult r = pool_arg(b, pool, &p)) return r;
+    if (p->is_default) return CUDA_ERROR_INVALID_VALUE;
+    const uint64_t id = p->id;
+    if (CUresult r = to_cu(b.pool_destroy(p))) return r;
+    auto& reg = registry();
+    std::lock_guard lock(reg.mu);
+    reg.by_id.erase(id);
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
+  return api([&](Backend& b) -> CUresult {
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    MemPool* p = nullptr;
+    if (CUresult r = pool_arg(b, pool, &p)) return r;
+    std::lock_guard lock(p->mu);
+    switch (static_cast<int>(attr)) {
+      case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: p->reuse_follow_event = *static_cast<int*>(value) != 0; break;
+      case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: p->reuse_allow_opportunistic = *static_cast<int*>(value) != 0; break;
+      case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+        p->reuse_allow_internal = *static_cast<int*>(value) != 0;
+        break;
+      case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+        p->release_threshold = *static_cast<uint64_t*>(value);
+        p->reserved_current = std::max(p->used_current, std::min(p->reserved_current, p->release_threshold));
+        break;
+      case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:  // only a reset to the current value is allowed
+        if (*static_cast<uint64_t*>(value) != 0) return CUDA_ERROR_INVALID_VALUE;
+        p->reserved_high = p->reserved_current;
+        break;
+      case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+        if (*static_cast<uint64_t*>(value) != 0) return CUDA_ERROR_INVALID_VALUE;
+        p->used_high = p->used_current;
+        break;
+      default: return CUDA_ERROR_INVALID_VALUE;  // read-only or unknown
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
+  return api([&](Backend& b) -> CUresult {
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    MemPool* p = nullptr;
+    if (CUresult r = pool_arg(b, pool, &p)) return r;
+    std::lock_guard lock(p->mu);
+    switch (static_cast<int>(attr)) {
+      case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: *static_cast<int*>(value) = p->reuse_follow_event; break;
+      case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: *static_cast<int*>(value) = p->reuse_allow_opportunistic; break;
+      case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: *static_cast<int*>(value) = p->reuse_allow_internal; break;
+      case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: *static_cast<uint64_t*>(value) = p->release_threshold; break;
+      case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: *static_cast<uint64_t*>(value) = p->reserved_current; break;
+      case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: *static_cast<uint64_t*>(value) = p->reserved_high; break;
+      case CU_MEMPOOL_ATTR_USED_MEM_CURRENT: *static_cast<uint64_t*>(value) = p->used_current; break;
+      case CU_MEMPOOL_ATTR_USED_MEM_HIGH: *static_cast<uint64_t*>(value) = p->used_high; break;
+      default: return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) {
+  return api([&](Backend& b) -> CUresult {
+    MemPool* p = nullptr;
+    if (CUresult r = pool_arg(b, pool, &p)) return r;
+    std::lock_guard lock(p->mu);
+    p->reserved_current = std::max<uint64_t>(p->used_current, std::min<uint64_t>(p->reserved_current, minBytesToKeep));
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map, size_t count) {
+  return api([&](Backend& b) -> CUresult {
+    if (!map && count > 0) return CUDA_ERROR_INVALID_VALUE;
+    MemPool* p = nullptr;
+    if (CUresult r = pool_arg(b, pool, &p)) return r;
+    for (size_t i = 0; i < count; ++i) {
+      Device* d = nullptr;
+      if (CUresult r = check_pool_location(b, map[i].location, &d)) return r;
+      const int f = static_cast<int>(map[i].flags);
+      if (f != CU_MEM_ACCESS_FLAGS_PROT_NONE && f != CU_MEM_ACCESS_FLAGS_PROT_READ &&
+          f != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+        return CUDA_ERROR_INVALID_VALUE;
+      // The pool's own device always has read-write access.
+      if (d == p->dev && f != CU_MEM_ACCESS_FLAGS_PROT_READWRITE) return CUDA_ERROR_INVALID_DEVICE;
+    }
+    std::lock_guard lock(p->mu);
+    for (size_t i = 0; i < count; ++i) p->access[map[i].location.id] = static_cast<int>(map[i].flags);
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool memPool,
+                                                      CUmemLocation* location) {
+  return api([&](Backend& b) -> CUresult {
+    if (!flags || !location) return CUDA_ERROR_INVALID_VALUE;
+    MemPool* p = nullptr;
+    if (CUresult r = pool_arg(b, memPool, &p)) return r;
+    Device* d = nullptr;
+    if (CUresult r = check_pool_location(b, *location, &d)) return r;
+    if (d == p->dev) {
+      *flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+      return CUDA_SUCCESS;
+    }
+    std::lock_guard lock(p->mu);
+    auto it = p->access.find(d->ordinal);
+    *flags = static_cast<CUmemAccess_flags>(it == p->access.end() ? CU_MEM_ACCESS_FLAGS_PROT_NONE : it->second);
+    return CUDA_SUCCESS;
+  });
+}
+
+// ---- device pools -----------------------------------------------------------------------------------------
+extern "C" FG_IMPL CUresult fgimpl_cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out, CUdevice dev) {
+  return api([&](Backend& b) -> CUresult {
+    if (!pool_out) return CUDA_ERROR_INVALID_VALUE;
+    Device* d = nullptr;
+    if (CUresult r = device_arg(b, dev, &d)) return r;
+    *pool_out = handle_of_pool(d->default_pool);
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev) {
+  return api([&](Backend& b) -> CUresult {
+    if (!pool) return CUDA_ERROR_INVALID_VALUE;
+    Device* d = nullptr;
+    if (CUresult r = device_arg(b, dev, &d)) return r;
+    *pool = handle_of_pool(d->current_pool.load());
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) {
+  return api([&](Backend& b) -> CUresult {
+    Device* d = nullptr;
+    if (CUresult r = device_arg(b, dev, &d)) return r;
+    MemPool* p = nullptr;
+    if (CUresult r = pool_arg(b, pool, &p)) return r;
+    if (p->dev != d) return CUDA_ERROR_INVALID_DEVICE;
+    d->current_pool.store(p);
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuMemGetDefaultMemPool(CUmemoryPool* pool_out, CUmemLocation* location,
+                                                          CUmemAllocationType type) {
+  return api([&](Backend& b) -> CUresult {
+    if (!pool_out) return CUDA_ERROR_INVALID_VALUE;
+    Device* d = nullptr;
+    if (CUresult r = location_pool(b, location, type, &d)) return r;
+    *pool_out = handle_of_pool(d->default_pool);
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* location,
+                                                   CUmemAllocationType type) {
+  return api([&](Backend& b) -> CUresult {
+    if (!pool) return CUDA_ERROR_INVALID_VALUE;
+    Device* d = nullptr;
+    if (CUresult r = location_pool(b, location, type, &d)) return r;
+    *pool = handle_of_pool(d->current_pool.load());
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type,
+                                                   CUmemoryPool pool) {
+  return api([&](Backend& b) -> CUresult {
+    Device* d = nullptr;
+    if (CUresult r = location_pool(b, location, type, &d)) return r;
+    MemPool* p = nullptr;
+    if (CUresult r = pool_arg(b, pool, &p)) return r;
+    if (p->dev != d) return CUDA_ERROR_INVALID_DEVICE;
+    d->current_pool.store(p);
+    return CUDA_SUCCESS;
+  });
+}

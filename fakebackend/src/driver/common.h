@@ -1,0 +1,157 @@
+// Shared helpers of the CUDA Driver API shims (libcuda.so.1).
+//
+// Every implementation has the shape
+//
+//   extern "C" FG_IMPL CUresult fgimpl_cuFoo(...) {
+//     return drv::api([&](Backend& b) -> CUresult { ... });
+//   }
+//
+// drv::api() is the cuInit gate (CUDA_ERROR_NOT_INITIALIZED before a successful cuInit) and
+// the exception barrier (std::bad_alloc -> CUDA_ERROR_OUT_OF_MEMORY, anything else ->
+// CUDA_ERROR_UNKNOWN). The few calls that work before cuInit (cuInit, cuDriverGetVersion,
+// cuGetErrorName/String, cuGetProcAddress) use drv::api_noinit().
+//
+// Handles are the core's objects: CUcontext = fg::Context*, CUstream = fg::Stream*,
+// CUevent = fg::Event*, CUmodule = fg::Module*, CUfunction = fg::Function*,
+// CUmemoryPool = fg::MemPool*. A handle is checked against the core's registry before it is
+// dereferenced, so garbage handles are answered with an error, never a crash.
+#pragma once
+#include "common/impl.h"
+#include "core/backend.h"
+#include "fakegpu/cuda_types.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace fg::drv {
+
+using namespace fgapi;
+
+// The version this driver reports (cuDriverGetVersion): CUDA 13.0. cudart 13 refuses
+// anything older, and 13000 also serves every 12.x runtime.
+inline constexpr int kDriverVersion = 13000;
+
+inline CUresult to_cu(Status s) noexcept {
+  switch (s) {
+    case Status::Ok: return CUDA_SUCCESS;
+    case Status::InvalidValue: return CUDA_ERROR_INVALID_VALUE;
+    case Status::InvalidDevice: return CUDA_ERROR_INVALID_DEVICE;
+    case Status::InvalidContext: return CUDA_ERROR_INVALID_CONTEXT;
+    case Status::InvalidHandle: return CUDA_ERROR_INVALID_HANDLE;
+    case Status::InvalidPointer: return CUDA_ERROR_INVALID_VALUE;
+    case Status::OutOfMemory: return CUDA_ERROR_OUT_OF_MEMORY;
+    case Status::NotReady: return CUDA_ERROR_NOT_READY;
+    case Status::NotInitialized: return CUDA_ERROR_NOT_INITIALIZED;
+    case Status::NotFound: return CUDA_ERROR_NOT_FOUND;
+    case Status::NotSupported: return CUDA_ERROR_NOT_SUPPORTED;
+    case Status::NotPermitted: return CUDA_ERROR_NOT_PERMITTED;
+    case Status::AlreadyMapped: return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    case Status::ContextIsDestroyed: return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    case Status::PeerAccessAlreadyEnabled: return CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+    case Status::PeerAccessNotEnabled: return CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+    case Status::Unknown: return CUDA_ERROR_UNKNOWN;
+  }
+  return CUDA_ERROR_UNKNOWN;
+}
+
+// The backend once cuInit has succeeded, else nullptr. Never initialises anything.
+inline Backend* initialized_backend() noexcept {
+  Backend* b = Backend::peek();
+  return b && b->driver_initialized() ? b : nullptr;
+}
+
+template <class F>
+CUresult api_noinit(F&& body) noexcept {
+  return guarded<CUresult>(CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_UNKNOWN, std::forward<F>(body));
+}
+
+template <class F>
+CUresult api(F&& body) noexcept {
+  Backend* b = initialized_backend();
+  if (!b) return CUDA_ERROR_NOT_INITIALIZED;
+  return guarded<CUresult>(CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_UNKNOWN, [&]() -> CUresult { return body(*b); });
+}
+
+// ---- handles -----------------------------------------------------------------------------------
+inline Context* ctx_of(CUcontext h) noexcept { return reinterpret_cast<Context*>(h); }
+inline CUcontext handle_of(Context* c) noexcept { return reinterpret_cast<CUcontext>(c); }
+inline Stream* stream_of(CUstream h) noexcept { return reinterpret_cast<Stream*>(h); }
+inline Event* event_of(CUevent h) noexcept { return reinterpret_cast<Event*>(h); }
+inline CUdeviceptr dptr_of(const void* p) noexcept { return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p)); }
+inline void* ptr_of(CUdeviceptr d) noexcept { return reinterpret_cast<void*>(static_cast<uintptr_t>(d)); }
+
+// The calling thread's current context. CUDA_ERROR_INVALID_CONTEXT when there is none;
+// CUDA_ERROR_CONTEXT_IS_DESTROYED when it was destroyed (by this or another thread) or is a
+// primary context released to zero. Context objects are never freed by the core, so a dead
+// handle on the stack is safe to inspect.
+inline CUresult current(Backend& b, Context** out) noexcept {
+  Context* c = b.current_ctx();
+  if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!c->active.load(std::memory_order_acquire)) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  *out = c;
+  return CUDA_SUCCESS;
+}
+
+// A context argument: must be a live context.
+inline CUresult context_arg(Backend& b, CUcontext h, Context** out) noexcept {
+  if (!h) return CUDA_ERROR_INVALID_CONTEXT;
+  Context* c = ctx_of(h);
+  if (!b.ctx_valid(c)) return CUDA_ERROR_INVALID_CONTEXT;
+  *out = c;
+  return CUDA_SUCCESS;
+}
+
+// A context argument where NULL means "the current context".
+inline CUresult context_or_current(Backend& b, CUcontext h, Context** out) noexcept {
+  return h ? context_arg(b, h, out) : current(b, out);
+}
+
+inline CUresult device_arg(Backend& b, CUdevice d, Device** out) noexcept {
+  Device* dev = b.device(static_cast<int>(d));
+  if (!dev) return CUDA_ERROR_INVALID_DEVICE;
+  *out = dev;
+  return CUDA_SUCCESS;
+}
+
+// Stream argument: NULL, CU_STREAM_LEGACY (1) and CU_STREAM_PER_THREAD (2) are the current
+// context's default streams (NULL is the per-thread one for the _ptsz/_ptds entry points);
+// any other value must be a live stream, which carries its own context.
+inline CUresult stream_arg(Backend& b, CUstream h, bool ptsz, Stream** out) noexcept {
+  const uintptr_t v = reinterpret_cast<uintptr_t>(h);
+  if (v <= 2) {
+    Context* ctx = nullptr;
+    if (CUresult r = current(b, &ctx)) return r;
+    return to_cu(b.stream_resolve(h, ctx, out, ptsz));
+  }
+  Stream* s = stream_of(h);
+  if (!b.stream_valid(s)) return CUDA_ERROR_INVALID_HANDLE;
+  *out = s;
+  return CUDA_SUCCESS;
+}
+
+inline CUresult event_arg(Backend& b, CUevent h, Event** out) noexcept {
+  Event* e = event_of(h);
+  if (!h || !b.event_valid(e)) return CUDA_ERROR_INVALID_HANDLE;
+  *out = e;
+  return CUDA_SUCCESS;
+}
+
+// Peer access is offered between two different devices of the same architecture, never
+// from a device to itself (cuDeviceCanAccessPeer reports 0 there, as the real driver does).
+inline bool peer_capable(const Device* a, const Device* b) noexcept {
+  return a != b && a->model.cc_major == b->model.cc_major && a->model.cc_minor == b->model.cc_minor;
+}
+
+constexpr unsigned kind_bit(MemKind k) noexcept { return 1u << static_cast<unsigned>(k); }
+
+// Copies a NUL-terminated string into a caller buffer of `len` bytes, truncating.
+inline void copy_string(char* dst, int len, const std::string& src) noexcept {
+  if (len <= 0) return;
+  const size_t n = std::min(src.size(), static_cast<size_t>(len - 1));
+  src.copy(dst, n);
+  dst[n] = '\0';
+}
+
+}  // namespace fg::drv

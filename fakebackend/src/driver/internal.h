@@ -1,0 +1,54 @@
+// Hidden helpers shared between the driver's domain files (not part of any API).
+#pragma once
+#include "driver/common.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace fg::drv {
+
+// ---- virtual memory management (vmm.cpp) ---------------------------------------------------------
+// The core's allocation table does not know cuMemMap'd ranges; copies, memsets, pointer
+// attributes and address-range queries ask here when the core does not know a pointer.
+namespace vmm {
+
+struct Info {
+  bool mapped = false;        // false: reserved address space with nothing mapped at p
+  uintptr_t res_base = 0;     // the cuMemAddressReserve range containing p
+  uint64_t res_size = 0;
+  uintptr_t map_base = 0;     // the cuMemMap range containing p (mapped only)
+  uint64_t map_size = 0;
+  int device = -1;            // device of the physical allocation
+  uint64_t handle = 0;        // CUmemGenericAllocationHandle behind the mapping
+  uint64_t handle_types = 0;  // CUmemAllocationProp::requestedHandleTypes
+  unsigned access = 0;        // CUmemAccess_flags granted to `device` (0 none, 1 read, 3 read-write)
+};
+
+// Describes p if it lies in a reservation. Cheap when no reservation exists.
+bool find(const void* p, Info* out) noexcept;
+
+enum class Range { NotVmm, Ok, Bad };
+// [p, p+n) as VMM memory: NotVmm when p is in no reservation; Ok when every byte is
+// mapped with (read or read-write, per `write`) access; Bad otherwise.
+Range check(const void* p, size_t n, bool write) noexcept;
+
+}  // namespace vmm
+
+// ---- memory pools (async.cpp) --------------------------------------------------------------------
+// The pool an allocation came from (Allocation::pool is the pool id), or nullptr.
+MemPool* pool_by_id(uint64_t id) noexcept;
+// Keeps the pool's used/reserved statistics after a free of a pool allocation.
+void pool_note_free(const Allocation& a) noexcept;
+
+// ---- functions and kernels (module.cpp) ----------------------------------------------------------
+// A CUfunction argument: a function handle, or a CUkernel (library kernel) cast to
+// CUfunction, resolved in the current context. CUDA_ERROR_INVALID_HANDLE otherwise.
+CUresult function_arg(Backend& b, CUfunction h, Function** out);
+
+// ---- copies (memcpy.cpp) ---------------------------------------------------------------------------
+// One side of a copy or memset. A device side must be memory the driver knows (any
+// allocation, registered or IPC range, module global, accessible VMM mapping) and the
+// range must fit inside it; a host side may also be memory the driver does not know.
+CUresult check_side(Backend& b, const void* p, size_t n, bool device_side, bool write) noexcept;
+
+}  // namespace fg::drv

@@ -1,0 +1,371 @@
+// Copies and memsets: HtoD/DtoH/DtoD, unified cuMemcpy, 2D/3D (host and device memory
+// types), peer copies, D8/D16/D32 memsets (1D and 2D), each synchronous and stream-ordered,
+// and the per-thread-default-stream twins (_ptds / _ptsz) that cuGetProcAddress hands out
+// with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM.
+//
+// Bytes really move (core/backend.h copy/set). Arguments are validated before anything is
+// queued, so a stream-ordered call reports a bad pointer at once, as the real driver does.
+// The device side of a transfer must be memory the driver knows; a host side may be any
+// memory. CUDA arrays are not modelled: a 2D/3D copy naming one is CUDA_ERROR_NOT_SUPPORTED.
+#include "driver/internal.h"
+
+using namespace fg;
+using namespace fg::drv;
+
+namespace fg::drv {
+
+CUresult check_side(Backend& b, const void* p, size_t n, bool device_side, bool write) noexcept {
+  if (n == 0) return CUDA_SUCCESS;
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  const uintptr_t u = reinterpret_cast<uintptr_t>(p);
+  if (u + n < u) return CUDA_ERROR_INVALID_VALUE;
+  if (auto a = b.mem_find(p)) return u + n <= a->base + a->size ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  switch (vmm::check(p, n, write)) {
+    case vmm::Range::Ok: return CUDA_SUCCESS;
+    case vmm::Range::Bad: return CUDA_ERROR_INVALID_VALUE;
+    case vmm::Range::NotVmm: break;
+  }
+  return device_side ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+}  // namespace fg::drv
+
+namespace {
+
+enum class Side { Host, Device, Any };
+
+CUresult check(Backend& b, const void* p, size_t n, Side side, bool write) {
+  return check_side(b, p, n, side == Side::Device, write);
+}
+
+// Synchronous operations run after the work already queued where they are ordered: the
+// per-thread default stream for _ptds, otherwise every stream of the context (the legacy
+// default stream waits for all blocking streams).
+CUresult sync_before(Backend& b, Context* ctx, bool ptds) {
+  if (!ptds) return to_cu(b.ctx_sync(ctx));
+  Stream* s = nullptr;
+  if (CUresult r = to_cu(b.stream_resolve(nullptr, ctx, &s, true))) return r;
+  return to_cu(b.stream_sync(s));
+}
+
+// Runs `op` (returns fg::Status) now, after earlier work: synchronous when `async` is false,
+// in stream order on hStream otherwise.
+template <class Op>
+CUresult run_op(Backend& b, bool async, CUstream hStream, bool per_thread, Op op) {
+  Context* ctx = nullptr;
+  if (!async) {
+    if (CUresult r = current(b, &ctx)) return r;
+    if (CUresult r = sync_before(b, ctx, per_thread)) return r;
+    return to_cu(op());
+  }
+  Stream* s = nullptr;
+  if (CUresult r = stream_arg(b, hStream, per_thread, &s)) return r;
+  return to_cu(b.stream_enqueue(s, [op] { (void)op(); }));
+}
+
+// ---- linear copies ---------------------------------------------------------------------------------
+CUresult copy(void* dst, Side dside, const void* src, Side sside, size_t n, bool async, CUstream hStream,
+              bool per_thread) {
+  return api([&](Backend& b) -> CUresult {
+    if (async) {
+      Stream* s = nullptr;
+      if (CUresult r = stream_arg(b, hStream, per_thread, &s)) return r;
+    } else {
+      Context* ctx = nullptr;
+      if (CUresult r = current(b, &ctx)) return r;
+    }
+    if (n == 0) return CUDA_SUCCESS;
+    if (CUresult r = check(b, dst, n, dside, true)) return r;
+    if (CUresult r = check(b, src, n, sside, false)) return r;
+    Backend* bp = &b;
+    return run_op(b, async, hStream, per_thread, [bp, dst, src, n] { return bp->copy(dst, src, n); });
+  });
+}
+
+CUresult peer_copy(CUdeviceptr dst, CUcontext dstCtx, CUdeviceptr src, CUcontext srcCtx, size_t n, bool async,
+                   CUstream hStream, bool per_thread) {
+  {
+    Backend* b = initialized_backend();
+    if (!b) return CUDA_ERROR_NOT_INITIALIZED;
+    Context* c = nullptr;
+    if (CUresult r = context_arg(*b, dstCtx, &c)) return r;
+    if (CUresult r = context_arg(*b, srcCtx, &c)) return r;
+  }
+  return copy(ptr_of(dst), Side::Device, ptr_of(src), Side::Device, n, async, hStream, per_thread);
+}
+
+// ---- 2D / 3D copies --------------------------------------------------------------------------------
+struct Endpoint {
+  const void* base = nullptr;  // address of (x, y, z) = (0, 0, 0)
+  Side side = Side::Any;
+};
+
+CUresult endpoint(CUmemorytype type, const void* host, CUdeviceptr device, CUarray array, Endpoint* out) {
+  switch (static_cast<int>(type)) {
+    case CU_MEMORYTYPE_HOST: *out = {host, Side::Host}; return CUDA_SUCCESS;
+    case CU_MEMORYTYPE_DEVICE: *out = {ptr_of(device), Side::Device}; return CUDA_SUCCESS;
+    case CU_MEMORYTYPE_UNIFIED: *out = {ptr_of(device), Side::Any}; return CUDA_SUCCESS;
+    case CU_MEMORYTYPE_ARRAY: return array ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+// A pitched box: `depth` slices of `height` rows of `width` bytes.
+struct Box {
+  const char* start;
+  size_t pitch, slice;  // bytes between rows, between slices
+};
+
+CUresult check_box(Backend& b, const Box& box, const Endpoint& ep, size_t width, size_t height, size_t depth,
+                   bool write) {
+  const size_t span = box.slice * (depth - 1) + box.pitch * (height - 1) + width;
+  return check(b, box.start, span, ep.side, write);
+}
+
+Status copy_box(Backend& b, Box d, Box s, size_t width, size_t height, size_t depth) {
+  for (size_t z = 0; z < depth; ++z) {
+    Status st = b.copy_2d(const_cast<char*>(d.start + z * d.slice), d.pitch, s.start + z * s.slice, s.pitch, width,
+                          height);
+    if (st != Status::Ok) return st;
+  }
+  return Status::Ok;
+}
+
+CUresult copy_3d_impl(const CUDA_MEMCPY3D* p, bool is_2d, bool async, CUstream hStream, bool per_thread) {
+  return api([&](Backend& b) -> CUresult {
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    if (async) {
+      Stream* s = nullptr;
+      if (CUresult r = stream_arg(b, hStream, per_thread, &s)) return r;
+    } else {
+      Context* ctx = nullptr;
+      if (CUresult r = current(b, &ctx)) return r;
+    }
+    Endpoint src, dst;
+    if (CUresult r = endpoint(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, &src)) return r;
+    if (CUresult r = endpoint(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, &dst)) return r;
+    if (!is_2d && (p->reserved0 || p->reserved1 || p->srcLOD || p->dstLOD)) return CUDA_ERROR_INVALID_VALUE;
+    const size_t w = p->WidthInBytes, h = p->Height, depth = is_2d ? 1 : p->Depth;
+    if (w == 0 || h == 0 || depth == 0) return CUDA_SUCCESS;
+    const size_t spitch = p->srcPitch ? p->srcPitch : w, dpitch = p->dstPitch ? p->dstPitch : w;
+    if ((h > 1 || depth > 1) && (spitch < w || dpitch < w)) return CUDA_ERROR_INVALID_VALUE;
+    const size_t sheight = is_2d ? h : (p->srcHeight ? p->srcHeight : h);
+    const size_t dheight = is_2d ? h : (p->dstHeight ? p->dstHeight : h);
+    if (depth > 1 && (sheight < h || dheight < h)) return CUDA_ERROR_INVALID_VALUE;
+    if (!src.base || !dst.base) return CUDA_ERROR_INVALID_VALUE;
+    const Box s{static_cast<const char*>(src.base) + (p->srcZ * sheight + p->srcY) * spitch + p->srcXInBytes, spitch,
+                spitch * sheight};
+    const Box d{static_cast<const char*>(dst.base) + (p->dstZ * dheight + p->dstY) * dpitch + p->dstXInBytes, dpitch,
+                dpitch * dheight};
+    if (CUresult r = check_box(b, d, dst, w, h, depth, true)) return r;
+    if (CUresult r = check_box(b, s, src, w, h, depth, false)) return r;
+    Backend* bp = &b;
+    return run_op(b, async, hStream, per_thread, [bp, d, s, w, h, depth] { return copy_box(*bp, d, s, w, h, depth); });
+  });
+}
+
+// CUDA_MEMCPY2D is the first fields of CUDA_MEMCPY3D without Z/LOD/array reserved members:
+// translate it field by field.
+CUresult copy_2d(const CUDA_MEMCPY2D* p, bool async, CUstream hStream, bool per_thread) {
+  if (!p) return initialized_backend() ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
+  CUDA_MEMCPY3D q{};
+  q.srcXInBytes = p->srcXInBytes;
+  q.srcY = p->srcY;
+  q.srcMemoryType = p->srcMemoryType;
+  q.srcHost = p->srcHost;
+  q.srcDevice = p->srcDevice;
+  q.srcArray = p->srcArray;
+  q.srcPitch = p->srcPitch;
+  q.dstXInBytes = p->dstXInBytes;
+  q.dstY = p->dstY;
+  q.dstMemoryType = p->dstMemoryType;
+  q.dstHost = p->dstHost;
+  q.dstDevice = p->dstDevice;
+  q.dstArray = p->dstArray;
+  q.dstPitch = p->dstPitch;
+  q.WidthInBytes = p->WidthInBytes;
+  q.Height = p->Height;
+  q.Depth = 1;
+  // A pitch smaller than the width is an error for 2D copies even with one row.
+  if (p->Height > 0 && p->WidthInBytes > 0 &&
+      ((p->srcPitch && p->srcPitch < p->WidthInBytes) || (p->dstPitch && p->dstPitch < p->WidthInBytes)))
+    return initialized_backend() ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
+  return copy_3d_impl(&q, true, async, hStream, per_thread);
+}
+
+// ---- memsets ---------------------------------------------------------------------------------------
+// elem = 1, 2 or 4 bytes; width in elements; height 1 for the linear forms (pitch unused).
+CUresult memset_impl(CUdeviceptr dst, size_t pitch, uint32_t value, size_t elem, size_t width, size_t height,
+                     bool two_d, bool async, CUstream hStream, bool per_thread) {
+  return api([&](Backend& b) -> CUresult {
+    if (async) {
+      Stream* s = nullptr;
+      if (CUresult r = stream_arg(b, hStream, per_thread, &s)) return r;
+    } else {
+      Context* ctx = nullptr;
+      if (CUresult r = current(b, &ctx)) return r;
+    }
+    if (width == 0 || height == 0) return CUDA_SUCCESS;
+    void* p = ptr_of(dst);
+    if (dst % elem != 0 || (two_d && pitch % elem != 0)) return CUDA_ERROR_INVALID_VALUE;
+    if (two_d && width * elem > pitch && height > 1) return CUDA_ERROR_INVALID_VALUE;
+    const size_t span = two_d ? pitch * (height - 1) + width * elem : width * elem;
+    if (CUresult r = check(b, p, span, Side::Device, true)) return r;
+    Backend* bp = &b;
+    if (elem == 1 && !two_d)
+      return run_op(b, async, hStream, per_thread, [bp, p, value, width] {
+        return bp->set(p, static_cast<int>(value & 0xFF), width);
+      });
+    if (!two_d) {
+      return run_op(b, async, hStream, per_thread, [bp, p, value, elem, width] {
+        const uint16_t v16 = static_cast<uint16_t>(value);
+        return bp->set_pattern(p, elem == 2 ? static_cast<const void*>(&v16) : &value, elem, width);
+      });
+    }
+    const size_t row_pitch = height > 1 ? pitch : std::max(pitch, width * elem);
+    return run_op(b, async, hStream, per_thread, [bp, p, row_pitch, value, elem, width, height] {
+      const uint8_t v8 = static_cast<uint8_t>(value);
+      const uint16_t v16 = static_cast<uint16_t>(value);
+      const void* pat = elem == 1 ? static_cast<const void*>(&v8) : elem == 2 ? static_cast<const void*>(&v16) : &value;
+      return bp->set_2d(p, row_pitch, pat, elem, width, height);
+    });
+  });
+}
+
+}  // namespace
+
+// ---- exported implementations ----------------------------------------------------------------------
+#define FG_COPY_HTOD(suffix, async, pt)                                                                      \
+  extern "C" FG_IMPL CUresult fgimpl_cuMemcpyHtoD##suffix(CUdeviceptr dstDevice, const void* srcHost,      \
+                                                           size_t ByteCount FG_STREAM_PARAM_##async) {      \
+    return copy(ptr_of(dstDevice), Side::Device, srcHost, Side::Host, ByteCount, async, FG_STREAM_ARG_##async, pt); \
+  }
+#define FG_COPY_DTOH(suffix, async, pt)                                                                      \
+  extern "C" FG_IMPL CUresult fgimpl_cuMemcpyDtoH##suffix(void* dstHost, CUdeviceptr srcDevice,            \
+                                                           size_t ByteCount FG_STREAM_PARAM_##async) {      \
+    return copy(dstHost, Side::Host, ptr_of(srcDevice), Side::Device, ByteCount, async, FG_STREAM_ARG_##async, pt); \
+  }
+#define FG_COPY_DTOD(suffix, async, pt)                                                                      \
+  extern "C" FG_IMPL CUresult fgimpl_cuMemcpyDtoD##suffix(CUdeviceptr dstDevice, CUdeviceptr srcDevice,    \
+                                                           size_t ByteCount FG_STREAM_PARAM_##async) {      \
+    return copy(ptr_of(dstDevice), Side::Device, ptr_of(srcDevice), Side::Device, ByteCount, async,         \
+                FG_STREAM_ARG_##async, pt);                                                                 \
+  }
+#define FG_STREAM_PARAM_false
+#define FG_STREAM_PARAM_true , CUstream hStream
+#define FG_STREAM_ARG_false nullptr
+#define FG_STREAM_ARG_true hStream
+
+FG_COPY_HTOD(_v2, false, false)
+FG_COPY_HTOD(_v2_ptds, false, true)
+FG_COPY_HTOD(Async_v2, true, false)
+FG_COPY_HTOD(Async_v2_ptsz, true, true)
+FG_COPY_DTOH(_v2, false, false)
+FG_COPY_DTOH(_v2_ptds, false, true)
+FG_COPY_DTOH(Async_v2, true, false)
+FG_COPY_DTOH(Async_v2_ptsz, true, true)
+FG_COPY_DTOD(_v2, false, false)
+FG_COPY_DTOD(_v2_ptds, false, true)
+FG_COPY_DTOD(Async_v2, true, false)
+FG_COPY_DTOD(Async_v2_ptsz, true, true)
+
+// Unified addressing: the driver infers each side from the pointer.
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
+  return copy(ptr_of(dst), Side::Any, ptr_of(src), Side::Any, ByteCount, false, nullptr, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
+  return copy(ptr_of(dst), Side::Any, ptr_of(src), Side::Any, ByteCount, false, nullptr, true);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
+  return copy(ptr_of(dst), Side::Any, ptr_of(src), Side::Any, ByteCount, true, hStream, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
+                                                      CUstream hStream) {
+  return copy(ptr_of(dst), Side::Any, ptr_of(src), Side::Any, ByteCount, true, hStream, true);
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                                                CUcontext srcContext, size_t ByteCount) {
+  return peer_copy(dstDevice, dstContext, srcDevice, srcContext, ByteCount, false, nullptr, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext dstContext,
+                                                     CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount) {
+  return peer_copy(dstDevice, dstContext, srcDevice, srcContext, ByteCount, false, nullptr, true);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext,
+                                                     CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount,
+                                                     CUstream hStream) {
+  return peer_copy(dstDevice, dstContext, srcDevice, srcContext, ByteCount, true, hStream, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext,
+                                                          CUdeviceptr srcDevice, CUcontext srcContext,
+                                                          size_t ByteCount, CUstream hStream) {
+  return peer_copy(dstDevice, dstContext, srcDevice, srcContext, ByteCount, true, hStream, true);
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpy2D_v2(const CUDA_MEMCPY2D* pCopy) {
+  return copy_2d(pCopy, false, nullptr, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D* pCopy) {
+  return copy_2d(pCopy, false, nullptr, true);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D* pCopy) {
+  return copy_2d(pCopy, false, nullptr, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D* pCopy) {
+  return copy_2d(pCopy, false, nullptr, true);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* pCopy, CUstream hStream) {
+  return copy_2d(pCopy, true, hStream, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D* pCopy, CUstream hStream) {
+  return copy_2d(pCopy, true, hStream, true);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpy3D_v2(const CUDA_MEMCPY3D* pCopy) {
+  return copy_3d_impl(pCopy, false, false, nullptr, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D* pCopy) {
+  return copy_3d_impl(pCopy, false, false, nullptr, true);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D* pCopy, CUstream hStream) {
+  return copy_3d_impl(pCopy, false, true, hStream, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D* pCopy, CUstream hStream) {
+  return copy_3d_impl(pCopy, false, true, hStream, true);
+}
+
+// Memsets. The synchronous ones carry _v2 (64-bit CUdeviceptr), the Async ones never did.
+#define FG_MEMSET(name, T, elem, async, pt)                                                                  \
+  extern "C" FG_IMPL CUresult fgimpl_##name(CUdeviceptr dstDevice, T value, size_t N FG_STREAM_PARAM_##async) { \
+    return memset_impl(dstDevice, 0, value, elem, N, 1, false, async, FG_STREAM_ARG_##async, pt);            \
+  }
+#define FG_MEMSET2D(name, T, elem, async, pt)                                                                \
+  extern "C" FG_IMPL CUresult fgimpl_##name(CUdeviceptr dstDevice, size_t dstPitch, T value, size_t Width,   \
+                                            size_t Height FG_STREAM_PARAM_##async) {                         \
+    return memset_impl(dstDevice, dstPitch, value, elem, Width, Height, true, async, FG_STREAM_ARG_##async, pt); \
+  }
+
+FG_MEMSET(cuMemsetD8_v2, unsigned char, 1, false, false)
+FG_MEMSET(cuMemsetD8_v2_ptds, unsigned char, 1, false, true)
+FG_MEMSET(cuMemsetD8Async, unsigned char, 1, true, false)
+FG_MEMSET(cuMemsetD8Async_ptsz, unsigned char, 1, true, true)
+FG_MEMSET(cuMemsetD16_v2, unsigned short, 2, false, false)
+FG_MEMSET(cuMemsetD16_v2_ptds, unsigned short, 2, false, true)
+FG_MEMSET(cuMemsetD16Async, unsigned short, 2, true, false)
+FG_MEMSET(cuMemsetD16Async_ptsz, unsigned short, 2, true, true)
+FG_MEMSET(cuMemsetD32_v2, unsigned int, 4, false, false)
+FG_MEMSET(cuMemsetD32_v2_ptds, unsigned int, 4, false, true)
+FG_MEMSET(cuMemsetD32Async, unsigned int, 4, true, false)
+FG_MEMSET(cuMemsetD32Async_ptsz, unsigned int, 4, true, true)
+FG_MEMSET2D(cuMemsetD2D8_v2, unsigned char, 1, false, false)
+FG_MEMSET2D(cuMemsetD2D8_v2_ptds, unsigned char, 1, false, true)
+FG_MEMSET2D(cuMemsetD2D8Async, unsigned char, 1, true, false)
+FG_MEMSET2D(cuMemsetD2D8Async_ptsz, unsigned char, 1, true, true)
+FG_MEMSET2D(cuMemsetD2D16_v2, unsigned short, 2, false, false)
+FG_MEMSET2D(cuMemsetD2D16_v2_ptds, unsigned short, 2, false, true)
+FG_MEMSET2D(cuMemsetD2D16Async, unsigned short, 2, true, false)
+FG_MEMSET2D(cuMemsetD2D16Async_ptsz, unsigned short, 2, true, true)
+FG_MEMSET2D(cuMemsetD2D32_v2, unsigned int, 4, false, false)
+FG_MEMSET2D(cuMemsetD2D32_v2_ptds, unsigned int, 4, false, true)
+FG_MEMSET2D(cuMemsetD2D32Async, unsigned int, 4, true, false)
+FG_MEMSET2D(cuMemsetD2D32Async_ptsz, unsigned int, 4, true, true)

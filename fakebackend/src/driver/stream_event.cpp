@@ -1,0 +1,338 @@
+// Streams and events: create/destroy, query/synchronize, cross-stream waits, host
+// callbacks, stream properties, capture status queries (the fake never captures), event
+// record/query/synchronize/elapsed time; with the _ptsz twins whose NULL stream is the
+// per-thread default stream.
+//
+// Work runs in stream order on the core's per-stream queue (core/backend.h): at once when
+// nothing is queued, behind a pending host function or event wait otherwise.
+#include "driver/internal.h"
+
+using namespace fg;
+using namespace fg::drv;
+
+namespace {
+
+// User streams only: the default-stream sentinels (NULL, CU_STREAM_LEGACY,
+// CU_STREAM_PER_THREAD) cannot be destroyed.
+CUresult stream_destroy(CUstream h) {
+  return api([&](Backend& b) -> CUresult {
+    if (reinterpret_cast<uintptr_t>(h) <= 2) return CUDA_ERROR_INVALID_HANDLE;
+    Stream* s = stream_of(h);
+    if (!b.stream_valid(s)) return CUDA_ERROR_INVALID_HANDLE;
+    return to_cu(b.stream_destroy(s));
+  });
+}
+
+CUresult stream_create(CUstream* phStream, unsigned flags, int priority) {
+  return api([&](Backend& b) -> CUresult {
+    if (!phStream || (flags & ~static_cast<unsigned>(CU_STREAM_NON_BLOCKING))) return CUDA_ERROR_INVALID_VALUE;
+    Context* ctx = nullptr;
+    if (CUresult r = current(b, &ctx)) return r;
+    if (!ctx->dev->model.attributes[attr::STREAM_PRIORITIES_SUPPORTED]) priority = 0;
+    Stream* s = nullptr;
+    if (CUresult r = to_cu(b.stream_create(ctx, flags, priority, &s))) return r;
+    *phStream = reinterpret_cast<CUstream>(s);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult query(CUstream h, bool ptsz) {
+  return api([&](Backend& b) -> CUresult {
+    Stream* s = nullptr;
+    if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
+    return b.stream_idle(s) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  });
+}
+
+CUresult synchronize(CUstream h, bool ptsz) {
+  return api([&](Backend& b) -> CUresult {
+    Stream* s = nullptr;
+    if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
+    return to_cu(b.stream_sync(s));
+  });
+}
+
+CUresult wait_event(CUstream h, CUevent e, unsigned flags, bool ptsz) {
+  return api([&](Backend& b) -> CUresult {
+    if (flags & ~static_cast<unsigned>(CU_EVENT_WAIT_EXTERNAL)) return CUDA_ERROR_INVALID_VALUE;
+    Stream* s = nullptr;
+    if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
+    Event* ev = nullptr;
+    if (CUresult r = event_arg(b, e, &ev)) return r;
+    return to_cu(b.stream_wait_event(s, ev));
+  });
+}
+
+CUresult add_callback(CUstream h, CUstreamCallback cb, void* userData, unsigned flags, bool ptsz) {
+  return api([&](Backend& b) -> CUresult {
+    if (!cb || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    Stream* s = nullptr;
+    if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
+    return to_cu(b.stream_host_func(s, [cb, h, userData] { cb(h, CUDA_SUCCESS, userData); }));
+  });
+}
+
+CUresult host_func(CUstream h, CUhostFn fn, void* userData, bool ptsz) {
+  return api([&](Backend& b) -> CUresult {
+    if (!fn) return CUDA_ERROR_INVALID_VALUE;
+    Stream* s = nullptr;
+    if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
+    return to_cu(b.stream_host_func(s, [fn, userData] { fn(userData); }));
+  });
+}
+
+// Reads one property of a resolved stream.
+template <class T, class Get>
+CUresult stream_property(CUstream h, bool ptsz, T* out, Get get) {
+  return api([&](Backend& b) -> CUresult {
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    Stream* s = nullptr;
+    if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
+    *out = get(s);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult get_ctx_v2(CUstream h, CUcontext* pctx, CUgreenCtx* pGreenCtx, bool ptsz) {
+  return api([&](Backend& b) -> CUresult {
+    if (!pctx || !pGreenCtx) return CUDA_ERROR_INVALID_VALUE;
+    Stream* s = nullptr;
+    if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
+    *pctx = handle_of(s->ctx);
+    *pGreenCtx = nullptr;  // no green contexts
+    return CUDA_SUCCESS;
+  });
+}
+
+// Capture queries: a stream is never capturing (cuStreamBeginCapture is not supported).
+CUresult is_capturing(CUstream h, CUstreamCaptureStatus* status, bool ptsz) {
+  return api([&](Backend& b) -> CUresult {
+    if (!status) return CUDA_ERROR_INVALID_VALUE;
+    Stream* s = nullptr;
+    if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
+    *status = CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult capture_info(CUstream h, CUstreamCaptureStatus* status, uint64_t* id, CUgraph* graph, const CUgraphNode** deps,
+                      const void** edges, size_t* numDeps, bool ptsz) {
+  return api([&](Backend& b) -> CUresult {
+    if (!status) return CUDA_ERROR_INVALID_VALUE;
+    Stream* s = nullptr;
+    if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
+    *status = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (id) *id = 0;
+    if (graph) *graph = nullptr;
+    if (deps) *deps = nullptr;
+    if (edges) *edges = nullptr;
+    if (numDeps) *numDeps = 0;
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult event_create(CUevent* phEvent, unsigned flags) {
+  return api([&](Backend& b) -> CUresult {
+    constexpr unsigned kMask = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
+    if (!phEvent || (flags & ~kMask)) return CUDA_ERROR_INVALID_VALUE;
+    // An interprocess event must not record timing.
+    if ((flags & CU_EVENT_INTERPROCESS) && !(flags & CU_EVENT_DISABLE_TIMING)) return CUDA_ERROR_INVALID_VALUE;
+    Context* ctx = nullptr;
+    if (CUresult r = current(b, &ctx)) return r;
+    Event* e = nullptr;
+    if (CUresult r = to_cu(b.event_create(ctx, flags, &e))) return r;
+    *phEvent = reinterpret_cast<CUevent>(e);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult event_record(CUevent e, CUstream h, unsigned flags, bool ptsz) {
+  return api([&](Backend& b) -> CUresult {
+    if (flags & ~static_cast<unsigned>(CU_EVENT_RECORD_EXTERNAL)) return CUDA_ERROR_INVALID_VALUE;
+    Event* ev = nullptr;
+    if (CUresult r = event_arg(b, e, &ev)) return r;
+    Stream* s = nullptr;
+    if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
+    if (s->ctx != ev->ctx) return CUDA_ERROR_INVALID_HANDLE;  // event and stream of different contexts
+    return to_cu(b.event_record(ev, s));
+  });
+}
+
+CUresult event_destroy(CUevent e) {
+  return api([&](Backend& b) -> CUresult {
+    Event* ev = nullptr;
+    if (CUresult r = event_arg(b, e, &ev)) return r;
+    return to_cu(b.event_destroy(ev));
+  });
+}
+
+// Both events must have been recorded (else INVALID_HANDLE) and completed (else NOT_READY);
+// events created with CU_EVENT_DISABLE_TIMING carry no time stamp (INVALID_HANDLE).
+CUresult elapsed(float* ms, CUevent start, CUevent end) {
+  return api([&](Backend& b) -> CUresult {
+    if (!ms) return CUDA_ERROR_INVALID_VALUE;
+    Event *a = nullptr, *z = nullptr;
+    if (CUresult r = event_arg(b, start, &a)) return r;
+    if (CUresult r = event_arg(b, end, &z)) return r;
+    if ((a->flags | z->flags) & CU_EVENT_DISABLE_TIMING) return CUDA_ERROR_INVALID_HANDLE;
+    return to_cu(b.event_elapsed(a, z, ms));
+  });
+}
+
+}  // namespace
+
+// ---- streams -------------------------------------------------------------------------------------------
+extern "C" FG_IMPL CUresult fgimpl_cuStreamCreate(CUstream* phStream, unsigned int Flags) {
+  return stream_create(phStream, Flags, 0);
+}
+// Priorities outside [greatest, least] = [-5, 0] are clamped, as the real driver does.
+extern "C" FG_IMPL CUresult fgimpl_cuStreamCreateWithPriority(CUstream* phStream, unsigned int flags, int priority) {
+  return stream_create(phStream, flags, priority);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuStreamDestroy(CUstream hStream) { return stream_destroy(hStream); }
+extern "C" FG_IMPL CUresult fgimpl_cuStreamDestroy_v2(CUstream hStream) { return stream_destroy(hStream); }
+
+extern "C" FG_IMPL CUresult fgimpl_cuStreamQuery(CUstream hStream) { return query(hStream, false); }
+extern "C" FG_IMPL CUresult fgimpl_cuStreamQuery_ptsz(CUstream hStream) { return query(hStream, true); }
+extern "C" FG_IMPL CUresult fgimpl_cuStreamSynchronize(CUstream hStream) { return synchronize(hStream, false); }
+extern "C" FG_IMPL CUresult fgimpl_cuStreamSynchronize_ptsz(CUstream hStream) { return synchronize(hStream, true); }
+
+extern "C" FG_IMPL CUresult fgimpl_cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
+  return wait_event(hStream, hEvent, Flags, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags) {
+  return wait_event(hStream, hEvent, Flags, true);
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void* userData,
+                                                       unsigned int flags) {
+  return add_callback(hStream, callback, userData, flags, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback,
+                                                            void* userData, unsigned int flags) {
+  return add_callback(hStream, callback, userData, flags, true);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void* userData) {
+  return host_func(hStream, fn, userData, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void* userData) {
+  return host_func(hStream, fn, userData, true);
+}
+
+#define FG_STREAM_GETTER(name, T, expr)                                                                        \
+  extern "C" FG_IMPL CUresult fgimpl_##name(CUstream hStream, T* out) {                                         \
+    return stream_property(hStream, false, out, [](Stream* s) -> T { return expr; });                          \
+  }                                                                                                            \
+  extern "C" FG_IMPL CUresult fgimpl_##name##_ptsz(CUstream hStream, T* out) {                                 \
+    return stream_property(hStream, true, out, [](Stream* s) -> T { return expr; });                           \
+  }
+FG_STREAM_GETTER(cuStreamGetPriority, int, s->priority)
+FG_STREAM_GETTER(cuStreamGetFlags, unsigned int, s->flags)
+FG_STREAM_GETTER(cuStreamGetCtx, CUcontext, handle_of(s->ctx))
+FG_STREAM_GETTER(cuStreamGetId, unsigned long long, s->id)
+FG_STREAM_GETTER(cuStreamGetDevice, CUdevice, s->ctx->dev->ordinal)
+#undef FG_STREAM_GETTER
+
+extern "C" FG_IMPL CUresult fgimpl_cuStreamGetCtx_v2(CUstream hStream, CUcontext* pCtx, CUgreenCtx* pGreenCtx) {
+  return get_ctx_v2(hStream, pCtx, pGreenCtx, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext* pCtx, CUgreenCtx* pGreenCtx) {
+  return get_ctx_v2(hStream, pCtx, pGreenCtx, true);
+}
+
+// ---- capture status ----------------------------------------------------------------------------------
+extern "C" FG_IMPL CUresult fgimpl_cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
+  return is_capturing(hStream, captureStatus, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
+  return is_capturing(hStream, captureStatus, true);
+}
+// v1 (10.1): (stream, status*, id*)
+extern "C" FG_IMPL CUresult fgimpl_cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus* captureStatus,
+                                                          uint64_t* id) {
+  return capture_info(hStream, captureStatus, id, nullptr, nullptr, nullptr, nullptr, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuStreamGetCaptureInfo_ptsz(CUstream hStream, CUstreamCaptureStatus* captureStatus,
+                                                               uint64_t* id) {
+  return capture_info(hStream, captureStatus, id, nullptr, nullptr, nullptr, nullptr, true);
+}
+// v2 (11.3): (stream, status*, id*, graph*, deps**, numDeps*)
+extern "C" FG_IMPL CUresult fgimpl_cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus* captureStatus,
+                                                             uint64_t* id, CUgraph* graph,
+                                                             const CUgraphNode** dependencies, size_t* numDeps) {
+  return capture_info(hStream, captureStatus, id, graph, dependencies, nullptr, numDeps, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream,
+                                                                  CUstreamCaptureStatus* captureStatus, uint64_t* id,
+                                                                  CUgraph* graph, const CUgraphNode** dependencies,
+                                                                  size_t* numDeps) {
+  return capture_info(hStream, captureStatus, id, graph, dependencies, nullptr, numDeps, true);
+}
+// v3 (12.3): (stream, status*, id*, graph*, deps**, edgeData**, numDeps*)
+extern "C" FG_IMPL CUresult fgimpl_cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus* captureStatus,
+                                                             uint64_t* id, CUgraph* graph,
+                                                             const CUgraphNode** dependencies, const void** edgeData,
+                                                             size_t* numDeps) {
+  return capture_info(hStream, captureStatus, id, graph, dependencies, edgeData, numDeps, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream,
+                                                                  CUstreamCaptureStatus* captureStatus, uint64_t* id,
+                                                                  CUgraph* graph, const CUgraphNode** dependencies,
+                                                                  const void** edgeData, size_t* numDeps) {
+  return capture_info(hStream, captureStatus, id, graph, dependencies, edgeData, numDeps, true);
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
+  return api([&](Backend&) -> CUresult {
+    if (!mode) return CUDA_ERROR_INVALID_VALUE;
+    const int m = static_cast<int>(*mode);
+    if (m < CU_STREAM_CAPTURE_MODE_GLOBAL || m > CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
+    ThreadState& ts = thread_state();
+    *mode = static_cast<CUstreamCaptureMode>(ts.capture_mode);
+    ts.capture_mode = m;
+    return CUDA_SUCCESS;
+  });
+}
+
+// ---- events --------------------------------------------------------------------------------------------
+extern "C" FG_IMPL CUresult fgimpl_cuEventCreate(CUevent* phEvent, unsigned int Flags) {
+  return event_create(phEvent, Flags);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuEventRecord(CUevent hEvent, CUstream hStream) {
+  return event_record(hEvent, hStream, 0, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuEventRecord_ptsz(CUevent hEvent, CUstream hStream) {
+  return event_record(hEvent, hStream, 0, true);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags) {
+  return event_record(hEvent, hStream, flags, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags) {
+  return event_record(hEvent, hStream, flags, true);
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuEventQuery(CUevent hEvent) {
+  return api([&](Backend& b) -> CUresult {
+    Event* e = nullptr;
+    if (CUresult r = event_arg(b, hEvent, &e)) return r;
+    return to_cu(b.event_query(e));
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuEventSynchronize(CUevent hEvent) {
+  return api([&](Backend& b) -> CUresult {
+    Event* e = nullptr;
+    if (CUresult r = event_arg(b, hEvent, &e)) return r;
+    return to_cu(b.event_sync(e));
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuEventDestroy(CUevent hEvent) { return event_destroy(hEvent); }
+extern "C" FG_IMPL CUresult fgimpl_cuEventDestroy_v2(CUevent hEvent) { return event_destroy(hEvent); }
+
+extern "C" FG_IMPL CUresult fgimpl_cuEventElapsedTime(float* pMilliseconds, CUevent hStart, CUevent hEnd) {
+  return elapsed(pMilliseconds, hStart, hEnd);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuEventElapsedTime_v2(float* pMilliseconds, CUevent hStart, CUevent hEnd) {
+  return elapsed(pMilliseconds, hStart, hEnd);
+}

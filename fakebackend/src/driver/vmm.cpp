@@ -1,0 +1,610 @@
+// Virtual memory management: cuMemCreate / cuMemRelease, cuMemAddressReserve / Free,
+// cuMemMap / cuMemUnmap, cuMemSetAccess / cuMemGetAccess, granularity, POSIX-fd export and
+// import, properties and handle retention.
+//
+// The model maps one-to-one onto Linux virtual memory:
+//   physical allocation (CUmemGenericAllocationHandle) = a memfd of that size, booked
+//       against the device in the host-wide ledger (kind device) and in Device::used;
+//   reservation (cuMemAddressReserve)                   = a PROT_NONE anonymous mapping;
+//   cuMemMap                                            = MAP_FIXED | MAP_SHARED of the memfd
+//       over part of a reservation, still PROT_NONE;
+//   cuMemSetAccess                                      = mprotect (read / read-write);
+//   cuMemUnmap                                          = a fresh PROT_NONE mapping in place;
+//   cuMemExportToShareableHandle(POSIX fd)              = dup of the memfd, whose name
+//       ("fakegpu-vmm:<GPU uuid>:<handle types>") lets an importer recover the device.
+// Two mappings of one handle therefore alias the same bytes, and an exported fd shares
+// them with another process, as on a real GPU.
+//
+// Lifetime: a physical allocation is freed (unbooked, memfd closed) when every
+// cuMemRelease owed for it has happened (one for cuMemCreate / import, one per
+// cuMemRetainAllocationHandle) and no mapping uses it any more.
+//
+// The core's allocation table does not know these ranges; vmm::find / vmm::check
+// (internal.h) let copies, memsets and pointer queries accept them.
+#include "driver/internal.h"
+
+#include "common/log.h"
+#include "core/usdt.h"
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <map>
+#include <mutex>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <unordered_map>
+#include <string>
+#include <vector>
+
+using namespace fg;
+using namespace fg::drv;
+
+namespace {
+
+// cuMemGetAllocationGranularity, minimum and recommended: 2 MiB, as on every current GPU.
+constexpr uint64_t kGranularity = 2ull << 20;
+constexpr const char* kMemfdPrefix = "fakegpu-vmm:";
+
+struct Phys {
+  int fd = -1;
+  uint64_t size = 0;
+  int device = -1;
+  CUmemAllocationProp prop{};
+  int owed = 1;         // cuMemRelease calls still due
+  int maps = 0;         // mapping pieces using it
+  bool booked = false;  // counted against the device (imports are not: the exporter pays)
+};
+
+struct Mapping {
+  uint64_t size = 0;
+  uint64_t handle = 0;
+  uint64_t offset = 0;               // into the physical allocation
+  std::map<int, unsigned> access;    // device -> CUmemAccess_flags
+};
+
+struct Reservation {
+  uint64_t size = 0;
+  std::map<uintptr_t, Mapping> maps;  // by base address
+};
+
+struct State {
+  std::mutex mu;
+  std::unordered_map<uint64_t, Phys> phys;
+  std::map<uintptr_t, Reservation> res;  // by base address
+  uint64_t next_handle = 1;
+  std::atomic<size_t> nres{0};           // lets copies skip the lock when VMM is unused
+};
+State& state() {
+  static auto* s = new State;  // never destroyed: used from atexit-time API calls
+  return *s;
+}
+
+bool aligned(uint64_t v) noexcept { return v % kGranularity == 0; }
+
+int host_prot(unsigned access) noexcept {
+  if ((access & CU_MEM_ACCESS_FLAGS_PROT_READWRITE) == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) return PROT_READ | PROT_WRITE;
+  if (access & CU_MEM_ACCESS_FLAGS_PROT_READ) return PROT_READ;
+  return PROT_NONE;
+}
+
+// The widest access any device has: what the host-side mapping must allow.
+unsigned widest(const Mapping& m) noexcept {
+  unsigned w = 0;
+  for (const auto& [dev, f] : m.access) w |= f;
+  return w;
+}
+
+// Reservation containing p (under the lock), or nullptr.
+std::pair<const uintptr_t, Reservation>* reservation_of(State& s, uintptr_t p) {
+  auto it = s.res.upper_bound(p);
+  if (it == s.res.begin()) return nullptr;
+  --it;
+  return p < it->first + it->second.size ? &*it : nullptr;
+}
+
+// Mapping containing p inside r, or end().
+std::map<uintptr_t, Mapping>::iterator mapping_of(Reservation& r, uintptr_t p) {
+  auto it = r.maps.upper_bound(p);
+  if (it == r.maps.begin()) return r.maps.end();
+  --it;
+  return p < it->first + it->second.size ? it : r.maps.end();
+}
+
+// Collects the mappings that tile [p, p+n) exactly, splitting the first and last at p and
+// p+n when `split` is set (boundaries must be granularity-aligned). Returns false when a
+// byte of the range is not mapped or a needed split is not allowed.
+bool tile(State& s, Reservation& r, uintptr_t p, uint64_t n, bool split, std::vector<uintptr_t>* out) {
+  uintptr_t at = p;
+  const uintptr_t end = p + n;
+  while (at < end) {
+    auto it = mapping_of(r, at);
+    if (it == r.maps.end()) return false;
+    if (it->first < at) {  // starts before the range: split off the head
+      if (!split) return false;
+      const uint64_t head = at - it->first;
+      Mapping tail = it->second;
+      tail.size -= head;
+      tail.offset += head;
+      it->second.size = head;
+      ++s.phys[tail.handle].maps;
+      it = r.maps.emplace(at, tail).first;
+    }
+    if (it->first + it->second.size > end) {  // runs past the range: split off the tail
+      if (!split) return false;
+      const uint64_t keep = end - it->first;
+      Mapping tail = it->second;
+      tail.size -= keep;
+      tail.offset += keep;
+      it->second.size = keep;
+      ++s.phys[tail.handle].maps;
+      r.maps.emplace(end, tail);
+    }
+    out->push_back(it->first);
+    at = it->first + it->second.size;
+  }
+  return true;
+}
+
+// Device::used / peak follow every booking; the ledger is reserved by the caller before a
+// creation (it can fail) and released here on destruction.
+void book(Backend& b, Device* dev, int64_t delta) {
+  if (delta >= 0) {
+    const uint64_t now = dev->used.fetch_add(static_cast<uint64_t>(delta)) + static_cast<uint64_t>(delta);
+    uint64_t peak = dev->peak.load();
+    while (now > peak && !dev->peak.compare_exchange_weak(peak, now)) {
+    }
+  } else {
+    b.ledger().release(dev->ledger_index, ledger::kDevice, static_cast<uint64_t>(-delta));
+    dev->used.fetch_sub(static_cast<uint64_t>(-delta));
+  }
+}
+
+// Frees a physical allocation nobody needs any more (under the lock).
+void maybe_destroy(Backend& b, State& s, uint64_t handle) {
+  auto it = s.phys.find(handle);
+  if (it == s.phys.end() || it->second.owed > 0 || it->second.maps > 0) return;
+  Phys& ph = it->second;
+  ::close(ph.fd);
+  if (ph.booked) {
+    if (Device* dev = b.device(ph.device)) book(b, dev, -static_cast<int64_t>(ph.size));
+  }
+  FG_USDT_FREE(ph.device, handle, ph.size, static_cast<int>(MemKind::Vmm), 0, static_cast<int>(ApiOrigin::Driver));
+  s.phys.erase(it);
+}
+
+// Replaces [p, p+n) by inaccessible reserved address space.
+bool unmap_range(uintptr_t p, uint64_t n) {
+  void* m = ::mmap(reinterpret_cast<void*>(p), n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  return m != MAP_FAILED;
+}
+
+CUresult check_prop(Backend& b, const CUmemAllocationProp* prop, Device** dev) {
+  if (!prop) return CUDA_ERROR_INVALID_VALUE;
+  if (prop->type == CU_MEM_ALLOCATION_TYPE_MANAGED) return CUDA_ERROR_NOT_SUPPORTED;
+  if (prop->type != CU_MEM_ALLOCATION_TYPE_PINNED) return CUDA_ERROR_INVALID_VALUE;
+  switch (static_cast<int>(prop->location.type)) {
+    case CU_MEM_LOCATION_TYPE_DEVICE: break;
+    case CU_MEM_LOCATION_TYPE_HOST:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+      return CUDA_ERROR_NOT_SUPPORTED;  // CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+  return device_arg(b, prop->location.id, dev);
+}
+
+// Handle types a physical allocation may be exported as: POSIX fds only on Linux.
+CUresult check_handle_types(int types) {
+  if (types & ~(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_WIN32 | CU_MEM_HANDLE_TYPE_WIN32_KMT |
+                CU_MEM_HANDLE_TYPE_FABRIC))
+    return CUDA_ERROR_INVALID_VALUE;
+  return types & ~CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ? CUDA_ERROR_NOT_SUPPORTED : CUDA_SUCCESS;
+}
+
+CUresult check_location(Backend& b, const CUmemLocation& loc) {
+  if (loc.type != CU_MEM_LOCATION_TYPE_DEVICE)
+    return loc.type >= CU_MEM_LOCATION_TYPE_HOST && loc.type <= CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT
+               ? CUDA_ERROR_NOT_SUPPORTED
+               : CUDA_ERROR_INVALID_VALUE;
+  Device* d = nullptr;
+  return device_arg(b, loc.id, &d);
+}
+
+}  // namespace
+
+// ---- queries used by the other domains ---------------------------------------------------------------
+namespace fg::drv::vmm {
+
+bool find(const void* p, Info* out) noexcept {
+  State& s = state();
+  if (s.nres.load(std::memory_order_acquire) == 0) return false;
+  const uintptr_t u = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard lock(s.mu);
+  auto* r = reservation_of(s, u);
+  if (!r) return false;
+  *out = Info{};
+  out->res_base = r->first;
+  out->res_size = r->second.size;
+  auto it = mapping_of(r->second, u);
+  if (it == r->second.maps.end()) return true;
+  out->mapped = true;
+  out->map_base = it->first;
+  out->map_size = it->second.size;
+  out->handle = it->second.handle;
+  auto ph = s.phys.find(it->second.handle);
+  if (ph != s.phys.end()) {
+    out->device = ph->second.device;
+    out->handle_types = static_cast<uint64_t>(ph->second.prop.requestedHandleTypes);
+    auto acc = it->second.access.find(ph->second.device);
+    out->access = acc == it->second.access.end() ? 0 : acc->second;
+  }
+  return true;
+}
+
+Range check(const void* p, size_t n, bool write) noexcept {
+  State& s = state();
+  if (s.nres.load(std::memory_order_acquire) == 0) return Range::NotVmm;
+  const uintptr_t u = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard lock(s.mu);
+  auto* r = reservation_of(s, u);
+  if (!r) return Range::NotVmm;
+  if (u + n > r->first + r->second.size) return Range::Bad;
+  const unsigned need = write ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : CU_MEM_ACCESS_FLAGS_PROT_READ;
+  uintptr_t at = u;
+  while (at < u + n) {
+    auto it = mapping_of(r->second, at);
+    if (it == r->second.maps.end() || (widest(it->second) & need) != need) return Range::Bad;
+    at = it->first + it->second.size;
+  }
+  return Range::Ok;
+}
+
+}  // namespace fg::drv::vmm
+
+// ---- physical allocations --------------------------------------------------------------------------
+extern "C" FG_IMPL CUresult fgimpl_cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
+                                               const CUmemAllocationProp* prop, unsigned long long flags) {
+  return api([&](Backend& b) -> CUresult {
+    if (!handle || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    Device* dev = nullptr;
+    if (CUresult r = check_prop(b, prop, &dev)) return r;
+    if (CUresult r = check_handle_types(prop->requestedHandleTypes)) return r;
+    if (size == 0 || !aligned(size)) return CUDA_ERROR_INVALID_VALUE;
+    if (!b.ledger().reserve(dev->ledger_index, ledger::kDevice, size) &&
+        (b.ledger().reap_dead() == 0 || !b.ledger().reserve(dev->ledger_index, ledger::kDevice, size))) {
+      FG_USDT_ALLOC(dev->ordinal, 0, size, static_cast<int>(MemKind::Vmm), static_cast<int>(Status::OutOfMemory),
+                    static_cast<int>(ApiOrigin::Driver));
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    char name[96];
+    std::snprintf(name, sizeof name, "%s%s:%d", kMemfdPrefix, dev->model.uuid_str.c_str(),
+                  static_cast<int>(prop->requestedHandleTypes));
+    const int fd = ::memfd_create(name, MFD_CLOEXEC);
+    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+      if (fd >= 0) ::close(fd);
+      b.ledger().release(dev->ledger_index, ledger::kDevice, size);
+      FG_LOG(Warn, Driver, "cuMemCreate: cannot create %zu bytes of backing memory (%s)", size, std::strerror(errno));
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    const uint64_t h = s.next_handle++;
+    Phys ph;
+    ph.fd = fd;
+    ph.size = size;
+    ph.device = dev->ordinal;
+    ph.prop = *prop;
+    ph.booked = true;
+    s.phys.emplace(h, ph);
+    book(b, dev, static_cast<int64_t>(size));
+    FG_USDT_ALLOC(dev->ordinal, h, size, static_cast<int>(MemKind::Vmm), 0, static_cast<int>(ApiOrigin::Driver));
+    *handle = h;
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuMemRelease(CUmemGenericAllocationHandle handle) {
+  return api([&](Backend& b) -> CUresult {
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    auto it = s.phys.find(handle);
+    if (it == s.phys.end() || it->second.owed == 0) return CUDA_ERROR_INVALID_VALUE;
+    --it->second.owed;
+    maybe_destroy(b, s, handle);
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop,
+                                                                 CUmemAllocationGranularity_flags option) {
+  return api([&](Backend& b) -> CUresult {
+    if (!granularity) return CUDA_ERROR_INVALID_VALUE;
+    if (option != CU_MEM_ALLOC_GRANULARITY_MINIMUM && option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED)
+      return CUDA_ERROR_INVALID_VALUE;
+    Device* dev = nullptr;
+    if (CUresult r = check_prop(b, prop, &dev)) return r;
+    *granularity = kGranularity;
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop,
+                                                                         CUmemGenericAllocationHandle handle) {
+  return api([&](Backend&) -> CUresult {
+    if (!prop) return CUDA_ERROR_INVALID_VALUE;
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    auto it = s.phys.find(handle);
+    if (it == s.phys.end()) return CUDA_ERROR_INVALID_VALUE;
+    *prop = it->second.prop;
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr) {
+  return api([&](Backend&) -> CUresult {
+    if (!handle) return CUDA_ERROR_INVALID_VALUE;
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    auto* r = reservation_of(s, reinterpret_cast<uintptr_t>(addr));
+    if (!r) return CUDA_ERROR_INVALID_VALUE;
+    auto it = mapping_of(r->second, reinterpret_cast<uintptr_t>(addr));
+    if (it == r->second.maps.end()) return CUDA_ERROR_INVALID_VALUE;
+    ++s.phys[it->second.handle].owed;
+    *handle = it->second.handle;
+    return CUDA_SUCCESS;
+  });
+}
+
+// ---- address reservations ------------------------------------------------------------------------
+extern "C" FG_IMPL CUresult fgimpl_cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
+                                                       unsigned long long flags) {
+  return api([&](Backend&) -> CUresult {
+    if (!ptr || flags != 0 || size == 0 || !aligned(size)) return CUDA_ERROR_INVALID_VALUE;
+    if (alignment & (alignment - 1)) return CUDA_ERROR_INVALID_VALUE;  // a power of two (or 0 = default)
+    const uint64_t align = std::max<uint64_t>(alignment, kGranularity);
+    constexpr int kFlags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+    uintptr_t base = 0;
+    // The requested address is a hint, as in the real driver: used when free and aligned.
+    if (addr && addr % align == 0) {
+      void* m = ::mmap(ptr_of(addr), size, PROT_NONE, kFlags | MAP_FIXED_NOREPLACE, -1, 0);
+      if (m != MAP_FAILED) {
+        if (reinterpret_cast<uintptr_t>(m) == addr)
+          base = addr;
+        else
+          ::munmap(m, size);  // kernels before 4.17 treat the flag as a hint
+      }
+    }
+    if (!base) {
+      if (size > SIZE_MAX - align) return CUDA_ERROR_OUT_OF_MEMORY;
+      void* m = ::mmap(nullptr, size + align, PROT_NONE, kFlags, -1, 0);
+      if (m == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+      const uintptr_t raw = reinterpret_cast<uintptr_t>(m);
+      base = (raw + align - 1) / align * align;
+      if (base > raw) ::munmap(m, base - raw);
+      const uintptr_t end = raw + size + align;
+      if (end > base + size) ::munmap(reinterpret_cast<void*>(base + size), end - (base + size));
+    }
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    Reservation r;
+    r.size = size;
+    s.res.emplace(base, std::move(r));
+    s.nres.fetch_add(1, std::memory_order_release);
+    *ptr = static_cast<CUdeviceptr>(base);
+    return CUDA_SUCCESS;
+  });
+}
+
+// Mappings still in the range are unmapped first (the real driver requires the caller to
+// have done so; tolerating it keeps the books right either way).
+extern "C" FG_IMPL CUresult fgimpl_cuMemAddressFree(CUdeviceptr ptr, size_t size) {
+  return api([&](Backend& b) -> CUresult {
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    auto it = s.res.find(static_cast<uintptr_t>(ptr));
+    if (it == s.res.end() || it->second.size != size) return CUDA_ERROR_INVALID_VALUE;
+    std::vector<uint64_t> handles;
+    for (auto& [base, m] : it->second.maps) handles.push_back(m.handle);
+    ::munmap(ptr_of(ptr), size);
+    s.res.erase(it);
+    s.nres.fetch_sub(1, std::memory_order_release);
+    for (uint64_t h : handles) {
+      --s.phys[h].maps;
+      maybe_destroy(b, s, h);
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+// ---- mapping -----------------------------------------------------------------------------------------
+// offset is accepted when granularity-aligned (cuda.h: "currently must be zero").
+extern "C" FG_IMPL CUresult fgimpl_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+                                            CUmemGenericAllocationHandle handle, unsigned long long flags) {
+  return api([&](Backend&) -> CUresult {
+    if (flags != 0 || size == 0 || !aligned(size) || !aligned(ptr) || !aligned(offset)) return CUDA_ERROR_INVALID_VALUE;
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    auto ph = s.phys.find(handle);
+    if (ph == s.phys.end() || ph->second.owed == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (offset > ph->second.size || size > ph->second.size - offset) return CUDA_ERROR_INVALID_VALUE;
+    auto* r = reservation_of(s, static_cast<uintptr_t>(ptr));
+    if (!r || ptr + size > r->first + r->second.size) return CUDA_ERROR_INVALID_VALUE;
+    // Nothing may be mapped in the range yet.
+    auto next = r->second.maps.lower_bound(static_cast<uintptr_t>(ptr));
+    if (next != r->second.maps.end() && next->first < ptr + size) return CUDA_ERROR_INVALID_VALUE;
+    if (mapping_of(r->second, static_cast<uintptr_t>(ptr)) != r->second.maps.end()) return CUDA_ERROR_INVALID_VALUE;
+    void* m = ::mmap(ptr_of(ptr), size, PROT_NONE, MAP_SHARED | MAP_FIXED, ph->second.fd, static_cast<off_t>(offset));
+    if (m == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+    Mapping map;
+    map.size = size;
+    map.handle = handle;
+    map.offset = offset;
+    r->second.maps.emplace(static_cast<uintptr_t>(ptr), std::move(map));
+    ++ph->second.maps;
+    return CUDA_SUCCESS;
+  });
+}
+
+// The range must consist of whole mappings (cuda.h: no sub-range of a mapping).
+extern "C" FG_IMPL CUresult fgimpl_cuMemUnmap(CUdeviceptr ptr, size_t size) {
+  return api([&](Backend& b) -> CUresult {
+    if (size == 0 || !aligned(size) || !aligned(ptr)) return CUDA_ERROR_INVALID_VALUE;
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    auto* r = reservation_of(s, static_cast<uintptr_t>(ptr));
+    if (!r || ptr + size > r->first + r->second.size) return CUDA_ERROR_INVALID_VALUE;
+    std::vector<uintptr_t> pieces;
+    if (!tile(s, r->second, static_cast<uintptr_t>(ptr), size, false, &pieces)) return CUDA_ERROR_INVALID_VALUE;
+    if (!unmap_range(static_cast<uintptr_t>(ptr), size)) return CUDA_ERROR_UNKNOWN;
+    for (uintptr_t base : pieces) {
+      auto it = r->second.maps.find(base);
+      const uint64_t h = it->second.handle;
+      r->second.maps.erase(it);
+      --s.phys[h].maps;
+      maybe_destroy(b, s, h);
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+// ---- access --------------------------------------------------------------------------------------------
+extern "C" FG_IMPL CUresult fgimpl_cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc,
+                                                  size_t count) {
+  return api([&](Backend& b) -> CUresult {
+    if (!desc || count == 0 || size == 0) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < count; ++i) {
+      if (CUresult r = check_location(b, desc[i].location)) return r;
+      const int f = static_cast<int>(desc[i].flags);
+      if (f != CU_MEM_ACCESS_FLAGS_PROT_NONE && f != CU_MEM_ACCESS_FLAGS_PROT_READ &&
+          f != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    auto* r = reservation_of(s, static_cast<uintptr_t>(ptr));
+    if (!r || ptr + size > r->first + r->second.size) return CUDA_ERROR_INVALID_VALUE;
+    // Check coverage first so that a refused call changes nothing.
+    const bool edges_ok = aligned(ptr) && aligned(size);
+    {
+      uintptr_t at = static_cast<uintptr_t>(ptr);
+      while (at < ptr + size) {
+        auto it = mapping_of(r->second, at);
+        if (it == r->second.maps.end()) return CUDA_ERROR_INVALID_VALUE;
+        if (!edges_ok && (it->first < ptr || it->first + it->second.size > ptr + size)) return CUDA_ERROR_INVALID_VALUE;
+        at = it->first + it->second.size;
+      }
+    }
+    std::vector<uintptr_t> pieces;
+    if (!tile(s, r->second, static_cast<uintptr_t>(ptr), size, true, &pieces)) return CUDA_ERROR_INVALID_VALUE;
+    for (uintptr_t base : pieces) {
+      Mapping& m = r->second.maps.at(base);
+      for (size_t i = 0; i < count; ++i) m.access[desc[i].location.id] = static_cast<unsigned>(desc[i].flags);
+      if (::mprotect(ptr_of(base), m.size, host_prot(widest(m))) != 0) return CUDA_ERROR_UNKNOWN;
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuMemGetAccess(unsigned long long* flags, const CUmemLocation* location,
+                                                  CUdeviceptr ptr) {
+  return api([&](Backend& b) -> CUresult {
+    if (!flags || !location) return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = check_location(b, *location)) return r;
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    auto* r = reservation_of(s, static_cast<uintptr_t>(ptr));
+    if (!r) return CUDA_ERROR_INVALID_VALUE;
+    auto it = mapping_of(r->second, static_cast<uintptr_t>(ptr));
+    if (it == r->second.maps.end()) return CUDA_ERROR_INVALID_VALUE;
+    auto acc = it->second.access.find(location->id);
+    *flags = acc == it->second.access.end() ? 0 : acc->second;
+    return CUDA_SUCCESS;
+  });
+}
+
+// ---- sharing ------------------------------------------------------------------------------------------
+extern "C" FG_IMPL CUresult fgimpl_cuMemExportToShareableHandle(void* shareableHandle,
+                                                                CUmemGenericAllocationHandle handle,
+                                                                CUmemAllocationHandleType handleType,
+                                                                unsigned long long flags) {
+  return api([&](Backend&) -> CUresult {
+    if (!shareableHandle || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (handleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+      return handleType == CU_MEM_HANDLE_TYPE_WIN32 || handleType == CU_MEM_HANDLE_TYPE_WIN32_KMT ||
+                     handleType == CU_MEM_HANDLE_TYPE_FABRIC
+                 ? CUDA_ERROR_NOT_SUPPORTED
+                 : CUDA_ERROR_INVALID_VALUE;
+    }
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    auto it = s.phys.find(handle);
+    if (it == s.phys.end() || it->second.owed == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (!(it->second.prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
+      return CUDA_ERROR_INVALID_VALUE;  // not requested at cuMemCreate
+    const int fd = ::fcntl(it->second.fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    *static_cast<int*>(shareableHandle) = fd;
+    return CUDA_SUCCESS;
+  });
+}
+
+// osHandle carries the fd value itself (the API's convention for POSIX fds). The caller
+// keeps ownership of its fd; the new handle holds its own duplicate.
+extern "C" FG_IMPL CUresult fgimpl_cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* osHandle,
+                                                                  CUmemAllocationHandleType shHandleType) {
+  return api([&](Backend& b) -> CUresult {
+    if (!handle) return CUDA_ERROR_INVALID_VALUE;
+    if (shHandleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+      return shHandleType == CU_MEM_HANDLE_TYPE_WIN32 || shHandleType == CU_MEM_HANDLE_TYPE_WIN32_KMT ||
+                     shHandleType == CU_MEM_HANDLE_TYPE_FABRIC
+                 ? CUDA_ERROR_NOT_SUPPORTED
+                 : CUDA_ERROR_INVALID_VALUE;
+    }
+    const intptr_t fdv = reinterpret_cast<intptr_t>(osHandle);
+    if (fdv < 0 || fdv > INT_MAX) return CUDA_ERROR_INVALID_VALUE;
+    const int fd = static_cast<int>(fdv);
+    // Only our own memfds are importable: the name says which device the bytes belong to.
+    char link[64], target[256];
+    std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    const ssize_t n = ::readlink(link, target, sizeof target - 1);
+    if (n <= 0) return CUDA_ERROR_INVALID_VALUE;
+    target[n] = '\0';
+    const std::string t(target);
+    const std::string prefix = std::string("/memfd:") + kMemfdPrefix;
+    if (t.rfind(prefix, 0) != 0) return CUDA_ERROR_INVALID_VALUE;
+    const std::string rest = t.substr(prefix.size());  // "<GPU-uuid>:<types> (deleted)"
+    const size_t colon = rest.find(':');
+    if (colon == std::string::npos) return CUDA_ERROR_INVALID_VALUE;
+    const std::string uuid = rest.substr(0, colon);
+    const int types = std::atoi(rest.c_str() + colon + 1);
+    Device* dev = nullptr;
+    for (int i = 0; i < b.device_count() && !dev; ++i)
+      if (b.device(i)->model.uuid_str == uuid) dev = b.device(i);
+    if (!dev) return CUDA_ERROR_INVALID_DEVICE;  // the exporter's GPU is not visible here
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || st.st_size <= 0 || !aligned(static_cast<uint64_t>(st.st_size)))
+      return CUDA_ERROR_INVALID_VALUE;
+    const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (own < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    Phys ph;
+    ph.fd = own;
+    ph.size = static_cast<uint64_t>(st.st_size);
+    ph.device = dev->ordinal;
+    ph.prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    ph.prop.requestedHandleTypes = static_cast<CUmemAllocationHandleType>(types);
+    ph.prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    ph.prop.location.id = dev->ordinal;
+    ph.booked = false;
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    const uint64_t h = s.next_handle++;
+    s.phys.emplace(h, ph);
+    *handle = h;
+    return CUDA_SUCCESS;
+  });
+}

@@ -1,0 +1,118 @@
+// Runtime events: creation, recording in stream order, queries, synchronisation and timing.
+// An event's timestamp is the host time at which its record was reached in its stream, so
+// elapsed times are real, non-negative for events recorded in order, and ordered.
+#include "runtime/common.h"
+
+using namespace fgapi;
+using fg::rt::api;
+using fg::rt::be;
+using fg::rt::to_cuda;
+
+namespace {
+
+constexpr unsigned kEventFlags = cudaEventBlockingSync | cudaEventDisableTiming | cudaEventInterprocess;
+
+cudaError_t create(cudaEvent_t* event, unsigned flags) {
+  if (!event) return cudaErrorInvalidValue;
+  if (flags & ~kEventFlags) return cudaErrorInvalidValue;
+  // Interprocess events must not time (the real runtime rejects the combination).
+  if ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming)) return cudaErrorInvalidValue;
+  fg::Context* ctx = nullptr;
+  if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+  fg::Event* ev = nullptr;
+  if (fg::Status s = be().event_create(ctx, flags, &ev); s != fg::Status::Ok) return to_cuda(s);
+  *event = reinterpret_cast<cudaEvent_t>(ev);
+  return cudaSuccess;
+}
+
+cudaError_t valid_event(cudaEvent_t event, fg::Event** out) {
+  auto* ev = reinterpret_cast<fg::Event*>(event);
+  if (!be().event_valid(ev)) return cudaErrorInvalidResourceHandle;
+  *out = ev;
+  return cudaSuccess;
+}
+
+cudaError_t record(cudaEvent_t event, cudaStream_t stream, unsigned flags, bool per_thread) {
+  if (flags & ~cudaEventRecordExternal) return cudaErrorInvalidValue;
+  fg::Event* ev = nullptr;
+  if (cudaError_t e = valid_event(event, &ev); e != cudaSuccess) return e;
+  fg::Stream* s = nullptr;
+  if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
+  return to_cuda(be().event_record(ev, s));
+}
+
+}  // namespace
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaEventCreate(cudaEvent_t* event) {
+  return api([&] { return create(event, cudaEventDefault); });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
+  return api([&] { return create(event, flags); });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  return api([&] { return record(event, stream, 0, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream) {
+  return api([&] { return record(event, stream, 0, true); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream,
+                                                               unsigned int flags) {
+  return api([&] { return record(event, stream, flags, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream,
+                                                                    unsigned int flags) {
+  return api([&] { return record(event, stream, flags, true); });
+}
+
+// cudaSuccess once every record of the event has been reached (or it was never recorded),
+// else cudaErrorNotReady.
+extern "C" FG_IMPL cudaError_t fgimpl_cudaEventQuery(cudaEvent_t event) {
+  return api([&]() -> cudaError_t {
+    fg::Event* ev = nullptr;
+    if (cudaError_t e = valid_event(event, &ev); e != cudaSuccess) return e;
+    return to_cuda(be().event_query(ev));
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaEventSynchronize(cudaEvent_t event) {
+  return api([&]() -> cudaError_t {
+    fg::Event* ev = nullptr;
+    if (cudaError_t e = valid_event(event, &ev); e != cudaSuccess) return e;
+    return to_cuda(be().event_sync(ev));
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaEventDestroy(cudaEvent_t event) {
+  return api([&]() -> cudaError_t {
+    fg::Event* ev = nullptr;
+    if (cudaError_t e = valid_event(event, &ev); e != cudaSuccess) return e;
+    return to_cuda(be().event_destroy(ev));
+  });
+}
+
+namespace {
+// Milliseconds between the two records. Events created with cudaEventDisableTiming, or not
+// recorded yet, are invalid handles for timing; records not reached yet are cudaErrorNotReady.
+cudaError_t elapsed(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  if (!ms) return cudaErrorInvalidValue;
+  fg::Event* a = nullptr;
+  fg::Event* b = nullptr;
+  if (cudaError_t e = valid_event(start, &a); e != cudaSuccess) return e;
+  if (cudaError_t e = valid_event(end, &b); e != cudaSuccess) return e;
+  if ((a->flags | b->flags) & cudaEventDisableTiming) return cudaErrorInvalidResourceHandle;
+  return to_cuda(be().event_elapsed(a, b, ms));
+}
+}  // namespace
+
+// CUDA 13's cudaEventElapsedTime and the 12.x plain / _v2 names share the signature.
+extern "C" FG_IMPL cudaError_t fgimpl_cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  return api([&] { return elapsed(ms, start, end); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_v12_cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  return api([&] { return elapsed(ms, start, end); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaEventElapsedTime_v2(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  return api([&] { return elapsed(ms, start, end); });
+}

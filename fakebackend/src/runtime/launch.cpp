@@ -1,0 +1,504 @@
+// Runtime modules and kernels: the fat-binary registration protocol that nvcc's host code
+// runs at start-up (__cudaRegisterFatBinary ... __cudaRegisterFatBinaryEnd, functions and
+// variables), both launch paths (CUDA <= 12: cudaLaunchKernel; CUDA 13: __cudaGetKernel +
+// __cudaLaunchKernel, after __cudaPush/PopCallConfiguration), the explicit launch calls,
+// function attributes and occupancy.
+//
+// Kernels are not executed: a launch is validated like the real one (unknown function →
+// cudaErrorInvalidDeviceFunction, bad geometry → cudaErrorInvalidConfiguration, too much
+// dynamic shared memory → cudaErrorInvalidValue) and recorded by name in stream order.
+#include "runtime/common.h"
+
+#include "core/device_model.h"
+
+#include <algorithm>
+#include <mutex>
+#include <unordered_set>
+
+using namespace fgapi;
+using fg::rt::api;
+using fg::rt::be;
+using fg::rt::to_cuda;
+
+namespace {
+
+namespace attr = fg::attr;
+
+// ---- fat-binary handles ----------------------------------------------------------------------------
+// __cudaRegisterFatBinary returns a void** that the generated code keeps and passes back to
+// every registration call and to __cudaUnregisterFatBinary at exit. Ours points at a slot
+// holding the core module; the slot is never freed, so a late or repeated unregister finds
+// a null module instead of freed memory.
+fg::Module* module_of(void** handle) {
+  if (!handle) return nullptr;
+  auto* m = static_cast<fg::Module*>(*handle);
+  return m && be().module_valid(m) ? m : nullptr;
+}
+
+// ---- kernel handles --------------------------------------------------------------------------------
+// cudaKernel_t / cudaFunction_t values handed out by this runtime are core Functions. They
+// are remembered so that a launch checks them in O(1); other handles (a CUfunction from the
+// driver API) are checked against the core's modules.
+struct Handles {
+  std::mutex mu;
+  std::unordered_set<const fg::Function*> set;
+};
+Handles& handles() {
+  static auto* h = new Handles;  // never destroyed: launches may come from atexit handlers
+  return *h;
+}
+
+void hand_out(const fg::Function* f) {
+  auto& h = handles();
+  std::lock_guard lock(h.mu);
+  h.set.insert(f);
+}
+
+bool handed_out(const fg::Function* f) {
+  auto& h = handles();
+  std::lock_guard lock(h.mu);
+  return h.set.count(f) != 0;
+}
+
+// A kernel handle (cudaKernel_t, cudaFunction_t, CUfunction) → its Function.
+cudaError_t function_of_handle(const void* handle, fg::Function** out) {
+  auto* f = static_cast<fg::Function*>(const_cast<void*>(handle));
+  if (!f || (!handed_out(f) && !be().function_valid(f))) return cudaErrorInvalidDeviceFunction;
+  *out = f;
+  return cudaSuccess;
+}
+
+// `func` of the runtime calls: the host stub address nvcc registered, or (CUDA 12+) a
+// kernel handle cast to const void*.
+cudaError_t function_of(const void* func, fg::Function** out) {
+  if (!func) return cudaErrorInvalidDeviceFunction;
+  if (fg::Function* f = be().function_by_host(func)) {
+    *out = f;
+    return cudaSuccess;
+  }
+  return function_of_handle(func, out);
+}
+
+// ---- launch validation ------------------------------------------------------------------------------
+
+struct Geometry {
+  unsigned grid[3];
+  unsigned block[3];
+};
+
+Geometry geometry(dim3 g, dim3 b) { return {{g.x, g.y, g.z}, {b.x, b.y, b.z}}; }
+
+// What the real launch checks before anything runs, with its error codes.
+cudaError_t validate(const fg::Function* f, const Geometry& g, size_t shmem, const fg::Device* dev) {
+  const auto& a = dev->model.attributes;
+  for (int i = 0; i < 3; ++i)
+    if (g.grid[i] == 0 || g.block[i] == 0) return cudaErrorInvalidConfiguration;
+  const uint64_t threads = uint64_t{g.block[0]} * g.block[1] * g.block[2];
+  const uint64_t max_threads = static_cast<uint64_t>(std::min(a[attr::MAX_THREADS_PER_BLOCK], f->max_threads_per_block));
+  if (threads > max_threads) return cudaErrorInvalidConfiguration;
+  for (int i = 0; i < 3; ++i) {
+    if (g.block[i] > static_cast<unsigned>(a[attr::MAX_BLOCK_DIM_X + i])) return cudaErrorInvalidConfiguration;
+    if (g.grid[i] > static_cast<unsigned>(a[attr::MAX_GRID_DIM_X + i])) return cudaErrorInvalidConfiguration;
+  }
+  // Dynamic shared memory beyond what the function allows (48 KiB unless raised with
+  // cudaFuncAttributeMaxDynamicSharedMemorySize) is an invalid argument.
+  if (shmem > static_cast<size_t>(std::max(f->max_dynamic_shared, 0))) return cudaErrorInvalidValue;
+  return cudaSuccess;
+}
+
+cudaError_t launch(fg::Function* f, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream, bool per_thread) {
+  fg::Stream* s = nullptr;
+  if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
+  const Geometry g = geometry(grid, block);
+  if (cudaError_t e = validate(f, g, shmem, s->ctx->dev); e != cudaSuccess) return e;
+  fg::Status st = be().launch(f, g.grid, g.block, shmem, s);
+  if (st == fg::Status::NotSupported || st == fg::Status::InvalidValue) return cudaErrorInvalidConfiguration;
+  return to_cuda(st);
+}
+
+cudaError_t launch_kernel(const void* func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
+                          bool per_thread) {
+  fg::Function* f = nullptr;
+  if (cudaError_t e = function_of(func, &f); e != cudaSuccess) return e;
+  return launch(f, grid, block, shmem, stream, per_thread);
+}
+
+// ---- occupancy ------------------------------------------------------------------------------------------
+// The usual occupancy arithmetic over the device's per-SM limits and the function's resource
+// use (registers allocated per warp in units of 256, shared memory per block including the
+// driver's reserved share).
+int blocks_per_sm(const fg::Function* f, const fg::Device* dev, int block_size, size_t dyn_smem) {
+  const auto& a = dev->model.attributes;
+  const int warp = std::max(a[attr::WARP_SIZE], 1);
+  if (block_size <= 0 || block_size > std::min(a[attr::MAX_THREADS_PER_BLOCK], f->max_threads_per_block)) return 0;
+  if (dyn_smem > static_cast<size_t>(std::max(f->max_dynamic_shared, 0))) return 0;
+  const int warps = (block_size + warp - 1) / warp;
+  int blocks = a[attr::MAX_BLOCKS_PER_MULTIPROCESSOR];
+  blocks = std::min(blocks, a[attr::MAX_THREADS_PER_MULTIPROCESSOR] / (warps * warp));
+  const int regs_per_warp = (std::max(f->num_regs, 1) * warp + 255) / 256 * 256;
+  blocks = std::min(blocks, a[attr::MAX_REGISTERS_PER_MULTIPROCESSOR] / (regs_per_warp * warps));
+  const size_t smem = static_cast<size_t>(f->shared_size_bytes) + dyn_smem +
+                      static_cast<size_t>(a[attr::RESERVED_SHARED_MEMORY_PER_BLOCK]);
+  if (smem > 0)
+    blocks = std::min<int>(blocks, static_cast<int>(static_cast<size_t>(a[attr::MAX_SHARED_MEMORY_PER_MULTIPROCESSOR]) / smem));
+  return std::max(blocks, 0);
+}
+
+cudaError_t occupancy(int* numBlocks, const void* func, int blockSize, size_t dynamicSMemSize, unsigned flags) {
+  if (!numBlocks) return cudaErrorInvalidValue;
+  if (flags & ~cudaOccupancyDisableCachingOverride) return cudaErrorInvalidValue;
+  fg::Function* f = nullptr;
+  if (cudaError_t e = function_of(func, &f); e != cudaSuccess) return e;
+  if (blockSize <= 0) return cudaErrorInvalidValue;
+  fg::Context* ctx = nullptr;
+  if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+  *numBlocks = blocks_per_sm(f, ctx->dev, blockSize, dynamicSMemSize);
+  return cudaSuccess;
+}
+
+cudaError_t cooperative_launch(const void* func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
+                               bool per_thread) {
+  fg::Function* f = nullptr;
+  if (cudaError_t e = function_of(func, &f); e != cudaSuccess) return e;
+  fg::Stream* s = nullptr;
+  if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
+  const Geometry g = geometry(grid, block);
+  if (cudaError_t e = validate(f, g, shmem, s->ctx->dev); e != cudaSuccess) return e;
+  // Every block of a cooperative grid must be resident at once.
+  const uint64_t blocks = uint64_t{g.grid[0]} * g.grid[1] * g.grid[2];
+  const uint64_t threads = uint64_t{g.block[0]} * g.block[1] * g.block[2];
+  const uint64_t resident = static_cast<uint64_t>(blocks_per_sm(f, s->ctx->dev, static_cast<int>(threads), shmem)) *
+                            static_cast<uint64_t>(s->ctx->dev->model.attributes[attr::MULTIPROCESSOR_COUNT]);
+  if (blocks > resident) return cudaErrorCooperativeLaunchTooLarge;
+  return launch(f, grid, block, shmem, stream, per_thread);
+}
+
+cudaError_t launch_ex(const cudaLaunchConfig_t* config, const void* func, bool per_thread) {
+  if (!config) return cudaErrorInvalidValue;
+  if (config->numAttrs && !config->attrs) return cudaErrorInvalidValue;
+  bool cooperative = false;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    const cudaLaunchAttribute& at = config->attrs[i];
+    if (at.id == cudaLaunchAttributeCooperative) cooperative = at.val.cooperative != 0;
+  }
+  if (cooperative)
+    return cooperative_launch(func, config->gridDim, config->blockDim, config->dynamicSmemBytes, config->stream,
+                              per_thread);
+  return launch_kernel(func, config->gridDim, config->blockDim, config->dynamicSmemBytes, config->stream, per_thread);
+}
+
+}  // namespace
+
+// ---- registration -------------------------------------------------------------------------------------------
+
+extern "C" FG_IMPL void** fgimpl___cudaRegisterFatBinary(void* fatCubin) {
+  return fg::guarded<void**>(nullptr, nullptr, [&]() -> void** {
+    fg::Module* m = be().register_fatbinary(fatCubin);
+    return new void*(m);
+  });
+}
+
+extern "C" FG_IMPL void fgimpl___cudaRegisterFatBinaryEnd(void** fatCubinHandle) { (void)fatCubinHandle; }
+
+extern "C" FG_IMPL void fgimpl___cudaUnregisterFatBinary(void** fatCubinHandle) {
+  fg::guarded<int>(0, 0, [&] {
+    if (fg::Module* m = module_of(fatCubinHandle)) {
+      be().unregister_fatbinary(m);
+      *fatCubinHandle = nullptr;
+    }
+    return 0;
+  });
+}
+
+// deviceName is the kernel's mangled name (nvcc passes the same string as deviceFun).
+extern "C" FG_IMPL void fgimpl___cudaRegisterFunction(void** fatCubinHandle, const char* hostFun, char* deviceFun,
+                                                       const char* deviceName, int thread_limit, void* tid, void* bid,
+                                                       void* bDim, void* gDim, int* wSize) {
+  (void)thread_limit, (void)tid, (void)bid, (void)bDim, (void)gDim, (void)wSize;
+  fg::guarded<int>(0, 0, [&] {
+    if (fg::Module* m = module_of(fatCubinHandle)) be().register_function(m, hostFun, deviceName ? deviceName : deviceFun);
+    return 0;
+  });
+}
+
+// Each variable gets its own zero-initialised fake device storage, initialised from the host
+// shadow; cudaMemcpyToSymbol/FromSymbol and cudaGetSymbolAddress find it by the shadow.
+extern "C" FG_IMPL void fgimpl___cudaRegisterVar(void** fatCubinHandle, char* hostVar, char* deviceAddress,
+                                                  const char* deviceName, int ext, size_t size, int constant,
+                                                  int global) {
+  (void)ext, (void)global;
+  fg::guarded<int>(0, 0, [&] {
+    if (fg::Module* m = module_of(fatCubinHandle))
+      be().register_var(m, hostVar, deviceName ? deviceName : deviceAddress, size, constant != 0, false, nullptr);
+    return 0;
+  });
+}
+
+// __managed__ variables: the host code reaches them through a pointer (`static T* var`) whose
+// address arrives here; it must point at the managed storage before __cudaInitModule returns.
+extern "C" FG_IMPL void fgimpl___cudaRegisterManagedVar(void** fatCubinHandle, void** hostVarPtrAddress,
+                                                         char* deviceAddress, const char* deviceName, int ext,
+                                                         size_t size, int constant, int global) {
+  (void)ext, (void)global;
+  fg::guarded<int>(0, 0, [&] {
+    if (fg::Module* m = module_of(fatCubinHandle))
+      be().register_var(m, hostVarPtrAddress, deviceName ? deviceName : deviceAddress, size, constant != 0, true,
+                        hostVarPtrAddress);
+    return 0;
+  });
+}
+
+extern "C" FG_IMPL void fgimpl___cudaRegisterHostVar(void** fatCubinHandle, const char* deviceName, char* hostVar,
+                                                      size_t size) {
+  fg::guarded<int>(0, 0, [&] {
+    if (fg::Module* m = module_of(fatCubinHandle)) be().register_var(m, hostVar, deviceName, size, false, false, nullptr);
+    return 0;
+  });
+}
+
+// Called on the first access to a __managed__ variable; the generated code caches the
+// (non-zero) result and skips the call afterwards. Registration already placed the storage.
+extern "C" FG_IMPL char fgimpl___cudaInitModule(void** fatCubinHandle) {
+  (void)fatCubinHandle;
+  return 1;
+}
+
+// ---- <<<...>>> configuration -----------------------------------------------------------------------------
+// A per-thread stack: the launch stub pushes before evaluating its arguments (which may
+// contain launches themselves) and pops right before launching.
+
+extern "C" FG_IMPL unsigned fgimpl___cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
+                                                               CUstream_st* stream) {
+  return fg::guarded<unsigned>(1u, 1u, [&] {
+    fg::LaunchConfig c;
+    c.grid[0] = gridDim.x, c.grid[1] = gridDim.y, c.grid[2] = gridDim.z;
+    c.block[0] = blockDim.x, c.block[1] = blockDim.y, c.block[2] = blockDim.z;
+    c.shmem = sharedMem;
+    c.stream = stream;
+    fg::thread_state().call_configs.push_back(c);
+    return 0u;
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl___cudaPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sharedMem,
+                                                                  void* stream) {
+  return api([&]() -> cudaError_t {
+    auto& stack = fg::thread_state().call_configs;
+    if (stack.empty()) return cudaErrorMissingConfiguration;
+    const fg::LaunchConfig c = stack.back();
+    stack.pop_back();
+    if (gridDim) *gridDim = dim3{c.grid[0], c.grid[1], c.grid[2]};
+    if (blockDim) *blockDim = dim3{c.block[0], c.block[1], c.block[2]};
+    if (sharedMem) *sharedMem = c.shmem;
+    if (stream) *static_cast<cudaStream_t*>(stream) = static_cast<cudaStream_t>(c.stream);
+    return cudaSuccess;
+  });
+}
+
+// ---- launches ------------------------------------------------------------------------------------------------
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaLaunchKernel(const void* func, dim3 gridDim, dim3 blockDim, void** args,
+                                                       size_t sharedMem, cudaStream_t stream) {
+  (void)args;
+  return api([&] { return launch_kernel(func, gridDim, blockDim, sharedMem, stream, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaLaunchKernel_ptsz(const void* func, dim3 gridDim, dim3 blockDim,
+                                                            void** args, size_t sharedMem, cudaStream_t stream) {
+  (void)args;
+  return api([&] { return launch_kernel(func, gridDim, blockDim, sharedMem, stream, true); });
+}
+
+// CUDA 13 launch stubs: __cudaGetKernel once per stub (cached in a static), then
+// __cudaLaunchKernel with that handle. A failed lookup leaves the handle 0, which the launch
+// reports as cudaErrorInvalidDeviceFunction.
+extern "C" FG_IMPL cudaError_t fgimpl___cudaGetKernel(cudaKernel_t* kernel, const void* funcAddr) {
+  return api([&]() -> cudaError_t {
+    if (!kernel) return cudaErrorInvalidValue;
+    fg::Function* f = funcAddr ? be().function_by_host(funcAddr) : nullptr;
+    if (!f) return cudaErrorInvalidDeviceFunction;
+    hand_out(f);
+    *kernel = reinterpret_cast<cudaKernel_t>(f);
+    return cudaSuccess;
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl___cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void** args,
+                                                         size_t sharedMem, cudaStream_t stream) {
+  (void)args;
+  return api([&]() -> cudaError_t {
+    fg::Function* f = nullptr;
+    if (cudaError_t e = function_of_handle(kernel, &f); e != cudaSuccess) return e;
+    return launch(f, gridDim, blockDim, sharedMem, stream, false);
+  });
+}
+extern "C" FG_IMPL cudaError_t fgimpl___cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
+                                                              void** args, size_t sharedMem, cudaStream_t stream) {
+  (void)args;
+  return api([&]() -> cudaError_t {
+    fg::Function* f = nullptr;
+    if (cudaError_t e = function_of_handle(kernel, &f); e != cudaSuccess) return e;
+    return launch(f, gridDim, blockDim, sharedMem, stream, true);
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func,
+                                                          void** args) {
+  (void)args;
+  return api([&] { return launch_ex(config, func, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t* config, const void* func,
+                                                               void** args) {
+  (void)args;
+  return api([&] { return launch_ex(config, func, true); });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaLaunchCooperativeKernel(const void* func, dim3 gridDim, dim3 blockDim,
+                                                                  void** args, size_t sharedMem, cudaStream_t stream) {
+  (void)args;
+  return api([&] { return cooperative_launch(func, gridDim, blockDim, sharedMem, stream, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaLaunchCooperativeKernel_ptsz(const void* func, dim3 gridDim, dim3 blockDim,
+                                                                       void** args, size_t sharedMem,
+                                                                       cudaStream_t stream) {
+  (void)args;
+  return api([&] { return cooperative_launch(func, gridDim, blockDim, sharedMem, stream, true); });
+}
+
+// ---- function handles and attributes -------------------------------------------------------------------------
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaGetKernel(cudaKernel_t* kernelPtr, const void* entryFuncAddr) {
+  return api([&]() -> cudaError_t {
+    if (!kernelPtr || !entryFuncAddr) return cudaErrorInvalidValue;
+    fg::Function* f = nullptr;
+    if (cudaError_t e = function_of(entryFuncAddr, &f); e != cudaSuccess) return e;
+    hand_out(f);
+    *kernelPtr = reinterpret_cast<cudaKernel_t>(f);
+    return cudaSuccess;
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaGetFuncBySymbol(cudaFunction_t* functionPtr, const void* symbolPtr) {
+  return api([&]() -> cudaError_t {
+    if (!functionPtr || !symbolPtr) return cudaErrorInvalidValue;
+    fg::Function* f = nullptr;
+    if (cudaError_t e = function_of(symbolPtr, &f); e != cudaSuccess) return e;
+    hand_out(f);
+    *functionPtr = reinterpret_cast<cudaFunction_t>(f);
+    return cudaSuccess;
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaFuncGetName(const char** name, const void* func) {
+  return api([&]() -> cudaError_t {
+    if (!name) return cudaErrorInvalidValue;
+    fg::Function* f = nullptr;
+    if (cudaError_t e = function_of(func, &f); e != cudaSuccess) return e;
+    *name = f->name.c_str();
+    return cudaSuccess;
+  });
+}
+
+// The kernels are never compiled here, so resource use is what the core assumes for every
+// function (32 registers, no static shared/constant/local memory); the PTX and binary
+// versions are the current device's compute capability.
+extern "C" FG_IMPL cudaError_t fgimpl_cudaFuncGetAttributes(cudaFuncAttributes* out, const void* func) {
+  return api([&]() -> cudaError_t {
+    if (!out) return cudaErrorInvalidValue;
+    fg::Function* f = nullptr;
+    if (cudaError_t e = function_of(func, &f); e != cudaSuccess) return e;
+    fg::Context* ctx = nullptr;
+    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    const auto& a = ctx->dev->model.attributes;
+    *out = cudaFuncAttributes{};
+    out->sharedSizeBytes = static_cast<size_t>(f->shared_size_bytes);
+    out->constSizeBytes = static_cast<size_t>(f->const_size_bytes);
+    out->localSizeBytes = static_cast<size_t>(f->local_size_bytes);
+    out->maxThreadsPerBlock = std::min(f->max_threads_per_block, a[attr::MAX_THREADS_PER_BLOCK]);
+    out->numRegs = f->num_regs;
+    out->ptxVersion = a[attr::COMPUTE_CAPABILITY_MAJOR] * 10 + a[attr::COMPUTE_CAPABILITY_MINOR];
+    out->binaryVersion = out->ptxVersion;
+    out->cacheModeCA = 0;
+    out->maxDynamicSharedSizeBytes = f->max_dynamic_shared;
+    out->preferredShmemCarveout = f->preferred_carveout;
+    return cudaSuccess;
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaFuncSetAttribute(const void* func, cudaFuncAttribute attribute, int value) {
+  return api([&]() -> cudaError_t {
+    fg::Function* f = nullptr;
+    if (cudaError_t e = function_of(func, &f); e != cudaSuccess) return e;
+    fg::Context* ctx = nullptr;
+    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    const auto& a = ctx->dev->model.attributes;
+    switch (attribute) {
+      case cudaFuncAttributeMaxDynamicSharedMemorySize:
+        // Up to the opt-in maximum per block, less the function's static shared memory.
+        if (value < 0 || value > a[attr::MAX_SHARED_MEMORY_PER_BLOCK_OPTIN] - f->shared_size_bytes)
+          return cudaErrorInvalidValue;
+        f->max_dynamic_shared = value;
+        return cudaSuccess;
+      case cudaFuncAttributePreferredSharedMemoryCarveout:
+        if (value < -1 || value > 100) return cudaErrorInvalidValue;
+        f->preferred_carveout = value;
+        return cudaSuccess;
+      case cudaFuncAttributeRequiredClusterWidth:
+      case cudaFuncAttributeRequiredClusterHeight:
+      case cudaFuncAttributeRequiredClusterDepth:
+      case cudaFuncAttributeNonPortableClusterSizeAllowed:
+      case cudaFuncAttributeClusterSchedulingPolicyPreference:
+        if (!a[attr::CLUSTER_LAUNCH]) return cudaErrorNotSupported;  // no thread-block clusters before sm_90
+        return value < 0 ? cudaErrorInvalidValue : cudaSuccess;
+      default: return cudaErrorInvalidValue;  // read-only or unknown
+    }
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaFuncSetCacheConfig(const void* func, cudaFuncCache cacheConfig) {
+  return api([&]() -> cudaError_t {
+    fg::Function* f = nullptr;
+    if (cudaError_t e = function_of(func, &f); e != cudaSuccess) return e;
+    const int c = static_cast<int>(cacheConfig);
+    if (c < cudaFuncCachePreferNone || c > cudaFuncCachePreferEqual) return cudaErrorInvalidValue;
+    f->cache_config = c;
+    return cudaSuccess;
+  });
+}
+
+// ---- occupancy -------------------------------------------------------------------------------------------------
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void* func,
+                                                                                    int blockSize,
+                                                                                    size_t dynamicSMemSize) {
+  return api([&] { return occupancy(numBlocks, func, blockSize, dynamicSMemSize, 0); });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+    int* numBlocks, const void* func, int blockSize, size_t dynamicSMemSize, unsigned int flags) {
+  return api([&] { return occupancy(numBlocks, func, blockSize, dynamicSMemSize, flags); });
+}
+
+// The most dynamic shared memory per block that still lets numBlocks blocks of blockSize
+// threads reside on one SM.
+extern "C" FG_IMPL cudaError_t fgimpl_cudaOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize,
+                                                                                const void* func, int numBlocks,
+                                                                                int blockSize) {
+  return api([&]() -> cudaError_t {
+    if (!dynamicSmemSize) return cudaErrorInvalidValue;
+    fg::Function* f = nullptr;
+    if (cudaError_t e = function_of(func, &f); e != cudaSuccess) return e;
+    if (numBlocks <= 0 || blockSize <= 0) return cudaErrorInvalidValue;
+    fg::Context* ctx = nullptr;
+    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    const auto& a = ctx->dev->model.attributes;
+    if (blocks_per_sm(f, ctx->dev, blockSize, 0) < numBlocks) {
+      *dynamicSmemSize = 0;
+      return cudaSuccess;
+    }
+    const int64_t per_block = static_cast<int64_t>(a[attr::MAX_SHARED_MEMORY_PER_MULTIPROCESSOR]) / numBlocks -
+                              a[attr::RESERVED_SHARED_MEMORY_PER_BLOCK] - f->shared_size_bytes;
+    const int64_t cap = static_cast<int64_t>(f->max_dynamic_shared);
+    *dynamicSmemSize = static_cast<size_t>(std::max<int64_t>(0, std::min(per_block, cap)));
+    return cudaSuccess;
+  });
+}

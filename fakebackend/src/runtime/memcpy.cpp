@@ -1,0 +1,507 @@
+// Runtime copies and memsets: cudaMemcpy in every direction (1D, 2D, 3D for linear memory,
+// peer, to/from registered __device__/__constant__ variables) and cudaMemset (1D/2D/3D),
+// synchronous and stream-ordered, legacy and per-thread default stream (_ptds/_ptsz).
+//
+// Bytes really move: device memory is host memory underneath (core/memory.h). What the
+// real runtime rejects is rejected here too: a cudaMemcpyKind that names a device side
+// which is not device-accessible memory (cudaErrorInvalidValue), a range that runs past
+// its allocation (cudaErrorInvalidValue), an unknown kind (cudaErrorInvalidMemcpyDirection),
+// a width larger than a pitch (cudaErrorInvalidPitchValue), an unregistered symbol
+// (cudaErrorInvalidSymbol).
+#include "runtime/common.h"
+
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <vector>
+
+using namespace fgapi;
+using fg::rt::api;
+using fg::rt::be;
+using fg::rt::to_cuda;
+
+namespace {
+
+// Memory CUDA knows: device, managed, pinned, registered, IPC-mapped memory or the storage
+// of a registered variable. With unified addressing all of it is device-accessible.
+bool known(const void* p) { return p && be().mem_find(p).has_value(); }
+
+// Same acceptance rule as the core's copy: wholly inside one known allocation, or wholly
+// outside every known one (pageable host memory).
+bool range_ok(const void* p, size_t n) {
+  const auto u = reinterpret_cast<uintptr_t>(p);
+  if (!u) return false;
+  if (n == 0) return true;
+  auto a = be().mem_find(p);
+  if (!a) return !be().mem_find(reinterpret_cast<const void*>(u + n - 1));
+  return u + n <= a->base + a->size;
+}
+
+bool valid_kind(cudaMemcpyKind kind) {
+  const int k = static_cast<int>(kind);
+  return k >= cudaMemcpyHostToHost && k <= cudaMemcpyDefault;
+}
+
+// The device side(s) the kind names must be memory CUDA knows.
+cudaError_t check_direction(void* dst, const void* src, cudaMemcpyKind kind) {
+  switch (kind) {
+    case cudaMemcpyHostToHost:
+    case cudaMemcpyDefault: return cudaSuccess;
+    case cudaMemcpyHostToDevice: return known(dst) ? cudaSuccess : cudaErrorInvalidValue;
+    case cudaMemcpyDeviceToHost: return known(src) ? cudaSuccess : cudaErrorInvalidValue;
+    case cudaMemcpyDeviceToDevice: return known(dst) && known(src) ? cudaSuccess : cudaErrorInvalidValue;
+  }
+  return cudaErrorInvalidMemcpyDirection;
+}
+
+// ---- stream ordering -----------------------------------------------------------------------------
+// A synchronous call waits for its default stream, then does the work on the calling thread.
+// An asynchronous call runs in stream order (at once when the stream is idle). Pageable host
+// memory follows the real runtime's staging rules, which also keep it safe for the caller:
+// a pageable source is copied before the call returns; a pageable destination is written
+// before the call returns.
+
+cudaError_t default_stream(bool per_thread, fg::Stream** out) {
+  return fg::rt::stream(nullptr, per_thread, out);
+}
+
+cudaError_t run_sync(bool per_thread, const std::function<fg::Status()>& op) {
+  fg::Stream* s = nullptr;
+  if (cudaError_t e = default_stream(per_thread, &s); e != cudaSuccess) return e;
+  be().stream_sync(s);
+  return to_cuda(op());
+}
+
+// Enqueues a copy whose ranges are already validated.
+cudaError_t copy_async(fg::Stream* s, void* dst, const void* src, size_t n) {
+  fg::Backend& b = be();
+  if (b.stream_idle(s)) return to_cuda(b.copy(dst, src, n));
+  if (!known(src)) {
+    auto staged = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(src),
+                                                               static_cast<const unsigned char*>(src) + n);
+    return to_cuda(b.stream_enqueue(s, [dst, staged] { be().copy(dst, staged->data(), staged->size()); }));
+  }
+  cudaError_t e = to_cuda(b.stream_enqueue(s, [dst, src, n] { be().copy(dst, src, n); }));
+  if (e == cudaSuccess && !known(dst)) b.stream_sync(s);
+  return e;
+}
+
+cudaError_t enqueue(fg::Stream* s, std::function<void()> op) { return to_cuda(be().stream_enqueue(s, std::move(op))); }
+
+// ---- 1D copies -----------------------------------------------------------------------------------
+
+cudaError_t memcpy_sync(void* dst, const void* src, size_t count, cudaMemcpyKind kind, bool per_thread) {
+  if (!valid_kind(kind)) return cudaErrorInvalidMemcpyDirection;
+  fg::Context* ctx = nullptr;
+  if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+  if (count == 0) return cudaSuccess;
+  if (cudaError_t e = check_direction(dst, src, kind); e != cudaSuccess) return e;
+  return run_sync(per_thread, [&] { return be().copy(dst, src, count); });
+}
+
+cudaError_t memcpy_async(void* dst, const void* src, size_t count, cudaMemcpyKind kind, cudaStream_t stream,
+                         bool per_thread) {
+  if (!valid_kind(kind)) return cudaErrorInvalidMemcpyDirection;
+  fg::Stream* s = nullptr;
+  if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
+  if (count == 0) return cudaSuccess;
+  if (cudaError_t e = check_direction(dst, src, kind); e != cudaSuccess) return e;
+  if (!range_ok(dst, count) || !range_ok(src, count)) return cudaErrorInvalidValue;
+  return copy_async(s, dst, src, count);
+}
+
+// ---- 2D and 3D copies (linear memory) --------------------------------------------------------------
+
+cudaError_t check_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                     cudaMemcpyKind kind) {
+  if (!valid_kind(kind)) return cudaErrorInvalidMemcpyDirection;
+  if (width > dpitch || width > spitch) return cudaErrorInvalidPitchValue;
+  if (width == 0 || height == 0) return cudaSuccess;
+  if (cudaError_t e = check_direction(dst, src, kind); e != cudaSuccess) return e;
+  if (!range_ok(dst, dpitch * (height - 1) + width) || !range_ok(src, spitch * (height - 1) + width))
+    return cudaErrorInvalidValue;
+  return cudaSuccess;
+}
+
+cudaError_t memcpy2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                     cudaMemcpyKind kind, cudaStream_t stream, bool async, bool per_thread) {
+  fg::Stream* s = nullptr;
+  if (async) {
+    if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
+  } else {
+    fg::Context* ctx = nullptr;
+    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+  }
+  if (cudaError_t e = check_2d(dst, dpitch, src, spitch, width, height, kind); e != cudaSuccess) return e;
+  if (width == 0 || height == 0) return cudaSuccess;
+  auto op = [=] { return be().copy_2d(dst, dpitch, src, spitch, width, height); };
+  if (!async) return run_sync(per_thread, op);
+  if (be().stream_idle(s) || (known(src) && known(dst))) return enqueue(s, [op] { op(); });
+  // Pageable memory on a busy stream: finish before returning (see above).
+  cudaError_t e = enqueue(s, [op] { op(); });
+  if (e == cudaSuccess) be().stream_sync(s);
+  return e;
+}
+
+// One 3D copy between pitched linear ranges, as depth 2D copies.
+struct Copy3D {
+  char* dst;
+  size_t dpitch, dslice;
+  const char* src;
+  size_t spitch, sslice;
+  size_t width, height, depth;
+  fg::Status run() const {
+    for (size_t z = 0; z < depth; ++z) {
+      fg::Status s = be().copy_2d(dst + z * dslice, dpitch, src + z * sslice, spitch, width, height);
+      if (s != fg::Status::Ok) return s;
+    }
+    return fg::Status::Ok;
+  }
+};
+
+cudaError_t plan_3d(const cudaPitchedPtr& sp, const cudaPos& spos, const cudaPitchedPtr& dp, const cudaPos& dpos,
+                    const cudaExtent& ext, Copy3D* out) {
+  if (!sp.ptr || !dp.ptr) return cudaErrorInvalidValue;
+  if (ext.width > sp.pitch || ext.width > dp.pitch) return cudaErrorInvalidPitchValue;
+  if (spos.x + ext.width > sp.pitch || dpos.x + ext.width > dp.pitch) return cudaErrorInvalidValue;
+  // ysize is the slice height in rows; 0 is taken as the extent's height.
+  const size_t sy = sp.ysize ? sp.ysize : ext.height, dy = dp.ysize ? dp.ysize : ext.height;
+  out->src = static_cast<const char*>(sp.ptr) + (spos.z * sy + spos.y) * sp.pitch + spos.x;
+  out->dst = static_cast<char*>(dp.ptr) + (dpos.z * dy + dpos.y) * dp.pitch + dpos.x;
+  out->spitch = sp.pitch, out->dpitch = dp.pitch;
+  out->sslice = sp.pitch * sy, out->dslice = dp.pitch * dy;
+  out->width = ext.width, out->height = ext.height, out->depth = ext.depth;
+  if (out->width == 0 || out->height == 0 || out->depth == 0) return cudaSuccess;
+  const size_t last_s = out->sslice * (out->depth - 1) + out->spitch * (out->height - 1) + out->width;
+  const size_t last_d = out->dslice * (out->depth - 1) + out->dpitch * (out->height - 1) + out->width;
+  if (!range_ok(out->src, last_s) || !range_ok(out->dst, last_d)) return cudaErrorInvalidValue;
+  return cudaSuccess;
+}
+
+cudaError_t memcpy3d(const cudaMemcpy3DParms* p, cudaStream_t stream, bool async, bool per_thread) {
+  if (!p) return cudaErrorInvalidValue;
+  fg::Stream* s = nullptr;
+  if (cudaError_t e = async ? fg::rt::stream(stream, per_thread, &s) : default_stream(per_thread, &s); e != cudaSuccess)
+    return e;
+  // CUDA arrays cannot exist here (cudaMallocArray is not supported), so any array is invalid.
+  if (p->srcArray || p->dstArray) return cudaErrorInvalidValue;
+  if (!valid_kind(p->kind)) return cudaErrorInvalidMemcpyDirection;
+  if (cudaError_t e = check_direction(p->dstPtr.ptr, p->srcPtr.ptr, p->kind); e != cudaSuccess) return e;
+  Copy3D c{};
+  if (cudaError_t e = plan_3d(p->srcPtr, p->srcPos, p->dstPtr, p->dstPos, p->extent, &c); e != cudaSuccess) return e;
+  if (c.width == 0 || c.height == 0 || c.depth == 0) return cudaSuccess;
+  if (!async) {
+    be().stream_sync(s);
+    return to_cuda(c.run());
+  }
+  cudaError_t e = enqueue(s, [c] { c.run(); });
+  if (e == cudaSuccess && !(known(c.src) && known(c.dst))) be().stream_sync(s);
+  return e;
+}
+
+cudaError_t memcpy3d_peer(const cudaMemcpy3DPeerParms* p, cudaStream_t stream, bool async, bool per_thread) {
+  if (!p) return cudaErrorInvalidValue;
+  if (!be().device(p->srcDevice) || !be().device(p->dstDevice)) return cudaErrorInvalidDevice;
+  cudaMemcpy3DParms q{};
+  q.srcArray = p->srcArray, q.srcPos = p->srcPos, q.srcPtr = p->srcPtr;
+  q.dstArray = p->dstArray, q.dstPos = p->dstPos, q.dstPtr = p->dstPtr;
+  q.extent = p->extent;
+  q.kind = cudaMemcpyDeviceToDevice;
+  return memcpy3d(&q, stream, async, per_thread);
+}
+
+// ---- peer copies ------------------------------------------------------------------------------------
+// Unified addressing makes these plain device-to-device copies; the devices are checked.
+
+cudaError_t memcpy_peer(void* dst, int dstDevice, const void* src, int srcDevice, size_t count, cudaStream_t stream,
+                        bool async) {
+  fg::Backend& b = be();
+  if (b.device_count() == 0) return cudaErrorNoDevice;
+  if (!b.device(dstDevice) || !b.device(srcDevice)) return cudaErrorInvalidDevice;
+  if (async) return memcpy_async(dst, src, count, cudaMemcpyDeviceToDevice, stream, false);
+  return memcpy_sync(dst, src, count, cudaMemcpyDeviceToDevice, false);
+}
+
+// ---- symbols ------------------------------------------------------------------------------------------
+// `symbol` is the address of the host shadow that __cudaRegisterVar registered; its fake
+// device storage is what gets copied.
+
+cudaError_t symbol_range(const void* symbol, size_t count, size_t offset, char** where) {
+  fg::Symbol* sym = symbol ? be().symbol_by_host(symbol) : nullptr;
+  if (!sym || !sym->dev_ptr) return cudaErrorInvalidSymbol;
+  if (offset > sym->size || count > sym->size - offset) return cudaErrorInvalidValue;
+  *where = static_cast<char*>(sym->dev_ptr) + offset;
+  return cudaSuccess;
+}
+
+cudaError_t to_symbol(const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind kind,
+                      cudaStream_t stream, bool async, bool per_thread) {
+  fg::Stream* s = nullptr;
+  if (cudaError_t e = async ? fg::rt::stream(stream, per_thread, &s) : default_stream(per_thread, &s); e != cudaSuccess)
+    return e;
+  char* dst = nullptr;
+  if (cudaError_t e = symbol_range(symbol, count, offset, &dst); e != cudaSuccess) return e;
+  if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
+    return cudaErrorInvalidMemcpyDirection;
+  if (count == 0) return cudaSuccess;
+  if (kind == cudaMemcpyDeviceToDevice && !known(src)) return cudaErrorInvalidValue;
+  if (!range_ok(src, count)) return cudaErrorInvalidValue;
+  if (!async) {
+    be().stream_sync(s);
+    return to_cuda(be().copy(dst, src, count));
+  }
+  return copy_async(s, dst, src, count);
+}
+
+cudaError_t from_symbol(void* dst, const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind,
+                        cudaStream_t stream, bool async, bool per_thread) {
+  fg::Stream* s = nullptr;
+  if (cudaError_t e = async ? fg::rt::stream(stream, per_thread, &s) : default_stream(per_thread, &s); e != cudaSuccess)
+    return e;
+  char* src = nullptr;
+  if (cudaError_t e = symbol_range(symbol, count, offset, &src); e != cudaSuccess) return e;
+  if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
+    return cudaErrorInvalidMemcpyDirection;
+  if (count == 0) return cudaSuccess;
+  if (kind == cudaMemcpyDeviceToDevice && !known(dst)) return cudaErrorInvalidValue;
+  if (!range_ok(dst, count)) return cudaErrorInvalidValue;
+  if (!async) {
+    be().stream_sync(s);
+    return to_cuda(be().copy(dst, src, count));
+  }
+  return copy_async(s, dst, src, count);
+}
+
+// ---- memsets -------------------------------------------------------------------------------------------
+// The destination must be memory CUDA knows (device, managed, pinned or registered).
+
+cudaError_t memset_1d(void* devPtr, int value, size_t count, cudaStream_t stream, bool async, bool per_thread) {
+  fg::Stream* s = nullptr;
+  if (cudaError_t e = async ? fg::rt::stream(stream, per_thread, &s) : default_stream(per_thread, &s); e != cudaSuccess)
+    return e;
+  if (count == 0) return cudaSuccess;
+  if (!known(devPtr) || !range_ok(devPtr, count)) return cudaErrorInvalidValue;
+  if (!async) {
+    be().stream_sync(s);
+    return to_cuda(be().set(devPtr, value, count));
+  }
+  return enqueue(s, [devPtr, value, count] { be().set(devPtr, value, count); });
+}
+
+cudaError_t memset_2d(void* devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream,
+                      bool async, bool per_thread) {
+  fg::Stream* s = nullptr;
+  if (cudaError_t e = async ? fg::rt::stream(stream, per_thread, &s) : default_stream(per_thread, &s); e != cudaSuccess)
+    return e;
+  if (width > pitch) return cudaErrorInvalidValue;
+  if (width == 0 || height == 0) return cudaSuccess;
+  if (!known(devPtr) || !range_ok(devPtr, pitch * (height - 1) + width)) return cudaErrorInvalidValue;
+  const unsigned char byte = static_cast<unsigned char>(value);
+  auto op = [=] { return be().set_2d(devPtr, pitch, &byte, 1, width, height); };
+  if (!async) {
+    be().stream_sync(s);
+    return to_cuda(op());
+  }
+  return enqueue(s, [op] { op(); });
+}
+
+cudaError_t memset_3d(cudaPitchedPtr p, int value, cudaExtent extent, cudaStream_t stream, bool async,
+                      bool per_thread) {
+  fg::Stream* s = nullptr;
+  if (cudaError_t e = async ? fg::rt::stream(stream, per_thread, &s) : default_stream(per_thread, &s); e != cudaSuccess)
+    return e;
+  if (extent.width > p.pitch) return cudaErrorInvalidValue;
+  if (extent.width == 0 || extent.height == 0 || extent.depth == 0) return cudaSuccess;
+  const size_t rows = p.ysize ? p.ysize : extent.height;
+  const size_t slice = p.pitch * rows;
+  const size_t span = slice * (extent.depth - 1) + p.pitch * (extent.height - 1) + extent.width;
+  if (!known(p.ptr) || !range_ok(p.ptr, span)) return cudaErrorInvalidValue;
+  const unsigned char byte = static_cast<unsigned char>(value);
+  auto op = [=] {
+    for (size_t z = 0; z < extent.depth; ++z) {
+      fg::Status st = be().set_2d(static_cast<char*>(p.ptr) + z * slice, p.pitch, &byte, 1, extent.width, extent.height);
+      if (st != fg::Status::Ok) return st;
+    }
+    return fg::Status::Ok;
+  };
+  if (!async) {
+    be().stream_sync(s);
+    return to_cuda(op());
+  }
+  return enqueue(s, [op] { op(); });
+}
+
+}  // namespace
+
+// ---- exported entry points ---------------------------------------------------------------------------------
+// The _ptds / _ptsz twins differ only in what the null stream means.
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+  return api([&] { return memcpy_sync(dst, src, count, kind, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy_ptds(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+  return api([&] { return memcpy_sync(dst, src, count, kind, true); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
+                                                      cudaStream_t stream) {
+  return api([&] { return memcpy_async(dst, src, count, kind, stream, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t count,
+                                                           cudaMemcpyKind kind, cudaStream_t stream) {
+  return api([&] { return memcpy_async(dst, src, count, kind, stream, true); });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch,
+                                                   size_t width, size_t height, cudaMemcpyKind kind) {
+  return api([&] { return memcpy2d(dst, dpitch, src, spitch, width, height, kind, nullptr, false, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy2D_ptds(void* dst, size_t dpitch, const void* src, size_t spitch,
+                                                        size_t width, size_t height, cudaMemcpyKind kind) {
+  return api([&] { return memcpy2d(dst, dpitch, src, spitch, width, height, kind, nullptr, false, true); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch,
+                                                        size_t width, size_t height, cudaMemcpyKind kind,
+                                                        cudaStream_t stream) {
+  return api([&] { return memcpy2d(dst, dpitch, src, spitch, width, height, kind, stream, true, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy2DAsync_ptsz(void* dst, size_t dpitch, const void* src,
+                                                             size_t spitch, size_t width, size_t height,
+                                                             cudaMemcpyKind kind, cudaStream_t stream) {
+  return api([&] { return memcpy2d(dst, dpitch, src, spitch, width, height, kind, stream, true, true); });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy3D(const cudaMemcpy3DParms* p) {
+  return api([&] { return memcpy3d(p, nullptr, false, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy3D_ptds(const cudaMemcpy3DParms* p) {
+  return api([&] { return memcpy3d(p, nullptr, false, true); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy3DAsync(const cudaMemcpy3DParms* p, cudaStream_t stream) {
+  return api([&] { return memcpy3d(p, stream, true, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy3DAsync_ptsz(const cudaMemcpy3DParms* p, cudaStream_t stream) {
+  return api([&] { return memcpy3d(p, stream, true, true); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy3DPeer(const cudaMemcpy3DPeerParms* p) {
+  return api([&] { return memcpy3d_peer(p, nullptr, false, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy3DPeer_ptds(const cudaMemcpy3DPeerParms* p) {
+  return api([&] { return memcpy3d_peer(p, nullptr, false, true); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy3DPeerAsync(const cudaMemcpy3DPeerParms* p, cudaStream_t stream) {
+  return api([&] { return memcpy3d_peer(p, stream, true, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy3DPeerAsync_ptsz(const cudaMemcpy3DPeerParms* p, cudaStream_t stream) {
+  return api([&] { return memcpy3d_peer(p, stream, true, true); });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyPeer(void* dst, int dstDevice, const void* src, int srcDevice,
+                                                     size_t count) {
+  return api([&] { return memcpy_peer(dst, dstDevice, src, srcDevice, count, nullptr, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int srcDevice,
+                                                          size_t count, cudaStream_t stream) {
+  return api([&] { return memcpy_peer(dst, dstDevice, src, srcDevice, count, stream, true); });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count,
+                                                         size_t offset, cudaMemcpyKind kind) {
+  return api([&] { return to_symbol(symbol, src, count, offset, kind, nullptr, false, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyToSymbol_ptds(const void* symbol, const void* src, size_t count,
+                                                              size_t offset, cudaMemcpyKind kind) {
+  return api([&] { return to_symbol(symbol, src, count, offset, kind, nullptr, false, true); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t count,
+                                                              size_t offset, cudaMemcpyKind kind, cudaStream_t stream) {
+  return api([&] { return to_symbol(symbol, src, count, offset, kind, stream, true, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyToSymbolAsync_ptsz(const void* symbol, const void* src, size_t count,
+                                                                   size_t offset, cudaMemcpyKind kind,
+                                                                   cudaStream_t stream) {
+  return api([&] { return to_symbol(symbol, src, count, offset, kind, stream, true, true); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count, size_t offset,
+                                                           cudaMemcpyKind kind) {
+  return api([&] { return from_symbol(dst, symbol, count, offset, kind, nullptr, false, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyFromSymbol_ptds(void* dst, const void* symbol, size_t count,
+                                                                size_t offset, cudaMemcpyKind kind) {
+  return api([&] { return from_symbol(dst, symbol, count, offset, kind, nullptr, false, true); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t count,
+                                                                size_t offset, cudaMemcpyKind kind,
+                                                                cudaStream_t stream) {
+  return api([&] { return from_symbol(dst, symbol, count, offset, kind, stream, true, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyFromSymbolAsync_ptsz(void* dst, const void* symbol, size_t count,
+                                                                     size_t offset, cudaMemcpyKind kind,
+                                                                     cudaStream_t stream) {
+  return api([&] { return from_symbol(dst, symbol, count, offset, kind, stream, true, true); });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaGetSymbolAddress(void** devPtr, const void* symbol) {
+  return api([&]() -> cudaError_t {
+    if (!devPtr) return cudaErrorInvalidValue;
+    fg::Context* ctx = nullptr;
+    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    char* where = nullptr;
+    if (cudaError_t e = symbol_range(symbol, 0, 0, &where); e != cudaSuccess) return e;
+    *devPtr = where;
+    return cudaSuccess;
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaGetSymbolSize(size_t* size, const void* symbol) {
+  return api([&]() -> cudaError_t {
+    if (!size) return cudaErrorInvalidValue;
+    fg::Context* ctx = nullptr;
+    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    fg::Symbol* sym = symbol ? be().symbol_by_host(symbol) : nullptr;
+    if (!sym || !sym->dev_ptr) return cudaErrorInvalidSymbol;
+    *size = sym->size;
+    return cudaSuccess;
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset(void* devPtr, int value, size_t count) {
+  return api([&] { return memset_1d(devPtr, value, count, nullptr, false, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset_ptds(void* devPtr, int value, size_t count) {
+  return api([&] { return memset_1d(devPtr, value, count, nullptr, false, true); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t stream) {
+  return api([&] { return memset_1d(devPtr, value, count, stream, true, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemsetAsync_ptsz(void* devPtr, int value, size_t count, cudaStream_t stream) {
+  return api([&] { return memset_1d(devPtr, value, count, stream, true, true); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset2D(void* devPtr, size_t pitch, int value, size_t width, size_t height) {
+  return api([&] { return memset_2d(devPtr, pitch, value, width, height, nullptr, false, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset2D_ptds(void* devPtr, size_t pitch, int value, size_t width,
+                                                        size_t height) {
+  return api([&] { return memset_2d(devPtr, pitch, value, width, height, nullptr, false, true); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset2DAsync(void* devPtr, size_t pitch, int value, size_t width,
+                                                        size_t height, cudaStream_t stream) {
+  return api([&] { return memset_2d(devPtr, pitch, value, width, height, stream, true, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset2DAsync_ptsz(void* devPtr, size_t pitch, int value, size_t width,
+                                                             size_t height, cudaStream_t stream) {
+  return api([&] { return memset_2d(devPtr, pitch, value, width, height, stream, true, true); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset3D(cudaPitchedPtr pitchedDevPtr, int value, cudaExtent extent) {
+  return api([&] { return memset_3d(pitchedDevPtr, value, extent, nullptr, false, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset3D_ptds(cudaPitchedPtr pitchedDevPtr, int value, cudaExtent extent) {
+  return api([&] { return memset_3d(pitchedDevPtr, value, extent, nullptr, false, true); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset3DAsync(cudaPitchedPtr pitchedDevPtr, int value, cudaExtent extent,
+                                                        cudaStream_t stream) {
+  return api([&] { return memset_3d(pitchedDevPtr, value, extent, stream, true, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset3DAsync_ptsz(cudaPitchedPtr pitchedDevPtr, int value,
+                                                             cudaExtent extent, cudaStream_t stream) {
+  return api([&] { return memset_3d(pitchedDevPtr, value, extent, stream, true, true); });
+}

@@ -1,0 +1,616 @@
+// Runtime memory management: device, pitched, managed and pinned host allocations, host
+// registration, pointer attributes, memory info, IPC handles, stream-ordered allocation
+// and memory pools.
+#include "runtime/common.h"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+using namespace fgapi;
+using fg::Allocation;
+using fg::MemKind;
+using fg::rt::api;
+using fg::rt::be;
+using fg::rt::to_cuda;
+
+namespace {
+
+constexpr unsigned bit(MemKind k) { return 1u << static_cast<unsigned>(k); }
+constexpr unsigned kDeviceKinds = bit(MemKind::Device) | bit(MemKind::Managed);
+
+// cudaMallocPitch rows are aligned like the real allocator's on current parts.
+constexpr size_t kPitchAlignment = 512;
+
+// cudaHostAlloc: Portable 1, Mapped 2, WriteCombined 4. cudaHostRegister: Portable 1,
+// Mapped 2, IoMemory 4, ReadOnly 8. cudaMallocManaged: AttachGlobal 1, AttachHost 2.
+constexpr unsigned kHostAllocFlags = 0x1 | 0x2 | 0x4;
+constexpr unsigned kHostRegisterFlags = 0x1 | 0x2 | 0x4 | 0x8;
+constexpr unsigned kHostAllocMapped = 0x2;
+constexpr unsigned kMemAttachGlobal = 0x1, kMemAttachHost = 0x2;
+
+// cudaMemoryType
+constexpr int kMemTypeUnregistered = 0, kMemTypeHost = 1, kMemTypeDevice = 2, kMemTypeManaged = 3;
+constexpr int kInvalidDeviceId = -2;  // cudaInvalidDeviceId
+
+// cudaMemLocationTypeDevice, cudaMemAllocationTypePinned, cudaMemAccessFlagsProtReadWrite
+constexpr int kLocationDevice = 1;
+constexpr int kAllocationPinned = 1;
+constexpr int kAccessNone = 0, kAccessRead = 1, kAccessReadWrite = 3;
+
+// ---- memory pool accounting --------------------------------------------------------------------
+// Allocations carry their pool's id; the books (used/reserved current and high) live in the
+// MemPool. The registry maps ids of the pools this runtime has seen (every device's default
+// pool and the pools it created) back to them, so a cudaFree of a pool allocation can book it.
+struct PoolRegistry {
+  std::mutex mu;
+  std::unordered_map<uint64_t, fg::MemPool*> by_id;
+  bool defaults_added = false;
+};
+PoolRegistry& pools() {
+  static auto* r = new PoolRegistry;  // never destroyed: frees may come from atexit handlers
+  return *r;
+}
+
+void remember_pool(fg::MemPool* p) {
+  auto& r = pools();
+  std::lock_guard lock(r.mu);
+  r.by_id[p->id] = p;
+}
+
+void forget_pool(fg::MemPool* p) {
+  auto& r = pools();
+  std::lock_guard lock(r.mu);
+  r.by_id.erase(p->id);
+}
+
+void book_pool(uint64_t id, int64_t delta) {
+  if (id == 0) return;
+  auto& r = pools();
+  std::lock_guard lock(r.mu);
+  if (!r.defaults_added) {
+    for (int i = 0; i < be().device_count(); ++i)
+      if (fg::MemPool* p = be().device(i)->default_pool) r.by_id[p->id] = p;
+    r.defaults_added = true;
+  }
+  auto it = r.by_id.find(id);
+  if (it == r.by_id.end()) return;
+  fg::MemPool* p = it->second;
+  std::lock_guard l2(p->mu);
+  if (delta >= 0) {
+    p->used_current += static_cast<uint64_t>(delta);
+  } else {
+    p->used_current -= std::min(p->used_current, static_cast<uint64_t>(-delta));
+  }
+  // Nothing is cached: what is in use is what the pool holds.
+  p->reserved_current = p->used_current;
+  p->used_high = std::max(p->used_high, p->used_current);
+  p->reserved_high = std::max(p->reserved_high, p->reserved_current);
+}
+
+// The runtime's context on `dev`: its primary context, retained once like cudaSetDevice does.
+cudaError_t primary_ctx(fg::Device* dev, fg::Context** out) {
+  {
+    std::lock_guard lock(dev->primary_mu);
+    if (dev->primary && dev->primary_refs > 0) {
+      *out = dev->primary;
+      return cudaSuccess;
+    }
+  }
+  return to_cuda(be().primary_retain(dev, out));
+}
+
+// Frees p (exact base, kinds) after the work queued on its context has finished, as
+// cudaFree synchronises; books pool allocations.
+cudaError_t free_kinds(void* p, unsigned kinds) {
+  fg::Backend& b = be();
+  auto a = b.mem_find(p);
+  if (!a || a->base != reinterpret_cast<uintptr_t>(p) || !(kinds & bit(a->kind))) return cudaErrorInvalidValue;
+  if (a->ctx && b.ctx_valid(a->ctx)) b.ctx_sync(a->ctx);
+  Allocation freed;
+  if (fg::Status s = b.mem_free(p, kinds, fg::ApiOrigin::Runtime, &freed); s != fg::Status::Ok) return to_cuda(s);
+  book_pool(freed.pool, -static_cast<int64_t>(freed.size));
+  return cudaSuccess;
+}
+
+cudaError_t valid_pool(cudaMemPool_t pool, fg::MemPool** out) {
+  auto* p = reinterpret_cast<fg::MemPool*>(pool);
+  if (!p || !be().pool_valid(p)) return cudaErrorInvalidValue;
+  *out = p;
+  return cudaSuccess;
+}
+
+cudaError_t alloc_from_pool(void** ptr, size_t size, fg::MemPool* pool, fg::Context* ctx) {
+  if (size == 0) {
+    *ptr = nullptr;
+    return cudaSuccess;
+  }
+  if (ctx->dev != pool->dev) {
+    if (cudaError_t e = primary_ctx(pool->dev, &ctx); e != cudaSuccess) return e;
+  }
+  void* p = nullptr;
+  fg::Status s = be().mem_alloc(ctx, MemKind::Device, size, fg::ApiOrigin::Runtime, 0, &p, pool->id);
+  if (s != fg::Status::Ok) return to_cuda(s);
+  book_pool(pool->id, static_cast<int64_t>(size));
+  *ptr = p;
+  return cudaSuccess;
+}
+
+}  // namespace
+
+// ---- device memory ----------------------------------------------------------------------------
+
+// size 0 succeeds with a null pointer, as the real cudaMalloc does.
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMalloc(void** devPtr, size_t size) {
+  return api([&]() -> cudaError_t {
+    if (!devPtr) return cudaErrorInvalidValue;
+    fg::Context* ctx = nullptr;
+    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    if (size == 0) {
+      *devPtr = nullptr;
+      return cudaSuccess;
+    }
+    return to_cuda(be().mem_alloc(ctx, MemKind::Device, size, fg::ApiOrigin::Runtime, 0, devPtr));
+  });
+}
+
+// nullptr is a no-op; an unknown, interior or already freed pointer is an invalid argument.
+extern "C" FG_IMPL cudaError_t fgimpl_cudaFree(void* devPtr) {
+  return api([&]() -> cudaError_t {
+    fg::Context* ctx = nullptr;
+    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    if (!devPtr) return cudaSuccess;
+    return free_kinds(devPtr, kDeviceKinds);
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMallocPitch(void** devPtr, size_t* pitch, size_t width, size_t height) {
+  return api([&]() -> cudaError_t {
+    if (!devPtr || !pitch) return cudaErrorInvalidValue;
+    fg::Context* ctx = nullptr;
+    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    const size_t p = (width + kPitchAlignment - 1) / kPitchAlignment * kPitchAlignment;
+    if (p < width || (height && p > SIZE_MAX / height)) return cudaErrorMemoryAllocation;
+    *pitch = p;
+    if (p == 0 || height == 0) {
+      *devPtr = nullptr;
+      return cudaSuccess;
+    }
+    return to_cuda(be().mem_alloc(ctx, MemKind::Device, p * height, fg::ApiOrigin::Runtime, 0, devPtr));
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMallocManaged(void** devPtr, size_t size, unsigned int flags) {
+  return api([&]() -> cudaError_t {
+    if (!devPtr || size == 0) return cudaErrorInvalidValue;  // size 0 is documented as invalid here
+    if (flags != kMemAttachGlobal && flags != kMemAttachHost) return cudaErrorInvalidValue;
+    fg::Context* ctx = nullptr;
+    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    return to_cuda(be().mem_alloc(ctx, MemKind::Managed, size, fg::ApiOrigin::Runtime, flags, devPtr));
+  });
+}
+
+// ---- pinned host memory ---------------------------------------------------------------------------
+
+namespace {
+cudaError_t host_alloc(void** ptr, size_t size, unsigned flags) {
+  if (!ptr) return cudaErrorInvalidValue;
+  if (flags & ~kHostAllocFlags) return cudaErrorInvalidValue;
+  fg::Context* ctx = nullptr;
+  if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+  if (size == 0) {
+    *ptr = nullptr;
+    return cudaSuccess;
+  }
+  return to_cuda(be().mem_alloc(ctx, MemKind::Host, size, fg::ApiOrigin::Runtime, flags, ptr));
+}
+}  // namespace
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMallocHost(void** ptr, size_t size) {
+  return api([&] { return host_alloc(ptr, size, 0); });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaHostAlloc(void** pHost, size_t size, unsigned int flags) {
+  return api([&] { return host_alloc(pHost, size, flags); });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaFreeHost(void* ptr) {
+  return api([&]() -> cudaError_t {
+    fg::Context* ctx = nullptr;
+    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    if (!ptr) return cudaSuccess;
+    return free_kinds(ptr, bit(MemKind::Host));
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaHostRegister(void* ptr, size_t size, unsigned int flags) {
+  return api([&]() -> cudaError_t {
+    if (!ptr || size == 0 || (flags & ~kHostRegisterFlags)) return cudaErrorInvalidValue;
+    fg::Context* ctx = nullptr;
+    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    auto a = be().mem_find(ptr);
+    if (a) {
+      // Pinned or registered already: "part or all of the requested memory range is already
+      // mapped"; device memory cannot be registered.
+      return a->kind == MemKind::Host || a->kind == MemKind::Registered ? cudaErrorHostMemoryAlreadyRegistered
+                                                                         : cudaErrorInvalidValue;
+    }
+    fg::Status s = be().host_register(ptr, size, flags);
+    if (s == fg::Status::AlreadyMapped) return cudaErrorHostMemoryAlreadyRegistered;
+    return to_cuda(s);
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaHostUnregister(void* ptr) {
+  return api([&]() -> cudaError_t {
+    if (!ptr) return cudaErrorInvalidValue;
+    fg::Context* ctx = nullptr;
+    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    if (be().host_unregister(ptr) != fg::Status::Ok) return cudaErrorHostMemoryNotRegistered;
+    return cudaSuccess;
+  });
+}
+
+// With unified addressing the device address of pinned, registered or managed memory is the
+// host address itself.
+extern "C" FG_IMPL cudaError_t fgimpl_cudaHostGetDevicePointer(void** pDevice, void* pHost, unsigned int flags) {
+  return api([&]() -> cudaError_t {
+    if (!pDevice || !pHost || flags != 0) return cudaErrorInvalidValue;
+    fg::Context* ctx = nullptr;
+    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    auto a = be().mem_find(pHost);
+    if (!a || (a->kind != MemKind::Host && a->kind != MemKind::Registered && a->kind != MemKind::Managed))
+      return cudaErrorInvalidValue;
+    *pDevice = pHost;
+    return cudaSuccess;
+  });
+}
+
+// Only for cudaHostAlloc/cudaMallocHost memory; cudaHostAllocMapped is implied under UVA.
+extern "C" FG_IMPL cudaError_t fgimpl_cudaHostGetFlags(unsigned int* pFlags, void* pHost) {
+  return api([&]() -> cudaError_t {
+    if (!pFlags || !pHost) return cudaErrorInvalidValue;
+    fg::Context* ctx = nullptr;
+    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    auto a = be().mem_find(pHost);
+    if (!a || a->kind != MemKind::Host) return cudaErrorInvalidValue;
+    *pFlags = a->flags | kHostAllocMapped;
+    return cudaSuccess;
+  });
+}
+
+// ---- information ----------------------------------------------------------------------------------
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemGetInfo(size_t* free, size_t* total) {
+  return api([&]() -> cudaError_t {
+    if (!free || !total) return cudaErrorInvalidValue;
+    fg::Context* ctx = nullptr;
+    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    uint64_t f = 0, t = 0;
+    be().mem_info(ctx->dev, &f, &t);
+    *free = f;
+    *total = t;
+    return cudaSuccess;
+  });
+}
+
+// CUDA 11+ rules: memory CUDA does not know is reported as cudaMemoryTypeUnregistered with
+// success (device cudaInvalidDeviceId, no device alias); device memory has no host alias;
+// pinned, registered and managed memory have both (the same address, unified addressing).
+extern "C" FG_IMPL cudaError_t fgimpl_cudaPointerGetAttributes(cudaPointerAttributes* attributes, const void* ptr) {
+  return api([&]() -> cudaError_t {
+    if (!attributes) return cudaErrorInvalidValue;
+    fg::Context* ctx = nullptr;
+    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    auto a = be().mem_find(ptr);
+    std::memset(attributes, 0, sizeof *attributes);
+    void* p = const_cast<void*>(ptr);
+    int type = kMemTypeUnregistered;
+    int device = kInvalidDeviceId;
+    void* dev_alias = nullptr;
+    void* host_alias = p;
+    if (a) {
+      // Host memory is tied to the device that was current at allocation; the core does not
+      // record it, so report the current device.
+      const int cur = ctx->dev->ordinal;
+      switch (a->kind) {
+        case MemKind::Device:
+        case MemKind::Vmm:
+        case MemKind::IpcMapped:
+          type = kMemTypeDevice, device = a->device >= 0 ? a->device : cur, dev_alias = p, host_alias = nullptr;
+          break;
+        case MemKind::Managed:
+          type = kMemTypeManaged, device = a->device >= 0 ? a->device : cur, dev_alias = p;
+          break;
+        case MemKind::Host:
+          type = kMemTypeHost, device = cur, dev_alias = p;
+          break;
+        case MemKind::Registered:
+          // cudaHostRegister'd ranges have no device; the storage of __device__/__constant__
+          // variables (registered by the core with a device) is device memory.
+          if (a->device >= 0)
+            type = kMemTypeDevice, device = a->device, dev_alias = p, host_alias = nullptr;
+          else
+            type = kMemTypeHost, device = cur, dev_alias = p;
+          break;
+      }
+    }
+    attributes->type = static_cast<cudaMemoryType>(type);
+    attributes->device = device;
+    attributes->devicePointer = dev_alias;
+    attributes->hostPointer = host_alias;
+    return cudaSuccess;
+  });
+}
+
+// ---- IPC ------------------------------------------------------------------------------------------
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaIpcGetMemHandle(cudaIpcMemHandle_t* handle, void* devPtr) {
+  return api([&]() -> cudaError_t {
+    if (!handle || !devPtr) return cudaErrorInvalidValue;
+    fg::Context* ctx = nullptr;
+    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    static_assert(sizeof(cudaIpcMemHandle_t) == 64);
+    return to_cuda(be().ipc_export(devPtr, reinterpret_cast<unsigned char*>(handle)));
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaIpcOpenMemHandle(void** devPtr, cudaIpcMemHandle_t handle, unsigned int flags) {
+  return api([&]() -> cudaError_t {
+    if (!devPtr || (flags & ~1u)) return cudaErrorInvalidValue;  // cudaIpcMemLazyEnablePeerAccess = 1
+    fg::Context* ctx = nullptr;
+    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    unsigned char bytes[64];
+    std::memcpy(bytes, &handle, sizeof bytes);
+    return to_cuda(be().ipc_open(bytes, devPtr));
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaIpcCloseMemHandle(void* devPtr) {
+  return api([&]() -> cudaError_t {
+    if (!devPtr) return cudaErrorInvalidValue;
+    fg::Context* ctx = nullptr;
+    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    return to_cuda(be().ipc_close(devPtr));
+  });
+}
+
+// ---- stream-ordered allocation ----------------------------------------------------------------------
+// Allocation happens at once (the memory is valid before the stream reaches the call, which
+// is indistinguishable for correct programs); the free is ordered after the stream's work.
+
+namespace {
+cudaError_t malloc_async(void** devPtr, size_t size, cudaStream_t hStream, bool per_thread) {
+  if (!devPtr) return cudaErrorInvalidValue;
+  fg::Stream* s = nullptr;
+  if (cudaError_t e = fg::rt::stream(hStream, per_thread, &s); e != cudaSuccess) return e;
+  fg::MemPool* pool = s->ctx->dev->current_pool.load();
+  return alloc_from_pool(devPtr, size, pool, s->ctx);
+}
+
+cudaError_t malloc_from_pool_async(void** ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream,
+                                   bool per_thread) {
+  if (!ptr) return cudaErrorInvalidValue;
+  fg::MemPool* pool = nullptr;
+  if (cudaError_t e = valid_pool(memPool, &pool); e != cudaSuccess) return e;
+  fg::Stream* s = nullptr;
+  if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
+  return alloc_from_pool(ptr, size, pool, s->ctx);
+}
+
+cudaError_t free_async(void* devPtr, cudaStream_t hStream, bool per_thread) {
+  fg::Stream* s = nullptr;
+  if (cudaError_t e = fg::rt::stream(hStream, per_thread, &s); e != cudaSuccess) return e;
+  if (!devPtr) return cudaSuccess;
+  fg::Backend& b = be();
+  auto a = b.mem_find(devPtr);
+  if (!a || a->base != reinterpret_cast<uintptr_t>(devPtr) || !(kDeviceKinds & bit(a->kind)))
+    return cudaErrorInvalidValue;
+  return to_cuda(b.stream_enqueue(s, [devPtr] {
+    Allocation freed;
+    if (be().mem_free(devPtr, kDeviceKinds, fg::ApiOrigin::Runtime, &freed) == fg::Status::Ok)
+      book_pool(freed.pool, -static_cast<int64_t>(freed.size));
+  }));
+}
+}  // namespace
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMallocAsync(void** devPtr, size_t size, cudaStream_t hStream) {
+  return api([&] { return malloc_async(devPtr, size, hStream, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMallocAsync_ptsz(void** devPtr, size_t size, cudaStream_t hStream) {
+  return api([&] { return malloc_async(devPtr, size, hStream, true); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMallocFromPoolAsync(void** ptr, size_t size, cudaMemPool_t memPool,
+                                                              cudaStream_t stream) {
+  return api([&] { return malloc_from_pool_async(ptr, size, memPool, stream, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMallocFromPoolAsync_ptsz(void** ptr, size_t size, cudaMemPool_t memPool,
+                                                                   cudaStream_t stream) {
+  return api([&] { return malloc_from_pool_async(ptr, size, memPool, stream, true); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaFreeAsync(void* devPtr, cudaStream_t hStream) {
+  return api([&] { return free_async(devPtr, hStream, false); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaFreeAsync_ptsz(void* devPtr, cudaStream_t hStream) {
+  return api([&] { return free_async(devPtr, hStream, true); });
+}
+
+// ---- memory pools -------------------------------------------------------------------------------------
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceGetDefaultMemPool(cudaMemPool_t* memPool, int device) {
+  return api([&]() -> cudaError_t {
+    if (!memPool) return cudaErrorInvalidValue;
+    if (be().device_count() == 0) return cudaErrorNoDevice;
+    fg::Device* d = be().device(device);
+    if (!d) return cudaErrorInvalidDevice;
+    *memPool = reinterpret_cast<cudaMemPool_t>(d->default_pool);
+    return cudaSuccess;
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceGetMemPool(cudaMemPool_t* memPool, int device) {
+  return api([&]() -> cudaError_t {
+    if (!memPool) return cudaErrorInvalidValue;
+    if (be().device_count() == 0) return cudaErrorNoDevice;
+    fg::Device* d = be().device(device);
+    if (!d) return cudaErrorInvalidDevice;
+    *memPool = reinterpret_cast<cudaMemPool_t>(d->current_pool.load());
+    return cudaSuccess;
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceSetMemPool(int device, cudaMemPool_t memPool) {
+  return api([&]() -> cudaError_t {
+    if (be().device_count() == 0) return cudaErrorNoDevice;
+    fg::Device* d = be().device(device);
+    if (!d) return cudaErrorInvalidDevice;
+    fg::MemPool* p = nullptr;
+    if (cudaError_t e = valid_pool(memPool, &p); e != cudaSuccess) return e;
+    if (p->dev != d) return cudaErrorInvalidValue;  // a pool serves the device it was made for
+    d->current_pool.store(p);
+    return cudaSuccess;
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolCreate(cudaMemPool_t* memPool, const cudaMemPoolProps* poolProps) {
+  return api([&]() -> cudaError_t {
+    if (!memPool || !poolProps) return cudaErrorInvalidValue;
+    if (static_cast<int>(poolProps->allocType) != kAllocationPinned) return cudaErrorInvalidValue;
+    if (static_cast<int>(poolProps->location.type) != kLocationDevice) {
+      // Host / host-NUMA pools (CUDA 12.2+) are not modelled.
+      return static_cast<int>(poolProps->location.type) == 0 ? cudaErrorInvalidValue : cudaErrorNotSupported;
+    }
+    if (be().device_count() == 0) return cudaErrorNoDevice;
+    fg::Device* d = be().device(poolProps->location.id);
+    if (!d) return cudaErrorInvalidDevice;
+    fg::MemPool* p = nullptr;
+    if (fg::Status s = be().pool_create(d, &p); s != fg::Status::Ok) return to_cuda(s);
+    remember_pool(p);
+    *memPool = reinterpret_cast<cudaMemPool_t>(p);
+    return cudaSuccess;
+  });
+}
+
+// Allocations still outstanding stay valid (the real pool releases its memory once they are
+// freed); default pools cannot be destroyed.
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolDestroy(cudaMemPool_t memPool) {
+  return api([&]() -> cudaError_t {
+    fg::MemPool* p = nullptr;
+    if (cudaError_t e = valid_pool(memPool, &p); e != cudaSuccess) return e;
+    if (p->is_default) return cudaErrorInvalidValue;
+    forget_pool(p);
+    return to_cuda(be().pool_destroy(p));
+  });
+}
+
+namespace {
+// cudaMemPoolAttr
+enum : int {
+  kReuseFollowEventDependencies = 1,
+  kReuseAllowOpportunistic = 2,
+  kReuseAllowInternalDependencies = 3,
+  kReleaseThreshold = 4,
+  kReservedMemCurrent = 5,
+  kReservedMemHigh = 6,
+  kUsedMemCurrent = 7,
+  kUsedMemHigh = 8,
+};
+}  // namespace
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolSetAttribute(cudaMemPool_t memPool, cudaMemPoolAttr attr, void* value) {
+  return api([&]() -> cudaError_t {
+    fg::MemPool* p = nullptr;
+    if (cudaError_t e = valid_pool(memPool, &p); e != cudaSuccess) return e;
+    if (!value) return cudaErrorInvalidValue;
+    std::lock_guard lock(p->mu);
+    switch (static_cast<int>(attr)) {
+      case kReuseFollowEventDependencies: p->reuse_follow_event = *static_cast<int*>(value) != 0; return cudaSuccess;
+      case kReuseAllowOpportunistic: p->reuse_allow_opportunistic = *static_cast<int*>(value) != 0; return cudaSuccess;
+      case kReuseAllowInternalDependencies: p->reuse_allow_internal = *static_cast<int*>(value) != 0; return cudaSuccess;
+      case kReleaseThreshold: p->release_threshold = *static_cast<uint64_t*>(value); return cudaSuccess;
+      // The high-water marks can only be reset, to the current value, by writing 0.
+      case kReservedMemHigh:
+        if (*static_cast<uint64_t*>(value) != 0) return cudaErrorInvalidValue;
+        p->reserved_high = p->reserved_current;
+        return cudaSuccess;
+      case kUsedMemHigh:
+        if (*static_cast<uint64_t*>(value) != 0) return cudaErrorInvalidValue;
+        p->used_high = p->used_current;
+        return cudaSuccess;
+      default: return cudaErrorInvalidValue;  // read-only or unknown
+    }
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolGetAttribute(cudaMemPool_t memPool, cudaMemPoolAttr attr, void* value) {
+  return api([&]() -> cudaError_t {
+    fg::MemPool* p = nullptr;
+    if (cudaError_t e = valid_pool(memPool, &p); e != cudaSuccess) return e;
+    if (!value) return cudaErrorInvalidValue;
+    std::lock_guard lock(p->mu);
+    switch (static_cast<int>(attr)) {
+      case kReuseFollowEventDependencies: *static_cast<int*>(value) = p->reuse_follow_event; return cudaSuccess;
+      case kReuseAllowOpportunistic: *static_cast<int*>(value) = p->reuse_allow_opportunistic; return cudaSuccess;
+      case kReuseAllowInternalDependencies: *static_cast<int*>(value) = p->reuse_allow_internal; return cudaSuccess;
+      case kReleaseThreshold: *static_cast<uint64_t*>(value) = p->release_threshold; return cudaSuccess;
+      case kReservedMemCurrent: *static_cast<uint64_t*>(value) = p->reserved_current; return cudaSuccess;
+      case kReservedMemHigh: *static_cast<uint64_t*>(value) = p->reserved_high; return cudaSuccess;
+      case kUsedMemCurrent: *static_cast<uint64_t*>(value) = p->used_current; return cudaSuccess;
+      case kUsedMemHigh: *static_cast<uint64_t*>(value) = p->used_high; return cudaSuccess;
+      default: return cudaErrorInvalidValue;
+    }
+  });
+}
+
+// Nothing is cached beyond what is in use, so there is nothing to trim.
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep) {
+  return api([&]() -> cudaError_t {
+    (void)minBytesToKeep;
+    fg::MemPool* p = nullptr;
+    return valid_pool(memPool, &p);
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolSetAccess(cudaMemPool_t memPool, const cudaMemAccessDesc* descList,
+                                                           size_t count) {
+  return api([&]() -> cudaError_t {
+    fg::MemPool* p = nullptr;
+    if (cudaError_t e = valid_pool(memPool, &p); e != cudaSuccess) return e;
+    if (count && !descList) return cudaErrorInvalidValue;
+    // Validate everything first: the call applies all descriptors or none.
+    for (size_t i = 0; i < count; ++i) {
+      const auto& d = descList[i];
+      const int flags = static_cast<int>(d.flags);
+      if (static_cast<int>(d.location.type) != kLocationDevice) return cudaErrorInvalidValue;
+      if (!be().device(d.location.id)) return cudaErrorInvalidDevice;
+      if (flags != kAccessNone && flags != kAccessRead && flags != kAccessReadWrite) return cudaErrorInvalidValue;
+      if (flags == kAccessRead) return cudaErrorInvalidValue;  // device pools grant read-write or nothing
+      if (d.location.id == p->dev->ordinal && flags != kAccessReadWrite) return cudaErrorInvalidDevice;
+    }
+    std::lock_guard lock(p->mu);
+    for (size_t i = 0; i < count; ++i) p->access[descList[i].location.id] = static_cast<int>(descList[i].flags);
+    return cudaSuccess;
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolGetAccess(cudaMemAccessFlags* flags, cudaMemPool_t memPool,
+                                                           cudaMemLocation* location) {
+  return api([&]() -> cudaError_t {
+    fg::MemPool* p = nullptr;
+    if (cudaError_t e = valid_pool(memPool, &p); e != cudaSuccess) return e;
+    if (!flags || !location) return cudaErrorInvalidValue;
+    if (static_cast<int>(location->type) != kLocationDevice) return cudaErrorInvalidValue;
+    if (!be().device(location->id)) return cudaErrorInvalidDevice;
+    int f = kAccessNone;
+    if (location->id == p->dev->ordinal) {
+      f = kAccessReadWrite;  // the owning device always has access
+    } else {
+      std::lock_guard lock(p->mu);
+      auto it = p->access.find(location->id);
+      if (it != p->access.end()) f = it->second;
+    }
+    *flags = static_cast<cudaMemAccessFlags>(f);
+    return cudaSuccess;
+  });
+}
