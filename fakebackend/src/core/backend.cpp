@@ -203,8 +203,7 @@ void Backend::implicit_free_ctx(Context* ctx) {
   for (const Allocation& a : allocs_.snapshot()) {
     if (a.ctx != ctx) continue;
     if (auto gone = allocs_.erase(a.base)) {
-      if (gone->arena) gone->arena->deallocate(reinterpret_cast<void*>(gone->base), gone->span);
-      book(gone->device >= 0 ? device(gone->device) : nullptr, gone->kind, -static_cast<int64_t>(gone->size));
+      give_back(*gone);
       FG_USDT_IMPLICIT_FREE(gone->device, gone->base, gone->size, static_cast<int>(gone->kind), 1);
     }
   }
@@ -385,6 +384,12 @@ int Backend::runtime_device() noexcept {
 }
 
 // ---- memory ------------------------------------------------------------------------------------
+void Backend::publish_arena(Arena* a) {  // under arena_mu_
+  const size_t n = arena_count_.load(std::memory_order_relaxed);
+  arena_list_[n].store(a, std::memory_order_relaxed);
+  arena_count_.store(n + 1, std::memory_order_release);
+}
+
 Arena* Backend::arena(Device* dev, MemKind kind) {
   const int k = kind == MemKind::Managed ? 1 : 0;
   Arena* a = dev->arenas[k].load(std::memory_order_acquire);
@@ -398,7 +403,7 @@ Arena* Backend::arena(Device* dev, MemKind kind) {
     FG_LOG(Error, Core, "device %d: %s", dev->ordinal, e.what());
     return nullptr;
   }
-  arena_list_.push_back(a);
+  publish_arena(a);
   dev->arenas[k].store(a, std::memory_order_release);
   return a;
 }
@@ -416,7 +421,7 @@ Arena* Backend::host_arena() {
     FG_LOG(Error, Core, "pinned host memory: %s", e.what());
     return nullptr;
   }
-  arena_list_.push_back(a);
+  publish_arena(a);
   host_arena_.store(a, std::memory_order_release);
   return a;
 }
@@ -483,23 +488,23 @@ Status Backend::mem_alloc(Context* ctx, MemKind kind, uint64_t size, ApiOrigin a
   return Status::Ok;
 }
 
+// Returns a removed allocation's memory to its arena and its bytes to the books.
+void Backend::give_back(const Allocation& a) noexcept {
+  if (a.arena) a.arena->deallocate(reinterpret_cast<void*>(a.base), a.span);
+  Device* dev = a.device >= 0 ? device(a.device) : nullptr;
+  Device* book_dev = dev ? dev : device(0);
+  if (book_dev) ledger_->release(book_dev->ledger_index, ledger_kind(a.kind), a.size);
+  book(dev, a.kind, -static_cast<int64_t>(a.size));
+}
+
 Status Backend::mem_free(void* p, unsigned kinds, ApiOrigin api, Allocation* freed) {
   const uintptr_t b = reinterpret_cast<uintptr_t>(p);
-  auto found = allocs_.find_base(b);
-  if (!found || !(kinds & kind_bit(found->kind))) {
+  auto gone = allocs_.erase(b, kinds);
+  if (!gone) {  // unknown, interior, already freed or of another kind: nothing changes
     FG_USDT_FREE(-1, b, 0, -1, static_cast<int>(Status::InvalidPointer), static_cast<int>(api));
     return Status::InvalidPointer;
   }
-  auto gone = allocs_.erase(b);
-  if (!gone) {  // freed concurrently by another thread
-    FG_USDT_FREE(-1, b, 0, -1, static_cast<int>(Status::InvalidPointer), static_cast<int>(api));
-    return Status::InvalidPointer;
-  }
-  gone->arena->deallocate(p, gone->span);
-  Device* dev = gone->device >= 0 ? device(gone->device) : nullptr;
-  Device* book_dev = dev ? dev : device(0);
-  if (book_dev) ledger_->release(book_dev->ledger_index, ledger_kind(gone->kind), gone->size);
-  book(dev, gone->kind, -static_cast<int64_t>(gone->size));
+  give_back(*gone);
   FG_USDT_FREE(gone->device, b, gone->size, static_cast<int>(gone->kind), 0, static_cast<int>(api));
   if (freed) *freed = *gone;
   return Status::Ok;
@@ -510,13 +515,13 @@ std::optional<Allocation> Backend::mem_find(const void* p) noexcept {
   if (!u) return std::nullopt;
   try {
     Arena* owner = nullptr;
-    {
-      std::lock_guard lock(arena_mu_);
-      for (Arena* a : arena_list_)
-        if (a->contains(u)) {
-          owner = a;
-          break;
-        }
+    const size_t n = arena_count_.load(std::memory_order_acquire);
+    for (size_t i = 0; i < n; ++i) {
+      Arena* a = arena_list_[i].load(std::memory_order_relaxed);
+      if (a->contains(u)) {
+        owner = a;
+        break;
+      }
     }
     if (owner) {
       uintptr_t base = owner->block_base(u);

@@ -299,6 +299,8 @@ class Backend {
   void init();
   void implicit_free_ctx(Context* ctx);
   void book(Device* dev, MemKind kind, int64_t delta) noexcept;
+  void publish_arena(Arena* a);
+  void give_back(const Allocation& a) noexcept;
 
   std::vector<std::unique_ptr<Device>> devices_;
   std::unique_ptr<ledger::Ledger> ledger_;
@@ -317,9 +319,13 @@ class Backend {
   std::map<uintptr_t, Allocation> registered_;  // host-registered and IPC-mapped ranges by base
   std::atomic<Arena*> host_arena_{nullptr};
   std::mutex arena_mu_;
-  std::vector<Arena*> arena_list_;              // every arena, for interior lookups
+  // Every arena, for interior lookups without a lock: arenas are only ever added, each
+  // slot is written before the count that publishes it.
+  std::atomic<Arena*> arena_list_[2 * ledger::kMaxDevices + 1] = {};
   std::atomic<size_t> arena_count_{0};
-  Arena* arena_array_[2 * ledger::kMaxDevices + 1] = {};
+  // Work items queued on any stream: synchronisation is free while it is zero.
+  std::atomic<uint64_t> queued_work_{0};
+  friend struct StreamAccess;
   std::atomic<uint64_t> next_id_{1};
 };
 

@@ -80,6 +80,8 @@ Status Backend::stream_resolve(void* handle, Context* ctx, Stream** out, bool pe
 }
 
 namespace {
+std::atomic<uint64_t>* g_queued = nullptr;  // Backend::queued_work_, set on first stream use
+
 void worker_loop(Stream* s) {
   std::unique_lock lock(s->mu);
   for (;;) {
@@ -94,6 +96,7 @@ void worker_loop(Stream* s) {
     }
     lock.lock();
     s->queue.pop_front();  // popped after running: an idle check sees work until it is done
+    g_queued->fetch_sub(1, std::memory_order_release);
     s->cv.notify_all();
   }
 }
@@ -106,6 +109,7 @@ Status Backend::stream_enqueue(Stream* s, std::function<void()> fn) {
     fn();  // nothing ahead of it: run now, in order
     return Status::Ok;
   }
+  queued_work_.fetch_add(1, std::memory_order_relaxed);
   s->queue.push_back(std::move(fn));
   s->cv.notify_all();
   return Status::Ok;
@@ -113,8 +117,10 @@ Status Backend::stream_enqueue(Stream* s, std::function<void()> fn) {
 
 // Work that may block (host functions, waits) always goes through the worker, so the
 // caller never blocks on it.
-static Status enqueue_async(Stream* s, std::function<void()> fn) {
+static Status enqueue_async(std::atomic<uint64_t>& queued, Stream* s, std::function<void()> fn) {
+  g_queued = &queued;
   std::lock_guard lock(s->mu);
+  queued.fetch_add(1, std::memory_order_relaxed);
   s->queue.push_back(std::move(fn));
   if (!s->worker) {
     s->worker_running = true;
@@ -136,6 +142,7 @@ bool Backend::stream_idle(Stream* s) noexcept {
 }
 
 Status Backend::ctx_sync(Context* ctx) {
+  if (queued_work_.load(std::memory_order_acquire) == 0) return Status::Ok;  // nothing queued anywhere
   std::vector<Stream*> all;
   {
     std::lock_guard lock(mu_);
@@ -223,14 +230,14 @@ Status Backend::stream_wait_event(Stream* s, Event* e) {
     std::lock_guard lock(e->mu);
     if (e->pending == 0) return Status::Ok;  // already complete: nothing to wait for
   }
-  return enqueue_async(s, [e] {
+  return enqueue_async(queued_work_, s, [e] {
     std::unique_lock lock(e->mu);
     e->cv.wait(lock, [e] { return e->pending == 0; });
   });
 }
 
 // Host functions run on the stream's worker thread, in order with the stream's other work.
-Status Backend::stream_host_func(Stream* s, std::function<void()> fn) { return enqueue_async(s, std::move(fn)); }
+Status Backend::stream_host_func(Stream* s, std::function<void()> fn) { return enqueue_async(queued_work_, s, std::move(fn)); }
 
 // ---- modules ------------------------------------------------------------------------------------
 namespace {

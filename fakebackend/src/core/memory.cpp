@@ -73,7 +73,17 @@ struct ThreadCaches {
   }
 };
 namespace {
-thread_local ThreadCaches t_caches;
+// Only a pointer lives in TLS: the library uses initial-exec TLS (the trampolines' counter
+// pointer), which puts all of its TLS in the small static block a dlopen'ed library gets.
+struct ThreadCachesHolder {
+  ThreadCaches* caches = nullptr;
+  ~ThreadCachesHolder() { delete caches; }
+  ThreadCaches& get() {
+    if (!caches) caches = new ThreadCaches;
+    return *caches;
+  }
+};
+thread_local ThreadCachesHolder t_caches;
 }
 
 // ---- Arena -------------------------------------------------------------------------------------
@@ -181,7 +191,7 @@ bool Arena::refill(int cls, std::vector<uintptr_t>& out, size_t want) {
 void* Arena::allocate(uint64_t bytes, uint64_t* span) {
   if (bytes <= (1ull << kMaxClassShift)) {
     const int cls = class_of(bytes);
-    auto& cache = t_caches.of(this, cls);
+    auto& cache = t_caches.get().of(this, cls);
     if (cache.empty() && !refill(cls, cache, kRefill)) return nullptr;
     uintptr_t b = cache.back();
     cache.pop_back();
@@ -205,7 +215,7 @@ void Arena::deallocate(void* p, uint64_t span) noexcept {
   if (span <= (1ull << kMaxClassShift)) {
     const int cls = class_of(span);
     try {
-      auto& cache = t_caches.of(this, cls);
+      auto& cache = t_caches.get().of(this, cls);
       cache.push_back(b);
       if (cache.size() > kCacheMax) {
         std::lock_guard lock(mu_);
@@ -288,7 +298,7 @@ void AllocTable::insert(const Allocation& a) {
   ++s.used;
 }
 
-std::optional<Allocation> AllocTable::erase(uintptr_t p) {
+std::optional<Allocation> AllocTable::erase(uintptr_t p, unsigned kinds) {
   if (p <= 1) return std::nullopt;
   Shard& s = shards_[shard_of(p)];
   std::lock_guard lock(s.mu);
@@ -297,6 +307,7 @@ std::optional<Allocation> AllocTable::erase(uintptr_t p) {
   for (size_t i = hash(p) & mask;; i = (i + 1) & mask) {
     if (s.slots[i].key == 0) return std::nullopt;
     if (s.slots[i].key == p) {
+      if (!(kinds & (1u << static_cast<unsigned>(s.slots[i].a.kind)))) return std::nullopt;
       Allocation a = s.slots[i].a;
       s.slots[i].key = 1;
       --s.used;

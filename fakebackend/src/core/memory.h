@@ -108,8 +108,9 @@ class Arena {
 class AllocTable {
  public:
   void insert(const Allocation& a);
-  // Removes and returns the allocation whose base is exactly p.
-  std::optional<Allocation> erase(uintptr_t p);
+  // Removes and returns the allocation whose base is exactly p and whose kind is in the
+  // bit mask `kinds` (1 << MemKind); otherwise changes nothing.
+  std::optional<Allocation> erase(uintptr_t p, unsigned kinds = ~0u);
   std::optional<Allocation> find_base(uintptr_t p) const;
   std::vector<Allocation> snapshot() const;
   size_t size() const;
@@ -120,8 +121,18 @@ class AllocTable {
     uintptr_t key = 0;  // 0 = empty, 1 = tombstone
     Allocation a;
   };
+  // A short critical section (one probe sequence): a spinlock costs one atomic exchange
+  // where a mutex costs two read-modify-writes.
+  struct SpinLock {
+    std::atomic<bool> held{false};
+    void lock() noexcept {
+      while (held.exchange(true, std::memory_order_acquire))
+        while (held.load(std::memory_order_relaxed)) __builtin_ia32_pause();
+    }
+    void unlock() noexcept { held.store(false, std::memory_order_release); }
+  };
   struct alignas(64) Shard {
-    mutable std::mutex mu;
+    mutable SpinLock mu;
     std::vector<Entry> slots;
     size_t used = 0, tombs = 0;
   };

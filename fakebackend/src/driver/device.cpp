@@ -3,7 +3,9 @@
 // model (core/device_model.h), so the driver agrees with cudart and NVML on UUIDs and PCI ids.
 #include "driver/common.h"
 
+#include <cctype>
 #include <cstring>
+#include <string>
 
 using namespace fg;
 using namespace fg::drv;
@@ -78,7 +80,10 @@ extern "C" FG_IMPL CUresult fgimpl_cuDeviceGetPCIBusId(char* pciBusId, int len, 
     if (!pciBusId || len <= 0) return CUDA_ERROR_INVALID_VALUE;
     Device* d = nullptr;
     if (CUresult r = device_arg(b, dev, &d)) return r;
-    copy_string(pciBusId, len, cuda_pci_bus_id(d->model));  // "0000:07:00.0", as cudart and NVML's busIdLegacy
+    // "0000:b7:00.0": the driver prints hex digits in lower case (NVML's busId is upper case).
+    std::string id = cuda_pci_bus_id(d->model);
+    for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    copy_string(pciBusId, len, id);
     return CUDA_SUCCESS;
   });
 }

@@ -215,6 +215,7 @@ extern "C" FG_IMPL const char* fgimpl_nvmlErrorString(nvmlReturn_t result) {
     case NVML_ERROR_NOT_READY: return "Not ready";
     case NVML_ERROR_GPU_NOT_FOUND: return "GPU not found";
     case NVML_ERROR_INVALID_STATE: return "Invalid state";
+    case NVML_ERROR_RESET_TYPE_NOT_SUPPORTED: return "Reset type not supported";
     case NVML_ERROR_UNKNOWN: return "Unknown Error";
     default: return "Unknown Error";
   }

@@ -1,0 +1,878 @@
+// Modules, functions, context-independent libraries/kernels, and the JIT linker.
+//
+// Code is never compiled or run: a module remembers which kernels and globals its PTX
+// declares (core/exec.cpp parses ".entry" and ".global"/".const"), cubins and fat binaries
+// accept any kernel name, and launches are recorded (launch.cpp). The linker accepts PTX
+// (what Numba feeds it), concatenates the pieces and hands the text back as the "cubin",
+// which cuModuleLoadData(Ex) then loads as PTX; CUBIN/FATBINARY inputs pass through.
+//
+// A CUlibrary holds a copy of its image and loads it into each context on first use;
+// a CUkernel names one kernel of a library and becomes a CUfunction of the current
+// context on use (cuKernelGetFunction, or passed to cuLaunchKernel directly, as CUDA 12
+// allows).
+#include "driver/internal.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <strings.h>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+using namespace fg;
+using namespace fg::drv;
+
+namespace {
+
+constexpr uint32_t kElfMagic = 0x464C457F;        // "\x7fELF"
+constexpr uint32_t kFatbinMagic = 0xBA55ED50;     // fatbinary header
+constexpr uint32_t kFatWrapperMagic = 0x466243B1; // __fatBinC_Wrapper_t
+
+uint32_t magic_of(const void* image) {
+  uint32_t m = 0;
+  std::memcpy(&m, image, sizeof m);
+  return m;
+}
+
+// Size of an image in memory, as far as it can be told from its header; PTX is text up to
+// its NUL. 0 when the image is not one the driver recognises.
+size_t image_size(const void* image) {
+  const auto* bytes = static_cast<const unsigned char*>(image);
+  switch (magic_of(image)) {
+    case kElfMagic: {
+      if (bytes[4] != 2) return 64;  // not ELF64: keep the identification only
+      uint64_t shoff = 0;
+      uint16_t shentsize = 0, shnum = 0;
+      std::memcpy(&shoff, bytes + 0x28, 8);
+      std::memcpy(&shentsize, bytes + 0x3A, 2);
+      std::memcpy(&shnum, bytes + 0x3C, 2);
+      return static_cast<size_t>(shoff + uint64_t{shentsize} * shnum);
+    }
+    case kFatbinMagic: {
+      uint16_t header = 0;
+      uint64_t body = 0;
+      std::memcpy(&header, bytes + 6, 2);
+      std::memcpy(&body, bytes + 8, 8);
+      return header + static_cast<size_t>(body);
+    }
+    case kFatWrapperMagic: return 24;  // {magic, version, data*, filename_or_fatbins*}
+    default: {
+      const char* text = static_cast<const char*>(image);
+      const size_t len = std::strlen(text);
+      if (std::string_view(text, std::min<size_t>(len, 4096)).find(".version") == std::string_view::npos) return 0;
+      return len + 1;
+    }
+  }
+}
+
+bool is_ptx(const void* image) {
+  const uint32_t m = magic_of(image);
+  return m != kElfMagic && m != kFatbinMagic && m != kFatWrapperMagic;
+}
+
+// Does PTX text declare kernel `name` (".entry name")?
+bool ptx_has_entry(std::string_view text, std::string_view name) {
+  size_t pos = 0;
+  while ((pos = text.find(".entry", pos)) != std::string_view::npos) {
+    pos += 6;
+    while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
+    if (text.substr(pos, name.size()) == name) {
+      const size_t end = pos + name.size();
+      if (end == text.size() || !(std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_' ||
+                                  text[end] == '$' || text[end] == '.'))
+        return true;
+    }
+  }
+  return false;
+}
+
+CUresult load_status(Status s) { return s == Status::InvalidValue ? CUDA_ERROR_INVALID_IMAGE : to_cu(s); }
+
+// JIT options: fill the outputs a caller may read back (empty logs, zero wall time).
+void jit_outputs(unsigned n, const CUjit_option* options, void** values) {
+  if (!n || !options || !values) return;
+  for (unsigned i = 0; i < n; ++i) {
+    switch (static_cast<int>(options[i])) {
+      case CU_JIT_INFO_LOG_BUFFER:
+      case CU_JIT_ERROR_LOG_BUFFER: {
+        // The buffer's size is the value of the matching *_SIZE_BYTES option.
+        const int size_opt = options[i] == CU_JIT_INFO_LOG_BUFFER ? CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES
+                                                                  : CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
+        for (unsigned j = 0; j < n; ++j)
+          if (options[j] == size_opt && reinterpret_cast<uintptr_t>(values[j]) > 0 && values[i])
+            static_cast<char*>(values[i])[0] = '\0';
+        break;
+      }
+      default: break;
+    }
+  }
+  for (unsigned i = 0; i < n; ++i) {
+    switch (static_cast<int>(options[i])) {
+      case CU_JIT_WALL_TIME: {
+        const float ms = 0.0f;
+        values[i] = nullptr;
+        std::memcpy(&values[i], &ms, sizeof ms);
+        break;
+      }
+      case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES:
+      case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: values[i] = nullptr; break;  // bytes written: none
+      default: break;
+    }
+  }
+}
+
+CUresult check_options(unsigned n, const void* options, const void* values) {
+  return n > 0 && (!options || !values) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+bool read_file(const char* path, std::vector<char>* out) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  out->assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  out->push_back('\0');  // PTX must be NUL-terminated; harmless after a binary
+  return true;
+}
+
+Module* module_of(CUmodule h) { return reinterpret_cast<Module*>(h); }
+CUmodule handle_of_module(Module* m) { return reinterpret_cast<CUmodule>(m); }
+Function* function_of(CUfunction h) { return reinterpret_cast<Function*>(h); }
+CUfunction handle_of_function(Function* f) { return reinterpret_cast<CUfunction>(f); }
+
+CUresult module_arg(Backend& b, CUmodule h, Module** out) {
+  Module* m = module_of(h);
+  if (!h || !b.module_valid(m)) return CUDA_ERROR_INVALID_HANDLE;
+  *out = m;
+  return CUDA_SUCCESS;
+}
+
+CUresult load(const void* image, size_t size_hint, CUmodule* out) {
+  return api([&](Backend& b) -> CUresult {
+    if (!out || !image) return CUDA_ERROR_INVALID_VALUE;
+    Context* ctx = nullptr;
+    if (CUresult r = current(b, &ctx)) return r;
+    Module* m = nullptr;
+    if (CUresult r = load_status(b.module_load(ctx, image, size_hint, &m))) return r;
+    *out = handle_of_module(m);
+    return CUDA_SUCCESS;
+  });
+}
+
+// ---- libraries and kernels -----------------------------------------------------------------------------
+struct Library;
+struct Kernel {
+  Library* lib = nullptr;
+  std::string name;
+};
+
+struct Library {
+  std::vector<char> image;
+  bool ptx = false;
+  std::unordered_map<const Context*, Module*> modules;    // loaded per context on first use
+  std::map<std::string, std::unique_ptr<Kernel>> kernels;  // by name; handles stay valid until unload
+};
+
+struct Libraries {
+  std::mutex mu;
+  std::unordered_set<const Library*> libs;
+  std::unordered_map<const Kernel*, Library*> kernels;
+};
+Libraries& libraries() {
+  static auto* l = new Libraries;
+  return *l;
+}
+
+Library* library_of(CUlibrary h) { return reinterpret_cast<Library*>(h); }
+Kernel* kernel_of(CUkernel h) { return reinterpret_cast<Kernel*>(h); }
+
+bool library_valid(const Library* l) {
+  auto& L = libraries();
+  std::lock_guard lock(L.mu);
+  return l && L.libs.count(l);
+}
+bool kernel_valid(const Kernel* k) {
+  auto& L = libraries();
+  std::lock_guard lock(L.mu);
+  return k && L.kernels.count(k);
+}
+
+// The library's module in the current context, loading it on first use.
+CUresult library_module(Backend& b, Library* lib, Module** out) {
+  Context* ctx = nullptr;
+  if (CUresult r = current(b, &ctx)) return r;
+  auto& L = libraries();
+  std::lock_guard lock(L.mu);
+  Module*& m = lib->modules[ctx];
+  if (!m || !b.module_valid(m)) {  // first use here, or unloaded by a context destroy
+    m = nullptr;
+    if (CUresult r = load_status(b.module_load(ctx, lib->image.data(), lib->ptx ? lib->image.size() - 1 : 0, &m)))
+      return r;
+  }
+  *out = m;
+  return CUDA_SUCCESS;
+}
+
+CUresult kernel_function(Backend& b, Kernel* k, Function** out) {
+  Module* m = nullptr;
+  if (CUresult r = library_module(b, k->lib, &m)) return r;
+  return to_cu(b.module_get_function(m, k->name.c_str(), out));
+}
+
+CUresult library_load(const void* code, CUlibrary* library, unsigned numJitOptions, CUjit_option* jitOptions,
+                      void** jitOptionsValues, unsigned numLibraryOptions, CUlibraryOption* libraryOptions,
+                      void** libraryOptionValues) {
+  return api([&](Backend& b) -> CUresult {
+    if (!library || !code) return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = check_options(numJitOptions, jitOptions, jitOptionsValues)) return r;
+    if (CUresult r = check_options(numLibraryOptions, libraryOptions, libraryOptionValues)) return r;
+    const void* image = code;
+    if (magic_of(code) == kFatWrapperMagic) {  // the wrapper points at the fat binary
+      const void* data = nullptr;
+      std::memcpy(&data, static_cast<const char*>(code) + 8, sizeof data);
+      if (!data) return CUDA_ERROR_INVALID_IMAGE;
+      image = data;
+    }
+    const size_t size = image_size(image);
+    if (size == 0) return CUDA_ERROR_INVALID_IMAGE;
+    auto lib = std::make_unique<Library>();
+    lib->ptx = is_ptx(image);
+    const auto* bytes = static_cast<const char*>(image);
+    lib->image.assign(bytes, bytes + size);
+    // Loaded into the current context now (errors surface here), into others on first use.
+    if (Context* ctx = b.current_ctx(); ctx && ctx->active.load()) {
+      Module* m = nullptr;
+      if (CUresult r = load_status(b.module_load(ctx, lib->image.data(), lib->ptx ? size - 1 : 0, &m))) return r;
+      lib->modules[ctx] = m;
+    }
+    jit_outputs(numJitOptions, jitOptions, jitOptionsValues);
+    auto& L = libraries();
+    std::lock_guard lock(L.mu);
+    Library* raw = lib.release();
+    L.libs.insert(raw);
+    *library = reinterpret_cast<CUlibrary>(raw);
+    return CUDA_SUCCESS;
+  });
+}
+
+// ---- function attributes ---------------------------------------------------------------------------------
+// Cluster attributes are kept beside the core's Function (which has no fields for them).
+struct ClusterAttrs {
+  int width = 0, height = 0, depth = 0, non_portable = 0, policy = 0;
+};
+struct ClusterBook {
+  std::mutex mu;
+  std::unordered_map<const Function*, ClusterAttrs> by_function;
+};
+ClusterBook& clusters() {
+  static auto* c = new ClusterBook;
+  return *c;
+}
+
+Device* device_of(Backend& b, const Function* f) {
+  if (f->module && f->module->ctx) return f->module->ctx->dev;
+  Context* cur = b.current_ctx();
+  return cur ? cur->dev : b.device(0);
+}
+
+CUresult get_attribute(Backend& b, Function* f, Device* dev, int attrib, int* pi) {
+  const auto& at = dev->model.attributes;
+  ClusterAttrs c;
+  {
+    auto& cb = clusters();
+    std::lock_guard lock(cb.mu);
+    if (auto it = cb.by_function.find(f); it != cb.by_function.end()) c = it->second;
+  }
+  (void)b;
+  switch (attrib) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = std::min(f->max_threads_per_block, at[attr::MAX_THREADS_PER_BLOCK]); break;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = f->shared_size_bytes; break;
+    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *pi = f->const_size_bytes; break;
+    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *pi = f->local_size_bytes; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = f->num_regs; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = dev->model.cc_major * 10 + dev->model.cc_minor; break;
+    case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: *pi = 0; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = f->max_dynamic_shared; break;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *pi = f->preferred_carveout; break;
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: *pi = 0; break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: *pi = c.width; break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: *pi = c.height; break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: *pi = c.depth; break;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: *pi = c.non_portable; break;
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: *pi = c.policy; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult set_attribute(Function* f, Device* dev, int attrib, int value) {
+  const auto& at = dev->model.attributes;
+  const bool clusters_ok = at[attr::CLUSTER_LAUNCH] != 0;
+  auto cluster = [&](auto set) -> CUresult {
+    if (!clusters_ok) return CUDA_ERROR_NOT_SUPPORTED;
+    if (value < 0) return CUDA_ERROR_INVALID_VALUE;
+    auto& cb = clusters();
+    std::lock_guard lock(cb.mu);
+    set(cb.by_function[f]);
+    return CUDA_SUCCESS;
+  };
+  switch (attrib) {
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+      if (value < 0 || value > at[attr::MAX_SHARED_MEMORY_PER_BLOCK_OPTIN] - f->shared_size_bytes)
+        return CUDA_ERROR_INVALID_VALUE;
+      f->max_dynamic_shared = value;
+      return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+      if (value < -1 || value > 100) return CUDA_ERROR_INVALID_VALUE;
+      f->preferred_carveout = value;
+      return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: return cluster([&](ClusterAttrs& c) { c.width = value; });
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: return cluster([&](ClusterAttrs& c) { c.height = value; });
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: return cluster([&](ClusterAttrs& c) { c.depth = value; });
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+      return cluster([&](ClusterAttrs& c) { c.non_portable = value != 0; });
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+      if (value > CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING) return CUDA_ERROR_INVALID_VALUE;
+      return cluster([&](ClusterAttrs& c) { c.policy = value; });
+    default: return CUDA_ERROR_INVALID_VALUE;  // read-only or unknown
+  }
+}
+
+CUresult set_cache_config(Function* f, int config) {
+  if (config < CU_FUNC_CACHE_PREFER_NONE || config > CU_FUNC_CACHE_PREFER_EQUAL) return CUDA_ERROR_INVALID_VALUE;
+  f->cache_config = config;
+  return CUDA_SUCCESS;
+}
+
+// ---- linker ------------------------------------------------------------------------------------------------
+struct LinkState {
+  std::string ptx;                 // every PTX input, concatenated
+  std::vector<char> binary;        // the first CUBIN / FATBINARY input
+  std::vector<char> output;        // what cuLinkComplete hands out (valid until destroy)
+  unsigned num_options = 0;        // cuLinkCreate's options, for the logs at completion
+  CUjit_option* options = nullptr;
+  void** values = nullptr;
+};
+struct Links {
+  std::mutex mu;
+  std::unordered_set<const LinkState*> live;
+};
+Links& links() {
+  static auto* l = new Links;
+  return *l;
+}
+LinkState* link_of(CUlinkState h) { return reinterpret_cast<LinkState*>(h); }
+bool link_valid(const LinkState* s) {
+  auto& L = links();
+  std::lock_guard lock(L.mu);
+  return s && L.live.count(s);
+}
+
+CUresult link_create(unsigned numOptions, CUjit_option* options, void** optionValues, CUlinkState* stateOut) {
+  return api([&](Backend& b) -> CUresult {
+    if (!stateOut) return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = check_options(numOptions, options, optionValues)) return r;
+    Context* ctx = nullptr;
+    if (CUresult r = current(b, &ctx)) return r;
+    auto st = std::make_unique<LinkState>();
+    st->num_options = numOptions;
+    st->options = options;
+    st->values = optionValues;
+    auto& L = links();
+    std::lock_guard lock(L.mu);
+    LinkState* raw = st.release();
+    L.live.insert(raw);
+    *stateOut = reinterpret_cast<CUlinkState>(raw);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult link_add(LinkState* st, int type, const char* data, size_t size) {
+  switch (type) {
+    case CU_JIT_INPUT_PTX: {
+      std::string_view text(data, size);
+      while (!text.empty() && text.back() == '\0') text.remove_suffix(1);
+      if (text.find(".version") == std::string_view::npos) return CUDA_ERROR_INVALID_PTX;
+      st->ptx.append(text);
+      st->ptx.push_back('\n');
+      return CUDA_SUCCESS;
+    }
+    case CU_JIT_INPUT_CUBIN:
+    case CU_JIT_INPUT_FATBINARY: {
+      const uint32_t m = size >= 4 ? magic_of(data) : 0;
+      if (m != kElfMagic && m != kFatbinMagic) return CUDA_ERROR_INVALID_IMAGE;
+      if (st->binary.empty()) st->binary.assign(data, data + size);
+      return CUDA_SUCCESS;
+    }
+    case CU_JIT_INPUT_OBJECT:
+    case CU_JIT_INPUT_LIBRARY: return CUDA_SUCCESS;  // device objects/libraries: nothing to resolve without code
+    case CU_JIT_INPUT_NVVM: return CUDA_ERROR_NOT_SUPPORTED;  // LTO IR needs the JIT compiler
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+CUresult link_add_data(CUlinkState state, CUjitInputType type, void* data, size_t size, unsigned numOptions,
+                       CUjit_option* options, void** optionValues) {
+  return api([&](Backend&) -> CUresult {
+    LinkState* st = link_of(state);
+    if (!link_valid(st)) return CUDA_ERROR_INVALID_HANDLE;
+    if (!data || size == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = check_options(numOptions, options, optionValues)) return r;
+    auto& L = links();
+    std::lock_guard lock(L.mu);
+    return link_add(st, static_cast<int>(type), static_cast<const char*>(data), size);
+  });
+}
+
+CUresult link_add_file(CUlinkState state, CUjitInputType type, const char* path, unsigned numOptions,
+                       CUjit_option* options, void** optionValues) {
+  return api([&](Backend&) -> CUresult {
+    LinkState* st = link_of(state);
+    if (!link_valid(st)) return CUDA_ERROR_INVALID_HANDLE;
+    if (!path) return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = check_options(numOptions, options, optionValues)) return r;
+    std::vector<char> bytes;
+    if (!read_file(path, &bytes)) return CUDA_ERROR_FILE_NOT_FOUND;
+    auto& L = links();
+    std::lock_guard lock(L.mu);
+    return link_add(st, static_cast<int>(type), bytes.data(), bytes.size() - 1);
+  });
+}
+
+}  // namespace
+
+// ---- shared with launch.cpp ------------------------------------------------------------------------------
+namespace fg::drv {
+
+CUresult function_arg(Backend& b, CUfunction h, Function** out) {
+  Function* f = function_of(h);
+  if (!h) return CUDA_ERROR_INVALID_HANDLE;
+  if (b.function_valid(f)) {
+    *out = f;
+    return CUDA_SUCCESS;
+  }
+  Kernel* k = reinterpret_cast<Kernel*>(h);
+  if (kernel_valid(k)) return kernel_function(b, k, out);
+  return CUDA_ERROR_INVALID_HANDLE;
+}
+
+}  // namespace fg::drv
+
+// ---- modules ---------------------------------------------------------------------------------------------
+extern "C" FG_IMPL CUresult fgimpl_cuModuleLoad(CUmodule* module, const char* fname) {
+  return api([&](Backend& b) -> CUresult {
+    if (!module || !fname) return CUDA_ERROR_INVALID_VALUE;
+    Context* ctx = nullptr;
+    if (CUresult r = current(b, &ctx)) return r;
+    std::vector<char> bytes;
+    if (!read_file(fname, &bytes)) return CUDA_ERROR_FILE_NOT_FOUND;
+    if (bytes.size() < 5) return CUDA_ERROR_INVALID_IMAGE;
+    Module* m = nullptr;
+    if (CUresult r = load_status(b.module_load(ctx, bytes.data(), bytes.size() - 1, &m))) return r;
+    m->origin = fname;
+    *module = handle_of_module(m);
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuModuleLoadData(CUmodule* module, const void* image) {
+  return load(image, 0, module);
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions,
+                                                      CUjit_option* options, void** optionValues) {
+  if (CUresult r = check_options(numOptions, options, optionValues))
+    return initialized_backend() ? r : CUDA_ERROR_NOT_INITIALIZED;
+  CUresult r = load(image, 0, module);
+  if (r == CUDA_SUCCESS) jit_outputs(numOptions, options, optionValues);
+  return r;
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin) {
+  return load(fatCubin, 0, module);
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuModuleUnload(CUmodule hmod) {
+  return api([&](Backend& b) -> CUresult {
+    Module* m = nullptr;
+    if (CUresult r = module_arg(b, hmod, &m)) return r;
+    return to_cu(b.module_unload(m));
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name) {
+  return api([&](Backend& b) -> CUresult {
+    if (!hfunc || !name) return CUDA_ERROR_INVALID_VALUE;
+    Module* m = nullptr;
+    if (CUresult r = module_arg(b, hmod, &m)) return r;
+    Function* f = nullptr;
+    if (CUresult r = to_cu(b.module_get_function(m, name, &f))) return r;
+    *hfunc = handle_of_function(f);
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule hmod,
+                                                        const char* name) {
+  return api([&](Backend& b) -> CUresult {
+    if (!name) return CUDA_ERROR_INVALID_VALUE;
+    Module* m = nullptr;
+    if (CUresult r = module_arg(b, hmod, &m)) return r;
+    void* p = nullptr;
+    size_t n = 0;
+    if (CUresult r = to_cu(b.module_get_global(m, name, &p, &n))) return r;
+    if (dptr) *dptr = dptr_of(p);
+    if (bytes) *bytes = n;
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuModuleGetFunctionCount(unsigned int* count, CUmodule mod) {
+  return api([&](Backend& b) -> CUresult {
+    if (!count) return CUDA_ERROR_INVALID_VALUE;
+    Module* m = nullptr;
+    if (CUresult r = module_arg(b, mod, &m)) return r;
+    *count = static_cast<unsigned>(m->from_ptx ? m->entry_names.size() : m->functions.size());
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuModuleEnumerateFunctions(CUfunction* functions, unsigned int numFunctions,
+                                                              CUmodule mod) {
+  return api([&](Backend& b) -> CUresult {
+    if (!functions) return CUDA_ERROR_INVALID_VALUE;
+    Module* m = nullptr;
+    if (CUresult r = module_arg(b, mod, &m)) return r;
+    std::vector<std::string> names = m->entry_names;
+    if (!m->from_ptx)
+      for (const auto& [name, f] : m->functions) names.push_back(name);
+    if (numFunctions > names.size()) return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < numFunctions; ++i) {
+      Function* f = nullptr;
+      if (CUresult r = to_cu(b.module_get_function(m, names[i].c_str(), &f))) return r;
+      functions[i] = handle_of_function(f);
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+// CUDA_MODULE_LOADING=EAGER selects eager loading; lazy is the default since CUDA 12.2.
+extern "C" FG_IMPL CUresult fgimpl_cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
+  return api([&](Backend&) -> CUresult {
+    if (!mode) return CUDA_ERROR_INVALID_VALUE;
+    const char* env = std::getenv("CUDA_MODULE_LOADING");
+    *mode = env && strcasecmp(env, "EAGER") == 0 ? CU_MODULE_EAGER_LOADING : CU_MODULE_LAZY_LOADING;
+    return CUDA_SUCCESS;
+  });
+}
+
+// ---- functions -------------------------------------------------------------------------------------------
+extern "C" FG_IMPL CUresult fgimpl_cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) {
+  return api([&](Backend& b) -> CUresult {
+    if (!pi) return CUDA_ERROR_INVALID_VALUE;
+    Function* f = nullptr;
+    if (CUresult r = function_arg(b, hfunc, &f)) return r;
+    return get_attribute(b, f, device_of(b, f), static_cast<int>(attrib), pi);
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
+  return api([&](Backend& b) -> CUresult {
+    Function* f = nullptr;
+    if (CUresult r = function_arg(b, hfunc, &f)) return r;
+    return set_attribute(f, device_of(b, f), static_cast<int>(attrib), value);
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
+  return api([&](Backend& b) -> CUresult {
+    Function* f = nullptr;
+    if (CUresult r = function_arg(b, hfunc, &f)) return r;
+    return set_cache_config(f, static_cast<int>(config));
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) {
+  return api([&](Backend& b) -> CUresult {
+    Function* f = nullptr;
+    if (CUresult r = function_arg(b, hfunc, &f)) return r;
+    const int c = static_cast<int>(config);
+    return c < CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE || c > CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE
+               ? CUDA_ERROR_INVALID_VALUE
+               : CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuFuncGetName(const char** name, CUfunction hfunc) {
+  return api([&](Backend& b) -> CUresult {
+    if (!name) return CUDA_ERROR_INVALID_VALUE;
+    Function* f = nullptr;
+    if (CUresult r = function_arg(b, hfunc, &f)) return r;
+    *name = f->name.c_str();
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuFuncGetModule(CUmodule* hmod, CUfunction hfunc) {
+  return api([&](Backend& b) -> CUresult {
+    if (!hmod) return CUDA_ERROR_INVALID_VALUE;
+    Function* f = nullptr;
+    if (CUresult r = function_arg(b, hfunc, &f)) return r;
+    *hmod = handle_of_module(f->module);
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuFuncIsLoaded(CUfunctionLoadingState* state, CUfunction function) {
+  return api([&](Backend& b) -> CUresult {
+    if (!state) return CUDA_ERROR_INVALID_VALUE;
+    Function* f = nullptr;
+    if (CUresult r = function_arg(b, function, &f)) return r;
+    *state = CU_FUNCTION_LOADING_STATE_LOADED;
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuFuncLoad(CUfunction function) {
+  return api([&](Backend& b) -> CUresult {
+    Function* f = nullptr;
+    return function_arg(b, function, &f);
+  });
+}
+
+// ---- libraries and kernels -------------------------------------------------------------------------------
+extern "C" FG_IMPL CUresult fgimpl_cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option* jitOptions,
+                                                     void** jitOptionsValues, unsigned int numJitOptions,
+                                                     CUlibraryOption* libraryOptions, void** libraryOptionValues,
+                                                     unsigned int numLibraryOptions) {
+  return library_load(code, library, numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions, libraryOptions,
+                      libraryOptionValues);
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuLibraryLoadFromFile(CUlibrary* library, const char* fileName,
+                                                         CUjit_option* jitOptions, void** jitOptionsValues,
+                                                         unsigned int numJitOptions, CUlibraryOption* libraryOptions,
+                                                         void** libraryOptionValues, unsigned int numLibraryOptions) {
+  if (!initialized_backend()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!library || !fileName) return CUDA_ERROR_INVALID_VALUE;
+  std::vector<char> bytes;
+  try {
+    if (!read_file(fileName, &bytes)) return CUDA_ERROR_FILE_NOT_FOUND;
+  } catch (...) {
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  if (bytes.size() < 5) return CUDA_ERROR_INVALID_IMAGE;
+  return library_load(bytes.data(), library, numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions,
+                      libraryOptions, libraryOptionValues);
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuLibraryUnload(CUlibrary library) {
+  return api([&](Backend& b) -> CUresult {
+    Library* lib = library_of(library);
+    auto& L = libraries();
+    std::unique_lock lock(L.mu);
+    if (!lib || !L.libs.count(lib)) return CUDA_ERROR_INVALID_HANDLE;
+    L.libs.erase(lib);
+    for (auto& [name, k] : lib->kernels) L.kernels.erase(k.get());
+    lock.unlock();
+    for (auto& [ctx, m] : lib->modules)
+      if (m && b.module_valid(m)) (void)b.module_unload(m);
+    delete lib;
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* name) {
+  return api([&](Backend&) -> CUresult {
+    if (!pKernel || !name) return CUDA_ERROR_INVALID_VALUE;
+    Library* lib = library_of(library);
+    auto& L = libraries();
+    std::lock_guard lock(L.mu);
+    if (!lib || !L.libs.count(lib)) return CUDA_ERROR_INVALID_HANDLE;
+    auto it = lib->kernels.find(name);
+    if (it == lib->kernels.end()) {
+      if (lib->ptx && !ptx_has_entry(std::string_view(lib->image.data(), lib->image.size() - 1), name))
+        return CUDA_ERROR_NOT_FOUND;
+      auto k = std::make_unique<Kernel>();
+      k->lib = lib;
+      k->name = name;
+      it = lib->kernels.emplace(name, std::move(k)).first;
+      L.kernels.emplace(it->second.get(), lib);
+    }
+    *pKernel = reinterpret_cast<CUkernel>(it->second.get());
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetModule(CUmodule* pMod, CUlibrary library) {
+  return api([&](Backend& b) -> CUresult {
+    if (!pMod) return CUDA_ERROR_INVALID_VALUE;
+    Library* lib = library_of(library);
+    if (!library_valid(lib)) return CUDA_ERROR_INVALID_HANDLE;
+    Module* m = nullptr;
+    if (CUresult r = library_module(b, lib, &m)) return r;
+    *pMod = handle_of_module(m);
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library,
+                                                      const char* name) {
+  return api([&](Backend& b) -> CUresult {
+    if (!name) return CUDA_ERROR_INVALID_VALUE;
+    Library* lib = library_of(library);
+    if (!library_valid(lib)) return CUDA_ERROR_INVALID_HANDLE;
+    Module* m = nullptr;
+    if (CUresult r = library_module(b, lib, &m)) return r;
+    void* p = nullptr;
+    size_t n = 0;
+    if (CUresult r = to_cu(b.module_get_global(m, name, &p, &n))) return r;
+    if (dptr) *dptr = dptr_of(p);
+    if (bytes) *bytes = n;
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) {
+  return api([&](Backend& b) -> CUresult {
+    if (!pFunc) return CUDA_ERROR_INVALID_VALUE;
+    Kernel* k = kernel_of(kernel);
+    if (!kernel_valid(k)) return CUDA_ERROR_INVALID_HANDLE;
+    Function* f = nullptr;
+    if (CUresult r = kernel_function(b, k, &f)) return r;
+    *pFunc = handle_of_function(f);
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUkernel kernel,
+                                                        CUdevice dev) {
+  return api([&](Backend& b) -> CUresult {
+    if (!pi) return CUDA_ERROR_INVALID_VALUE;
+    Kernel* k = kernel_of(kernel);
+    if (!kernel_valid(k)) return CUDA_ERROR_INVALID_HANDLE;
+    Device* d = nullptr;
+    if (CUresult r = device_arg(b, dev, &d)) return r;
+    Function* f = nullptr;
+    if (CUresult r = kernel_function(b, k, &f)) return r;
+    return get_attribute(b, f, d, static_cast<int>(attrib), pi);
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel,
+                                                        CUdevice dev) {
+  return api([&](Backend& b) -> CUresult {
+    Kernel* k = kernel_of(kernel);
+    if (!kernel_valid(k)) return CUDA_ERROR_INVALID_HANDLE;
+    Device* d = nullptr;
+    if (CUresult r = device_arg(b, dev, &d)) return r;
+    Function* f = nullptr;
+    if (CUresult r = kernel_function(b, k, &f)) return r;
+    return set_attribute(f, d, static_cast<int>(attrib), val);
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) {
+  return api([&](Backend& b) -> CUresult {
+    Kernel* k = kernel_of(kernel);
+    if (!kernel_valid(k)) return CUDA_ERROR_INVALID_HANDLE;
+    Device* d = nullptr;
+    if (CUresult r = device_arg(b, dev, &d)) return r;
+    Function* f = nullptr;
+    if (CUresult r = kernel_function(b, k, &f)) return r;
+    return set_cache_config(f, static_cast<int>(config));
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuKernelGetName(const char** name, CUkernel hfunc) {
+  return api([&](Backend&) -> CUresult {
+    if (!name) return CUDA_ERROR_INVALID_VALUE;
+    Kernel* k = kernel_of(hfunc);
+    if (!kernel_valid(k)) return CUDA_ERROR_INVALID_HANDLE;
+    *name = k->name.c_str();
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuKernelGetLibrary(CUlibrary* pLib, CUkernel kernel) {
+  return api([&](Backend&) -> CUresult {
+    if (!pLib) return CUDA_ERROR_INVALID_VALUE;
+    Kernel* k = kernel_of(kernel);
+    if (!kernel_valid(k)) return CUDA_ERROR_INVALID_HANDLE;
+    *pLib = reinterpret_cast<CUlibrary>(k->lib);
+    return CUDA_SUCCESS;
+  });
+}
+
+// ---- linker ------------------------------------------------------------------------------------------------
+extern "C" FG_IMPL CUresult fgimpl_cuLinkCreate(unsigned int numOptions, CUjit_option* options, void** optionValues,
+                                                CUlinkState* stateOut) {
+  return link_create(numOptions, options, optionValues, stateOut);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuLinkCreate_v2(unsigned int numOptions, CUjit_option* options,
+                                                   void** optionValues, CUlinkState* stateOut) {
+  return link_create(numOptions, options, optionValues, stateOut);
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size,
+                                                 const char* /*name*/, unsigned int numOptions, CUjit_option* options,
+                                                 void** optionValues) {
+  return link_add_data(state, type, data, size, numOptions, options, optionValues);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void* data, size_t size,
+                                                    const char* /*name*/, unsigned int numOptions,
+                                                    CUjit_option* options, void** optionValues) {
+  return link_add_data(state, type, data, size, numOptions, options, optionValues);
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path,
+                                                 unsigned int numOptions, CUjit_option* options, void** optionValues) {
+  return link_add_file(state, type, path, numOptions, options, optionValues);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char* path,
+                                                    unsigned int numOptions, CUjit_option* options,
+                                                    void** optionValues) {
+  return link_add_file(state, type, path, numOptions, options, optionValues);
+}
+
+// The linked image: the concatenated PTX when there is any, else the first binary input.
+extern "C" FG_IMPL CUresult fgimpl_cuLinkComplete(CUlinkState state, void** cubinOut, size_t* sizeOut) {
+  return api([&](Backend&) -> CUresult {
+    if (!cubinOut || !sizeOut) return CUDA_ERROR_INVALID_VALUE;
+    LinkState* st = link_of(state);
+    if (!link_valid(st)) return CUDA_ERROR_INVALID_HANDLE;
+    auto& L = links();
+    std::lock_guard lock(L.mu);
+    if (!st->ptx.empty()) {
+      st->output.assign(st->ptx.begin(), st->ptx.end());
+      st->output.push_back('\0');
+    } else if (!st->binary.empty()) {
+      st->output = st->binary;
+    } else {
+      return CUDA_ERROR_INVALID_IMAGE;  // nothing to link
+    }
+    jit_outputs(st->num_options, st->options, st->values);
+    *cubinOut = st->output.data();
+    *sizeOut = st->output.size();
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuLinkDestroy(CUlinkState state) {
+  return api([&](Backend&) -> CUresult {
+    LinkState* st = link_of(state);
+    auto& L = links();
+    std::unique_lock lock(L.mu);
+    if (!st || !L.live.count(st)) return CUDA_ERROR_INVALID_HANDLE;
+    L.live.erase(st);
+    lock.unlock();
+    delete st;
+    return CUDA_SUCCESS;
+  });
+}

@@ -1,0 +1,157 @@
+// cuGetProcAddress (11.3) / cuGetProcAddress_v2 (12.0) and cuGetExportTable.
+//
+// NVIDIA's cudart reaches the driver only through cuGetProcAddress_v2(name, version, flags)
+// (census §3.2, §5.2). The answer is the entry point of the newest ABI of `name` introduced
+// at or before `version`: the k-th ABI (in version order) of a name is exported as the plain
+// name, then _v2, _v3, … (the PFN_<name>_v<version> typedefs of cudaTypedefs.h, listed in
+// api/cuda_proc_versions.def). With CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM the
+// per-thread twin of that entry point (<variant>_ptds / _ptsz) is returned when it exists.
+//
+// The address handed out is that of the EXPORTED symbol (looked up with dlsym in this
+// library), so a caller going through the pointer crosses the same probed entry point as a
+// caller linking the name.
+//
+// cuGetExportTable: the private tables of NVIDIA's cudart (CUDART_INTERFACE, tools hooks,
+// integrity check, …) are not implemented; every request answers CUDA_ERROR_NOT_FOUND and
+// is recorded in the coverage report under "cuGetExportTable{<uuid>}".
+#include "driver/common.h"
+
+#include "common/api_ids.h"
+#include "common/coverage.h"
+#include "common/log.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <dlfcn.h>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+using namespace fg;
+using namespace fg::drv;
+
+namespace {
+
+struct ProcVersions {
+  const char* name;
+  const int* versions;  // ascending
+  size_t count;
+};
+
+#define FG_UNPAREN(...) __VA_ARGS__
+#define FG_PROC(name, vers) constexpr int kVersions_##name[] = {FG_UNPAREN vers};
+#define FG_PROC_ALIAS(...)
+#include "cuda_proc_versions.def"
+#undef FG_PROC
+
+constexpr ProcVersions kProcs[] = {
+#define FG_PROC(name, vers) {#name, kVersions_##name, std::size(kVersions_##name)},
+#include "cuda_proc_versions.def"
+#undef FG_PROC
+#undef FG_PROC_ALIAS
+};
+
+struct Tables {
+  std::unordered_map<std::string_view, const ProcVersions*> procs;
+  std::unordered_set<std::string_view> exported;  // every libcuda export name
+  void* self = nullptr;                            // dlopen handle of this library
+};
+
+const Tables& tables() {
+  static const Tables* t = [] {
+    auto* t = new Tables;
+    for (const ProcVersions& p : kProcs) t->procs.emplace(p.name, &p);
+    for (size_t i = 0; i < kApiCount; ++i) {
+      const ApiInfo& info = api_info(i);
+      if (info.family == ApiFamily::Driver) t->exported.emplace(info.name);
+    }
+    Dl_info dl{};
+    if (dladdr(reinterpret_cast<void*>(&tables), &dl) && dl.dli_fname)
+      t->self = dlopen(dl.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    if (!t->self) FG_LOG(Warn, Driver, "cuGetProcAddress: cannot reopen this library; using the global scope");
+    return t;
+  }();
+  return *t;
+}
+
+// Name of the k-th ABI of a driver entry point (0 = plain).
+std::string variant_name(std::string_view base, size_t k) {
+  std::string s(base);
+  if (k > 0) s += "_v" + std::to_string(k + 1);
+  return s;
+}
+
+bool has_version_suffix(std::string_view n) {
+  if (n.ends_with("_ptds") || n.ends_with("_ptsz")) return true;
+  const size_t v = n.rfind("_v");
+  if (v == std::string_view::npos || v + 2 >= n.size()) return false;
+  for (size_t i = v + 2; i < n.size(); ++i)
+    if (n[i] < '0' || n[i] > '9') return false;
+  return true;
+}
+
+CUresult get_proc(const char* symbol, void** pfn, int cudaVersion, uint64_t flags,
+                  CUdriverProcAddressQueryResult* status) {
+  if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;
+  *pfn = nullptr;
+  if (flags > CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) return CUDA_ERROR_INVALID_VALUE;
+  auto not_found = [&](CUdriverProcAddressQueryResult why) {
+    if (status) *status = why;
+    if (*symbol) coverage::unresolved_proc(symbol, cudaVersion, flags);  // "" is cudart's probe
+    return CUDA_ERROR_NOT_FOUND;
+  };
+  const Tables& t = tables();
+  const std::string_view name(symbol);
+  std::string chosen;
+  if (auto it = t.procs.find(name); it != t.procs.end()) {
+    const ProcVersions& pv = *it->second;
+    size_t k = pv.count;
+    for (size_t i = 0; i < pv.count; ++i)
+      if (pv.versions[i] <= cudaVersion) k = i;
+    if (k == pv.count) return not_found(CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+    chosen = variant_name(name, k);
+  } else if (!name.empty() && !has_version_suffix(name) && t.exported.count(name)) {
+    chosen = name;  // exported but absent from the version list: its only ABI
+  } else {
+    return not_found(CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+  }
+  if (flags == CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) {
+    for (const char* suffix : {"_ptds", "_ptsz"})
+      if (t.exported.count(chosen + suffix)) {
+        chosen += suffix;
+        break;
+      }
+  }
+  if (!t.exported.count(chosen)) return not_found(CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+  void* addr = dlsym(t.self ? t.self : RTLD_DEFAULT, chosen.c_str());
+  if (!addr) return not_found(CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+  *pfn = addr;
+  if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+// Both work before cuInit: cudart resolves everything first, then calls cuInit.
+extern "C" FG_IMPL CUresult fgimpl_cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, uint64_t flags) {
+  return api_noinit([&] { return get_proc(symbol, pfn, cudaVersion, flags, nullptr); });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, uint64_t flags,
+                                                       CUdriverProcAddressQueryResult* symbolStatus) {
+  return api_noinit([&] { return get_proc(symbol, pfn, cudaVersion, flags, symbolStatus); });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) {
+  if (!ppExportTable || !pExportTableId) return CUDA_ERROR_INVALID_VALUE;
+  *ppExportTable = nullptr;
+  const auto* u = reinterpret_cast<const unsigned char*>(pExportTableId->bytes);
+  char key[64];
+  std::snprintf(key, sizeof key, "cuGetExportTable{%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x}",
+                u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+  coverage::unresolved_proc(key, 0, 0);
+  return CUDA_ERROR_NOT_FOUND;
+}
