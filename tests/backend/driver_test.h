@@ -135,7 +135,8 @@ CUresult cuMemUnmap(CUdeviceptr, size_t);
 CUresult cuMemSetAccess(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t);
 CUresult cuMemGetAccess(unsigned long long*, const CUmemLocation*, CUdeviceptr);
 CUresult cuMemGetAllocationGranularity(size_t*, const CUmemAllocationProp*, CUmemAllocationGranularity_flags);
-CUresult cuMemExportToShareableHandle(void*, CUmemGenericAllocationHandle, CUmemAllocationHandleType, unsigned long long);
+CUresult cuMemExportToShareableHandle(void*, CUmemGenericAllocationHandle, CUmemAllocationHandleType,
+                                      unsigned long long);
 CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle*, void*, CUmemAllocationHandleType);
 CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp*, CUmemGenericAllocationHandle);
 CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle*, void*);
@@ -172,6 +173,12 @@ CUresult cuStreamIsCapturing(CUstream, CUstreamCaptureStatus*);
 CUresult cuStreamGetCaptureInfo_v3(CUstream, CUstreamCaptureStatus*, uint64_t*, CUgraph*, const CUgraphNode**,
                                    const void**, size_t*);
 CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode*);
+CUresult cuStreamWriteValue32(CUstream, CUdeviceptr, uint32_t, unsigned);
+CUresult cuStreamWriteValue32_v2(CUstream, CUdeviceptr, uint32_t, unsigned);
+CUresult cuStreamWriteValue64_v2(CUstream, CUdeviceptr, uint64_t, unsigned);
+CUresult cuStreamWaitValue32_v2(CUstream, CUdeviceptr, uint32_t, unsigned);
+CUresult cuProfilerStart();
+CUresult cuProfilerStop();
 CUresult cuEventCreate(CUevent*, unsigned);
 CUresult cuEventRecord(CUevent, CUstream);
 CUresult cuEventRecordWithFlags(CUevent, CUstream, unsigned);
@@ -206,8 +213,8 @@ CUresult cuLinkComplete(CUlinkState, void**, size_t*);
 CUresult cuLinkDestroy(CUlinkState);
 CUresult cuLaunchKernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
                         void**, void**);
-CUresult cuLaunchKernel_ptsz(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             CUstream, void**, void**);
+CUresult cuLaunchKernel_ptsz(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                             void**, void**);
 CUresult cuLaunchKernelEx(const CUlaunchConfig*, CUfunction, void**, void**);
 CUresult cuLaunchCooperativeKernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                    CUstream, void**);
@@ -223,6 +230,10 @@ CUresult cuGetExportTable(const void**, const CUuuid*);
 // ---- loading -------------------------------------------------------------------------------------------
 inline void* lib() {
   static void* h = [] {
+    // Exact books need private devices and no report file, even where the runner's
+    // environment did not say so (an explicit setting wins).
+    setenv("FAKEGPU_ISOLATED", "1", 0);
+    setenv("FAKEGPU_REPORT", "off", 0);
     const char* dir = std::getenv("FAKEGPU_TEST_LIBDIR");
     INFO("FAKEGPU_TEST_LIBDIR must name the directory holding libcuda.so.1");
     REQUIRE(dir != nullptr);
@@ -266,17 +277,17 @@ inline constexpr size_t kTwoMiB = 2ull << 20;
 
 #define CU(name) (::drvtest::fn<decltype(::drvtest::sig::name)>(#name))
 
-#define CU_EQ(expected, call)                                                                \
-  do {                                                                                       \
-    const ::fgapi::CUresult r_ = (call);                                                     \
-    INFO(#call << " -> " << static_cast<int>(r_) << " " << ::drvtest::err_name(r_));         \
-    CHECK(r_ == (expected));                                                                 \
+#define CU_EQ(expected, call)                                                        \
+  do {                                                                               \
+    const ::fgapi::CUresult r_ = (call);                                             \
+    INFO(#call << " -> " << static_cast<int>(r_) << " " << ::drvtest::err_name(r_)); \
+    CHECK(r_ == (expected));                                                         \
   } while (0)
-#define CU_OK(call)                                                                          \
-  do {                                                                                       \
-    const ::fgapi::CUresult r_ = (call);                                                     \
-    INFO(#call << " -> " << static_cast<int>(r_) << " " << ::drvtest::err_name(r_));         \
-    REQUIRE(r_ == ::fgapi::CUDA_SUCCESS);                                                    \
+#define CU_OK(call)                                                                  \
+  do {                                                                               \
+    const ::fgapi::CUresult r_ = (call);                                             \
+    INFO(#call << " -> " << static_cast<int>(r_) << " " << ::drvtest::err_name(r_)); \
+    REQUIRE(r_ == ::fgapi::CUDA_SUCCESS);                                            \
   } while (0)
 
 namespace drvtest {

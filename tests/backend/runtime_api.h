@@ -183,6 +183,26 @@ struct Runtime {
   cudaError_t (*cudaProfilerStart)();
   cudaError_t (*cudaProfilerStop)();
   cudaError_t (*cudaGetExportTable)(const void**, const cudaUUID_t*);
+  void* (*__cudaGetProcAddress)();
+  cudaChannelFormatDesc (*cudaCreateChannelDesc)(int, int, int, int, cudaChannelFormatKind);
+  // unified-memory hints and location-based pools
+  cudaError_t (*cudaMemPrefetchAsync)(const void*, size_t, cudaMemLocation, unsigned, cudaStream_t);
+  cudaError_t (*cudaMemAdvise)(const void*, size_t, cudaMemoryAdvise, cudaMemLocation);
+  cudaError_t (*cudaStreamAttachMemAsync)(cudaStream_t, void*, size_t, unsigned);
+  cudaError_t (*cudaMemGetDefaultMemPool)(cudaMemPool_t*, cudaMemLocation*, cudaMemAllocationType);
+  cudaError_t (*cudaMemGetMemPool)(cudaMemPool_t*, cudaMemLocation*, cudaMemAllocationType);
+  cudaError_t (*cudaMemSetMemPool)(cudaMemLocation*, cudaMemAllocationType, cudaMemPool_t);
+  // libcudart.so.12 only: legacy ABIs and names
+  cudaError_t (*cudaMemPrefetchAsync12)(const void*, size_t, int, cudaStream_t);  // plain @libcudart.so.12
+  cudaError_t (*cudaMemAdvise12)(const void*, size_t, cudaMemoryAdvise, int);     // plain @libcudart.so.12
+  cudaError_t (*cudaChooseDevice12)(int*, const void*);                           // plain @libcudart.so.12
+  cudaError_t (*cudaStreamGetCaptureInfo12)(cudaStream_t, cudaStreamCaptureStatus*, unsigned long long*);
+  cudaError_t (*cudaStreamGetCaptureInfo_v2)(cudaStream_t, cudaStreamCaptureStatus*, unsigned long long*,
+                                             cudaGraph_t*, const cudaGraphNode_t**, size_t*);
+  cudaError_t (*cudaEventElapsedTime_v2)(float*, cudaEvent_t, cudaEvent_t);
+  cudaError_t (*cudaThreadSynchronize)();
+  cudaError_t (*cudaThreadGetLimit)(size_t*, cudaLimit);
+  cudaError_t (*cudaRuntimeGetVersion12)(int*);  // cudaRuntimeGetVersion@libcudart.so.12
 
   Runtime() {
     const std::string path = libdir() + "/libcudart.so.13";
@@ -321,6 +341,23 @@ struct Runtime {
     RTT_BIND(cudaProfilerStart);
     RTT_BIND(cudaProfilerStop);
     RTT_BIND(cudaGetExportTable);
+    RTT_BIND(__cudaGetProcAddress);
+    RTT_BIND(cudaCreateChannelDesc);
+    RTT_BIND(cudaMemPrefetchAsync);
+    RTT_BIND(cudaMemAdvise);
+    RTT_BIND(cudaStreamAttachMemAsync);
+    RTT_BIND(cudaMemGetDefaultMemPool);
+    RTT_BIND(cudaMemGetMemPool);
+    RTT_BIND(cudaMemSetMemPool);
+    bind(cudaMemPrefetchAsync12, "cudaMemPrefetchAsync", "libcudart.so.12");
+    bind(cudaMemAdvise12, "cudaMemAdvise", "libcudart.so.12");
+    bind(cudaChooseDevice12, "cudaChooseDevice", "libcudart.so.12");
+    bind(cudaStreamGetCaptureInfo12, "cudaStreamGetCaptureInfo", "libcudart.so.12");
+    RTT_BIND12(cudaStreamGetCaptureInfo_v2);
+    RTT_BIND12(cudaEventElapsedTime_v2);
+    RTT_BIND12(cudaThreadSynchronize);
+    RTT_BIND12(cudaThreadGetLimit);
+    bind(cudaRuntimeGetVersion12, "cudaRuntimeGetVersion", "libcudart.so.12");
   }
 #undef RTT_BIND
 #undef RTT_BIND12

@@ -11,6 +11,7 @@ namespace {
 CUcontext garbage() { return reinterpret_cast<CUcontext>(uintptr_t{0x7f3a5c0ffee0}); }
 
 int device_count() {
+  init();
   int n = 0;
   CU_OK(CU(cuDeviceGetCount)(&n));
   return n;

@@ -402,15 +402,15 @@ TEST_CASE("driver: memsets D8 D16 D32, 1D and 2D, sync and async", "[driver]") {
   CHECK(std::all_of(h32.begin(), h32.begin() + 12, [](uint32_t w) { return w == 0x11111111; }));
 
   // Errors.
-  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemsetD16_v2)(d + 1, 0, 4));    // misaligned
-  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemsetD32_v2)(d + 2, 0, 4));    // misaligned
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemsetD16_v2)(d + 1, 0, 4));     // misaligned
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemsetD32_v2)(d + 2, 0, 4));     // misaligned
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemsetD8_v2)(d + 4000, 0, 97));  // past the end
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemsetD32_v2)(d, 0, kN / 4 + 1));
-  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemsetD2D8_v2)(d, 10, 0, 11, 2));  // width beyond pitch
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemsetD2D8_v2)(d, 10, 0, 11, 2));    // width beyond pitch
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemsetD2D8_v2)(d, 1024, 0, 16, 5));  // past the end
   unsigned char host[64];
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemsetD8_v2)(dptr(host), 0, 64));  // not device memory
-  CU_OK(CU(cuMemsetD8_v2)(d, 0, 0));                                     // nothing to do
+  CU_OK(CU(cuMemsetD8_v2)(d, 0, 0));                                      // nothing to do
   CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuMemsetD8Async)(d, 0, 4, reinterpret_cast<CUstream>(host)));
   CU_OK(CU(cuMemFree_v2)(d));
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemsetD8_v2)(d, 0, 4));

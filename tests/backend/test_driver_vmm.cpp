@@ -155,7 +155,7 @@ TEST_CASE("driver: reserve, map, access, copy, unmap, with exact books", "[drive
   // Handles released while mapped: the memory lives until the last mapping goes.
   CU_OK(CU(cuMemRelease)(h1));
   CU_OK(CU(cuMemRelease)(h2));
-  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemRelease)(h1));  // nothing left to release
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemRelease)(h1));                             // nothing left to release
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemMap)(va + 8 * kMiB, 4 * kMiB, 0, h1, 0));  // released: not mappable
   CHECK(free_bytes() == before - 8 * kMiB);
   CU_OK(CU(cuMemcpyDtoH_v2)(out.data(), va, 4 * kMiB));
@@ -167,7 +167,7 @@ TEST_CASE("driver: reserve, map, access, copy, unmap, with exact books", "[drive
   CU_OK(CU(cuMemUnmap)(alias, 4 * kMiB));
   CHECK(free_bytes() == before - 4 * kMiB);
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemcpyDtoH_v2)(out.data(), va, 16));  // unmapped
-  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemUnmap)(va, 4 * kMiB));            // twice
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemUnmap)(va, 4 * kMiB));             // twice
   CU_OK(CU(cuMemUnmap)(va + 4 * kMiB, 4 * kMiB));
   CHECK(free_bytes() == before);
 
@@ -304,8 +304,8 @@ TEST_CASE("driver: POSIX fd export and import in one process", "[driver]") {
   REQUIRE(fd >= 0);
   CU_OK(CU(cuMemImportFromShareableHandle)(&imported, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
                                            CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
-  close(fd);  // the imported handle keeps its own reference
-  CHECK(imported != h);
+  close(fd);                                 // the handle keeps its own reference
+  CHECK(imported == h);                      // our own allocation: the same handle, one more release owed
   CHECK(free_bytes() == before - 2 * kMiB);  // importing books nothing
   CUmemAllocationProp got{};
   CU_OK(CU(cuMemGetAllocationPropertiesFromHandle)(&got, imported));
@@ -327,8 +327,10 @@ TEST_CASE("driver: POSIX fd export and import in one process", "[driver]") {
   CHECK(out == data);
 
   // Errors.
-  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemExportToShareableHandle)(nullptr, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
-  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemExportToShareableHandle)(&fd, 0xBADull, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE,
+        CU(cuMemExportToShareableHandle)(nullptr, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE,
+        CU(cuMemExportToShareableHandle)(&fd, 0xBADull, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
   CU_EQ(CUDA_ERROR_NOT_SUPPORTED, CU(cuMemExportToShareableHandle)(&fd, h, CU_MEM_HANDLE_TYPE_FABRIC, 0));
   const CUmemAllocationProp plain_prop = device_prop(0, false);
   CUmemGenericAllocationHandle plain = 0;
@@ -337,10 +339,12 @@ TEST_CASE("driver: POSIX fd export and import in one process", "[driver]") {
         CU(cuMemExportToShareableHandle)(&fd, plain, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
   CU_OK(CU(cuMemRelease)(plain));
   const int null_fd = open("/dev/null", O_RDONLY);
-  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemImportFromShareableHandle)(&imported, reinterpret_cast<void*>(static_cast<intptr_t>(null_fd)),
-                                                                       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE,
+        CU(cuMemImportFromShareableHandle)(&imported, reinterpret_cast<void*>(static_cast<intptr_t>(null_fd)),
+                                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
   close(null_fd);
-  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemImportFromShareableHandle)(nullptr, nullptr, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE,
+        CU(cuMemImportFromShareableHandle)(nullptr, nullptr, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
 
   CU_OK(CU(cuMemRelease)(h));
   CU_OK(CU(cuMemRelease)(imported));

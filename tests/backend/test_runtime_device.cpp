@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstring>
 #include <string>
+#include <thread>
 
 using namespace rtt;
 
@@ -27,8 +28,11 @@ TEST_CASE("cudaGetDeviceCount / cudaGetDevice / cudaSetDevice", "[runtime]") {
   if (default_devices()) CHECK(n == 8);
   CHECK(r.cudaGetDeviceCount(nullptr) == cudaErrorInvalidValue);
 
+  // A thread that has not chosen a device (and has no driver context current) is on device 0.
   int d = -1;
-  CHECK(r.cudaGetDevice(&d) == cudaSuccess);
+  cudaError_t fresh = cudaErrorUnknown;
+  std::thread([&] { fresh = r.cudaGetDevice(&d); }).join();
+  CHECK(fresh == cudaSuccess);
   CHECK(d == 0);
   CHECK(r.cudaGetDevice(nullptr) == cudaErrorInvalidValue);
 
@@ -350,4 +354,31 @@ TEST_CASE("driver and runtime versions", "[runtime]") {
   CHECK(v == 13000);
   CHECK(r.cudaDriverGetVersion(nullptr) == cudaErrorInvalidValue);
   CHECK(r.cudaRuntimeGetVersion(nullptr) == cudaErrorInvalidValue);
+}
+
+TEST_CASE("libcudart.so.12 legacy names and ABIs", "[runtime]") {
+  auto& r = rt();
+  Device0 restore;
+  clear_error();
+  // cudaChooseDevice@libcudart.so.12 reads the 12.x struct; name/major/minor share offsets.
+  unsigned char p12[1032] = {};
+  int maj = 0;
+  r.cudaDeviceGetAttribute(&maj, cudaDevAttrComputeCapabilityMajor, 0);
+  std::memcpy(p12 + 360, &maj, sizeof maj);
+  int d = -1;
+  CHECK(r.cudaChooseDevice12(&d, p12) == cudaSuccess);
+  CHECK(d >= 0);
+  CHECK(r.cudaChooseDevice12(nullptr, p12) == cudaErrorInvalidValue);
+  // cudaThread* are the old names of cudaDevice*.
+  CHECK(r.cudaThreadSynchronize() == cudaSuccess);
+  size_t v = 0;
+  CHECK(r.cudaThreadGetLimit(&v, cudaLimitStackSize) == cudaSuccess);
+  CHECK(v == 1024);
+  int ver = 0;
+  CHECK(r.cudaRuntimeGetVersion12(&ver) == cudaSuccess);
+  CHECK(ver > 0);
+  // Odds and ends.
+  CHECK(r.__cudaGetProcAddress() == nullptr);  // NVIDIA's body is `return 0`
+  const cudaChannelFormatDesc c = r.cudaCreateChannelDesc(8, 16, 0, 0, cudaChannelFormatKindFloat);
+  CHECK((c.x == 8 && c.y == 16 && c.z == 0 && c.w == 0 && c.f == cudaChannelFormatKindFloat));
 }

@@ -8,6 +8,7 @@ using namespace rtt;
 
 TEST_CASE("cudaGetErrorName/String give NVIDIA's names and strings", "[runtime]") {
   auto& r = rt();
+  clear_error();
   struct Row {
     cudaError_t e;
     const char* name;

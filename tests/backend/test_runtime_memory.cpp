@@ -352,3 +352,63 @@ TEST_CASE("stream-ordered allocation and memory pools", "[runtime]") {
   REQUIRE(r.cudaStreamDestroy(s) == cudaSuccess);
   clear_error();
 }
+
+TEST_CASE("unified-memory hints are validated no-ops", "[runtime]") {
+  auto& r = rt();
+  REQUIRE(r.cudaSetDevice(0) == cudaSuccess);
+  clear_error();
+  void* m = nullptr;
+  REQUIRE(r.cudaMallocManaged(&m, 1 << 16, cudaMemAttachGlobal) == cudaSuccess);
+  const cudaMemLocation dev0{cudaMemLocationTypeDevice, 0};
+  const cudaMemLocation host{cudaMemLocationTypeHost, 0};
+  CHECK(r.cudaMemPrefetchAsync(m, 1 << 16, dev0, 0, nullptr) == cudaSuccess);
+  CHECK(r.cudaMemPrefetchAsync(static_cast<char*>(m) + 4096, 4096, host, 0, nullptr) == cudaSuccess);
+  CHECK(r.cudaMemPrefetchAsync12(m, 1 << 16, 0, nullptr) == cudaSuccess);               // CUDA 12 ABI
+  CHECK(r.cudaMemPrefetchAsync12(m, 1 << 16, cudaCpuDeviceId, nullptr) == cudaSuccess);
+  CHECK(r.cudaMemPrefetchAsync12(m, 1 << 16, device_count(), nullptr) == cudaErrorInvalidDevice);
+  CHECK(r.cudaMemPrefetchAsync(m, (1 << 16) + 1, dev0, 0, nullptr) == cudaErrorInvalidValue);  // past the end
+  CHECK(r.cudaMemPrefetchAsync(m, 16, cudaMemLocation{cudaMemLocationTypeDevice, device_count()}, 0, nullptr) ==
+        cudaErrorInvalidDevice);
+  CHECK(r.cudaMemPrefetchAsync(m, 16, dev0, 1, nullptr) == cudaErrorInvalidValue);
+  void* d = nullptr;
+  REQUIRE(r.cudaMalloc(&d, 64) == cudaSuccess);
+  CHECK(r.cudaMemPrefetchAsync(d, 64, dev0, 0, nullptr) == cudaErrorInvalidValue);  // not managed
+
+  CHECK(r.cudaMemAdvise(m, 4096, cudaMemAdviseSetReadMostly, host) == cudaSuccess);
+  CHECK(r.cudaMemAdvise(m, 4096, cudaMemAdviseSetPreferredLocation, dev0) == cudaSuccess);
+  CHECK(r.cudaMemAdvise(m, 4096, cudaMemAdviseSetAccessedBy, host) == cudaSuccess);
+  CHECK(r.cudaMemAdvise12(m, 4096, cudaMemAdviseSetPreferredLocation, cudaCpuDeviceId) == cudaSuccess);
+  CHECK(r.cudaMemAdvise12(m, 4096, cudaMemAdviseSetAccessedBy, -7) == cudaErrorInvalidDevice);
+  CHECK(r.cudaMemAdvise(m, 4096, static_cast<cudaMemoryAdvise>(9), dev0) == cudaErrorInvalidValue);
+  CHECK(r.cudaMemAdvise(d, 64, cudaMemAdviseSetReadMostly, dev0) == cudaErrorInvalidValue);
+
+  CHECK(r.cudaStreamAttachMemAsync(nullptr, m, 0, cudaMemAttachGlobal) == cudaSuccess);
+  CHECK(r.cudaStreamAttachMemAsync(nullptr, m, 1 << 16, cudaMemAttachHost) == cudaSuccess);
+  CHECK(r.cudaStreamAttachMemAsync(nullptr, m, 100, cudaMemAttachGlobal) == cudaErrorInvalidValue);
+  CHECK(r.cudaStreamAttachMemAsync(nullptr, m, 0, 8) == cudaErrorInvalidValue);
+  CHECK(r.cudaStreamAttachMemAsync(nullptr, d, 0, cudaMemAttachGlobal) == cudaErrorInvalidValue);
+  CHECK(r.cudaFree(d) == cudaSuccess);
+  CHECK(r.cudaFree(m) == cudaSuccess);
+  clear_error();
+}
+
+TEST_CASE("CUDA 13 location-based pool calls", "[runtime]") {
+  auto& r = rt();
+  clear_error();
+  cudaMemLocation loc{cudaMemLocationTypeDevice, 0};
+  cudaMemPool_t a = nullptr, b = nullptr;
+  REQUIRE(r.cudaMemGetDefaultMemPool(&a, &loc, cudaMemAllocationTypePinned) == cudaSuccess);
+  REQUIRE(r.cudaDeviceGetDefaultMemPool(&b, 0) == cudaSuccess);
+  CHECK(a == b);
+  REQUIRE(r.cudaMemGetMemPool(&a, &loc, cudaMemAllocationTypePinned) == cudaSuccess);
+  REQUIRE(r.cudaDeviceGetMemPool(&b, 0) == cudaSuccess);
+  CHECK(a == b);
+  CHECK(r.cudaMemSetMemPool(&loc, cudaMemAllocationTypePinned, b) == cudaSuccess);
+  cudaMemLocation host{cudaMemLocationTypeHost, 0};
+  CHECK(r.cudaMemGetDefaultMemPool(&a, &host, cudaMemAllocationTypePinned) == cudaErrorNotSupported);
+  CHECK(r.cudaMemGetDefaultMemPool(&a, &loc, cudaMemAllocationTypeManaged) == cudaErrorNotSupported);
+  CHECK(r.cudaMemGetDefaultMemPool(&a, nullptr, cudaMemAllocationTypePinned) == cudaErrorInvalidValue);
+  cudaMemLocation bad{cudaMemLocationTypeDevice, device_count()};
+  CHECK(r.cudaMemGetMemPool(&a, &bad, cudaMemAllocationTypePinned) == cudaErrorInvalidDevice);
+  clear_error();
+}

@@ -294,3 +294,54 @@ TEST_CASE("capture queries: nothing is ever capturing", "[runtime]") {
   CHECK(r.cudaStreamDestroy(s) == cudaSuccess);
   clear_error();
 }
+
+TEST_CASE("capture info through every ABI; elapsed time through _v2", "[runtime]") {
+  auto& r = rt();
+  clear_error();
+  cudaStreamCaptureStatus st = cudaStreamCaptureStatusActive;
+  unsigned long long id = 0;
+  CHECK(r.cudaStreamGetCaptureInfo12(nullptr, &st, &id) == cudaSuccess);  // 12.x v1: three arguments
+  CHECK(st == cudaStreamCaptureStatusNone);
+  st = cudaStreamCaptureStatusActive;
+  CHECK(r.cudaStreamGetCaptureInfo_v2(nullptr, &st, nullptr, nullptr, nullptr, nullptr) == cudaSuccess);
+  CHECK(st == cudaStreamCaptureStatusNone);
+  cudaEvent_t a = nullptr;
+  REQUIRE(r.cudaEventCreate(&a) == cudaSuccess);
+  REQUIRE(r.cudaEventRecord(a, nullptr) == cudaSuccess);
+  REQUIRE(r.cudaEventSynchronize(a) == cudaSuccess);
+  float ms = -1;
+  CHECK(r.cudaEventElapsedTime_v2(&ms, a, a) == cudaSuccess);
+  CHECK(ms == 0.0f);
+  CHECK(r.cudaEventDestroy(a) == cudaSuccess);
+}
+
+TEST_CASE("threads use the runtime concurrently", "[runtime]") {
+  auto& r = rt();
+  clear_error();
+  constexpr int kThreads = 8, kRounds = 50;
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      if (r.cudaSetDevice(t % device_count()) != cudaSuccess) ++bad;
+      cudaStream_t s = nullptr;
+      if (r.cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) ++bad;
+      std::vector<unsigned char> in(4096), out(4096);
+      for (int round = 0; round < kRounds; ++round) {
+        std::fill(in.begin(), in.end(), static_cast<unsigned char>(t * 31 + round));
+        void* d = nullptr;
+        if (r.cudaMalloc(&d, in.size()) != cudaSuccess) ++bad;
+        if (r.cudaMemcpyAsync(d, in.data(), in.size(), cudaMemcpyHostToDevice, s) != cudaSuccess) ++bad;
+        if (r.cudaMemcpyAsync_ptsz(out.data(), d, out.size(), cudaMemcpyDeviceToHost, s) != cudaSuccess) ++bad;
+        if (r.cudaStreamSynchronize(s) != cudaSuccess) ++bad;
+        if (out != in) ++bad;
+        if (r.cudaFree(d) != cudaSuccess) ++bad;
+      }
+      if (r.cudaStreamDestroy(s) != cudaSuccess) ++bad;
+      if (r.cudaGetLastError() != cudaSuccess) ++bad;
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK(bad.load() == 0);
+  REQUIRE(r.cudaSetDevice(0) == cudaSuccess);
+}

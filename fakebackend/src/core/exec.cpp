@@ -213,14 +213,17 @@ Status Backend::event_sync(Event* e) {
 
 Status Backend::event_elapsed(Event* start, Event* end, float* ms) {
   if (!ms) return Status::InvalidValue;
+  // Read each event under its own lock: start and end may be the same event.
+  auto read = [](Event* e, std::chrono::steady_clock::time_point* t) {
+    std::lock_guard lock(e->mu);
+    if (!e->recorded) return Status::InvalidHandle;
+    if (e->pending) return Status::NotReady;
+    *t = e->when;
+    return Status::Ok;
+  };
   std::chrono::steady_clock::time_point a, b;
-  {
-    std::scoped_lock lock(start->mu, end->mu);
-    if (!start->recorded || !end->recorded) return Status::InvalidHandle;
-    if (start->pending || end->pending) return Status::NotReady;
-    a = start->when;
-    b = end->when;
-  }
+  if (Status s = read(start, &a); s != Status::Ok) return s;
+  if (Status s = read(end, &b); s != Status::Ok) return s;
   *ms = std::chrono::duration<float, std::milli>(b - a).count();
   return Status::Ok;
 }

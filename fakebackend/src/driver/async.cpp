@@ -204,8 +204,12 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemPoolSetAttribute(CUmemoryPool pool, CUme
     if (CUresult r = pool_arg(b, pool, &p)) return r;
     std::lock_guard lock(p->mu);
     switch (static_cast<int>(attr)) {
-      case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: p->reuse_follow_event = *static_cast<int*>(value) != 0; break;
-      case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: p->reuse_allow_opportunistic = *static_cast<int*>(value) != 0; break;
+      case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+        p->reuse_follow_event = *static_cast<int*>(value) != 0;
+        break;
+      case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+        p->reuse_allow_opportunistic = *static_cast<int*>(value) != 0;
+        break;
       case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
         p->reuse_allow_internal = *static_cast<int*>(value) != 0;
         break;
@@ -236,7 +240,9 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemPoolGetAttribute(CUmemoryPool pool, CUme
     switch (static_cast<int>(attr)) {
       case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: *static_cast<int*>(value) = p->reuse_follow_event; break;
       case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: *static_cast<int*>(value) = p->reuse_allow_opportunistic; break;
-      case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: *static_cast<int*>(value) = p->reuse_allow_internal; break;
+      case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+        *static_cast<int*>(value) = p->reuse_allow_internal;
+        break;
       case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: *static_cast<uint64_t*>(value) = p->release_threshold; break;
       case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: *static_cast<uint64_t*>(value) = p->reserved_current; break;
       case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: *static_cast<uint64_t*>(value) = p->reserved_high; break;

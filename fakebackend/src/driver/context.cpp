@@ -257,7 +257,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuCtxSetLimit(CUlimit limit, size_t value) {
     const auto& at = ctx->dev->model.attributes;
     switch (l) {
       case CU_LIMIT_SHMEM_SIZE:
-      case CU_LIMIT_CIG_ENABLED: return CUDA_ERROR_INVALID_VALUE;  // query-only
+      case CU_LIMIT_CIG_ENABLED: return CUDA_ERROR_INVALID_VALUE;                     // query-only
       case CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED: return CUDA_ERROR_UNSUPPORTED_LIMIT;  // CIG contexts only
       case CU_LIMIT_MAX_L2_FETCH_GRANULARITY:
         if (value > 128) return CUDA_ERROR_INVALID_VALUE;

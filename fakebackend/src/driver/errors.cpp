@@ -16,6 +16,7 @@ struct ErrorText {
   const char* text;
 };
 
+// clang-format off
 constexpr ErrorText kErrors[] = {
 #define X(name, code, text) {code, #name, text},
   X(CUDA_SUCCESS, 0, "no error")
@@ -121,6 +122,7 @@ constexpr ErrorText kErrors[] = {
   X(CUDA_ERROR_UNKNOWN, 999, "unknown error")
 #undef X
 };
+// clang-format on
 
 const ErrorText* find_error(CUresult e) noexcept {
   for (const ErrorText& t : kErrors)

@@ -29,3 +29,11 @@ extern "C" FG_IMPL CUresult fgimpl_cuDriverGetVersion(int* driverVersion) {
   *driverVersion = kDriverVersion;
   return CUDA_SUCCESS;
 }
+
+// Profiler control: nothing to start or stop without a profiler attached.
+extern "C" FG_IMPL CUresult fgimpl_cuProfilerStart(void) {
+  return api([](Backend&) { return CUDA_SUCCESS; });
+}
+extern "C" FG_IMPL CUresult fgimpl_cuProfilerStop(void) {
+  return api([](Backend&) { return CUDA_SUCCESS; });
+}

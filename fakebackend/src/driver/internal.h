@@ -13,10 +13,10 @@ namespace fg::drv {
 namespace vmm {
 
 struct Info {
-  bool mapped = false;        // false: reserved address space with nothing mapped at p
-  uintptr_t res_base = 0;     // the cuMemAddressReserve range containing p
+  bool mapped = false;     // false: reserved address space with nothing mapped at p
+  uintptr_t res_base = 0;  // the cuMemAddressReserve range containing p
   uint64_t res_size = 0;
-  uintptr_t map_base = 0;     // the cuMemMap range containing p (mapped only)
+  uintptr_t map_base = 0;  // the cuMemMap range containing p (mapped only)
   uint64_t map_size = 0;
   int device = -1;            // device of the physical allocation
   uint64_t handle = 0;        // CUmemGenericAllocationHandle behind the mapping

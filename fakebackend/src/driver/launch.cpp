@@ -55,8 +55,9 @@ int active_blocks(const Device* dev, const Function* f, int block, size_t dyn_sm
   const size_t smem = round_up<size_t>(static_cast<size_t>(f->shared_size_bytes) + dyn_smem +
                                            static_cast<size_t>(a[attr::RESERVED_SHARED_MEMORY_PER_BLOCK]),
                                        kSmemUnit);
-  if (smem > 0) limit = std::min<int64_t>(limit, static_cast<int64_t>(a[attr::MAX_SHARED_MEMORY_PER_MULTIPROCESSOR]) /
-                                                     static_cast<int64_t>(smem));
+  if (smem > 0)
+    limit = std::min<int64_t>(
+        limit, static_cast<int64_t>(a[attr::MAX_SHARED_MEMORY_PER_MULTIPROCESSOR]) / static_cast<int64_t>(smem));
   return std::max(limit, 0);
 }
 
@@ -262,32 +263,32 @@ extern "C" FG_IMPL CUresult fgimpl_cuLaunchKernelEx_ptsz(const CUlaunchConfig* c
 
 // ---- occupancy -------------------------------------------------------------------------------------------
 extern "C" FG_IMPL CUresult fgimpl_cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func,
-                                                                              int blockSize, size_t dynamicSMemSize) {
+                                                                               int blockSize, size_t dynamicSMemSize) {
   return occupancy_blocks(numBlocks, func, blockSize, dynamicSMemSize, 0);
 }
-extern "C" FG_IMPL CUresult fgimpl_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks,
-                                                                                       CUfunction func, int blockSize,
-                                                                                       size_t dynamicSMemSize,
-                                                                                       unsigned int flags) {
+extern "C" FG_IMPL CUresult fgimpl_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func,
+                                                                                        int blockSize,
+                                                                                        size_t dynamicSMemSize,
+                                                                                        unsigned int flags) {
   return occupancy_blocks(numBlocks, func, blockSize, dynamicSMemSize, flags);
 }
 extern "C" FG_IMPL CUresult fgimpl_cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfunction func,
                                                                     CUoccupancyB2DSize blockSizeToDynamicSMemSize,
                                                                     size_t dynamicSMemSize, int blockSizeLimit) {
-  return potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize,
-                              blockSizeLimit, 0);
+  return potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit,
+                              0);
 }
 extern "C" FG_IMPL CUresult fgimpl_cuOccupancyMaxPotentialBlockSizeWithFlags(
     int* minGridSize, int* blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize,
     size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags) {
-  return potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize,
-                              blockSizeLimit, flags);
+  return potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit,
+                              flags);
 }
 
 // The most dynamic shared memory per block with which numBlocks blocks of blockSize
 // threads can still be resident on one SM.
 extern "C" FG_IMPL CUresult fgimpl_cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func,
-                                                                          int numBlocks, int blockSize) {
+                                                                           int numBlocks, int blockSize) {
   return api([&](Backend& b) -> CUresult {
     if (!dynamicSmemSize || numBlocks <= 0 || blockSize <= 0) return CUDA_ERROR_INVALID_VALUE;
     Function* f = nullptr;
@@ -303,8 +304,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuOccupancyAvailableDynamicSMemPerBlock(size_
     if (active_blocks(dev, &probe, blockSize, 0) < numBlocks) return CUDA_SUCCESS;
     const size_t per_block = static_cast<size_t>(a[attr::MAX_SHARED_MEMORY_PER_MULTIPROCESSOR]) /
                              static_cast<size_t>(numBlocks) / kSmemUnit * kSmemUnit;
-    const size_t fixed = static_cast<size_t>(f->shared_size_bytes) +
-                         static_cast<size_t>(a[attr::RESERVED_SHARED_MEMORY_PER_BLOCK]);
+    const size_t fixed =
+        static_cast<size_t>(f->shared_size_bytes) + static_cast<size_t>(a[attr::RESERVED_SHARED_MEMORY_PER_BLOCK]);
     if (per_block <= fixed) return CUDA_SUCCESS;
     const size_t optin = static_cast<size_t>(a[attr::MAX_SHARED_MEMORY_PER_BLOCK_OPTIN]);
     *dynamicSmemSize = std::min(per_block - fixed, optin > static_cast<size_t>(f->shared_size_bytes)

@@ -48,37 +48,40 @@ CUresult sync_before(Backend& b, Context* ctx, bool ptds) {
   return to_cu(b.stream_sync(s));
 }
 
-// Runs `op` (returns fg::Status) now, after earlier work: synchronous when `async` is false,
-// in stream order on hStream otherwise.
-template <class Op>
-CUresult run_op(Backend& b, bool async, CUstream hStream, bool per_thread, Op op) {
+// Where an operation runs: synchronously, after the work it is ordered behind (`ctx` set),
+// or in stream order (`stream` set). Resolved before any pointer is checked, so a bad
+// stream or context is reported first.
+struct Where {
   Context* ctx = nullptr;
-  if (!async) {
-    if (CUresult r = current(b, &ctx)) return r;
-    if (CUresult r = sync_before(b, ctx, per_thread)) return r;
-    return to_cu(op());
-  }
-  Stream* s = nullptr;
-  if (CUresult r = stream_arg(b, hStream, per_thread, &s)) return r;
-  return to_cu(b.stream_enqueue(s, [op] { (void)op(); }));
+  Stream* stream = nullptr;
+  bool per_thread = false;
+};
+
+CUresult where(Backend& b, bool async, CUstream hStream, bool per_thread, Where* w) {
+  w->per_thread = per_thread;
+  return async ? stream_arg(b, hStream, per_thread, &w->stream) : current(b, &w->ctx);
+}
+
+// Runs `op` (returns fg::Status): now for synchronous calls, queued in stream order otherwise
+// (arguments were checked already; a queued op cannot report).
+template <class Op>
+CUresult run(Backend& b, const Where& w, Op op) {
+  if (w.stream) return to_cu(b.stream_enqueue(w.stream, [op] { (void)op(); }));
+  if (CUresult r = sync_before(b, w.ctx, w.per_thread)) return r;
+  return to_cu(op());
 }
 
 // ---- linear copies ---------------------------------------------------------------------------------
 CUresult copy(void* dst, Side dside, const void* src, Side sside, size_t n, bool async, CUstream hStream,
               bool per_thread) {
   return api([&](Backend& b) -> CUresult {
-    if (async) {
-      Stream* s = nullptr;
-      if (CUresult r = stream_arg(b, hStream, per_thread, &s)) return r;
-    } else {
-      Context* ctx = nullptr;
-      if (CUresult r = current(b, &ctx)) return r;
-    }
+    Where w;
+    if (CUresult r = where(b, async, hStream, per_thread, &w)) return r;
     if (n == 0) return CUDA_SUCCESS;
     if (CUresult r = check(b, dst, n, dside, true)) return r;
     if (CUresult r = check(b, src, n, sside, false)) return r;
     Backend* bp = &b;
-    return run_op(b, async, hStream, per_thread, [bp, dst, src, n] { return bp->copy(dst, src, n); });
+    return run(b, w, [bp, dst, src, n] { return bp->copy(dst, src, n); });
   });
 }
 
@@ -124,8 +127,8 @@ CUresult check_box(Backend& b, const Box& box, const Endpoint& ep, size_t width,
 
 Status copy_box(Backend& b, Box d, Box s, size_t width, size_t height, size_t depth) {
   for (size_t z = 0; z < depth; ++z) {
-    Status st = b.copy_2d(const_cast<char*>(d.start + z * d.slice), d.pitch, s.start + z * s.slice, s.pitch, width,
-                          height);
+    Status st =
+        b.copy_2d(const_cast<char*>(d.start + z * d.slice), d.pitch, s.start + z * s.slice, s.pitch, width, height);
     if (st != Status::Ok) return st;
   }
   return Status::Ok;
@@ -134,13 +137,8 @@ Status copy_box(Backend& b, Box d, Box s, size_t width, size_t height, size_t de
 CUresult copy_3d_impl(const CUDA_MEMCPY3D* p, bool is_2d, bool async, CUstream hStream, bool per_thread) {
   return api([&](Backend& b) -> CUresult {
     if (!p) return CUDA_ERROR_INVALID_VALUE;
-    if (async) {
-      Stream* s = nullptr;
-      if (CUresult r = stream_arg(b, hStream, per_thread, &s)) return r;
-    } else {
-      Context* ctx = nullptr;
-      if (CUresult r = current(b, &ctx)) return r;
-    }
+    Where where_;
+    if (CUresult r = where(b, async, hStream, per_thread, &where_)) return r;
     Endpoint src, dst;
     if (CUresult r = endpoint(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcArray, &src)) return r;
     if (CUresult r = endpoint(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstArray, &dst)) return r;
@@ -160,7 +158,7 @@ CUresult copy_3d_impl(const CUDA_MEMCPY3D* p, bool is_2d, bool async, CUstream h
     if (CUresult r = check_box(b, d, dst, w, h, depth, true)) return r;
     if (CUresult r = check_box(b, s, src, w, h, depth, false)) return r;
     Backend* bp = &b;
-    return run_op(b, async, hStream, per_thread, [bp, d, s, w, h, depth] { return copy_box(*bp, d, s, w, h, depth); });
+    return run(b, where_, [bp, d, s, w, h, depth] { return copy_box(*bp, d, s, w, h, depth); });
   });
 }
 
@@ -198,13 +196,8 @@ CUresult copy_2d(const CUDA_MEMCPY2D* p, bool async, CUstream hStream, bool per_
 CUresult memset_impl(CUdeviceptr dst, size_t pitch, uint32_t value, size_t elem, size_t width, size_t height,
                      bool two_d, bool async, CUstream hStream, bool per_thread) {
   return api([&](Backend& b) -> CUresult {
-    if (async) {
-      Stream* s = nullptr;
-      if (CUresult r = stream_arg(b, hStream, per_thread, &s)) return r;
-    } else {
-      Context* ctx = nullptr;
-      if (CUresult r = current(b, &ctx)) return r;
-    }
+    Where w;
+    if (CUresult r = where(b, async, hStream, per_thread, &w)) return r;
     if (width == 0 || height == 0) return CUDA_SUCCESS;
     void* p = ptr_of(dst);
     if (dst % elem != 0 || (two_d && pitch % elem != 0)) return CUDA_ERROR_INVALID_VALUE;
@@ -213,17 +206,15 @@ CUresult memset_impl(CUdeviceptr dst, size_t pitch, uint32_t value, size_t elem,
     if (CUresult r = check(b, p, span, Side::Device, true)) return r;
     Backend* bp = &b;
     if (elem == 1 && !two_d)
-      return run_op(b, async, hStream, per_thread, [bp, p, value, width] {
-        return bp->set(p, static_cast<int>(value & 0xFF), width);
-      });
+      return run(b, w, [bp, p, value, width] { return bp->set(p, static_cast<int>(value & 0xFF), width); });
     if (!two_d) {
-      return run_op(b, async, hStream, per_thread, [bp, p, value, elem, width] {
+      return run(b, w, [bp, p, value, elem, width] {
         const uint16_t v16 = static_cast<uint16_t>(value);
         return bp->set_pattern(p, elem == 2 ? static_cast<const void*>(&v16) : &value, elem, width);
       });
     }
     const size_t row_pitch = height > 1 ? pitch : std::max(pitch, width * elem);
-    return run_op(b, async, hStream, per_thread, [bp, p, row_pitch, value, elem, width, height] {
+    return run(b, w, [bp, p, row_pitch, value, elem, width, height] {
       const uint8_t v8 = static_cast<uint8_t>(value);
       const uint16_t v16 = static_cast<uint16_t>(value);
       const void* pat = elem == 1 ? static_cast<const void*>(&v8) : elem == 2 ? static_cast<const void*>(&v16) : &value;
@@ -235,21 +226,21 @@ CUresult memset_impl(CUdeviceptr dst, size_t pitch, uint32_t value, size_t elem,
 }  // namespace
 
 // ---- exported implementations ----------------------------------------------------------------------
-#define FG_COPY_HTOD(suffix, async, pt)                                                                      \
-  extern "C" FG_IMPL CUresult fgimpl_cuMemcpyHtoD##suffix(CUdeviceptr dstDevice, const void* srcHost,      \
-                                                           size_t ByteCount FG_STREAM_PARAM_##async) {      \
+#define FG_COPY_HTOD(suffix, async, pt)                                                                             \
+  extern "C" FG_IMPL CUresult fgimpl_cuMemcpyHtoD##suffix(CUdeviceptr dstDevice, const void* srcHost,               \
+                                                          size_t ByteCount FG_STREAM_PARAM_##async) {               \
     return copy(ptr_of(dstDevice), Side::Device, srcHost, Side::Host, ByteCount, async, FG_STREAM_ARG_##async, pt); \
   }
-#define FG_COPY_DTOH(suffix, async, pt)                                                                      \
-  extern "C" FG_IMPL CUresult fgimpl_cuMemcpyDtoH##suffix(void* dstHost, CUdeviceptr srcDevice,            \
-                                                           size_t ByteCount FG_STREAM_PARAM_##async) {      \
+#define FG_COPY_DTOH(suffix, async, pt)                                                                             \
+  extern "C" FG_IMPL CUresult fgimpl_cuMemcpyDtoH##suffix(void* dstHost, CUdeviceptr srcDevice,                     \
+                                                          size_t ByteCount FG_STREAM_PARAM_##async) {               \
     return copy(dstHost, Side::Host, ptr_of(srcDevice), Side::Device, ByteCount, async, FG_STREAM_ARG_##async, pt); \
   }
-#define FG_COPY_DTOD(suffix, async, pt)                                                                      \
-  extern "C" FG_IMPL CUresult fgimpl_cuMemcpyDtoD##suffix(CUdeviceptr dstDevice, CUdeviceptr srcDevice,    \
-                                                           size_t ByteCount FG_STREAM_PARAM_##async) {      \
-    return copy(ptr_of(dstDevice), Side::Device, ptr_of(srcDevice), Side::Device, ByteCount, async,         \
-                FG_STREAM_ARG_##async, pt);                                                                 \
+#define FG_COPY_DTOD(suffix, async, pt)                                                                 \
+  extern "C" FG_IMPL CUresult fgimpl_cuMemcpyDtoD##suffix(CUdeviceptr dstDevice, CUdeviceptr srcDevice, \
+                                                          size_t ByteCount FG_STREAM_PARAM_##async) {   \
+    return copy(ptr_of(dstDevice), Side::Device, ptr_of(srcDevice), Side::Device, ByteCount, async,     \
+                FG_STREAM_ARG_##async, pt);                                                             \
   }
 #define FG_STREAM_PARAM_false
 #define FG_STREAM_PARAM_true , CUstream hStream
@@ -288,18 +279,17 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext
                                                 CUcontext srcContext, size_t ByteCount) {
   return peer_copy(dstDevice, dstContext, srcDevice, srcContext, ByteCount, false, nullptr, false);
 }
-extern "C" FG_IMPL CUresult fgimpl_cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext dstContext,
-                                                     CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount) {
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                                                     CUcontext srcContext, size_t ByteCount) {
   return peer_copy(dstDevice, dstContext, srcDevice, srcContext, ByteCount, false, nullptr, true);
 }
-extern "C" FG_IMPL CUresult fgimpl_cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext,
-                                                     CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount,
-                                                     CUstream hStream) {
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                                                     CUcontext srcContext, size_t ByteCount, CUstream hStream) {
   return peer_copy(dstDevice, dstContext, srcDevice, srcContext, ByteCount, true, hStream, false);
 }
 extern "C" FG_IMPL CUresult fgimpl_cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext,
-                                                          CUdeviceptr srcDevice, CUcontext srcContext,
-                                                          size_t ByteCount, CUstream hStream) {
+                                                          CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount,
+                                                          CUstream hStream) {
   return peer_copy(dstDevice, dstContext, srcDevice, srcContext, ByteCount, true, hStream, true);
 }
 
@@ -335,13 +325,13 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D* 
 }
 
 // Memsets. The synchronous ones carry _v2 (64-bit CUdeviceptr), the Async ones never did.
-#define FG_MEMSET(name, T, elem, async, pt)                                                                  \
+#define FG_MEMSET(name, T, elem, async, pt)                                                                     \
   extern "C" FG_IMPL CUresult fgimpl_##name(CUdeviceptr dstDevice, T value, size_t N FG_STREAM_PARAM_##async) { \
-    return memset_impl(dstDevice, 0, value, elem, N, 1, false, async, FG_STREAM_ARG_##async, pt);            \
+    return memset_impl(dstDevice, 0, value, elem, N, 1, false, async, FG_STREAM_ARG_##async, pt);               \
   }
-#define FG_MEMSET2D(name, T, elem, async, pt)                                                                \
-  extern "C" FG_IMPL CUresult fgimpl_##name(CUdeviceptr dstDevice, size_t dstPitch, T value, size_t Width,   \
-                                            size_t Height FG_STREAM_PARAM_##async) {                         \
+#define FG_MEMSET2D(name, T, elem, async, pt)                                                                    \
+  extern "C" FG_IMPL CUresult fgimpl_##name(CUdeviceptr dstDevice, size_t dstPitch, T value, size_t Width,       \
+                                            size_t Height FG_STREAM_PARAM_##async) {                             \
     return memset_impl(dstDevice, dstPitch, value, elem, Width, Height, true, async, FG_STREAM_ARG_##async, pt); \
   }
 

@@ -51,8 +51,8 @@ SyncMemops& sync_memops() {
 struct PointerInfo {
   bool known = false;
   bool vmm = false;
-  Allocation a;      // core allocation (when !vmm)
-  vmm::Info v;       // VMM mapping (when vmm)
+  Allocation a;  // core allocation (when !vmm)
+  vmm::Info v;   // VMM mapping (when vmm)
 };
 
 PointerInfo describe(Backend& b, CUdeviceptr ptr) {
@@ -146,9 +146,7 @@ CUresult get_attribute(Backend& b, const PointerInfo& pi, int attr, CUdeviceptr 
     case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
       put<unsigned>(data, !vmm && a.kind == MemKind::Device && a.pool == 0);
       return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-      put<CUdeviceptr>(data, vmm ? pi.v.res_base : base);
-      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: put<CUdeviceptr>(data, vmm ? pi.v.res_base : base); return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_RANGE_SIZE: put<size_t>(data, vmm ? pi.v.res_size : size); return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_MAPPED: put<unsigned>(data, vmm ? pi.v.mapped : 1u); return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
@@ -174,14 +172,14 @@ CUresult get_attribute(Backend& b, const PointerInfo& pi, int attr, CUdeviceptr 
 
 CUresult host_register(void* p, size_t bytesize, unsigned flags) {
   return api([&](Backend& b) -> CUresult {
-    constexpr unsigned kMask = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_IOMEMORY |
-                               CU_MEMHOSTREGISTER_READ_ONLY;
+    constexpr unsigned kMask = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
+                               CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
     if (!p || bytesize == 0 || (flags & ~kMask)) return CUDA_ERROR_INVALID_VALUE;
     Context* ctx = nullptr;
     if (CUresult r = current(b, &ctx)) return r;
-    if (auto a = b.mem_find(p)) return a->kind == MemKind::Host || a->kind == MemKind::Registered
-                                           ? CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
-                                           : CUDA_ERROR_INVALID_VALUE;
+    if (auto a = b.mem_find(p))
+      return a->kind == MemKind::Host || a->kind == MemKind::Registered ? CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+                                                                        : CUDA_ERROR_INVALID_VALUE;
     return to_cu(b.host_register(p, bytesize, flags));
   });
 }
@@ -261,7 +259,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t*
     if (WidthInBytes == 0 || Height == 0) return CUDA_ERROR_INVALID_VALUE;
     Context* ctx = nullptr;
     if (CUresult r = current(b, &ctx)) return r;
-    if (WidthInBytes > static_cast<size_t>(ctx->dev->model.attributes[attr::MAX_PITCH])) return CUDA_ERROR_INVALID_VALUE;
+    if (WidthInBytes > static_cast<size_t>(ctx->dev->model.attributes[attr::MAX_PITCH]))
+      return CUDA_ERROR_INVALID_VALUE;
     const size_t pitch = (WidthInBytes + kPitchAlign - 1) / kPitchAlign * kPitchAlign;
     if (Height > SIZE_MAX / pitch) return CUDA_ERROR_OUT_OF_MEMORY;
     void* p = nullptr;
@@ -383,8 +382,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemHostGetDevicePointer_v2(CUdeviceptr* pdp
     Context* ctx = nullptr;
     if (CUresult r = current(b, &ctx)) return r;
     auto a = b.mem_find(p);
-    if (!a || !(a->kind == MemKind::Host || a->kind == MemKind::Managed ||
-                (a->kind == MemKind::Registered && a->device < 0)))
+    if (!a ||
+        !(a->kind == MemKind::Host || a->kind == MemKind::Managed || (a->kind == MemKind::Registered && a->device < 0)))
       return CUDA_ERROR_INVALID_VALUE;
     *pdptr = dptr_of(p);  // unified addressing: the same address on both sides
     return CUDA_SUCCESS;

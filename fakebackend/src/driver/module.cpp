@@ -31,9 +31,9 @@ using namespace fg::drv;
 
 namespace {
 
-constexpr uint32_t kElfMagic = 0x464C457F;        // "\x7fELF"
-constexpr uint32_t kFatbinMagic = 0xBA55ED50;     // fatbinary header
-constexpr uint32_t kFatWrapperMagic = 0x466243B1; // __fatBinC_Wrapper_t
+constexpr uint32_t kElfMagic = 0x464C457F;         // "\x7fELF"
+constexpr uint32_t kFatbinMagic = 0xBA55ED50;      // fatbinary header
+constexpr uint32_t kFatWrapperMagic = 0x466243B1;  // __fatBinC_Wrapper_t
 
 uint32_t magic_of(const void* image) {
   uint32_t m = 0;
@@ -140,6 +140,36 @@ bool read_file(const char* path, std::vector<char>* out) {
   return true;
 }
 
+// Every Function handed out through this API. Backend::function_valid() reads the handle's
+// name before knowing whether it is a Function at all, so a garbage CUfunction is first
+// checked against this set (function objects live as long as the process: the core never
+// frees a module's functions).
+struct KnownFunctions {
+  std::mutex mu;
+  std::unordered_set<const Function*> set;
+};
+KnownFunctions& known_functions() {
+  static auto* k = new KnownFunctions;
+  return *k;
+}
+void remember(const Function* f) {
+  auto& k = known_functions();
+  std::lock_guard lock(k.mu);
+  k.set.insert(f);
+}
+bool known(const Function* f) {
+  auto& k = known_functions();
+  std::lock_guard lock(k.mu);
+  return k.set.count(f) != 0;
+}
+
+// Backend::module_get_function, remembering the result.
+Status get_function(Backend& b, Module* m, const char* name, Function** out) {
+  const Status s = b.module_get_function(m, name, out);
+  if (s == Status::Ok) remember(*out);
+  return s;
+}
+
 Module* module_of(CUmodule h) { return reinterpret_cast<Module*>(h); }
 CUmodule handle_of_module(Module* m) { return reinterpret_cast<CUmodule>(m); }
 Function* function_of(CUfunction h) { return reinterpret_cast<Function*>(h); }
@@ -174,7 +204,7 @@ struct Kernel {
 struct Library {
   std::vector<char> image;
   bool ptx = false;
-  std::unordered_map<const Context*, Module*> modules;    // loaded per context on first use
+  std::unordered_map<const Context*, Module*> modules;     // loaded per context on first use
   std::map<std::string, std::unique_ptr<Kernel>> kernels;  // by name; handles stay valid until unload
 };
 
@@ -221,7 +251,7 @@ CUresult library_module(Backend& b, Library* lib, Module** out) {
 CUresult kernel_function(Backend& b, Kernel* k, Function** out) {
   Module* m = nullptr;
   if (CUresult r = library_module(b, k->lib, &m)) return r;
-  return to_cu(b.module_get_function(m, k->name.c_str(), out));
+  return to_cu(get_function(b, m, k->name.c_str(), out));
 }
 
 CUresult library_load(const void* code, CUlibrary* library, unsigned numJitOptions, CUjit_option* jitOptions,
@@ -290,7 +320,9 @@ CUresult get_attribute(Backend& b, Function* f, Device* dev, int attrib, int* pi
   }
   (void)b;
   switch (attrib) {
-    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = std::min(f->max_threads_per_block, at[attr::MAX_THREADS_PER_BLOCK]); break;
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+      *pi = std::min(f->max_threads_per_block, at[attr::MAX_THREADS_PER_BLOCK]);
+      break;
     case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = f->shared_size_bytes; break;
     case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *pi = f->const_size_bytes; break;
     case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *pi = f->local_size_bytes; break;
@@ -352,10 +384,10 @@ CUresult set_cache_config(Function* f, int config) {
 
 // ---- linker ------------------------------------------------------------------------------------------------
 struct LinkState {
-  std::string ptx;                 // every PTX input, concatenated
-  std::vector<char> binary;        // the first CUBIN / FATBINARY input
-  std::vector<char> output;        // what cuLinkComplete hands out (valid until destroy)
-  unsigned num_options = 0;        // cuLinkCreate's options, for the logs at completion
+  std::string ptx;           // every PTX input, concatenated
+  std::vector<char> binary;  // the first CUBIN / FATBINARY input
+  std::vector<char> output;  // what cuLinkComplete hands out (valid until destroy)
+  unsigned num_options = 0;  // cuLinkCreate's options, for the logs at completion
   CUjit_option* options = nullptr;
   void** values = nullptr;
 };
@@ -453,7 +485,7 @@ namespace fg::drv {
 CUresult function_arg(Backend& b, CUfunction h, Function** out) {
   Function* f = function_of(h);
   if (!h) return CUDA_ERROR_INVALID_HANDLE;
-  if (b.function_valid(f)) {
+  if (known(f) && b.function_valid(f)) {
     *out = f;
     return CUDA_SUCCESS;
   }
@@ -512,7 +544,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuModuleGetFunction(CUfunction* hfunc, CUmodu
     Module* m = nullptr;
     if (CUresult r = module_arg(b, hmod, &m)) return r;
     Function* f = nullptr;
-    if (CUresult r = to_cu(b.module_get_function(m, name, &f))) return r;
+    if (CUresult r = to_cu(get_function(b, m, name, &f))) return r;
     *hfunc = handle_of_function(f);
     return CUDA_SUCCESS;
   });
@@ -555,7 +587,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuModuleEnumerateFunctions(CUfunction* functi
     if (numFunctions > names.size()) return CUDA_ERROR_INVALID_VALUE;
     for (unsigned i = 0; i < numFunctions; ++i) {
       Function* f = nullptr;
-      if (CUresult r = to_cu(b.module_get_function(m, names[i].c_str(), &f))) return r;
+      if (CUresult r = to_cu(get_function(b, m, names[i].c_str(), &f))) return r;
       functions[i] = handle_of_function(f);
     }
     return CUDA_SUCCESS;
@@ -815,8 +847,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuLinkCreate(unsigned int numOptions, CUjit_o
                                                 CUlinkState* stateOut) {
   return link_create(numOptions, options, optionValues, stateOut);
 }
-extern "C" FG_IMPL CUresult fgimpl_cuLinkCreate_v2(unsigned int numOptions, CUjit_option* options,
-                                                   void** optionValues, CUlinkState* stateOut) {
+extern "C" FG_IMPL CUresult fgimpl_cuLinkCreate_v2(unsigned int numOptions, CUjit_option* options, void** optionValues,
+                                                   CUlinkState* stateOut) {
   return link_create(numOptions, options, optionValues, stateOut);
 }
 

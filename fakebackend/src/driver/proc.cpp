@@ -4,8 +4,10 @@
 // (census §3.2, §5.2). The answer is the entry point of the newest ABI of `name` introduced
 // at or before `version`: the k-th ABI (in version order) of a name is exported as the plain
 // name, then _v2, _v3, … (the PFN_<name>_v<version> typedefs of cudaTypedefs.h, listed in
-// api/cuda_proc_versions.def). With CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM the
-// per-thread twin of that entry point (<variant>_ptds / _ptsz) is returned when it exists.
+// api/cuda_proc_versions.def, FG_PROC lines; FG_PROC_ALIAS lines override a symbol name that
+// breaks the rule). With CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM the answer is the
+// newest per-thread twin (<variant>_ptds / _ptsz, FG_PROC_PT lines) introduced at or before
+// `version`, when there is one.
 //
 // The address handed out is that of the EXPORTED symbol (looked up with dlsym in this
 // library), so a caller going through the pointer crosses the same probed entry point as a
@@ -20,6 +22,7 @@
 #include "common/coverage.h"
 #include "common/log.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -29,6 +32,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 using namespace fg;
 using namespace fg::drv;
@@ -40,30 +44,73 @@ struct ProcVersions {
   const int* versions;  // ascending
   size_t count;
 };
+// FG_PROC_PT (per-thread twin from a version on) and FG_PROC_ALIAS (a symbol that breaks
+// the plain/_v2/_v3 naming rule for one version); each list ends with a null sentinel.
+struct ProcSymbol {
+  const char* name;
+  int version;
+  const char* symbol;
+};
 
 #define FG_UNPAREN(...) __VA_ARGS__
 #define FG_PROC(name, vers) constexpr int kVersions_##name[] = {FG_UNPAREN vers};
-#define FG_PROC_ALIAS(...)
+#define FG_PROC_PT(name, version, symbol)
+#define FG_PROC_ALIAS(name, version, symbol)
 #include "cuda_proc_versions.def"
 #undef FG_PROC
+#undef FG_PROC_PT
+#undef FG_PROC_ALIAS
 
 constexpr ProcVersions kProcs[] = {
 #define FG_PROC(name, vers) {#name, kVersions_##name, std::size(kVersions_##name)},
+#define FG_PROC_PT(name, version, symbol)
+#define FG_PROC_ALIAS(name, version, symbol)
 #include "cuda_proc_versions.def"
 #undef FG_PROC
+#undef FG_PROC_PT
 #undef FG_PROC_ALIAS
+};
+
+constexpr ProcSymbol kPerThread[] = {
+#define FG_PROC(name, vers)
+#define FG_PROC_PT(name, version, symbol) {#name, version, #symbol},
+#define FG_PROC_ALIAS(name, version, symbol)
+#include "cuda_proc_versions.def"
+#undef FG_PROC
+#undef FG_PROC_PT
+#undef FG_PROC_ALIAS
+    {nullptr, 0, nullptr},
+};
+
+constexpr ProcSymbol kAliases[] = {
+#define FG_PROC(name, vers)
+#define FG_PROC_PT(name, version, symbol)
+#define FG_PROC_ALIAS(name, version, symbol) {#name, version, #symbol},
+#include "cuda_proc_versions.def"
+#undef FG_PROC
+#undef FG_PROC_PT
+#undef FG_PROC_ALIAS
+    {nullptr, 0, nullptr},
 };
 
 struct Tables {
   std::unordered_map<std::string_view, const ProcVersions*> procs;
+  std::unordered_map<std::string_view, std::vector<const ProcSymbol*>> per_thread;  // ascending versions
+  std::unordered_map<std::string_view, std::vector<const ProcSymbol*>> aliases;
   std::unordered_set<std::string_view> exported;  // every libcuda export name
-  void* self = nullptr;                            // dlopen handle of this library
+  void* self = nullptr;                           // dlopen handle of this library
 };
 
 const Tables& tables() {
   static const Tables* t = [] {
     auto* t = new Tables;
     for (const ProcVersions& p : kProcs) t->procs.emplace(p.name, &p);
+    for (const ProcSymbol& p : kPerThread)
+      if (p.name) t->per_thread[p.name].push_back(&p);
+    for (const ProcSymbol& p : kAliases)
+      if (p.name) t->aliases[p.name].push_back(&p);
+    for (auto& [name, v] : t->per_thread)
+      std::sort(v.begin(), v.end(), [](const ProcSymbol* a, const ProcSymbol* b) { return a->version < b->version; });
     for (size_t i = 0; i < kApiCount; ++i) {
       const ApiInfo& info = api_info(i);
       if (info.family == ApiFamily::Driver) t->exported.emplace(info.name);
@@ -113,17 +160,19 @@ CUresult get_proc(const char* symbol, void** pfn, int cudaVersion, uint64_t flag
       if (pv.versions[i] <= cudaVersion) k = i;
     if (k == pv.count) return not_found(CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
     chosen = variant_name(name, k);
+    if (auto al = t.aliases.find(name); al != t.aliases.end())
+      for (const ProcSymbol* a : al->second)
+        if (a->version == pv.versions[k]) chosen = a->symbol;
+    // Per-thread default stream: the newest twin introduced at or before the version.
+    if (flags == CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) {
+      if (auto pt = t.per_thread.find(name); pt != t.per_thread.end())
+        for (const ProcSymbol* p : pt->second)
+          if (p->version <= cudaVersion) chosen = p->symbol;
+    }
   } else if (!name.empty() && !has_version_suffix(name) && t.exported.count(name)) {
     chosen = name;  // exported but absent from the version list: its only ABI
   } else {
     return not_found(CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
-  }
-  if (flags == CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) {
-    for (const char* suffix : {"_ptds", "_ptsz"})
-      if (t.exported.count(chosen + suffix)) {
-        chosen += suffix;
-        break;
-      }
   }
   if (!t.exported.count(chosen)) return not_found(CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
   void* addr = dlsym(t.self ? t.self : RTLD_DEFAULT, chosen.c_str());
@@ -150,8 +199,9 @@ extern "C" FG_IMPL CUresult fgimpl_cuGetExportTable(const void** ppExportTable, 
   *ppExportTable = nullptr;
   const auto* u = reinterpret_cast<const unsigned char*>(pExportTableId->bytes);
   char key[64];
-  std::snprintf(key, sizeof key, "cuGetExportTable{%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x}",
-                u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+  std::snprintf(key, sizeof key,
+                "cuGetExportTable{%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x}", u[0], u[1],
+                u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
   coverage::unresolved_proc(key, 0, 0);
   return CUDA_ERROR_NOT_FOUND;
 }

@@ -7,6 +7,9 @@
 // nothing is queued, behind a pending host function or event wait otherwise.
 #include "driver/internal.h"
 
+#include <chrono>
+#include <thread>
+
 using namespace fg;
 using namespace fg::drv;
 
@@ -181,6 +184,90 @@ CUresult elapsed(float* ms, CUevent start, CUevent end) {
 
 }  // namespace
 
+// ---- stream memory operations --------------------------------------------------------------------------
+namespace {
+
+// cuda.h values (CUstreamWaitValue_flags / CUstreamWriteValue_flags).
+constexpr unsigned kWaitGeq = 0x0, kWaitEq = 0x1, kWaitAnd = 0x2, kWaitNor = 0x3, kWaitFlush = 1u << 30;
+constexpr unsigned kWriteNoMemoryBarrier = 0x1;
+
+// The v1 entry points (8.0/9.0) work only where CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1
+// is set (off by default on real drivers too); the _v2 ones (11.7) always.
+CUresult mem_op_stream(Backend& b, CUstream h, bool ptsz, bool v1, size_t width, Stream** s) {
+  if (CUresult r = stream_arg(b, h, ptsz, s)) return r;
+  const auto& at = (*s)->ctx->dev->model.attributes;
+  if (v1 && !at[attr::CAN_USE_STREAM_MEM_OPS_V1]) return CUDA_ERROR_NOT_SUPPORTED;
+  if (width == 8 && !at[v1 ? attr::CAN_USE_64_BIT_STREAM_MEM_OPS_V1 : attr::CAN_USE_64_BIT_STREAM_MEM_OPS])
+    return CUDA_ERROR_NOT_SUPPORTED;
+  return CUDA_SUCCESS;
+}
+
+CUresult write_value(CUstream h, CUdeviceptr addr, uint64_t value, size_t width, unsigned flags, bool ptsz, bool v1) {
+  return api([&](Backend& b) -> CUresult {
+    if (flags & ~kWriteNoMemoryBarrier) return CUDA_ERROR_INVALID_VALUE;
+    Stream* s = nullptr;
+    if (CUresult r = mem_op_stream(b, h, ptsz, v1, width, &s)) return r;
+    if (addr % width != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = check_side(b, ptr_of(addr), width, true, true)) return r;
+    void* p = ptr_of(addr);
+    return to_cu(b.stream_enqueue(s, [p, value, width] {
+      if (width == 4)
+        __atomic_store_n(static_cast<uint32_t*>(p), static_cast<uint32_t>(value), __ATOMIC_SEQ_CST);
+      else
+        __atomic_store_n(static_cast<uint64_t*>(p), value, __ATOMIC_SEQ_CST);
+    }));
+  });
+}
+
+// The wait blocks the stream (on its worker thread) until the condition holds.
+CUresult wait_value(CUstream h, CUdeviceptr addr, uint64_t value, size_t width, unsigned flags, bool ptsz, bool v1) {
+  return api([&](Backend& b) -> CUresult {
+    const unsigned cond = flags & ~kWaitFlush;
+    if (cond > kWaitNor) return CUDA_ERROR_INVALID_VALUE;
+    Stream* s = nullptr;
+    if (CUresult r = mem_op_stream(b, h, ptsz, v1, width, &s)) return r;
+    if (cond == kWaitNor && !s->ctx->dev->model.attributes[attr::CAN_USE_STREAM_WAIT_VALUE_NOR])
+      return CUDA_ERROR_NOT_SUPPORTED;
+    if (addr % width != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = check_side(b, ptr_of(addr), width, true, false)) return r;
+    const void* p = ptr_of(addr);
+    return to_cu(b.stream_host_func(s, [p, value, width, cond] {
+      const uint64_t mask = width == 4 ? 0xFFFFFFFFull : ~0ull;
+      for (;;) {
+        const uint64_t v = width == 4 ? __atomic_load_n(static_cast<const uint32_t*>(p), __ATOMIC_SEQ_CST)
+                                      : __atomic_load_n(static_cast<const uint64_t*>(p), __ATOMIC_SEQ_CST);
+        const uint64_t want = value & mask;
+        const bool met = cond == kWaitGeq
+                             ? width == 4 ? static_cast<int32_t>(v - want) >= 0 : static_cast<int64_t>(v - want) >= 0
+                         : cond == kWaitEq  ? v == want
+                         : cond == kWaitAnd ? (v & want) != 0
+                                            : ((~(v | want)) & mask) != 0;
+        if (met) return;
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+    }));
+  });
+}
+
+}  // namespace
+
+#define FG_MEMOP(name, impl, T, width, v1)                                                                      \
+  extern "C" FG_IMPL CUresult fgimpl_##name(CUstream s, CUdeviceptr addr, T value, unsigned int flags) {        \
+    return impl(s, addr, value, width, flags, false, v1);                                                       \
+  }                                                                                                             \
+  extern "C" FG_IMPL CUresult fgimpl_##name##_ptsz(CUstream s, CUdeviceptr addr, T value, unsigned int flags) { \
+    return impl(s, addr, value, width, flags, true, v1);                                                        \
+  }
+FG_MEMOP(cuStreamWriteValue32, write_value, uint32_t, 4, true)
+FG_MEMOP(cuStreamWriteValue32_v2, write_value, uint32_t, 4, false)
+FG_MEMOP(cuStreamWriteValue64, write_value, uint64_t, 8, true)
+FG_MEMOP(cuStreamWriteValue64_v2, write_value, uint64_t, 8, false)
+FG_MEMOP(cuStreamWaitValue32, wait_value, uint32_t, 4, true)
+FG_MEMOP(cuStreamWaitValue32_v2, wait_value, uint32_t, 4, false)
+FG_MEMOP(cuStreamWaitValue64, wait_value, uint64_t, 8, true)
+FG_MEMOP(cuStreamWaitValue64_v2, wait_value, uint64_t, 8, false)
+#undef FG_MEMOP
+
 // ---- streams -------------------------------------------------------------------------------------------
 extern "C" FG_IMPL CUresult fgimpl_cuStreamCreate(CUstream* phStream, unsigned int Flags) {
   return stream_create(phStream, Flags, 0);
@@ -208,8 +295,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuStreamAddCallback(CUstream hStream, CUstrea
                                                        unsigned int flags) {
   return add_callback(hStream, callback, userData, flags, false);
 }
-extern "C" FG_IMPL CUresult fgimpl_cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback,
-                                                            void* userData, unsigned int flags) {
+extern "C" FG_IMPL CUresult fgimpl_cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void* userData,
+                                                            unsigned int flags) {
   return add_callback(hStream, callback, userData, flags, true);
 }
 extern "C" FG_IMPL CUresult fgimpl_cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void* userData) {
@@ -219,12 +306,12 @@ extern "C" FG_IMPL CUresult fgimpl_cuLaunchHostFunc_ptsz(CUstream hStream, CUhos
   return host_func(hStream, fn, userData, true);
 }
 
-#define FG_STREAM_GETTER(name, T, expr)                                                                        \
-  extern "C" FG_IMPL CUresult fgimpl_##name(CUstream hStream, T* out) {                                         \
-    return stream_property(hStream, false, out, [](Stream* s) -> T { return expr; });                          \
-  }                                                                                                            \
-  extern "C" FG_IMPL CUresult fgimpl_##name##_ptsz(CUstream hStream, T* out) {                                 \
-    return stream_property(hStream, true, out, [](Stream* s) -> T { return expr; });                           \
+#define FG_STREAM_GETTER(name, T, expr)                                               \
+  extern "C" FG_IMPL CUresult fgimpl_##name(CUstream hStream, T* out) {               \
+    return stream_property(hStream, false, out, [](Stream* s) -> T { return expr; }); \
+  }                                                                                   \
+  extern "C" FG_IMPL CUresult fgimpl_##name##_ptsz(CUstream hStream, T* out) {        \
+    return stream_property(hStream, true, out, [](Stream* s) -> T { return expr; });  \
   }
 FG_STREAM_GETTER(cuStreamGetPriority, int, s->priority)
 FG_STREAM_GETTER(cuStreamGetFlags, unsigned int, s->flags)

@@ -57,13 +57,15 @@ struct Phys {
   int owed = 1;         // cuMemRelease calls still due
   int maps = 0;         // mapping pieces using it
   bool booked = false;  // counted against the device (imports are not: the exporter pays)
+  dev_t st_dev = 0;     // identity of the memfd, to recognise our own exports on import
+  ino_t st_ino = 0;
 };
 
 struct Mapping {
   uint64_t size = 0;
   uint64_t handle = 0;
-  uint64_t offset = 0;               // into the physical allocation
-  std::map<int, unsigned> access;    // device -> CUmemAccess_flags
+  uint64_t offset = 0;             // into the physical allocation
+  std::map<int, unsigned> access;  // device -> CUmemAccess_flags
 };
 
 struct Reservation {
@@ -76,7 +78,7 @@ struct State {
   std::unordered_map<uint64_t, Phys> phys;
   std::map<uintptr_t, Reservation> res;  // by base address
   uint64_t next_handle = 1;
-  std::atomic<size_t> nres{0};           // lets copies skip the lock when VMM is unused
+  std::atomic<size_t> nres{0};  // lets copies skip the lock when VMM is unused
 };
 State& state() {
   static auto* s = new State;  // never destroyed: used from atexit-time API calls
@@ -86,7 +88,8 @@ State& state() {
 bool aligned(uint64_t v) noexcept { return v % kGranularity == 0; }
 
 int host_prot(unsigned access) noexcept {
-  if ((access & CU_MEM_ACCESS_FLAGS_PROT_READWRITE) == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) return PROT_READ | PROT_WRITE;
+  if ((access & CU_MEM_ACCESS_FLAGS_PROT_READWRITE) == CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+    return PROT_READ | PROT_WRITE;
   if (access & CU_MEM_ACCESS_FLAGS_PROT_READ) return PROT_READ;
   return PROT_NONE;
 }
@@ -178,7 +181,8 @@ void maybe_destroy(Backend& b, State& s, uint64_t handle) {
 
 // Replaces [p, p+n) by inaccessible reserved address space.
 bool unmap_range(uintptr_t p, uint64_t n) {
-  void* m = ::mmap(reinterpret_cast<void*>(p), n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  void* m =
+      ::mmap(reinterpret_cast<void*>(p), n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
   return m != MAP_FAILED;
 }
 
@@ -290,6 +294,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemCreate(CUmemGenericAllocationHandle* han
       FG_LOG(Warn, Driver, "cuMemCreate: cannot create %zu bytes of backing memory (%s)", size, std::strerror(errno));
       return CUDA_ERROR_OUT_OF_MEMORY;
     }
+    struct stat st {};
+    ::fstat(fd, &st);
     State& s = state();
     std::lock_guard lock(s.mu);
     const uint64_t h = s.next_handle++;
@@ -299,6 +305,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemCreate(CUmemGenericAllocationHandle* han
     ph.device = dev->ordinal;
     ph.prop = *prop;
     ph.booked = true;
+    ph.st_dev = st.st_dev;
+    ph.st_ino = st.st_ino;
     s.phys.emplace(h, ph);
     book(b, dev, static_cast<int64_t>(size));
     FG_USDT_ALLOC(dev->ordinal, h, size, static_cast<int>(MemKind::Vmm), 0, static_cast<int>(ApiOrigin::Driver));
@@ -333,7 +341,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemGetAllocationGranularity(size_t* granula
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop,
-                                                                         CUmemGenericAllocationHandle handle) {
+                                                                          CUmemGenericAllocationHandle handle) {
   return api([&](Backend&) -> CUresult {
     if (!prop) return CUDA_ERROR_INVALID_VALUE;
     State& s = state();
@@ -361,8 +369,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemRetainAllocationHandle(CUmemGenericAlloc
 }
 
 // ---- address reservations ------------------------------------------------------------------------
-extern "C" FG_IMPL CUresult fgimpl_cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
-                                                       unsigned long long flags) {
+extern "C" FG_IMPL CUresult fgimpl_cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment,
+                                                       CUdeviceptr addr, unsigned long long flags) {
   return api([&](Backend&) -> CUresult {
     if (!ptr || flags != 0 || size == 0 || !aligned(size)) return CUDA_ERROR_INVALID_VALUE;
     if (alignment & (alignment - 1)) return CUDA_ERROR_INVALID_VALUE;  // a power of two (or 0 = default)
@@ -589,6 +597,18 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemImportFromShareableHandle(CUmemGenericAl
     struct stat st {};
     if (::fstat(fd, &st) != 0 || st.st_size <= 0 || !aligned(static_cast<uint64_t>(st.st_size)))
       return CUDA_ERROR_INVALID_VALUE;
+    State& s = state();
+    {
+      // An allocation of this very process comes back as the same handle (one more
+      // cuMemRelease owed), so it stays one allocation in the books.
+      std::lock_guard lock(s.mu);
+      for (auto& [h, ph] : s.phys)
+        if (ph.st_dev == st.st_dev && ph.st_ino == st.st_ino && ph.owed + ph.maps > 0) {
+          ++ph.owed;
+          *handle = h;
+          return CUDA_SUCCESS;
+        }
+    }
     const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (own < 0) return CUDA_ERROR_OUT_OF_MEMORY;
     Phys ph;
@@ -600,7 +620,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemImportFromShareableHandle(CUmemGenericAl
     ph.prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     ph.prop.location.id = dev->ordinal;
     ph.booked = false;
-    State& s = state();
+    ph.st_dev = st.st_dev;
+    ph.st_ino = st.st_ino;
     std::lock_guard lock(s.mu);
     const uint64_t h = s.next_handle++;
     s.phys.emplace(h, ph);

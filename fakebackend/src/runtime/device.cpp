@@ -21,7 +21,6 @@ namespace attr = fg::attr;
 // runtime refuses drivers below 13000, and 13000 serves every 12.x runtime too.
 constexpr int kDriverVersion = 13000;
 constexpr int kRuntimeVersion13 = 13000;
-constexpr int kRuntimeVersion12 = 12080;  // the newest 12.x runtime ABI libcudart.so.12 stands for
 
 // Stream priorities as an A100/H100 reports them: least 0, greatest -5.
 constexpr int kLeastPriority = 0;
@@ -203,13 +202,12 @@ cudaError_t current_device(fg::Device** out) {
   return cudaSuccess;
 }
 
-// cudaDeviceScheduleAuto/Spin/Yield/BlockingSync (one of), MapHost, LmemResizeToMax, SyncMemops.
-constexpr unsigned kScheduleMask = 0x07;
-constexpr unsigned kDeviceFlagsMask = 0x07 | 0x08 | 0x10 | 0x80;
-constexpr unsigned kDeviceMapHost = 0x08;
+// One schedule (Auto, Spin, Yield or BlockingSync), plus MapHost, LmemResizeToMax, SyncMemops.
 bool valid_device_flags(unsigned flags) {
-  const unsigned sched = flags & kScheduleMask;
-  return (flags & ~kDeviceFlagsMask) == 0 && (sched == 0 || sched == 1 || sched == 2 || sched == 4);
+  constexpr unsigned known = cudaDeviceScheduleMask | cudaDeviceMapHost | cudaDeviceLmemResizeToMax | cudaDeviceSyncMemops;
+  const unsigned sched = flags & cudaDeviceScheduleMask;
+  return (flags & ~known) == 0 && (sched == cudaDeviceScheduleAuto || sched == cudaDeviceScheduleSpin ||
+                                   sched == cudaDeviceScheduleYield || sched == cudaDeviceScheduleBlockingSync);
 }
 
 // cudaLimit values 0..6 (stack, printf FIFO, malloc heap, sync depth, pending launches,
@@ -253,8 +251,8 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaInitDevice(int device, unsigned int de
     if (b.device_count() == 0) return cudaErrorNoDevice;
     fg::Device* d = b.device(device);
     if (!d) return cudaErrorInvalidDevice;
-    if (flags & ~1u) return cudaErrorInvalidValue;  // cudaInitDeviceFlagsAreValid = 1
-    const bool use_flags = flags & 1u;
+    if (flags & ~cudaInitDeviceFlagsAreValid) return cudaErrorInvalidValue;
+    const bool use_flags = flags & cudaInitDeviceFlagsAreValid;
     if (use_flags && !valid_device_flags(deviceFlags)) return cudaErrorInvalidValue;
     {
       std::lock_guard lock(d->primary_mu);
@@ -286,39 +284,49 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGetDeviceFlags(unsigned int* flags) {
     fg::Device* d = nullptr;
     if (cudaError_t e = current_device(&d); e != cudaSuccess) return e;
     std::lock_guard lock(d->primary_mu);
-    *flags = d->primary_flags | kDeviceMapHost;
+    *flags = d->primary_flags | cudaDeviceMapHost;
     return cudaSuccess;
   });
 }
 
-// The device that best matches prop: same compute capability first, then the newest
-// capability, then the most memory; a non-empty name must occur in the device's name.
-extern "C" FG_IMPL cudaError_t fgimpl_cudaChooseDevice(int* device, const cudaDeviceProp* prop) {
-  return api([&]() -> cudaError_t {
-    if (!device || !prop) return cudaErrorInvalidValue;
-    fg::Backend& b = be();
-    if (b.device_count() == 0) return cudaErrorNoDevice;
-    // name, major and minor sit at the same offsets (0, 360, 364) in every cudaDeviceProp
-    // layout, so this works whichever header the caller was built with.
-    char want_name[257] = {};
-    std::memcpy(want_name, prop->name, 256);
-    int best = 0;
-    long long best_score = -1;
-    for (int i = 0; i < b.device_count(); ++i) {
-      const fg::DeviceModel& m = b.device(i)->model;
-      long long score = 0;
-      if (want_name[0] && m.name.find(want_name) != std::string::npos) score += 1LL << 60;
-      if (m.cc_major == prop->major && m.cc_minor == prop->minor) score += 1LL << 50;
-      score += (static_cast<long long>(m.cc_major) * 10 + m.cc_minor) << 40;
-      score += static_cast<long long>(m.total_memory >> 30);
-      if (score > best_score) {
-        best_score = score;
-        best = i;
-      }
+namespace {
+// The device that best matches prop: a non-empty name that occurs in the device's name
+// first, then the same compute capability, then the newest capability, then the most memory.
+// name, major and minor sit at the same offsets (0, 360, 364) in every cudaDeviceProp
+// layout, so one implementation serves the CUDA 13 and the CUDA 12 (SPLIT) symbol.
+cudaError_t choose_device(int* device, const void* prop) {
+  if (!device || !prop) return cudaErrorInvalidValue;
+  fg::Backend& b = be();
+  if (b.device_count() == 0) return cudaErrorNoDevice;
+  const auto* p = static_cast<const cudaDeviceProp*>(prop);
+  static_assert(offsetof(cudaDeviceProp, major) == offsetof(DeviceProp12, major));
+  static_assert(offsetof(cudaDeviceProp, minor) == offsetof(DeviceProp12, minor));
+  char want_name[257] = {};
+  std::memcpy(want_name, p->name, 256);
+  int best = 0;
+  long long best_score = -1;
+  for (int i = 0; i < b.device_count(); ++i) {
+    const fg::DeviceModel& m = b.device(i)->model;
+    long long score = 0;
+    if (want_name[0] && m.name.find(want_name) != std::string::npos) score += 1LL << 60;
+    if (m.cc_major == p->major && m.cc_minor == p->minor) score += 1LL << 50;
+    score += (static_cast<long long>(m.cc_major) * 10 + m.cc_minor) << 40;
+    score += static_cast<long long>(m.total_memory >> 30);
+    if (score > best_score) {
+      best_score = score;
+      best = i;
     }
-    *device = best;
-    return cudaSuccess;
-  });
+  }
+  *device = best;
+  return cudaSuccess;
+}
+}  // namespace
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaChooseDevice(int* device, const cudaDeviceProp* prop) {
+  return api([&] { return choose_device(device, prop); });
+}
+extern "C" FG_IMPL cudaError_t fgimpl_v12_cudaChooseDevice(int* device, const void* prop) {
+  return api([&] { return choose_device(device, prop); });
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceGetByPCIBusId(int* device, const char* pciBusId) {
@@ -594,11 +602,42 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaRuntimeGetVersion(int* runtimeVersion)
   });
 }
 
-// Only reached when the list marks cudaRuntimeGetVersion SPLIT (one trampoline per node).
-extern "C" FG_IMPL cudaError_t fgimpl_v12_cudaRuntimeGetVersion(int* runtimeVersion) {
+// ---- CUDA 12-only legacy names ----------------------------------------------------------------------
+// The cudaThread* calls are the pre-4.0 spellings of the cudaDevice* calls (libcudart.so.12
+// still exports them; CUDA 13 removed them).
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaThreadSynchronize() { return fgimpl_cudaDeviceSynchronize(); }
+extern "C" FG_IMPL cudaError_t fgimpl_cudaThreadExit() { return fgimpl_cudaDeviceReset(); }
+extern "C" FG_IMPL cudaError_t fgimpl_cudaThreadGetLimit(size_t* pValue, cudaLimit limit) {
+  return fgimpl_cudaDeviceGetLimit(pValue, limit);
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaThreadSetLimit(cudaLimit limit, size_t value) {
+  return fgimpl_cudaDeviceSetLimit(limit, value);
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaThreadGetCacheConfig(cudaFuncCache* pCacheConfig) {
+  return fgimpl_cudaDeviceGetCacheConfig(pCacheConfig);
+}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaThreadSetCacheConfig(cudaFuncCache cacheConfig) {
+  return fgimpl_cudaDeviceSetCacheConfig(cacheConfig);
+}
+
+// ---- no-ops with validation ---------------------------------------------------------------------------
+
+// No L2 lines persist on a fake device.
+extern "C" FG_IMPL cudaError_t fgimpl_cudaCtxResetPersistingL2Cache() {
   return api([&]() -> cudaError_t {
-    if (!runtimeVersion) return cudaErrorInvalidValue;
-    *runtimeVersion = kRuntimeVersion12;
-    return cudaSuccess;
+    fg::Context* ctx = nullptr;
+    return fg::rt::context(&ctx);
+  });
+}
+
+// Copies complete when they return, so there are no GPUDirect RDMA writes to flush.
+// target: cudaFlushGPUDirectRDMAWritesTargetCurrentDevice (0); scope: ToOwner (100) or
+// ToAllDevices (200).
+extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceFlushGPUDirectRDMAWrites(int target, int scope) {
+  return api([&]() -> cudaError_t {
+    if (target != 0 || (scope != 100 && scope != 200)) return cudaErrorInvalidValue;
+    fg::Context* ctx = nullptr;
+    return fg::rt::context(&ctx);
   });
 }

@@ -2,23 +2,20 @@
 // driver API (PyTorch's c10::cuda::DriverAPI, TransformerEngine, Triton resolve cuMem*,
 // cuStreamWriteValue32, ... this way). The answer is exactly cuGetProcAddress_v2's: the
 // driver shim owns the (name, version, flags) → entry point table (driver/proc.cpp), so the
-// two APIs can never disagree and nothing is listed twice.
+// two APIs can never disagree and nothing is listed twice. cudaDriverEntryPointQueryResult
+// and CUdriverProcAddressQueryResult share their values (0 found, 1 no such symbol,
+// 2 version not sufficient), as do cudaEnable* and CU_GET_PROC_ADDRESS_* flags.
 #include "runtime/common.h"
-
-#include "common/coverage.h"
 
 using namespace fgapi;
 using fg::rt::api;
 
-namespace fg::driver {
-// Defined in driver/proc.cpp. Resolves `name` as cuGetProcAddress_v2(name, fn, version, flags,
-// status) would: returns a CUresult (0 = found), sets *fn (nullptr when not found) and
-// *status (CUdriverProcAddressQueryResult: 0 success, 1 symbol not found, 2 version not
-// sufficient), and records unresolved names for the coverage report. Declared weak so the
-// runtime links while the driver side is missing; the runtime then finds nothing.
-[[gnu::weak]] int resolve_proc(const char* name, int version, unsigned long long flags, void** fn,
-                               int* status) noexcept;
-}  // namespace fg::driver
+// The driver's cuGetProcAddress_v2 implementation (driver/proc.cpp): a hidden function, not
+// the exported entry point, so a runtime call still crosses exactly one probed symbol. The
+// list machinery guarantees the name exists (a weak NOT_SUPPORTED stub otherwise). It
+// records unresolved names in the coverage report itself.
+extern "C" FG_IMPL CUresult fgimpl_cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion,
+                                                       unsigned long long flags, CUdriverProcAddressQueryResult* status);
 
 namespace {
 
@@ -36,13 +33,9 @@ cudaError_t entry_point(const char* symbol, void** funcPtr, int version, unsigne
   // points (code built with --default-stream per-thread), else the legacy stream.
   if (flags == cudaEnableDefault && per_thread) flags = cudaEnablePerThreadDefaultStream;
   void* fn = nullptr;
-  int status = cudaDriverEntryPointSymbolNotFound;
-  if (fg::driver::resolve_proc) {
-    if (fg::driver::resolve_proc(symbol, version, flags, &fn, &status) != 0) fn = nullptr;
-  } else {
-    fg::coverage::unresolved_proc(symbol, version, flags);
-  }
-  if (!fn && status == cudaDriverEntryPointSuccess) status = cudaDriverEntryPointSymbolNotFound;
+  CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  if (fgimpl_cuGetProcAddress_v2(symbol, &fn, version, flags, &status) != CUDA_SUCCESS) fn = nullptr;
+  if (!fn && status == CU_GET_PROC_ADDRESS_SUCCESS) status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   // Not found is not an error here: funcPtr is null and driverStatus says why.
   *funcPtr = fn;
   if (driverStatus) *driverStatus = static_cast<cudaDriverEntryPointQueryResult>(status);

@@ -3,6 +3,8 @@
 // elapsed times are real, non-negative for events recorded in order, and ordered.
 #include "runtime/common.h"
 
+#include <mutex>
+
 using namespace fgapi;
 using fg::rt::api;
 using fg::rt::be;
@@ -102,15 +104,22 @@ cudaError_t elapsed(float* ms, cudaEvent_t start, cudaEvent_t end) {
   if (cudaError_t e = valid_event(start, &a); e != cudaSuccess) return e;
   if (cudaError_t e = valid_event(end, &b); e != cudaSuccess) return e;
   if ((a->flags | b->flags) & cudaEventDisableTiming) return cudaErrorInvalidResourceHandle;
+  if (a == b) {
+    // One event against itself: 0 ms once recorded (the core's two-event path would lock
+    // the same mutex twice).
+    std::lock_guard lock(a->mu);
+    if (!a->recorded) return cudaErrorInvalidResourceHandle;
+    if (a->pending) return cudaErrorNotReady;
+    *ms = 0.0f;
+    return cudaSuccess;
+  }
   return to_cuda(be().event_elapsed(a, b, ms));
 }
 }  // namespace
 
-// CUDA 13's cudaEventElapsedTime and the 12.x plain / _v2 names share the signature.
+// CUDA 13's cudaEventElapsedTime (both nodes) and 12.8's cudaEventElapsedTime_v2 share the
+// signature and, here, the semantics.
 extern "C" FG_IMPL cudaError_t fgimpl_cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
-  return api([&] { return elapsed(ms, start, end); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_v12_cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
   return api([&] { return elapsed(ms, start, end); });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaEventElapsedTime_v2(float* ms, cudaEvent_t start, cudaEvent_t end) {

@@ -465,6 +465,17 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaFuncSetCacheConfig(const void* func, c
   });
 }
 
+// Bank-size configuration is gone from current parts; the call is accepted (as the real
+// one is, deprecated) for a known function and a valid cudaSharedMemConfig.
+extern "C" FG_IMPL cudaError_t fgimpl_cudaFuncSetSharedMemConfig(const void* func, cudaSharedMemConfig config) {
+  return api([&]() -> cudaError_t {
+    fg::Function* f = nullptr;
+    if (cudaError_t e = function_of(func, &f); e != cudaSuccess) return e;
+    const int c = static_cast<int>(config);
+    return c < cudaSharedMemBankSizeDefault || c > cudaSharedMemBankSizeEightByte ? cudaErrorInvalidValue : cudaSuccess;
+  });
+}
+
 // ---- occupancy -------------------------------------------------------------------------------------------------
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void* func,

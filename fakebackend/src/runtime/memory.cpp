@@ -23,21 +23,9 @@ constexpr unsigned kDeviceKinds = bit(MemKind::Device) | bit(MemKind::Managed);
 // cudaMallocPitch rows are aligned like the real allocator's on current parts.
 constexpr size_t kPitchAlignment = 512;
 
-// cudaHostAlloc: Portable 1, Mapped 2, WriteCombined 4. cudaHostRegister: Portable 1,
-// Mapped 2, IoMemory 4, ReadOnly 8. cudaMallocManaged: AttachGlobal 1, AttachHost 2.
-constexpr unsigned kHostAllocFlags = 0x1 | 0x2 | 0x4;
-constexpr unsigned kHostRegisterFlags = 0x1 | 0x2 | 0x4 | 0x8;
-constexpr unsigned kHostAllocMapped = 0x2;
-constexpr unsigned kMemAttachGlobal = 0x1, kMemAttachHost = 0x2;
-
-// cudaMemoryType
-constexpr int kMemTypeUnregistered = 0, kMemTypeHost = 1, kMemTypeDevice = 2, kMemTypeManaged = 3;
-constexpr int kInvalidDeviceId = -2;  // cudaInvalidDeviceId
-
-// cudaMemLocationTypeDevice, cudaMemAllocationTypePinned, cudaMemAccessFlagsProtReadWrite
-constexpr int kLocationDevice = 1;
-constexpr int kAllocationPinned = 1;
-constexpr int kAccessNone = 0, kAccessRead = 1, kAccessReadWrite = 3;
+constexpr unsigned kHostAllocFlags = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
+constexpr unsigned kHostRegisterFlags =
+    cudaHostRegisterPortable | cudaHostRegisterMapped | cudaHostRegisterIoMemory | cudaHostRegisterReadOnly;
 
 // ---- memory pool accounting --------------------------------------------------------------------
 // Allocations carry their pool's id; the books (used/reserved current and high) live in the
@@ -78,15 +66,17 @@ void book_pool(uint64_t id, int64_t delta) {
   if (it == r.by_id.end()) return;
   fg::MemPool* p = it->second;
   std::lock_guard l2(p->mu);
+  // The driver's bookkeeping (driver/async.cpp): what is freed stays reserved up to the
+  // release threshold.
   if (delta >= 0) {
     p->used_current += static_cast<uint64_t>(delta);
+    p->used_high = std::max(p->used_high, p->used_current);
+    p->reserved_current = std::max(p->reserved_current, p->used_current);
+    p->reserved_high = std::max(p->reserved_high, p->reserved_current);
   } else {
     p->used_current -= std::min(p->used_current, static_cast<uint64_t>(-delta));
+    p->reserved_current = std::max(p->used_current, std::min(p->reserved_current, p->release_threshold));
   }
-  // Nothing is cached: what is in use is what the pool holds.
-  p->reserved_current = p->used_current;
-  p->used_high = std::max(p->used_high, p->used_current);
-  p->reserved_high = std::max(p->reserved_high, p->reserved_current);
 }
 
 // The runtime's context on `dev`: its primary context, retained once like cudaSetDevice does.
@@ -184,7 +174,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMallocPitch(void** devPtr, size_t* pit
 extern "C" FG_IMPL cudaError_t fgimpl_cudaMallocManaged(void** devPtr, size_t size, unsigned int flags) {
   return api([&]() -> cudaError_t {
     if (!devPtr || size == 0) return cudaErrorInvalidValue;  // size 0 is documented as invalid here
-    if (flags != kMemAttachGlobal && flags != kMemAttachHost) return cudaErrorInvalidValue;
+    if (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost) return cudaErrorInvalidValue;
     fg::Context* ctx = nullptr;
     if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
     return to_cuda(be().mem_alloc(ctx, MemKind::Managed, size, fg::ApiOrigin::Runtime, flags, devPtr));
@@ -275,7 +265,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaHostGetFlags(unsigned int* pFlags, voi
     if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
     auto a = be().mem_find(pHost);
     if (!a || a->kind != MemKind::Host) return cudaErrorInvalidValue;
-    *pFlags = a->flags | kHostAllocMapped;
+    *pFlags = a->flags | cudaHostAllocMapped;
     return cudaSuccess;
   });
 }
@@ -306,8 +296,8 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaPointerGetAttributes(cudaPointerAttrib
     auto a = be().mem_find(ptr);
     std::memset(attributes, 0, sizeof *attributes);
     void* p = const_cast<void*>(ptr);
-    int type = kMemTypeUnregistered;
-    int device = kInvalidDeviceId;
+    int type = cudaMemoryTypeUnregistered;
+    int device = cudaInvalidDeviceId;
     void* dev_alias = nullptr;
     void* host_alias = p;
     if (a) {
@@ -318,21 +308,21 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaPointerGetAttributes(cudaPointerAttrib
         case MemKind::Device:
         case MemKind::Vmm:
         case MemKind::IpcMapped:
-          type = kMemTypeDevice, device = a->device >= 0 ? a->device : cur, dev_alias = p, host_alias = nullptr;
+          type = cudaMemoryTypeDevice, device = a->device >= 0 ? a->device : cur, dev_alias = p, host_alias = nullptr;
           break;
         case MemKind::Managed:
-          type = kMemTypeManaged, device = a->device >= 0 ? a->device : cur, dev_alias = p;
+          type = cudaMemoryTypeManaged, device = a->device >= 0 ? a->device : cur, dev_alias = p;
           break;
         case MemKind::Host:
-          type = kMemTypeHost, device = cur, dev_alias = p;
+          type = cudaMemoryTypeHost, device = cur, dev_alias = p;
           break;
         case MemKind::Registered:
           // cudaHostRegister'd ranges have no device; the storage of __device__/__constant__
           // variables (registered by the core with a device) is device memory.
           if (a->device >= 0)
-            type = kMemTypeDevice, device = a->device, dev_alias = p, host_alias = nullptr;
+            type = cudaMemoryTypeDevice, device = a->device, dev_alias = p, host_alias = nullptr;
           else
-            type = kMemTypeHost, device = cur, dev_alias = p;
+            type = cudaMemoryTypeHost, device = cur, dev_alias = p;
           break;
       }
     }
@@ -358,7 +348,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaIpcGetMemHandle(cudaIpcMemHandle_t* ha
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaIpcOpenMemHandle(void** devPtr, cudaIpcMemHandle_t handle, unsigned int flags) {
   return api([&]() -> cudaError_t {
-    if (!devPtr || (flags & ~1u)) return cudaErrorInvalidValue;  // cudaIpcMemLazyEnablePeerAccess = 1
+    if (!devPtr || (flags & ~cudaIpcMemLazyEnablePeerAccess)) return cudaErrorInvalidValue;
     fg::Context* ctx = nullptr;
     if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
     unsigned char bytes[64];
@@ -473,13 +463,69 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceSetMemPool(int device, cudaMemPo
   });
 }
 
+// CUDA 13's location-based forms of the three calls above. Only device-located pinned
+// pools exist here; host, host-NUMA and managed pools are not modelled.
+namespace {
+cudaError_t pool_location(const cudaMemLocation* location, cudaMemAllocationType type, fg::Device** out) {
+  if (!location) return cudaErrorInvalidValue;
+  if (type != cudaMemAllocationTypePinned && type != cudaMemAllocationTypeManaged) return cudaErrorInvalidValue;
+  if (location->type != cudaMemLocationTypeDevice) {
+    return location->type == cudaMemLocationTypeHost || location->type == cudaMemLocationTypeHostNuma ||
+                   location->type == cudaMemLocationTypeHostNumaCurrent
+               ? cudaErrorNotSupported
+               : cudaErrorInvalidValue;
+  }
+  if (type != cudaMemAllocationTypePinned) return cudaErrorNotSupported;
+  if (be().device_count() == 0) return cudaErrorNoDevice;
+  fg::Device* d = be().device(location->id);
+  if (!d) return cudaErrorInvalidDevice;
+  *out = d;
+  return cudaSuccess;
+}
+}  // namespace
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemGetDefaultMemPool(cudaMemPool_t* memPool, cudaMemLocation* location,
+                                                               cudaMemAllocationType type) {
+  return api([&]() -> cudaError_t {
+    if (!memPool) return cudaErrorInvalidValue;
+    fg::Device* d = nullptr;
+    if (cudaError_t e = pool_location(location, type, &d); e != cudaSuccess) return e;
+    *memPool = reinterpret_cast<cudaMemPool_t>(d->default_pool);
+    return cudaSuccess;
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemGetMemPool(cudaMemPool_t* memPool, cudaMemLocation* location,
+                                                        cudaMemAllocationType type) {
+  return api([&]() -> cudaError_t {
+    if (!memPool) return cudaErrorInvalidValue;
+    fg::Device* d = nullptr;
+    if (cudaError_t e = pool_location(location, type, &d); e != cudaSuccess) return e;
+    *memPool = reinterpret_cast<cudaMemPool_t>(d->current_pool.load());
+    return cudaSuccess;
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemSetMemPool(cudaMemLocation* location, cudaMemAllocationType type,
+                                                        cudaMemPool_t memPool) {
+  return api([&]() -> cudaError_t {
+    fg::Device* d = nullptr;
+    if (cudaError_t e = pool_location(location, type, &d); e != cudaSuccess) return e;
+    fg::MemPool* p = nullptr;
+    if (cudaError_t e = valid_pool(memPool, &p); e != cudaSuccess) return e;
+    if (p->dev != d) return cudaErrorInvalidValue;
+    d->current_pool.store(p);
+    return cudaSuccess;
+  });
+}
+
 extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolCreate(cudaMemPool_t* memPool, const cudaMemPoolProps* poolProps) {
   return api([&]() -> cudaError_t {
     if (!memPool || !poolProps) return cudaErrorInvalidValue;
-    if (static_cast<int>(poolProps->allocType) != kAllocationPinned) return cudaErrorInvalidValue;
-    if (static_cast<int>(poolProps->location.type) != kLocationDevice) {
+    if (poolProps->allocType != cudaMemAllocationTypePinned) return cudaErrorInvalidValue;
+    if (poolProps->location.type != cudaMemLocationTypeDevice) {
       // Host / host-NUMA pools (CUDA 12.2+) are not modelled.
-      return static_cast<int>(poolProps->location.type) == 0 ? cudaErrorInvalidValue : cudaErrorNotSupported;
+      return poolProps->location.type == cudaMemLocationTypeInvalid ? cudaErrorInvalidValue : cudaErrorNotSupported;
     }
     if (be().device_count() == 0) return cudaErrorNoDevice;
     fg::Device* d = be().device(poolProps->location.id);
@@ -504,19 +550,6 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolDestroy(cudaMemPool_t memPool) 
   });
 }
 
-namespace {
-// cudaMemPoolAttr
-enum : int {
-  kReuseFollowEventDependencies = 1,
-  kReuseAllowOpportunistic = 2,
-  kReuseAllowInternalDependencies = 3,
-  kReleaseThreshold = 4,
-  kReservedMemCurrent = 5,
-  kReservedMemHigh = 6,
-  kUsedMemCurrent = 7,
-  kUsedMemHigh = 8,
-};
-}  // namespace
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolSetAttribute(cudaMemPool_t memPool, cudaMemPoolAttr attr, void* value) {
   return api([&]() -> cudaError_t {
@@ -524,17 +557,20 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolSetAttribute(cudaMemPool_t memP
     if (cudaError_t e = valid_pool(memPool, &p); e != cudaSuccess) return e;
     if (!value) return cudaErrorInvalidValue;
     std::lock_guard lock(p->mu);
-    switch (static_cast<int>(attr)) {
-      case kReuseFollowEventDependencies: p->reuse_follow_event = *static_cast<int*>(value) != 0; return cudaSuccess;
-      case kReuseAllowOpportunistic: p->reuse_allow_opportunistic = *static_cast<int*>(value) != 0; return cudaSuccess;
-      case kReuseAllowInternalDependencies: p->reuse_allow_internal = *static_cast<int*>(value) != 0; return cudaSuccess;
-      case kReleaseThreshold: p->release_threshold = *static_cast<uint64_t*>(value); return cudaSuccess;
+    switch (attr) {
+      case cudaMemPoolReuseFollowEventDependencies: p->reuse_follow_event = *static_cast<int*>(value) != 0; return cudaSuccess;
+      case cudaMemPoolReuseAllowOpportunistic: p->reuse_allow_opportunistic = *static_cast<int*>(value) != 0; return cudaSuccess;
+      case cudaMemPoolReuseAllowInternalDependencies: p->reuse_allow_internal = *static_cast<int*>(value) != 0; return cudaSuccess;
+      case cudaMemPoolAttrReleaseThreshold:
+        p->release_threshold = *static_cast<uint64_t*>(value);
+        p->reserved_current = std::max(p->used_current, std::min(p->reserved_current, p->release_threshold));
+        return cudaSuccess;
       // The high-water marks can only be reset, to the current value, by writing 0.
-      case kReservedMemHigh:
+      case cudaMemPoolAttrReservedMemHigh:
         if (*static_cast<uint64_t*>(value) != 0) return cudaErrorInvalidValue;
         p->reserved_high = p->reserved_current;
         return cudaSuccess;
-      case kUsedMemHigh:
+      case cudaMemPoolAttrUsedMemHigh:
         if (*static_cast<uint64_t*>(value) != 0) return cudaErrorInvalidValue;
         p->used_high = p->used_current;
         return cudaSuccess;
@@ -549,26 +585,28 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolGetAttribute(cudaMemPool_t memP
     if (cudaError_t e = valid_pool(memPool, &p); e != cudaSuccess) return e;
     if (!value) return cudaErrorInvalidValue;
     std::lock_guard lock(p->mu);
-    switch (static_cast<int>(attr)) {
-      case kReuseFollowEventDependencies: *static_cast<int*>(value) = p->reuse_follow_event; return cudaSuccess;
-      case kReuseAllowOpportunistic: *static_cast<int*>(value) = p->reuse_allow_opportunistic; return cudaSuccess;
-      case kReuseAllowInternalDependencies: *static_cast<int*>(value) = p->reuse_allow_internal; return cudaSuccess;
-      case kReleaseThreshold: *static_cast<uint64_t*>(value) = p->release_threshold; return cudaSuccess;
-      case kReservedMemCurrent: *static_cast<uint64_t*>(value) = p->reserved_current; return cudaSuccess;
-      case kReservedMemHigh: *static_cast<uint64_t*>(value) = p->reserved_high; return cudaSuccess;
-      case kUsedMemCurrent: *static_cast<uint64_t*>(value) = p->used_current; return cudaSuccess;
-      case kUsedMemHigh: *static_cast<uint64_t*>(value) = p->used_high; return cudaSuccess;
+    switch (attr) {
+      case cudaMemPoolReuseFollowEventDependencies: *static_cast<int*>(value) = p->reuse_follow_event; return cudaSuccess;
+      case cudaMemPoolReuseAllowOpportunistic: *static_cast<int*>(value) = p->reuse_allow_opportunistic; return cudaSuccess;
+      case cudaMemPoolReuseAllowInternalDependencies: *static_cast<int*>(value) = p->reuse_allow_internal; return cudaSuccess;
+      case cudaMemPoolAttrReleaseThreshold: *static_cast<uint64_t*>(value) = p->release_threshold; return cudaSuccess;
+      case cudaMemPoolAttrReservedMemCurrent: *static_cast<uint64_t*>(value) = p->reserved_current; return cudaSuccess;
+      case cudaMemPoolAttrReservedMemHigh: *static_cast<uint64_t*>(value) = p->reserved_high; return cudaSuccess;
+      case cudaMemPoolAttrUsedMemCurrent: *static_cast<uint64_t*>(value) = p->used_current; return cudaSuccess;
+      case cudaMemPoolAttrUsedMemHigh: *static_cast<uint64_t*>(value) = p->used_high; return cudaSuccess;
       default: return cudaErrorInvalidValue;
     }
   });
 }
 
-// Nothing is cached beyond what is in use, so there is nothing to trim.
+// Gives back what is reserved beyond minBytesToKeep and not in use.
 extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep) {
   return api([&]() -> cudaError_t {
-    (void)minBytesToKeep;
     fg::MemPool* p = nullptr;
-    return valid_pool(memPool, &p);
+    if (cudaError_t e = valid_pool(memPool, &p); e != cudaSuccess) return e;
+    std::lock_guard lock(p->mu);
+    p->reserved_current = std::max<uint64_t>(p->used_current, std::min<uint64_t>(p->reserved_current, minBytesToKeep));
+    return cudaSuccess;
   });
 }
 
@@ -581,12 +619,12 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolSetAccess(cudaMemPool_t memPool
     // Validate everything first: the call applies all descriptors or none.
     for (size_t i = 0; i < count; ++i) {
       const auto& d = descList[i];
-      const int flags = static_cast<int>(d.flags);
-      if (static_cast<int>(d.location.type) != kLocationDevice) return cudaErrorInvalidValue;
+      const cudaMemAccessFlags flags = d.flags;
+      if (d.location.type != cudaMemLocationTypeDevice) return cudaErrorInvalidValue;
       if (!be().device(d.location.id)) return cudaErrorInvalidDevice;
-      if (flags != kAccessNone && flags != kAccessRead && flags != kAccessReadWrite) return cudaErrorInvalidValue;
-      if (flags == kAccessRead) return cudaErrorInvalidValue;  // device pools grant read-write or nothing
-      if (d.location.id == p->dev->ordinal && flags != kAccessReadWrite) return cudaErrorInvalidDevice;
+      // Device pools grant read-write or nothing; the owner keeps read-write.
+      if (flags != cudaMemAccessFlagsProtNone && flags != cudaMemAccessFlagsProtReadWrite) return cudaErrorInvalidValue;
+      if (d.location.id == p->dev->ordinal && flags != cudaMemAccessFlagsProtReadWrite) return cudaErrorInvalidDevice;
     }
     std::lock_guard lock(p->mu);
     for (size_t i = 0; i < count; ++i) p->access[descList[i].location.id] = static_cast<int>(descList[i].flags);
@@ -600,11 +638,11 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolGetAccess(cudaMemAccessFlags* f
     fg::MemPool* p = nullptr;
     if (cudaError_t e = valid_pool(memPool, &p); e != cudaSuccess) return e;
     if (!flags || !location) return cudaErrorInvalidValue;
-    if (static_cast<int>(location->type) != kLocationDevice) return cudaErrorInvalidValue;
+    if (location->type != cudaMemLocationTypeDevice) return cudaErrorInvalidValue;
     if (!be().device(location->id)) return cudaErrorInvalidDevice;
-    int f = kAccessNone;
+    int f = cudaMemAccessFlagsProtNone;
     if (location->id == p->dev->ordinal) {
-      f = kAccessReadWrite;  // the owning device always has access
+      f = cudaMemAccessFlagsProtReadWrite;  // the owning device always has access
     } else {
       std::lock_guard lock(p->mu);
       auto it = p->access.find(location->id);

@@ -1,5 +1,5 @@
-// Runtime odds and ends: profiler control, cudart's private export tables, and
-// __cudaGetProcAddress.
+// Runtime odds and ends: profiler control, cudart's private export tables,
+// __cudaGetProcAddress, __cudaRegisterUnifiedTable and cudaCreateChannelDesc.
 #include "runtime/common.h"
 
 #include "common/api_ids.h"
@@ -27,5 +27,15 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGetExportTable(const void** ppExportTa
 }
 
 // NVIDIA's libcudart.so.13 implements this as `return 0` (xor %eax,%eax; ret), whatever
-// the arguments.
-extern "C" FG_IMPL cudaError_t fgimpl___cudaGetProcAddress() { return cudaSuccess; }
+// the arguments; 0 reads as NULL or as cudaSuccess.
+extern "C" FG_IMPL void* fgimpl___cudaGetProcAddress() { return nullptr; }
+
+// Registration of unified function tables (nvcc host code for code using unified function
+// pointers): there is no device code to patch, so nothing to record.
+extern "C" FG_IMPL void fgimpl___cudaRegisterUnifiedTable(void*, void*, void*, void*, void*) {}
+
+// A pure value constructor (returned through a hidden pointer: 20 bytes).
+extern "C" FG_IMPL cudaChannelFormatDesc fgimpl_cudaCreateChannelDesc(int x, int y, int z, int w,
+                                                                      cudaChannelFormatKind f) {
+  return cudaChannelFormatDesc{x, y, z, w, f};
+}

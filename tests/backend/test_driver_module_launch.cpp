@@ -1,0 +1,461 @@
+// CUDA Driver API: modules, functions, libraries/kernels, the JIT linker, launches (validated
+// and recorded, never executed) and the occupancy calculator.
+#include "backend/driver_test.h"
+
+#include <atomic>
+#include <cstdio>
+#include <vector>
+
+using namespace drvtest;
+
+namespace {
+
+const char* const kPtx = R"(
+.version 8.0
+.target sm_80
+.address_size 64
+
+.global .align 4 .b8 table[64];
+.const .align 4 .u32 factor;
+
+.visible .entry add_one(
+	.param .u64 add_one_param_0
+)
+{
+	ret;
+}
+
+.visible .entry scale(
+	.param .u64 scale_param_0,
+	.param .u32 scale_param_1
+)
+{
+	ret;
+}
+)";
+
+const char* const kPtx2 = R"(
+.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry mul_two(
+	.param .u64 mul_two_param_0
+)
+{
+	ret;
+}
+)";
+
+struct Module {
+  CUmodule mod = nullptr;
+  explicit Module(const void* image) { CU_OK(CU(cuModuleLoadData)(&mod, image)); }
+  ~Module() {
+    if (mod) CU(cuModuleUnload)(mod);
+  }
+  CUfunction fn(const char* name) {
+    CUfunction f = nullptr;
+    CU_OK(CU(cuModuleGetFunction)(&f, mod, name));
+    return f;
+  }
+};
+
+int func_attr(CUfunction f, CUfunction_attribute a) {
+  int v = -1;
+  CU_OK(CU(cuFuncGetAttribute)(&v, a, f));
+  return v;
+}
+
+std::string write_temp(const char* text) {
+  char path[] = "/tmp/fakegpu-drvtest-ptx-XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  REQUIRE(write(fd, text, std::strlen(text)) == static_cast<ssize_t>(std::strlen(text)));
+  close(fd);
+  return path;
+}
+
+struct Gate {
+  std::atomic<bool> open{false};
+  static void wait(void* self) {
+    auto* g = static_cast<Gate*>(self);
+    while (!g->open.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+};
+
+std::atomic<int> g_b2d_calls{0};
+size_t no_dynamic_smem(int) {
+  ++g_b2d_calls;
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("driver: PTX modules, functions and globals", "[driver]") {
+  init();
+  clear_stack();
+  CUmodule m = nullptr;
+  CU_EQ(CUDA_ERROR_INVALID_CONTEXT, CU(cuModuleLoadData)(&m, kPtx));
+  Ctx ctx(0);
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuModuleLoadData)(nullptr, kPtx));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuModuleLoadData)(&m, nullptr));
+  CU_EQ(CUDA_ERROR_INVALID_IMAGE, CU(cuModuleLoadData)(&m, "this is not a module"));
+  Module mod(kPtx);
+  CUfunction f = mod.fn("add_one");
+  CUfunction g = mod.fn("scale");
+  CHECK(f != g);
+  CUfunction again = nullptr;
+  CU_OK(CU(cuModuleGetFunction)(&again, mod.mod, "add_one"));
+  CHECK(again == f);
+  CU_EQ(CUDA_ERROR_NOT_FOUND, CU(cuModuleGetFunction)(&again, mod.mod, "missing"));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuModuleGetFunction)(nullptr, mod.mod, "add_one"));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuModuleGetFunction)(&again, mod.mod, nullptr));
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuModuleGetFunction)(&again, reinterpret_cast<CUmodule>(&again), "add_one"));
+  const char* name = nullptr;
+  CU_OK(CU(cuFuncGetName)(&name, g));
+  CHECK(std::string(name) == "scale");
+
+  CUdeviceptr table = 0, factor = 0;
+  size_t bytes = 0;
+  CU_OK(CU(cuModuleGetGlobal_v2)(&table, &bytes, mod.mod, "table"));
+  CHECK(table != 0);
+  CHECK(bytes == 64);
+  CU_OK(CU(cuModuleGetGlobal_v2)(&factor, &bytes, mod.mod, "factor"));
+  CHECK(bytes == 4);
+  CU_OK(CU(cuModuleGetGlobal_v2)(nullptr, nullptr, mod.mod, "factor"));
+  unsigned char in[64], out[64] = {};
+  for (int i = 0; i < 64; ++i) in[i] = static_cast<unsigned char>(i + 1);
+  CU_OK(CU(cuMemcpyHtoD_v2)(table, in, 64));  // a module global is device memory
+  CU_OK(CU(cuMemcpyDtoH_v2)(out, table, 64));
+  CHECK(std::memcmp(in, out, 64) == 0);
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemcpyHtoD_v2)(table, in, 65));
+  CU_EQ(CUDA_ERROR_NOT_FOUND, CU(cuModuleGetGlobal_v2)(&table, &bytes, mod.mod, "nothing"));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuModuleGetGlobal_v2)(&table, &bytes, mod.mod, nullptr));
+
+  // Unloading invalidates the module and its functions.
+  CU_OK(CU(cuModuleUnload)(mod.mod));
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuModuleUnload)(mod.mod));
+  int v = 0;
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuFuncGetAttribute)(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, f));
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuModuleGetFunction)(&again, mod.mod, "add_one"));
+  mod.mod = nullptr;
+}
+
+TEST_CASE("driver: module images: file, options, fat binary, cubin", "[driver]") {
+  Ctx ctx(0);
+  const std::string path = write_temp(kPtx);
+  CUmodule m = nullptr;
+  CU_OK(CU(cuModuleLoad)(&m, path.c_str()));
+  CUfunction f = nullptr;
+  CU_OK(CU(cuModuleGetFunction)(&f, m, "scale"));
+  CU_OK(CU(cuModuleUnload)(m));
+  std::remove(path.c_str());
+  CU_EQ(CUDA_ERROR_FILE_NOT_FOUND, CU(cuModuleLoad)(&m, path.c_str()));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuModuleLoad)(&m, nullptr));
+
+  // JIT options: logs come back empty, the wall time as 0.
+  char info[64], error[64];
+  std::memset(info, 'x', sizeof info);
+  std::memset(error, 'x', sizeof error);
+  CUjit_option opts[] = {CU_JIT_INFO_LOG_BUFFER,  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                         CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                         CU_JIT_WALL_TIME,        CU_JIT_TARGET_FROM_CUCONTEXT};
+  void* vals[] = {info,
+                  reinterpret_cast<void*>(uintptr_t{sizeof info}),
+                  error,
+                  reinterpret_cast<void*>(uintptr_t{sizeof error}),
+                  reinterpret_cast<void*>(uintptr_t{0xFFFFFFFF}),
+                  nullptr};
+  CU_OK(CU(cuModuleLoadDataEx)(&m, kPtx, 6, opts, vals));
+  CHECK(info[0] == '\0');
+  CHECK(error[0] == '\0');
+  CHECK(vals[1] == nullptr);
+  CHECK(vals[3] == nullptr);
+  float wall = -1;
+  std::memcpy(&wall, &vals[4], sizeof wall);
+  CHECK(wall == 0.0f);
+  CU_OK(CU(cuModuleUnload)(m));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuModuleLoadDataEx)(&m, kPtx, 2, nullptr, vals));
+
+  // A fat binary (header only) and an ELF cubin: kernels are not inspected, any name resolves.
+  const unsigned char fatbin[16] = {0x50, 0xED, 0x55, 0xBA, 1, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  CU_OK(CU(cuModuleLoadFatBinary)(&m, fatbin));
+  CU_OK(CU(cuModuleGetFunction)(&f, m, "_Z6kernelPf"));
+  CU_OK(CU(cuModuleUnload)(m));
+  unsigned char elf[64] = {0x7F, 'E', 'L', 'F', 2, 1, 1};
+  CU_OK(CU(cuModuleLoadData)(&m, elf));
+  CU_OK(CU(cuModuleGetFunction)(&f, m, "anything"));
+  CU_OK(CU(cuModuleUnload)(m));
+
+  CUmoduleLoadingMode mode = CU_MODULE_EAGER_LOADING;
+  CU_OK(CU(cuModuleGetLoadingMode)(&mode));
+  const char* env = std::getenv("CUDA_MODULE_LOADING");
+  CHECK(mode == (env && std::string(env) == "EAGER" ? CU_MODULE_EAGER_LOADING : CU_MODULE_LAZY_LOADING));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuModuleGetLoadingMode)(nullptr));
+}
+
+TEST_CASE("driver: function attributes", "[driver]") {
+  Ctx ctx(0);
+  Module mod(kPtx);
+  CUfunction f = mod.fn("add_one");
+  CHECK(func_attr(f, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK) == 1024);
+  CHECK(func_attr(f, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) == 0);
+  CHECK(func_attr(f, CU_FUNC_ATTRIBUTE_NUM_REGS) == 32);
+  CHECK(func_attr(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) == 49152);
+  CHECK(func_attr(f, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT) == -1);
+  if (default_config()) {
+    CHECK(func_attr(f, CU_FUNC_ATTRIBUTE_PTX_VERSION) == 80);
+    CHECK(func_attr(f, CU_FUNC_ATTRIBUTE_BINARY_VERSION) == 80);
+  }
+  CU_OK(CU(cuFuncSetAttribute)(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 100000));
+  CHECK(func_attr(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) == 100000);
+  CU_OK(CU(cuFuncSetAttribute)(f, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 50));
+  CHECK(func_attr(f, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT) == 50);
+  if (default_config()) {
+    CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuFuncSetAttribute)(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 166913));
+    CU_EQ(CUDA_ERROR_NOT_SUPPORTED, CU(cuFuncSetAttribute)(f, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, 2));  // sm_80
+  }
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuFuncSetAttribute)(f, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 101));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuFuncSetAttribute)(f, CU_FUNC_ATTRIBUTE_NUM_REGS, 64));  // read-only
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuFuncSetAttribute)(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, -1));
+  int v = 0;
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuFuncGetAttribute)(&v, static_cast<CUfunction_attribute>(99), f));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuFuncGetAttribute)(nullptr, CU_FUNC_ATTRIBUTE_NUM_REGS, f));
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuFuncGetAttribute)(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, nullptr));
+  CU_OK(CU(cuFuncSetCacheConfig)(f, CU_FUNC_CACHE_PREFER_SHARED));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuFuncSetCacheConfig)(f, static_cast<CUfunc_cache>(7)));
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE,
+        CU(cuFuncSetCacheConfig)(reinterpret_cast<CUfunction>(&v), CU_FUNC_CACHE_PREFER_SHARED));
+  const char* name = nullptr;
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuFuncGetName)(nullptr, f));
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuFuncGetName)(&name, reinterpret_cast<CUfunction>(&v)));
+}
+
+TEST_CASE("driver: the linker joins PTX for cuModuleLoadDataEx", "[driver]") {
+  init();
+  clear_stack();
+  CUlinkState st = nullptr;
+  CU_EQ(CUDA_ERROR_INVALID_CONTEXT, CU(cuLinkCreate_v2)(0, nullptr, nullptr, &st));
+  Ctx ctx(0);
+  char log[32];
+  std::memset(log, 'x', sizeof log);
+  CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* vals[] = {log, reinterpret_cast<void*>(uintptr_t{sizeof log})};
+  CU_OK(CU(cuLinkCreate_v2)(2, opts, vals, &st));
+  CU_OK(CU(cuLinkAddData_v2)(st, CU_JIT_INPUT_PTX, const_cast<char*>(kPtx), std::strlen(kPtx) + 1, "a.ptx", 0, nullptr,
+                             nullptr));
+  const std::string path = write_temp(kPtx2);
+  CU_OK(CU(cuLinkAddFile_v2)(st, CU_JIT_INPUT_PTX, path.c_str(), 0, nullptr, nullptr));
+  std::remove(path.c_str());
+  CU_EQ(CUDA_ERROR_FILE_NOT_FOUND, CU(cuLinkAddFile_v2)(st, CU_JIT_INPUT_PTX, path.c_str(), 0, nullptr, nullptr));
+  CU_EQ(CUDA_ERROR_INVALID_PTX,
+        CU(cuLinkAddData_v2)(st, CU_JIT_INPUT_PTX, const_cast<char*>("garbage"), 8, "g", 0, nullptr, nullptr));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuLinkAddData_v2)(st, CU_JIT_INPUT_PTX, nullptr, 8, "g", 0, nullptr, nullptr));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuLinkAddData_v2)(st, static_cast<CUjitInputType>(42), const_cast<char*>(kPtx), 8,
+                                                       "g", 0, nullptr, nullptr));
+  void* image = nullptr;
+  size_t size = 0;
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuLinkComplete)(st, nullptr, &size));
+  CU_OK(CU(cuLinkComplete)(st, &image, &size));
+  REQUIRE(image != nullptr);
+  CHECK(size > std::strlen(kPtx));
+  CHECK(log[0] == '\0');
+  CUmodule m = nullptr;
+  CU_OK(CU(cuModuleLoadDataEx)(&m, image, 0, nullptr, nullptr));
+  CUfunction f = nullptr;
+  CU_OK(CU(cuModuleGetFunction)(&f, m, "add_one"));
+  CU_OK(CU(cuModuleGetFunction)(&f, m, "mul_two"));
+  CU_OK(CU(cuModuleUnload)(m));
+  CU_OK(CU(cuLinkDestroy)(st));
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuLinkDestroy)(st));
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuLinkComplete)(st, &image, &size));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuLinkCreate_v2)(0, nullptr, nullptr, nullptr));
+  CU_OK(CU(cuLinkCreate_v2)(0, nullptr, nullptr, &st));
+  CU_EQ(CUDA_ERROR_INVALID_IMAGE, CU(cuLinkComplete)(st, &image, &size));  // nothing linked
+  CU_OK(CU(cuLinkDestroy)(st));
+}
+
+TEST_CASE("driver: libraries and kernels", "[driver]") {
+  Ctx ctx(0);
+  CUlibrary lib = nullptr;
+  CU_OK(CU(cuLibraryLoadData)(&lib, kPtx, nullptr, nullptr, 0, nullptr, nullptr, 0));
+  CUkernel k = nullptr, k2 = nullptr;
+  CU_OK(CU(cuLibraryGetKernel)(&k, lib, "add_one"));
+  CU_OK(CU(cuLibraryGetKernel)(&k2, lib, "add_one"));
+  CHECK(k == k2);
+  CU_EQ(CUDA_ERROR_NOT_FOUND, CU(cuLibraryGetKernel)(&k2, lib, "nope"));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuLibraryGetKernel)(nullptr, lib, "add_one"));
+  CUmodule m = nullptr;
+  CU_OK(CU(cuLibraryGetModule)(&m, lib));
+  CUfunction f = nullptr, fm = nullptr;
+  CU_OK(CU(cuKernelGetFunction)(&f, k));
+  CU_OK(CU(cuModuleGetFunction)(&fm, m, "add_one"));
+  CHECK(f == fm);
+  int v = 0;
+  CU_OK(CU(cuKernelGetAttribute)(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k, 0));
+  CHECK(v == 1024);
+  CU_EQ(CUDA_ERROR_INVALID_DEVICE, CU(cuKernelGetAttribute)(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, k, 1000));
+  // A CUkernel may be launched as a CUfunction (CUDA 12).
+  CU_OK(CU(cuLaunchKernel)(reinterpret_cast<CUfunction>(k), 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr));
+  // The library loads into another context on first use there.
+  {
+    Ctx other(0);
+    CUfunction fo = nullptr;
+    CU_OK(CU(cuKernelGetFunction)(&fo, k));
+    CHECK(fo != f);
+  }
+  CU_OK(CU(cuLibraryUnload)(lib));
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuLibraryUnload)(lib));
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuKernelGetFunction)(&f, k));
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuLibraryGetModule)(&m, lib));
+  CU_EQ(CUDA_ERROR_INVALID_IMAGE, CU(cuLibraryLoadData)(&lib, "junk", nullptr, nullptr, 0, nullptr, nullptr, 0));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuLibraryLoadData)(nullptr, kPtx, nullptr, nullptr, 0, nullptr, nullptr, 0));
+  // Loading needs no context.
+  clear_stack();
+  CU_OK(CU(cuLibraryLoadData)(&lib, kPtx, nullptr, nullptr, 0, nullptr, nullptr, 0));
+  CU_OK(CU(cuLibraryGetKernel)(&k, lib, "scale"));
+  CU_EQ(CUDA_ERROR_INVALID_CONTEXT, CU(cuKernelGetFunction)(&f, k));
+  CU_OK(CU(cuLibraryUnload)(lib));
+}
+
+TEST_CASE("driver: launches are validated and recorded", "[driver]") {
+  Ctx ctx(0);
+  Module mod(kPtx);
+  CUfunction f = mod.fn("add_one");
+  CUdeviceptr arg = 0;
+  void* params[] = {&arg};
+  CU_OK(CU(cuLaunchKernel)(f, 4, 2, 1, 256, 1, 1, 0, nullptr, params, nullptr));
+  CU_OK(CU(cuLaunchKernel_ptsz)(f, 1, 1, 1, 1024, 1, 1, 4096, nullptr, params, nullptr));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuLaunchKernel)(f, 0, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuLaunchKernel)(f, 1, 1, 1, 0, 1, 1, 0, nullptr, params, nullptr));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuLaunchKernel)(f, 1, 1, 1, 1025, 1, 1, 0, nullptr, params, nullptr));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuLaunchKernel)(f, 1, 1, 1, 1, 1, 65, 0, nullptr, params, nullptr));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuLaunchKernel)(f, 1, 65536, 1, 32, 1, 1, 0, nullptr, params, nullptr));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuLaunchKernel)(f, 1, 1, 1, 32, 1, 1, 49153, nullptr, params, nullptr));
+  CU_OK(CU(cuFuncSetAttribute)(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 100000));
+  CU_OK(CU(cuLaunchKernel)(f, 1, 1, 1, 32, 1, 1, 60000, nullptr, params, nullptr));  // opted in
+  // Arguments through `extra`.
+  unsigned char buf[8] = {};
+  size_t buf_size = sizeof buf;
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &buf_size, CU_LAUNCH_PARAM_END};
+  CU_OK(CU(cuLaunchKernel)(f, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, extra));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuLaunchKernel)(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, extra));
+  void* bad_extra[] = {reinterpret_cast<void*>(uintptr_t{9}), buf, CU_LAUNCH_PARAM_END};
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuLaunchKernel)(f, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, bad_extra));
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuLaunchKernel)(nullptr, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr));
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE,
+        CU(cuLaunchKernel)(reinterpret_cast<CUfunction>(&arg), 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr));
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE,
+        CU(cuLaunchKernel)(f, 1, 1, 1, 32, 1, 1, 0, reinterpret_cast<CUstream>(&arg), params, nullptr));
+  // A function of one context cannot be launched in another.
+  {
+    Ctx other(0);
+    CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuLaunchKernel)(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr));
+  }
+  // Launches are stream-ordered.
+  CUstream s = nullptr;
+  CU_OK(CU(cuStreamCreate)(&s, CU_STREAM_NON_BLOCKING));
+  Gate gate;
+  CU_OK(CU(cuLaunchHostFunc)(s, &Gate::wait, &gate));
+  CU_OK(CU(cuLaunchKernel)(f, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr));
+  CU_EQ(CUDA_ERROR_NOT_READY, CU(cuStreamQuery)(s));
+  gate.open = true;
+  CU_OK(CU(cuStreamSynchronize)(s));
+  CU_OK(CU(cuStreamDestroy_v2)(s));
+
+  // cuLaunchKernelEx and its attributes.
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = 128;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  CU_OK(CU(cuLaunchKernelEx)(&cfg, f, params, nullptr));
+  CUlaunchAttribute attr{};
+  attr.id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+  attr.value.priority = -1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  CU_OK(CU(cuLaunchKernelEx)(&cfg, f, params, nullptr));
+  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr.value.clusterDim.x = 2;
+  attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+  cfg.gridDimX = 4;
+  if (default_config()) CU_EQ(CUDA_ERROR_NOT_SUPPORTED, CU(cuLaunchKernelEx)(&cfg, f, params, nullptr));  // sm_80
+  attr.id = static_cast<CUlaunchAttributeID>(99);
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuLaunchKernelEx)(&cfg, f, params, nullptr));
+  cfg.attrs = nullptr;
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuLaunchKernelEx)(&cfg, f, params, nullptr));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuLaunchKernelEx)(nullptr, f, params, nullptr));
+  cfg.numAttrs = 0;
+  cfg.blockDimX = 2048;
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuLaunchKernelEx)(&cfg, f, params, nullptr));
+
+  if (default_config()) {
+    // Cooperative grids must fit on the device at once: 8 blocks of 256 threads per SM x 108.
+    CU_OK(CU(cuLaunchCooperativeKernel)(f, 864, 1, 1, 256, 1, 1, 0, nullptr, params));
+    CU_EQ(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+          CU(cuLaunchCooperativeKernel)(f, 865, 1, 1, 256, 1, 1, 0, nullptr, params));
+    attr.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attr.value.cooperative = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    cfg.blockDimX = 256;
+    cfg.gridDimX = 865;
+    CU_EQ(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, CU(cuLaunchKernelEx)(&cfg, f, params, nullptr));
+  }
+}
+
+TEST_CASE("driver: occupancy", "[driver]") {
+  if (!default_config()) return;  // the numbers are an A100's
+  Ctx ctx(0);
+  Module mod(kPtx);
+  CUfunction f = mod.fn("scale");  // 32 registers, no static shared memory
+  int blocks = -1;
+  const struct {
+    int block;
+    size_t smem;
+    int expect;
+  } cases[] = {
+      {32, 0, 32},      // the 32-blocks-per-SM limit
+      {256, 0, 8},      // 2048 threads per SM
+      {1024, 0, 2},     // and 64K registers
+      {1025, 0, 0},     // too large a block
+      {256, 49152, 3},  // 48 KiB + 1 KiB reserved per block out of 164 KiB
+      {128, 16384, 9},  // 17 KiB per block
+      {96, 0, 21},      // 3 warps per block
+  };
+  for (const auto& c : cases) {
+    INFO("block " << c.block << " smem " << c.smem);
+    CU_OK(CU(cuOccupancyMaxActiveBlocksPerMultiprocessor)(&blocks, f, c.block, c.smem));
+    CHECK(blocks == c.expect);
+  }
+  CU_OK(CU(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags)(&blocks, f, 256, 0,
+                                                                 CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE));
+  CHECK(blocks == 8);
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags)(&blocks, f, 256, 0, 2));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuOccupancyMaxActiveBlocksPerMultiprocessor)(nullptr, f, 256, 0));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuOccupancyMaxActiveBlocksPerMultiprocessor)(&blocks, f, 0, 0));
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuOccupancyMaxActiveBlocksPerMultiprocessor)(&blocks, nullptr, 256, 0));
+
+  int grid = -1, block = -1;
+  CU_OK(CU(cuOccupancyMaxPotentialBlockSize)(&grid, &block, f, nullptr, 0, 0));
+  CHECK(block == 1024);
+  CHECK(grid == 2 * 108);
+  CU_OK(CU(cuOccupancyMaxPotentialBlockSize)(&grid, &block, f, nullptr, 0, 100));
+  CHECK(block == 64);  // 100 -> 96 -> 64: the first to fill the SM
+  CHECK(grid == 32 * 108);
+  g_b2d_calls = 0;
+  CU_OK(CU(cuOccupancyMaxPotentialBlockSize)(&grid, &block, f, &no_dynamic_smem, 12345, 0));
+  CHECK(block == 1024);
+  CHECK(g_b2d_calls >= 1);
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuOccupancyMaxPotentialBlockSize)(nullptr, &block, f, nullptr, 0, 0));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuOccupancyMaxPotentialBlockSize)(&grid, nullptr, f, nullptr, 0, 0));
+
+  size_t dyn = 0;
+  CU_OK(CU(cuOccupancyAvailableDynamicSMemPerBlock)(&dyn, f, 1, 256));
+  CHECK(dyn == 166912);
+  CU_OK(CU(cuOccupancyAvailableDynamicSMemPerBlock)(&dyn, f, 2, 256));
+  CHECK(dyn == 82944);  // 167936 / 2 - 1024 reserved
+  CU_OK(CU(cuOccupancyAvailableDynamicSMemPerBlock)(&dyn, f, 9, 256));
+  CHECK(dyn == 0);  // 9 blocks of 256 threads never fit
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuOccupancyAvailableDynamicSMemPerBlock)(nullptr, f, 1, 256));
+}
