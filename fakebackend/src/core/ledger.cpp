@@ -82,84 +82,111 @@ Ledger::Ledger(const std::string& path, bool isolated) : path_(path), isolated_(
     base_ = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base_ == MAP_FAILED) fail("cannot map the private device ledger: " + errno_text(errno));
     hdr_ = static_cast<Header*>(base_);
+    init_header();
   } else {
-    // A default path is per user and private (0600); an explicit FAKEGPU_LEDGER may be
-    // shared by a group of users, so it is created group-writable (0660).
-    const bool explicit_path = std::getenv("FAKEGPU_LEDGER") && *std::getenv("FAKEGPU_LEDGER");
-    const mode_t mode = explicit_path ? 0660 : 0600;
-    bool creator = false;
-    int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-    if (fd >= 0) {
-      creator = true;
-      ::fchmod(fd, mode);  // umask must not narrow a shared ledger
-      if (::ftruncate(fd, static_cast<off_t>(size_)) != 0) {
-        int e = errno;
-        ::close(fd);
-        ::unlink(path_.c_str());
-        fail("cannot size the device ledger " + path_ + ": " + errno_text(e));
-      }
-    } else if (errno == EEXIST) {
-      fd = ::open(path_.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-      if (fd < 0)
-        fail("cannot open the device ledger " + path_ + ": " + errno_text(errno) +
-             " (it belongs to another user or is not a regular file; set FAKEGPU_LEDGER to a path you own)");
-    } else {
-      fail("cannot create the device ledger " + path_ + ": " + errno_text(errno) +
-           " (set FAKEGPU_LEDGER to a writable path, or FAKEGPU_ISOLATED=1 for per-process devices)");
-    }
-    struct stat st{};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      ::close(fd);
-      fail("the device ledger " + path_ + " is not a regular file; " + fix_hint(path_));
-    }
-    if (!creator && static_cast<size_t>(st.st_size) != size_) {
-      ::close(fd);
-      fail("the device ledger " + path_ + " has size " + std::to_string(st.st_size) + ", expected " +
-           std::to_string(size_) + " (made by another fakegpu version, or not a ledger); " + fix_hint(path_));
-    }
-    base_ = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    int e = errno;
-    ::close(fd);
-    if (base_ == MAP_FAILED) fail("cannot map the device ledger " + path_ + ": " + errno_text(e));
-    hdr_ = static_cast<Header*>(base_);
-    if (!creator) {
-      // The creator fills the header right after creating the file; wait for it, but not
-      // forever: a creator killed mid-way leaves a segment that never becomes ready.
-      for (int i = 0; hdr_->ready.load(std::memory_order_acquire) != 1; ++i) {
-        if (i >= 2000) {
-          ::munmap(base_, size_);
-          base_ = nullptr;
-          fail("the device ledger " + path_ + " was never initialised (its creator died); " + fix_hint(path_));
-        }
-        struct timespec ts{0, 1000000};
-        ::nanosleep(&ts, nullptr);
-      }
-      if (std::memcmp(hdr_->magic, kMagic, sizeof kMagic) != 0 || hdr_->version != kVersion ||
-          hdr_->header_size != sizeof(Header) || hdr_->file_size != size_ || hdr_->max_devices != kMaxDevices ||
-          hdr_->max_procs != kMaxProcs || hdr_->device_entry_size != sizeof(DeviceEntry) ||
-          hdr_->proc_slot_size != sizeof(ProcSlot)) {
-        ::munmap(base_, size_);
-        base_ = nullptr;
-        fail("the device ledger " + path_ + " is corrupt or was made by an incompatible fakegpu; " + fix_hint(path_));
-      }
-    }
-  }
-  if (isolated_ || hdr_->ready.load(std::memory_order_acquire) != 1) {
-    std::memcpy(hdr_->magic, kMagic, sizeof kMagic);
-    hdr_->version = kVersion;
-    hdr_->header_size = sizeof(Header);
-    hdr_->file_size = size_;
-    hdr_->max_devices = kMaxDevices;
-    hdr_->max_procs = kMaxProcs;
-    hdr_->device_entry_size = sizeof(DeviceEntry);
-    hdr_->proc_slot_size = sizeof(ProcSlot);
-    hdr_->creator_pid = ::getpid();
-    hdr_->ready.store(1, std::memory_order_release);
+    attach_shared();
   }
   devs_ = reinterpret_cast<DeviceEntry*>(static_cast<char*>(base_) + kDevOffset);
   procs_ = reinterpret_cast<ProcSlot*>(static_cast<char*>(base_) + kProcOffset);
   reap_dead();
 }
+
+void Ledger::init_header() noexcept {
+  std::memcpy(hdr_->magic, kMagic, sizeof kMagic);
+  hdr_->version = kVersion;
+  hdr_->header_size = sizeof(Header);
+  hdr_->file_size = size_;
+  hdr_->max_devices = kMaxDevices;
+  hdr_->max_procs = kMaxProcs;
+  hdr_->device_entry_size = sizeof(DeviceEntry);
+  hdr_->proc_slot_size = sizeof(ProcSlot);
+  hdr_->creator_pid = ::getpid();
+  hdr_->ready.store(1, std::memory_order_release);
+}
+
+// The segment is created complete under a temporary name and then linked into place, so
+// no process ever sees a ledger that is half sized or half initialised; of two processes
+// that create it at once, the second link fails and that process opens the winner's.
+void Ledger::attach_shared() {
+  // A default path is per user and private (0600); an explicit FAKEGPU_LEDGER may be
+  // shared by a group of users, so it is created group-writable (0660).
+  const char* env = std::getenv("FAKEGPU_LEDGER");
+  const mode_t mode = env && *env ? 0660 : 0600;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    int fd = ::open(path_.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0 && errno == ENOENT) {
+      fd = create_published(mode);
+      if (fd == -2) continue;  // lost the race: open the winner's
+    } else if (fd < 0) {
+      fail("cannot open the device ledger " + path_ + ": " + errno_text(errno) +
+           " (it belongs to another user or is not a regular file; set FAKEGPU_LEDGER to a path you own)");
+    }
+    map_and_validate(fd);
+    return;
+  }
+  fail("cannot create or open the device ledger " + path_ + "; " + fix_hint(path_));
+}
+
+int Ledger::create_published(unsigned mode) {
+  const std::string tmp = path_ + ".new." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0)
+    fail("cannot create the device ledger " + path_ + ": " + errno_text(errno) +
+         " (set FAKEGPU_LEDGER to a writable path, or FAKEGPU_ISOLATED=1 for per-process devices)");
+  ::fchmod(fd, mode);  // umask must not narrow a shared ledger
+  void* m = MAP_FAILED;
+  if (::ftruncate(fd, static_cast<off_t>(size_)) == 0)
+    m = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (m == MAP_FAILED) {
+    int e = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    fail("cannot size the device ledger " + path_ + ": " + errno_text(e));
+  }
+  hdr_ = static_cast<Header*>(m);
+  init_header();
+  ::munmap(m, size_);
+  hdr_ = nullptr;
+  const int rc = ::link(tmp.c_str(), path_.c_str());
+  const int e = errno;
+  ::unlink(tmp.c_str());
+  if (rc != 0) {
+    ::close(fd);
+    if (e == EEXIST) return -2;
+    fail("cannot publish the device ledger " + path_ + ": " + errno_text(e));
+  }
+  return fd;
+}
+
+void Ledger::map_and_validate(int fd) {
+  struct stat st{};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    fail("the device ledger " + path_ + " is not a regular file; " + fix_hint(path_));
+  }
+  if (static_cast<size_t>(st.st_size) != size_) {
+    ::close(fd);
+    fail("the device ledger " + path_ + " has size " + std::to_string(st.st_size) + ", expected " +
+         std::to_string(size_) + " (made by another fakegpu version, or not a ledger); " + fix_hint(path_));
+  }
+  base_ = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  const int e = errno;
+  ::close(fd);
+  if (base_ == MAP_FAILED) {
+    base_ = nullptr;
+    fail("cannot map the device ledger " + path_ + ": " + errno_text(e));
+  }
+  hdr_ = static_cast<Header*>(base_);
+  if (hdr_->ready.load(std::memory_order_acquire) != 1 || std::memcmp(hdr_->magic, kMagic, sizeof kMagic) != 0 ||
+      hdr_->version != kVersion || hdr_->header_size != sizeof(Header) || hdr_->file_size != size_ ||
+      hdr_->max_devices != kMaxDevices || hdr_->max_procs != kMaxProcs ||
+      hdr_->device_entry_size != sizeof(DeviceEntry) || hdr_->proc_slot_size != sizeof(ProcSlot)) {
+    ::munmap(base_, size_);
+    base_ = nullptr;
+    fail("the device ledger " + path_ + " is corrupt or was made by an incompatible fakegpu; " + fix_hint(path_));
+  }
+}
+
 
 Ledger::~Ledger() {
   // Leave the books as they are: the process is exiting and its slot is released by

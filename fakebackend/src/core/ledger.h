@@ -90,6 +90,10 @@ class Ledger {
 
  private:
   void claim_slot();
+  void init_header() noexcept;
+  void attach_shared();
+  int create_published(unsigned mode);   // fd of the new ledger, or -2 if another process won
+  void map_and_validate(int fd);
   ProcSlot& slot() noexcept;
 
   std::string path_;

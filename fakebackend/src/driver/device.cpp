@@ -80,10 +80,9 @@ extern "C" FG_IMPL CUresult fgimpl_cuDeviceGetPCIBusId(char* pciBusId, int len, 
     if (!pciBusId || len <= 0) return CUDA_ERROR_INVALID_VALUE;
     Device* d = nullptr;
     if (CUresult r = device_arg(b, dev, &d)) return r;
-    // "0000:b7:00.0": the driver prints hex digits in lower case (NVML's busId is upper case).
-    std::string id = cuda_pci_bus_id(d->model);
-    for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    copy_string(pciBusId, len, id);
+    // "0000:B7:00.0": upper-case hex like cudart and NVML (clients such as llama.cpp
+    // lower-case it themselves), the same string cudaDeviceGetPCIBusId gives.
+    copy_string(pciBusId, len, cuda_pci_bus_id(d->model));
     return CUDA_SUCCESS;
   });
 }
