@@ -420,3 +420,36 @@ TEST_CASE("driver: POSIX fd sharing across processes", "[driver]") {
   std::remove((dir + "/done").c_str());
   rmdir(dir.c_str());
 }
+
+// The same library serves the runtime: its copies must accept driver-mapped ranges too
+// (the core consults the driver's virtual-memory ranges), and refuse them without access.
+TEST_CASE("driver: runtime copies reach virtual-memory mappings", "[driver]") {
+  init();
+  using Memcpy = int (*)(void*, const void*, size_t, int);
+  auto rt_memcpy = reinterpret_cast<Memcpy>(dlvsym(drvtest::lib(), "cudaMemcpy", "libcudart.so.13"));
+  REQUIRE(rt_memcpy != nullptr);
+  CUcontext ctx = nullptr;
+  CU_OK(CU(cuDevicePrimaryCtxRetain)(&ctx, 0));
+  CU_OK(CU(cuCtxPushCurrent_v2)(ctx));
+  CUmemAllocationProp p = device_prop(0);
+  CUmemGenericAllocationHandle h = 0;
+  CU_OK(CU(cuMemCreate)(&h, 2 * kMiB, &p, 0));
+  CUdeviceptr va = 0;
+  CU_OK(CU(cuMemAddressReserve)(&va, 2 * kMiB, 0, 0, 0));
+  CU_OK(CU(cuMemMap)(va, 2 * kMiB, 0, h, 0));
+  std::vector<unsigned char> data = pattern(4096, 3), out(4096, 0);
+  constexpr int kDefault = 4;  // cudaMemcpyDefault
+  constexpr int kInvalidValue = 1;
+  CHECK(rt_memcpy(reinterpret_cast<void*>(va), data.data(), data.size(), kDefault) == kInvalidValue);
+  const CUmemAccessDesc rw = access(0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+  CU_OK(CU(cuMemSetAccess)(va, 2 * kMiB, &rw, 1));
+  CHECK(rt_memcpy(reinterpret_cast<void*>(va + 100), data.data(), data.size(), kDefault) == 0);
+  CHECK(rt_memcpy(out.data(), reinterpret_cast<void*>(va + 100), out.size(), kDefault) == 0);
+  CHECK(out == data);
+  CHECK(rt_memcpy(reinterpret_cast<void*>(va + 2 * kMiB - 10), data.data(), 64, kDefault) == kInvalidValue);
+  CU_OK(CU(cuMemUnmap)(va, 2 * kMiB));
+  CU_OK(CU(cuMemRelease)(h));
+  CU_OK(CU(cuMemAddressFree)(va, 2 * kMiB));
+  CU_OK(CU(cuCtxPopCurrent_v2)(nullptr));
+  CU_OK(CU(cuDevicePrimaryCtxRelease_v2)(0));
+}

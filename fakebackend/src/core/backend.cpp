@@ -80,9 +80,7 @@ void at_exit_handler() {
 }
 
 void fork_child_handler() {
-  // A forked child inherits the parent's address space but not its GPU state: like the real
-  // driver, it starts without contexts; its memory books start empty.
-  if (Backend* b = Backend::peek()) b->ledger().after_fork_child();
+  if (Backend* b = Backend::peek()) b->after_fork_child();
   t_state.ctx_stack.clear();
 }
 
@@ -157,6 +155,30 @@ Device* Backend::device_by_pci_bus_id(const char* bus_id) noexcept {
   for (auto& d : devices_)
     if (d->model.pci_domain == dom && d->model.pci_bus == bus && d->model.pci_device == dev) return d.get();
   return nullptr;
+}
+
+// A forked child inherits the parent's address space but not its GPU state: like the real
+// driver, it starts without contexts and holds nothing. Its arenas are new: the inherited
+// ones are shared memfd mappings, and the child's allocations must not land in the
+// parent's device memory. (The inherited mappings stay mapped, unused.)
+void Backend::after_fork_child() noexcept {
+  ledger_->after_fork_child();
+  allocs_.clear();
+  for (auto& d : devices_) {
+    for (auto& a : d->arenas) a.store(nullptr, std::memory_order_relaxed);
+    d->used.store(0, std::memory_order_relaxed);
+    d->peak.store(0, std::memory_order_relaxed);
+    d->primary = nullptr;
+    d->primary_refs = 0;
+    new (&d->primary_mu) std::mutex;  // another thread of the parent may have held it
+  }
+  host_arena_.store(nullptr, std::memory_order_relaxed);
+  arena_count_.store(0, std::memory_order_release);
+  new (&arena_mu_) std::mutex;
+  new (&mu_) std::mutex;
+  contexts_.clear();
+  streams_.clear();
+  events_.clear();
 }
 
 // ---- contexts ------------------------------------------------------------------------------------
@@ -365,6 +387,8 @@ Status Backend::runtime_set_device(int ordinal) {
 }
 
 Status Backend::runtime_ctx(Context** out) {
+  // NVIDIA's runtime calls cuInit before its first context: driver calls work after it.
+  driver_init_.store(true, std::memory_order_release);
   Context* cur = current_ctx();
   if (cur && cur->active.load(std::memory_order_acquire)) {
     *out = cur;
@@ -530,11 +554,18 @@ std::optional<Allocation> Backend::mem_find(const void* p) noexcept {
       if (a && u < a->base + a->size) return a;
       return std::nullopt;
     }
-    std::lock_guard lock(mu_);
-    auto it = registered_.upper_bound(u);
-    if (it == registered_.begin()) return std::nullopt;
-    --it;
-    if (u < it->second.base + it->second.size) return it->second;
+    {
+      std::lock_guard lock(mu_);
+      auto it = registered_.upper_bound(u);
+      if (it != registered_.begin()) {
+        --it;
+        if (u < it->second.base + it->second.size) return it->second;
+      }
+    }
+    if (auto find = range_find_.load(std::memory_order_acquire)) {
+      Allocation a;
+      if (find(p, &a)) return a;
+    }
   } catch (...) {
   }
   return std::nullopt;
@@ -575,22 +606,28 @@ bool Backend::is_device_range(const void* p, size_t n) noexcept {
   return u + n <= a->base + a->size;
 }
 
-namespace {
 // A range is acceptable when it is entirely host memory we do not manage, or entirely
-// inside one allocation we do. A range that starts in an allocation and runs past its end
-// is the bug the real driver reports as an invalid argument.
-bool range_ok(Backend& b, const void* p, size_t n) {
+// inside one allocation we do (or one accessible virtual-memory mapping). A range that
+// starts in an allocation and runs past its end is the bug the real driver reports as an
+// invalid argument.
+bool Backend::range_ok(const void* p, size_t n, bool write) noexcept {
   const uintptr_t u = reinterpret_cast<uintptr_t>(p);
   if (!u) return false;
-  auto a = b.mem_find(p);
-  if (!a) return !b.mem_find(reinterpret_cast<const void*>(u + n - 1));
+  if (auto check = range_check_.load(std::memory_order_acquire)) {
+    switch (check(p, n, write)) {
+      case RangeCheck::Ok: return true;
+      case RangeCheck::Bad: return false;
+      case RangeCheck::NotMine: break;
+    }
+  }
+  auto a = mem_find(p);
+  if (!a) return !mem_find(reinterpret_cast<const void*>(u + n - 1));
   return u + n <= a->base + a->size;
 }
-}  // namespace
 
 Status Backend::copy(void* dst, const void* src, size_t n) noexcept {
   if (n == 0) return Status::Ok;
-  if (!range_ok(*this, dst, n) || !range_ok(*this, src, n)) return Status::InvalidValue;
+  if (!range_ok(dst, n, true) || !range_ok(src, n, false)) return Status::InvalidValue;
   std::memmove(dst, src, n);
   return Status::Ok;
 }
@@ -600,7 +637,7 @@ Status Backend::copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch
   if (width == 0 || height == 0) return Status::Ok;
   if (width > dpitch || width > spitch) return Status::InvalidValue;
   const size_t dspan = dpitch * (height - 1) + width, sspan = spitch * (height - 1) + width;
-  if (!range_ok(*this, dst, dspan) || !range_ok(*this, src, sspan)) return Status::InvalidValue;
+  if (!range_ok(dst, dspan, true) || !range_ok(src, sspan, false)) return Status::InvalidValue;
   auto* d = static_cast<char*>(dst);
   auto* s = static_cast<const char*>(src);
   for (size_t r = 0; r < height; ++r) std::memmove(d + r * dpitch, s + r * spitch, width);
@@ -609,7 +646,7 @@ Status Backend::copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch
 
 Status Backend::set(void* dst, int value, size_t n) noexcept {
   if (n == 0) return Status::Ok;
-  if (!range_ok(*this, dst, n)) return Status::InvalidValue;
+  if (!range_ok(dst, n, true)) return Status::InvalidValue;
   std::memset(dst, value, n);
   return Status::Ok;
 }
@@ -617,7 +654,7 @@ Status Backend::set(void* dst, int value, size_t n) noexcept {
 Status Backend::set_pattern(void* dst, const void* pattern, size_t elem, size_t count) noexcept {
   if (count == 0) return Status::Ok;
   if (reinterpret_cast<uintptr_t>(dst) % elem != 0) return Status::InvalidValue;
-  if (!range_ok(*this, dst, elem * count)) return Status::InvalidValue;
+  if (!range_ok(dst, elem * count, true)) return Status::InvalidValue;
   auto* d = static_cast<char*>(dst);
   for (size_t i = 0; i < count; ++i) std::memcpy(d + i * elem, pattern, elem);
   return Status::Ok;
@@ -627,7 +664,7 @@ Status Backend::set_2d(void* dst, size_t pitch, const void* pattern, size_t elem
                        size_t height) noexcept {
   if (width_elems == 0 || height == 0) return Status::Ok;
   if (width_elems * elem > pitch) return Status::InvalidValue;
-  if (!range_ok(*this, dst, pitch * (height - 1) + width_elems * elem)) return Status::InvalidValue;
+  if (!range_ok(dst, pitch * (height - 1) + width_elems * elem, true)) return Status::InvalidValue;
   auto* d = static_cast<char*>(dst);
   for (size_t r = 0; r < height; ++r)
     for (size_t i = 0; i < width_elems; ++i) std::memcpy(d + r * pitch + i * elem, pattern, elem);

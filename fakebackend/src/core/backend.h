@@ -239,6 +239,19 @@ class Backend {
   Arena* arena(Device* dev, MemKind kind);
   Arena* host_arena();
 
+  // Address ranges that live outside the core's arenas: the driver's virtual-memory
+  // mappings (cuMemMap). Installed once by their owner; copies, memsets and pointer
+  // lookups of every API then accept them like any other device memory.
+  enum class RangeCheck : int { NotMine = 0, Ok = 1, Bad = 2 };
+  struct RangeProvider {
+    RangeCheck (*check)(const void* p, size_t n, bool write) noexcept;  // [p, p+n) usable?
+    bool (*find)(const void* p, Allocation* out) noexcept;               // the mapping holding p
+  };
+  void set_range_provider(RangeProvider p) noexcept {
+    range_find_.store(p.find, std::memory_order_relaxed);
+    range_check_.store(p.check, std::memory_order_release);
+  }
+
   // IPC: export/import of allocations between processes (64-byte handles).
   Status ipc_export(const void* p, unsigned char handle[64]);
   Status ipc_open(const unsigned char handle[64], void** out);
@@ -291,6 +304,9 @@ class Backend {
   Status pool_destroy(MemPool* p);
   bool pool_valid(const MemPool* p) noexcept;
 
+  // Called in a forked child (pthread_atfork): fresh GPU state, nothing held.
+  void after_fork_child() noexcept;
+
   // ---- report ----
   void write_report() noexcept;   // FAKEGPU_REPORT (default fake_gpu_report.json; off disables)
 
@@ -301,6 +317,7 @@ class Backend {
   void book(Device* dev, MemKind kind, int64_t delta) noexcept;
   void publish_arena(Arena* a);
   void give_back(const Allocation& a) noexcept;
+  bool range_ok(const void* p, size_t n, bool write) noexcept;
 
   std::vector<std::unique_ptr<Device>> devices_;
   std::unique_ptr<ledger::Ledger> ledger_;
@@ -313,6 +330,7 @@ class Backend {
   std::unordered_set<const Stream*> streams_;
   std::unordered_set<const Event*> events_;
   std::unordered_set<const Module*> modules_;
+  std::unordered_set<const Function*> functions_;  // every Function of a loaded module
   std::unordered_set<const MemPool*> pools_;
   std::unordered_map<const void*, Function*> host_functions_;
   std::unordered_map<const void*, Symbol*> host_symbols_;
@@ -325,6 +343,8 @@ class Backend {
   std::atomic<size_t> arena_count_{0};
   // Work items queued on any stream: synchronisation is free while it is zero.
   std::atomic<uint64_t> queued_work_{0};
+  std::atomic<RangeCheck (*)(const void*, size_t, bool) noexcept> range_check_{nullptr};
+  std::atomic<bool (*)(const void*, Allocation*) noexcept> range_find_{nullptr};
   friend struct StreamAccess;
   std::atomic<uint64_t> next_id_{1};
 };

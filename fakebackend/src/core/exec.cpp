@@ -309,8 +309,10 @@ Module* Backend::register_fatbinary(const void* fatbin_wrapper) {
 void Backend::unregister_fatbinary(Module* m) {
   std::lock_guard lock(mu_);
   if (!modules_.count(m)) return;
-  for (auto& [name, f] : m->functions)
+  for (auto& [name, f] : m->functions) {
+    functions_.erase(f.get());
     if (f->host_fun) host_functions_.erase(f->host_fun);
+  }
   for (auto& [name, sym] : m->globals)
     if (sym.host_var) host_symbols_.erase(sym.host_var);
   modules_.erase(m);
@@ -325,7 +327,9 @@ void Backend::register_function(Module* m, const void* host_fun, const char* dev
   f->host_fun = host_fun;
   Function* raw = f.get();
   std::lock_guard lock(mu_);
+  if (auto old = m->functions.find(device_name); old != m->functions.end()) functions_.erase(old->second.get());
   m->functions[device_name] = std::move(f);
+  functions_.insert(raw);
   if (host_fun) host_functions_[host_fun] = raw;
 }
 
@@ -420,6 +424,7 @@ Status Backend::module_unload(Module* m) {
   std::lock_guard lock(mu_);
   if (!m || !modules_.count(m)) return Status::InvalidHandle;
   modules_.erase(m);
+  for (auto& [name, f] : m->functions) functions_.erase(f.get());
   for (auto& [name, sym] : m->globals) {
     if (!sym.dev_ptr) continue;
     registered_.erase(reinterpret_cast<uintptr_t>(sym.dev_ptr));
@@ -431,13 +436,9 @@ Status Backend::module_unload(Module* m) {
 }
 
 bool Backend::function_valid(const Function* f) noexcept {
+  // A set lookup before any dereference: the handle may be garbage.
   std::lock_guard lock(mu_);
-  if (!f) return false;
-  for (const Module* m : modules_) {
-    auto it = m->functions.find(f->name);
-    if (it != m->functions.end() && it->second.get() == f) return true;
-  }
-  return false;
+  return f && functions_.count(f) != 0;
 }
 
 Status Backend::module_get_function(Module* m, const char* name, Function** out) {
@@ -454,6 +455,7 @@ Status Backend::module_get_function(Module* m, const char* name, Function** out)
     f->module = m;
     f->name = name;
     it = m->functions.emplace(name, std::move(f)).first;
+    functions_.insert(it->second.get());
   }
   *out = it->second.get();
   return Status::Ok;

@@ -339,6 +339,15 @@ std::vector<Allocation> AllocTable::snapshot() const {
   return out;
 }
 
+void AllocTable::clear() noexcept {
+  for (Shard& s : shards_) {
+    s.mu.unlock();  // a parent thread may have held it at fork time
+    for (Entry& e : s.slots) e.key = 0;
+    s.used = 0;
+    s.tombs = 0;
+  }
+}
+
 size_t AllocTable::size() const {
   size_t n = 0;
   for (const Shard& s : shards_) {

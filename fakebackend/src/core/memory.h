@@ -113,6 +113,7 @@ class AllocTable {
   std::optional<Allocation> erase(uintptr_t p, unsigned kinds = ~0u);
   std::optional<Allocation> find_base(uintptr_t p) const;
   std::vector<Allocation> snapshot() const;
+  void clear() noexcept;  // forgets every entry (forked child)
   size_t size() const;
 
  private:

@@ -19,12 +19,13 @@ CUresult check_side(Backend& b, const void* p, size_t n, bool device_side, bool 
   if (!p) return CUDA_ERROR_INVALID_VALUE;
   const uintptr_t u = reinterpret_cast<uintptr_t>(p);
   if (u + n < u) return CUDA_ERROR_INVALID_VALUE;
-  if (auto a = b.mem_find(p)) return u + n <= a->base + a->size ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  // Virtual-memory ranges first: one copy may span several mappings of a reservation.
   switch (vmm::check(p, n, write)) {
     case vmm::Range::Ok: return CUDA_SUCCESS;
     case vmm::Range::Bad: return CUDA_ERROR_INVALID_VALUE;
     case vmm::Range::NotVmm: break;
   }
+  if (auto a = b.mem_find(p)) return u + n <= a->base + a->size ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
   return device_side ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 

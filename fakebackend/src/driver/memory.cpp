@@ -57,12 +57,14 @@ struct PointerInfo {
 
 PointerInfo describe(Backend& b, CUdeviceptr ptr) {
   PointerInfo pi;
-  if (auto a = b.mem_find(ptr_of(ptr))) {
-    pi.known = true;
-    pi.a = *a;
-  } else if (vmm::find(ptr_of(ptr), &pi.v)) {
+  // Virtual-memory ranges first: the core also reports them (as a plain Vmm allocation),
+  // but only this module knows their reservations, handles and access.
+  if (vmm::find(ptr_of(ptr), &pi.v)) {
     pi.known = true;
     pi.vmm = true;
+  } else if (auto a = b.mem_find(ptr_of(ptr))) {
+    pi.known = true;
+    pi.a = *a;
   }
   return pi;
 }

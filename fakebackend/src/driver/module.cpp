@@ -140,34 +140,8 @@ bool read_file(const char* path, std::vector<char>* out) {
   return true;
 }
 
-// Every Function handed out through this API. Backend::function_valid() reads the handle's
-// name before knowing whether it is a Function at all, so a garbage CUfunction is first
-// checked against this set (function objects live as long as the process: the core never
-// frees a module's functions).
-struct KnownFunctions {
-  std::mutex mu;
-  std::unordered_set<const Function*> set;
-};
-KnownFunctions& known_functions() {
-  static auto* k = new KnownFunctions;
-  return *k;
-}
-void remember(const Function* f) {
-  auto& k = known_functions();
-  std::lock_guard lock(k.mu);
-  k.set.insert(f);
-}
-bool known(const Function* f) {
-  auto& k = known_functions();
-  std::lock_guard lock(k.mu);
-  return k.set.count(f) != 0;
-}
-
-// Backend::module_get_function, remembering the result.
 Status get_function(Backend& b, Module* m, const char* name, Function** out) {
-  const Status s = b.module_get_function(m, name, out);
-  if (s == Status::Ok) remember(*out);
-  return s;
+  return b.module_get_function(m, name, out);
 }
 
 Module* module_of(CUmodule h) { return reinterpret_cast<Module*>(h); }
@@ -485,7 +459,7 @@ namespace fg::drv {
 CUresult function_arg(Backend& b, CUfunction h, Function** out) {
   Function* f = function_of(h);
   if (!h) return CUDA_ERROR_INVALID_HANDLE;
-  if (known(f) && b.function_valid(f)) {
+  if (b.function_valid(f)) {
     *out = f;
     return CUDA_SUCCESS;
   }

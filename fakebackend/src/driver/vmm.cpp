@@ -269,6 +269,37 @@ Range check(const void* p, size_t n, bool write) noexcept {
 
 }  // namespace fg::drv::vmm
 
+namespace {
+// Lets the core (and so the runtime's copies and pointer queries) see mapped ranges.
+void install_range_provider(Backend& b) {
+  static std::once_flag once;
+  std::call_once(once, [&b] {
+    Backend::RangeProvider p;
+    p.check = [](const void* ptr, size_t n, bool write) noexcept {
+      switch (fg::drv::vmm::check(ptr, n, write)) {
+        case fg::drv::vmm::Range::Ok: return Backend::RangeCheck::Ok;
+        case fg::drv::vmm::Range::Bad: return Backend::RangeCheck::Bad;
+        case fg::drv::vmm::Range::NotVmm: break;
+      }
+      return Backend::RangeCheck::NotMine;
+    };
+    p.find = [](const void* ptr, Allocation* out) noexcept {
+      fg::drv::vmm::Info info;
+      if (!fg::drv::vmm::find(ptr, &info) || !info.mapped) return false;
+      *out = Allocation{};
+      out->base = info.map_base;
+      out->size = info.map_size;
+      out->span = info.map_size;
+      out->device = info.device;
+      out->kind = MemKind::Vmm;
+      out->api = ApiOrigin::Driver;
+      return true;
+    };
+    b.set_range_provider(p);
+  });
+}
+}  // namespace
+
 // ---- physical allocations --------------------------------------------------------------------------
 extern "C" FG_IMPL CUresult fgimpl_cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
                                                const CUmemAllocationProp* prop, unsigned long long flags) {
@@ -371,7 +402,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemRetainAllocationHandle(CUmemGenericAlloc
 // ---- address reservations ------------------------------------------------------------------------
 extern "C" FG_IMPL CUresult fgimpl_cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment,
                                                        CUdeviceptr addr, unsigned long long flags) {
-  return api([&](Backend&) -> CUresult {
+  return api([&](Backend& b) -> CUresult {
     if (!ptr || flags != 0 || size == 0 || !aligned(size)) return CUDA_ERROR_INVALID_VALUE;
     if (alignment & (alignment - 1)) return CUDA_ERROR_INVALID_VALUE;  // a power of two (or 0 = default)
     const uint64_t align = std::max<uint64_t>(alignment, kGranularity);
@@ -403,6 +434,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemAddressReserve(CUdeviceptr* ptr, size_t 
     r.size = size;
     s.res.emplace(base, std::move(r));
     s.nres.fetch_add(1, std::memory_order_release);
+    install_range_provider(b);
     *ptr = static_cast<CUdeviceptr>(base);
     return CUDA_SUCCESS;
   });
