@@ -133,6 +133,7 @@ void Backend::init() {
     dev->default_pool = pool;
     dev->current_pool.store(pool);
     pools_.insert(pool);
+    pools_by_id_[pool->id] = pool;
     devices_.push_back(std::move(dev));
   }
   FG_LOG(Info, Core, "%d fake device(s); ledger %s", device_count(), ledger_->path().c_str());
@@ -166,7 +167,6 @@ void Backend::after_fork_child() noexcept {
   allocs_.clear();
   for (auto& d : devices_) {
     for (auto& a : d->arenas) a.store(nullptr, std::memory_order_relaxed);
-    d->used.store(0, std::memory_order_relaxed);
     d->peak.store(0, std::memory_order_relaxed);
     d->primary = nullptr;
     d->primary_refs = 0;
@@ -450,16 +450,29 @@ Arena* Backend::host_arena() {
   return a;
 }
 
-void Backend::book(Device* dev, MemKind kind, int64_t delta) noexcept {
-  if (!dev || (kind != MemKind::Device && kind != MemKind::Managed && kind != MemKind::Vmm)) return;
-  if (delta >= 0) {
-    uint64_t now = dev->used.fetch_add(static_cast<uint64_t>(delta), std::memory_order_relaxed) + static_cast<uint64_t>(delta);
+bool Backend::book_reserve(Device* dev, MemKind kind, uint64_t bytes) noexcept {
+  if (!dev) return true;  // host memory with no device configured: nothing to book
+  const ledger::Kind k = ledger_kind(kind);
+  uint64_t mine = 0;
+  if (!ledger_->reserve(dev->ledger_index, k, bytes, &mine) &&
+      (ledger_->reap_dead() == 0 || !ledger_->reserve(dev->ledger_index, k, bytes, &mine)))
+    return false;
+  if (k != ledger::kHost) {
+    // The peak is read far more often than it moves: no write unless it rises.
+    const uint64_t now = mine + ledger_->mine(dev->ledger_index, k == ledger::kDevice ? ledger::kManaged : ledger::kDevice);
     uint64_t peak = dev->peak.load(std::memory_order_relaxed);
     while (now > peak && !dev->peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
     }
-  } else {
-    dev->used.fetch_sub(static_cast<uint64_t>(-delta), std::memory_order_relaxed);
   }
+  return true;
+}
+
+void Backend::book_release(Device* dev, MemKind kind, uint64_t bytes) noexcept {
+  if (dev) ledger_->release(dev->ledger_index, ledger_kind(kind), bytes);
+}
+
+uint64_t Backend::held(const Device* dev) const noexcept {
+  return ledger_->mine(dev->ledger_index, ledger::kDevice) + ledger_->mine(dev->ledger_index, ledger::kManaged);
 }
 
 Status Backend::mem_alloc(Context* ctx, MemKind kind, uint64_t size, ApiOrigin api, uint32_t flags, void** out,
@@ -473,18 +486,15 @@ Status Backend::mem_alloc(Context* ctx, MemKind kind, uint64_t size, ApiOrigin a
   // Host allocations are booked under the current device's ledger row (kind host) so that
   // per-process pinned usage is visible; they never count against capacity.
   Device* book_dev = dev ? dev : device(0);
-  if (book_dev && !ledger_->reserve(book_dev->ledger_index, ledger_kind(kind), size)) {
-    // Capacity reached: memory of processes that died may still be booked.
-    if (ledger_->reap_dead() == 0 || !ledger_->reserve(book_dev->ledger_index, ledger_kind(kind), size)) {
-      FG_USDT_ALLOC(ord, 0, size, static_cast<int>(kind), static_cast<int>(Status::OutOfMemory), static_cast<int>(api));
-      return Status::OutOfMemory;
-    }
+  if (!book_reserve(book_dev, kind, size)) {
+    FG_USDT_ALLOC(ord, 0, size, static_cast<int>(kind), static_cast<int>(Status::OutOfMemory), static_cast<int>(api));
+    return Status::OutOfMemory;
   }
   Arena* ar = on_device ? arena(dev, kind) : host_arena();
   uint64_t span = 0;
   void* p = ar ? ar->allocate(size, &span) : nullptr;
   if (!p) {
-    if (book_dev) ledger_->release(book_dev->ledger_index, ledger_kind(kind), size);
+    book_release(book_dev, kind, size);
     FG_USDT_ALLOC(ord, 0, size, static_cast<int>(kind), static_cast<int>(Status::OutOfMemory), static_cast<int>(api));
     return Status::OutOfMemory;
   }
@@ -503,10 +513,10 @@ Status Backend::mem_alloc(Context* ctx, MemKind kind, uint64_t size, ApiOrigin a
     allocs_.insert(a);
   } catch (...) {
     ar->deallocate(p, span);
-    if (book_dev) ledger_->release(book_dev->ledger_index, ledger_kind(kind), size);
+    book_release(book_dev, kind, size);
     return Status::OutOfMemory;
   }
-  book(dev, kind, static_cast<int64_t>(size));
+  if (pool) pool_note(pool, static_cast<int64_t>(size));
   FG_USDT_ALLOC(ord, a.base, size, static_cast<int>(kind), 0, static_cast<int>(api));
   *out = p;
   return Status::Ok;
@@ -516,13 +526,15 @@ Status Backend::mem_alloc(Context* ctx, MemKind kind, uint64_t size, ApiOrigin a
 void Backend::give_back(const Allocation& a) noexcept {
   if (a.arena) a.arena->deallocate(reinterpret_cast<void*>(a.base), a.span);
   Device* dev = a.device >= 0 ? device(a.device) : nullptr;
-  Device* book_dev = dev ? dev : device(0);
-  if (book_dev) ledger_->release(book_dev->ledger_index, ledger_kind(a.kind), a.size);
-  book(dev, a.kind, -static_cast<int64_t>(a.size));
+  book_release(dev ? dev : device(0), a.kind, a.size);
+  if (a.pool) pool_note(a.pool, -static_cast<int64_t>(a.size));
 }
 
 Status Backend::mem_free(void* p, unsigned kinds, ApiOrigin api, Allocation* freed) {
   const uintptr_t b = reinterpret_cast<uintptr_t>(p);
+  if (queued_work_.load(std::memory_order_acquire) != 0) {
+    if (auto a = allocs_.find_base(b); a && a->ctx && ctx_valid(a->ctx)) ctx_sync(a->ctx);
+  }
   auto gone = allocs_.erase(b, kinds);
   if (!gone) {  // unknown, interior, already freed or of another kind: nothing changes
     FG_USDT_FREE(-1, b, 0, -1, static_cast<int>(Status::InvalidPointer), static_cast<int>(api));
@@ -765,14 +777,40 @@ Status Backend::pool_create(Device* dev, MemPool** out) {
   p->dev = dev;
   std::lock_guard lock(mu_);
   pools_.insert(p);
+  pools_by_id_[p->id] = p;
   *out = p;
   return Status::Ok;
+}
+
+MemPool* Backend::pool_by_id(uint64_t id) noexcept {
+  std::lock_guard lock(mu_);
+  auto it = pools_by_id_.find(id);
+  return it == pools_by_id_.end() ? nullptr : it->second;
+}
+
+// The driver's rules: what is freed stays reserved up to the pool's release threshold.
+void Backend::pool_note(uint64_t id, int64_t delta) noexcept {
+  std::lock_guard lock(mu_);  // keeps the pool alive (pool_destroy takes it too)
+  auto it = pools_by_id_.find(id);
+  if (it == pools_by_id_.end()) return;
+  MemPool* p = it->second;
+  std::lock_guard l2(p->mu);
+  if (delta >= 0) {
+    p->used_current += static_cast<uint64_t>(delta);
+    p->used_high = std::max(p->used_high, p->used_current);
+    p->reserved_current = std::max(p->reserved_current, p->used_current);
+    p->reserved_high = std::max(p->reserved_high, p->reserved_current);
+  } else {
+    p->used_current -= std::min(p->used_current, static_cast<uint64_t>(-delta));
+    p->reserved_current = std::max(p->used_current, std::min(p->reserved_current, p->release_threshold));
+  }
 }
 
 Status Backend::pool_destroy(MemPool* p) {
   std::lock_guard lock(mu_);
   if (!p || !pools_.count(p) || p->is_default) return Status::InvalidValue;
   pools_.erase(p);
+  pools_by_id_.erase(p->id);
   if (p->dev->current_pool.load() == p) p->dev->current_pool.store(p->dev->default_pool);
   delete p;
   return Status::Ok;

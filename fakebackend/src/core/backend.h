@@ -45,8 +45,8 @@ struct Device {
   int primary_refs = 0;
   unsigned primary_flags = 0;
 
-  // Process-local books (device + managed bytes this process holds here).
-  std::atomic<uint64_t> used{0};
+  // Highest device + managed bytes this process has held here (what it holds now is its
+  // ledger slot: Backend::held()).
   std::atomic<uint64_t> peak{0};
   MemPool* default_pool = nullptr;  // created with the device
   std::atomic<MemPool*> current_pool{nullptr};
@@ -212,11 +212,13 @@ class Backend {
   // ---- memory ----
   // Allocates `size` bytes of `kind` for `ctx` (device taken from ctx; host kinds may pass a
   // null ctx). size 0 → InvalidValue (the runtime turns cudaMalloc(0) into success/nullptr itself).
+  // A non-zero `pool` (MemPool::id) books the bytes in that pool's statistics.
   Status mem_alloc(Context* ctx, MemKind kind, uint64_t size, ApiOrigin api, uint32_t flags, void** out,
                    uint64_t pool = 0);
   // Frees an allocation whose base is exactly p and whose kind is in `kinds` (bit mask of
-  // 1 << MemKind). Unknown, interior, already freed or wrong-kind pointers → InvalidPointer,
-  // and nothing changes.
+  // 1 << MemKind), after the work queued on its context (cudaFree / cuMemFree synchronise).
+  // Unknown, interior, already freed or wrong-kind pointers → InvalidPointer, and nothing
+  // changes.
   Status mem_free(void* p, unsigned kinds, ApiOrigin api, Allocation* freed = nullptr);
   // The allocation containing p (interior pointers too), registered host ranges included.
   std::optional<Allocation> mem_find(const void* p) noexcept;
@@ -233,6 +235,13 @@ class Backend {
   Status set(void* dst, int value, size_t n) noexcept;                        // 8-bit
   Status set_pattern(void* dst, const void* pattern, size_t elem, size_t count) noexcept;  // 16/32-bit
   Status set_2d(void* dst, size_t pitch, const void* pattern, size_t elem, size_t width_elems, size_t height) noexcept;
+  // The books of every allocation path (arenas, virtual memory): reserve capacity in the
+  // host-wide ledger — reclaiming dead processes' bytes once if it is full — and follow
+  // this process's peak; false (nothing booked) when the bytes do not fit.
+  bool book_reserve(Device* dev, MemKind kind, uint64_t bytes) noexcept;
+  void book_release(Device* dev, MemKind kind, uint64_t bytes) noexcept;
+  // Device + managed bytes this process holds on dev.
+  uint64_t held(const Device* dev) const noexcept;
   // memGetInfo for a device: free = total - used by every process (ledger).
   void mem_info(Device* dev, uint64_t* free_bytes, uint64_t* total_bytes) noexcept;
   // Arena (created on demand) for a device kind; nullptr + OutOfMemory if it cannot be reserved.
@@ -301,6 +310,7 @@ class Backend {
 
   // ---- mem pools ----
   Status pool_create(Device* dev, MemPool** out);
+  MemPool* pool_by_id(uint64_t id) noexcept;  // nullptr once destroyed
   Status pool_destroy(MemPool* p);
   bool pool_valid(const MemPool* p) noexcept;
 
@@ -314,9 +324,9 @@ class Backend {
   Backend();
   void init();
   void implicit_free_ctx(Context* ctx);
-  void book(Device* dev, MemKind kind, int64_t delta) noexcept;
   void publish_arena(Arena* a);
   void give_back(const Allocation& a) noexcept;
+  void pool_note(uint64_t id, int64_t delta) noexcept;
   bool range_ok(const void* p, size_t n, bool write) noexcept;
 
   std::vector<std::unique_ptr<Device>> devices_;
@@ -332,6 +342,7 @@ class Backend {
   std::unordered_set<const Module*> modules_;
   std::unordered_set<const Function*> functions_;  // every Function of a loaded module
   std::unordered_set<const MemPool*> pools_;
+  std::unordered_map<uint64_t, MemPool*> pools_by_id_;
   std::unordered_map<const void*, Function*> host_functions_;
   std::unordered_map<const void*, Symbol*> host_symbols_;
   std::map<uintptr_t, Allocation> registered_;  // host-registered and IPC-mapped ranges by base

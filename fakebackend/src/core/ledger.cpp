@@ -260,7 +260,7 @@ void Ledger::claim_slot() {
 
 ProcSlot& Ledger::slot() noexcept { return procs_[slot_.load(std::memory_order_relaxed)]; }
 
-bool Ledger::reserve(uint32_t dev, Kind kind, uint64_t bytes) noexcept {
+bool Ledger::reserve(uint32_t dev, Kind kind, uint64_t bytes, uint64_t* mine) noexcept {
   if (slot_.load(std::memory_order_acquire) < 0) {
     try {
       claim_slot();
@@ -276,8 +276,14 @@ bool Ledger::reserve(uint32_t dev, Kind kind, uint64_t bytes) noexcept {
       if (bytes > d.total || cur > d.total - bytes) return false;
     } while (!d.used.compare_exchange_weak(cur, cur + bytes, std::memory_order_relaxed));
   }
-  slot().used[dev][kind].fetch_add(bytes, std::memory_order_relaxed);
+  const uint64_t now = slot().used[dev][kind].fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  if (mine) *mine = now;
   return true;
+}
+
+uint64_t Ledger::mine(uint32_t dev, Kind kind) const noexcept {
+  const int i = slot_.load(std::memory_order_acquire);
+  return i < 0 ? 0 : procs_[i].used[dev][kind].load(std::memory_order_relaxed);
 }
 
 void Ledger::release(uint32_t dev, Kind kind, uint64_t bytes) noexcept {

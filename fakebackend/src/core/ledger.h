@@ -72,8 +72,11 @@ class Ledger {
 
   // Books `bytes` of `kind` on ledger device `dev` for this process. Device and managed
   // bytes count against capacity: returns false (nothing booked) when they would not fit.
-  bool reserve(uint32_t dev, Kind kind, uint64_t bytes) noexcept;
+  // On success *mine (if given) is what this process now holds of that kind there.
+  bool reserve(uint32_t dev, Kind kind, uint64_t bytes, uint64_t* mine = nullptr) noexcept;
   void release(uint32_t dev, Kind kind, uint64_t bytes) noexcept;
+  // What this process holds of `kind` on ledger device `dev`.
+  uint64_t mine(uint32_t dev, Kind kind) const noexcept;
 
   uint64_t used(uint32_t dev) const noexcept;   // device + managed, all processes
   uint64_t total(uint32_t dev) const noexcept;

@@ -60,7 +60,7 @@ void Backend::write_report() noexcept {
                            {"pci_bus_id", d->model.pci_bus_id},
                            {"total_memory", d->model.total_memory},
                            {"used_memory_peak", d->peak.load()},
-                           {"used_memory_current", d->used.load()}});
+                           {"used_memory_current", held(d.get())}});
       }
       json leaks = json::array();
       uint64_t leaked_bytes = 0;

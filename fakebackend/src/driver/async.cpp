@@ -20,29 +20,11 @@ namespace {
 MemPool* pool_of(CUmemoryPool h) noexcept { return reinterpret_cast<MemPool*>(h); }
 CUmemoryPool handle_of_pool(MemPool* p) noexcept { return reinterpret_cast<CUmemoryPool>(p); }
 
-// Pools created through this API, by id (default pools are found through their devices).
-struct Registry {
-  std::mutex mu;
-  std::unordered_map<uint64_t, MemPool*> by_id;
-};
-Registry& registry() {
-  static auto* r = new Registry;
-  return *r;
-}
-
 CUresult pool_arg(Backend& b, CUmemoryPool h, MemPool** out) {
   MemPool* p = pool_of(h);
   if (!h || !b.pool_valid(p)) return CUDA_ERROR_INVALID_VALUE;
   *out = p;
   return CUDA_SUCCESS;
-}
-
-void note_alloc(MemPool* p, uint64_t bytes) {
-  std::lock_guard lock(p->mu);
-  p->used_current += bytes;
-  p->used_high = std::max(p->used_high, p->used_current);
-  p->reserved_current = std::max(p->reserved_current, p->used_current);
-  p->reserved_high = std::max(p->reserved_high, p->reserved_current);
 }
 
 CUresult alloc_from(Backend& b, MemPool* pool, CUdeviceptr* dptr, size_t bytesize, CUstream hStream, bool ptsz) {
@@ -55,7 +37,6 @@ CUresult alloc_from(Backend& b, MemPool* pool, CUdeviceptr* dptr, size_t bytesiz
   if (pool->dev != ctx->dev) return CUDA_ERROR_NOT_SUPPORTED;  // a pool of another device than the stream's
   void* p = nullptr;
   if (CUresult r = to_cu(b.mem_alloc(ctx, MemKind::Device, bytesize, ApiOrigin::Driver, 0, &p, pool->id))) return r;
-  note_alloc(pool, bytesize);
   *dptr = dptr_of(p);
   return CUDA_SUCCESS;
 }
@@ -85,7 +66,7 @@ CUresult free_async(CUdeviceptr dptr, CUstream hStream, bool ptsz) {
     return to_cu(b.stream_enqueue(s, [bp, p] {
       Allocation freed;
       const unsigned kinds = kind_bit(MemKind::Device) | kind_bit(MemKind::Managed);
-      if (bp->mem_free(p, kinds, ApiOrigin::Driver, &freed) == Status::Ok && freed.pool) pool_note_free(freed);
+      (void)bp->mem_free(p, kinds, ApiOrigin::Driver);
     }));
   });
 }
@@ -112,27 +93,6 @@ CUresult location_pool(Backend& b, const CUmemLocation* location, CUmemAllocatio
 }  // namespace
 
 namespace fg::drv {
-
-MemPool* pool_by_id(uint64_t id) noexcept {
-  if (!id) return nullptr;
-  Backend* b = Backend::peek();
-  if (!b) return nullptr;
-  for (int i = 0; i < b->device_count(); ++i)
-    if (MemPool* p = b->device(i)->default_pool; p && p->id == id) return p;
-  auto& r = registry();
-  std::lock_guard lock(r.mu);
-  auto it = r.by_id.find(id);
-  return it == r.by_id.end() ? nullptr : it->second;
-}
-
-void pool_note_free(const Allocation& a) noexcept {
-  MemPool* p = pool_by_id(a.pool);
-  Backend* b = Backend::peek();
-  if (!p || !b || !b->pool_valid(p)) return;
-  std::lock_guard lock(p->mu);
-  p->used_current -= std::min(p->used_current, a.size);
-  p->reserved_current = std::max(p->used_current, std::min(p->reserved_current, p->release_threshold));
-}
 
 }  // namespace fg::drv
 
@@ -173,11 +133,6 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemPoolCreate(CUmemoryPool* pool, const CUm
     if (CUresult r = check_pool_location(b, poolProps->location, &dev)) return r;
     MemPool* p = nullptr;
     if (CUresult r = to_cu(b.pool_create(dev, &p))) return r;
-    {
-      auto& reg = registry();
-      std::lock_guard lock(reg.mu);
-      reg.by_id[p->id] = p;
-    }
     *pool = handle_of_pool(p);
     return CUDA_SUCCESS;
   });
@@ -188,12 +143,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemPoolDestroy(CUmemoryPool pool) {
     MemPool* p = nullptr;
     if (CUresult r = pool_arg(b, pool, &p)) return r;
     if (p->is_default) return CUDA_ERROR_INVALID_VALUE;
-    const uint64_t id = p->id;
-    if (CUresult r = to_cu(b.pool_destroy(p))) return r;
-    auto& reg = registry();
-    std::lock_guard lock(reg.mu);
-    reg.by_id.erase(id);
-    return CUDA_SUCCESS;
+    return to_cu(b.pool_destroy(p));
   });
 }
 

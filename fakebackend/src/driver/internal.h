@@ -34,12 +34,6 @@ Range check(const void* p, size_t n, bool write) noexcept;
 
 }  // namespace vmm
 
-// ---- memory pools (async.cpp) --------------------------------------------------------------------
-// The pool an allocation came from (Allocation::pool is the pool id), or nullptr.
-MemPool* pool_by_id(uint64_t id) noexcept;
-// Keeps the pool's used/reserved statistics after a free of a pool allocation.
-void pool_note_free(const Allocation& a) noexcept;
-
 // ---- functions and kernels (module.cpp) ----------------------------------------------------------
 // A CUfunction argument: a function handle, or a CUkernel (library kernel) cast to
 // CUfunction, resolved in the current context. CUDA_ERROR_INVALID_HANDLE otherwise.

@@ -163,7 +163,7 @@ CUresult get_attribute(Backend& b, const PointerInfo& pi, int attr, CUdeviceptr 
       put<unsigned>(data, vmm ? pi.v.access : static_cast<unsigned>(CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE));
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
-      put(data, static_cast<void*>(!vmm && a.pool ? pool_by_id(a.pool) : nullptr));
+      put(data, static_cast<void*>(!vmm && a.pool ? b.pool_by_id(a.pool) : nullptr));
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_MAPPING_SIZE: put<size_t>(data, size); return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: put<CUdeviceptr>(data, base); return CUDA_SUCCESS;
@@ -279,12 +279,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemFree_v2(CUdeviceptr dptr) {
     Context* ctx = nullptr;
     if (CUresult r = current(b, &ctx)) return r;
     if (dptr == 0) return CUDA_SUCCESS;  // as the real driver (and cudaFree)
-    Allocation freed;
-    if (CUresult r = to_cu(b.mem_free(ptr_of(dptr), kind_bit(MemKind::Device) | kind_bit(MemKind::Managed),
-                                      ApiOrigin::Driver, &freed)))
-      return r;
-    if (freed.pool) pool_note_free(freed);
-    return CUDA_SUCCESS;
+    return to_cu(b.mem_free(ptr_of(dptr), kind_bit(MemKind::Device) | kind_bit(MemKind::Managed), ApiOrigin::Driver));
   });
 }
 

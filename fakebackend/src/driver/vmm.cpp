@@ -152,20 +152,6 @@ bool tile(State& s, Reservation& r, uintptr_t p, uint64_t n, bool split, std::ve
   return true;
 }
 
-// Device::used / peak follow every booking; the ledger is reserved by the caller before a
-// creation (it can fail) and released here on destruction.
-void book(Backend& b, Device* dev, int64_t delta) {
-  if (delta >= 0) {
-    const uint64_t now = dev->used.fetch_add(static_cast<uint64_t>(delta)) + static_cast<uint64_t>(delta);
-    uint64_t peak = dev->peak.load();
-    while (now > peak && !dev->peak.compare_exchange_weak(peak, now)) {
-    }
-  } else {
-    b.ledger().release(dev->ledger_index, ledger::kDevice, static_cast<uint64_t>(-delta));
-    dev->used.fetch_sub(static_cast<uint64_t>(-delta));
-  }
-}
-
 // Frees a physical allocation nobody needs any more (under the lock).
 void maybe_destroy(Backend& b, State& s, uint64_t handle) {
   auto it = s.phys.find(handle);
@@ -173,7 +159,7 @@ void maybe_destroy(Backend& b, State& s, uint64_t handle) {
   Phys& ph = it->second;
   ::close(ph.fd);
   if (ph.booked) {
-    if (Device* dev = b.device(ph.device)) book(b, dev, -static_cast<int64_t>(ph.size));
+    if (Device* dev = b.device(ph.device)) b.book_release(dev, MemKind::Vmm, ph.size);
   }
   FG_USDT_FREE(ph.device, handle, ph.size, static_cast<int>(MemKind::Vmm), 0, static_cast<int>(ApiOrigin::Driver));
   s.phys.erase(it);
@@ -309,8 +295,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemCreate(CUmemGenericAllocationHandle* han
     if (CUresult r = check_prop(b, prop, &dev)) return r;
     if (CUresult r = check_handle_types(prop->requestedHandleTypes)) return r;
     if (size == 0 || !aligned(size)) return CUDA_ERROR_INVALID_VALUE;
-    if (!b.ledger().reserve(dev->ledger_index, ledger::kDevice, size) &&
-        (b.ledger().reap_dead() == 0 || !b.ledger().reserve(dev->ledger_index, ledger::kDevice, size))) {
+    if (!b.book_reserve(dev, MemKind::Vmm, size)) {
       FG_USDT_ALLOC(dev->ordinal, 0, size, static_cast<int>(MemKind::Vmm), static_cast<int>(Status::OutOfMemory),
                     static_cast<int>(ApiOrigin::Driver));
       return CUDA_ERROR_OUT_OF_MEMORY;
@@ -321,7 +306,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemCreate(CUmemGenericAllocationHandle* han
     const int fd = ::memfd_create(name, MFD_CLOEXEC);
     if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(size)) != 0) {
       if (fd >= 0) ::close(fd);
-      b.ledger().release(dev->ledger_index, ledger::kDevice, size);
+      b.book_release(dev, MemKind::Vmm, size);
       FG_LOG(Warn, Driver, "cuMemCreate: cannot create %zu bytes of backing memory (%s)", size, std::strerror(errno));
       return CUDA_ERROR_OUT_OF_MEMORY;
     }
@@ -339,7 +324,6 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemCreate(CUmemGenericAllocationHandle* han
     ph.st_dev = st.st_dev;
     ph.st_ino = st.st_ino;
     s.phys.emplace(h, ph);
-    book(b, dev, static_cast<int64_t>(size));
     FG_USDT_ALLOC(dev->ordinal, h, size, static_cast<int>(MemKind::Vmm), 0, static_cast<int>(ApiOrigin::Driver));
     *handle = h;
     return CUDA_SUCCESS;

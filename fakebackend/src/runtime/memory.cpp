@@ -27,58 +27,6 @@ constexpr unsigned kHostAllocFlags = cudaHostAllocPortable | cudaHostAllocMapped
 constexpr unsigned kHostRegisterFlags =
     cudaHostRegisterPortable | cudaHostRegisterMapped | cudaHostRegisterIoMemory | cudaHostRegisterReadOnly;
 
-// ---- memory pool accounting --------------------------------------------------------------------
-// Allocations carry their pool's id; the books (used/reserved current and high) live in the
-// MemPool. The registry maps ids of the pools this runtime has seen (every device's default
-// pool and the pools it created) back to them, so a cudaFree of a pool allocation can book it.
-struct PoolRegistry {
-  std::mutex mu;
-  std::unordered_map<uint64_t, fg::MemPool*> by_id;
-  bool defaults_added = false;
-};
-PoolRegistry& pools() {
-  static auto* r = new PoolRegistry;  // never destroyed: frees may come from atexit handlers
-  return *r;
-}
-
-void remember_pool(fg::MemPool* p) {
-  auto& r = pools();
-  std::lock_guard lock(r.mu);
-  r.by_id[p->id] = p;
-}
-
-void forget_pool(fg::MemPool* p) {
-  auto& r = pools();
-  std::lock_guard lock(r.mu);
-  r.by_id.erase(p->id);
-}
-
-void book_pool(uint64_t id, int64_t delta) {
-  if (id == 0) return;
-  auto& r = pools();
-  std::lock_guard lock(r.mu);
-  if (!r.defaults_added) {
-    for (int i = 0; i < be().device_count(); ++i)
-      if (fg::MemPool* p = be().device(i)->default_pool) r.by_id[p->id] = p;
-    r.defaults_added = true;
-  }
-  auto it = r.by_id.find(id);
-  if (it == r.by_id.end()) return;
-  fg::MemPool* p = it->second;
-  std::lock_guard l2(p->mu);
-  // The driver's bookkeeping (driver/async.cpp): what is freed stays reserved up to the
-  // release threshold.
-  if (delta >= 0) {
-    p->used_current += static_cast<uint64_t>(delta);
-    p->used_high = std::max(p->used_high, p->used_current);
-    p->reserved_current = std::max(p->reserved_current, p->used_current);
-    p->reserved_high = std::max(p->reserved_high, p->reserved_current);
-  } else {
-    p->used_current -= std::min(p->used_current, static_cast<uint64_t>(-delta));
-    p->reserved_current = std::max(p->used_current, std::min(p->reserved_current, p->release_threshold));
-  }
-}
-
 // The runtime's context on `dev`: its primary context, retained once like cudaSetDevice does.
 cudaError_t primary_ctx(fg::Device* dev, fg::Context** out) {
   {
@@ -91,17 +39,11 @@ cudaError_t primary_ctx(fg::Device* dev, fg::Context** out) {
   return to_cuda(be().primary_retain(dev, out));
 }
 
-// Frees p (exact base, kinds) after the work queued on its context has finished, as
-// cudaFree synchronises; books pool allocations.
+
+// Frees p (exact base, kinds); the core waits for the work queued on its context first and
+// books pool allocations.
 cudaError_t free_kinds(void* p, unsigned kinds) {
-  fg::Backend& b = be();
-  auto a = b.mem_find(p);
-  if (!a || a->base != reinterpret_cast<uintptr_t>(p) || !(kinds & bit(a->kind))) return cudaErrorInvalidValue;
-  if (a->ctx && b.ctx_valid(a->ctx)) b.ctx_sync(a->ctx);
-  Allocation freed;
-  if (fg::Status s = b.mem_free(p, kinds, fg::ApiOrigin::Runtime, &freed); s != fg::Status::Ok) return to_cuda(s);
-  book_pool(freed.pool, -static_cast<int64_t>(freed.size));
-  return cudaSuccess;
+  return to_cuda(be().mem_free(p, kinds, fg::ApiOrigin::Runtime));
 }
 
 cudaError_t valid_pool(cudaMemPool_t pool, fg::MemPool** out) {
@@ -122,7 +64,6 @@ cudaError_t alloc_from_pool(void** ptr, size_t size, fg::MemPool* pool, fg::Cont
   void* p = nullptr;
   fg::Status s = be().mem_alloc(ctx, MemKind::Device, size, fg::ApiOrigin::Runtime, 0, &p, pool->id);
   if (s != fg::Status::Ok) return to_cuda(s);
-  book_pool(pool->id, static_cast<int64_t>(size));
   *ptr = p;
   return cudaSuccess;
 }
@@ -397,11 +338,7 @@ cudaError_t free_async(void* devPtr, cudaStream_t hStream, bool per_thread) {
   auto a = b.mem_find(devPtr);
   if (!a || a->base != reinterpret_cast<uintptr_t>(devPtr) || !(kDeviceKinds & bit(a->kind)))
     return cudaErrorInvalidValue;
-  return to_cuda(b.stream_enqueue(s, [devPtr] {
-    Allocation freed;
-    if (be().mem_free(devPtr, kDeviceKinds, fg::ApiOrigin::Runtime, &freed) == fg::Status::Ok)
-      book_pool(freed.pool, -static_cast<int64_t>(freed.size));
-  }));
+  return to_cuda(b.stream_enqueue(s, [devPtr] { (void)be().mem_free(devPtr, kDeviceKinds, fg::ApiOrigin::Runtime); }));
 }
 }  // namespace
 
@@ -532,7 +469,6 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolCreate(cudaMemPool_t* memPool, 
     if (!d) return cudaErrorInvalidDevice;
     fg::MemPool* p = nullptr;
     if (fg::Status s = be().pool_create(d, &p); s != fg::Status::Ok) return to_cuda(s);
-    remember_pool(p);
     *memPool = reinterpret_cast<cudaMemPool_t>(p);
     return cudaSuccess;
   });
@@ -545,7 +481,6 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolDestroy(cudaMemPool_t memPool) 
     fg::MemPool* p = nullptr;
     if (cudaError_t e = valid_pool(memPool, &p); e != cudaSuccess) return e;
     if (p->is_default) return cudaErrorInvalidValue;
-    forget_pool(p);
     return to_cuda(be().pool_destroy(p));
   });
 }
