@@ -8,4 +8,5 @@ build=${FAKEGPU_BUILD_DIR:-$root/build}
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j"$(nproc)"
 cd "$build"
-ctest --output-on-failure -j"$(nproc)" "$@"
+# A hung test fails after 5 minutes instead of eating the whole CI budget.
+ctest --output-on-failure --timeout 300 -j"$(nproc)" "$@"

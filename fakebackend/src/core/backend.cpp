@@ -530,9 +530,9 @@ void Backend::give_back(const Allocation& a) noexcept {
   if (a.pool) pool_note(a.pool, -static_cast<int64_t>(a.size));
 }
 
-Status Backend::mem_free(void* p, unsigned kinds, ApiOrigin api, Allocation* freed) {
+Status Backend::mem_free(void* p, unsigned kinds, ApiOrigin api, Allocation* freed, bool ordered) {
   const uintptr_t b = reinterpret_cast<uintptr_t>(p);
-  if (queued_work_.load(std::memory_order_acquire) != 0) {
+  if (!ordered && queued_work_.load(std::memory_order_acquire) != 0) {
     if (auto a = allocs_.find_base(b); a && a->ctx && ctx_valid(a->ctx)) ctx_sync(a->ctx);
   }
   auto gone = allocs_.erase(b, kinds);

@@ -218,8 +218,9 @@ class Backend {
   // Frees an allocation whose base is exactly p and whose kind is in `kinds` (bit mask of
   // 1 << MemKind), after the work queued on its context (cudaFree / cuMemFree synchronise).
   // Unknown, interior, already freed or wrong-kind pointers → InvalidPointer, and nothing
-  // changes.
-  Status mem_free(void* p, unsigned kinds, ApiOrigin api, Allocation* freed = nullptr);
+  // changes. Stream-ordered frees (cudaFreeAsync) pass `ordered`: they run on the stream's
+  // worker, in order already, and must not wait for that very stream.
+  Status mem_free(void* p, unsigned kinds, ApiOrigin api, Allocation* freed = nullptr, bool ordered = false);
   // The allocation containing p (interior pointers too), registered host ranges included.
   std::optional<Allocation> mem_find(const void* p) noexcept;
   // Register / unregister user host memory (cudaHostRegister); overlapping → AlreadyMapped.

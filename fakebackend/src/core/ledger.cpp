@@ -3,6 +3,7 @@
 #include "common/log.h"
 #include "core/errors.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -194,41 +195,121 @@ Ledger::~Ledger() {
   if (base_) ::munmap(base_, size_);
 }
 
+namespace {
+bool pid_gone(int pid) noexcept { return pid <= 0 || (::kill(pid, 0) != 0 && errno == ESRCH); }
+}  // namespace
+
+// A busy state is a few stores long; waits for it to end, but if the process that set it
+// is gone, frees it (returns false: the caller looks at the word again).
+bool Ledger::wait_not_busy(std::atomic<uint64_t>& state, uint64_t* w) noexcept {
+  for (int i = 0; state_of(*w) == kBusy; ++i) {
+    if (pid_gone(pid_of(*w))) {
+      uint64_t expected = *w;
+      state.compare_exchange_strong(expected, kFree, std::memory_order_acq_rel);
+      *w = state.load(std::memory_order_acquire);
+      return false;
+    }
+    if (i >= 2000) return true;  // a live process holding it for 200 ms: leave it be
+    struct timespec ts{0, 100000};
+    ::nanosleep(&ts, nullptr);
+    *w = state.load(std::memory_order_acquire);
+  }
+  return true;
+}
+
+bool Ledger::referenced(uint32_t dev, int except_slot) const noexcept {
+  const uint64_t bit = 1ull << (dev % 64);
+  for (uint32_t i = 0; i < kMaxProcs; ++i) {
+    if (static_cast<int>(i) == except_slot) continue;
+    const ProcSlot& s = procs_[i];
+    if (state_of(s.state.load(std::memory_order_seq_cst)) == kFree) continue;
+    if (s.devices[dev / 64].load(std::memory_order_seq_cst) & bit) return true;
+  }
+  return false;
+}
+
+void Ledger::mark_device(uint32_t dev) noexcept {
+  const int i = slot_.load(std::memory_order_acquire);
+  if (i >= 0) procs_[i].devices[dev / 64].fetch_or(1ull << (dev % 64), std::memory_order_seq_cst);
+  if (std::find(my_devices_.begin(), my_devices_.end(), dev) == my_devices_.end()) my_devices_.push_back(dev);
+}
+
+int Ledger::collect_unused() noexcept {
+  reap_dead();
+  const int me = slot_.load(std::memory_order_acquire);
+  const int pid = ::getpid();
+  int freed = 0;
+  for (uint32_t i = 0; i < kMaxDevices; ++i) {
+    DeviceEntry& d = devs_[i];
+    uint64_t w = d.state.load(std::memory_order_acquire);
+    if (state_of(w) != kReady || referenced(i, me)) continue;
+    if (me >= 0 && (procs_[me].devices[i / 64].load() & (1ull << (i % 64)))) continue;
+    if (!d.state.compare_exchange_strong(w, state_word(kBusy, pid), std::memory_order_seq_cst)) continue;
+    // A process may have marked the entry between the check and the claim: look again.
+    if (referenced(i, me)) {
+      d.state.store(w, std::memory_order_release);
+      continue;
+    }
+    d.used.store(0, std::memory_order_relaxed);
+    d.state.store(kFree, std::memory_order_release);
+    ++freed;
+  }
+  return freed;
+}
+
 uint32_t Ledger::register_device(const uint8_t uuid[16], uint64_t total, const std::string& name) {
-  for (int pass = 0; pass < 2; ++pass) {
+  claim_slot();
+  const int me = slot_.load(std::memory_order_acquire);
+  const int pid = ::getpid();
+  for (int pass = 0; pass < 3; ++pass) {
+    // Pass 0 looks for this device; pass 1 takes a free entry; pass 2 does both again
+    // after entries no live process uses were collected.
     for (uint32_t i = 0; i < kMaxDevices; ++i) {
       DeviceEntry& d = devs_[i];
-      uint32_t st = d.state.load(std::memory_order_acquire);
-      while (st == 1) {  // another process is filling this entry: a few stores
-        struct timespec ts{0, 100000};
-        ::nanosleep(&ts, nullptr);
-        st = d.state.load(std::memory_order_acquire);
-      }
-      if (st == 2 && std::memcmp(d.uuid, uuid, 16) == 0) {
-        if (d.total != total)
-          fail("device " + name + " is already in the ledger " + path_ + " with " + std::to_string(d.total) +
-               " bytes, this process configures " + std::to_string(total) +
-               " bytes; give processes that share a ledger the same device configuration, or set FAKEGPU_LEDGER "
-               "(or FAKEGPU_ISOLATED=1) to separate them");
+      uint64_t w = d.state.load(std::memory_order_acquire);
+      if (state_of(w) == kBusy && !wait_not_busy(d.state, &w)) --i;  // freed: look again
+      if (state_of(w) == kReady && pass != 1 && std::memcmp(d.uuid, uuid, 16) == 0) {
+        // Mark first, then check the entry is still this device: a collector that claims
+        // it after the mark sees the mark and backs off.
+        procs_[me].devices[i / 64].fetch_or(1ull << (i % 64), std::memory_order_seq_cst);
+        if (d.state.load(std::memory_order_seq_cst) != w || std::memcmp(d.uuid, uuid, 16) != 0) {
+          procs_[me].devices[i / 64].fetch_and(~(1ull << (i % 64)), std::memory_order_seq_cst);
+          --i;
+          continue;
+        }
+        if (d.total != total) {
+          if (referenced(i, me)) {
+            procs_[me].devices[i / 64].fetch_and(~(1ull << (i % 64)), std::memory_order_seq_cst);
+            fail("device " + name + " is in use in the ledger " + path_ + " with " + std::to_string(d.total) +
+                 " bytes, this process configures " + std::to_string(total) +
+                 " bytes; give processes that share a ledger the same device configuration, or set FAKEGPU_LEDGER "
+                 "(or FAKEGPU_ISOLATED=1) to separate them");
+          }
+          d.total = total;  // nobody else uses it: this process's configuration stands
+          std::snprintf(d.name, sizeof d.name, "%s", name.c_str());
+        }
+        mark_device(i);
         return i;
       }
-      if (pass == 1 && st == 0) {
-        uint32_t expected = 0;
-        if (!d.state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
-          --i;  // lost the race: look at this entry again
+      if (state_of(w) == kFree && pass >= 1) {
+        if (!d.state.compare_exchange_strong(w, state_word(kBusy, pid), std::memory_order_acq_rel)) {
+          --i;
           continue;
         }
         std::memcpy(d.uuid, uuid, 16);
         d.total = total;
         d.used.store(0, std::memory_order_relaxed);
         std::snprintf(d.name, sizeof d.name, "%s", name.c_str());
-        d.state.store(2, std::memory_order_release);
+        procs_[me].devices[i / 64].fetch_or(1ull << (i % 64), std::memory_order_seq_cst);
+        d.state.store(state_word(kReady, pid), std::memory_order_release);
+        mark_device(i);
         return i;
       }
     }
+    if (pass == 1) collect_unused();
   }
-  fail("the device ledger " + path_ + " is full (" + std::to_string(kMaxDevices) + " distinct devices); " +
-       fix_hint(path_));
+  fail("the device ledger " + path_ + " is full (" + std::to_string(kMaxDevices) +
+       " distinct devices in use by live processes); " + fix_hint(path_));
 }
 
 void Ledger::claim_slot() {
@@ -238,18 +319,19 @@ void Ledger::claim_slot() {
   for (int attempt = 0; attempt < 2; ++attempt) {
     for (uint32_t i = 0; i < kMaxProcs; ++i) {
       ProcSlot& s = procs_[i];
-      uint32_t expected = 0;
-      if (!s.state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) continue;
+      uint64_t w = s.state.load(std::memory_order_acquire);
+      if (state_of(w) != kFree || !s.state.compare_exchange_strong(w, state_word(kBusy, pid), std::memory_order_acq_rel))
+        continue;
       s.pid = pid;
       s.start_time = start;
       self_comm(s.comm);
+      for (auto& b : s.devices) b.store(0, std::memory_order_relaxed);
       for (auto& dev : s.used)
         for (auto& k : dev) k.store(0, std::memory_order_relaxed);
-      s.state.store(2, std::memory_order_release);
+      s.state.store(state_word(kReady, pid), std::memory_order_release);
       int none = -1;
-      if (!slot_.compare_exchange_strong(none, static_cast<int>(i))) {
-        s.state.store(0, std::memory_order_release);  // another thread of ours won
-      }
+      if (!slot_.compare_exchange_strong(none, static_cast<int>(i)))
+        s.state.store(kFree, std::memory_order_release);  // another thread of ours won
       return;
     }
     reap_dead();
@@ -298,12 +380,25 @@ uint64_t Ledger::total(uint32_t dev) const noexcept { return devs_[dev].total; }
 int Ledger::reap_dead() noexcept {
   int reaped = 0;
   const int mine = slot_.load(std::memory_order_relaxed);
+  const int me = ::getpid();
   for (uint32_t i = 0; i < kMaxProcs; ++i) {
     ProcSlot& s = procs_[i];
-    if (static_cast<int>(i) == mine || s.state.load(std::memory_order_acquire) != 2) continue;
-    if (alive(s)) continue;
-    uint32_t expected = 2;
-    if (!s.state.compare_exchange_strong(expected, 3, std::memory_order_acq_rel)) continue;
+    if (static_cast<int>(i) == mine) continue;
+    uint64_t w = s.state.load(std::memory_order_acquire);
+    switch (state_of(w)) {
+      case kReady:
+        if (alive(s)) continue;
+        break;
+      case kBusy:
+        if (!pid_gone(pid_of(w))) continue;  // being claimed: fields are not valid yet
+        s.state.compare_exchange_strong(w, kFree, std::memory_order_acq_rel);
+        continue;
+      case kReclaiming:
+        if (!pid_gone(pid_of(w))) continue;  // a live process is reclaiming it
+        break;                               // its reclaimer died: finish the job
+      default: continue;
+    }
+    if (!s.state.compare_exchange_strong(w, state_word(kReclaiming, me), std::memory_order_acq_rel)) continue;
     for (uint32_t d = 0; d < kMaxDevices; ++d) {
       uint64_t booked = 0;
       for (int k = 0; k < kKinds; ++k) {
@@ -313,8 +408,9 @@ int Ledger::reap_dead() noexcept {
       if (booked) devs_[d].used.fetch_sub(booked, std::memory_order_relaxed);
     }
     FG_LOG(Info, Core, "reclaimed the fake-GPU memory of exited process %d (%s)", s.pid, s.comm);
+    for (auto& b : s.devices) b.store(0, std::memory_order_relaxed);
     s.pid = 0;
-    s.state.store(0, std::memory_order_release);
+    s.state.store(kFree, std::memory_order_release);
     ++reaped;
   }
   return reaped;
@@ -325,7 +421,7 @@ std::vector<ProcessUsage> Ledger::processes(uint32_t dev) {
   std::vector<ProcessUsage> out;
   for (uint32_t i = 0; i < kMaxProcs; ++i) {
     ProcSlot& s = procs_[i];
-    if (s.state.load(std::memory_order_acquire) != 2) continue;
+    if (state_of(s.state.load(std::memory_order_acquire)) != kReady) continue;
     ProcessUsage u{s.pid, std::string(s.comm, strnlen(s.comm, sizeof s.comm)), {}};
     bool any = false;
     for (int k = 0; k < kKinds; ++k) {
@@ -349,13 +445,21 @@ void Ledger::release_process() noexcept {
     }
     if (booked) devs_[d].used.fetch_sub(booked, std::memory_order_relaxed);
   }
+  for (auto& b : s.devices) b.store(0, std::memory_order_relaxed);
   s.pid = 0;
-  s.state.store(0, std::memory_order_release);
+  s.state.store(kFree, std::memory_order_release);
 }
 
 void Ledger::after_fork_child() noexcept {
-  // The child inherits the parent's slot index but holds nothing of its own.
+  // The child inherits the parent's slot index but holds nothing of its own: a slot of
+  // its own, marked with the devices it shares with the parent.
   slot_.store(-1, std::memory_order_release);
+  try {
+    claim_slot();
+    for (uint32_t dev : my_devices_) mark_device(dev);
+  } catch (const std::exception& e) {
+    FG_LOG(Error, Core, "forked child: %s", e.what());
+  }
 }
 
 }  // namespace fg::ledger

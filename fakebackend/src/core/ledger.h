@@ -15,13 +15,21 @@ namespace fg::ledger {
 
 inline constexpr uint32_t kMaxDevices = 256;
 inline constexpr uint32_t kMaxProcs = 1024;
-inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kVersion = 2;
 
 enum Kind : int { kDevice = 0, kManaged = 1, kHost = 2, kKinds = 3 };
 
+// Every entry and slot is guarded by one 64-bit state word: (pid << 8) | state, where pid
+// is the process that last moved it. A process killed in the middle of filling or
+// reclaiming leaves a state that names it; the next process sees that pid is gone and
+// takes over, so nothing waits on a dead process.
+inline constexpr uint64_t kFree = 0, kBusy = 1, kReady = 2, kReclaiming = 3;
+inline constexpr uint64_t state_word(uint64_t st, int pid) { return (static_cast<uint64_t>(pid) << 8) | st; }
+inline constexpr uint64_t state_of(uint64_t w) { return w & 0xff; }
+inline constexpr int pid_of(uint64_t w) { return static_cast<int>(w >> 8); }
+
 struct alignas(64) DeviceEntry {
-  std::atomic<uint32_t> state;  // 0 free, 1 being filled, 2 ready
-  uint32_t reserved0;
+  std::atomic<uint64_t> state;  // kFree, kBusy (being filled), kReady
   uint8_t uuid[16];
   uint64_t total;               // capacity in bytes
   std::atomic<uint64_t> used;   // device + managed bytes booked by every process
@@ -29,11 +37,13 @@ struct alignas(64) DeviceEntry {
 };
 
 struct alignas(64) ProcSlot {
-  std::atomic<uint32_t> state;  // 0 free, 1 claiming, 2 live, 3 reclaiming
+  std::atomic<uint64_t> state;  // kFree, kBusy (being claimed), kReady (live), kReclaiming
   int32_t pid;
+  uint32_t reserved0;
   uint64_t start_time;          // /proc/PID/stat starttime: tells a reused pid apart
   char comm[16];
-  uint64_t reserved[4];
+  // Device entries this process uses: an entry no live slot references can be reused.
+  std::atomic<uint64_t> devices[kMaxDevices / 64];
   std::atomic<uint64_t> used[kMaxDevices][kKinds];  // by ledger device index
 };
 
@@ -88,11 +98,15 @@ class Ledger {
 
   // Returns everything this process booked and frees its slot (clean exit).
   void release_process() noexcept;
-  // Re-creates this process's slot in a forked child (the child holds nothing).
+  // Gives a forked child its own slot (it holds nothing) on the parent's devices.
   void after_fork_child() noexcept;
 
  private:
   void claim_slot();
+  bool referenced(uint32_t dev, int except_slot) const noexcept;
+  int collect_unused() noexcept;  // frees device entries no live process uses
+  bool wait_not_busy(std::atomic<uint64_t>& state, uint64_t* w) noexcept;
+  void mark_device(uint32_t dev) noexcept;
   void init_header() noexcept;
   void attach_shared();
   int create_published(unsigned mode);   // fd of the new ledger, or -2 if another process won
@@ -107,6 +121,7 @@ class Ledger {
   DeviceEntry* devs_ = nullptr;
   ProcSlot* procs_ = nullptr;
   std::atomic<int> slot_{-1};
+  std::vector<uint32_t> my_devices_;  // entries this process registered
 };
 
 // Default path: $FAKEGPU_LEDGER, else /dev/shm/fakegpu-<uid>.ledger.

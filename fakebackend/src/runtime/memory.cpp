@@ -338,7 +338,7 @@ cudaError_t free_async(void* devPtr, cudaStream_t hStream, bool per_thread) {
   auto a = b.mem_find(devPtr);
   if (!a || a->base != reinterpret_cast<uintptr_t>(devPtr) || !(kDeviceKinds & bit(a->kind)))
     return cudaErrorInvalidValue;
-  return to_cuda(b.stream_enqueue(s, [devPtr] { (void)be().mem_free(devPtr, kDeviceKinds, fg::ApiOrigin::Runtime); }));
+  return to_cuda(b.stream_enqueue(s, [devPtr] { (void)be().mem_free(devPtr, kDeviceKinds, fg::ApiOrigin::Runtime, nullptr, true); }));
 }
 }  // namespace
 
