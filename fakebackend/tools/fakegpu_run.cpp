@@ -43,10 +43,11 @@ std::string find_libdir(std::string* preload) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Run a command on fake GPUs: CUDA Runtime, CUDA Driver and NVML served by fakegpu.", "fakegpu-run"};
+  CLI::App app{"Run a command on fake GPUs: CUDA Runtime, CUDA Driver and NVML served by fakegpu.\n"
+               "Usage: fakegpu-run [OPTIONS] [--] COMMAND [ARGS...]",
+               "fakegpu-run"};
   std::string devices, config, report, log, ledger;
   bool isolated = false, strict = false, preload = false;
-  std::vector<std::string> command;
   app.add_option("-d,--devices", devices, "device list, e.g. 8 or a100-80gb:4,h100-80gb:2 (FAKEGPU_DEVICES)");
   app.add_option("-c,--config", config, "JSON device description file (FAKEGPU_CONFIG)")->check(CLI::ExistingFile);
   app.add_option("-r,--report", report, "report path, %p = pid, or off (FAKEGPU_REPORT)");
@@ -56,7 +57,8 @@ int main(int argc, char** argv) {
   app.add_flag("-i,--isolated", isolated, "per-process devices instead of host-wide ones (FAKEGPU_ISOLATED=1)");
   app.add_flag("-s,--strict", strict, "abort on the first call the fake does not support (FAKEGPU_STRICT=1)");
   app.add_flag("-p,--preload", preload, "also LD_PRELOAD the backend (programs whose RPATH finds NVIDIA's libraries)");
-  app.add_option("command", command, "command and its arguments")->required();
+  // Everything from the first non-option argument on is the command's, options included
+  // (prefix_command); nothing of it may be taken as one of ours.
   app.prefix_command();
   app.footer("Example: fakegpu-run -d a100-80gb:2 ./my_cuda_app --batch 64\n"
              "Exit status: the command's; 127 if it cannot be run; 2 for bad options.");
@@ -65,7 +67,16 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  for (const auto& extra : app.remaining()) command.push_back(extra);
+  std::vector<std::string> command = app.remaining();
+  if (!command.empty() && command.front() == "--") command.erase(command.begin());
+  if (command.empty()) {
+    std::fprintf(stderr, "fakegpu-run: no command given\n%s", app.help().c_str());
+    return 2;
+  }
+  if (command.front().size() > 1 && command.front()[0] == '-' && app.remaining().front() != "--") {
+    std::fprintf(stderr, "fakegpu-run: unknown option %s (see fakegpu-run --help)\n", command.front().c_str());
+    return 2;
+  }
 
   std::string preload_path;
   const std::string libdir = find_libdir(&preload_path);

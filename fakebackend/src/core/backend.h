@@ -84,7 +84,13 @@ struct Stream {
   bool per_thread = false;
   std::mutex mu;
   std::condition_variable cv;
-  std::deque<std::function<void()>> queue;  // pending work (worker thread drains)
+  // Pending work, drained in order by the worker thread. `done` runs once the item has left
+  // the queue, so whoever it wakes (an event's waiters) already sees the stream idle.
+  struct Work {
+    std::function<void()> run;
+    std::function<void()> done;
+  };
+  std::deque<Work> queue;
   bool worker_running = false;
   std::thread* worker = nullptr;
   bool capturing = false;
@@ -122,12 +128,14 @@ struct Symbol {                     // __device__/__constant__/__managed__ varia
   size_t size = 0;
   bool managed = false;
   bool constant = false;
+  std::vector<unsigned char> init;  // PTX initializer bytes (module_load)
 };
 
 struct Module {
   uint32_t magic = 0x30D0130D;
   Context* ctx = nullptr;           // null for runtime fat binaries (all devices)
   std::string origin;               // "fatbinary", "ptx", "cubin", file path …
+  const void* image = nullptr;      // runtime fat binary (wrapper), for variables' initial values
   std::map<std::string, std::unique_ptr<Function>> functions;
   std::map<std::string, Symbol> globals;
   std::vector<std::string> entry_names;  // kernels found in PTX text (for cuModuleGetFunction)
@@ -273,8 +281,8 @@ class Backend {
   // Resolves a user stream handle: null / cudaStreamLegacy (1) / cudaStreamPerThread (2)
   // map to the context's default streams; unknown handles → InvalidHandle.
   Status stream_resolve(void* handle, Context* ctx, Stream** out, bool per_thread_default = false);
-  // Runs fn in stream order (at once when nothing is queued).
-  Status stream_enqueue(Stream* s, std::function<void()> fn);
+  // Runs fn in stream order (at once when nothing is queued), then `done`.
+  Status stream_enqueue(Stream* s, std::function<void()> fn, std::function<void()> done = {});
   Status stream_sync(Stream* s);
   bool stream_idle(Stream* s) noexcept;
   Status ctx_sync(Context* ctx);              // all streams of the context

@@ -2,6 +2,7 @@
 #include "core/backend.h"
 
 #include "common/log.h"
+#include "core/fatbin.h"
 
 #include <cstring>
 
@@ -87,10 +88,10 @@ void worker_loop(Stream* s) {
   for (;;) {
     s->cv.wait(lock, [s] { return !s->queue.empty() || !s->worker_running; });
     if (s->queue.empty()) return;
-    auto fn = std::move(s->queue.front());
+    Stream::Work work = std::move(s->queue.front());
     lock.unlock();
     try {
-      fn();
+      if (work.run) work.run();
     } catch (...) {
       FG_LOG(Error, Core, "stream work threw an exception; continuing");
     }
@@ -98,19 +99,25 @@ void worker_loop(Stream* s) {
     s->queue.pop_front();  // popped after running: an idle check sees work until it is done
     g_queued->fetch_sub(1, std::memory_order_release);
     s->cv.notify_all();
+    if (work.done) {
+      lock.unlock();
+      work.done();
+      lock.lock();
+    }
   }
 }
 }  // namespace
 
-Status Backend::stream_enqueue(Stream* s, std::function<void()> fn) {
+Status Backend::stream_enqueue(Stream* s, std::function<void()> fn, std::function<void()> done) {
   std::unique_lock lock(s->mu);
   if (s->queue.empty()) {
     lock.unlock();
     fn();  // nothing ahead of it: run now, in order
+    if (done) done();
     return Status::Ok;
   }
   queued_work_.fetch_add(1, std::memory_order_relaxed);
-  s->queue.push_back(std::move(fn));
+  s->queue.push_back({std::move(fn), std::move(done)});
   s->cv.notify_all();
   return Status::Ok;
 }
@@ -121,7 +128,7 @@ static Status enqueue_async(std::atomic<uint64_t>& queued, Stream* s, std::funct
   g_queued = &queued;
   std::lock_guard lock(s->mu);
   queued.fetch_add(1, std::memory_order_relaxed);
-  s->queue.push_back(std::move(fn));
+  s->queue.push_back({std::move(fn), {}});
   if (!s->worker) {
     s->worker_running = true;
     s->worker = new std::thread(worker_loop, s);
@@ -191,13 +198,20 @@ Status Backend::event_record(Event* e, Stream* s) {
     std::lock_guard lock(e->mu);
     ++e->pending;
   }
-  return stream_enqueue(s, [e] {
-    std::lock_guard lock(e->mu);
-    e->when = std::chrono::steady_clock::now();
-    e->recorded = true;
-    --e->pending;
-    e->cv.notify_all();
-  });
+  // The time is taken where the record is reached; the event completes once the record
+  // has left the queue, so a waiter that wakes sees the stream idle (cudaStreamQuery).
+  return stream_enqueue(
+      s,
+      [e] {
+        std::lock_guard lock(e->mu);
+        e->when = std::chrono::steady_clock::now();
+      },
+      [e] {
+        std::lock_guard lock(e->mu);
+        e->recorded = true;
+        --e->pending;
+        e->cv.notify_all();
+      });
 }
 
 Status Backend::event_query(Event* e) noexcept {
@@ -270,6 +284,7 @@ void ptx_globals(const char* text, size_t len, std::map<std::string, Symbol>& ou
       pos += std::strlen(kw);
       if (line.find('(') != std::string_view::npos) continue;  // a function declaration
       size_t elem = 4;
+      const bool is_float = line.find(".f32") != std::string_view::npos || line.find(".f64") != std::string_view::npos;
       for (auto [tag, n] : {std::pair{".b8", 1}, {".u8", 1}, {".s8", 1}, {".b16", 2}, {".u16", 2}, {".s16", 2},
                             {".f16", 2}, {".b32", 4}, {".u32", 4}, {".s32", 4}, {".f32", 4}, {".b64", 8},
                             {".u64", 8}, {".s64", 8}, {".f64", 8}})
@@ -291,6 +306,7 @@ void ptx_globals(const char* text, size_t len, std::map<std::string, Symbol>& ou
       sym.name = name;
       sym.size = elem * (count ? count : 1);
       sym.constant = std::strcmp(kw, ".const") == 0;
+      sym.init = fatbin::ptx_initializer(line, elem, is_float);
       out.emplace(name, sym);
     }
   }
@@ -300,7 +316,7 @@ void ptx_globals(const char* text, size_t len, std::map<std::string, Symbol>& ou
 Module* Backend::register_fatbinary(const void* fatbin_wrapper) {
   auto* m = new Module;
   m->origin = "fatbinary";
-  (void)fatbin_wrapper;
+  m->image = fatbin_wrapper;  // lives in the program's data for its whole lifetime
   std::lock_guard lock(mu_);
   modules_.insert(m);
   return m;
@@ -343,9 +359,11 @@ void Backend::register_var(Module* m, void* host_var, const char* name, size_t s
   sym.constant = constant;
   sym.managed = managed;
   // Each variable gets its own storage; not booked as an allocation (module memory, like
-  // the real driver's, is not part of cudaMalloc's books). Initialised from the host shadow.
+  // the real driver's, is not part of cudaMalloc's books). Its initial value is in the fat
+  // binary's cubin (nvcc's host shadow has none); failing that, the host shadow's bytes.
   void* storage = std::calloc(1, size ? size : 1);
-  if (storage && host_var && size && !managed) std::memcpy(storage, host_var, size);
+  if (storage && size && !fatbin::initial_value(m->image, name, storage, size) && host_var && !managed)
+    std::memcpy(storage, host_var, size);
   sym.dev_ptr = storage;
   if (managed && managed_ptr_out) *managed_ptr_out = storage;
   std::lock_guard lock(mu_);
@@ -400,6 +418,7 @@ Status Backend::module_load(Context* ctx, const void* image, size_t size_hint, M
     for (auto& [name, sym] : m->globals) {
       sym.dev_ptr = std::calloc(1, sym.size);
       if (!sym.dev_ptr) continue;
+      std::memcpy(sym.dev_ptr, sym.init.data(), std::min(sym.init.size(), sym.size));
       Allocation a;
       a.base = reinterpret_cast<uintptr_t>(sym.dev_ptr);
       a.size = sym.size;

@@ -65,7 +65,10 @@ uint64_t process_start_time(int pid) noexcept {
   // comm may contain spaces and parentheses: fields resume after the last ')'.
   const char* p = std::strrchr(buf, ')');
   if (!p) return 0;
-  // Field 3 (state) follows; starttime is field 22.
+  // Field 3 (state) follows; starttime is field 22. A zombie (Z) or dying (X) process
+  // has closed its files — the real driver has freed its memory by then — so it counts
+  // as gone even before its parent reaps it.
+  if (p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X')) return 0;
   int field = 2;
   for (++p; *p && field < 22; ++p)
     if (*p == ' ') ++field;

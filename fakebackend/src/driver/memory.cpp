@@ -274,10 +274,10 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t*
 }
 
 // cuMemFree frees device, pitched, managed and stream-ordered allocations.
+// Frees need no current context: like the real driver, the owner is found from the pointer
+// (numba's cuda.close() frees after popping its context).
 extern "C" FG_IMPL CUresult fgimpl_cuMemFree_v2(CUdeviceptr dptr) {
   return api([&](Backend& b) -> CUresult {
-    Context* ctx = nullptr;
-    if (CUresult r = current(b, &ctx)) return r;
     if (dptr == 0) return CUDA_SUCCESS;  // as the real driver (and cudaFree)
     return to_cu(b.mem_free(ptr_of(dptr), kind_bit(MemKind::Device) | kind_bit(MemKind::Managed), ApiOrigin::Driver));
   });
@@ -350,8 +350,6 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemHostAlloc(void** pp, size_t bytesize, un
 
 extern "C" FG_IMPL CUresult fgimpl_cuMemFreeHost(void* p) {
   return api([&](Backend& b) -> CUresult {
-    Context* ctx = nullptr;
-    if (CUresult r = current(b, &ctx)) return r;
     if (!p) return CUDA_SUCCESS;  // free(NULL) semantics, as the real driver
     return to_cu(b.mem_free(p, kind_bit(MemKind::Host), ApiOrigin::Driver));
   });
@@ -367,8 +365,6 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemHostRegister_v2(void* p, size_t bytesize
 extern "C" FG_IMPL CUresult fgimpl_cuMemHostUnregister(void* p) {
   return api([&](Backend& b) -> CUresult {
     if (!p) return CUDA_ERROR_INVALID_VALUE;
-    Context* ctx = nullptr;
-    if (CUresult r = current(b, &ctx)) return r;
     return b.host_unregister(p) == Status::Ok ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
   });
 }

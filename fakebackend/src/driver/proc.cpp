@@ -147,7 +147,10 @@ CUresult get_proc(const char* symbol, void** pfn, int cudaVersion, uint64_t flag
   if (flags > CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) return CUDA_ERROR_INVALID_VALUE;
   auto not_found = [&](CUdriverProcAddressQueryResult why) {
     if (status) *status = why;
-    if (*symbol) coverage::unresolved_proc(symbol, cudaVersion, flags);  // "" is cudart's probe
+    // A name the real driver would serve but we do not is a gap; asking for an API newer
+    // than the requested version is answered the same way by the real driver, and "" is
+    // cudart's probe.
+    if (*symbol && why == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND) coverage::unresolved_proc(symbol, cudaVersion, flags);
     return CUDA_ERROR_NOT_FOUND;
   };
   const Tables& t = tables();

@@ -21,6 +21,8 @@ namespace attr = fg::attr;
 // runtime refuses drivers below 13000, and 13000 serves every 12.x runtime too.
 constexpr int kDriverVersion = 13000;
 constexpr int kRuntimeVersion13 = 13000;
+// The CUDA 12 export list served through libcudart.so.12 is that of 12.9.
+constexpr int kRuntimeVersion12 = 12090;
 
 // Stream priorities as an A100/H100 reports them: least 0, greatest -5.
 constexpr int kLeastPriority = 0;
@@ -594,12 +596,21 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaDriverGetVersion(int* driverVersion) {
   });
 }
 
-extern "C" FG_IMPL cudaError_t fgimpl_cudaRuntimeGetVersion(int* runtimeVersion) {
+namespace {
+cudaError_t runtime_version(int* out, int version) {
   return api([&]() -> cudaError_t {
-    if (!runtimeVersion) return cudaErrorInvalidValue;
-    *runtimeVersion = kRuntimeVersion13;
+    if (!out) return cudaErrorInvalidValue;
+    *out = version;
     return cudaSuccess;
   });
+}
+}  // namespace
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaRuntimeGetVersion(int* runtimeVersion) {
+  return runtime_version(runtimeVersion, kRuntimeVersion13);
+}
+extern "C" FG_IMPL cudaError_t fgimpl_v12_cudaRuntimeGetVersion(int* runtimeVersion) {
+  return runtime_version(runtimeVersion, kRuntimeVersion12);
 }
 
 // ---- CUDA 12-only legacy names ----------------------------------------------------------------------

@@ -1,0 +1,939 @@
+#!/usr/bin/env python3
+"""The "real clients" tier: unmodified client programs against the fake backend.
+
+Usage: run_client_tests.py CASE --build-dir DIR --bin-dir DIR [--toolkit-missing REASON]
+       run_client_tests.py --list
+
+Each case runs real clients (programs built by nvcc -cudart shared or g++ against the
+CUDA toolkit's cuda.h, numba, ctypes NVML/cudart clients, several processes sharing the
+fake devices) and compares what they print with exact expected values, derived here from
+the documented device model (fakebackend/profiles/README.md), not from the backend.
+Every mismatch is listed; the exit status is 0 (pass), 1 (fail) or 77 (skipped: the line
+starting with "SKIPPED:" says what is missing). Standard library only.
+
+Every case runs in its own temporary directory with its own environment: no inherited
+FAKEGPU_* or CUDA_VISIBLE_DEVICES, private devices (FAKEGPU_ISOLATED=1) unless the case
+shares a ledger file of its own between its processes, and a report only where checked.
+"""
+
+import argparse
+import json
+import os
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+MiB = 1 << 20
+SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's numba belongs to this interpreter
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# ---- the device model, as documented in fakebackend/profiles/README.md --------------------
+# Real values of each part (deviceQuery / nvidia-smi of the real GPU) where the README lists
+# them; the NVML current clocks, temperature and power are the profile's idle values.
+
+PROFILES = {
+    "a100-80gb": dict(
+        name="Fake NVIDIA A100-SXM4-80GB", total=85899345920, cc=(8, 0), sms=108,
+        clock_khz=1410000, mem_clock_khz=1593000, bus_width=5120, l2=41943040,
+        smem_optin=166912, smem_sm=167936, threads_sm=2048,
+        pci_device_id=0x20B210DE, pci_subsystem_id=0x147F10DE, fp32_fp64=2,
+        nvml_clocks={"graphics": 210, "sm": 210, "mem": 1593, "video": 585}, temp=32, power_mw=62000),
+    "h100-80gb": dict(
+        name="Fake NVIDIA H100 80GB HBM3", total=81559 * MiB, cc=(9, 0), sms=132,
+        clock_khz=1980000, mem_clock_khz=2619000, bus_width=5120, l2=52428800,
+        smem_optin=232448, smem_sm=233472, threads_sm=2048,
+        pci_device_id=0x233010DE, pci_subsystem_id=0x16C110DE, fp32_fp64=2,
+        nvml_clocks={"graphics": 345, "sm": 345, "mem": 2619, "video": 765}, temp=33, power_mw=72000),
+    "t4": dict(
+        name="Fake NVIDIA Tesla T4", total=15360 * MiB, cc=(7, 5), sms=40,
+        clock_khz=1590000, mem_clock_khz=5001000, bus_width=256, l2=4194304,
+        smem_optin=65536, smem_sm=65536, threads_sm=1024,
+        pci_device_id=0x1EB810DE, pci_subsystem_id=0x12A210DE, fp32_fp64=32,
+        nvml_clocks={"graphics": 300, "sm": 300, "mem": 405, "video": 540}, temp=34, power_mw=10000),
+}
+DGX_BUSES = [0x07, 0x0F, 0x47, 0x4E, 0x87, 0x90, 0xB7, 0xBD]
+DEFAULT = [("a100-80gb", i) for i in range(8)]
+DRIVER_VERSION = 13000
+NVML_DRIVER_VERSION = "580.65.06"
+
+
+def _fnv1a(s, h=0xCBF29CE484222325):
+    for c in s.encode():
+        h = ((h ^ c) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def _mix(z):
+    m = 0xFFFFFFFFFFFFFFFF
+    z = (z + 0x9E3779B97F4A7C15) & m
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+    return z ^ (z >> 31)
+
+
+def uuid_of(profile, index):
+    """The UUID scheme of fakebackend/src/core/device_model.cpp (assign_identity): a hash
+    of (profile, position), so every process and run agree; 16 bytes, GPU-8-4-4-4-12."""
+    h = _fnv1a(f"fakegpu-uuid/v1/{profile}/{index}") ^ _mix(0)
+    hi = _mix(h)
+    lo = _mix(hi ^ 0x6A09E667F3BCC909)
+    x = (hi.to_bytes(8, "big") + lo.to_bytes(8, "big")).hex()
+    return f"GPU-{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}"
+
+
+def identity(index):
+    """(domain, bus) of the device at this position of the configured list."""
+    return index // 8, DGX_BUSES[index % 8]
+
+
+# ---- running things ------------------------------------------------------------------------
+
+
+class Failure(Exception):
+    pass
+
+
+class Checker:
+    """Collects every mismatch of a case instead of stopping at the first."""
+
+    def __init__(self):
+        self.errors = []
+
+    def eq(self, what, actual, expected):
+        if actual != expected:
+            self.errors.append(f"{what}: expected {expected!r}, got {actual!r}")
+
+    def true(self, what, cond, detail=""):
+        if not cond:
+            self.errors.append(f"{what}{': ' + detail if detail else ''}")
+
+    def facts(self, what, actual, expected, ignore=()):
+        """actual and expected are dicts of facts; every expected key must be there with its
+        value, and no key may be there that is not expected (unless ignored)."""
+        for k, v in expected.items():
+            if k not in actual:
+                self.errors.append(f"{what}: missing fact {k} (expected {v!r})")
+            elif actual[k] != v:
+                self.errors.append(f"{what}: {k}: expected {v!r}, got {actual[k]!r}")
+        for k in actual:
+            if k not in expected and k not in ignore:
+                self.errors.append(f"{what}: unexpected fact {k}={actual[k]!r}")
+
+
+class Ctx:
+    def __init__(self, args, tmp):
+        self.build = os.path.abspath(args.build_dir)
+        self.bin = os.path.abspath(args.bin_dir)
+        self.lib = os.path.join(self.build, "lib")
+        self.tmp = tmp
+        self.check = Checker()
+
+    def env(self, shared_ledger=None, report=None, **extra):
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("FAKEGPU_", "CUDA_VISIBLE_DEVICES", "NUMBA_", "LD_PRELOAD", "CUDA_HOME", "CUDA_PATH"))}
+        env["LD_LIBRARY_PATH"] = self.lib
+        if shared_ledger:
+            env["FAKEGPU_LEDGER"] = shared_ledger
+        else:
+            env["FAKEGPU_ISOLATED"] = "1"
+        env["FAKEGPU_REPORT"] = report or "off"
+        env.update({k: str(v) for k, v in extra.items()})
+        return env
+
+    def program(self, name):
+        path = os.path.join(self.bin, name)
+        if not os.access(path, os.X_OK):
+            raise Failure(f"{path} was not built (the CUDA toolkit was found at configure time: build the 'all' target)")
+        return path
+
+    def run(self, argv, env, expect_rc=0, timeout=120):
+        try:
+            p = subprocess.run(argv, env=env, cwd=self.tmp, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise Failure(f"{' '.join(argv)} did not finish in {timeout} s")
+        if expect_rc is not None and p.returncode != expect_rc:
+            raise Failure(f"{' '.join(argv)} exited with {p.returncode} (expected {expect_rc})\n"
+                          f"--- stdout\n{p.stdout}--- stderr\n{p.stderr}")
+        return p
+
+    def facts(self, argv, env, **kw):
+        """Runs a program that prints key=value lines; returns them as a dict."""
+        out = self.run(argv, env, **kw).stdout
+        facts = {}
+        for line in out.splitlines():
+            if "=" not in line:
+                raise Failure(f"{argv[0]}: not a key=value line: {line!r}")
+            k, v = line.split("=", 1)
+            if k in facts:
+                raise Failure(f"{argv[0]}: fact {k} printed twice")
+            facts[k] = v
+        return facts
+
+    def report(self, path):
+        with open(path) as f:
+            return json.load(f)
+
+
+def toolkit_case(fn):
+    fn.needs = "toolkit"
+    return fn
+
+
+def numba_case(fn):
+    fn.needs = "numba"
+    return fn
+
+
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+# ---- CUDA Runtime programs (nvcc -cudart shared) ----------------------------------------------
+
+
+def devquery_expect(devices):
+    """Facts devquery.cu prints for a list of (profile, position) in visible order."""
+    e = {"driver_version": str(DRIVER_VERSION), "runtime_version": "13000", "count": str(len(devices))}
+    if not devices:
+        e.update(count_error="cudaErrorNoDevice", set_device_0="cudaErrorNoDevice", mem_get_info="cudaErrorNoDevice")
+        return e
+    e.update(count_error="cudaSuccess", current_device="0")
+    for d, (prof, pos) in enumerate(devices):
+        p = PROFILES[prof]
+        dom, bus = identity(pos)
+        k = f"dev{d}."
+        e.update({
+            k + "name": p["name"], k + "uuid": uuid_of(prof, pos), k + "totalGlobalMem": str(p["total"]),
+            k + "cc": "%d.%d" % p["cc"], k + "multiProcessorCount": str(p["sms"]), k + "pci": f"{dom:x}:{bus:x}:0",
+            k + "warpSize": "32", k + "maxThreadsPerBlock": "1024", k + "maxThreadsDim": "1024,1024,64",
+            k + "maxGridSize": "2147483647,65535,65535", k + "sharedMemPerBlock": "49152",
+            k + "sharedMemPerBlockOptin": str(p["smem_optin"]), k + "sharedMemPerMultiprocessor": str(p["smem_sm"]),
+            k + "regsPerBlock": "65536", k + "maxThreadsPerMultiProcessor": str(p["threads_sm"]),
+            k + "l2CacheSize": str(p["l2"]), k + "memoryBusWidth": str(p["bus_width"]), k + "totalConstMem": "65536",
+            k + "unifiedAddressing": "1", k + "managedMemory": "1", k + "concurrentManagedAccess": "1",
+            k + "integrated": "0",
+            k + "attr.sm_count": str(p["sms"]), k + "attr.cc_major": str(p["cc"][0]),
+            k + "attr.clock_khz": str(p["clock_khz"]), k + "attr.mem_clock_khz": str(p["mem_clock_khz"]),
+            k + "attr.pci_bus": str(bus), k + "pci_bus_id": f"{dom:04X}:{bus:02X}:00.0", k + "by_pci_bus_id": str(d),
+            k + "mem_free": str(p["total"]), k + "mem_total": str(p["total"]),
+        })
+        if len(devices) > 1:
+            e[k + "can_access_peer_next"] = "1"
+    e.update(props_out_of_range="cudaErrorInvalidDevice", set_device_out_of_range="cudaErrorInvalidDevice",
+             by_unknown_pci_bus_id="cudaErrorInvalidDevice")
+    return e
+
+
+@case
+@toolkit_case
+def devquery_default(c):
+    """8 x A100-80GB: every cudaDeviceProp field, attribute, PCI id, UUID, cudaMemGetInfo."""
+    c.check.facts("devquery", c.facts([c.program("devquery")], c.env()), devquery_expect(DEFAULT))
+
+
+@case
+@toolkit_case
+def devquery_visible_devices(c):
+    """CUDA_VISIBLE_DEVICES=5,2: two devices, renumbered, identities of positions 5 and 2."""
+    got = c.facts([c.program("devquery")], c.env(CUDA_VISIBLE_DEVICES="5,2"))
+    c.check.facts("devquery", got, devquery_expect([("a100-80gb", 5), ("a100-80gb", 2)]))
+
+
+@case
+@toolkit_case
+def devquery_visible_uuid(c):
+    """CUDA_VISIBLE_DEVICES=<UUID prefix of position 3>: that device alone."""
+    prefix = uuid_of("a100-80gb", 3)[:12]
+    got = c.facts([c.program("devquery")], c.env(CUDA_VISIBLE_DEVICES=prefix))
+    c.check.facts("devquery", got, devquery_expect([("a100-80gb", 3)]))
+
+
+@case
+@toolkit_case
+def devquery_profiles(c):
+    """FAKEGPU_DEVICES=t4,h100-80gb:2: a mixed node (peer access between parts not checked)."""
+    devs = [("t4", 0), ("h100-80gb", 1), ("h100-80gb", 2)]
+    got = c.facts([c.program("devquery")], c.env(FAKEGPU_DEVICES="t4,h100-80gb:2"))
+    expect = devquery_expect(devs)
+    peers = [k for k in expect if k.endswith("can_access_peer_next")]
+    for k in peers:
+        del expect[k]
+    c.check.facts("devquery", got, expect, ignore=peers)
+
+
+@case
+@toolkit_case
+def devquery_no_devices(c):
+    """FAKEGPU_DEVICES=0: a machine without GPUs (cudaErrorNoDevice everywhere)."""
+    c.check.facts("devquery", c.facts([c.program("devquery")], c.env(FAKEGPU_DEVICES="0")), devquery_expect([]))
+
+
+def check_no_leaks(c, report, what):
+    c.check.eq(f"{what}: report leaks", report["leaks"], {"allocations": [], "bytes": 0, "count": 0})
+    c.check.eq(f"{what}: unsupported calls", report["coverage"]["unsupported_calls"], {})
+
+
+@case
+@toolkit_case
+def vectoradd(c):
+    """<<<>>> launches recorded by name (not executed), invalid configurations rejected,
+    byte-exact copies and memsets, exact memory accounting, a deliberate leak reported."""
+    rep = os.path.join(c.tmp, "report.json")
+    got = c.facts([c.program("vectoradd")], c.env(report=rep))
+    n = 1 << 16
+    c.check.facts("vectoradd", got, {
+        "launch_vadd": "cudaSuccess", "launch_fill0": "cudaSuccess", "launch_fill1": "cudaSuccess",
+        "launch_fill2": "cudaSuccess",
+        "launch_block_2048": "cudaErrorInvalidConfiguration", "after_block_2048": "cudaSuccess",
+        "launch_grid_0": "cudaErrorInvalidConfiguration", "sync_after_bad_launches": "cudaSuccess",
+        "c_equals_a": "1", "c[10]": "10.0", "c[65535]": "65535.0", "b_roundtrip": "1",
+        "part[0]": "200.0", "part[49]": "249.0",
+        "memset_ff_bytes": str(4 * n - 8), "memset_01_bytes": "8",
+        "used_with_3_buffers": str(3 * 4 * n), "double_free": "cudaErrorInvalidValue", "used_at_exit": "4096",
+    })
+    r = c.report(rep)
+    c.check.eq("report kernel_launches", r["kernel_launches"], {"_Z4vaddPKfS0_Pfi": 1, "_Z4fillPffi": 3})
+    c.check.eq("report leak count", r["leaks"]["count"], 1)
+    c.check.eq("report leak bytes", r["leaks"]["bytes"], 4096)
+    leak = r["leaks"]["allocations"][0] if r["leaks"]["allocations"] else {}
+    c.check.eq("report leak", {k: leak.get(k) for k in ("size", "device", "kind", "api")},
+               {"size": 4096, "device": 0, "kind": "device", "api": "runtime"})
+    dev0 = r["devices"][0]
+    c.check.eq("report device 0 peak", dev0["used_memory_peak"], 3 * 4 * n + 4096)
+    c.check.eq("report device 0 current", dev0["used_memory_current"], 4096)
+    c.check.eq("report device 0 uuid", dev0["uuid"], uuid_of("a100-80gb", 0))
+    calls = r["calls"]
+    for name, count in {"cudaMalloc": 4, "cudaFree": 4, "cudaMemcpy": 7, "cudaMemset": 2,
+                        "__cudaRegisterFunction": 2, "__cudaPushCallConfiguration": 6,
+                        "__cudaLaunchKernel": 6}.items():
+        c.check.eq(f"report calls[{name}]", calls.get(name), count)
+
+
+STREAMS_FACTS = {
+    "constant_roundtrip": "1", "constant_offset3": "3.25", "constant_size": "16", "stream_flags": "1",
+    "host_fn_order": "1,2,3", "query_t1": "cudaSuccess", "query_never_recorded": "cudaSuccess",
+    "query_stream": "cudaSuccess", "elapsed_nonneg": "1",
+    "elapsed_disable_timing": "cudaErrorInvalidResourceHandle",
+    "elapsed_never_recorded": "cudaErrorInvalidResourceHandle",
+    "last_error": "cudaErrorInvalidResourceHandle", "last_error_again": "cudaSuccess",
+    "h2[0..3]": "0.0,0.0,0.0,0.0", "h2[4]": "4.0", "h2[last]": "1048575.0",
+    "query_default_stream": "cudaSuccess", "default_stream_back": "0.0,101.0,115.0", "counter": "41",
+}
+# Calls on the default stream (or taking one) that nvcc routes to the per-thread entry
+# points in a --default-stream per-thread build, with how often streams.cu makes them.
+STREAM_CALLS = {"__cudaLaunchKernel": ("_ptsz", 2), "cudaMemcpyAsync": ("_ptsz", 4), "cudaMemsetAsync": ("_ptsz", 2),
+                "cudaEventRecord": ("_ptsz", 4), "cudaStreamWaitEvent": ("_ptsz", 2),
+                "cudaStreamSynchronize": ("_ptsz", 4), "cudaStreamQuery": ("_ptsz", 2),
+                "cudaLaunchHostFunc": ("_ptsz", 2), "cudaStreamAddCallback": ("_ptsz", 1),
+                "cudaStreamGetFlags": ("_ptsz", 1), "cudaMemcpyToSymbol": ("_ptds", 2),
+                "cudaMemcpyFromSymbol": ("_ptds", 3)}
+
+
+def streams_common(c, program, per_thread):
+    rep = os.path.join(c.tmp, "report.json")
+    got = c.facts([c.program(program)], c.env(report=rep))
+    c.check.facts(program, got, dict(STREAMS_FACTS, per_thread_build="1" if per_thread else "0"))
+    r = c.report(rep)
+    c.check.eq("report kernel_launches", r["kernel_launches"], {"_Z5scalePfi": 2})
+    check_no_leaks(c, r, program)
+    for name, (suffix, count) in STREAM_CALLS.items():
+        used, unused = (name + suffix, name) if per_thread else (name, name + suffix)
+        c.check.eq(f"report calls[{used}]", r["calls"].get(used), count)
+        c.check.eq(f"report calls[{unused}]", r["calls"].get(unused), None)
+    imports = c.run(["nm", "-D", "--undefined-only", c.program(program)], os.environ).stdout
+    pt = sorted(m for m in re.findall(r"\b(\w+_pt(?:sz|ds))@", imports))
+    expect = sorted(n + s for n, (s, _) in STREAM_CALLS.items()) if per_thread else []
+    c.check.eq("per-thread imports (nm -D)", pt, expect)
+    c.check.true("imports versioned @libcudart.so.13", "cudaMalloc@libcudart.so.13" in imports, imports)
+
+
+@case
+@toolkit_case
+def streams(c):
+    """Streams, events, host functions in order, timing errors, symbols, default stream."""
+    streams_common(c, "streams", per_thread=False)
+
+
+@case
+@toolkit_case
+def streams_per_thread(c):
+    """The same program built with --default-stream per-thread: the _ptsz/_ptds imports,
+    the same facts, and the calls counted under the per-thread entry points."""
+    streams_common(c, "streams_ptds", per_thread=True)
+
+
+@case
+@toolkit_case
+def stream_query_after_event_sync(c):
+    """cudaStreamQuery is cudaSuccess right after cudaEventSynchronize on the stream's last
+    event (3000 times, the record queued behind a host function)."""
+    got = c.facts([c.program("streams"), "event_then_query"], c.env())
+    c.check.facts("streams event_then_query", got,
+                  {"stream_busy_after_its_last_event_completed": "0", "last_error": "cudaSuccess"})
+
+
+def attrs(key, typ, device, dev_is_self, host_is_self):
+    return {f"{key}.type": typ, f"{key}.device": str(device), f"{key}.devicePointer_is_self": dev_is_self,
+            f"{key}.hostPointer_is_self": host_is_self}
+
+
+@case
+@toolkit_case
+def memory_managed(c):
+    """cudaMallocManaged and __managed__ variables: host writes, device copies, memset,
+    advice and prefetch (CUDA 13 cudaMemLocation signatures), pointer attributes."""
+    rep = os.path.join(c.tmp, "report.json")
+    got = c.facts([c.program("memory"), "managed"], c.env(report=rep))
+    expect = {"managed_var_after_host_write": "8", "managed_to_device_roundtrip": "1",
+              "managed_memset_seen_by_host": "1", "managed_copy_seen_by_host": "1",
+              "managed_untouched_bytes_kept": "1", "managed_after_prefetch_intact": "1"}
+    expect.update(attrs("managed_var", "managed", 0, "1", "1"))
+    expect.update(attrs("managed", "managed", 0, "1", "1"))
+    c.check.facts("memory managed", got, expect)
+    check_no_leaks(c, c.report(rep), "memory managed")
+
+
+@case
+@toolkit_case
+def memory_pinned(c):
+    """cudaMallocHost, cudaHostAlloc(mapped|portable), cudaHostRegister: attributes, flags,
+    device pointers (unified addressing), round trips, registration errors."""
+    rep = os.path.join(c.tmp, "report.json")
+    got = c.facts([c.program("memory"), "pinned"], c.env(report=rep))
+    expect = {"host_alloc_flags": "3", "mapped_device_pointer_is_host_pointer": "1", "pinned_roundtrip": "1",
+              "device_bytes_used": str(2 * MiB), "register_twice": "cudaErrorHostMemoryAlreadyRegistered",
+              "registered_roundtrip": "1", "unregister_twice": "cudaErrorHostMemoryNotRegistered",
+              "free_host_on_device_pointer": "cudaErrorInvalidValue", "last_error": "cudaErrorInvalidValue"}
+    expect.update(attrs("malloc_host", "host", 0, "1", "1"))
+    expect.update(attrs("host_alloc_mapped", "host", 0, "1", "1"))
+    expect.update(attrs("registered", "host", 0, "1", "1"))
+    # CUDA 11+: ordinary memory is "unregistered", device -2, no device pointer.
+    expect.update(attrs("pageable", "unregistered", -2, "0", "1"))
+    expect.update(attrs("unregistered", "unregistered", -2, "0", "1"))
+    c.check.facts("memory pinned", got, expect)
+    check_no_leaks(c, c.report(rep), "memory pinned")
+
+
+@case
+@toolkit_case
+def memory_multidevice(c):
+    """Allocations on devices 0, 3, 5; cudaMemcpyPeer(Async) chain; per-device
+    cudaMemGetInfo; peer access errors; per-thread current device; out of memory."""
+    rep = os.path.join(c.tmp, "report.json")
+    got = c.facts([c.program("memory"), "multidevice"], c.env(report=rep))
+    used = [0] * 8
+    used[0], used[3], used[5] = 16 * MiB, 32 * MiB, 48 * MiB
+    expect = {"used_per_device": ",".join(map(str, used)), "current_device": "5",
+              "peer_chain_roundtrip": "1", "default_kind_cross_device": "1", "can_access_peer_0_3": "1",
+              "enable_peer_0_3": "cudaSuccess", "enable_peer_0_3_again": "cudaErrorPeerAccessAlreadyEnabled",
+              "disable_peer_0_3": "cudaSuccess", "disable_peer_0_3_again": "cudaErrorPeerAccessNotEnabled",
+              "last_error": "cudaErrorPeerAccessNotEnabled", "thread_device": "6", "thread_used_mib": "8",
+              "main_device_after_thread": "0", "alloc_81_gib": "cudaErrorMemoryAllocation",
+              "alloc_81_gib_ptr_null": "1", "last_error_after_oom": "cudaErrorMemoryAllocation",
+              "used_after_free": ",".join(["0"] * 8)}
+    expect.update(attrs("buf3", "device", 3, "1", "0"))
+    c.check.facts("memory multidevice", got, expect)
+    r = c.report(rep)
+    check_no_leaks(c, r, "memory multidevice")
+    peaks = [d["used_memory_peak"] for d in r["devices"]]
+    c.check.eq("report peaks per device", peaks, [16 * MiB, 0, 0, 32 * MiB, 0, 48 * MiB, 8 * MiB, 0])
+
+
+@case
+@toolkit_case
+def symbol_initializers(c):
+    """Initial values of __managed__, __device__ and __constant__ variables (nvcc) and of a
+    PTX .global (cuModuleLoadData) are those of the device image, as on a real GPU."""
+    got = c.facts([c.program("memory"), "initializers"], c.env())
+    c.check.facts("nvcc symbols", got, {"managed_var": "7", "managed_array": "1.5,2.5,3.5,4.5", "device_var": "5",
+                                        "constant_table": "1.25,2.50,-4.00"})
+    got = c.facts([c.program("driver_module"), "initializers"], c.env())
+    c.check.facts("PTX global", got, {"g_counter": "42"})
+
+
+# ---- a CUDA 12 client of libcudart.so.12 (no toolkit needed) ----------------------------------
+
+
+def cuda12_facts(c):
+    rep = os.path.join(c.tmp, "report.json")
+    got = c.facts([c.program("cuda12_client")], c.env(report=rep))
+    return got, c.report(rep)
+
+
+@case
+def cuda12_abi(c):
+    """libcudart.so.12 serves the CUDA 12 ABI: cudaGetDeviceProperties_v2 and the @12
+    cudaGetDeviceProperties fill the 1032-byte 12.x struct, @13 the 1008-byte one; no _v2
+    at version libcudart.so.13; nvcc-12-style registration + cudaLaunchKernel recorded."""
+    got, r = cuda12_facts(c)
+    p = PROFILES["a100-80gb"]
+    dom, bus = identity(1)
+    v12 = {"name": p["name"], "totalGlobalMem": str(p["total"]), "warpSize": "32", "cc": "8.0",
+           "clockRate": str(p["clock_khz"]), "multiProcessorCount": "108", "pci": f"{dom:x}:{bus:x}:0",
+           "memoryClockRate": str(p["mem_clock_khz"]), "memoryBusWidth": "5120", "l2CacheSize": str(p["l2"]),
+           "maxThreadsPerMultiProcessor": "2048", "sharedMemPerBlockOptin": str(p["smem_optin"]),
+           "written_past_1032": "0"}
+    expect = {"driver_version": str(DRIVER_VERSION), "count": "8", "count_error": "0", "v2_in_13": "0",
+              "props_v2.error": "0", "props12.error": "0", "props13.error": "0",
+              "props13.multiProcessorCount": "108", "props13.pci": f"{dom:x}:{bus:x}:0",
+              "props13.l2CacheSize": str(p["l2"]), "props13.written_past_1008": "0",
+              "malloc_error": "0", "launch0_error": "0", "launch1_error": "0",
+              "launch_unregistered_error": "98",  # cudaErrorInvalidDeviceFunction
+              "sync_error": "0", "free_error": "0"}
+    for k, v in v12.items():
+        expect["props_v2." + k] = v
+        expect["props12." + k] = v
+    c.check.facts("cuda12_client", got, expect, ignore=("runtime_version", "runtime_major"))
+    c.check.eq("report kernel_launches", r["kernel_launches"], {"_Z6legacyPf": 2})
+    for name in ("cudaGetDeviceProperties_v2", "cudaGetDeviceProperties@libcudart.so.12", "cudaGetDeviceProperties"):
+        c.check.eq(f"report calls[{name}]", r["calls"].get(name), 1)
+    check_no_leaks(c, r, "cuda12_client")
+
+
+@case
+def cuda12_runtime_version(c):
+    """cudaRuntimeGetVersion through libcudart.so.12 reports a 12.x runtime, as the real
+    libcudart.so.12 does (CUDA 12 programs compare it with CUDART_VERSION)."""
+    got, _ = cuda12_facts(c)
+    c.check.eq("runtime_major (cudaRuntimeGetVersion@libcudart.so.12 / 1000)", got.get("runtime_major"), "12")
+
+
+# ---- driver-API programs (g++ + cuda.h + stub libcuda.so) ----------------------------------------
+
+
+@case
+@toolkit_case
+def driver_init(c):
+    """The seed tutorial's cuInit / version / name programs, every device's identity."""
+    needed = c.run(["readelf", "-d", c.program("driver_init")], os.environ).stdout
+    c.check.true("driver_init NEEDED libcuda.so.1", "[libcuda.so.1]" in needed, needed)
+    got = c.facts([c.program("driver_init")], c.env())
+    e = {"count_before_init": "CUDA_ERROR_NOT_INITIALIZED", "error_string_before_init": "CUDA_SUCCESS",
+         "invalid_device_message": "invalid device ordinal", "init_flags_1": "CUDA_ERROR_INVALID_VALUE",
+         "driver_version": str(DRIVER_VERSION), "device0_name": PROFILES["a100-80gb"]["name"], "count": "8",
+         "bad_device.code": "101", "bad_device.name": "CUDA_ERROR_INVALID_DEVICE",
+         "bad_device.message": "invalid device ordinal", "unknown_error_code_name": "CUDA_ERROR_INVALID_VALUE",
+         "attribute_out_of_range": "CUDA_ERROR_INVALID_VALUE"}
+    for i, (prof, pos) in enumerate(DEFAULT):
+        p = PROFILES[prof]
+        dom, bus = identity(pos)
+        e.update({f"dev{i}.name": p["name"], f"dev{i}.total_mem": str(p["total"]), f"dev{i}.cc": "%d.%d" % p["cc"],
+                  f"dev{i}.sms": str(p["sms"]), f"dev{i}.pci": f"{dom:x}:{bus:x}:0",
+                  f"dev{i}.pci_bus_id": f"{dom:04X}:{bus:02X}:00.0", f"dev{i}.by_pci_bus_id": str(i),
+                  f"dev{i}.uuid": uuid_of(prof, pos)})
+    c.check.facts("driver_init", got, e)
+
+
+@case
+@toolkit_case
+def driver_context(c):
+    """The seed tutorial's context stack (cuCtxCreate_v4 with NULL params), contexts on
+    another device, a thread without a context, the primary context's reference count."""
+    got = c.facts([c.program("driver_context")], c.env())
+    c.check.facts("driver_context", got, {
+        "ctxA_set": "1", "ctxB_set": "1", "ctxA_is_not_ctxB": "1", "current_is_ctxB": "1",
+        "after_push_current_is_ctxA": "1", "popped_is_ctxA": "1", "after_pop_current_is_ctxB": "1",
+        "ctx_device": "0", "ctx2_device": "2", "ctx2_used": str(8 * MiB), "popped_is_ctx2": "1", "ctxB_used": "0",
+        "thread_get_current": "CUDA_SUCCESS", "thread_current_is_null": "1",
+        "thread_alloc_without_context": "CUDA_ERROR_INVALID_CONTEXT", "thread_set_current": "CUDA_SUCCESS",
+        "thread_device": "0", "main_current_still_ctxB": "1",
+        "primary_active_before": "0", "primary_set": "1", "primary_same_twice": "1", "primary_active": "1",
+        "primary_device": "0", "primary_active_after_one_release": "1", "primary_active_after_two_releases": "0"})
+
+
+@case
+@toolkit_case
+def driver_memory(c):
+    """The seed tutorial's memory program (cuMemsetD32 on page-locked host memory gives
+    555), exact cuMemGetInfo deltas, copies, sets of 8/16/32 bits, managed/mapped memory."""
+    rep = os.path.join(c.tmp, "report.json")
+    got = c.facts([c.program("driver_memory")], c.env(report=rep))
+    c.check.facts("driver_memory", got, {
+        "context_set": "1", "device_pointer_set": "1", "host_page_locked_memory[0]": "123.000000",
+        "after_memset_d32": "555.000000", "page_locked_memory_type": "1", "device_memory_type": "2",
+        "total": str(PROFILES["a100-80gb"]["total"]), "used_at_start": "0", "alloc_64mib_delta": str(64 * MiB),
+        "address_range_base_is_alloc": "1", "address_range_size": str(64 * MiB),
+        "htod_dtod_dtoh_roundtrip": "1", "async_partial_copy": "1",
+        # 3 x AB, host byte 3 (0x89) untouched, 2 x 0x1234, 2 x 0xDEADBEEF, host byte 16 (0x30)
+        "memset_bytes": "ababab8934123412efbeaddeefbeadde30",
+        "managed_is_managed": "1", "managed_host_write_seen": "1", "mapped_device_pointer_is_host_pointer": "1",
+        "alloc_beyond_capacity": "CUDA_ERROR_OUT_OF_MEMORY", "alloc_zero": "CUDA_ERROR_INVALID_VALUE",
+        "free_twice": "CUDA_ERROR_INVALID_VALUE", "used_at_end": "0"})
+    check_no_leaks(c, c.report(rep), "driver_memory")
+
+
+@case
+@toolkit_case
+def driver_free_without_context(c):
+    """cuMemFree / cuMemFreeHost / cuMemHostUnregister with no context current succeed: the
+    driver finds the owning context from the pointer (Numba's cuda.close() does this)."""
+    got = c.facts([c.program("driver_memory"), "free_without_context"], c.env())
+    c.check.facts("driver_memory free_without_context", got, {
+        "current_is_null": "1", "mem_free": "CUDA_SUCCESS", "mem_free_host": "CUDA_SUCCESS",
+        "mem_host_unregister": "CUDA_SUCCESS", "used_after": "0"})
+
+
+@case
+@toolkit_case
+def driver_module(c):
+    """PTX module: functions and globals looked up, cuLaunchKernel recorded by name,
+    events, cuGetProcAddress picking the ABI by version and the per-thread twins."""
+    rep = os.path.join(c.tmp, "report.json")
+    got = c.facts([c.program("driver_module")], c.env(report=rep))
+    c.check.facts("driver_module", got, {
+        "get_missing_function": "CUDA_ERROR_NOT_FOUND", "g_counter_size": "4", "g_table_size": "24",
+        "g_counter_after_write": "7", "get_missing_global": "CUDA_ERROR_NOT_FOUND",
+        "launch_block_too_big": "CUDA_ERROR_INVALID_VALUE", "event_query": "CUDA_SUCCESS", "elapsed_nonneg": "1",
+        "proc_cuMemAlloc_is_v2": "1", "proc_query": "0", "proc_cuCtxCreate_13000_is_v4": "1",
+        "proc_cuCtxCreate_3020_is_v2": "1", "proc_cuMemcpyAsync_ptsz": "1", "proc_unknown": "CUDA_ERROR_NOT_FOUND",
+        "proc_unknown_query": "1", "proc_unknown_null": "1"})
+    r = c.report(rep)
+    c.check.eq("report kernel_launches", r["kernel_launches"], {"k": 1, "k2": 4})
+    check_no_leaks(c, r, "driver_module")
+
+
+# ---- numba (python3-numba, /usr/bin/python3) -------------------------------------------------------
+
+
+def numba_env(c):
+    # A CUDA_HOME of our own: lib64/libcudart.so is the fake runtime (numba -s reports its
+    # version), nvvm/ exists so that numba's path probing does not fail; no libNVVM, no kernels.
+    home = os.path.join(c.tmp, "cuda_home")
+    for d in ("lib64", "nvvm/lib64", "nvvm/libdevice"):
+        os.makedirs(os.path.join(home, d), exist_ok=True)
+    os.symlink(os.path.join(c.lib, "libcudart.so.13"), os.path.join(home, "lib64", "libcudart.so"))
+    return c.env(NUMBA_CUDA_DRIVER=os.path.join(c.lib, "libcuda.so.1"), CUDA_HOME=home)
+
+
+def numba_json(c, mode, report=None):
+    env = numba_env(c)
+    if report:
+        env["FAKEGPU_REPORT"] = report
+    out = c.run([SYSTEM_PYTHON, os.path.join(HERE, "numba_client.py"), mode], env).stdout
+    return json.loads(out)
+
+
+def detect_lines(devices):
+    lines = [f"Found {len(devices)} CUDA devices"]
+    for i, (prof, pos) in enumerate(devices):
+        p = PROFILES[prof]
+        lines.append("id %d    %20s %40s" % (i, repr(p["name"].encode()), "[SUPPORTED]"))
+        for key, val in (("Compute Capability", "%d.%d" % p["cc"]), ("PCI Device ID", 0),
+                         ("PCI Bus ID", identity(pos)[1]), ("UUID", uuid_of(prof, pos)), ("Watchdog", "Disabled"),
+                         ("FP32/FP64 Performance Ratio", p["fp32_fp64"])):
+            lines.append("%40s: %s" % (key, val))
+    lines += ["Summary:", f"\t{len(devices)}/{len(devices)} devices are supported"]
+    return lines
+
+
+@case
+@numba_case
+def numba_sysinfo(c):
+    """`numba -s`: driver initialised, driver and runtime 13.0, the 8 devices detected."""
+    p = c.run([SYSTEM_PYTHON, "-m", "numba", "-s"], numba_env(c))
+    lines = p.stdout.splitlines()
+
+    def value(label):
+        for line in lines:
+            m = re.match(r"^" + re.escape(label) + r"\s*: (.*)$", line)
+            if m:
+                return m.group(1)
+        return None
+
+    c.check.eq("CUDA Device Initialized", value("CUDA Device Initialized"), "True")
+    c.check.eq("CUDA Driver Version", value("CUDA Driver Version"), "13.0")
+    c.check.eq("CUDA Runtime Version", value("CUDA Runtime Version"), "13.0")
+    if "CUDA Detect Output:" in lines:
+        start = lines.index("CUDA Detect Output:") + 1
+        expect = detect_lines(DEFAULT)
+        c.check.eq("CUDA Detect Output", lines[start:start + len(expect)], expect)
+    else:
+        c.check.true("numba -s prints CUDA Detect Output", False, p.stdout)
+    warnings = [line for line in lines if line.startswith("Warning (cuda)")]
+    c.check.eq("numba -s CUDA warnings", warnings, [])
+
+
+@case
+@numba_case
+def numba_detect(c):
+    """cuda.detect() and cuda.gpus: 8 devices with the fake name, CC, PCI ids and UUIDs."""
+    got = numba_json(c, "detect")
+    c.check.eq("cuda.detect() returned", got["detect_returned"], True)
+    c.check.eq("cuda.detect() output", got["detect_output"], detect_lines(DEFAULT))
+    expect = [{"id": i, "name": PROFILES[prof]["name"], "cc": list(PROFILES[prof]["cc"]), "pci_bus_id": identity(pos)[1],
+               "pci_device_id": 0, "uuid": uuid_of(prof, pos), "sm_count": PROFILES[prof]["sms"]}
+              for i, (prof, pos) in enumerate(DEFAULT)]
+    c.check.eq("cuda.gpus", got["devices"], expect)
+
+
+@case
+@numba_case
+def numba_arrays(c):
+    """Device arrays through NUMBA_CUDA_DRIVER: round trips (plain, stream, slices, pinned,
+    mapped, managed), exact memory info, events; numba binds the _v2 driver names."""
+    rep = os.path.join(c.tmp, "report.json")
+    got = numba_json(c, "arrays", report=rep)
+    total = PROFILES["a100-80gb"]["total"]
+    c.check.eq("numba arrays", got, {
+        "device": 0, "total": total, "used_at_start": 0, "to_device_roundtrip": True, "slice": [15.0, 16.5, 18.0],
+        "used_after_8000_bytes": 8000, "stream_roundtrip": True, "pinned_roundtrip": True,
+        "mapped_device_pointer_is_host_pointer": True, "mapped_after_copy": True,
+        "managed_device_pointer_is_host_pointer": True, "managed_via_device": True, "elapsed_nonneg": True})
+    calls = c.report(rep)["calls"]
+    for name in ("cuMemAlloc_v2", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuCtxGetDevice_v2", "cuMemGetInfo_v2",
+                 "cuDevicePrimaryCtxRetain", "cuMemAllocManaged", "cuMemHostAlloc", "cuEventElapsedTime_v2"):
+        c.check.true(f"numba called {name}", calls.get(name, 0) > 0, f"calls: {sorted(calls)}")
+    for name in ("cuMemAlloc", "cuMemcpyHtoD", "cuCtxGetDevice"):
+        c.check.eq(f"numba never binds the legacy {name}", calls.get(name), None)
+
+
+@case
+@numba_case
+def numba_close(c):
+    """cuda.close() with a pending deallocation (freed with no context current), then
+    select_device(3): device 3's identity and exact memory use."""
+    got = numba_json(c, "close")
+    c.check.eq("numba close", got, {
+        "selected": {"id": 3, "pci_bus_id": identity(3)[1], "uuid": uuid_of("a100-80gb", 3)},
+        "device3_used": MiB, "device3_roundtrip": True})
+
+
+# ---- NVML (ctypes, the pynvml/nvitop call pattern) -----------------------------------------------------
+
+
+def nvml(c, env):
+    out = c.run([sys.executable, os.path.join(HERE, "nvml_client.py"), os.path.join(c.lib, "libnvidia-ml.so.1")],
+                env).stdout
+    return json.loads(out)
+
+
+def nvml_device_expect(index, prof, pos, used=0, processes=()):
+    p = PROFILES[prof]
+    dom, bus = identity(pos)
+    return {
+        "index": index, "name": p["name"], "uuid": uuid_of(prof, pos),
+        "pci": {"busId": f"{dom:08X}:{bus:02X}:00.0", "busIdLegacy": f"{dom:04X}:{bus:02X}:00.0", "domain": dom,
+                "bus": bus, "device": 0, "pciDeviceId": p["pci_device_id"], "pciSubSystemId": p["pci_subsystem_id"]},
+        "memory": {"total": p["total"], "reserved": 0, "free": p["total"] - used, "used": used},
+        "processes": [{"pid": pid, "usedGpuMemory": b, "gpuInstanceId": 0xFFFFFFFF, "computeInstanceId": 0xFFFFFFFF}
+                      for pid, b in processes],
+        "utilization": {"gpu": 0, "memory": 0}, "temperature": p["temp"], "power_mw": p["power_mw"],
+        "clocks_mhz": p["nvml_clocks"],
+    }
+
+
+def nvml_expect(devices, usage=None):
+    usage = usage or {}
+    devs = []
+    for i, (prof, pos) in enumerate(devices):
+        procs = usage.get(i, [])
+        devs.append(nvml_device_expect(i, prof, pos, sum(b for _, b in procs), procs))
+    return {"driver_version": NVML_DRIVER_VERSION, "cuda_driver_version": DRIVER_VERSION,
+            "cuda_driver_version_v2": DRIVER_VERSION, "count": len(devices), "devices": devs}
+
+
+def check_nvml(c, what, got, expect):
+    if got.get("count") != expect["count"] or len(got.get("devices", [])) != len(expect["devices"]):
+        c.check.eq(what, got, expect)
+        return
+    for k in ("driver_version", "cuda_driver_version", "cuda_driver_version_v2", "count"):
+        c.check.eq(f"{what}: {k}", got[k], expect[k])
+    for g, e in zip(got["devices"], expect["devices"]):
+        for k in e:
+            if k == "processes":
+                c.check.eq(f"{what}: device {e['index']} processes",
+                           sorted(g[k], key=lambda x: x["pid"]), sorted(e[k], key=lambda x: x["pid"]))
+            else:
+                c.check.eq(f"{what}: device {e['index']} {k}", g.get(k), e[k])
+
+
+@case
+def nvml_default(c):
+    """The pynvml/nvitop call pattern on 8 idle A100s: every value exact; NVML ignores
+    CUDA_VISIBLE_DEVICES, as the real one does."""
+    check_nvml(c, "nvml", nvml(c, c.env()), nvml_expect(DEFAULT))
+    check_nvml(c, "nvml with CUDA_VISIBLE_DEVICES=3", nvml(c, c.env(CUDA_VISIBLE_DEVICES="3")), nvml_expect(DEFAULT))
+
+
+@case
+def nvml_profiles(c):
+    """FAKEGPU_DEVICES=t4,h100-80gb:2 through NVML: names, memory, PCI ids, clocks, power."""
+    devs = [("t4", 0), ("h100-80gb", 1), ("h100-80gb", 2)]
+    check_nvml(c, "nvml", nvml(c, c.env(FAKEGPU_DEVICES="t4,h100-80gb:2")), nvml_expect(devs))
+
+
+# ---- several processes on shared devices ---------------------------------------------------------------
+
+
+class Workload:
+    """build/bin/workload in the background; ready once it printed its line."""
+
+    def __init__(self, c, env, *args):
+        self.argv = [os.path.join(c.build, "bin", "workload"), *map(str, args)]
+        self.p = subprocess.Popen(self.argv, env=env, cwd=c.tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True)
+        self.pid = self.p.pid
+
+    def ready_line(self, timeout=60):
+        """Blocks until the program has printed its first line (its allocation is made and
+        touched): the readiness signal. The timeout only bounds a broken run."""
+        sel = selectors.DefaultSelector()
+        sel.register(self.p.stdout, selectors.EVENT_READ)
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not sel.select(left):
+                self.kill()
+                raise Failure(f"{' '.join(self.argv)} printed nothing in {timeout} s")
+            line = self.p.stdout.readline()
+            if line:
+                return line.rstrip("\n")
+            if self.p.poll() is not None:
+                raise Failure(f"{' '.join(self.argv)} exited with {self.p.returncode} before it was ready: "
+                              f"{self.p.stderr.read()}")
+
+    def kill(self, reap=True):
+        if self.p.poll() is None:
+            os.kill(self.pid, signal.SIGKILL)
+        if reap:
+            self.p.wait()
+
+    def wait_dead_unreaped(self):
+        """Waits until the killed child is a zombie, without reaping it (WNOWAIT)."""
+        os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
+
+
+def meminfo(c, env, *devs):
+    out = c.run([sys.executable, os.path.join(HERE, "cuda_meminfo.py"), os.path.join(c.lib, "libcudart.so.13"),
+                 *map(str, devs)], env).stdout
+    return {int(k): tuple(v) for k, v in json.loads(out).items()}
+
+
+@case
+def cross_process(c):
+    """Two processes hold 48 and 80 MiB on device 1; NVML in a third lists both with their
+    exact bytes, cudaMemGetInfo in a fourth sees the sum; SIGKILL one (reaped): its memory
+    comes back; a process that exits leaking memory gives it back too."""
+    env = c.env(shared_ledger=os.path.join(c.tmp, "ledger"))
+    total = PROFILES["a100-80gb"]["total"]
+    a = Workload(c, env, "alloc", 1, 48, 600000)
+    b = Workload(c, env, "alloc", 1, 80, 600000)
+    try:
+        c.check.eq("workload a ready line", a.ready_line(), f"pid {a.pid}: 48 MiB on device 1")
+        c.check.eq("workload b ready line", b.ready_line(), f"pid {b.pid}: 80 MiB on device 1")
+        check_nvml(c, "nvml, a and b alive", nvml(c, env),
+                   nvml_expect(DEFAULT, {1: [(a.pid, 48 * MiB), (b.pid, 80 * MiB)]}))
+        c.check.eq("cudaMemGetInfo, a and b alive", meminfo(c, env, 0, 1),
+                   {0: (total, total), 1: (total - 128 * MiB, total)})
+
+        a.kill()
+        check_nvml(c, "nvml after SIGKILL of a", nvml(c, env), nvml_expect(DEFAULT, {1: [(b.pid, 80 * MiB)]}))
+        c.check.eq("cudaMemGetInfo after SIGKILL of a", meminfo(c, env, 1), {1: (total - 80 * MiB, total)})
+
+        leak = c.run([os.path.join(c.build, "bin", "workload"), "leak", "2", "64"], env)
+        c.check.true("leak workload printed its line", "64 MiB on device 2" in leak.stdout, leak.stdout)
+        check_nvml(c, "nvml after the leaking process exited", nvml(c, env),
+                   nvml_expect(DEFAULT, {1: [(b.pid, 80 * MiB)]}))
+
+        b.kill()
+        check_nvml(c, "nvml after SIGKILL of b", nvml(c, env), nvml_expect(DEFAULT))
+        c.check.eq("cudaMemGetInfo after both", meminfo(c, env, 1, 2), {1: (total, total), 2: (total, total)})
+    finally:
+        a.kill()
+        b.kill()
+
+
+@case
+def cross_process_zombie(c):
+    """A SIGKILLed process's memory comes back as soon as it is dead, before its parent
+    reaps it (the real driver frees it when the process exits, not when it is waited for)."""
+    env = c.env(shared_ledger=os.path.join(c.tmp, "ledger"))
+    total = PROFILES["a100-80gb"]["total"]
+    a = Workload(c, env, "alloc", 4, 32, 600000)
+    try:
+        c.check.eq("workload ready line", a.ready_line(), f"pid {a.pid}: 32 MiB on device 4")
+        os.kill(a.pid, signal.SIGKILL)
+        a.wait_dead_unreaped()
+        c.check.eq("cudaMemGetInfo, killed and not reaped", meminfo(c, env, 4), {4: (total, total)})
+        check_nvml(c, "nvml, killed and not reaped", nvml(c, env), nvml_expect(DEFAULT))
+    finally:
+        a.kill()
+
+
+@case
+def cross_process_capacity(c):
+    """Processes share a device's capacity: on a 256 MiB device where one process holds
+    96 MiB, another fits exactly 5 x 32 MiB; after the holder is killed, 8 x 32 MiB."""
+    config = os.path.join(c.tmp, "devices.json")
+    with open(config, "w") as f:
+        json.dump({"devices": [{"profile": "t4", "total_memory": "256MiB"}]}, f)
+    env = c.env(shared_ledger=os.path.join(c.tmp, "ledger"), FAKEGPU_CONFIG=config)
+    holder = Workload(c, env, "alloc", 0, 96, 600000)
+    workload = os.path.join(c.build, "bin", "workload")
+    try:
+        c.check.eq("holder ready line", holder.ready_line(), f"pid {holder.pid}: 96 MiB on device 0")
+        out = c.run([workload, "grow", "0", "32"], env).stdout
+        c.check.true("grow beside the holder", "device 0 full after 5 x 32 MiB" in out, out)
+        holder.kill()
+        out = c.run([workload, "grow", "0", "32"], env).stdout
+        c.check.true("grow alone", "device 0 full after 8 x 32 MiB" in out, out)
+    finally:
+        holder.kill()
+
+
+# ---- main ----------------------------------------------------------------------------------------------
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("case", nargs="?")
+    ap.add_argument("--list", action="store_true", help="print the case names")
+    ap.add_argument("--build-dir", help="the build tree (lib/, bin/workload)")
+    ap.add_argument("--bin-dir", help="where the client programs were built")
+    ap.add_argument("--toolkit-missing", default="", help="why the toolkit programs were not built")
+    args = ap.parse_args(argv[1:])
+    if args.list:
+        print("\n".join(CASES))
+        return 0
+    if args.case not in CASES or not args.build_dir or not args.bin_dir:
+        ap.error(f"a case ({', '.join(CASES)}), --build-dir and --bin-dir are required")
+    fn = CASES[args.case]
+    needs = getattr(fn, "needs", None)
+    if needs == "toolkit" and args.toolkit_missing:
+        print(f"SKIPPED: {args.toolkit_missing}")
+        return SKIP
+    if needs == "numba":
+        probe = None
+        if os.access(SYSTEM_PYTHON, os.X_OK):
+            probe = subprocess.run([SYSTEM_PYTHON, "-c", "import numba, numpy"], capture_output=True, text=True)
+        if probe is None or probe.returncode != 0:
+            why = "not found" if probe is None else "cannot import numba: " + probe.stderr.strip().splitlines()[-1]
+            print(f"SKIPPED: {SYSTEM_PYTHON} with numba is needed ({why}); install python3-numba")
+            return SKIP
+    print(f"{args.case}: {(fn.__doc__ or '').strip()}")
+    with tempfile.TemporaryDirectory(prefix=f"fakegpu-clients-{args.case}-") as tmp:
+        c = Ctx(args, tmp)
+        try:
+            fn(c)
+        except Failure as e:
+            c.check.errors.append(str(e))
+    if c.check.errors:
+        print(f"FAILED: {len(c.check.errors)} mismatch(es)")
+        for err in c.check.errors:
+            print("  " + err)
+        return 1
+    print("passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
