@@ -6,6 +6,10 @@
 2. Every exported function starts with the 5-byte NOP 0f 1f 44 00 00 (cheap uprobe site).
 3. Every USDT probe site (.note.stapsdt) is a 5-byte NOP, and the probes the collector
    uses exist: fakegpu:alloc, free, implicit_free, ctx_switch.
+4. Only the library's own thread-locals use the static TLS model, and they stay small:
+   a static-model reference to another library's TLS (libstdc++'s) makes loading that
+   library later fail ("cannot allocate memory in static TLS block", seen with numba),
+   and a TLS block larger than glibc's spare static space makes dlopen of us fail.
 """
 import argparse
 import re
@@ -82,6 +86,23 @@ def usdt_sites(lib: Path):
     return sites
 
 
+def tls_problems(lib: Path):
+    problems = []
+    relocs = subprocess.run(["readelf", "-rW", str(lib)], check=True, capture_output=True, text=True).stdout
+    for line in relocs.splitlines():
+        parts = line.split()
+        # Offset, Info, Type, Symbol value, Symbol name + addend: a named TPOFF relocation
+        # refers to another object's thread-local.
+        if len(parts) >= 5 and parts[2] in ("R_X86_64_TPOFF64", "R_X86_64_TPOFF32"):
+            problems.append(f"static-model TLS reference to {parts[4]}")
+    phdrs = subprocess.run(["readelf", "-lW", str(lib)], check=True, capture_output=True, text=True).stdout
+    for line in phdrs.splitlines():
+        parts = line.split()
+        if parts and parts[0] == "TLS" and int(parts[5], 16) > 512:
+            problems.append(f"TLS block of {int(parts[5], 16)} bytes (keep it under 512)")
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--lib", required=True, type=Path)
@@ -108,6 +129,7 @@ def main():
     bad_sites = [(n, hex(a)) for n, a in sites if elf.read(a, 5) != NOP5]
     if bad_sites:
         failures.append(f"{len(bad_sites)} USDT sites are not 5-byte NOPs, e.g. {bad_sites[:5]}")
+    failures += tls_problems(args.lib)
     print(f"exports: {len(have)} (listed {len(want)}); USDT sites: {len(sites)} in probes {sorted(names)}")
     for f in failures:
         print("FAIL:", f)

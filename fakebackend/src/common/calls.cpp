@@ -36,7 +36,7 @@ struct ThreadBlock {
     delete[] counts;
   }
 };
-thread_local ThreadBlock t_block;
+FG_TLS thread_local ThreadBlock t_block;
 
 }  // namespace
 

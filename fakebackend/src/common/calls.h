@@ -7,6 +7,13 @@
 #include <array>
 #include <cstdint>
 
+// The trampolines read their counter pointer with initial-exec TLS, which puts all of the
+// library's (small) TLS in the static block; the hot thread_locals of the core use the same
+// model (FG_TLS) and skip __tls_get_addr. Only our own variables: applying the model to the
+// whole build would also bind libstdc++'s thread-locals that way, and a process that loads
+// libstdc++ after us (Python) would then fail with "cannot allocate memory in static TLS".
+#define FG_TLS [[gnu::tls_model("initial-exec")]]
+
 extern "C" {
 // Read by the trampolines; initial-exec so the access is two instructions.
 [[gnu::visibility("hidden")]] extern __thread uint64_t* fg_tls_counts

@@ -19,7 +19,7 @@ namespace fg {
 namespace {
 
 std::atomic<Backend*> g_backend{nullptr};
-thread_local ThreadState t_state;
+FG_TLS thread_local ThreadState t_state;
 
 constexpr unsigned kind_bit(MemKind k) { return 1u << static_cast<unsigned>(k); }
 
@@ -388,7 +388,8 @@ Status Backend::runtime_set_device(int ordinal) {
 
 Status Backend::runtime_ctx(Context** out) {
   // NVIDIA's runtime calls cuInit before its first context: driver calls work after it.
-  driver_init_.store(true, std::memory_order_release);
+  // (Written only once: a store on every call would bounce this line between threads.)
+  if (!driver_init_.load(std::memory_order_relaxed)) driver_init_.store(true, std::memory_order_release);
   Context* cur = current_ctx();
   if (cur && cur->active.load(std::memory_order_acquire)) {
     *out = cur;
@@ -453,16 +454,12 @@ Arena* Backend::host_arena() {
 bool Backend::book_reserve(Device* dev, MemKind kind, uint64_t bytes) noexcept {
   if (!dev) return true;  // host memory with no device configured: nothing to book
   const ledger::Kind k = ledger_kind(kind);
-  uint64_t mine = 0;
-  if (!ledger_->reserve(dev->ledger_index, k, bytes, &mine) &&
-      (ledger_->reap_dead() == 0 || !ledger_->reserve(dev->ledger_index, k, bytes, &mine)))
-    return false;
-  if (k != ledger::kHost) {
-    // The peak is read far more often than it moves: no write unless it rises.
-    const uint64_t now = mine + ledger_->mine(dev->ledger_index, k == ledger::kDevice ? ledger::kManaged : ledger::kDevice);
-    uint64_t peak = dev->peak.load(std::memory_order_relaxed);
-    while (now > peak && !dev->peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-    }
+  uint64_t peak = dev->peak.load(std::memory_order_relaxed);
+  uint64_t high = 0;
+  // The ledger's exact check already reclaims dead processes before it refuses.
+  if (!ledger_->reserve(dev->ledger_index, k, bytes, peak, &high)) return false;
+  // The peak is read far more often than it moves: no write unless it rises.
+  while (high > peak && !dev->peak.compare_exchange_weak(peak, high, std::memory_order_relaxed)) {
   }
   return true;
 }

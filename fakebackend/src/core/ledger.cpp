@@ -1,5 +1,6 @@
 #include "core/ledger.h"
 
+#include "common/calls.h"
 #include "common/log.h"
 #include "core/errors.h"
 
@@ -253,7 +254,7 @@ int Ledger::collect_unused() noexcept {
       d.state.store(w, std::memory_order_release);
       continue;
     }
-    d.used.store(0, std::memory_order_relaxed);
+    d.reserved.store(0, std::memory_order_relaxed);
     d.state.store(kFree, std::memory_order_release);
     ++freed;
   }
@@ -301,7 +302,8 @@ uint32_t Ledger::register_device(const uint8_t uuid[16], uint64_t total, const s
         }
         std::memcpy(d.uuid, uuid, 16);
         d.total = total;
-        d.used.store(0, std::memory_order_relaxed);
+        d.reserved.store(0, std::memory_order_relaxed);
+        d.exact_lock.store(kFree, std::memory_order_relaxed);
         std::snprintf(d.name, sizeof d.name, "%s", name.c_str());
         procs_[me].devices[i / 64].fetch_or(1ull << (i % 64), std::memory_order_seq_cst);
         d.state.store(state_word(kReady, pid), std::memory_order_release);
@@ -328,9 +330,8 @@ void Ledger::claim_slot() {
       s.pid = pid;
       s.start_time = start;
       self_comm(s.comm);
+      // Books are zero: every path that frees a slot empties it first.
       for (auto& b : s.devices) b.store(0, std::memory_order_relaxed);
-      for (auto& dev : s.used)
-        for (auto& k : dev) k.store(0, std::memory_order_relaxed);
       s.state.store(state_word(kReady, pid), std::memory_order_release);
       int none = -1;
       if (!slot_.compare_exchange_strong(none, static_cast<int>(i)))
@@ -345,7 +346,70 @@ void Ledger::claim_slot() {
 
 ProcSlot& Ledger::slot() noexcept { return procs_[slot_.load(std::memory_order_relaxed)]; }
 
-bool Ledger::reserve(uint32_t dev, Kind kind, uint64_t bytes, uint64_t* mine) noexcept {
+namespace {
+// A shard's lock is only ever taken by threads of the process that owns the slot.
+struct ShardLock {
+  explicit ShardLock(Shard& s) : s_(s) {
+    while (s_.lock.exchange(1, std::memory_order_acquire))
+      while (s_.lock.load(std::memory_order_relaxed)) __builtin_ia32_pause();
+  }
+  ~ShardLock() { s_.lock.store(0, std::memory_order_release); }
+  Shard& s_;
+};
+
+std::atomic<uint32_t> g_next_shard{0};
+FG_TLS thread_local int t_shard = -1;  // an int: the library's TLS must stay tiny (static TLS block)
+}  // namespace
+
+Shard& Ledger::my_shard() noexcept {
+  if (t_shard < 0) t_shard = static_cast<int>(g_next_shard.fetch_add(1, std::memory_order_relaxed) % kShards);
+  return slot().shards[t_shard];
+}
+
+bool Ledger::take(uint32_t dev, uint64_t n) noexcept {
+  DeviceEntry& d = devs_[dev];
+  if (n > d.total) return false;
+  const uint64_t before = d.reserved.fetch_add(n, std::memory_order_relaxed);
+  if (before > d.total - n) {
+    d.reserved.fetch_sub(n, std::memory_order_relaxed);
+    return false;
+  }
+  return true;
+}
+
+uint64_t Ledger::slot_used(const ProcSlot& s, uint32_t dev) const noexcept {
+  uint64_t u = 0;
+  for (const Shard& sh : s.shards)
+    u += sh.used[dev][kDevice].load(std::memory_order_relaxed) + sh.used[dev][kManaged].load(std::memory_order_relaxed);
+  return u;
+}
+
+// At capacity, quotas other shards hold unused must not refuse an allocation that fits:
+// under the device's exact lock, what every live process really holds decides, and the
+// grant may lift `reserved` above the total (the unused quotas make up for it).
+bool Ledger::take_exact(uint32_t dev, uint64_t n, uint64_t bytes) noexcept {
+  DeviceEntry& d = devs_[dev];
+  const int pid = ::getpid();
+  for (;;) {
+    uint64_t w = d.exact_lock.load(std::memory_order_acquire);
+    if (state_of(w) == kBusy) {
+      if (!wait_not_busy(d.exact_lock, &w)) continue;  // its holder died: freed
+      if (state_of(w) == kBusy) continue;
+    }
+    if (d.exact_lock.compare_exchange_weak(w, state_word(kBusy, pid), std::memory_order_acq_rel)) break;
+  }
+  reap_dead();
+  uint64_t used = 0;
+  for (uint32_t i = 0; i < kMaxProcs; ++i)
+    if (state_of(procs_[i].state.load(std::memory_order_acquire)) == kReady) used += slot_used(procs_[i], dev);
+  const bool fits = bytes <= d.total && used <= d.total - bytes;
+  if (fits) d.reserved.fetch_add(n, std::memory_order_relaxed);
+  d.exact_lock.store(kFree, std::memory_order_release);
+  return fits;
+}
+
+bool Ledger::reserve(uint32_t dev, Kind kind, uint64_t bytes, uint64_t peak, uint64_t* high) noexcept {
+  if (high) *high = 0;
   if (slot_.load(std::memory_order_acquire) < 0) {
     try {
       claim_slot();
@@ -354,31 +418,85 @@ bool Ledger::reserve(uint32_t dev, Kind kind, uint64_t bytes, uint64_t* mine) no
       return false;
     }
   }
+  Shard& sh = my_shard();
+  ShardLock lock(sh);
   if (kind != kHost) {
-    DeviceEntry& d = devs_[dev];
-    uint64_t cur = d.used.load(std::memory_order_relaxed);
-    do {
-      if (bytes > d.total || cur > d.total - bytes) return false;
-    } while (!d.used.compare_exchange_weak(cur, cur + bytes, std::memory_order_relaxed));
+    const uint64_t used = sh.used[dev][kDevice].load(std::memory_order_relaxed) +
+                          sh.used[dev][kManaged].load(std::memory_order_relaxed);
+    const uint64_t quota = sh.quota[dev].load(std::memory_order_relaxed);
+    if (used + bytes > quota) {
+      const uint64_t need = used + bytes - quota;
+      uint64_t grant = std::max(need, kQuotaChunk);
+      if (!take(dev, grant)) {
+        grant = need;
+        if (!take(dev, grant) && !take_exact(dev, grant, bytes)) return false;
+      }
+      sh.quota[dev].store(quota + grant, std::memory_order_relaxed);
+    }
   }
-  const uint64_t now = slot().used[dev][kind].fetch_add(bytes, std::memory_order_relaxed) + bytes;
-  if (mine) *mine = now;
+  // Under the shard lock: plain stores suffice (readers in other processes load atomically).
+  const uint64_t now = sh.used[dev][kind].load(std::memory_order_relaxed) + bytes;
+  sh.used[dev][kind].store(now, std::memory_order_relaxed);
+  if (high && kind != kHost) {
+    // The process total sums every shard. Reading the others (lines other threads write)
+    // only when this shard plus what they held at the last look could pass the peak keeps
+    // a steady alloc/free loop off them; a single thread's peak is exact, concurrent
+    // threads' may be read a little late.
+    const uint64_t shard_total = now + sh.used[dev][kind == kDevice ? kManaged : kDevice].load(std::memory_order_relaxed);
+    if (shard_total + sh.others_seen[dev] > peak) {
+      const uint64_t total = slot_used(slot(), dev);
+      sh.others_seen[dev] = total - shard_total;
+      if (total > peak) *high = total;
+    }
+  }
   return true;
 }
 
 uint64_t Ledger::mine(uint32_t dev, Kind kind) const noexcept {
   const int i = slot_.load(std::memory_order_acquire);
-  return i < 0 ? 0 : procs_[i].used[dev][kind].load(std::memory_order_relaxed);
+  if (i < 0) return 0;
+  uint64_t u = 0;
+  for (const Shard& sh : procs_[i].shards) u += sh.used[dev][kind].load(std::memory_order_relaxed);
+  return u;
 }
 
 void Ledger::release(uint32_t dev, Kind kind, uint64_t bytes) noexcept {
   if (slot_.load(std::memory_order_relaxed) < 0) return;
-  slot().used[dev][kind].fetch_sub(bytes, std::memory_order_relaxed);
-  if (kind != kHost) devs_[dev].used.fetch_sub(bytes, std::memory_order_relaxed);
+  Shard& sh = my_shard();
+  ShardLock lock(sh);
+  sh.used[dev][kind].store(sh.used[dev][kind].load(std::memory_order_relaxed) - bytes, std::memory_order_relaxed);
+  if (kind == kHost) return;
+  // A shard keeps at most two chunks it does not use; the rest goes back to the device.
+  const uint64_t used = sh.used[dev][kDevice].load(std::memory_order_relaxed) +
+                        sh.used[dev][kManaged].load(std::memory_order_relaxed);
+  const uint64_t quota = sh.quota[dev].load(std::memory_order_relaxed);
+  if (quota > used + 2 * kQuotaChunk) {
+    const uint64_t back = quota - used - kQuotaChunk;
+    sh.quota[dev].store(quota - back, std::memory_order_relaxed);
+    devs_[dev].reserved.fetch_sub(back, std::memory_order_relaxed);
+  }
 }
 
-uint64_t Ledger::used(uint32_t dev) const noexcept { return devs_[dev].used.load(std::memory_order_relaxed); }
+uint64_t Ledger::used(uint32_t dev) const noexcept {
+  uint64_t u = 0;
+  for (uint32_t i = 0; i < kMaxProcs; ++i)
+    if (state_of(procs_[i].state.load(std::memory_order_acquire)) == kReady) u += slot_used(procs_[i], dev);
+  return u;
+}
 uint64_t Ledger::total(uint32_t dev) const noexcept { return devs_[dev].total; }
+
+void Ledger::empty_slot(ProcSlot& s) noexcept {
+  for (Shard& sh : s.shards) {
+    for (uint32_t d = 0; d < kMaxDevices; ++d) {
+      const uint64_t q = sh.quota[d].exchange(0, std::memory_order_relaxed);
+      if (q) devs_[d].reserved.fetch_sub(q, std::memory_order_relaxed);
+      for (auto& k : sh.used[d]) k.store(0, std::memory_order_relaxed);
+      sh.others_seen[d] = 0;
+    }
+    sh.lock.store(0, std::memory_order_relaxed);
+  }
+  for (auto& b : s.devices) b.store(0, std::memory_order_relaxed);
+}
 
 int Ledger::reap_dead() noexcept {
   int reaped = 0;
@@ -402,16 +520,8 @@ int Ledger::reap_dead() noexcept {
       default: continue;
     }
     if (!s.state.compare_exchange_strong(w, state_word(kReclaiming, me), std::memory_order_acq_rel)) continue;
-    for (uint32_t d = 0; d < kMaxDevices; ++d) {
-      uint64_t booked = 0;
-      for (int k = 0; k < kKinds; ++k) {
-        uint64_t v = s.used[d][k].exchange(0, std::memory_order_relaxed);
-        if (k != kHost) booked += v;
-      }
-      if (booked) devs_[d].used.fetch_sub(booked, std::memory_order_relaxed);
-    }
+    empty_slot(s);
     FG_LOG(Info, Core, "reclaimed the fake-GPU memory of exited process %d (%s)", s.pid, s.comm);
-    for (auto& b : s.devices) b.store(0, std::memory_order_relaxed);
     s.pid = 0;
     s.state.store(kFree, std::memory_order_release);
     ++reaped;
@@ -428,7 +538,7 @@ std::vector<ProcessUsage> Ledger::processes(uint32_t dev) {
     ProcessUsage u{s.pid, std::string(s.comm, strnlen(s.comm, sizeof s.comm)), {}};
     bool any = false;
     for (int k = 0; k < kKinds; ++k) {
-      u.used[k] = s.used[dev][k].load(std::memory_order_relaxed);
+      for (const Shard& sh : s.shards) u.used[k] += sh.used[dev][k].load(std::memory_order_relaxed);
       any |= u.used[k] != 0;
     }
     if (any) out.push_back(std::move(u));
@@ -440,15 +550,7 @@ void Ledger::release_process() noexcept {
   const int i = slot_.exchange(-1, std::memory_order_acq_rel);
   if (i < 0) return;
   ProcSlot& s = procs_[i];
-  for (uint32_t d = 0; d < kMaxDevices; ++d) {
-    uint64_t booked = 0;
-    for (int k = 0; k < kKinds; ++k) {
-      uint64_t v = s.used[d][k].exchange(0, std::memory_order_relaxed);
-      if (k != kHost) booked += v;
-    }
-    if (booked) devs_[d].used.fetch_sub(booked, std::memory_order_relaxed);
-  }
-  for (auto& b : s.devices) b.store(0, std::memory_order_relaxed);
+  empty_slot(s);
   s.pid = 0;
   s.state.store(kFree, std::memory_order_release);
 }

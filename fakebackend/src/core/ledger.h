@@ -15,7 +15,13 @@ namespace fg::ledger {
 
 inline constexpr uint32_t kMaxDevices = 256;
 inline constexpr uint32_t kMaxProcs = 1024;
-inline constexpr uint32_t kVersion = 2;
+inline constexpr uint32_t kVersion = 3;
+// Threads of a process book into kShards shards of its slot (thread i uses shard i % kShards),
+// so concurrent allocations of one process do not fight over one cache line.
+inline constexpr uint32_t kShards = 4;
+// A shard reserves device capacity in chunks; only a chunk boundary touches the device's
+// shared counter. Near capacity an exact check of every process's usage decides.
+inline constexpr uint64_t kQuotaChunk = 256ull << 20;
 
 enum Kind : int { kDevice = 0, kManaged = 1, kHost = 2, kKinds = 3 };
 
@@ -32,8 +38,18 @@ struct alignas(64) DeviceEntry {
   std::atomic<uint64_t> state;  // kFree, kBusy (being filled), kReady
   uint8_t uuid[16];
   uint64_t total;               // capacity in bytes
-  std::atomic<uint64_t> used;   // device + managed bytes booked by every process
+  std::atomic<uint64_t> reserved;    // capacity handed to shards (Σ of their quotas), may exceed
+                                     // total only after an exact check allowed it
+  std::atomic<uint64_t> exact_lock;  // state word (kBusy, pid) while an exact check runs
   char name[96];
+};
+
+struct alignas(64) Shard {
+  std::atomic<uint32_t> lock;   // taken by this process's threads only
+  uint32_t reserved0;
+  std::atomic<uint64_t> used[kMaxDevices][kKinds];  // exact bytes, by ledger device index
+  std::atomic<uint64_t> quota[kMaxDevices];         // capacity reserved (device + managed)
+  uint64_t others_seen[kMaxDevices];  // the other shards' bytes when last summed (peak checks)
 };
 
 struct alignas(64) ProcSlot {
@@ -44,7 +60,7 @@ struct alignas(64) ProcSlot {
   char comm[16];
   // Device entries this process uses: an entry no live slot references can be reused.
   std::atomic<uint64_t> devices[kMaxDevices / 64];
-  std::atomic<uint64_t> used[kMaxDevices][kKinds];  // by ledger device index
+  Shard shards[kShards];
 };
 
 struct Header {
@@ -81,14 +97,16 @@ class Ledger {
   uint32_t register_device(const uint8_t uuid[16], uint64_t total, const std::string& name);
 
   // Books `bytes` of `kind` on ledger device `dev` for this process. Device and managed
-  // bytes count against capacity: returns false (nothing booked) when they would not fit.
-  // On success *mine (if given) is what this process now holds of that kind there.
-  bool reserve(uint32_t dev, Kind kind, uint64_t bytes, uint64_t* mine = nullptr) noexcept;
+  // bytes count against capacity: returns false (nothing booked) only when they do not fit
+  // beside what every process holds. If the booking may lift this process's device +
+  // managed bytes above `peak`, *high gets that total (else 0).
+  bool reserve(uint32_t dev, Kind kind, uint64_t bytes, uint64_t peak = UINT64_MAX,
+               uint64_t* high = nullptr) noexcept;
   void release(uint32_t dev, Kind kind, uint64_t bytes) noexcept;
-  // What this process holds of `kind` on ledger device `dev`.
+  // What this process holds of `kind` on ledger device `dev` (exact).
   uint64_t mine(uint32_t dev, Kind kind) const noexcept;
 
-  uint64_t used(uint32_t dev) const noexcept;   // device + managed, all processes
+  uint64_t used(uint32_t dev) const noexcept;   // device + managed, all live processes (exact)
   uint64_t total(uint32_t dev) const noexcept;
 
   // Reclaims the slots of processes that died without cleaning up; returns how many.
@@ -107,6 +125,11 @@ class Ledger {
   int collect_unused() noexcept;  // frees device entries no live process uses
   bool wait_not_busy(std::atomic<uint64_t>& state, uint64_t* w) noexcept;
   void mark_device(uint32_t dev) noexcept;
+  Shard& my_shard() noexcept;
+  bool take(uint32_t dev, uint64_t n) noexcept;                 // quota from the device counter
+  bool take_exact(uint32_t dev, uint64_t n, uint64_t bytes) noexcept;  // at capacity
+  uint64_t slot_used(const ProcSlot& s, uint32_t dev) const noexcept;   // device + managed
+  void empty_slot(ProcSlot& s) noexcept;  // returns its quotas, zeroes its books
   void init_header() noexcept;
   void attach_shared();
   int create_published(unsigned mode);   // fd of the new ledger, or -2 if another process won

@@ -1,5 +1,6 @@
 #include "core/memory.h"
 
+#include "common/calls.h"
 #include "common/log.h"
 
 #include <algorithm>
@@ -83,7 +84,7 @@ struct ThreadCachesHolder {
     return *caches;
   }
 };
-thread_local ThreadCachesHolder t_caches;
+FG_TLS thread_local ThreadCachesHolder t_caches;
 }
 
 // ---- Arena -------------------------------------------------------------------------------------

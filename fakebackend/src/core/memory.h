@@ -117,7 +117,7 @@ class AllocTable {
   size_t size() const;
 
  private:
-  static constexpr int kShards = 64;
+  static constexpr int kShards = 256;
   struct Entry {
     uintptr_t key = 0;  // 0 = empty, 1 = tombstone
     Allocation a;
@@ -137,8 +137,17 @@ class AllocTable {
     std::vector<Entry> slots;
     size_t used = 0, tombs = 0;
   };
-  static size_t shard_of(uintptr_t p) { return ((p >> 9) * 0x9E3779B97F4A7C15ull) >> 58; }
-  static size_t hash(uintptr_t p) { return (p >> 9) * 0xD6E8FEB86659FD93ull; }
+  // Block addresses are aligned (512 B .. 4 MiB) and regular, and a plain multiplicative
+  // hash of them collided systematically (two threads' 1 MiB blocks on one shard, every
+  // run): a full 64-bit finalizer (splitmix64) spreads every bit.
+  static uint64_t mix(uintptr_t p) {
+    uint64_t z = p >> 9;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  static size_t shard_of(uintptr_t p) { return mix(p) >> 56; }  // top 8 bits: kShards = 256
+  static size_t hash(uintptr_t p) { return mix(p); }             // low bits within the shard
   void grow(Shard& s);
   Shard shards_[kShards];
 };
