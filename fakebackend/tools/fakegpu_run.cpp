@@ -26,11 +26,11 @@ std::string self_dir() {
 }
 
 // The build tree keeps the library at build/libfake_gpu.so and the names in build/lib;
-// an install keeps both in <prefix>/lib/fakegpu.
+// an install keeps them in <libdir>/fakegpu and <libdir>/fakegpu/lib.
 std::string find_libdir(std::string* preload) {
   const std::string bin = self_dir();
   const std::string prefix = bin.substr(0, bin.find_last_of('/'));
-  for (const std::string& dir : {prefix + "/lib", prefix + "/lib/fakegpu/lib"}) {
+  for (const std::string& dir : {prefix + "/lib", bin + "/" + FAKEGPU_INSTALL_LIBDIR_FROM_BIN}) {
     std::string lib = dir + "/libcuda.so.1";
     if (::access(lib.c_str(), R_OK) == 0) {
       *preload = dir + "/../libfake_gpu.so";
@@ -81,8 +81,9 @@ int main(int argc, char** argv) {
   std::string preload_path;
   const std::string libdir = find_libdir(&preload_path);
   if (libdir.empty()) {
-    std::fprintf(stderr, "fakegpu-run: cannot find the backend libraries next to %s (expected ../lib/libcuda.so.1); "
-                 "run it from the build tree or an install\n", self_dir().c_str());
+    std::fprintf(stderr, "fakegpu-run: cannot find the backend libraries next to %s (expected ../lib/libcuda.so.1 "
+                 "or %s/libcuda.so.1); run it from the build tree or an install\n",
+                 self_dir().c_str(), FAKEGPU_INSTALL_LIBDIR_FROM_BIN);
     return 127;
   }
   std::string ld = libdir;

@@ -140,5 +140,26 @@ class ExitStatus(fgtest.TestCase):
         self.assertRegex(p.stdout, re.compile(r"127"))
 
 
+class Installed(fgtest.TestCase):
+    """cmake --install gives the build tree's layout under a prefix, and works from there."""
+
+    def test_install_layout_runs_a_program(self):
+        prefix = self.box.path("prefix")
+        p = self.box.run(["cmake", "--install", fgtest.BUILD, "--prefix", prefix])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        libdirs = [os.path.join(root) for root, _, files in os.walk(prefix) if "libfake_gpu.so" in files]
+        self.assertEqual(len(libdirs), 1, libdirs)
+        names = sorted(os.listdir(os.path.join(libdirs[0], "lib")))
+        self.assertEqual(names, ["libcuda.so", "libcuda.so.1", "libcudart.so", "libcudart.so.12", "libcudart.so.13",
+                                 "libnvidia-ml.so", "libnvidia-ml.so.1"])
+        for n in names:  # each a link to the one library: one backend state per process
+            self.assertEqual(os.path.realpath(os.path.join(libdirs[0], "lib", n)),
+                             os.path.realpath(os.path.join(libdirs[0], "libfake_gpu.so")))
+        # The installed fakegpu-run finds the installed libraries: the probe loads them by name.
+        p = self.ok(self.box.run([os.path.join(prefix, "bin", "fakegpu-run"), "-d", "t4", fgtest.PYTHON, fgtest.PROBE,
+                                  "-", "props"]))
+        self.assertEqual([d["name"] for d in self.step(p, 0, "props")["devices"]], [T4_NAME])
+
+
 if __name__ == "__main__":
     raise SystemExit(fgtest.main())

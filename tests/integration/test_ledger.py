@@ -204,14 +204,14 @@ class FileModes(fgtest.TestCase):
             self.assertEqual(self.box.listing(), ["ledger"])
 
     def test_default_ledger_is_private(self):
-        # The default path is /dev/shm/fakegpu-<uid>.ledger: give the process a /dev/shm of
+        # The default path is /dev/shm/fakegpu-<uid>.v<version>.ledger: give the process a /dev/shm of
         # its own (a private mount namespace) so the user's real ledger is not touched.
         unshare = shutil.which("unshare")
         if not unshare:
             self.skipTest("unshare(1) not found")
         flags = ["-m"] if os.geteuid() == 0 else ["-r", "-m"]
         script = ('mount -t tmpfs tmpfs /dev/shm || exit 90; umask 000; "$@" >/dev/null || exit 91; '
-                  'stat -c %a /dev/shm/fakegpu-$(id -u).ledger; ls -A /dev/shm')
+                  'stat -c %a /dev/shm/fakegpu-$(id -u).v3.ledger; ls -A /dev/shm')
         env = self.box.env(FAKEGPU_LEDGER=None)
         cp = subprocess.run([unshare, *flags, "sh", "-c", script, "sh", fgtest.PYTHON, fgtest.PROBE, fgtest.libdir(),
                              "count"], env=env, cwd=self.box.dir, capture_output=True, text=True,

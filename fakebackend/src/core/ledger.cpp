@@ -78,7 +78,9 @@ uint64_t process_start_time(int pid) noexcept {
 
 std::string default_path() {
   if (const char* p = std::getenv("FAKEGPU_LEDGER"); p && *p) return p;
-  return "/dev/shm/fakegpu-" + std::to_string(::getuid()) + ".ledger";
+  // The format version is part of the name: processes of two fakegpu versions cannot share
+  // devices, and an old ledger must not stop a new one.
+  return "/dev/shm/fakegpu-" + std::to_string(::getuid()) + ".v" + std::to_string(kVersion) + ".ledger";
 }
 
 Ledger::Ledger(const std::string& path, bool isolated) : path_(path), isolated_(isolated) {

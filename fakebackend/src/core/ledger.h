@@ -147,7 +147,7 @@ class Ledger {
   std::vector<uint32_t> my_devices_;  // entries this process registered
 };
 
-// Default path: $FAKEGPU_LEDGER, else /dev/shm/fakegpu-<uid>.ledger.
+// Default path: $FAKEGPU_LEDGER, else /dev/shm/fakegpu-<uid>.v<kVersion>.ledger.
 std::string default_path();
 // Starting time of a process (clock ticks since boot), 0 if it does not exist.
 uint64_t process_start_time(int pid) noexcept;
