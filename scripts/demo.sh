@@ -16,10 +16,20 @@ run="$build/bin/fakegpu-run"
 wl="$build/bin/workload"
 
 echo "== fake devices: $FAKEGPU_DEVICES (ledger $FAKEGPU_LEDGER)"
-"$run" "$wl" alloc 0 512 300 &
-"$run" "$wl" alloc 1 1024 300 &
-"$run" "$wl" leak 1 256 &
-"$run" "$wl" grow 2 2048 &
+# Two holders keep their memory until their input closes; the view below is taken once
+# both have said they hold it (their first output line), not after a guessed delay.
+for i in 0 1; do mkfifo "$work/in$i" "$work/out$i"; done
+"$run" "$wl" alloc 0 512 hold <"$work/in0" >"$work/out0" &
+"$run" "$wl" alloc 1 1024 hold <"$work/in1" >"$work/out1" &
+exec 5>"$work/in0" 6>"$work/in1"
+head -n 1 "$work/out0"
+head -n 1 "$work/out1"
+"$run" "$wl" leak 1 256
+"$run" "$wl" grow 2 2048
+echo
+echo "== what NVML (nvidia-smi, nvitop, pynvml) sees now, from another process"
+FAKEGPU_REPORT=off python3 "$root/scripts/smi.py" "$build/lib/libnvidia-ml.so.1"
+exec 5>&- 6>&-  # the holders free their memory and exit
 wait
 echo
 echo "== exit reports (device peaks and leaks)"

@@ -43,9 +43,10 @@ std::string find_libdir(std::string* preload) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Run a command on fake GPUs: CUDA Runtime, CUDA Driver and NVML served by fakegpu.\n"
-               "Usage: fakegpu-run [OPTIONS] [--] COMMAND [ARGS...]",
-               "fakegpu-run"};
+  CLI::App app{"Run a command on fake GPUs: CUDA Runtime, CUDA Driver and NVML served by fakegpu.", "fakegpu-run"};
+  // CLI11 writes the usage line as "[" + label("OPTIONS") + "]": widen the label so it
+  // shows the command that follows.
+  app.get_formatter()->label("OPTIONS", "OPTIONS] [--] COMMAND [ARGS...");
   std::string devices, config, report, log, ledger;
   bool isolated = false, strict = false, preload = false;
   app.add_option("-d,--devices", devices, "device list, e.g. 8 or a100-80gb:4,h100-80gb:2 (FAKEGPU_DEVICES)");

@@ -1,6 +1,7 @@
 // A small, exactly known GPU workload for the demo and the integration tests.
 //
-//   workload alloc DEVICE MIB [HOLD_MS]   allocate MIB MiB on DEVICE, touch it, hold, free
+//   workload alloc DEVICE MIB [HOLD_MS|hold]   allocate MIB MiB on DEVICE, touch it, hold
+//                                         (HOLD_MS, or with "hold" until stdin closes), free
 //   workload leak DEVICE MIB              allocate and exit without freeing (a leak)
 //   workload grow DEVICE STEP_MIB         allocate STEP_MIB chunks until out of memory, then free
 // Prints one line per action; exit status 0 on success.
@@ -24,13 +25,14 @@ int check(int err, const char* what) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: workload alloc|leak|grow DEVICE MIB [HOLD_MS]\n");
+    std::fprintf(stderr, "usage: workload alloc|leak|grow DEVICE MIB [HOLD_MS|hold]\n");
     return 2;
   }
   const std::string mode = argv[1];
   const int dev = std::atoi(argv[2]);
   const size_t mib = std::strtoull(argv[3], nullptr, 10);
-  const int hold_ms = argc > 4 ? std::atoi(argv[4]) : 0;
+  const bool hold_until_eof = argc > 4 && std::string(argv[4]) == "hold";
+  const int hold_ms = argc > 4 && !hold_until_eof ? std::atoi(argv[4]) : 0;
   if (check(cudaSetDevice(dev), "cudaSetDevice")) return 1;
   if (mode == "alloc" || mode == "leak") {
     void* p = nullptr;
@@ -40,6 +42,9 @@ int main(int argc, char** argv) {
     std::printf("pid %d: %zu MiB on device %d\n", static_cast<int>(getpid()), mib, dev);
     std::fflush(stdout);
     if (hold_ms) std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
+    if (hold_until_eof)
+      while (std::getchar() != EOF) {
+      }
     if (mode == "alloc" && check(cudaFree(p), "cudaFree")) return 1;
     return 0;
   }
