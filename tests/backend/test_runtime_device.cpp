@@ -330,6 +330,7 @@ TEST_CASE("cudaDeviceReset frees the device's allocations and starts over", "[ru
   REQUIRE(r.cudaMemGetInfo(&free1, &total) == cudaSuccess);
   CHECK(free0 - free1 == (64u << 20));
   CHECK(r.cudaDeviceEnablePeerAccess(0, 0) == cudaSuccess);
+  REQUIRE(r.cudaDeviceSetLimit(cudaLimitMallocHeapSize, 64u << 20) == cudaSuccess);
 
   REQUIRE(r.cudaDeviceReset() == cudaSuccess);
   size_t free2 = 0;
@@ -341,6 +342,9 @@ TEST_CASE("cudaDeviceReset frees the device's allocations and starts over", "[ru
   CHECK(d == dev);
   CHECK(r.cudaDeviceEnablePeerAccess(0, 0) == cudaSuccess);  // peer state was reset too
   CHECK(r.cudaDeviceDisablePeerAccess(0) == cudaSuccess);
+  size_t heap = 0;
+  CHECK(r.cudaDeviceGetLimit(&heap, cudaLimitMallocHeapSize) == cudaSuccess);
+  CHECK(heap == (8u << 20));  // limits are back to the defaults too
   CHECK(r.cudaDeviceSynchronize() == cudaSuccess);
 }
 

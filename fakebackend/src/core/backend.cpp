@@ -204,12 +204,7 @@ Status Backend::ctx_create(Device* dev, unsigned flags, Context** out) {
   ctx->dev = dev;
   ctx->flags = flags;
   ctx->id = next_id_++;
-  ctx->limits[0] = 1024;        // stack size
-  ctx->limits[1] = 1 << 20;     // printf FIFO
-  ctx->limits[2] = 8 << 20;     // malloc heap
-  ctx->limits[3] = 2;           // device runtime sync depth
-  ctx->limits[4] = 2048;        // pending launch count
-  ctx->limits[5] = 32;          // max L2 fetch granularity
+  reset_state(ctx);
   {
     std::lock_guard lock(mu_);
     contexts_.insert(ctx);
@@ -300,6 +295,54 @@ Status Backend::pop_current(Context** out) {
   return Status::Ok;
 }
 
+// A context's state as the real driver creates it: default limits, caches, no peers.
+void Backend::reset_state(Context* ctx) {
+  std::lock_guard lock(ctx->mu);
+  constexpr size_t kDefaults[] = {
+      1024,      // stack size per thread
+      1 << 20,   // printf FIFO
+      8 << 20,   // malloc heap
+      2,         // device runtime sync depth
+      2048,      // device runtime pending launch count
+      32,        // max L2 fetch granularity
+      0,         // persisting L2 cache size
+  };
+  std::fill(std::begin(ctx->limits), std::end(ctx->limits), 0);
+  std::copy(std::begin(kDefaults), std::end(kDefaults), ctx->limits);
+  ctx->cache_config = 0;
+  ctx->shmem_config = 0;
+  ctx->peers.clear();
+}
+
+Status Backend::ctx_set_limit(Context* ctx, int limit, size_t value) {
+  switch (limit) {
+    case 0:  // stack size per thread: kept in 16-byte units
+      value = (value + 15) / 16 * 16;
+      break;
+    case 5:  // max L2 fetch granularity: 0..128 bytes
+      if (value > 128) return Status::InvalidValue;
+      break;
+    case 6:  // persisting L2 cache size: at most the device's maximum
+      value = std::min(value, static_cast<size_t>(ctx->dev->model.attributes[attr::MAX_PERSISTING_L2_CACHE_SIZE]));
+      break;
+    case 7:  // shared memory size, CIG enabled: query-only
+    case 8: return Status::InvalidValue;
+    case 9: return Status::NotSupported;  // CIG shared-memory fallback: CIG contexts only
+    default:
+      if (limit < 0 || limit > 9) return Status::InvalidValue;
+  }
+  std::lock_guard lock(ctx->mu);
+  ctx->limits[limit] = value;
+  return Status::Ok;
+}
+
+size_t Backend::ctx_limit(Context* ctx, int limit) {
+  if (limit == 7) return static_cast<size_t>(ctx->dev->model.attributes[attr::MAX_SHARED_MEMORY_PER_BLOCK_OPTIN]);
+  if (limit < 0 || limit > 6) return 0;  // never a CIG context
+  std::lock_guard lock(ctx->mu);
+  return ctx->limits[limit];
+}
+
 Status Backend::primary_retain(Device* dev, Context** out) {
   if (!dev) return Status::InvalidDevice;
   if (!out) return Status::InvalidValue;
@@ -309,16 +352,12 @@ Status Backend::primary_retain(Device* dev, Context** out) {
     ctx->dev = dev;
     ctx->primary = true;
     ctx->id = next_id_++;
-    ctx->limits[0] = 1024;
-    ctx->limits[1] = 1 << 20;
-    ctx->limits[2] = 8 << 20;
-    ctx->limits[3] = 2;
-    ctx->limits[4] = 2048;
-    ctx->limits[5] = 32;
     dev->primary = ctx;
   }
   Context* ctx = dev->primary;
   if (dev->primary_refs++ == 0) {
+    // Created, or revived after a release to zero / reset: it starts afresh.
+    reset_state(ctx);
     ctx->flags = dev->primary_flags;
     ctx->active.store(true, std::memory_order_release);
     std::lock_guard l2(mu_);

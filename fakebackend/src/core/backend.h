@@ -209,6 +209,13 @@ class Backend {
   Status set_current(Context* ctx);          // replaces top (null pops the top)
   Status push_current(Context* ctx);
   Status pop_current(Context** out);
+  // Context limits: cudaLimit and CUlimit share their numbering (0 stack size … 6 persisting
+  // L2, 7 shared memory size and 8/9 the CIG limits, query-only). The value rules live here
+  // (NVIDIA's runtime forwards to the driver); each API checks its own enum's range.
+  // Set: InvalidValue for a query-only limit or a bad value, NotSupported for the CIG
+  // fallback (CUDA_ERROR_UNSUPPORTED_LIMIT).
+  Status ctx_set_limit(Context* ctx, int limit, size_t value);
+  size_t ctx_limit(Context* ctx, int limit);
   Status primary_retain(Device* dev, Context** out);
   Status primary_release(Device* dev);
   Status primary_reset(Device* dev);         // destroys what it holds; keeps flags
@@ -335,6 +342,7 @@ class Backend {
   void implicit_free_ctx(Context* ctx);
   void publish_arena(Arena* a);
   void give_back(const Allocation& a) noexcept;
+  void reset_state(Context* ctx);
   void pool_note(uint64_t id, int64_t delta) noexcept;
   bool range_ok(const void* p, size_t n, bool write) noexcept;
 

@@ -74,14 +74,6 @@ CUresult context_lenient(Backend& b, CUcontext h, Context** out) {
 }
 
 // Default values of limits the core does not preset.
-size_t limit_value(const Context* ctx, int limit) {
-  const auto& at = ctx->dev->model.attributes;
-  switch (limit) {
-    case CU_LIMIT_SHMEM_SIZE: return static_cast<size_t>(at[attr::MAX_SHARED_MEMORY_PER_BLOCK_OPTIN]);
-    default: return ctx->limits[limit];
-  }
-}
-
 CUresult primary_release(CUdevice dev) {
   return api([&](Backend& b) -> CUresult {
     Device* d = nullptr;
@@ -238,12 +230,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuCtxGetLimit(size_t* pvalue, CUlimit limit) 
     if (l < 0 || l >= CU_LIMIT_MAX) return CUDA_ERROR_INVALID_VALUE;
     Context* ctx = nullptr;
     if (CUresult r = current(b, &ctx)) return r;
-    if (l == CU_LIMIT_CIG_ENABLED || l == CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED) {
-      *pvalue = 0;  // never a CIG context
-      return CUDA_SUCCESS;
-    }
-    std::lock_guard lock(ctx->mu);
-    *pvalue = limit_value(ctx, l);
+    *pvalue = b.ctx_limit(ctx, l);
     return CUDA_SUCCESS;
   });
 }
@@ -254,22 +241,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuCtxSetLimit(CUlimit limit, size_t value) {
     if (l < 0 || l >= CU_LIMIT_MAX) return CUDA_ERROR_INVALID_VALUE;
     Context* ctx = nullptr;
     if (CUresult r = current(b, &ctx)) return r;
-    const auto& at = ctx->dev->model.attributes;
-    switch (l) {
-      case CU_LIMIT_SHMEM_SIZE:
-      case CU_LIMIT_CIG_ENABLED: return CUDA_ERROR_INVALID_VALUE;                     // query-only
-      case CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED: return CUDA_ERROR_UNSUPPORTED_LIMIT;  // CIG contexts only
-      case CU_LIMIT_MAX_L2_FETCH_GRANULARITY:
-        if (value > 128) return CUDA_ERROR_INVALID_VALUE;
-        break;
-      case CU_LIMIT_PERSISTING_L2_CACHE_SIZE:
-        value = std::min(value, static_cast<size_t>(at[attr::MAX_PERSISTING_L2_CACHE_SIZE]));
-        break;
-      default: break;
-    }
-    std::lock_guard lock(ctx->mu);
-    ctx->limits[l] = value;
-    return CUDA_SUCCESS;
+    const Status s = b.ctx_set_limit(ctx, l, value);
+    return s == Status::NotSupported ? CUDA_ERROR_UNSUPPORTED_LIMIT : to_cu(s);
   });
 }
 

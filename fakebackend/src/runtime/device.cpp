@@ -428,8 +428,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceGetLimit(size_t* pValue, cudaLim
     if (l < 0 || l >= kLimitCount) return cudaErrorUnsupportedLimit;
     fg::Context* ctx = nullptr;
     if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
-    std::lock_guard lock(ctx->mu);
-    *pValue = ctx->limits[l];
+    *pValue = be().ctx_limit(ctx, l);
     return cudaSuccess;
   });
 }
@@ -440,27 +439,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceSetLimit(cudaLimit limit, size_t
     if (l < 0 || l >= kLimitCount) return cudaErrorUnsupportedLimit;
     fg::Context* ctx = nullptr;
     if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
-    const auto& a = ctx->dev->model.attributes;
-    switch (l) {
-      case 0:  // cudaLimitStackSize: per-thread stack, rounded up to 16 bytes
-        value = (value + 15) / 16 * 16;
-        break;
-      case 5:  // cudaLimitMaxL2FetchGranularity: 0..128 bytes, a hint (kept as a power of two)
-        if (value > 128) value = 128;
-        {
-          size_t p = 1;
-          while (p * 2 <= value) p *= 2;
-          value = value ? p : 0;
-        }
-        break;
-      case 6:  // cudaLimitPersistingL2CacheSize: at most the device's maximum
-        value = std::min(value, static_cast<size_t>(a[attr::MAX_PERSISTING_L2_CACHE_SIZE]));
-        break;
-      default: break;
-    }
-    std::lock_guard lock(ctx->mu);
-    ctx->limits[l] = value;
-    return cudaSuccess;
+    return fg::rt::to_cuda(be().ctx_set_limit(ctx, l, value));
   });
 }
 
@@ -538,16 +517,8 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceReset() {
     if (b.device_count() == 0) return cudaErrorNoDevice;
     fg::Device* d = b.device(b.runtime_device());
     if (!d) return cudaErrorInvalidDevice;
-    if (fg::Status s = b.primary_reset(d); s != fg::Status::Ok) return fg::rt::to_cuda(s);
-    std::lock_guard lock(d->primary_mu);
-    if (fg::Context* ctx = d->primary) {
-      // The core keeps the Context object for reuse: forget its per-context runtime state.
-      std::lock_guard l2(ctx->mu);
-      ctx->peers.clear();
-      ctx->cache_config = 0;
-      ctx->shmem_config = 0;
-    }
-    return cudaSuccess;
+    // The next use retains the primary context afresh (default limits, no peers).
+    return fg::rt::to_cuda(b.primary_reset(d));
   });
 }
 
