@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The one contract between the BPF programs (fakegpu.bpf.c) and the collector (userspace/).
+ * Plain C, fixed-width fields, naturally aligned, no implicit padding: the same bytes on both
+ * sides. Any layout change bumps FAKEGPU_EVENTS_ABI; user space checks sizes at compile time
+ * and the size of every ring-buffer record at run time.
+ */
+#ifndef FAKEGPU_EVENTS_H
+#define FAKEGPU_EVENTS_H
+
+#define FAKEGPU_EVENTS_ABI 1
+
+#define FG_COMM_LEN 16
+#define FG_MAX_DEVICES 256	/* ledger device slots; device -1 = host / unknown */
+
+/* What happened. */
+enum fg_event_type {
+	FG_EV_ALLOC = 1,	 /* an allocation completed (status 0) */
+	FG_EV_FREE = 2,		 /* a free completed (status 0) */
+	FG_EV_IMPLICIT_FREE = 3, /* freed by context destroy / reset / process exit */
+	FG_EV_ALLOC_FAIL = 4,	 /* an allocation call failed (status = API code) */
+	FG_EV_FREE_FAIL = 5,	 /* a free call failed: unknown or double free */
+	FG_EV_CTX_SWITCH = 6,	 /* the thread's current device/context changed */
+	FG_EV_PROC_EXIT = 7,	 /* a traced process (thread-group leader) exited */
+	FG_EV_PROC_FORK = 8,	 /* a traced process forked (aux = child tgid) */
+	FG_EV_PROC_EXEC = 9,	 /* a traced process exec'd */
+};
+
+/* Memory kinds: the backend's fg::MemKind numbers, so USDT arguments pass straight through. */
+enum fg_mem_kind {
+	FG_MEM_DEVICE = 0,
+	FG_MEM_MANAGED = 1,
+	FG_MEM_HOST = 2,	/* pinned host memory */
+	FG_MEM_VMM = 4,		/* cuMemCreate physical allocation */
+	FG_MEM_KINDS = 5,
+};
+
+/* How the event was observed. */
+enum fg_source {
+	FG_SRC_USDT = 0,   /* fakegpu:* probes inside the backend: one hit per call */
+	FG_SRC_UPROBE = 1, /* entry/return probes on exported API functions (any CUDA library) */
+	FG_SRC_KERNEL = 2, /* scheduler tracepoints */
+};
+
+/* Which API the call came through. */
+enum fg_api {
+	FG_API_RUNTIME = 0,
+	FG_API_DRIVER = 1,
+	FG_API_INTERNAL = 2,
+};
+
+/* One ring-buffer record. 80 bytes. */
+struct fg_event {
+	__u64 ts_ns;		 /* bpf_ktime_get_ns() when observed */
+	__u32 tgid;		 /* process id (thread-group id) */
+	__u32 tid;		 /* thread id */
+	__u32 type;		 /* enum fg_event_type */
+	__s32 device;		 /* device ordinal as the process sees it, -1 host/unknown */
+	__u64 ptr;		 /* device pointer (VMM: allocation handle) */
+	__u64 size;		 /* bytes */
+	__u32 kind;		 /* enum fg_mem_kind */
+	__s32 status;		 /* API return code, 0 = success */
+	__u16 api;		 /* enum fg_api */
+	__u16 source;		 /* enum fg_source */
+	__u32 func;		 /* index into the collector's traced-function table, ~0 if none */
+	__u64 aux;		 /* FORK: child tgid; CTX_SWITCH: context; else 0 */
+	char comm[FG_COMM_LEN];	 /* task comm at the time */
+};
+
+/* In-kernel books, the truth: per (process, device, kind). Updated atomically. */
+struct fg_book_key {
+	__u32 tgid;
+	__s32 device;
+	__u32 kind;
+	__u32 pad;	/* zero */
+};
+
+struct fg_book {
+	__u64 alloc_bytes;	    /* total bytes allocated */
+	__u64 free_bytes;	    /* total bytes freed explicitly */
+	__u64 implicit_free_bytes;  /* bytes freed by context destroy / exit */
+	__u64 live_bytes;	    /* alloc - free - implicit, as of now */
+	__u64 peak_bytes;	    /* highest live_bytes seen */
+	__u64 alloc_calls;
+	__u64 free_calls;
+	__u64 failed_calls;	    /* allocation or free calls that returned an error */
+};
+
+/* Collector health, one slot per CPU, summed by user space: nothing is dropped silently. */
+enum fg_stat {
+	FG_STAT_EVENTS = 0,	    /* events submitted to the ring buffer */
+	FG_STAT_RB_DROPS = 1,	    /* ring buffer reserve failures */
+	FG_STAT_MISSING_ENTRY = 2,  /* return probe without its entry record */
+	FG_STAT_UNMATCHED_FREE = 3, /* free of a pointer the books never saw allocated */
+	FG_STAT_ALLOC_MAP_FULL = 4, /* allocation record could not be stored (map full) */
+	FG_STAT_MAX = 8,
+};
+
+/* Load-time configuration (const volatile rodata, set between open and load). */
+struct fg_config {
+	__u32 filter_pids;	/* 1: only processes in the pids map (attach / run) */
+	__u32 follow_children;	/* 1: forked children join the pids map (run) */
+	__u32 wakeup_bytes;	/* wake the consumer when this much is pending; 0 = always */
+	__u32 pad;
+};
+
+#endif /* FAKEGPU_EVENTS_H */

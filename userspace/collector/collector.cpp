@@ -1,0 +1,332 @@
+#include "collector/collector.h"
+
+#include "collector/elf_symbols.h"
+#include "collector/functions.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "fakegpu.skel.h"
+
+namespace fgtrace {
+namespace {
+
+// libbpf's messages go to stderr only when they are warnings or worse and FAKEGPU_TRACE_DEBUG
+// is not set; with it, everything (the verifier log included) is shown.
+int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
+  static const bool debug = std::getenv("FAKEGPU_TRACE_DEBUG") != nullptr;
+  if (level == LIBBPF_DEBUG && !debug) return 0;
+  if (level == LIBBPF_INFO && !debug) return 0;
+  return std::vfprintf(stderr, fmt, args);
+}
+
+std::string errno_text(int e) { return std::strerror(e < 0 ? -e : e); }
+
+[[noreturn]] void load_failed(int err) {
+  if (err == -EPERM || err == -EACCES)
+    throw TraceError(
+        "loading BPF programs was refused: run fakegpu-trace as root (sudo), or grant CAP_BPF, CAP_PERFMON and "
+        "CAP_SYS_RESOURCE (plus CAP_DAC_READ_SEARCH to read other users' libraries)",
+        kExitPermission);
+  throw TraceError("loading the BPF programs failed: " + errno_text(err) +
+                       " (run `fakegpu-trace check`; FAKEGPU_TRACE_DEBUG=1 shows the verifier log)",
+                   kExitUnsupported);
+}
+
+}  // namespace
+
+void Collector::LinkCloser::operator()(bpf_link* l) const { bpf_link__destroy(l); }
+
+Collector::Collector(const CollectorOptions& opts) : opts_(opts) {
+  libbpf_set_print(libbpf_print);
+  if (::geteuid() != 0)
+    throw TraceError(
+        "fakegpu-trace needs privileges to load BPF programs: run it with sudo (or grant CAP_BPF, CAP_PERFMON and "
+        "CAP_SYS_RESOURCE)",
+        kExitPermission);
+  skel_ = fakegpu_bpf__open();
+  if (!skel_) throw TraceError("cannot open the BPF object: " + errno_text(errno), kExitFailed);
+  skel_->rodata->cfg.filter_pids = opts.filter_pids;
+  skel_->rodata->cfg.follow_children = opts.follow_children;
+  skel_->rodata->cfg.wakeup_bytes = opts.wakeup_bytes;
+  // The ring buffer size must be a power of two and a multiple of the page size.
+  uint64_t rb = 4096;
+  while (rb < opts.ringbuf_bytes) rb <<= 1;
+  bpf_map__set_max_entries(skel_->maps.events, static_cast<uint32_t>(rb));
+  bpf_map__set_max_entries(skel_->maps.allocs, opts.max_allocs);
+  if (int err = fakegpu_bpf__load(skel_); err) {
+    fakegpu_bpf__destroy(skel_);
+    skel_ = nullptr;
+    load_failed(err);
+  }
+  for (bpf_program* p : {skel_->progs.proc_exit, skel_->progs.proc_fork, skel_->progs.proc_exec}) {
+    bpf_link* l = bpf_program__attach(p);
+    if (!l) {
+      const int e = errno;
+      fakegpu_bpf__destroy(skel_);
+      skel_ = nullptr;
+      throw TraceError(std::string("cannot attach the scheduler tracepoint ") + bpf_program__name(p) + ": " +
+                           errno_text(e) + " (the kernel needs BTF: /sys/kernel/btf/vmlinux)",
+                       kExitUnsupported);
+    }
+    links_.emplace_back(l);
+  }
+  rb_ = ring_buffer__new(bpf_map__fd(skel_->maps.events), &Collector::on_event, this, nullptr);
+  if (!rb_) {
+    const int e = errno;
+    links_.clear();
+    fakegpu_bpf__destroy(skel_);
+    skel_ = nullptr;
+    throw TraceError("cannot create the ring buffer consumer: " + errno_text(e), kExitUnsupported);
+  }
+}
+
+Collector::~Collector() {
+  if (rb_) ring_buffer__free(rb_);
+  links_.clear();  // detach every probe before the programs go
+  if (skel_) fakegpu_bpf__destroy(skel_);
+}
+
+void Collector::add_pid(uint32_t tgid) {
+  const uint8_t one = 1;
+  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.pids), &tgid, &one, BPF_ANY) != 0)
+    throw TraceError("cannot add pid " + std::to_string(tgid) + " to the filter: " + errno_text(errno));
+}
+
+bool Collector::attached(const std::string& path) const {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) return false;
+  return by_inode_.count({st.st_dev, st.st_ino}) != 0;
+}
+
+const AttachedLibrary& Collector::attach_library(const std::string& path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) throw TraceError("cannot read " + path + ": " + errno_text(errno), kExitNotFound);
+  if (auto it = by_inode_.find({st.st_dev, st.st_ino}); it != by_inode_.end()) return libs_[it->second];
+  const ElfSymbols elf(path);
+  AttachedLibrary lib;
+  lib.path = path;
+  const auto usdt = elf.usdt_probes("fakegpu");
+  const bool use_usdt = !opts_.force_uprobes && !usdt.empty();
+  lib.mode = use_usdt ? "usdt" : "uprobe";
+  std::vector<Link> links;
+  if (use_usdt) {
+    const std::pair<bpf_program*, const char*> probes[] = {
+        {skel_->progs.usdt_alloc, "alloc"},
+        {skel_->progs.usdt_free, "free"},
+        {skel_->progs.usdt_implicit_free, "implicit_free"},
+        {skel_->progs.usdt_ctx_switch, "ctx_switch"},
+    };
+    for (auto [prog, name] : probes) {
+      bpf_link* l = bpf_program__attach_usdt(prog, -1, path.c_str(), "fakegpu", name, nullptr);
+      if (!l)
+        throw TraceError("cannot attach USDT probe fakegpu:" + std::string(name) + " in " + path + ": " +
+                             errno_text(errno) + " (try --uprobes-only)",
+                         kExitUnsupported);
+      links.emplace_back(l);
+      ++lib.probes;
+    }
+  }
+  const auto funcs = traced_functions();
+  for (uint32_t i = 0; i < funcs.size(); ++i) {
+    const TracedFunction& f = funcs[i];
+    const auto offsets = elf.offsets(std::string(f.name));
+    if (offsets.empty()) continue;
+    ++lib.functions;
+    // Where USDT books allocations and frees, no entry/return probes on those functions:
+    // one probe hit per call, and nothing counted twice.
+    if (use_usdt && f.covered_by_usdt()) continue;
+    for (uint64_t off : offsets) {
+      LIBBPF_OPTS(bpf_uprobe_opts, entry_opts, .bpf_cookie = cookie(i, f), .retprobe = false);
+      LIBBPF_OPTS(bpf_uprobe_opts, exit_opts, .bpf_cookie = cookie(i, f), .retprobe = true);
+      bpf_link* e = bpf_program__attach_uprobe_opts(skel_->progs.api_enter, -1, path.c_str(), off, &entry_opts);
+      if (!e)
+        throw TraceError("cannot attach a uprobe to " + std::string(f.name) + " in " + path + ": " + errno_text(errno),
+                         kExitUnsupported);
+      links.emplace_back(e);
+      bpf_link* r = bpf_program__attach_uprobe_opts(skel_->progs.api_exit, -1, path.c_str(), off, &exit_opts);
+      if (!r)
+        throw TraceError("cannot attach a uretprobe to " + std::string(f.name) + " in " + path + ": " +
+                             errno_text(errno),
+                         kExitUnsupported);
+      links.emplace_back(r);
+      lib.probes += 2;
+    }
+  }
+  if (lib.functions == 0)
+    throw TraceError(path + " exports none of the CUDA functions fakegpu-trace traces (is it a CUDA runtime or driver "
+                     "library?)",
+                     kExitNotFound);
+  for (auto& l : links) links_.push_back(std::move(l));
+  by_inode_[{st.st_dev, st.st_ino}] = libs_.size();
+  libs_.push_back(lib);
+  return libs_.back();
+}
+
+int Collector::on_event(void* self, void* data, size_t size) {
+  auto* c = static_cast<Collector*>(self);
+  if (size < sizeof(fg_event) || !c->sink_) return 0;  // the contract's size is checked again by the decoder
+  (*c->sink_)(*static_cast<const fg_event*>(data));
+  return 0;
+}
+
+int Collector::poll(int timeout_ms, const std::function<void(const fg_event&)>& sink) {
+  sink_ = &sink;
+  int n = ring_buffer__poll(rb_, timeout_ms);
+  // Wake-ups are batched in the kernel: take whatever is pending even without one.
+  if (n >= 0) {
+    const int more = ring_buffer__consume(rb_);
+    if (more > 0) n += more;
+  }
+  sink_ = nullptr;
+  if (n == -EINTR) return 0;
+  if (n < 0) throw TraceError("reading the ring buffer failed: " + errno_text(n));
+  return n;
+}
+
+std::vector<KernelBook> Collector::books() const {
+  std::vector<KernelBook> out;
+  const int fd = bpf_map__fd(skel_->maps.books);
+  fg_book_key key{}, next{};
+  const fg_book_key* prev = nullptr;
+  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+    KernelBook b{next, {}};
+    if (bpf_map_lookup_elem(fd, &next, &b.book) == 0) out.push_back(b);
+    key = next;
+    prev = &key;
+  }
+  return out;
+}
+
+Health Collector::health() const {
+  const int fd = bpf_map__fd(skel_->maps.stats);
+  const int ncpu = libbpf_num_possible_cpus();
+  std::vector<uint64_t> per_cpu(ncpu > 0 ? static_cast<size_t>(ncpu) : 1);
+  auto sum = [&](uint32_t which) {
+    uint64_t total = 0;
+    if (bpf_map_lookup_elem(fd, &which, per_cpu.data()) == 0)
+      for (uint64_t v : per_cpu) total += v;
+    return total;
+  };
+  Health h;
+  h.events = sum(FG_STAT_EVENTS);
+  h.rb_drops = sum(FG_STAT_RB_DROPS);
+  h.missing_entry = sum(FG_STAT_MISSING_ENTRY);
+  h.unmatched_free = sum(FG_STAT_UNMATCHED_FREE);
+  h.alloc_map_full = sum(FG_STAT_ALLOC_MAP_FULL);
+  return h;
+}
+
+namespace {
+// Mirrors struct call_key / call_val / copy_key of fakegpu.bpf.c.
+struct CallKey {
+  uint32_t tgid, func;
+};
+constexpr int kLatBuckets = 32;
+struct CallVal {
+  uint64_t calls, fails, total_ns, hist[kLatBuckets];
+};
+struct CopyKey {
+  uint32_t tgid, dir;
+};
+}  // namespace
+
+std::vector<CallCount> Collector::calls() const {
+  std::vector<CallCount> out;
+  const int fd = bpf_map__fd(skel_->maps.calls);
+  CallKey key{}, next{};
+  const CallKey* prev = nullptr;
+  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+    CallVal v{};
+    if (bpf_map_lookup_elem(fd, &next, &v) == 0)
+      out.push_back({next.tgid, next.func, v.calls, v.fails, v.total_ns, std::vector<uint64_t>(v.hist, v.hist + kLatBuckets)});
+    key = next;
+    prev = &key;
+  }
+  return out;
+}
+
+std::vector<CopyCount> Collector::copies() const {
+  std::vector<CopyCount> out;
+  const int fd = bpf_map__fd(skel_->maps.copies);
+  CopyKey key{}, next{};
+  const CopyKey* prev = nullptr;
+  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+    uint64_t bytes = 0;
+    if (bpf_map_lookup_elem(fd, &next, &bytes) == 0) out.push_back({next.tgid, next.dir, bytes});
+    key = next;
+    prev = &key;
+  }
+  return out;
+}
+
+std::map<uint32_t, uint64_t> Collector::launches() const {
+  std::map<uint32_t, uint64_t> out;
+  const int fd = bpf_map__fd(skel_->maps.launches);
+  uint32_t key = 0, next = 0;
+  const uint32_t* prev = nullptr;
+  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+    uint64_t n = 0;
+    if (bpf_map_lookup_elem(fd, &next, &n) == 0) out[next] = n;
+    key = next;
+    prev = &key;
+  }
+  return out;
+}
+
+void Collector::forget(uint32_t tgid) {
+  // Books are keyed by (tgid, device, kind): collect this process's keys, then delete them.
+  const int fd = bpf_map__fd(skel_->maps.books);
+  std::vector<fg_book_key> mine;
+  fg_book_key key{}, next{};
+  const fg_book_key* prev = nullptr;
+  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+    if (next.tgid == tgid) mine.push_back(next);
+    key = next;
+    prev = &key;
+  }
+  for (const auto& k : mine) bpf_map_delete_elem(fd, &k);
+  const int lfd = bpf_map__fd(skel_->maps.launches);
+  bpf_map_delete_elem(lfd, &tgid);
+}
+
+std::vector<CheckItem> check_system() {
+  std::vector<CheckItem> out;
+  const bool root = ::geteuid() == 0;
+  out.push_back({"privileges", root,
+                 root ? "running as root"
+                      : "not root: run with sudo (or grant CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE)"});
+  const bool btf = ::access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+  out.push_back({"kernel BTF (/sys/kernel/btf/vmlinux)", btf,
+                 btf ? "present" : "missing: use a kernel built with CONFIG_DEBUG_INFO_BTF=y"});
+  std::ifstream kprobes("/sys/bus/event_source/devices/uprobe/type");
+  const bool uprobes = kprobes.good();
+  out.push_back({"uprobes (perf uprobe PMU)", uprobes,
+                 uprobes ? "available" : "missing: the kernel needs CONFIG_UPROBE_EVENTS=y"});
+  const bool tracefs = ::access("/sys/kernel/tracing/trace_pipe", F_OK) == 0 ||
+                       ::access("/sys/kernel/debug/tracing/trace_pipe", F_OK) == 0;
+  out.push_back({"tracefs", tracefs,
+                 tracefs ? "mounted" : "not mounted (optional): mount -t tracefs nodev /sys/kernel/tracing"});
+  if (root && btf) {
+    try {
+      CollectorOptions o;
+      o.ringbuf_bytes = 4096;
+      o.max_allocs = 16;
+      Collector c(o);
+      out.push_back({"BPF programs, ring buffer and scheduler tracepoints", true, "loaded and attached"});
+    } catch (const TraceError& e) {
+      out.push_back({"BPF programs, ring buffer and scheduler tracepoints", false, e.what()});
+    }
+  }
+  return out;
+}
+
+}  // namespace fgtrace

@@ -1,0 +1,112 @@
+// The BPF side of fakegpu-trace, as a C++ object: loads the programs, attaches them to the
+// scheduler tracepoints and to CUDA libraries, delivers ring-buffer events and reads the
+// in-kernel books. Everything libbpf hands out is owned by RAII handles; destruction
+// detaches every probe.
+#pragma once
+#include "collector/errors.h"
+
+#include <linux/types.h>
+
+#include "fakegpu_events.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct fakegpu_bpf;
+struct bpf_link;
+struct ring_buffer;
+
+namespace fgtrace {
+
+struct CollectorOptions {
+  bool filter_pids = false;      // trace only the pids added with add_pid (and, if following, their children)
+  bool follow_children = false;  // forked children of traced processes are traced too
+  uint64_t ringbuf_bytes = 16ull << 20;
+  uint32_t max_allocs = 1u << 18;  // live allocations the entry/return path can remember
+  uint32_t wakeup_bytes = 256u << 10;
+  bool force_uprobes = false;    // ignore USDT probes (compare both ways on one workload)
+};
+
+// How a library is traced.
+struct AttachedLibrary {
+  std::string path;
+  std::string mode;      // "usdt" or "uprobe"
+  size_t probes = 0;     // uprobe/uretprobe/USDT attachments
+  size_t functions = 0;  // traced functions the library exports
+};
+
+struct Health {
+  uint64_t events = 0, rb_drops = 0, missing_entry = 0, unmatched_free = 0, alloc_map_full = 0;
+};
+
+struct KernelBook {
+  fg_book_key key;
+  fg_book book;
+};
+struct CallCount {
+  uint32_t tgid, func;
+  uint64_t calls, fails, total_ns;
+  std::vector<uint64_t> hist;  // log2(ns) buckets
+};
+struct CopyCount {
+  uint32_t tgid, direction;
+  uint64_t bytes;
+};
+
+class Collector {
+ public:
+  // Opens, configures and loads the programs and attaches the process tracepoints.
+  // Throws TraceError (permission, unsupported kernel …) with a fix in the message.
+  explicit Collector(const CollectorOptions& opts);
+  ~Collector();
+  Collector(const Collector&) = delete;
+  Collector& operator=(const Collector&) = delete;
+
+  void add_pid(uint32_t tgid);
+  // Attaches to a CUDA library file (once per file). Uses the backend's USDT probes when the
+  // library has them (unless force_uprobes), entry/return probes on exported functions
+  // otherwise. Throws TraceError if the file exports none of the traced functions.
+  const AttachedLibrary& attach_library(const std::string& path);
+  bool attached(const std::string& path) const;
+  const std::vector<AttachedLibrary>& libraries() const { return libs_; }
+
+  // Delivers pending events to `sink` (waiting up to timeout_ms for some); returns how many.
+  int poll(int timeout_ms, const std::function<void(const fg_event&)>& sink);
+
+  std::vector<KernelBook> books() const;
+  Health health() const;
+  std::vector<CallCount> calls() const;
+  std::vector<CopyCount> copies() const;
+  std::map<uint32_t, uint64_t> launches() const;
+  // Drops a process's in-kernel books (after its exit was reported).
+  void forget(uint32_t tgid);
+
+ private:
+  struct LinkCloser {
+    void operator()(bpf_link* l) const;
+  };
+  using Link = std::unique_ptr<bpf_link, LinkCloser>;
+
+  CollectorOptions opts_;
+  fakegpu_bpf* skel_ = nullptr;
+  ring_buffer* rb_ = nullptr;
+  std::vector<Link> links_;
+  std::vector<AttachedLibrary> libs_;
+  std::map<std::pair<uint64_t, uint64_t>, size_t> by_inode_;  // (dev, ino) → libs_ index
+  const std::function<void(const fg_event&)>* sink_ = nullptr;
+  static int on_event(void* self, void* data, size_t size);
+};
+
+// Checks whether this machine can trace: kernel features, BTF, privileges, tracefs.
+struct CheckItem {
+  std::string what;
+  bool ok;
+  std::string detail;  // the fix when !ok
+};
+std::vector<CheckItem> check_system();
+
+}  // namespace fgtrace

@@ -1,0 +1,102 @@
+#include "collector/elf_symbols.h"
+
+#include "collector/errors.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+namespace fgtrace {
+namespace {
+
+struct ElfCloser {
+  void operator()(Elf* e) const { elf_end(e); }
+};
+
+// Virtual address → file offset through the section that holds it (what a uprobe needs).
+uint64_t file_offset(Elf* elf, uint64_t vaddr) {
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS) continue;
+    if (vaddr >= sh.sh_addr && vaddr < sh.sh_addr + sh.sh_size) return vaddr - sh.sh_addr + sh.sh_offset;
+  }
+  return vaddr;
+}
+
+}  // namespace
+
+ElfSymbols::ElfSymbols(const std::string& path) : path_(path) {
+  if (elf_version(EV_CURRENT) == EV_NONE) throw TraceError("libelf is not usable: " + std::string(elf_errmsg(-1)));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw TraceError("cannot open " + path + ": " + std::strerror(errno));
+  std::unique_ptr<Elf, ElfCloser> elf(elf_begin(fd, ELF_C_READ, nullptr));
+  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) {
+    ::close(fd);
+    throw TraceError(path + " is not an ELF file");
+  }
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf.get(), scn)) != nullptr) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh)) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (!data) continue;
+    if (sh.sh_type == SHT_DYNSYM) {
+      const size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+      for (size_t i = 0; i < n; ++i) {
+        GElf_Sym sym;
+        if (!gelf_getsym(data, static_cast<int>(i), &sym)) continue;
+        if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF || sym.st_value == 0) continue;
+        const char* name = elf_strptr(elf.get(), sh.sh_link, sym.st_name);
+        if (name && *name) funcs_.emplace(name, file_offset(elf.get(), sym.st_value));
+      }
+    } else if (sh.sh_type == SHT_DYNAMIC) {
+      const size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+      for (size_t i = 0; i < n; ++i) {
+        GElf_Dyn dyn;
+        if (gelf_getdyn(data, static_cast<int>(i), &dyn) && dyn.d_tag == DT_SONAME)
+          if (const char* s = elf_strptr(elf.get(), sh.sh_link, dyn.d_un.d_val)) soname_ = s;
+      }
+    } else if (sh.sh_type == SHT_NOTE) {
+      // stapsdt notes: owner "stapsdt", type 3; desc = 3 addresses, then provider\0name\0args\0.
+      size_t off = 0;
+      GElf_Nhdr nh;
+      size_t name_off = 0, desc_off = 0;
+      while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+        const char* owner = static_cast<const char*>(data->d_buf) + name_off;
+        if (nh.n_type != 3 || nh.n_namesz != 8 || std::memcmp(owner, "stapsdt", 8) != 0 || nh.n_descsz < 3 * 8 + 2)
+          continue;
+        const char* desc = static_cast<const char*>(data->d_buf) + desc_off;
+        const char* provider = desc + 3 * 8;
+        const size_t plen = strnlen(provider, nh.n_descsz - 3 * 8);
+        if (3 * 8 + plen + 1 >= nh.n_descsz) continue;
+        const char* probe = provider + plen + 1;
+        usdt_.emplace_back(std::string(provider, plen), std::string(probe, strnlen(probe, nh.n_descsz - 3 * 8 - plen - 1)));
+      }
+    }
+  }
+  ::close(fd);
+}
+
+std::vector<uint64_t> ElfSymbols::offsets(const std::string& name) const {
+  std::vector<uint64_t> out;
+  auto [b, e] = funcs_.equal_range(name);
+  for (auto it = b; it != e; ++it)
+    if (std::find(out.begin(), out.end(), it->second) == out.end()) out.push_back(it->second);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> ElfSymbols::usdt_probes(const std::string& provider) const {
+  std::vector<std::string> out;
+  for (const auto& [p, n] : usdt_)
+    if (p == provider && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  return out;
+}
+
+}  // namespace fgtrace

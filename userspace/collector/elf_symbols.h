@@ -1,0 +1,33 @@
+// The exported functions of a shared library and whether it carries the backend's USDT
+// probes, read from its ELF file (libelf). Uprobes attach by file offset: one library may
+// export a name under several versions (cudaGetDeviceProperties@libcudart.so.12 and
+// @@libcudart.so.13 are different functions), which libbpf's by-name lookup refuses.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace fgtrace {
+
+class ElfSymbols {
+ public:
+  // Reads `path`; throws TraceError naming the file and the problem.
+  explicit ElfSymbols(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  const std::string& soname() const { return soname_; }
+  // Distinct file offsets of the defined functions exported as `name` (every version).
+  std::vector<uint64_t> offsets(const std::string& name) const;
+  bool exports(const std::string& name) const { return funcs_.count(name) != 0; }
+  size_t function_count() const { return funcs_.size(); }
+  // USDT probes of `provider` found in .note.stapsdt (names).
+  std::vector<std::string> usdt_probes(const std::string& provider) const;
+
+ private:
+  std::string path_, soname_;
+  std::multimap<std::string, uint64_t> funcs_;
+  std::vector<std::pair<std::string, std::string>> usdt_;  // (provider, name)
+};
+
+}  // namespace fgtrace

@@ -1,0 +1,48 @@
+// The API functions fakegpu-trace attaches entry/return probes to, and what each one means
+// to the books. The index of an entry is the `func` of events and of the call counters;
+// class, kind, API layer and copy direction travel to the BPF programs in the attach cookie.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace fgtrace {
+
+// Must match enum fg_class in bpf/fakegpu.bpf.c.
+enum class FuncClass : uint8_t {
+  Other = 0,
+  Alloc = 1,
+  AllocPitch = 2,
+  Free = 3,
+  SetDevice = 4,
+  CtxCreate = 5,
+  CtxCreate4 = 6,
+  PrimaryRetain = 7,
+  CtxSet = 8,
+  Copy = 9,
+  Launch = 10,
+  VmmCreate = 11,
+  VmmRelease = 12,
+};
+
+struct TracedFunction {
+  std::string_view name;
+  FuncClass cls;
+  uint8_t kind;       // enum fg_mem_kind (allocations)
+  uint8_t api;        // enum fg_api
+  uint8_t direction;  // cudaMemcpyKind of a driver copy (0 HtoH, 1 HtoD, 2 DtoH, 3 DtoD, 4 default)
+  // Allocation and free functions are booked by the backend's USDT probes where a library
+  // has them; entry/return probes then stay off them (one probe hit per call).
+  bool covered_by_usdt() const {
+    return cls == FuncClass::Alloc || cls == FuncClass::AllocPitch || cls == FuncClass::Free ||
+           cls == FuncClass::VmmCreate || cls == FuncClass::VmmRelease;
+  }
+};
+
+std::span<const TracedFunction> traced_functions();
+
+// The attach cookie of function `index` (layout in fakegpu.bpf.c), with the class it is
+// attached as (a USDT-covered library attaches nothing for allocation classes).
+uint64_t cookie(uint32_t index, const TracedFunction& f);
+
+}  // namespace fgtrace
