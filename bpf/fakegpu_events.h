@@ -63,7 +63,9 @@ struct fg_event {
 	__u16 api;		 /* enum fg_api */
 	__u16 source;		 /* enum fg_source */
 	__u32 func;		 /* index into the collector's traced-function table, ~0 if none */
-	__u64 aux;		 /* FORK: child tgid; CTX_SWITCH: context; else 0 */
+	__u64 aux;		 /* FORK: child tgid; CTX_SWITCH: context; IMPLICIT_FREE: reason
+				    (1 context destroy, 2 process exit, 3 device reset);
+				    ALLOC: user stack id + 1 (0 = none); else 0 */
 	char comm[FG_COMM_LEN];	 /* task comm at the time */
 };
 

@@ -206,7 +206,7 @@ std::vector<KernelBook> Collector::books() const {
   return out;
 }
 
-Health Collector::health() const {
+KernelHealth Collector::health() const {
   const int fd = bpf_map__fd(skel_->maps.stats);
   const int ncpu = libbpf_num_possible_cpus();
   std::vector<uint64_t> per_cpu(ncpu > 0 ? static_cast<size_t>(ncpu) : 1);
@@ -216,7 +216,7 @@ Health Collector::health() const {
       for (uint64_t v : per_cpu) total += v;
     return total;
   };
-  Health h;
+  KernelHealth h;
   h.events = sum(FG_STAT_EVENTS);
   h.rb_drops = sum(FG_STAT_RB_DROPS);
   h.missing_entry = sum(FG_STAT_MISSING_ENTRY);

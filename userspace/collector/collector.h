@@ -39,7 +39,7 @@ struct AttachedLibrary {
   size_t functions = 0;  // traced functions the library exports
 };
 
-struct Health {
+struct KernelHealth {
   uint64_t events = 0, rb_drops = 0, missing_entry = 0, unmatched_free = 0, alloc_map_full = 0;
 };
 
@@ -78,7 +78,7 @@ class Collector {
   int poll(int timeout_ms, const std::function<void(const fg_event&)>& sink);
 
   std::vector<KernelBook> books() const;
-  Health health() const;
+  KernelHealth health() const;
   std::vector<CallCount> calls() const;
   std::vector<CopyCount> copies() const;
   std::map<uint32_t, uint64_t> launches() const;

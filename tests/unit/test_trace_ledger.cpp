@@ -1,0 +1,612 @@
+// Unit tests: fakegpu-trace's AllocationLedger (exact books from event sequences) and the
+// stack aggregation on top of it.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../../userspace/core/ledger.h"
+#include "../../userspace/core/stacks.h"
+
+using namespace fgtrace;
+
+namespace {
+
+constexpr uint64_t MiB = 1ull << 20;
+
+Event base(EventType type, uint32_t pid, uint64_t ts) {
+  Event e;
+  e.type = type;
+  e.pid = pid;
+  e.tid = pid;
+  e.ts_ns = ts;
+  // No comm unless a test sets one: an event's comm (the leader's) would rename the process.
+  e.api = Api::Runtime;
+  e.source = Source::Usdt;
+  return e;
+}
+
+Event alloc(uint32_t pid, int32_t dev, MemKind kind, uint64_t ptr, uint64_t size, uint64_t ts = 1,
+            std::optional<uint32_t> stack = std::nullopt) {
+  Event e = base(EventType::Alloc, pid, ts);
+  e.device = dev;
+  e.kind = kind;
+  e.ptr = ptr;
+  e.size = size;
+  e.stack_id = stack;
+  return e;
+}
+
+// A successful free as the backend reports it: the allocation's device, kind and size.
+Event free_of(uint32_t pid, uint64_t ptr, uint64_t size = 0, int32_t dev = -1, MemKind kind = MemKind::Unknown,
+              uint64_t ts = 2) {
+  Event e = base(EventType::Free, pid, ts);
+  e.ptr = ptr;
+  e.size = size;
+  e.device = dev;
+  e.kind = kind;
+  return e;
+}
+
+Event implicit_free(uint32_t pid, uint64_t ptr, uint64_t size, int32_t dev, MemKind kind, ImplicitReason why) {
+  Event e = base(EventType::ImplicitFree, pid, 3);
+  e.ptr = ptr;
+  e.size = size;
+  e.device = dev;
+  e.kind = kind;
+  e.reason = why;
+  e.aux = static_cast<uint64_t>(why);
+  return e;
+}
+
+Event failed(EventType type, uint32_t pid, int32_t dev, MemKind kind, uint64_t size) {
+  Event e = base(type, pid, 2);
+  e.device = dev;
+  e.kind = kind;
+  e.size = size;
+  e.status = 2;  // cudaErrorMemoryAllocation
+  return e;
+}
+
+Event proc_exit(uint32_t pid, uint64_t ts) { return base(EventType::ProcExit, pid, ts); }
+
+Event proc_fork(uint32_t parent, uint32_t child, uint64_t ts) {
+  Event e = base(EventType::ProcFork, parent, ts);
+  e.aux = child;
+  e.child_pid = child;
+  return e;
+}
+
+Event proc_exec(uint32_t pid, const std::string& comm, uint64_t ts) {
+  Event e = base(EventType::ProcExec, pid, ts);
+  e.comm = comm;
+  return e;
+}
+
+const ProcessView& proc(const Snapshot& s, uint32_t pid, bool exited = false) {
+  for (const ProcessView& p : s.processes)
+    if (p.pid == pid && p.exited == exited) return p;
+  throw std::runtime_error("no process " + std::to_string(pid));
+}
+
+const BookView& book(const ProcessView& p, int32_t dev, MemKind kind) {
+  for (const BookView& b : p.books)
+    if (b.device == dev && b.kind == kind) return b;
+  throw std::runtime_error("no book " + std::to_string(dev) + "/" + to_string(kind));
+}
+
+const DeviceUsage& device(const std::vector<DeviceUsage>& ds, int32_t dev) {
+  for (const DeviceUsage& d : ds)
+    if (d.device == dev) return d;
+  throw std::runtime_error("no device " + std::to_string(dev));
+}
+
+}  // namespace
+
+TEST_CASE("ledger: allocations and frees keep exact live, peak and counts", "[trace][ledger]") {
+  AllocationLedger l;
+  l.track_process(100, "train", 1, 0, /*running_before_attach=*/false);
+  l.apply(alloc(100, 0, MemKind::Device, 0x1000, 10 * MiB));
+  l.apply(alloc(100, 0, MemKind::Device, 0x2000, 20 * MiB));
+  l.apply(free_of(100, 0x1000, 10 * MiB, 0, MemKind::Device));
+  l.apply(alloc(100, 0, MemKind::Device, 0x3000, 5 * MiB));
+
+  Snapshot s = l.snapshot(true);
+  const ProcessView& p = proc(s, 100);
+  CHECK(p.comm == "train");
+  CHECK(p.ppid == 1);
+  CHECK_FALSE(p.since_attach);
+  const BookView& b = book(p, 0, MemKind::Device);
+  CHECK(b.live_bytes == 25 * MiB);
+  CHECK(b.peak_bytes == 30 * MiB);
+  CHECK(b.allocs == 3);
+  CHECK(b.alloc_bytes == 35 * MiB);
+  CHECK(b.frees == 1);
+  CHECK(b.freed_bytes == 10 * MiB);
+  CHECK(b.outstanding == 2);
+  CHECK(b.unmatched_frees == 0);
+  CHECK(p.live_bytes == 25 * MiB);
+  CHECK(p.peak_bytes == 30 * MiB);
+  CHECK(s.live_bytes == 25 * MiB);
+  CHECK(s.peak_bytes == 30 * MiB);
+  CHECK(device(s.devices, 0).live_bytes == 25 * MiB);
+  CHECK(device(s.devices, 0).peak_bytes == 30 * MiB);
+  CHECK(device(s.devices, 0).processes == 1);
+  CHECK(s.counters.events == 4);
+}
+
+TEST_CASE("ledger: a free is booked where the allocation was, whatever the free says", "[trace][ledger]") {
+  AllocationLedger l;
+  l.track_process(100, "x", 1, 0, false);
+  l.apply(alloc(100, 1, MemKind::Managed, 0xa000, 4096));
+  // cudaFree through the uprobe path: no device, no kind, no size.
+  l.apply(free_of(100, 0xa000));
+  Snapshot s = l.snapshot(true);
+  const ProcessView& p = proc(s, 100);
+  REQUIRE(p.books.size() == 1);
+  const BookView& b = book(p, 1, MemKind::Managed);
+  CHECK(b.live_bytes == 0);
+  CHECK(b.frees == 1);
+  CHECK(b.freed_bytes == 4096);
+  CHECK(b.outstanding == 0);
+}
+
+TEST_CASE("ledger: unmatched frees are counted and never make numbers negative", "[trace][ledger]") {
+  AllocationLedger l;
+  l.track_process(7, "x", 1, 0, false);  // traced from its start: nothing can predate us
+  l.apply(alloc(7, 0, MemKind::Device, 0x1000, 100));
+  l.apply(free_of(7, 0x9999, 1000, 0, MemKind::Device));
+  l.apply(free_of(7, 0x9999, 1000, 0, MemKind::Device));
+  l.apply(free_of(7, 0, 0, -1, MemKind::Unknown));  // cudaFree(NULL): a no-op, not counted
+
+  Snapshot s = l.snapshot(true);
+  const BookView& b = book(proc(s, 7), 0, MemKind::Device);
+  CHECK(b.live_bytes == 100);
+  CHECK(b.peak_bytes == 100);
+  CHECK(b.unmatched_frees == 2);
+  CHECK(b.frees == 2);
+  CHECK(s.counters.unmatched_frees == 2);
+  CHECK(s.counters.pre_attach_frees == 0);
+  CHECK(s.live_bytes == 100);
+  CHECK(proc(s, 7).books.size() == 1);
+}
+
+TEST_CASE("ledger: a baseline is the starting live figure and frees never take it below 0", "[trace][ledger]") {
+  AllocationLedger l;
+  l.track_process(55, "server", 1, 0, /*running_before_attach=*/true);
+  l.set_baseline(55, 0, MemKind::Device, 1000);
+  l.set_baseline(55, 0, MemKind::Managed, 64);
+
+  Snapshot s0 = l.snapshot(true);
+  const ProcessView& p0 = proc(s0, 55);
+  CHECK(p0.since_attach);
+  CHECK(p0.baseline_known);
+  CHECK(book(p0, 0, MemKind::Device).live_bytes == 1000);
+  CHECK(book(p0, 0, MemKind::Device).peak_bytes == 1000);
+  CHECK(book(p0, 0, MemKind::Device).baseline_bytes == 1000);
+  CHECK(p0.live_bytes == 1064);
+  CHECK(s0.live_bytes == 1064);
+
+  l.apply(alloc(55, 0, MemKind::Device, 0x5000, 500));             // 1500
+  l.apply(free_of(55, 0x100, 300, 0, MemKind::Device));            // pre-attach: 1200
+  l.apply(free_of(55, 0x200, 5000, 0, MemKind::Device));           // more than is left: 500
+  l.apply(free_of(55, 0x300, 77, 0, MemKind::Device));             // nothing left: stays 500
+  l.apply(free_of(55, 0x5000, 500, 0, MemKind::Device));           // tracked: 0
+
+  Snapshot s = l.snapshot(true);
+  const ProcessView& p = proc(s, 55);
+  const BookView& b = book(p, 0, MemKind::Device);
+  CHECK(b.live_bytes == 0);
+  CHECK(b.baseline_left == 0);
+  CHECK(b.baseline_bytes == 1000);
+  CHECK(b.peak_bytes == 1500);
+  CHECK(b.frees == 4);
+  CHECK(b.unmatched_frees == 0);
+  CHECK(s.counters.pre_attach_frees == 3);
+  CHECK(s.counters.unmatched_frees == 0);
+  CHECK(book(p, 0, MemKind::Managed).live_bytes == 64);
+  CHECK(p.live_bytes == 64);
+  CHECK(s.live_bytes == 64);
+  CHECK(device(s.devices, 0).live_bytes == 64);
+
+  // Setting the baseline again replaces what was left of it.
+  l.set_baseline(55, 0, MemKind::Managed, 10);
+  CHECK(book(proc(l.snapshot(true), 55), 0, MemKind::Managed).live_bytes == 10);
+}
+
+TEST_CASE("ledger: a process first seen through an event counts since attach", "[trace][ledger]") {
+  AllocationLedger l;
+  Event first = alloc(9, 0, MemKind::Device, 0x1, 100);
+  first.comm = "app9";
+  l.apply(first);
+  l.apply(free_of(9, 0x77, 4096, 0, MemKind::Device));  // allocated before we looked
+  Snapshot s = l.snapshot(true);
+  const ProcessView& p = proc(s, 9);
+  CHECK(p.since_attach);
+  CHECK_FALSE(p.baseline_known);
+  CHECK(p.comm == "app9");
+  CHECK(book(p, 0, MemKind::Device).live_bytes == 100);
+  CHECK(s.counters.pre_attach_frees == 1);
+  CHECK(s.counters.unmatched_frees == 0);
+
+  // The collector may say it found a baseline of nothing.
+  l.mark_baseline_known(9);
+  CHECK(proc(l.snapshot(true), 9).baseline_known);
+
+  // A process the collector announces as started under it counts from the start.
+  Event other = alloc(10, 0, MemKind::Device, 0x1, 1);
+  l.apply(other);
+  l.track_process(10, "child", 9, 5, /*running_before_attach=*/false);
+  const Snapshot s10 = l.snapshot(true);
+  const ProcessView& p10 = proc(s10, 10);
+  CHECK_FALSE(p10.since_attach);
+  CHECK(p10.comm == "child");
+  CHECK(p10.ppid == 9);
+  CHECK(p10.start_ns == 5);
+}
+
+TEST_CASE("ledger: exit turns what is held into the leak report and frees the books", "[trace][ledger]") {
+  AllocationLedger l;
+  l.track_process(300, "leaky", 1, 10, false);
+  l.apply(alloc(300, 0, MemKind::Device, 0x1, 100 * MiB));
+  l.apply(alloc(300, 0, MemKind::Device, 0x2, 50 * MiB));
+  l.apply(alloc(300, 1, MemKind::Managed, 0x3, 8 * MiB));
+  l.apply(alloc(300, -1, MemKind::Host, 0x4, 2 * MiB));
+  l.apply(alloc(300, 1, MemKind::Device, 0x5, 1 * MiB));
+  l.apply(free_of(300, 0x2, 50 * MiB, 0, MemKind::Device));
+  // The backend's exit handler: what the program never freed, reason "process exit".
+  l.apply(implicit_free(300, 0x1, 100 * MiB, 0, MemKind::Device, ImplicitReason::ProcessExit));
+  // Context destroy frees without leaking.
+  l.apply(implicit_free(300, 0x5, 1 * MiB, 1, MemKind::Device, ImplicitReason::CtxDestroy));
+  l.apply(proc_exit(300, 99));
+
+  CHECK_FALSE(l.running(300));
+  Snapshot s = l.snapshot(true);
+  const ProcessView& p = proc(s, 300, true);
+  CHECK(p.exited);
+  CHECK(p.exit_event_seen);
+  CHECK(p.exit_ns == 99);
+  CHECK(p.live_bytes == 0);
+  CHECK(p.peak_bytes == 159 * MiB);  // 100 + 50 + 8 + 1 on GPUs (host memory is not a GPU's)
+  CHECK(p.leaked_bytes == 110 * MiB);
+  CHECK(p.leaked_allocs == 3);
+
+  const BookView& d0 = book(p, 0, MemKind::Device);
+  CHECK(d0.live_bytes == 0);
+  CHECK(d0.leaked_bytes == 100 * MiB);
+  CHECK(d0.leaked_allocs == 1);
+  CHECK(d0.implicit_frees == 0);
+  CHECK(d0.peak_bytes == 150 * MiB);
+  const BookView& m1 = book(p, 1, MemKind::Managed);
+  CHECK(m1.leaked_bytes == 8 * MiB);
+  CHECK(m1.leaked_allocs == 1);
+  const BookView& d1 = book(p, 1, MemKind::Device);
+  CHECK(d1.implicit_frees == 1);
+  CHECK(d1.implicit_freed_bytes == 1 * MiB);
+  CHECK(d1.leaked_bytes == 0);
+  const BookView& h = book(p, -1, MemKind::Host);
+  CHECK(h.leaked_bytes == 2 * MiB);
+  CHECK(h.outstanding == 0);
+
+  CHECK(device(p.devices, 0).leaked_bytes == 100 * MiB);
+  CHECK(device(p.devices, 1).leaked_bytes == 8 * MiB);
+  CHECK(device(p.devices, 1).peak_bytes == 9 * MiB);
+  CHECK(device(p.devices, -1).peak_bytes == 2 * MiB);
+
+  CHECK(s.live_bytes == 0);
+  CHECK(s.peak_bytes == 159 * MiB);
+  CHECK(s.leaked_bytes == 110 * MiB);
+  CHECK(s.leaked_allocs == 3);
+  CHECK(device(s.devices, 0).live_bytes == 0);
+  CHECK(device(s.devices, 0).peak_bytes == 150 * MiB);
+  CHECK(device(s.devices, 0).leaked_bytes == 100 * MiB);
+  CHECK(device(s.devices, -1).leaked_bytes == 2 * MiB);
+
+  // Running-only snapshots leave it out; a second exit changes nothing.
+  CHECK(l.snapshot(false).processes.empty());
+  l.apply(proc_exit(300, 120));
+  CHECK(l.snapshot(true).processes.size() == 1);
+  CHECK(proc(l.snapshot(true), 300, true).leaked_bytes == 110 * MiB);
+}
+
+TEST_CASE("ledger: a killed process (no implicit frees) leaks what it held; so does its baseline", "[trace][ledger]") {
+  AllocationLedger l;
+  l.track_process(400, "victim", 1, 0, true);
+  l.set_baseline(400, 2, MemKind::Device, 4096);
+  l.apply(alloc(400, 2, MemKind::Device, 0x10, 1000));
+  l.apply(free_of(400, 0x99, 96, 2, MemKind::Device));  // a pre-attach allocation: 4000 left
+  l.process_exited(400, 50);                            // the collector saw it gone
+
+  Snapshot s = l.snapshot(true);
+  const ProcessView& p = proc(s, 400, true);
+  CHECK_FALSE(p.exit_event_seen);
+  const BookView& b = book(p, 2, MemKind::Device);
+  CHECK(b.leaked_bytes == 5000);
+  CHECK(b.leaked_allocs == 1);  // the baseline's allocations are not known one by one
+  CHECK(b.live_bytes == 0);
+  CHECK(b.baseline_left == 0);
+  CHECK(s.counters.exits_without_event == 1);
+  l.process_exited(400, 60);  // already gone: nothing happens
+  CHECK(l.counters().exits_without_event == 1);
+}
+
+TEST_CASE("ledger: fork gives the child empty books; exec renames and leaks the old image's memory",
+          "[trace][ledger]") {
+  AllocationLedger l;
+  l.track_process(500, "launcher", 1, 0, false);
+  l.apply(alloc(500, 0, MemKind::Device, 0x1000, 4 * MiB));
+  l.apply(proc_fork(500, 501, 20));
+
+  Snapshot s = l.snapshot(true);
+  const ProcessView& child = proc(s, 501);
+  CHECK(child.ppid == 500);
+  CHECK(child.comm == "launcher");
+  CHECK(child.start_ns == 20);
+  CHECK_FALSE(child.since_attach);
+  CHECK(child.books.empty());
+  CHECK(child.live_bytes == 0);
+
+  // The child frees the parent's pointer: it holds nothing, so it is unmatched in the child.
+  l.apply(free_of(501, 0x1000, 4 * MiB, 0, MemKind::Device));
+  l.apply(alloc(501, 0, MemKind::Device, 0x2000, 1 * MiB));
+  l.apply(proc_exec(501, "worker", 30));
+  s = l.snapshot(true);
+  const ProcessView& c2 = proc(s, 501);
+  CHECK(c2.comm == "worker");
+  CHECK(c2.unmatched_frees == 1);
+  CHECK(c2.live_bytes == 0);
+  CHECK(c2.leaked_bytes == 1 * MiB);  // held by the image exec replaced
+  CHECK(c2.allocs == 1);              // books are kept across exec
+  CHECK(c2.peak_bytes == 1 * MiB);
+  const ProcessView& parent = proc(s, 500);
+  CHECK(parent.live_bytes == 4 * MiB);
+  CHECK(book(parent, 0, MemKind::Device).outstanding == 1);
+  CHECK(s.live_bytes == 4 * MiB);
+  CHECK(s.peak_bytes == 5 * MiB);
+}
+
+TEST_CASE("ledger: devices and kinds are separate books; peaks are high-water marks of sums", "[trace][ledger]") {
+  AllocationLedger l;
+  l.track_process(1, "a", 0, 0, false);
+  l.track_process(2, "b", 0, 0, false);
+  l.apply(alloc(1, 0, MemKind::Device, 0x1, 100));
+  l.apply(alloc(1, 0, MemKind::Managed, 0x2, 10));
+  l.apply(alloc(1, 1, MemKind::Vmm, 0x3, 1000));
+  l.apply(free_of(1, 0x1));                     // device 0 down to 10
+  l.apply(alloc(2, 0, MemKind::Device, 0x1, 50));  // same address, another process
+  l.apply(alloc(1, -1, MemKind::Host, 0x4, 7));
+
+  Snapshot s = l.snapshot(true);
+  const ProcessView& a = proc(s, 1);
+  REQUIRE(a.books.size() == 4);
+  // Sorted by device, then kind: host (-1) first.
+  CHECK(a.books[0].device == -1);
+  CHECK(a.books[1].kind == MemKind::Device);
+  CHECK(a.books[2].kind == MemKind::Managed);
+  CHECK(a.books[3].kind == MemKind::Vmm);
+  CHECK(device(a.devices, 0).live_bytes == 10);
+  CHECK(device(a.devices, 0).peak_bytes == 110);
+  CHECK(device(a.devices, 1).live_bytes == 1000);
+  CHECK(device(a.devices, -1).live_bytes == 7);
+  CHECK(a.live_bytes == 1010);
+  CHECK(a.peak_bytes == 1110);
+  const ProcessView& b = proc(s, 2);
+  CHECK(b.live_bytes == 50);
+  CHECK(device(s.devices, 0).live_bytes == 60);
+  CHECK(device(s.devices, 0).peak_bytes == 110);  // 100 + 10 before the free; 60 after
+  CHECK(device(s.devices, 0).processes == 2);
+  CHECK(device(s.devices, 1).peak_bytes == 1000);
+  CHECK(device(s.devices, -1).live_bytes == 7);
+  CHECK(s.live_bytes == 1060);
+  CHECK(s.peak_bytes == 1110);
+  REQUIRE(s.devices.size() == 3);
+  CHECK(s.devices[0].device == -1);
+  CHECK(s.devices[2].device == 1);
+}
+
+TEST_CASE("ledger: failed calls, 0-byte allocations and lost frees", "[trace][ledger]") {
+  AllocationLedger l;
+  l.track_process(8, "x", 1, 0, false);
+  l.apply(failed(EventType::AllocFail, 8, 0, MemKind::Device, 1ull << 40));
+  Event bad_status = alloc(8, 0, MemKind::Device, 0, 64);
+  bad_status.status = 2;  // an Alloc record with an error status counts as failed
+  l.apply(bad_status);
+  Event ff = failed(EventType::FreeFail, 8, -1, MemKind::Unknown, 0);
+  l.apply(ff);
+  l.apply(alloc(8, 0, MemKind::Device, 0, 0));  // cudaMalloc(&p, 0): success, NULL
+  l.apply(alloc(8, 0, MemKind::Device, 0x40, 100));
+  l.apply(alloc(8, 0, MemKind::Device, 0x40, 30));  // same address again: its free was lost
+
+  Snapshot s = l.snapshot(true);
+  const ProcessView& p = proc(s, 8);
+  const BookView& d = book(p, 0, MemKind::Device);
+  CHECK(d.failed == 2);
+  CHECK(d.allocs == 3);
+  CHECK(d.live_bytes == 30);
+  CHECK(d.peak_bytes == 100);
+  CHECK(d.outstanding == 1);
+  CHECK(book(p, -1, MemKind::Unknown).failed == 1);
+  CHECK(p.failed == 3);
+  CHECK(s.counters.duplicate_allocs == 1);
+}
+
+TEST_CASE("ledger: call counts and log2 latency buckets", "[trace][ledger]") {
+  CHECK(latency_bucket(0) == 0);
+  CHECK(latency_bucket(1) == 0);
+  CHECK(latency_bucket(2) == 1);
+  CHECK(latency_bucket(3) == 1);
+  CHECK(latency_bucket(1023) == 9);
+  CHECK(latency_bucket(1024) == 10);
+  CHECK(latency_bucket(std::numeric_limits<uint64_t>::max()) == 63);
+
+  AllocationLedger l;
+  l.record_call(10, "cudaMalloc", 300, true);
+  l.record_call(10, "cudaMalloc", 1500, true);
+  l.record_call(10, "cudaMalloc", 1024, false);
+  l.record_call(10, "cudaFree", 100, true);
+  l.record_call(11, "cudaMalloc", 5, true);
+
+  Snapshot s = l.snapshot(true);
+  const ProcessView& p = proc(s, 10);
+  REQUIRE(p.calls.size() == 2);
+  CHECK(p.calls[0].func == "cudaFree");
+  const CallStats& m = p.calls[1];
+  CHECK(m.func == "cudaMalloc");
+  CHECK(m.calls == 3);
+  CHECK(m.errors == 1);
+  CHECK(m.total_ns == 2824);
+  CHECK(m.max_ns == 1500);
+  CHECK(m.buckets[8] == 1);
+  CHECK(m.buckets[10] == 2);
+  REQUIRE(s.calls.size() == 2);
+  CHECK(s.calls[1].func == "cudaMalloc");
+  CHECK(s.calls[1].calls == 4);
+  CHECK(s.calls[1].buckets[2] == 1);
+  CHECK(s.calls[1].max_ns == 1500);
+}
+
+TEST_CASE("ledger: copies by direction and kernel launches", "[trace][ledger]") {
+  AllocationLedger l;
+  l.record_copy(3, CopyDirection::HtoD, 4096);
+  l.record_copy(3, CopyDirection::HtoD, 100);
+  l.record_copy(3, CopyDirection::DtoH, 8);
+  l.record_copy(4, CopyDirection::Default, 1);
+  l.record_launch(3);
+  l.record_launch(3, 9);
+  l.record_launch(4);
+  Snapshot s = l.snapshot(true);
+  const ProcessView& p = proc(s, 3);
+  CHECK(p.copies[static_cast<size_t>(CopyDirection::HtoD)].bytes == 4196);
+  CHECK(p.copies[static_cast<size_t>(CopyDirection::HtoD)].count == 2);
+  CHECK(p.copies[static_cast<size_t>(CopyDirection::DtoH)].bytes == 8);
+  CHECK(p.copies[static_cast<size_t>(CopyDirection::DtoD)].count == 0);
+  CHECK(p.launches == 10);
+  CHECK(s.launches == 11);
+  CHECK(s.copies[static_cast<size_t>(CopyDirection::Default)].bytes == 1);
+  CHECK(s.copies[static_cast<size_t>(CopyDirection::HtoD)].bytes == 4196);
+  CHECK(std::string(to_string(CopyDirection::DtoD)) == "DtoD");
+}
+
+TEST_CASE("ledger: counters read after the exit belong to the exited process; pids are reused",
+          "[trace][ledger]") {
+  AllocationLedger l;
+  l.track_process(20, "first", 1, 5, false);
+  l.apply(alloc(20, 0, MemKind::Device, 0x1, 10));
+  l.apply(proc_exit(20, 40));
+  l.record_call(20, "cudaMalloc", 10, true);  // read from the kernel after the exit
+  CHECK_FALSE(l.running(20));
+
+  Event again = alloc(20, 0, MemKind::Device, 0x1, 99, 60);  // a new process with the same pid
+  again.comm = "second";
+  l.apply(again);
+  CHECK(l.running(20));
+  Snapshot s = l.snapshot(true);
+  REQUIRE(s.processes.size() == 2);
+  CHECK(s.processes[0].exited);
+  CHECK(s.processes[0].comm == "first");
+  CHECK(s.processes[0].leaked_bytes == 10);
+  REQUIRE(s.processes[0].calls.size() == 1);
+  CHECK(s.processes[1].comm == "second");
+  CHECK(s.processes[1].live_bytes == 99);
+  CHECK(s.processes[1].calls.empty());
+  CHECK(s.live_bytes == 99);
+}
+
+TEST_CASE("ledger: only the thread-group leader names the process", "[trace][ledger]") {
+  AllocationLedger l;
+  Event e = alloc(30, 0, MemKind::Device, 0x1, 1);
+  e.tid = 31;
+  e.comm = "pt_worker";  // a thread's own name, taken while there is no other
+  l.apply(e);
+  CHECK(proc(l.snapshot(true), 30).comm == "pt_worker");
+  Event lead = alloc(30, 0, MemKind::Device, 0x2, 1);
+  lead.comm = "python3";
+  l.apply(lead);
+  e.ptr = 0x3;
+  l.apply(e);
+  CHECK(proc(l.snapshot(true), 30).comm == "python3");
+}
+
+TEST_CASE("ledger: expire forgets exited processes after the TTL", "[trace][ledger]") {
+  AllocationLedger l;
+  l.track_process(1, "a", 0, 0, false);
+  l.track_process(2, "b", 0, 0, false);
+  l.track_process(3, "c", 0, 0, false);
+  l.apply(alloc(1, 0, MemKind::Device, 0x1, 100));
+  l.apply(proc_exit(1, 1000));
+  l.apply(proc_exit(2, 5000));
+  CHECK(l.expire(1999, 1000) == 0);
+  CHECK(l.expire(2000, 1000) == 1);
+  Snapshot s = l.snapshot(true);
+  REQUIRE(s.processes.size() == 2);
+  CHECK(s.processes[0].pid == 2);
+  CHECK(s.processes[1].pid == 3);
+  CHECK(device(s.devices, 0).peak_bytes == 100);  // system high-water marks stay
+  CHECK(l.expire(100, 1000) == 0);                // a clock before the exit expires nothing
+  CHECK(l.expire(6000, 1000) == 1);
+  CHECK(l.snapshot(true).processes.size() == 1);
+}
+
+TEST_CASE("stacks: outstanding and leaked bytes by stack, top N, symbolized", "[trace][ledger][stacks]") {
+  AllocationLedger l;
+  l.track_process(70, "py", 1, 0, false);
+  l.track_process(71, "py", 1, 0, false);
+  l.apply(alloc(70, 0, MemKind::Device, 0x1, 100, 1, 5u));
+  l.apply(alloc(70, 0, MemKind::Device, 0x2, 300, 1, 5u));
+  l.apply(alloc(70, 0, MemKind::Device, 0x3, 250, 1, 6u));
+  l.apply(alloc(70, 0, MemKind::Device, 0x4, 999));  // no stack
+  l.apply(alloc(71, 0, MemKind::Device, 0x1, 250, 1, 6u));
+  l.apply(free_of(70, 0x1));
+
+  Snapshot s = l.snapshot(true);
+  const ProcessView& p = proc(s, 70);
+  REQUIRE(p.outstanding_stacks.size() == 2);
+  CHECK(p.outstanding_stacks[0].stack_id == 5);
+  CHECK(p.outstanding_stacks[0].bytes == 300);
+  CHECK(p.outstanding_stacks[0].allocs == 1);
+  CHECK(p.outstanding_stacks[1].stack_id == 6);
+
+  std::vector<std::pair<uint32_t, uint32_t>> asked;
+  Symbolizer sym = [&](uint32_t pid, uint32_t id) {
+    asked.emplace_back(pid, id);
+    return std::vector<std::string>{"cudaMalloc", "frame" + std::to_string(id)};
+  };
+  auto top = top_stacks(s, StackSet::Outstanding, 2, sym);
+  REQUIRE(top.size() == 2);
+  CHECK(top[0].pid == 70);
+  CHECK(top[0].stack_id == 5);
+  CHECK(top[0].bytes == 300);
+  CHECK(top[1].pid == 70);  // ties on bytes and allocations: lower pid first
+  CHECK(top[1].stack_id == 6);
+  CHECK(top[1].frames == std::vector<std::string>{"cudaMalloc", "frame6"});
+  CHECK(asked.size() == 2);  // only the top N are symbolized
+
+  l.apply(proc_exit(70, 9));
+  Snapshot after = l.snapshot(true);
+  const ProcessView& gone = proc(after, 70, true);
+  CHECK(gone.outstanding_stacks.empty());
+  REQUIRE(gone.leaked_stacks.size() == 2);
+  auto leaked = top_stacks(after, StackSet::Leaked, 10);
+  REQUIRE(leaked.size() == 2);
+  CHECK(leaked[0].bytes == 300);
+  CHECK(leaked[0].frames.empty());
+  CHECK(top_stacks(after, StackSet::Outstanding, 10).size() == 1);  // pid 71's
+  CHECK(render_stacks(leaked, StackSet::Leaked) ==
+        "Top 2 stacks by leaked bytes:\n"
+        "\t300 B in 1 allocation from pid 70 (py), stack 5:\n"
+        "\t\t[not symbolized]\n"
+        "\t250 B in 1 allocation from pid 70 (py), stack 6:\n"
+        "\t\t[not symbolized]\n");
+  top[0].allocs = 2;
+  CHECK(render_stacks({top[0]}, StackSet::Outstanding) ==
+        "Top 1 stacks by outstanding bytes:\n"
+        "\t300 B in 2 allocations from pid 70 (py), stack 5:\n"
+        "\t\tcudaMalloc\n"
+        "\t\tframe5\n");
+  CHECK(stacks_json({top[0]}).dump() ==
+        R"([{"pid":70,"comm":"py","stack_id":5,"bytes":300,"allocs":2,"frames":["cudaMalloc","frame5"]}])");
+}

@@ -1,0 +1,165 @@
+#include "event.h"
+
+#include <cstddef>
+#include <cstring>
+
+namespace fgtrace {
+
+// The contract, checked where it is read: the same bytes as the BPF side (clang -target bpf,
+// LP64 little endian). A change here without a FAKEGPU_EVENTS_ABI bump is a bug.
+static_assert(FAKEGPU_EVENTS_ABI == 1, "contract changed: review decode() and these offsets");
+static_assert(sizeof(fg_event) == 80);
+static_assert(alignof(fg_event) == 8);
+static_assert(offsetof(fg_event, ts_ns) == 0);
+static_assert(offsetof(fg_event, tgid) == 8);
+static_assert(offsetof(fg_event, tid) == 12);
+static_assert(offsetof(fg_event, type) == 16);
+static_assert(offsetof(fg_event, device) == 20);
+static_assert(offsetof(fg_event, ptr) == 24);
+static_assert(offsetof(fg_event, size) == 32);
+static_assert(offsetof(fg_event, kind) == 40);
+static_assert(offsetof(fg_event, status) == 44);
+static_assert(offsetof(fg_event, api) == 48);
+static_assert(offsetof(fg_event, source) == 50);
+static_assert(offsetof(fg_event, func) == 52);
+static_assert(offsetof(fg_event, aux) == 56);
+static_assert(offsetof(fg_event, comm) == 64);
+static_assert(FG_COMM_LEN == 16);
+static_assert(sizeof(fg_book_key) == 16);
+static_assert(sizeof(fg_book) == 64);
+static_assert(sizeof(fg_config) == 16);
+static_assert(FG_STAT_ALLOC_MAP_FULL < FG_STAT_MAX);
+
+namespace {
+
+MemKind kind_of(uint32_t raw) {
+  switch (raw) {
+    case FG_MEM_DEVICE:
+    case FG_MEM_MANAGED:
+    case FG_MEM_HOST:
+    case FG_MEM_VMM:
+      return static_cast<MemKind>(raw);
+    default:
+      return MemKind::Unknown;
+  }
+}
+
+Source source_of(uint16_t raw) {
+  return raw <= FG_SRC_KERNEL ? static_cast<Source>(raw) : Source::Unknown;
+}
+
+Api api_of(uint16_t raw) {
+  return raw <= FG_API_INTERNAL ? static_cast<Api>(raw) : Api::Unknown;
+}
+
+}  // namespace
+
+std::optional<Event> decode(const void* data, size_t size, DecodeError* error) {
+  DecodeError ignored;
+  DecodeError& err = error ? *error : ignored;
+  if (size < sizeof(fg_event) || data == nullptr) {
+    err = DecodeError::TooShort;
+    return std::nullopt;
+  }
+  if (size > sizeof(fg_event)) {
+    err = DecodeError::TooLong;
+    return std::nullopt;
+  }
+  fg_event raw;
+  std::memcpy(&raw, data, sizeof raw);  // the record need not be aligned for us
+  if (raw.type < FG_EV_ALLOC || raw.type > FG_EV_PROC_EXEC) {
+    err = DecodeError::UnknownType;
+    return std::nullopt;
+  }
+
+  Event ev;
+  ev.ts_ns = raw.ts_ns;
+  ev.pid = raw.tgid;
+  ev.tid = raw.tid;
+  ev.type = static_cast<EventType>(raw.type);
+  ev.device = raw.device;
+  ev.ptr = raw.ptr;
+  ev.size = raw.size;
+  ev.kind = kind_of(raw.kind);
+  ev.status = raw.status;
+  ev.api = api_of(raw.api);
+  ev.source = source_of(raw.source);
+  if (raw.func != ~0u) ev.func = raw.func;
+  ev.aux = raw.aux;
+  switch (ev.type) {
+    case EventType::ProcFork:
+      ev.child_pid = static_cast<uint32_t>(raw.aux);
+      break;
+    case EventType::Alloc:
+      // aux = stack id + 1, so that 0 (the field's default) means "no stack".
+      if (raw.aux != 0 && raw.aux <= 0x100000000ull) ev.stack_id = static_cast<uint32_t>(raw.aux - 1);
+      break;
+    case EventType::ImplicitFree:
+      if (raw.aux >= 1 && raw.aux <= 3) ev.reason = static_cast<ImplicitReason>(raw.aux);
+      break;
+    default:
+      break;
+  }
+  // comm is NUL-padded by bpf_get_current_comm but need not be terminated: bound the read.
+  ev.comm.assign(raw.comm, ::strnlen(raw.comm, sizeof raw.comm));
+  err = DecodeError::None;
+  return ev;
+}
+
+const char* to_string(EventType t) noexcept {
+  switch (t) {
+    case EventType::Alloc: return "alloc";
+    case EventType::Free: return "free";
+    case EventType::ImplicitFree: return "implicit_free";
+    case EventType::AllocFail: return "alloc_fail";
+    case EventType::FreeFail: return "free_fail";
+    case EventType::CtxSwitch: return "ctx_switch";
+    case EventType::ProcExit: return "proc_exit";
+    case EventType::ProcFork: return "proc_fork";
+    case EventType::ProcExec: return "proc_exec";
+  }
+  return "unknown";
+}
+
+const char* to_string(MemKind k) noexcept {
+  switch (k) {
+    case MemKind::Device: return "device";
+    case MemKind::Managed: return "managed";
+    case MemKind::Host: return "host";
+    case MemKind::Vmm: return "vmm";
+    case MemKind::Unknown: break;
+  }
+  return "unknown";
+}
+
+const char* to_string(Source s) noexcept {
+  switch (s) {
+    case Source::Usdt: return "usdt";
+    case Source::Uprobe: return "uprobe";
+    case Source::Kernel: return "kernel";
+    case Source::Unknown: break;
+  }
+  return "unknown";
+}
+
+const char* to_string(Api a) noexcept {
+  switch (a) {
+    case Api::Runtime: return "runtime";
+    case Api::Driver: return "driver";
+    case Api::Internal: return "internal";
+    case Api::Unknown: break;
+  }
+  return "unknown";
+}
+
+const char* to_string(DecodeError e) noexcept {
+  switch (e) {
+    case DecodeError::None: return "ok";
+    case DecodeError::TooShort: return "record shorter than struct fg_event";
+    case DecodeError::TooLong: return "record longer than struct fg_event (another FAKEGPU_EVENTS_ABI?)";
+    case DecodeError::UnknownType: return "unknown event type";
+  }
+  return "unknown";
+}
+
+}  // namespace fgtrace

@@ -1,0 +1,494 @@
+#include "ledger.h"
+
+#include <algorithm>
+#include <bit>
+#include <utility>
+
+namespace fgtrace {
+
+namespace {
+
+uint64_t sat_sub(uint64_t a, uint64_t b) noexcept { return a > b ? a - b : 0; }
+
+std::vector<StackUsage> sorted_stacks(const std::unordered_map<uint32_t, StackUsage>& m) {
+  std::vector<StackUsage> v;
+  v.reserve(m.size());
+  for (const auto& [id, s] : m) v.push_back(s);
+  std::sort(v.begin(), v.end(), [](const StackUsage& a, const StackUsage& b) {
+    if (a.bytes != b.bytes) return a.bytes > b.bytes;
+    if (a.allocs != b.allocs) return a.allocs > b.allocs;
+    return a.stack_id < b.stack_id;
+  });
+  return v;
+}
+
+void stack_add(std::unordered_map<uint32_t, StackUsage>& m, uint32_t id, uint64_t bytes) {
+  StackUsage& s = m[id];
+  s.stack_id = id;
+  s.bytes += bytes;
+  s.allocs += 1;
+}
+
+void stack_sub(std::unordered_map<uint32_t, StackUsage>& m, uint32_t id, uint64_t bytes) {
+  auto it = m.find(id);
+  if (it == m.end()) return;
+  it->second.bytes = sat_sub(it->second.bytes, bytes);
+  it->second.allocs = sat_sub(it->second.allocs, 1);
+  if (it->second.allocs == 0) m.erase(it);
+}
+
+}  // namespace
+
+// ---- counters ---------------------------------------------------------------------------
+
+size_t latency_bucket(uint64_t ns) noexcept {
+  return ns < 2 ? 0 : static_cast<size_t>(std::bit_width(ns) - 1);
+}
+
+void CallStats::add(uint64_t latency_ns, bool ok) noexcept {
+  calls += 1;
+  errors += ok ? 0 : 1;
+  total_ns += latency_ns;
+  max_ns = std::max(max_ns, latency_ns);
+  buckets[latency_bucket(latency_ns)] += 1;
+}
+
+void CallStats::merge(const CallStats& o) noexcept {
+  calls += o.calls;
+  errors += o.errors;
+  total_ns += o.total_ns;
+  max_ns = std::max(max_ns, o.max_ns);
+  for (size_t i = 0; i < kLatencyBuckets; ++i) buckets[i] += o.buckets[i];
+}
+
+const char* to_string(CopyDirection d) noexcept {
+  switch (d) {
+    case CopyDirection::HtoH: return "HtoH";
+    case CopyDirection::HtoD: return "HtoD";
+    case CopyDirection::DtoH: return "DtoH";
+    case CopyDirection::DtoD: return "DtoD";
+    case CopyDirection::Default: return "Default";
+  }
+  return "unknown";
+}
+
+bool Snapshot::any_since_attach() const noexcept {
+  return std::any_of(processes.begin(), processes.end(),
+                     [](const ProcessView& p) { return p.since_attach; });
+}
+
+// ---- processes --------------------------------------------------------------------------
+
+AllocationLedger::Proc& AllocationLedger::create(uint32_t pid, bool since_attach) {
+  Proc& p = running_[pid];
+  p = Proc{};
+  p.pid = pid;
+  p.since_attach = since_attach;
+  return p;
+}
+
+AllocationLedger::Proc& AllocationLedger::running_for(const Event& ev) {
+  auto it = running_.find(ev.pid);
+  Proc* p;
+  if (it != running_.end()) {
+    p = &it->second;
+  } else {
+    // Not seen starting (fork) nor announced by the collector: it was already running.
+    p = &create(ev.pid, /*since_attach=*/true);
+    p->start_ns = ev.ts_ns;
+  }
+  // Threads may carry their own names: only the thread-group leader's comm names the process,
+  // unless we have none yet.
+  if (!ev.comm.empty() && (ev.tid == ev.pid || p->comm.empty())) p->comm = ev.comm;
+  return *p;
+}
+
+AllocationLedger::Proc& AllocationLedger::for_counters(uint32_t pid) {
+  if (auto it = running_.find(pid); it != running_.end()) return it->second;
+  // Counters the collector reads after the exit event still belong to the process that exited.
+  for (auto it = exited_.rbegin(); it != exited_.rend(); ++it)
+    if (it->pid == pid) return *it;
+  return create(pid, /*since_attach=*/true);
+}
+
+void AllocationLedger::track_process(uint32_t pid, std::string_view comm, uint32_t ppid,
+                                     uint64_t start_ns, bool running_before_attach) {
+  auto it = running_.find(pid);
+  Proc& p = it != running_.end() ? it->second : create(pid, running_before_attach);
+  if (!comm.empty()) p.comm = std::string(comm);
+  p.ppid = ppid;
+  p.start_ns = start_ns;
+  // The collector knows (it started the process, or found it running); a baseline already set
+  // means it was running.
+  p.since_attach = running_before_attach || p.baseline_known;
+}
+
+void AllocationLedger::set_baseline(uint32_t pid, int32_t device, MemKind kind, uint64_t bytes) {
+  auto it = running_.find(pid);
+  Proc& p = it != running_.end() ? it->second : create(pid, true);
+  p.since_attach = true;
+  p.baseline_known = true;
+  BookView& b = book(p, device, kind);
+  // Setting it again replaces the earlier baseline (what is left of it).
+  sub_live(p, device, kind, b.baseline_left);
+  b.baseline_bytes = bytes;
+  b.baseline_left = bytes;
+  add_live(p, device, kind, bytes);
+}
+
+void AllocationLedger::mark_baseline_known(uint32_t pid) {
+  auto it = running_.find(pid);
+  Proc& p = it != running_.end() ? it->second : create(pid, true);
+  p.since_attach = true;
+  p.baseline_known = true;
+}
+
+void AllocationLedger::process_exited(uint32_t pid, uint64_t ts_ns) {
+  if (running_.count(pid) == 0) return;
+  counters_.exits_without_event += 1;
+  finish(pid, ts_ns, /*from_event=*/false);
+}
+
+// ---- books ------------------------------------------------------------------------------
+
+BookView& AllocationLedger::book(Proc& p, int32_t device, MemKind kind) {
+  auto [it, fresh] = p.books.try_emplace(BookKey{device, kind});
+  if (fresh) {
+    it->second.device = device;
+    it->second.kind = kind;
+  }
+  return it->second;
+}
+
+void AllocationLedger::add_live(Proc& p, int32_t device, MemKind kind, uint64_t bytes) {
+  auto raise = [bytes](uint64_t& live, uint64_t& peak) {
+    live += bytes;
+    peak = std::max(peak, live);
+  };
+  BookView& b = book(p, device, kind);
+  raise(b.live_bytes, b.peak_bytes);
+  Level& pd = p.devices[device];
+  raise(pd.live, pd.peak);
+  Level& sd = devices_[device];
+  raise(sd.live, sd.peak);
+  if (device >= 0) {
+    raise(p.gpu.live, p.gpu.peak);
+    raise(gpu_.live, gpu_.peak);
+  }
+}
+
+void AllocationLedger::sub_live(Proc& p, int32_t device, MemKind kind, uint64_t bytes) {
+  BookView& b = book(p, device, kind);
+  b.live_bytes = sat_sub(b.live_bytes, bytes);
+  Level& pd = p.devices[device];
+  pd.live = sat_sub(pd.live, bytes);
+  Level& sd = devices_[device];
+  sd.live = sat_sub(sd.live, bytes);
+  if (device >= 0) {
+    p.gpu.live = sat_sub(p.gpu.live, bytes);
+    gpu_.live = sat_sub(gpu_.live, bytes);
+  }
+}
+
+// ---- events -----------------------------------------------------------------------------
+
+bool AllocationLedger::consume(const void* data, size_t size) {
+  std::optional<Event> ev = decode(data, size);
+  if (!ev) {
+    counters_.bad_records += 1;
+    return false;
+  }
+  apply(*ev);
+  return true;
+}
+
+void AllocationLedger::apply(const Event& ev) {
+  counters_.events += 1;
+  last_event_ns_ = std::max(last_event_ns_, ev.ts_ns);
+  switch (ev.type) {
+    case EventType::Alloc:
+      if (ev.status != 0) {
+        book(running_for(ev), ev.device, ev.kind).failed += 1;
+        break;
+      }
+      on_alloc(ev);
+      break;
+    case EventType::AllocFail:
+    case EventType::FreeFail:
+      book(running_for(ev), ev.device, ev.kind).failed += 1;
+      break;
+    case EventType::Free:
+      if (ev.status != 0) {
+        book(running_for(ev), ev.device, ev.kind).failed += 1;
+        break;
+      }
+      on_free(ev, /*implicit=*/false);
+      break;
+    case EventType::ImplicitFree:
+      on_free(ev, /*implicit=*/true);
+      break;
+    case EventType::CtxSwitch:
+      running_for(ev);
+      break;
+    case EventType::ProcExit:
+      if (running_.count(ev.pid) != 0) finish(ev.pid, ev.ts_ns, /*from_event=*/true);
+      break;
+    case EventType::ProcFork: {
+      Proc& parent = running_for(ev);
+      const uint32_t child_pid = ev.child_pid.value_or(0);
+      if (child_pid == 0 || child_pid == ev.pid) break;
+      const std::string comm = parent.comm;  // create() may rehash running_: copy first
+      auto it = running_.find(child_pid);
+      Proc& child = it != running_.end() ? it->second : create(child_pid, /*since_attach=*/false);
+      if (it == running_.end()) {
+        child.comm = comm;
+        child.start_ns = ev.ts_ns;
+      }
+      child.ppid = ev.pid;
+      break;
+    }
+    case EventType::ProcExec: {
+      Proc& p = running_for(ev);
+      if (!ev.comm.empty()) p.comm = ev.comm;  // the new image's name
+      leak_everything(p);
+      break;
+    }
+  }
+}
+
+void AllocationLedger::on_alloc(const Event& ev) {
+  Proc& p = running_for(ev);
+  BookView& b = book(p, ev.device, ev.kind);
+  b.allocs += 1;
+  b.alloc_bytes += ev.size;
+  if (ev.ptr == 0) return;  // a 0-byte allocation returns NULL: nothing to free later
+  if (auto it = p.outstanding.find(ev.ptr); it != p.outstanding.end()) {
+    // The same address again while the books still hold it: its free was lost.
+    counters_.duplicate_allocs += 1;
+    const Allocation old = it->second;
+    sub_live(p, old.device, old.kind, old.size);
+    book(p, old.device, old.kind).outstanding -= 1;
+    if (old.stack_id) stack_sub(p.outstanding_stacks, *old.stack_id, old.size);
+    p.outstanding.erase(it);
+  }
+  p.outstanding.emplace(ev.ptr, Allocation{ev.size, ev.device, ev.kind, ev.api, ev.ts_ns, ev.stack_id});
+  book(p, ev.device, ev.kind).outstanding += 1;
+  add_live(p, ev.device, ev.kind, ev.size);
+  if (ev.stack_id) stack_add(p.outstanding_stacks, *ev.stack_id, ev.size);
+}
+
+void AllocationLedger::on_free(const Event& ev, bool implicit) {
+  if (ev.ptr == 0 && !implicit) return;  // cudaFree(NULL): a no-op by definition
+  Proc& p = running_for(ev);
+  const bool leak = implicit && ev.reason == ImplicitReason::ProcessExit;
+
+  int32_t device = ev.device;
+  MemKind kind = ev.kind;
+  uint64_t size = ev.size;
+  std::optional<uint32_t> stack_id;
+  auto it = p.outstanding.find(ev.ptr);
+  const bool known = it != p.outstanding.end();
+  if (known) {
+    // The allocation's own device and kind: the free may come from another current device.
+    device = it->second.device;
+    kind = it->second.kind;
+    size = it->second.size;
+    stack_id = it->second.stack_id;
+    p.outstanding.erase(it);
+    book(p, device, kind).outstanding -= 1;
+    sub_live(p, device, kind, size);
+    if (stack_id) stack_sub(p.outstanding_stacks, *stack_id, size);
+  }
+
+  BookView& b = book(p, device, kind);
+  if (!known) {
+    if (p.since_attach) {
+      // Allocated before we attached: lowers what is left of the baseline, never below 0.
+      counters_.pre_attach_frees += 1;
+      const uint64_t take = std::min(size, b.baseline_left);
+      b.baseline_left -= take;
+      sub_live(p, device, kind, take);
+    } else {
+      counters_.unmatched_frees += 1;
+      b.unmatched_frees += 1;
+    }
+  }
+  if (leak) {
+    b.leaked_bytes += size;
+    b.leaked_allocs += 1;
+    if (stack_id) stack_add(p.leaked_stacks, *stack_id, size);
+  } else if (implicit) {
+    b.implicit_frees += 1;
+    b.implicit_freed_bytes += size;
+  } else {
+    b.frees += 1;
+    b.freed_bytes += size;
+  }
+}
+
+void AllocationLedger::leak_everything(Proc& p) {
+  for (const auto& [ptr, a] : p.outstanding) {
+    BookView& b = book(p, a.device, a.kind);
+    b.leaked_bytes += a.size;
+    b.leaked_allocs += 1;
+    b.outstanding -= 1;
+    sub_live(p, a.device, a.kind, a.size);
+    if (a.stack_id) stack_add(p.leaked_stacks, *a.stack_id, a.size);
+  }
+  p.outstanding.clear();
+  p.outstanding_stacks.clear();
+  for (auto& [key, b] : p.books) {
+    if (b.baseline_left == 0) continue;
+    // Held since before attach and never freed: leaked bytes without an allocation count.
+    b.leaked_bytes += b.baseline_left;
+    const uint64_t left = b.baseline_left;
+    b.baseline_left = 0;
+    sub_live(p, key.device, key.kind, left);
+  }
+}
+
+void AllocationLedger::finish(uint32_t pid, uint64_t ts_ns, bool from_event) {
+  auto it = running_.find(pid);
+  if (it == running_.end()) return;
+  Proc& p = it->second;
+  leak_everything(p);
+  p.exited = true;
+  p.exit_event_seen = from_event;
+  p.exit_ns = ts_ns;
+  exited_.push_back(std::move(p));
+  running_.erase(it);
+}
+
+// ---- collector counters -----------------------------------------------------------------
+
+void AllocationLedger::record_call(uint32_t pid, std::string_view func, uint64_t latency_ns, bool ok) {
+  Proc& p = for_counters(pid);
+  auto it = p.calls.find(func);
+  if (it == p.calls.end()) {
+    it = p.calls.emplace(std::string(func), CallStats{}).first;
+    it->second.func = std::string(func);
+  }
+  it->second.add(latency_ns, ok);
+}
+
+void AllocationLedger::record_copy(uint32_t pid, CopyDirection dir, uint64_t bytes) {
+  const size_t i = static_cast<size_t>(dir);
+  if (i >= kCopyDirections) return;
+  CopyStats& c = for_counters(pid).copies[i];
+  c.bytes += bytes;
+  c.count += 1;
+}
+
+void AllocationLedger::record_launch(uint32_t pid, uint64_t count) { for_counters(pid).launches += count; }
+
+void AllocationLedger::set_health(const Health& health) { health_ = health; }
+
+// ---- views ------------------------------------------------------------------------------
+
+ProcessView AllocationLedger::view(const Proc& p) const {
+  ProcessView v;
+  v.pid = p.pid;
+  v.ppid = p.ppid;
+  v.comm = p.comm;
+  v.start_ns = p.start_ns;
+  v.exit_ns = p.exit_ns;
+  v.exited = p.exited;
+  v.exit_event_seen = p.exit_event_seen;
+  v.since_attach = p.since_attach;
+  v.baseline_known = p.baseline_known;
+  v.live_bytes = p.gpu.live;
+  v.peak_bytes = p.gpu.peak;
+  std::map<int32_t, DeviceUsage> devs;
+  for (const auto& [key, b] : p.books) {
+    v.books.push_back(b);
+    v.leaked_bytes += b.leaked_bytes;
+    v.leaked_allocs += b.leaked_allocs;
+    v.allocs += b.allocs;
+    v.frees += b.frees;
+    v.failed += b.failed;
+    v.implicit_frees += b.implicit_frees;
+    v.unmatched_frees += b.unmatched_frees;
+    DeviceUsage& d = devs[key.device];
+    d.device = key.device;
+    d.allocs += b.allocs;
+    d.frees += b.frees;
+    d.failed += b.failed;
+    d.leaked_bytes += b.leaked_bytes;
+    d.leaked_allocs += b.leaked_allocs;
+  }
+  for (auto& [dev, d] : devs) {
+    if (auto it = p.devices.find(dev); it != p.devices.end()) {
+      d.live_bytes = it->second.live;
+      d.peak_bytes = it->second.peak;
+    }
+    d.processes = 1;
+    v.devices.push_back(d);
+  }
+  for (const auto& [name, c] : p.calls) v.calls.push_back(c);
+  v.copies = p.copies;
+  v.launches = p.launches;
+  v.outstanding_stacks = sorted_stacks(p.outstanding_stacks);
+  v.leaked_stacks = sorted_stacks(p.leaked_stacks);
+  return v;
+}
+
+Snapshot AllocationLedger::snapshot(bool include_exited) const {
+  Snapshot s;
+  s.last_event_ns = last_event_ns_;
+  s.health = health_;
+  s.counters = counters_;
+  s.live_bytes = gpu_.live;
+  s.peak_bytes = gpu_.peak;
+  for (const auto& [pid, p] : running_) s.processes.push_back(view(p));
+  if (include_exited)
+    for (const Proc& p : exited_) s.processes.push_back(view(p));
+  std::sort(s.processes.begin(), s.processes.end(), [](const ProcessView& a, const ProcessView& b) {
+    if (a.pid != b.pid) return a.pid < b.pid;
+    if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+    return a.exited && !b.exited;  // an exited incarnation before the running one
+  });
+
+  std::map<int32_t, DeviceUsage> devs;
+  for (const auto& [dev, level] : devices_) {
+    DeviceUsage& d = devs[dev];
+    d.device = dev;
+    d.live_bytes = level.live;
+    d.peak_bytes = level.peak;
+  }
+  std::map<std::string, CallStats, std::less<>> calls;
+  for (const ProcessView& p : s.processes) {
+    s.leaked_bytes += p.leaked_bytes;
+    s.leaked_allocs += p.leaked_allocs;
+    for (const DeviceUsage& pd : p.devices) {
+      DeviceUsage& d = devs[pd.device];
+      d.device = pd.device;
+      d.allocs += pd.allocs;
+      d.frees += pd.frees;
+      d.failed += pd.failed;
+      d.leaked_bytes += pd.leaked_bytes;
+      d.leaked_allocs += pd.leaked_allocs;
+      d.processes += 1;
+    }
+    for (const CallStats& c : p.calls) {
+      CallStats& m = calls[c.func];
+      m.func = c.func;
+      m.merge(c);
+    }
+    for (size_t i = 0; i < kCopyDirections; ++i) {
+      s.copies[i].bytes += p.copies[i].bytes;
+      s.copies[i].count += p.copies[i].count;
+    }
+    s.launches += p.launches;
+  }
+  for (auto& [dev, d] : devs) s.devices.push_back(d);
+  for (auto& [name, c] : calls) s.calls.push_back(c);
+  return s;
+}
+
+size_t AllocationLedger::expire(uint64_t now_ns, uint64_t ttl_ns) {
+  const size_t before = exited_.size();
+  std::erase_if(exited_, [&](const Proc& p) { return now_ns >= p.exit_ns && now_ns - p.exit_ns >= ttl_ns; });
+  return before - exited_.size();
+}
+
+}  // namespace fgtrace

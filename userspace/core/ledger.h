@@ -1,0 +1,264 @@
+// AllocationLedger: the collector's exact books, per (process, device, kind), built from the
+// decoded ring-buffer events plus what the collector adds (call latencies, copies, launches,
+// kernel health counters). Pure: no BPF, no /proc, no clock; times come in the events.
+//
+// Rules the numbers obey (tests/unit/test_trace_ledger.cpp):
+// * live = baseline not yet freed + the sizes of the tracked outstanding allocations, so it
+//   can never go negative: a free only removes what the books hold.
+// * A free of a pointer the books never saw is "pre-attach" when the process was running
+//   before tracing began (it lowers that book's baseline, never below 0) and "unmatched"
+//   otherwise (counted, live untouched).
+// * Process exit turns whatever the process still holds into its leak report (leaked bytes
+//   and allocations) and its live books go to 0. The backend's own exit handler reports the
+//   allocations a program never freed as implicit frees with reason "process exit"; those are
+//   leaks too. A SIGKILLed process sends none: its FG_EV_PROC_EXIT finds them outstanding.
+// * exec replaces the address space: what the old image still held can never be freed by the
+//   process, so it joins the leak report at exec (books and counters are kept, comm updated).
+// * A forked child starts with empty books (the backend gives it its own, empty ledger slot).
+// * Peaks are high-water marks since tracing began, at every level (book, process device,
+//   process, system device, system); a baseline counts from the moment it is set.
+// * Devices >= 0 are GPUs; device -1 is host memory (pinned) or an unknown device. Process and
+//   system "live"/"peak" totals cover GPU devices only; device -1 is reported on its own.
+//
+// Not thread-safe: the collector feeds and reads it from one thread (or under one lock).
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "event.h"
+
+namespace fgtrace {
+
+// Latency histogram: bucket i counts calls with latency in [2^i, 2^(i+1)) ns; bucket 0 also
+// holds 0 ns.
+inline constexpr size_t kLatencyBuckets = 64;
+size_t latency_bucket(uint64_t ns) noexcept;
+
+struct CallStats {
+  std::string func;
+  uint64_t calls = 0;
+  uint64_t errors = 0;  // calls that returned an error
+  uint64_t total_ns = 0;
+  uint64_t max_ns = 0;
+  std::array<uint64_t, kLatencyBuckets> buckets{};
+
+  void add(uint64_t latency_ns, bool ok) noexcept;
+  void merge(const CallStats& other) noexcept;
+};
+
+// cudaMemcpyKind's numbers.
+enum class CopyDirection : uint8_t { HtoH = 0, HtoD = 1, DtoH = 2, DtoD = 3, Default = 4 };
+inline constexpr size_t kCopyDirections = 5;
+const char* to_string(CopyDirection d) noexcept;  // "HtoH", "HtoD", "DtoH", "DtoD", "Default"
+
+struct CopyStats {
+  uint64_t bytes = 0;
+  uint64_t count = 0;
+};
+
+struct TracedLibrary {
+  std::string path;
+  std::string mode;  // "usdt" (the backend's fakegpu:* probes) or "uprobe" (entry/return)
+};
+
+// The kernel's counters (per-CPU fg_stat slots summed) and what is attached, as the collector
+// last read them.
+struct Health {
+  uint64_t events = 0;          // FG_STAT_EVENTS
+  uint64_t rb_drops = 0;        // FG_STAT_RB_DROPS
+  uint64_t missing_entry = 0;   // FG_STAT_MISSING_ENTRY
+  uint64_t unmatched_free = 0;  // FG_STAT_UNMATCHED_FREE
+  uint64_t alloc_map_full = 0;  // FG_STAT_ALLOC_MAP_FULL
+  std::vector<TracedLibrary> libraries;
+};
+
+// What the ledger itself noticed in the event stream.
+struct LedgerCounters {
+  uint64_t events = 0;            // events applied
+  uint64_t bad_records = 0;       // records decode() refused (wrong size, unknown type)
+  uint64_t unmatched_frees = 0;   // frees of pointers never seen allocated, process traced from its start
+  uint64_t pre_attach_frees = 0;  // frees of allocations made before attach (expected)
+  uint64_t duplicate_allocs = 0;  // allocation of a pointer still outstanding: its free was missed
+  uint64_t exits_without_event = 0;  // exits reported by the collector, not by FG_EV_PROC_EXIT
+};
+
+// One (process, device, kind) book.
+struct BookView {
+  int32_t device = kHostDevice;
+  MemKind kind = MemKind::Unknown;
+  uint64_t live_bytes = 0;
+  uint64_t peak_bytes = 0;
+  uint64_t allocs = 0;          // successful allocations
+  uint64_t alloc_bytes = 0;
+  uint64_t frees = 0;           // successful explicit frees (unmatched ones included)
+  uint64_t freed_bytes = 0;
+  uint64_t failed = 0;          // allocation and free calls that returned an error
+  uint64_t implicit_frees = 0;  // freed by context destroy / device reset
+  uint64_t implicit_freed_bytes = 0;
+  uint64_t unmatched_frees = 0;
+  uint64_t outstanding = 0;     // tracked allocations not freed yet
+  uint64_t baseline_bytes = 0;  // held before attach, as the backend's device ledger said
+  uint64_t baseline_left = 0;   // the part of live_bytes that is baseline not freed yet
+  uint64_t leaked_bytes = 0;    // still held at exit (or at exec)
+  uint64_t leaked_allocs = 0;   // tracked allocations among them (baseline bytes have no count)
+};
+
+// A process's figures on one device, all kinds together.
+struct DeviceUsage {
+  int32_t device = kHostDevice;
+  uint64_t live_bytes = 0;
+  uint64_t peak_bytes = 0;  // high-water of the sum over kinds (system: over processes too)
+  uint64_t allocs = 0;
+  uint64_t frees = 0;
+  uint64_t failed = 0;
+  uint64_t leaked_bytes = 0;
+  uint64_t leaked_allocs = 0;
+  uint32_t processes = 0;   // system view: processes in the snapshot with books on the device
+};
+
+struct StackUsage {
+  uint32_t stack_id = 0;
+  uint64_t bytes = 0;
+  uint64_t allocs = 0;
+};
+
+struct ProcessView {
+  uint32_t pid = 0;
+  uint32_t ppid = 0;
+  std::string comm;
+  uint64_t start_ns = 0;  // when it started (fork) or was first seen
+  uint64_t exit_ns = 0;
+  bool exited = false;
+  bool exit_event_seen = false;  // exit came as FG_EV_PROC_EXIT (else the collector said so)
+  bool since_attach = false;     // running before tracing began: counts cover only what followed
+  bool baseline_known = false;   // live includes what it held at attach (backend's ledger)
+  uint64_t live_bytes = 0;       // GPU devices (>= 0)
+  uint64_t peak_bytes = 0;       // high-water of live_bytes
+  uint64_t leaked_bytes = 0;     // all devices, host included
+  uint64_t leaked_allocs = 0;
+  uint64_t allocs = 0, frees = 0, failed = 0, implicit_frees = 0, unmatched_frees = 0;
+  std::vector<BookView> books;       // by device, then kind
+  std::vector<DeviceUsage> devices;  // by device
+  std::vector<CallStats> calls;      // by function name
+  std::array<CopyStats, kCopyDirections> copies{};
+  uint64_t launches = 0;
+  std::vector<StackUsage> outstanding_stacks;  // by bytes, largest first
+  std::vector<StackUsage> leaked_stacks;       // by bytes, largest first
+};
+
+struct Snapshot {
+  uint64_t last_event_ns = 0;
+  std::vector<ProcessView> processes;  // by pid, then start time
+  std::vector<DeviceUsage> devices;    // system-wide, by device; peaks since tracing began
+  uint64_t live_bytes = 0;             // all GPU devices, all processes
+  uint64_t peak_bytes = 0;             // high-water of live_bytes
+  uint64_t leaked_bytes = 0;           // processes in the snapshot
+  uint64_t leaked_allocs = 0;
+  std::vector<CallStats> calls;        // processes in the snapshot, merged, by name
+  std::array<CopyStats, kCopyDirections> copies{};
+  uint64_t launches = 0;
+  Health health;
+  LedgerCounters counters;
+
+  bool any_since_attach() const noexcept;
+};
+
+class AllocationLedger {
+ public:
+  // Decodes one ring-buffer record and applies it; false (and counted as a bad record) when
+  // decode() refuses it.
+  bool consume(const void* data, size_t size);
+  void apply(const Event& ev);
+
+  // A process the collector starts tracing (attach -p, or the command of `run`).
+  // running_before_attach: its earlier allocations were not seen (figures are "since attach").
+  // Processes first met through an event are taken as running before attach; fork children
+  // are not.
+  void track_process(uint32_t pid, std::string_view comm, uint32_t ppid, uint64_t start_ns,
+                     bool running_before_attach);
+  // What the process held of `kind` on `device` at attach, from the backend's shared device
+  // ledger. Marks the process baseline-known (and since-attach); live starts there.
+  void set_baseline(uint32_t pid, int32_t device, MemKind kind, uint64_t bytes);
+  // The backend's ledger was read and holds nothing for the process: its live figures are
+  // true from now on.
+  void mark_baseline_known(uint32_t pid);
+  // The collector found the process gone without an FG_EV_PROC_EXIT (pidfd, /proc): the same
+  // leak report, flagged exit_event_seen = false. No-op for unknown or exited pids.
+  void process_exited(uint32_t pid, uint64_t ts_ns);
+
+  void record_call(uint32_t pid, std::string_view func, uint64_t latency_ns, bool ok);
+  void record_copy(uint32_t pid, CopyDirection dir, uint64_t bytes);
+  void record_launch(uint32_t pid, uint64_t count = 1);
+  void set_health(const Health& health);
+
+  Snapshot snapshot(bool include_exited) const;
+  // Forgets exited processes whose exit is at least ttl_ns before now_ns; returns how many.
+  size_t expire(uint64_t now_ns, uint64_t ttl_ns);
+
+  const LedgerCounters& counters() const noexcept { return counters_; }
+  bool running(uint32_t pid) const noexcept { return running_.count(pid) != 0; }
+
+ private:
+  struct BookKey {
+    int32_t device;
+    MemKind kind;
+    bool operator<(const BookKey& o) const noexcept {
+      return device != o.device ? device < o.device : kind < o.kind;
+    }
+  };
+  struct Level {
+    uint64_t live = 0;
+    uint64_t peak = 0;
+  };
+  struct Allocation {
+    uint64_t size;
+    int32_t device;
+    MemKind kind;
+    Api api;
+    uint64_t ts_ns;
+    std::optional<uint32_t> stack_id;
+  };
+  struct Proc {
+    uint32_t pid = 0, ppid = 0;
+    std::string comm;
+    uint64_t start_ns = 0, exit_ns = 0;
+    bool exited = false, exit_event_seen = false, since_attach = false, baseline_known = false;
+    std::map<BookKey, BookView> books;
+    std::map<int32_t, Level> devices;
+    Level gpu;
+    std::unordered_map<uint64_t, Allocation> outstanding;  // by pointer (VMM: handle)
+    std::map<std::string, CallStats, std::less<>> calls;
+    std::array<CopyStats, kCopyDirections> copies{};
+    uint64_t launches = 0;
+    std::unordered_map<uint32_t, StackUsage> outstanding_stacks, leaked_stacks;
+  };
+
+  Proc& running_for(const Event& ev);   // the running record, created as since-attach
+  Proc& for_counters(uint32_t pid);     // running, else the latest exited, else new
+  Proc& create(uint32_t pid, bool since_attach);
+  BookView& book(Proc& p, int32_t device, MemKind kind);
+  void add_live(Proc& p, int32_t device, MemKind kind, uint64_t bytes);
+  void sub_live(Proc& p, int32_t device, MemKind kind, uint64_t bytes);
+  void on_alloc(const Event& ev);
+  void on_free(const Event& ev, bool implicit);
+  void leak_everything(Proc& p);  // exit / exec: what is still held becomes the leak report
+  void finish(uint32_t pid, uint64_t ts_ns, bool from_event);
+  ProcessView view(const Proc& p) const;
+
+  std::unordered_map<uint32_t, Proc> running_;
+  std::vector<Proc> exited_;  // in exit order
+  std::map<int32_t, Level> devices_;
+  Level gpu_;
+  Health health_;
+  LedgerCounters counters_;
+  uint64_t last_event_ns_ = 0;
+};
+
+}  // namespace fgtrace

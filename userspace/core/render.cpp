@@ -1,0 +1,502 @@
+#include "render.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <limits>
+
+namespace fgtrace {
+
+using nlohmann::ordered_json;
+
+// ---- sizes ------------------------------------------------------------------------------
+
+std::string human_size(uint64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(bytes) / 1024.0;
+  size_t u = 0;
+  // Move up while the value would print as 1024.0 or more in this unit.
+  while (v >= 1023.95 && u + 1 < std::size(kUnits)) {
+    v /= 1024.0;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %s", v, kUnits[u]);
+  return buf;
+}
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool fail(std::string* error, std::string message) {
+  if (error) *error = std::move(message);
+  return false;
+}
+
+constexpr const char* kSizeForm =
+    "expected a size such as 512MiB, 2GiB, 1.5G or 1073741824 (units: B, K/KiB, M/MiB, G/GiB, "
+    "T/TiB = powers of 1024; KB, MB, GB, TB = powers of 1000)";
+
+}  // namespace
+
+std::optional<uint64_t> parse_size(std::string_view text, std::string* error) {
+  const std::string quoted = "'" + std::string(text) + "'";
+  size_t i = 0;
+  auto skip_spaces = [&] {
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  };
+  skip_spaces();
+  if (i == text.size()) {
+    fail(error, "empty size: " + std::string(kSizeForm));
+    return std::nullopt;
+  }
+  if (text[i] == '-') {
+    fail(error, "negative size " + quoted + ": " + kSizeForm);
+    return std::nullopt;
+  }
+  if (text[i] == '+') ++i;
+
+  // Integer and fraction digits, kept exact (no floating point: 1.5G is 1610612736 exactly).
+  unsigned __int128 whole = 0;
+  std::string frac;
+  bool digits = false, too_big = false;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+    whole = whole * 10 + static_cast<unsigned>(text[i] - '0');
+    if (whole > std::numeric_limits<uint64_t>::max()) too_big = true, whole = std::numeric_limits<uint64_t>::max();
+    digits = true;
+    ++i;
+  }
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+      if (frac.size() < 18) frac += text[i];  // more digits than that cannot change the bytes
+      digits = true;
+      ++i;
+    }
+  }
+  if (!digits) {
+    fail(error, "not a size: " + quoted + ": " + kSizeForm);
+    return std::nullopt;
+  }
+  skip_spaces();
+  const std::string unit = lower(text.substr(i));
+  // Trailing spaces after the unit are fine too.
+  std::string u = unit;
+  while (!u.empty() && std::isspace(static_cast<unsigned char>(u.back()))) u.pop_back();
+
+  unsigned __int128 mult;
+  if (u.empty() || u == "b") {
+    mult = 1;
+  } else {
+    static constexpr struct {
+      const char* name;
+      int power;
+      bool binary;
+    } kUnits[] = {{"k", 1, true},   {"kib", 1, true},  {"ki", 1, true},  {"kb", 1, false},
+                  {"m", 2, true},   {"mib", 2, true},  {"mi", 2, true},  {"mb", 2, false},
+                  {"g", 3, true},   {"gib", 3, true},  {"gi", 3, true},  {"gb", 3, false},
+                  {"t", 4, true},   {"tib", 4, true},  {"ti", 4, true},  {"tb", 4, false}};
+    const auto* hit = std::find_if(std::begin(kUnits), std::end(kUnits),
+                                   [&](const auto& k) { return u == k.name; });
+    if (hit == std::end(kUnits)) {
+      fail(error, "unknown unit '" + std::string(text.substr(i)) + "' in " + quoted + ": " + kSizeForm);
+      return std::nullopt;
+    }
+    mult = 1;
+    for (int p = 0; p < hit->power; ++p) mult *= hit->binary ? 1024 : 1000;
+  }
+
+  unsigned __int128 scale = 1;
+  for (size_t k = 0; k < frac.size(); ++k) scale *= 10;
+  unsigned __int128 frac_value = 0;
+  for (char c : frac) frac_value = frac_value * 10 + static_cast<unsigned>(c - '0');
+  const unsigned __int128 bytes = whole * mult + frac_value * mult / scale;
+  if (too_big || bytes > std::numeric_limits<uint64_t>::max()) {
+    fail(error, "size " + quoted + " is too large (the most is 16 EiB - 1 byte)");
+    return std::nullopt;
+  }
+  return static_cast<uint64_t>(bytes);
+}
+
+std::string device_label(int32_t device) { return device < 0 ? "host" : std::to_string(device); }
+
+// ---- table ------------------------------------------------------------------------------
+
+namespace {
+
+std::string right(std::string s, size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
+std::string left(std::string s, size_t w) { return s.size() >= w ? s : s + std::string(w - s.size(), ' '); }
+
+// A value column: right-aligned, then one character for the since-attach marker.
+std::string cell(const std::string& v, size_t w, bool star) { return " " + right(v, w) + (star ? "*" : " "); }
+
+std::string rtrim_lines(const std::string& text) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    size_t last = end;
+    while (last > start && text[last - 1] == ' ') --last;
+    out.append(text, start, last - start);
+    if (end < text.size()) out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string format_interval(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%gs", s);
+  return buf;
+}
+
+std::string health_line(const Snapshot& s) {
+  const Health& h = s.health;
+  const LedgerCounters& c = s.counters;
+  std::string out = events_lost(s) ? "health (EVENTS LOST, figures may be incomplete):" : "health:";
+  out += " events " + std::to_string(h.events) + "; lost: ring-buffer drops " + std::to_string(h.rb_drops) +
+         ", missing entry records " + std::to_string(h.missing_entry) + ", alloc map full " +
+         std::to_string(h.alloc_map_full) + ", bad records " + std::to_string(c.bad_records) +
+         ", duplicate allocs " + std::to_string(c.duplicate_allocs) + "\n";
+  out += "        unmatched frees " + std::to_string(h.unmatched_free) + " (kernel) " +
+         std::to_string(c.unmatched_frees) + " (ledger); frees of pre-attach allocations " +
+         std::to_string(c.pre_attach_frees) + "\n";
+  return out;
+}
+
+std::string libraries_line(const Snapshot& s) {
+  if (s.health.libraries.empty()) return "traced: no library attached\n";
+  std::string out = "traced:";
+  bool first = true;
+  for (const TracedLibrary& l : s.health.libraries) {
+    out += (first ? " " : ", ") + l.path + " (" + l.mode + ")";
+    first = false;
+  }
+  return out + "\n";
+}
+
+}  // namespace
+
+std::string render_table(const Snapshot& s, const TableOptions& opts) {
+  std::string out;
+  size_t exited = 0;
+  for (const ProcessView& p : s.processes) exited += p.exited ? 1 : 0;
+  out += "fakegpu-trace  " + opts.time_text + "  every " + format_interval(opts.interval_s) + "  " +
+         std::to_string(s.processes.size()) + (s.processes.size() == 1 ? " process" : " processes");
+  if (exited) out += " (" + std::to_string(exited) + " exited)";
+  out += "\n\n";
+
+  // Per-device totals; the GPUs line sums devices >= 0.
+  out += right("DEV", 4) + cell("LIVE", 10, false) + cell("PEAK", 10, false) + cell("LEAKED", 10, false) +
+         cell("PROCS", 6, false) + "\n";
+  auto device_row = [](const std::string& label, uint64_t live, uint64_t peak, uint64_t leaked, uint32_t procs) {
+    return right(label, 4) + cell(human_size(live), 10, false) + cell(human_size(peak), 10, false) +
+           cell(human_size(leaked), 10, false) + cell(std::to_string(procs), 6, false) + "\n";
+  };
+  uint64_t gpu_leaked = 0;
+  uint32_t gpu_procs = 0;
+  for (const DeviceUsage& d : s.devices) {
+    if (d.device < 0) continue;
+    out += device_row(device_label(d.device), d.live_bytes, d.peak_bytes, d.leaked_bytes, d.processes);
+    gpu_leaked += d.leaked_bytes;
+  }
+  for (const ProcessView& p : s.processes)
+    gpu_procs += std::any_of(p.devices.begin(), p.devices.end(), [](const DeviceUsage& d) { return d.device >= 0; });
+  out += device_row("GPUs", s.live_bytes, s.peak_bytes, gpu_leaked, gpu_procs);
+  for (const DeviceUsage& d : s.devices)
+    if (d.device < 0) out += device_row(device_label(d.device), d.live_bytes, d.peak_bytes, d.leaked_bytes, d.processes);
+  out += "\n";
+
+  out += right("PID", 7) + " " + left("COMMAND", 15) + " " + right("DEV", 4) + "  " + left("KIND", 7) +
+         cell("LIVE", 10, false) + cell("PEAK", 10, false) + cell("ALLOCS", 8, false) + cell("FREES", 8, false) +
+         cell("FAILED", 6, false) + cell("LEAKED", 10, false) + "\n";
+  bool starred = false;
+  for (const ProcessView& p : s.processes) {
+    const bool sa = p.since_attach;
+    const bool live_star = sa && !p.baseline_known;
+    starred = starred || sa;
+    const std::string comm = p.comm.empty() ? "-" : p.comm.substr(0, 15);
+    const std::string head = right(std::to_string(p.pid), 7) + " " + left(comm, 15) + " ";
+    if (p.books.empty()) {
+      out += head + right("-", 4) + "  " + left("-", 7) + cell(p.exited ? "exited" : "0 B", 10, false) +
+             cell("0 B", 10, false) + cell("0", 8, false) + cell("0", 8, false) + cell("0", 6, false) +
+             cell(p.exited ? "0 B" : "-", 10, false) + "\n";
+      continue;
+    }
+    // GPUs first, host memory (device -1) last.
+    std::vector<const BookView*> rows;
+    for (const BookView& b : p.books)
+      if (b.device >= 0) rows.push_back(&b);
+    for (const BookView& b : p.books)
+      if (b.device < 0) rows.push_back(&b);
+    for (const BookView* bp : rows) {
+      const BookView& b = *bp;
+      out += head + right(device_label(b.device), 4) + "  " + left(to_string(b.kind), 7);
+      out += p.exited ? cell("exited", 10, false) : cell(human_size(b.live_bytes), 10, live_star);
+      out += cell(human_size(b.peak_bytes), 10, sa) + cell(std::to_string(b.allocs), 8, sa) +
+             cell(std::to_string(b.frees), 8, sa) + cell(std::to_string(b.failed), 6, sa);
+      out += p.exited ? cell(human_size(b.leaked_bytes), 10, live_star) : cell("-", 10, false);
+      out += "\n";
+    }
+  }
+  if (s.processes.empty()) out += right("", 7) + " (no traced process yet)\n";
+  out += "\n" + health_line(s) + libraries_line(s);
+  if (starred)
+    out +=
+        "* since attach: the process was running before tracing began; starred figures count only\n"
+        "  what happened since. An unstarred LIVE includes what it held at attach (backend's ledger).\n";
+  return rtrim_lines(out);
+}
+
+// ---- JSON -------------------------------------------------------------------------------
+
+bool events_lost(const Snapshot& s) noexcept {
+  return s.health.rb_drops + s.health.missing_entry + s.health.alloc_map_full + s.counters.bad_records +
+             s.counters.duplicate_allocs >
+         0;
+}
+
+ordered_json health_json(const Snapshot& s) {
+  const Health& h = s.health;
+  const LedgerCounters& c = s.counters;
+  return {{"events_lost", events_lost(s)},
+          {"events", h.events},
+          {"rb_drops", h.rb_drops},
+          {"missing_entry", h.missing_entry},
+          {"alloc_map_full", h.alloc_map_full},
+          {"unmatched_free", h.unmatched_free},
+          {"ledger",
+           {{"events", c.events},
+            {"bad_records", c.bad_records},
+            {"unmatched_frees", c.unmatched_frees},
+            {"pre_attach_frees", c.pre_attach_frees},
+            {"duplicate_allocs", c.duplicate_allocs},
+            {"exits_without_event", c.exits_without_event}}}};
+}
+
+namespace {
+
+ordered_json libraries_json(const Snapshot& s) {
+  ordered_json arr = ordered_json::array();
+  for (const TracedLibrary& l : s.health.libraries) arr.push_back({{"path", l.path}, {"mode", l.mode}});
+  return arr;
+}
+
+ordered_json book_json(const BookView& b) {
+  return {{"device", b.device},
+          {"kind", to_string(b.kind)},
+          {"live_bytes", b.live_bytes},
+          {"peak_bytes", b.peak_bytes},
+          {"allocs", b.allocs},
+          {"alloc_bytes", b.alloc_bytes},
+          {"frees", b.frees},
+          {"freed_bytes", b.freed_bytes},
+          {"failed_calls", b.failed},
+          {"implicit_frees", b.implicit_frees},
+          {"implicit_freed_bytes", b.implicit_freed_bytes},
+          {"unmatched_frees", b.unmatched_frees},
+          {"outstanding_allocs", b.outstanding},
+          {"baseline_bytes", b.baseline_bytes},
+          {"leaked_bytes", b.leaked_bytes},
+          {"leaked_allocs", b.leaked_allocs}};
+}
+
+ordered_json device_json(const DeviceUsage& d, bool with_live, bool with_processes) {
+  ordered_json j = {{"device", d.device}};
+  if (with_live) j["live_bytes"] = d.live_bytes;
+  j["peak_bytes"] = d.peak_bytes;
+  j["allocs"] = d.allocs;
+  j["frees"] = d.frees;
+  j["failed_calls"] = d.failed;
+  j["leaked_bytes"] = d.leaked_bytes;
+  j["leaked_allocs"] = d.leaked_allocs;
+  if (with_processes) j["processes"] = d.processes;
+  return j;
+}
+
+ordered_json devices_json(const std::vector<DeviceUsage>& ds, bool with_live, bool with_processes) {
+  ordered_json arr = ordered_json::array();
+  for (const DeviceUsage& d : ds) arr.push_back(device_json(d, with_live, with_processes));
+  return arr;
+}
+
+ordered_json process_head(const ProcessView& p) {
+  return {{"pid", p.pid},
+          {"ppid", p.ppid},
+          {"comm", p.comm},
+          {"state", p.exited ? "exited" : "running"},
+          {"since_attach", p.since_attach},
+          {"baseline_known", p.baseline_known},
+          {"live_bytes", p.live_bytes},
+          {"peak_bytes", p.peak_bytes},
+          {"leaked_bytes", p.leaked_bytes},
+          {"leaked_allocs", p.leaked_allocs},
+          {"allocs", p.allocs},
+          {"frees", p.frees},
+          {"failed_calls", p.failed},
+          {"implicit_frees", p.implicit_frees},
+          {"unmatched_frees", p.unmatched_frees}};
+}
+
+}  // namespace
+
+ordered_json calls_json(const std::vector<CallStats>& calls) {
+  ordered_json arr = ordered_json::array();
+  for (const CallStats& c : calls) {
+    // Keyed by the bucket's lower bound in ns: "1024" counts calls of 1024..2047 ns ("0": 0..1).
+    ordered_json hist = ordered_json::object();
+    for (size_t i = 0; i < kLatencyBuckets; ++i)
+      if (c.buckets[i]) hist[std::to_string(i == 0 ? 0 : uint64_t{1} << i)] = c.buckets[i];
+    arr.push_back({{"func", c.func},
+                   {"calls", c.calls},
+                   {"errors", c.errors},
+                   {"total_ns", c.total_ns},
+                   {"max_ns", c.max_ns},
+                   {"log2_hist_ns", hist}});
+  }
+  return arr;
+}
+
+ordered_json copies_json(const std::array<CopyStats, kCopyDirections>& copies) {
+  ordered_json j = ordered_json::object();
+  for (size_t i = 0; i < kCopyDirections; ++i)
+    j[to_string(static_cast<CopyDirection>(i))] = {{"bytes", copies[i].bytes}, {"count", copies[i].count}};
+  return j;
+}
+
+ordered_json snapshot_json(const Snapshot& s, std::string_view time_text) {
+  ordered_json procs = ordered_json::array();
+  for (const ProcessView& p : s.processes) {
+    ordered_json j = process_head(p);
+    ordered_json books = ordered_json::array();
+    for (const BookView& b : p.books) books.push_back(book_json(b));
+    j["books"] = std::move(books);
+    procs.push_back(std::move(j));
+  }
+  return {{"time", time_text},
+          {"last_event_ns", s.last_event_ns},
+          {"total",
+           {{"live_bytes", s.live_bytes},
+            {"peak_bytes", s.peak_bytes},
+            {"leaked_bytes", s.leaked_bytes},
+            {"leaked_allocs", s.leaked_allocs}}},
+          {"devices", devices_json(s.devices, true, true)},
+          {"processes", std::move(procs)},
+          {"health", health_json(s)},
+          {"libraries", libraries_json(s)}};
+}
+
+std::string render_json_line(const Snapshot& s, std::string_view time_text) {
+  return snapshot_json(s, time_text).dump() + "\n";
+}
+
+// ---- verdict and summary ----------------------------------------------------------------
+
+const char* Verdict::status() const noexcept {
+  switch (code) {
+    case kExitPeakExceeded: return "peak_exceeded";
+    case kExitLeaked: return "leaked";
+    case kExitEventsLost: return "events_lost";
+    default: return "ok";
+  }
+}
+
+namespace {
+
+std::string bytes_text(uint64_t b) { return human_size(b) + " (" + std::to_string(b) + " bytes)"; }
+
+}  // namespace
+
+Verdict evaluate(const Snapshot& s, std::optional<uint64_t> max_peak, bool fail_on_leak) {
+  Verdict v;
+  v.checked = max_peak.has_value() || fail_on_leak;
+  v.events_lost = events_lost(s);
+  if (max_peak) {
+    for (const DeviceUsage& d : s.devices) {
+      if (d.device < 0 || d.peak_bytes <= *max_peak) continue;
+      v.peak_exceeded = true;
+      v.reasons.push_back("device " + std::to_string(d.device) + " peaked at " + bytes_text(d.peak_bytes) +
+                          ", over --max-peak " + bytes_text(*max_peak));
+    }
+  }
+  if (fail_on_leak) {
+    for (const ProcessView& p : s.processes) {
+      if (!p.exited) continue;
+      for (const DeviceUsage& d : p.devices) {
+        if (d.leaked_bytes == 0 && d.leaked_allocs == 0) continue;
+        v.leaked = true;
+        v.reasons.push_back("pid " + std::to_string(p.pid) + " (" + p.comm + ") leaked " + bytes_text(d.leaked_bytes) +
+                            " in " + std::to_string(d.leaked_allocs) +
+                            (d.leaked_allocs == 1 ? " allocation" : " allocations") + " on " +
+                            (d.device < 0 ? std::string("host") : "device " + std::to_string(d.device)));
+      }
+    }
+  }
+  if (v.checked && v.events_lost) {
+    const Health& h = s.health;
+    v.reasons.push_back("events were lost (ring-buffer drops " + std::to_string(h.rb_drops) +
+                        ", missing entry records " + std::to_string(h.missing_entry) + ", alloc map full " +
+                        std::to_string(h.alloc_map_full) + ", bad records " +
+                        std::to_string(s.counters.bad_records) + ", duplicate allocs " +
+                        std::to_string(s.counters.duplicate_allocs) + "): the verdict cannot be trusted");
+  }
+  if (v.checked && v.events_lost)
+    v.code = kExitEventsLost;
+  else if (v.peak_exceeded)
+    v.code = kExitPeakExceeded;
+  else if (v.leaked)
+    v.code = kExitLeaked;
+  return v;
+}
+
+ordered_json summary_json(const Snapshot& s, const RunInfo& run, const Verdict& verdict) {
+  ordered_json procs = ordered_json::array();
+  for (const ProcessView& p : s.processes) {
+    ordered_json j = process_head(p);
+    j["exit_event_seen"] = p.exit_event_seen;
+    j["devices"] = devices_json(p.devices, true, false);
+    j["calls"] = calls_json(p.calls);
+    j["copies"] = copies_json(p.copies);
+    j["launches"] = p.launches;
+    procs.push_back(std::move(j));
+  }
+  ordered_json reasons = verdict.reasons;
+  ordered_json out = {
+      {"schema", kSummarySchema},
+      {"command", run.command},
+      {"command_exit_status", run.exit_status},
+      {"duration_s", run.duration_s},
+      {"verdict",
+       {{"status", verdict.status()},
+        {"exit_code", verdict.exit_status(run.exit_status)},
+        {"max_peak_bytes", run.max_peak ? ordered_json(*run.max_peak) : ordered_json(nullptr)},
+        {"fail_on_leak", run.fail_on_leak},
+        {"trustworthy", !verdict.events_lost},
+        {"reasons", reasons}}},
+      {"total",
+       {{"peak_bytes", s.peak_bytes},
+        {"leaked_bytes", s.leaked_bytes},
+        {"leaked_allocs", s.leaked_allocs},
+        {"devices", devices_json(s.devices, false, true)},
+        {"calls", calls_json(s.calls)},
+        {"copies", copies_json(s.copies)},
+        {"launches", s.launches}}},
+      {"processes", std::move(procs)},
+      {"drops", health_json(s)},
+      {"libraries", libraries_json(s)}};
+  if (run.leaked_stacks) out["leaked_stacks"] = stacks_json(*run.leaked_stacks);
+  return out;
+}
+
+std::string render_summary(const Snapshot& s, const RunInfo& run, const Verdict& verdict) {
+  return summary_json(s, run, verdict).dump(2) + "\n";
+}
+
+}  // namespace fgtrace

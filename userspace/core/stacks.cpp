@@ -1,0 +1,54 @@
+#include "stacks.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "render.h"
+
+namespace fgtrace {
+
+std::vector<StackReport> top_stacks(const Snapshot& snap, StackSet set, size_t n,
+                                    const Symbolizer& symbolize) {
+  std::vector<StackReport> all;
+  for (const ProcessView& p : snap.processes) {
+    const auto& stacks = set == StackSet::Leaked ? p.leaked_stacks : p.outstanding_stacks;
+    for (const StackUsage& s : stacks) all.push_back(StackReport{p.pid, p.comm, s.stack_id, s.bytes, s.allocs, {}});
+  }
+  auto before = [](const StackReport& a, const StackReport& b) {
+    return std::tuple(b.bytes, b.allocs, a.pid, a.stack_id) < std::tuple(a.bytes, a.allocs, b.pid, b.stack_id);
+  };
+  const size_t keep = std::min(n, all.size());
+  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep), all.end(), before);
+  all.resize(keep);
+  if (symbolize)
+    for (StackReport& r : all) r.frames = symbolize(r.pid, r.stack_id);
+  return all;
+}
+
+std::string render_stacks(const std::vector<StackReport>& stacks, StackSet set) {
+  std::string out = "Top " + std::to_string(stacks.size()) + " stacks by " +
+                    (set == StackSet::Leaked ? "leaked" : "outstanding") + " bytes:\n";
+  for (const StackReport& r : stacks) {
+    out += "\t" + human_size(r.bytes) + " in " + std::to_string(r.allocs) +
+           (r.allocs == 1 ? " allocation" : " allocations") + " from pid " + std::to_string(r.pid) +
+           " (" + r.comm + "), stack " + std::to_string(r.stack_id) + ":\n";
+    if (r.frames.empty()) out += "\t\t[not symbolized]\n";
+    for (const std::string& f : r.frames) out += "\t\t" + f + "\n";
+  }
+  return out;
+}
+
+nlohmann::ordered_json stacks_json(const std::vector<StackReport>& stacks) {
+  nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+  for (const StackReport& r : stacks) {
+    arr.push_back({{"pid", r.pid},
+                   {"comm", r.comm},
+                   {"stack_id", r.stack_id},
+                   {"bytes", r.bytes},
+                   {"allocs", r.allocs},
+                   {"frames", r.frames}});
+  }
+  return arr;
+}
+
+}  // namespace fgtrace
