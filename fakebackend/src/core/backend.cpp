@@ -125,7 +125,8 @@ void Backend::init() {
     auto dev = std::make_unique<Device>();
     dev->model = models[static_cast<size_t>(phys)];
     dev->ordinal = static_cast<int>(devices_.size());
-    dev->ledger_index = ledger_->register_device(dev->model.uuid.data(), dev->model.total_memory, dev->model.name);
+    dev->ledger_index =
+        ledger_->register_device(dev->model.uuid.data(), dev->model.total_memory, dev->model.name, dev->ordinal);
     auto* pool = new MemPool;
     pool->id = next_id_++;
     pool->dev = dev.get();

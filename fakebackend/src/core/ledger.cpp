@@ -234,10 +234,21 @@ bool Ledger::referenced(uint32_t dev, int except_slot) const noexcept {
   return false;
 }
 
-void Ledger::mark_device(uint32_t dev) noexcept {
+void Ledger::mark_device(uint32_t dev, int ordinal) noexcept {
   const int i = slot_.load(std::memory_order_acquire);
-  if (i >= 0) procs_[i].devices[dev / 64].fetch_or(1ull << (dev % 64), std::memory_order_seq_cst);
-  if (std::find(my_devices_.begin(), my_devices_.end(), dev) == my_devices_.end()) my_devices_.push_back(dev);
+  if (i >= 0) {
+    if (ordinal >= 0) procs_[i].ordinal[dev] = static_cast<int16_t>(ordinal);
+    procs_[i].devices[dev / 64].fetch_or(1ull << (dev % 64), std::memory_order_seq_cst);
+  }
+  for (auto& [d, o] : my_devices_)
+    if (d == dev) {
+      if (ordinal >= 0) o = ordinal;
+      return;
+    }
+  try {
+    my_devices_.emplace_back(dev, ordinal);
+  } catch (...) {
+  }
 }
 
 int Ledger::collect_unused() noexcept {
@@ -263,7 +274,7 @@ int Ledger::collect_unused() noexcept {
   return freed;
 }
 
-uint32_t Ledger::register_device(const uint8_t uuid[16], uint64_t total, const std::string& name) {
+uint32_t Ledger::register_device(const uint8_t uuid[16], uint64_t total, const std::string& name, int ordinal) {
   claim_slot();
   const int me = slot_.load(std::memory_order_acquire);
   const int pid = ::getpid();
@@ -294,7 +305,7 @@ uint32_t Ledger::register_device(const uint8_t uuid[16], uint64_t total, const s
           d.total = total;  // nobody else uses it: this process's configuration stands
           std::snprintf(d.name, sizeof d.name, "%s", name.c_str());
         }
-        mark_device(i);
+        mark_device(i, ordinal);
         return i;
       }
       if (state_of(w) == kFree && pass >= 1) {
@@ -309,7 +320,7 @@ uint32_t Ledger::register_device(const uint8_t uuid[16], uint64_t total, const s
         std::snprintf(d.name, sizeof d.name, "%s", name.c_str());
         procs_[me].devices[i / 64].fetch_or(1ull << (i % 64), std::memory_order_seq_cst);
         d.state.store(state_word(kReady, pid), std::memory_order_release);
-        mark_device(i);
+        mark_device(i, ordinal);
         return i;
       }
     }
@@ -334,6 +345,7 @@ void Ledger::claim_slot() {
       self_comm(s.comm);
       // Books are zero: every path that frees a slot empties it first.
       for (auto& b : s.devices) b.store(0, std::memory_order_relaxed);
+      std::fill(std::begin(s.ordinal), std::end(s.ordinal), int16_t{-1});
       s.state.store(state_word(kReady, pid), std::memory_order_release);
       int none = -1;
       if (!slot_.compare_exchange_strong(none, static_cast<int>(i)))
@@ -563,7 +575,7 @@ void Ledger::after_fork_child() noexcept {
   slot_.store(-1, std::memory_order_release);
   try {
     claim_slot();
-    for (uint32_t dev : my_devices_) mark_device(dev);
+    for (auto [dev, ordinal] : my_devices_) mark_device(dev, ordinal);
   } catch (const std::exception& e) {
     FG_LOG(Error, Core, "forked child: %s", e.what());
   }

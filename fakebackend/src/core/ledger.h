@@ -15,7 +15,7 @@ namespace fg::ledger {
 
 inline constexpr uint32_t kMaxDevices = 256;
 inline constexpr uint32_t kMaxProcs = 1024;
-inline constexpr uint32_t kVersion = 3;
+inline constexpr uint32_t kVersion = 4;
 // Threads of a process book into kShards shards of its slot (thread i uses shard i % kShards),
 // so concurrent allocations of one process do not fight over one cache line.
 inline constexpr uint32_t kShards = 4;
@@ -60,6 +60,10 @@ struct alignas(64) ProcSlot {
   char comm[16];
   // Device entries this process uses: an entry no live slot references can be reused.
   std::atomic<uint64_t> devices[kMaxDevices / 64];
+  // The ordinal each used entry has inside this process (CUDA_VISIBLE_DEVICES and its own
+  // configuration decide), -1 where none: lets an observer that attaches later name the
+  // devices of what the process already holds.
+  int16_t ordinal[kMaxDevices];
   Shard shards[kShards];
 };
 
@@ -94,7 +98,8 @@ class Ledger {
 
   // Finds or adds the device with this uuid; returns its ledger index. Throws on a
   // conflicting capacity for the same uuid or a full device table.
-  uint32_t register_device(const uint8_t uuid[16], uint64_t total, const std::string& name);
+  // `ordinal` is the device's index inside this process (-1: registered for NVML only).
+  uint32_t register_device(const uint8_t uuid[16], uint64_t total, const std::string& name, int ordinal = -1);
 
   // Books `bytes` of `kind` on ledger device `dev` for this process. Device and managed
   // bytes count against capacity: returns false (nothing booked) only when they do not fit
@@ -124,7 +129,7 @@ class Ledger {
   bool referenced(uint32_t dev, int except_slot) const noexcept;
   int collect_unused() noexcept;  // frees device entries no live process uses
   bool wait_not_busy(std::atomic<uint64_t>& state, uint64_t* w) noexcept;
-  void mark_device(uint32_t dev) noexcept;
+  void mark_device(uint32_t dev, int ordinal) noexcept;
   Shard& my_shard() noexcept;
   bool take(uint32_t dev, uint64_t n) noexcept;                 // quota from the device counter
   bool take_exact(uint32_t dev, uint64_t n, uint64_t bytes) noexcept;  // at capacity
@@ -144,7 +149,7 @@ class Ledger {
   DeviceEntry* devs_ = nullptr;
   ProcSlot* procs_ = nullptr;
   std::atomic<int> slot_{-1};
-  std::vector<uint32_t> my_devices_;  // entries this process registered
+  std::vector<std::pair<uint32_t, int>> my_devices_;  // entries this process registered, with ordinals
 };
 
 // Default path: $FAKEGPU_LEDGER, else /dev/shm/fakegpu-<uid>.v<kVersion>.ledger.
