@@ -58,6 +58,17 @@ struct {
 	__type(value, __u8);
 } pids SEC(".maps");
 
+/*
+ * Processes seen calling a GPU API. Without a pid filter (monitor) the scheduler
+ * tracepoints report only these: every other fork, exec and exit on the host is not ours.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} gpu_procs SEC(".maps");
+
 /* Entry/return path: live allocations, so a free knows its size, device and kind. */
 struct alloc_key {
 	__u32 tgid;
@@ -120,6 +131,7 @@ struct call_val {
 	__u64 calls;
 	__u64 fails;
 	__u64 total_ns;
+	__u64 max_ns;
 	__u64 hist[FG_LAT_BUCKETS]; /* log2(ns) */
 };
 struct {
@@ -134,11 +146,15 @@ struct copy_key {
 	__u32 tgid;
 	__u32 dir; /* cudaMemcpyKind: 0 HtoH, 1 HtoD, 2 DtoH, 3 DtoD, 4 default */
 };
+struct copy_val {
+	__u64 bytes;
+	__u64 count;
+};
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, struct copy_key);
-	__type(value, __u64);
+	__type(value, struct copy_val);
 } copies SEC(".maps");
 
 /* Kernel launches per process. */
@@ -161,6 +177,12 @@ static __always_inline void stat_inc(__u32 which)
 static __always_inline bool traced(__u32 tgid)
 {
 	return !cfg.filter_pids || bpf_map_lookup_elem(&pids, &tgid);
+}
+
+/* Scheduler events: the filtered pids, or (monitor) processes that used a GPU API. */
+static __always_inline bool traced_process(__u32 tgid)
+{
+	return cfg.filter_pids ? bpf_map_lookup_elem(&pids, &tgid) != 0 : bpf_map_lookup_elem(&gpu_procs, &tgid) != 0;
 }
 
 static __always_inline struct fg_book *book_of(__u32 tgid, __s32 device, __u32 kind)
@@ -198,6 +220,12 @@ static __always_inline void emit(__u32 type, __s32 device, __u64 ptr, __u64 size
 		return;
 	}
 	__u64 id = bpf_get_current_pid_tgid();
+	if (source != FG_SRC_KERNEL) {
+		__u32 tgid = id >> 32;
+		__u8 one = 1;
+		if (!bpf_map_lookup_elem(&gpu_procs, &tgid))
+			bpf_map_update_elem(&gpu_procs, &tgid, &one, BPF_ANY);
+	}
 	e->ts_ns = bpf_ktime_get_ns();
 	e->tgid = id >> 32;
 	e->tid = (__u32)id;
@@ -379,6 +407,11 @@ static __always_inline void account_call(__u32 tgid, __u32 func, __u64 ns, bool 
 	if (failed)
 		__sync_fetch_and_add(&v->fails, 1);
 	__sync_fetch_and_add(&v->total_ns, ns);
+	for (int i = 0; i < 4; i++) {
+		__u64 max = v->max_ns;
+		if (ns <= max || __sync_val_compare_and_swap(&v->max_ns, max, ns) == max)
+			break;
+	}
 	__u32 bucket = 0;
 	for (__u64 x = ns; x > 1 && bucket < FG_LAT_BUCKETS - 1; x >>= 1)
 		bucket++;
@@ -496,13 +529,16 @@ int api_exit(struct pt_regs *ctx)
 		/* The runtime passes the kind as the fourth argument; the driver's name says it. */
 		__u32 dir = api == FG_API_RUNTIME ? (__u32)v.a3 : COOKIE_DIR(cookie);
 		struct copy_key ck = { .tgid = tgid, .dir = dir > 4 ? 4 : dir };
-		__u64 *b = bpf_map_lookup_elem(&copies, &ck);
-		if (b) {
-			__sync_fetch_and_add(b, v.a2);
-		} else {
-			__u64 n = v.a2;
-			bpf_map_update_elem(&copies, &ck, &n, BPF_NOEXIST);
+		struct copy_val *cv = bpf_map_lookup_elem(&copies, &ck);
+		if (!cv) {
+			struct copy_val zero = {};
+			bpf_map_update_elem(&copies, &ck, &zero, BPF_NOEXIST);
+			cv = bpf_map_lookup_elem(&copies, &ck);
+			if (!cv)
+				return 0;
 		}
+		__sync_fetch_and_add(&cv->bytes, v.a2);
+		__sync_fetch_and_add(&cv->count, 1);
 		return 0;
 	}
 	case FG_C_LAUNCH: {
@@ -527,11 +563,11 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(proc_exit, struct task_struct *p)
 {
 	__u32 pid = BPF_CORE_READ(p, pid), tgid = BPF_CORE_READ(p, tgid);
-	if (pid != tgid || !traced(tgid))
+	if (pid != tgid || !traced_process(tgid))
 		return 0; /* a thread, not the process */
 	emit(FG_EV_PROC_EXIT, -1, 0, 0, 0, 0, FG_API_INTERNAL, FG_SRC_KERNEL, ~0u, 0);
-	if (cfg.filter_pids)
-		bpf_map_delete_elem(&pids, &tgid);
+	bpf_map_delete_elem(&pids, &tgid);
+	bpf_map_delete_elem(&gpu_procs, &tgid);
 	return 0;
 }
 
@@ -539,13 +575,16 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
-	if (ptgid == ctgid || !traced(ptgid))
+	if (ptgid == ctgid || !traced_process(ptgid))
 		return 0; /* a new thread */
+	__u8 one = 1;
 	if (cfg.filter_pids) {
 		if (!cfg.follow_children)
 			return 0;
-		__u8 one = 1;
 		bpf_map_update_elem(&pids, &ctgid, &one, BPF_ANY);
+	} else {
+		/* A GPU process's child is followed: it may exec a GPU program. */
+		bpf_map_update_elem(&gpu_procs, &ctgid, &one, BPF_ANY);
 	}
 	emit(FG_EV_PROC_FORK, -1, 0, 0, 0, 0, FG_API_INTERNAL, FG_SRC_KERNEL, ~0u, ctgid);
 	return 0;
@@ -555,7 +594,7 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(proc_exec, struct task_struct *p)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
-	if (!traced(tgid))
+	if (!traced_process(tgid))
 		return 0;
 	emit(FG_EV_PROC_EXEC, -1, 0, 0, 0, 0, FG_API_INTERNAL, FG_SRC_KERNEL, ~0u, 0);
 	return 0;

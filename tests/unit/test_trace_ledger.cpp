@@ -610,3 +610,31 @@ TEST_CASE("stacks: outstanding and leaked bytes by stack, top N, symbolized", "[
   CHECK(stacks_json({top[0]}).dump() ==
         R"([{"pid":70,"comm":"py","stack_id":5,"bytes":300,"allocs":2,"frames":["cudaMalloc","frame5"]}])");
 }
+
+TEST_CASE("the kernel's counter totals replace the books' figures", "[trace]") {
+  fgtrace::AllocationLedger l;
+  l.track_process(42, "app", 1, 10, false);
+  fgtrace::CallStats c;
+  c.func = "cudaMemcpy";
+  c.calls = 7;
+  c.errors = 1;
+  c.total_ns = 7000;
+  l.set_call_totals(42, c);
+  c.calls = 9;  // a later read: totals, not increments
+  c.total_ns = 9000;
+  l.set_call_totals(42, c);
+  l.set_copy_totals(42, fgtrace::CopyDirection::HtoD, 4096, 1);
+  l.set_copy_totals(42, fgtrace::CopyDirection::HtoD, 8192, 2);
+  l.set_launch_totals(42, 3);
+  l.set_launch_totals(42, 5);
+  const auto snap = l.snapshot(true);
+  REQUIRE(snap.processes.size() == 1);
+  const auto& p = snap.processes[0];
+  REQUIRE(p.calls.size() == 1);
+  CHECK(p.calls[0].calls == 9);
+  CHECK(p.calls[0].errors == 1);
+  CHECK(p.calls[0].total_ns == 9000);
+  CHECK(p.copies[static_cast<size_t>(fgtrace::CopyDirection::HtoD)].bytes == 8192);
+  CHECK(p.copies[static_cast<size_t>(fgtrace::CopyDirection::HtoD)].count == 2);
+  CHECK(p.launches == 5);
+}

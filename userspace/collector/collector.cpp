@@ -232,7 +232,10 @@ struct CallKey {
 };
 constexpr int kLatBuckets = 32;
 struct CallVal {
-  uint64_t calls, fails, total_ns, hist[kLatBuckets];
+  uint64_t calls, fails, total_ns, max_ns, hist[kLatBuckets];
+};
+struct CopyVal {
+  uint64_t bytes, count;
 };
 struct CopyKey {
   uint32_t tgid, dir;
@@ -247,7 +250,8 @@ std::vector<CallCount> Collector::calls() const {
   while (bpf_map_get_next_key(fd, prev, &next) == 0) {
     CallVal v{};
     if (bpf_map_lookup_elem(fd, &next, &v) == 0)
-      out.push_back({next.tgid, next.func, v.calls, v.fails, v.total_ns, std::vector<uint64_t>(v.hist, v.hist + kLatBuckets)});
+      out.push_back(
+          {next.tgid, next.func, v.calls, v.fails, v.total_ns, v.max_ns, std::vector<uint64_t>(v.hist, v.hist + kLatBuckets)});
     key = next;
     prev = &key;
   }
@@ -260,8 +264,8 @@ std::vector<CopyCount> Collector::copies() const {
   CopyKey key{}, next{};
   const CopyKey* prev = nullptr;
   while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-    uint64_t bytes = 0;
-    if (bpf_map_lookup_elem(fd, &next, &bytes) == 0) out.push_back({next.tgid, next.dir, bytes});
+    CopyVal v{};
+    if (bpf_map_lookup_elem(fd, &next, &v) == 0) out.push_back({next.tgid, next.dir, v.bytes, v.count});
     key = next;
     prev = &key;
   }
@@ -296,6 +300,20 @@ void Collector::forget(uint32_t tgid) {
   for (const auto& k : mine) bpf_map_delete_elem(fd, &k);
   const int lfd = bpf_map__fd(skel_->maps.launches);
   bpf_map_delete_elem(lfd, &tgid);
+  // Call and copy counters are keyed (tgid, x) like the books.
+  auto drop = [tgid](int fd2) {
+    std::vector<std::pair<uint32_t, uint32_t>> keys;
+    std::pair<uint32_t, uint32_t> k{}, n{};
+    const void* prev = nullptr;
+    while (bpf_map_get_next_key(fd2, prev, &n) == 0) {
+      if (n.first == tgid) keys.push_back(n);
+      k = n;
+      prev = &k;
+    }
+    for (const auto& key : keys) bpf_map_delete_elem(fd2, &key);
+  };
+  drop(bpf_map__fd(skel_->maps.calls));
+  drop(bpf_map__fd(skel_->maps.copies));
 }
 
 std::vector<CheckItem> check_system() {
@@ -313,8 +331,10 @@ std::vector<CheckItem> check_system() {
                  uprobes ? "available" : "missing: the kernel needs CONFIG_UPROBE_EVENTS=y"});
   const bool tracefs = ::access("/sys/kernel/tracing/trace_pipe", F_OK) == 0 ||
                        ::access("/sys/kernel/debug/tracing/trace_pipe", F_OK) == 0;
-  out.push_back({"tracefs", tracefs,
-                 tracefs ? "mounted" : "not mounted (optional): mount -t tracefs nodev /sys/kernel/tracing"});
+  out.push_back({"tracefs (optional)", tracefs,
+                 tracefs ? "mounted" : "not mounted; only needed to read bpf_printk output: mount -t tracefs nodev "
+                                       "/sys/kernel/tracing",
+                 false});
   if (root && btf) {
     try {
       CollectorOptions o;

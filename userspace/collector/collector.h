@@ -49,12 +49,12 @@ struct KernelBook {
 };
 struct CallCount {
   uint32_t tgid, func;
-  uint64_t calls, fails, total_ns;
+  uint64_t calls, fails, total_ns, max_ns;
   std::vector<uint64_t> hist;  // log2(ns) buckets
 };
 struct CopyCount {
   uint32_t tgid, direction;
-  uint64_t bytes;
+  uint64_t bytes, count;
 };
 
 class Collector {
@@ -105,7 +105,8 @@ class Collector {
 struct CheckItem {
   std::string what;
   bool ok;
-  std::string detail;  // the fix when !ok
+  std::string detail;    // the fix when !ok
+  bool required = true;  // an optional item that fails is a note, not a failure
 };
 std::vector<CheckItem> check_system();
 

@@ -381,6 +381,21 @@ void AllocationLedger::record_copy(uint32_t pid, CopyDirection dir, uint64_t byt
 
 void AllocationLedger::record_launch(uint32_t pid, uint64_t count) { for_counters(pid).launches += count; }
 
+void AllocationLedger::set_call_totals(uint32_t pid, const CallStats& totals) {
+  Proc& p = for_counters(pid);
+  p.calls[totals.func] = totals;
+}
+
+void AllocationLedger::set_copy_totals(uint32_t pid, CopyDirection dir, uint64_t bytes, uint64_t count) {
+  const size_t i = static_cast<size_t>(dir);
+  if (i >= kCopyDirections) return;
+  CopyStats& c = for_counters(pid).copies[i];
+  c.bytes = bytes;
+  c.count = count;
+}
+
+void AllocationLedger::set_launch_totals(uint32_t pid, uint64_t count) { for_counters(pid).launches = count; }
+
 void AllocationLedger::set_health(const Health& health) { health_ = health; }
 
 // ---- views ------------------------------------------------------------------------------

@@ -196,6 +196,11 @@ class AllocationLedger {
   void record_call(uint32_t pid, std::string_view func, uint64_t latency_ns, bool ok);
   void record_copy(uint32_t pid, CopyDirection dir, uint64_t bytes);
   void record_launch(uint32_t pid, uint64_t count = 1);
+  // The kernel keeps call, copy and launch counters itself: the collector hands over their
+  // current totals (replacing what the books had for that process and function/direction).
+  void set_call_totals(uint32_t pid, const CallStats& totals);
+  void set_copy_totals(uint32_t pid, CopyDirection dir, uint64_t bytes, uint64_t count);
+  void set_launch_totals(uint32_t pid, uint64_t count);
   void set_health(const Health& health);
 
   Snapshot snapshot(bool include_exited) const;

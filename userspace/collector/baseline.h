@@ -1,0 +1,23 @@
+// What a running process already holds, from the fake backend's shared device ledger: the
+// baseline `attach` starts from, so a process that allocated before the probes existed
+// shows its true usage (exact tracking follows from there).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fgtrace {
+
+struct BaselineEntry {
+  int32_t device;   // the ordinal the process uses for it
+  uint32_t kind;    // 0 device, 1 managed, 2 pinned host (enum fg_mem_kind)
+  uint64_t bytes;
+};
+
+// The process's books in the ledger its environment selects (FAKEGPU_LEDGER, else the
+// default path for its user), or nullopt when it uses none the collector can read (not a
+// fake-backend process, FAKEGPU_ISOLATED, or an unreadable or foreign ledger file).
+std::optional<std::vector<BaselineEntry>> backend_baseline(int pid);
+
+}  // namespace fgtrace

@@ -1,0 +1,426 @@
+#include "collector/tracer.h"
+
+#include "collector/baseline.h"
+#include "collector/collector.h"
+#include "collector/discovery.h"
+#include "collector/errors.h"
+#include "collector/functions.h"
+#include "core/ledger.h"
+#include "core/render.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <set>
+
+namespace fgtrace {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+uint64_t mono_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);  // the clock of bpf_ktime_get_ns()
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+std::string wall_time() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+uint32_t ppid_of(int pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const size_t rp = s.rfind(')');
+  if (rp == std::string::npos) return 0;
+  unsigned ppid = 0;
+  char state = 0;
+  std::sscanf(s.c_str() + rp + 1, " %c %u", &state, &ppid);
+  return ppid;
+}
+
+// The command of `run`, started stopped at a gate until the probes are in place, as the
+// user who invoked sudo (not root) when started through sudo.
+class Child {
+ public:
+  explicit Child(const std::vector<std::string>& argv) {
+    int gate[2];
+    int report[2];  // the exec error, if any, comes back through a close-on-exec pipe
+    if (::pipe2(gate, O_CLOEXEC) != 0 || ::pipe2(report, O_CLOEXEC) != 0)
+      throw TraceError(std::string("pipe: ") + std::strerror(errno));
+    pid_ = ::fork();
+    if (pid_ < 0) throw TraceError(std::string("fork: ") + std::strerror(errno));
+    if (pid_ == 0) {
+      ::close(gate[1]);
+      ::close(report[0]);
+      char go = 0;
+      while (::read(gate[0], &go, 1) < 0 && errno == EINTR) {
+      }
+      drop_privileges();
+      std::vector<char*> args;
+      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      ::execvp(args[0], args.data());
+      const int e = errno;
+      ssize_t w = ::write(report[1], &e, sizeof e);
+      (void)w;
+      ::_exit(e == ENOENT ? 127 : 126);
+    }
+    ::close(gate[0]);
+    ::close(report[1]);
+    gate_ = gate[1];
+    report_ = report[0];
+  }
+  ~Child() {
+    if (gate_ >= 0) ::close(gate_);
+    if (report_ >= 0) ::close(report_);
+  }
+  int pid() const { return pid_; }
+  // Lets the command exec; returns its exec error (0 if it is running).
+  int release() {
+    char go = 1;
+    ssize_t w = ::write(gate_, &go, 1);
+    (void)w;
+    ::close(gate_);
+    gate_ = -1;
+    int e = 0;
+    const ssize_t n = ::read(report_, &e, sizeof e);
+    ::close(report_);
+    report_ = -1;
+    return n == sizeof e ? e : 0;
+  }
+  // Non-blocking: the command's exit status once it has ended (its code, or 128 + signal).
+  std::optional<int> poll() {
+    int st = 0;
+    const pid_t r = ::waitpid(pid_, &st, WNOHANG);
+    if (r != pid_) return std::nullopt;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  }
+
+ private:
+  static void drop_privileges() {
+    if (::geteuid() != 0) return;
+    const char* uid_s = std::getenv("SUDO_UID");
+    const char* gid_s = std::getenv("SUDO_GID");
+    if (!uid_s || !gid_s) return;
+    const uid_t uid = static_cast<uid_t>(std::strtoul(uid_s, nullptr, 10));
+    const gid_t gid = static_cast<gid_t>(std::strtoul(gid_s, nullptr, 10));
+    if (const passwd* pw = ::getpwuid(uid)) {
+      ::initgroups(pw->pw_name, gid);
+      ::setenv("HOME", pw->pw_dir, 1);
+      ::setenv("USER", pw->pw_name, 1);
+      ::setenv("LOGNAME", pw->pw_name, 1);
+    } else {
+      ::setgroups(0, nullptr);
+    }
+    if (::setgid(gid) != 0 || ::setuid(uid) != 0) {
+      std::fprintf(stderr, "fakegpu-trace: cannot run the command as uid %u: %s\n", uid, std::strerror(errno));
+      ::_exit(126);
+    }
+  }
+  pid_t pid_ = -1;
+  int gate_ = -1, report_ = -1;
+};
+
+class Session {
+ public:
+  Session(const TraceOptions& opts, std::ostream& out) : opts_(opts), out_(out), collector_(collector_options(opts)) {}
+
+  int run() {
+    std::optional<Child> child;
+    switch (opts_.mode) {
+      case TraceOptions::Mode::Attach: start_attach(); break;
+      case TraceOptions::Mode::Monitor: start_monitor(); break;
+      case TraceOptions::Mode::Run:
+        child.emplace(opts_.command);
+        start_run(child->pid());
+        break;
+    }
+    const uint64_t start = mono_ns();
+    if (child) {
+      if (const int e = child->release()) {
+        // The command could not be executed: nothing was traced.
+        (void)child->poll();
+        throw TraceError("cannot run " + opts_.command[0] + ": " + std::strerror(e), e == ENOENT ? 127 : 126);
+      }
+    }
+    const uint64_t interval = static_cast<uint64_t>(opts_.interval_s * 1e9);
+    uint64_t next_refresh = start + interval;
+    std::optional<int> command_status;
+    while (!g_stop.load()) {
+      collector_.poll(100, sink_);
+      const uint64_t now = mono_ns();
+      if (child && !command_status) {
+        command_status = child->poll();
+        if (command_status) break;  // the command ended: take its last events below
+      }
+      if (opts_.duration_s > 0 && now - start >= static_cast<uint64_t>(opts_.duration_s * 1e9)) break;
+      if (now >= next_refresh) {
+        refresh(now);
+        if (opts_.mode != TraceOptions::Mode::Run) render();
+        next_refresh = now + interval;
+      }
+    }
+    // Everything the kernel has delivered so far, then the final books.
+    while (collector_.poll(0, sink_) > 0) {
+    }
+    refresh(mono_ns());
+    if (opts_.mode != TraceOptions::Mode::Run) {
+      render();
+      return kExitOk;
+    }
+    if (!command_status) {  // stopped by a signal or -d: the command keeps running on its own
+      command_status = child->poll();
+    }
+    const Snapshot snap = ledger_.snapshot(true);
+    const Verdict verdict = evaluate(snap, opts_.max_peak, opts_.fail_on_leak);
+    RunInfo info;
+    info.command = opts_.command;
+    info.exit_status = command_status.value_or(0);
+    info.duration_s = static_cast<double>(mono_ns() - start) / 1e9;
+    info.max_peak = opts_.max_peak;
+    info.fail_on_leak = opts_.fail_on_leak;
+    const std::string summary = render_summary(snap, info, verdict);
+    out_ << summary << std::flush;
+    if (!opts_.summary_file.empty()) {
+      std::ofstream f(opts_.summary_file);
+      f << summary;
+      if (!f) throw TraceError("cannot write the summary to " + opts_.summary_file);
+    }
+    return verdict.exit_status(info.exit_status);
+  }
+
+ private:
+  static CollectorOptions collector_options(const TraceOptions& o) {
+    CollectorOptions c;
+    c.filter_pids = o.mode != TraceOptions::Mode::Monitor;
+    c.follow_children = true;  // fork and exec are followed in every mode
+    c.ringbuf_bytes = o.ringbuf_bytes;
+    c.max_allocs = o.max_allocs;
+    c.force_uprobes = o.uprobes_only;
+    return c;
+  }
+
+  // Attaches a library once; in monitor mode, processes already using a newly attached copy
+  // were running before its probes: they are adopted with their baselines.
+  bool attach(const std::string& path) {
+    if (collector_.attached(path)) return false;
+    collector_.attach_library(path);
+    return true;
+  }
+
+  // A process that was running before the probes: its true usage from the backend's ledger
+  // when it has one, else figures since attach. The probes are live by now; allocations made
+  // between attach and this read are both in the ledger and in events already delivered, so
+  // the events are drained first and the baseline is what the ledger holds beyond them.
+  void adopt_running(int pid) {
+    if (seen_.count(pid)) return;
+    seen_.insert(pid);
+    while (collector_.poll(0, sink_) > 0) {
+    }
+    ledger_.track_process(static_cast<uint32_t>(pid), process_comm(pid), ppid_of(pid), mono_ns(), true);
+    auto base = backend_baseline(pid);
+    if (!base) return;
+    std::map<std::pair<int32_t, int>, uint64_t> tracked;
+    for (const auto& p : ledger_.snapshot(false).processes)
+      if (p.pid == static_cast<uint32_t>(pid))
+        for (const BookView& b : p.books) tracked[{b.device, static_cast<int>(b.kind)}] += b.live_bytes;
+    for (const BaselineEntry& b : *base) {
+      const uint64_t already = tracked[{b.device, static_cast<int>(b.kind)}];
+      if (b.bytes > already)
+        ledger_.set_baseline(static_cast<uint32_t>(pid), b.device, static_cast<MemKind>(b.kind), b.bytes - already);
+    }
+    ledger_.mark_baseline_known(static_cast<uint32_t>(pid));
+  }
+
+  // Processes on the host that map one of the attached libraries.
+  void adopt_users_of_attached() {
+    DIR* d = ::opendir("/proc");
+    if (!d) return;
+    std::vector<int> pids;
+    while (dirent* e = ::readdir(d)) {
+      char* end = nullptr;
+      const long pid = std::strtol(e->d_name, &end, 10);
+      if (end && !*end && pid > 0 && pid != ::getpid()) pids.push_back(static_cast<int>(pid));
+    }
+    ::closedir(d);
+    for (int pid : pids) {
+      if (seen_.count(pid)) continue;
+      for (const auto& l : cuda_libraries_of_quiet(pid))
+        if (collector_.attached(l)) {
+          adopt_running(pid);
+          break;
+        }
+    }
+  }
+
+  void start_attach() {
+    for (int pid : opts_.pids) {
+      if (!process_exists(pid))
+        throw TraceError("process " + std::to_string(pid) + " does not exist (check the PID with ps)", kExitNotFound);
+      auto libs = cuda_libraries_of(pid);
+      if (libs.empty() && opts_.libs.empty())
+        throw TraceError("process " + std::to_string(pid) + " (" + process_comm(pid) +
+                             ") maps no CUDA library (libcudart, libcuda or the fake backend); if it loads one later "
+                             "or you know which it will use, name it with --lib PATH",
+                         kExitNotFound);
+      collector_.add_pid(static_cast<uint32_t>(pid));
+      for (const auto& l : libs) attach(l);
+    }
+    for (const auto& l : opts_.libs) attach(l);
+    // The baseline is read after the probes are live: what happens from here on is tracked.
+    for (int pid : opts_.pids) adopt_running(pid);
+  }
+
+  void start_monitor() {
+    for (const auto& l : default_libraries()) attach(l);
+    for (const auto& l : opts_.libs) attach(l);
+    rescan();
+    adopt_users_of_attached();
+    if (collector_.libraries().empty())
+      std::fprintf(stderr,
+                   "fakegpu-trace: no CUDA library found yet (no installed backend, none in ldconfig's cache, none "
+                   "mapped): watching for processes that map one; name libraries with --lib PATH\n");
+  }
+
+  void start_run(int child_pid) {
+    collector_.add_pid(static_cast<uint32_t>(child_pid));
+    seen_.insert(child_pid);
+    ledger_.track_process(static_cast<uint32_t>(child_pid), opts_.command[0], static_cast<uint32_t>(::getpid()),
+                          mono_ns(), false);
+    for (const auto& l : default_libraries()) attach(l);
+    for (const auto& l : opts_.libs) attach(l);
+  }
+
+  // Newly appearing copies of the CUDA libraries, and processes already using them.
+  void rescan() {
+    if (opts_.mode == TraceOptions::Mode::Monitor) {
+      bool added = false;
+      for (const auto& l : mapped_cuda_libraries()) {
+        try {
+          added |= attach(l);
+        } catch (const TraceError& e) {
+          warn_once(l, e.what());
+        }
+      }
+      if (added) adopt_users_of_attached();
+    } else {
+      for (const auto& p : ledger_.snapshot(false).processes)
+        for (const auto& l : cuda_libraries_of_quiet(static_cast<int>(p.pid))) {
+          try {
+            attach(l);
+          } catch (const TraceError& e) {
+            warn_once(l, e.what());
+          }
+        }
+    }
+  }
+
+  static std::vector<std::string> cuda_libraries_of_quiet(int pid) {
+    try {
+      return cuda_libraries_of(pid);
+    } catch (const TraceError&) {
+      return {};
+    }
+  }
+
+  void warn_once(const std::string& key, const std::string& what) {
+    if (warned_.insert(key).second) std::fprintf(stderr, "fakegpu-trace: %s\n", what.c_str());
+  }
+
+  // Kernel counters into the ledger; libraries newly mapped; exited processes' kernel
+  // books dropped once their last figures are in.
+  void refresh(uint64_t now) {
+    const auto funcs = traced_functions();
+    for (const CallCount& c : collector_.calls()) {
+      CallStats s;
+      s.func = c.func < funcs.size() ? std::string(funcs[c.func].name) : "?";
+      s.calls = c.calls;
+      s.errors = c.fails;
+      s.total_ns = c.total_ns;
+      s.max_ns = c.max_ns;
+      for (size_t i = 0; i < c.hist.size() && i < s.buckets.size(); ++i) s.buckets[i] = c.hist[i];
+      ledger_.set_call_totals(c.tgid, s);
+    }
+    for (const CopyCount& c : collector_.copies())
+      ledger_.set_copy_totals(c.tgid, static_cast<CopyDirection>(c.direction), c.bytes, c.count);
+    for (const auto& [tgid, n] : collector_.launches()) ledger_.set_launch_totals(tgid, n);
+    const KernelHealth kh = collector_.health();
+    Health h;
+    h.events = kh.events;
+    h.rb_drops = kh.rb_drops;
+    h.missing_entry = kh.missing_entry;
+    h.unmatched_free = kh.unmatched_free;
+    h.alloc_map_full = kh.alloc_map_full;
+    for (const auto& l : collector_.libraries()) h.libraries.push_back({l.path, l.mode});
+    ledger_.set_health(h);
+    for (uint32_t pid : exited_) collector_.forget(pid);
+    exited_.clear();
+    rescan();
+    ledger_.expire(now, static_cast<uint64_t>(opts_.exited_ttl_s * 1e9));
+  }
+
+  void render() {
+    const Snapshot snap = ledger_.snapshot(true);
+    if (opts_.json) {
+      out_ << render_json_line(snap, wall_time()) << std::flush;
+    } else {
+      TableOptions t;
+      t.time_text = wall_time();
+      t.interval_s = opts_.interval_s;
+      out_ << render_table(snap, t) << '\n' << std::flush;
+    }
+  }
+
+  void on_event(const fg_event& e) {
+    // A process first met through its events started after the probes were in place (the
+    // ones running before were adopted when their library was attached): traced from its
+    // first call, nothing to add.
+    if (!seen_.count(static_cast<int>(e.tgid))) {
+      seen_.insert(static_cast<int>(e.tgid));
+      if (e.type != FG_EV_PROC_EXIT)
+        ledger_.track_process(e.tgid, std::string(e.comm, strnlen(e.comm, sizeof e.comm)), ppid_of(static_cast<int>(e.tgid)),
+                              e.ts_ns, false);
+    }
+    if (e.type == FG_EV_PROC_FORK) seen_.insert(static_cast<int>(e.aux));
+    ledger_.consume(&e, sizeof e);
+    if (e.type == FG_EV_PROC_EXIT) exited_.push_back(e.tgid);
+  }
+
+  const TraceOptions& opts_;
+  std::ostream& out_;
+  Collector collector_;
+  AllocationLedger ledger_;
+  std::set<int> seen_;
+  std::set<std::string> warned_;
+  std::vector<uint32_t> exited_;
+  std::function<void(const fg_event&)> sink_ = [this](const fg_event& e) { on_event(e); };
+};
+
+}  // namespace
+
+void request_stop() noexcept { g_stop.store(true); }
+
+int trace(const TraceOptions& opts, std::ostream& out) {
+  g_stop.store(false);
+  Session s(opts, out);
+  return s.run();
+}
+
+}  // namespace fgtrace

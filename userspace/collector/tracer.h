@@ -1,0 +1,38 @@
+// One tracing session: the collector feeding the ledger, refreshed output, clean stop.
+// attach / monitor / run are three ways of choosing what to trace; everything after that is
+// the same loop.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace fgtrace {
+
+struct TraceOptions {
+  enum class Mode { Attach, Monitor, Run } mode = Mode::Monitor;
+  std::vector<int> pids;              // attach
+  std::vector<std::string> libs;      // --lib, in addition to what is discovered
+  double interval_s = 1.0;            // -i: refresh period
+  double duration_s = 0;              // -d: stop after this long (0: until Ctrl-C / the command ends)
+  bool json = false;                  // -j: JSON lines instead of the table
+  bool uprobes_only = false;          // ignore the backend's USDT probes
+  uint64_t ringbuf_bytes = 16ull << 20;
+  uint32_t max_allocs = 1u << 18;
+  double exited_ttl_s = 300;          // exited processes stay in the output this long
+  // run
+  std::vector<std::string> command;
+  std::optional<uint64_t> max_peak;
+  bool fail_on_leak = false;
+  std::string summary_file;
+};
+
+// Runs the session; returns the exit status (run: the command's, or a threshold's).
+// Throws TraceError when tracing cannot start.
+int trace(const TraceOptions& opts, std::ostream& out);
+
+// Stops a running session (signal handlers call it).
+void request_stop() noexcept;
+
+}  // namespace fgtrace

@@ -1,0 +1,180 @@
+// fakegpu-trace: system-wide, per-process GPU memory books from eBPF probes on the CUDA
+// libraries (the fake backend's USDT probes, or entry/return probes on any CUDA library).
+// A thin main: argument parsing and exit codes; the work is in collector/ and core/.
+#include "collector/collector.h"
+#include "collector/errors.h"
+#include "collector/tracer.h"
+#include "core/render.h"
+
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+namespace {
+
+using fgtrace::TraceError;
+using fgtrace::TraceOptions;
+
+constexpr const char* kExitCodes =
+    "Exit status: 0 ok; 2 bad arguments; 10 not privileged (run with sudo); 11 the kernel lacks a feature (see "
+    "`fakegpu-trace check`); 12 PID gone or no CUDA library found; 13 tracing failed.\n"
+    "run: the command's status, or 3 a GPU's peak went over --max-peak, 4 a process leaked with --fail-on-leak, "
+    "5 events were lost while a threshold was set; 125 fakegpu-trace failed, 126 the command cannot be executed, "
+    "127 the command was not found.";
+
+void on_signal(int) { fgtrace::request_stop(); }
+
+void install_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+}
+
+std::vector<int> parse_pids(const std::vector<std::string>& items) {
+  std::vector<int> out;
+  for (const std::string& item : items) {
+    std::stringstream ss(item);
+    std::string tok;
+    while (std::getline(ss, tok, ',')) {
+      char* end = nullptr;
+      const long v = std::strtol(tok.c_str(), &end, 10);
+      if (tok.empty() || !end || *end || v <= 0 || v > 4194304)
+        throw CLI::ValidationError("-p", "\"" + tok + "\" is not a process id (use -p 1234 or -p 1234,5678)");
+      out.push_back(static_cast<int>(v));
+    }
+  }
+  return out;
+}
+
+uint64_t parse_size_option(const std::string& name, const std::string& text) {
+  std::string err;
+  auto v = fgtrace::parse_size(text, &err);
+  if (!v) throw CLI::ValidationError(name, err);
+  return *v;
+}
+
+// Common tracing options of attach, monitor and run.
+struct Common {
+  std::vector<std::string> libs;
+  double interval = 1.0, duration = 0;
+  bool json = false, uprobes_only = false;
+  std::string ringbuf = "16MiB";
+  uint32_t max_allocs = 1u << 18;
+  void add(CLI::App* app, bool with_output) {
+    app->add_option("--lib", libs, "also trace this CUDA library (libcudart, libcuda or the fake backend)")
+        ->check(CLI::ExistingFile);
+    if (with_output) {
+      app->add_option("-i,--interval", interval, "refresh every SEC seconds")->check(CLI::PositiveNumber);
+      app->add_flag("-j,--json", json, "JSON lines instead of the table");
+    }
+    app->add_option("-d,--duration", duration, "stop after SEC seconds")->check(CLI::PositiveNumber);
+    app->add_flag("--uprobes-only", uprobes_only,
+                  "trace the fake backend through entry/return probes too, not its USDT probes");
+    app->add_option("--ringbuf-size", ringbuf, "ring buffer size (e.g. 16MiB)");
+    app->add_option("--max-allocs", max_allocs, "live allocations the entry/return probes can remember")
+        ->check(CLI::Range(16u, 1u << 24));
+  }
+  void apply(TraceOptions& o) const {
+    o.libs = libs;
+    o.interval_s = interval;
+    o.duration_s = duration;
+    o.json = json;
+    o.uprobes_only = uprobes_only;
+    o.ringbuf_bytes = parse_size_option("--ringbuf-size", ringbuf);
+    o.max_allocs = max_allocs;
+  }
+};
+
+int run_check() {
+  int failures = 0;
+  for (const auto& item : fgtrace::check_system()) {
+    std::printf("%-52s %s  %s\n", item.what.c_str(), item.ok ? "ok  " : item.required ? "FAIL" : "note",
+                item.detail.c_str());
+    failures += item.ok || !item.required ? 0 : 1;
+  }
+  return failures ? fgtrace::kExitUnsupported : fgtrace::kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"fakegpu-trace: per-process, per-device GPU memory books from eBPF probes on CUDA libraries",
+               "fakegpu-trace"};
+  app.require_subcommand(1);
+  app.footer(std::string("Examples:\n"
+                         "  sudo fakegpu-trace attach -p 1234            live table of one process\n"
+                         "  sudo fakegpu-trace monitor -j -i 5           every GPU process on the host, JSON lines\n"
+                         "  sudo fakegpu-trace run --fail-on-leak --max-peak 8GiB -- pytest tests/gpu\n"
+                         "  fakegpu-trace check                          can this machine trace?\n\n") +
+             kExitCodes);
+
+  Common attach_opts, monitor_opts, run_opts;
+  std::vector<std::string> pid_items;
+  auto* attach = app.add_subcommand("attach", "trace running processes (and their children)");
+  attach->add_option("-p,--pid", pid_items, "PID[,PID...]")->required();
+  attach_opts.add(attach, true);
+
+  auto* monitor = app.add_subcommand("monitor", "trace every process on the host that uses a CUDA library");
+  monitor_opts.add(monitor, true);
+
+  std::string max_peak, summary;
+  bool fail_on_leak = false;
+  std::vector<std::string> command;
+  auto* run = app.add_subcommand("run", "run a command and trace it and its descendants; print a JSON summary");
+  run->add_option("--max-peak", max_peak, "fail (exit 3) if a GPU's peak goes over SIZE (e.g. 8GiB)");
+  run->add_flag("--fail-on-leak", fail_on_leak, "fail (exit 4) if a process exits holding GPU memory");
+  run->add_option("--summary", summary, "also write the JSON summary to FILE");
+  run_opts.add(run, false);
+  run->add_option("command", command, "the command and its arguments (after --)")->required();
+  run->prefix_command(false);
+
+  auto* check = app.add_subcommand("check", "tell whether this machine can trace, and what to fix");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : fgtrace::kExitUsage;
+  }
+
+  if (check->parsed()) return run_check();
+
+  TraceOptions opts;
+  try {
+    if (attach->parsed()) {
+      opts.mode = TraceOptions::Mode::Attach;
+      opts.pids = parse_pids(pid_items);
+      attach_opts.apply(opts);
+    } else if (monitor->parsed()) {
+      opts.mode = TraceOptions::Mode::Monitor;
+      monitor_opts.apply(opts);
+    } else {
+      opts.mode = TraceOptions::Mode::Run;
+      run_opts.apply(opts);
+      opts.command = command;
+      opts.fail_on_leak = fail_on_leak;
+      opts.summary_file = summary;
+      if (!max_peak.empty()) opts.max_peak = parse_size_option("--max-peak", max_peak);
+    }
+  } catch (const CLI::Error& e) {
+    std::fprintf(stderr, "fakegpu-trace: %s\n", e.what());
+    return fgtrace::kExitUsage;
+  }
+
+  install_signals();
+  try {
+    return fgtrace::trace(opts, std::cout);
+  } catch (const TraceError& e) {
+    std::fprintf(stderr, "fakegpu-trace: %s\n", e.what());
+    if (opts.mode == TraceOptions::Mode::Run && e.code != 126 && e.code != 127) return 125;
+    return e.code;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fakegpu-trace: %s\n", e.what());
+    return opts.mode == TraceOptions::Mode::Run ? 125 : fgtrace::kExitFailed;
+  }
+}
