@@ -220,11 +220,19 @@ static __always_inline void emit(__u32 type, __s32 device, __u64 ptr, __u64 size
 		return;
 	}
 	__u64 id = bpf_get_current_pid_tgid();
-	if (source != FG_SRC_KERNEL) {
+	/*
+	 * The comm costs a helper call per event and user space keeps it per process: it is
+	 * filled on scheduler events and on a process's first GPU event (in monitor mode, where
+	 * gpu_procs tells first from later; with a pid filter user space knows every process).
+	 */
+	bool with_comm = source == FG_SRC_KERNEL;
+	if (!with_comm && !cfg.filter_pids) {
 		__u32 tgid = id >> 32;
-		__u8 one = 1;
-		if (!bpf_map_lookup_elem(&gpu_procs, &tgid))
+		if (!bpf_map_lookup_elem(&gpu_procs, &tgid)) {
+			__u8 one = 1;
 			bpf_map_update_elem(&gpu_procs, &tgid, &one, BPF_ANY);
+			with_comm = true;
+		}
 	}
 	e->ts_ns = bpf_ktime_get_ns();
 	e->tgid = id >> 32;
@@ -239,7 +247,10 @@ static __always_inline void emit(__u32 type, __s32 device, __u64 ptr, __u64 size
 	e->source = source;
 	e->func = func;
 	e->aux = aux;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	if (with_comm)
+		bpf_get_current_comm(e->comm, sizeof(e->comm));
+	else
+		__builtin_memset(e->comm, 0, sizeof(e->comm));
 	/* Batched wake-ups: waking the consumer per event costs ~1.3 us here (design.md). */
 	__u64 flags = BPF_RB_NO_WAKEUP;
 	if (!cfg.wakeup_bytes || bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= cfg.wakeup_bytes)
@@ -288,13 +299,15 @@ static __always_inline void on_failure(__u32 tgid, __u32 type, __s32 device, __u
 }
 
 /* ---- USDT: the fake backend's own probes ------------------------------------------------ */
-/* fakegpu:alloc(device, ptr, size, kind, status, api) */
+/* fakegpu:alloc(ptr, size, info) */
 SEC("usdt")
-int BPF_USDT(usdt_alloc, int device, __u64 ptr, __u64 size, int kind, int status, int api)
+int BPF_USDT(usdt_alloc, __u64 ptr, __u64 size, __u64 info)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	if (!traced(tgid))
 		return 0;
+	__s32 device = FG_USDT_INFO_DEVICE(info), status = FG_USDT_INFO_STATUS(info);
+	__u32 kind = FG_USDT_INFO_KIND(info), api = FG_USDT_INFO_API(info);
 	if (status == 0)
 		on_alloc(tgid, device, ptr, size, kind, api, FG_SRC_USDT, ~0u);
 	else
@@ -302,13 +315,15 @@ int BPF_USDT(usdt_alloc, int device, __u64 ptr, __u64 size, int kind, int status
 	return 0;
 }
 
-/* fakegpu:free(device, ptr, size, kind, status, api) */
+/* fakegpu:free(ptr, size, info) */
 SEC("usdt")
-int BPF_USDT(usdt_free, int device, __u64 ptr, __u64 size, int kind, int status, int api)
+int BPF_USDT(usdt_free, __u64 ptr, __u64 size, __u64 info)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	if (!traced(tgid))
 		return 0;
+	__s32 device = FG_USDT_INFO_DEVICE(info), status = FG_USDT_INFO_STATUS(info);
+	__u32 kind = FG_USDT_INFO_KIND(info), api = FG_USDT_INFO_API(info);
 	if (status == 0)
 		on_free(tgid, device, ptr, size, kind, api, FG_SRC_USDT, ~0u, false, 0);
 	else
@@ -316,14 +331,16 @@ int BPF_USDT(usdt_free, int device, __u64 ptr, __u64 size, int kind, int status,
 	return 0;
 }
 
-/* fakegpu:implicit_free(device, ptr, size, kind, reason): 1 ctx destroy, 2 exit, 3 reset */
+/* fakegpu:implicit_free(ptr, size, info): info's API byte is the reason (1 ctx destroy,
+ * 2 process exit, 3 device reset) */
 SEC("usdt")
-int BPF_USDT(usdt_implicit_free, int device, __u64 ptr, __u64 size, int kind, int reason)
+int BPF_USDT(usdt_implicit_free, __u64 ptr, __u64 size, __u64 info)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	if (!traced(tgid))
 		return 0;
-	on_free(tgid, device, ptr, size, kind, FG_API_INTERNAL, FG_SRC_USDT, ~0u, true, reason);
+	on_free(tgid, FG_USDT_INFO_DEVICE(info), ptr, size, FG_USDT_INFO_KIND(info), FG_API_INTERNAL, FG_SRC_USDT, ~0u,
+		true, FG_USDT_INFO_API(info));
 	return 0;
 }
 

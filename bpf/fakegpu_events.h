@@ -66,7 +66,9 @@ struct fg_event {
 	__u64 aux;		 /* FORK: child tgid; CTX_SWITCH: context; IMPLICIT_FREE: reason
 				    (1 context destroy, 2 process exit, 3 device reset);
 				    ALLOC: user stack id + 1 (0 = none); else 0 */
-	char comm[FG_COMM_LEN];	 /* task comm at the time */
+	char comm[FG_COMM_LEN];	 /* task comm on scheduler events and a process's first
+				    GPU event in monitor mode; else empty (it costs a helper
+				    call per event: user space keeps it per process) */
 };
 
 /* In-kernel books, the truth: per (process, device, kind). Updated atomically. */
@@ -97,6 +99,16 @@ enum fg_stat {
 	FG_STAT_ALLOC_MAP_FULL = 4, /* allocation record could not be stored (map full) */
 	FG_STAT_MAX = 8,
 };
+
+/*
+ * The backend's USDT probes carry (ptr, size, info): info packs the device (int16, bits
+ * 0..15), memory kind (bits 16..23), API layer or implicit-free reason (bits 24..31) and the
+ * call's status (int32, bits 32..63). fakebackend/src/core/usdt.h builds it.
+ */
+#define FG_USDT_INFO_DEVICE(i) ((__s32)(__s16)((i)&0xffff))
+#define FG_USDT_INFO_KIND(i) ((__u32)(((i) >> 16) & 0xff))
+#define FG_USDT_INFO_API(i) ((__u32)(((i) >> 24) & 0xff))
+#define FG_USDT_INFO_STATUS(i) ((__s32)((i) >> 32))
 
 /* Load-time configuration (const volatile rodata, set between open and load). */
 struct fg_config {

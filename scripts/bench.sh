@@ -20,3 +20,13 @@ samples = [float(subprocess.run([build + "/bin/bench_startup", build + "/lib"], 
 print(f"start-up over 31 processes: median {statistics.median(samples) / 1000:.2f} ms, "
       f"min {min(samples) / 1000:.2f} ms, max {max(samples) / 1000:.2f} ms")
 PY
+echo
+# The collector: overhead per traced call (USDT, entry/return, bpftrace side by side),
+# sustained 200k pairs/s, attach readiness. Needs root; installs bpftrace if missing.
+if [[ $(id -u) -eq 0 ]]; then
+  command -v bpftrace >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bpftrace >/dev/null
+  unset FAKEGPU_ISOLATED
+  python3 "$root/scripts/bench_trace.py" "$build"
+else
+  echo "== fakegpu-trace benchmarks: SKIPPED (they load BPF programs: run sudo scripts/bench.sh)"
+fi

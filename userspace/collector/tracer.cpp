@@ -152,6 +152,7 @@ class Session {
         start_run(child->pid());
         break;
     }
+    announce_ready();
     const uint64_t start = mono_ns();
     if (child) {
       if (const int e = child->release()) {
@@ -340,6 +341,21 @@ class Session {
     }
   }
 
+  // One line on stderr once every probe is live: scripts and tests wait for it instead of
+  // sleeping, and the attach benchmark measures the time to it.
+  void announce_ready() {
+    size_t probes = 0;
+    std::string libs;
+    for (const auto& l : collector_.libraries()) {
+      probes += l.probes;
+      libs += (libs.empty() ? "" : ", ") + l.path + " (" + l.mode + ")";
+    }
+    std::fprintf(stderr, "fakegpu-trace: ready: %zu probe(s) on %zu librar%s%s%s\n", probes,
+                 collector_.libraries().size(), collector_.libraries().size() == 1 ? "y" : "ies",
+                 libs.empty() ? "" : ": ", libs.c_str());
+    std::fflush(stderr);
+  }
+
   void warn_once(const std::string& key, const std::string& what) {
     if (warned_.insert(key).second) std::fprintf(stderr, "fakegpu-trace: %s\n", what.c_str());
   }
@@ -394,9 +410,11 @@ class Session {
     // first call, nothing to add.
     if (!seen_.count(static_cast<int>(e.tgid))) {
       seen_.insert(static_cast<int>(e.tgid));
-      if (e.type != FG_EV_PROC_EXIT)
-        ledger_.track_process(e.tgid, std::string(e.comm, strnlen(e.comm, sizeof e.comm)), ppid_of(static_cast<int>(e.tgid)),
-                              e.ts_ns, false);
+      if (e.type != FG_EV_PROC_EXIT) {
+        std::string comm(e.comm, strnlen(e.comm, sizeof e.comm));
+        if (comm.empty()) comm = process_comm(static_cast<int>(e.tgid));
+        ledger_.track_process(e.tgid, comm, ppid_of(static_cast<int>(e.tgid)), e.ts_ns, false);
+      }
     }
     if (e.type == FG_EV_PROC_FORK) seen_.insert(static_cast<int>(e.aux));
     ledger_.consume(&e, sizeof e);

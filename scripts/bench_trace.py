@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Benchmarks of fakegpu-trace (run as root by scripts/bench.sh). Every figure is measured
+side by side in one run: the same workload untraced, traced by fakegpu-trace through the
+backend's USDT probes, through entry/return probes, and by bpftrace counting the same probes.
+
+  1. overhead per traced call (alloc or free): (traced - untraced) per pair / 2
+  2. 200,000 alloc+free pairs per second for 10 s: drops, collector CPU (% of one core), RSS
+  3. attach: time from starting `fakegpu-trace attach` to its "ready" line (probes live)
+"""
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD = sys.argv[1]
+BIN = os.path.join(BUILD, "bin")
+LIB = os.path.join(BUILD, "libfake_gpu.so")
+PAIRS = 200_000
+ROUNDS = 5
+
+
+def workload_ns(env, pairs=PAIRS):
+    out = subprocess.run([os.path.join(BIN, "bench_trace_workload"), str(pairs)], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return float(out.split()[0].split("=")[1])
+
+
+def start_and_wait(cmd, env, ready, timeout=30, stdout=subprocess.DEVNULL):
+    """Starts a tracer and waits for its readiness line on stderr (no sleeps)."""
+    p = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = p.stderr.readline()
+        if not line:
+            break
+        if ready(line):
+            return p
+    p.kill()
+    raise SystemExit(f"bench: {cmd[0]} did not become ready")
+
+
+def stop(p):
+    p.send_signal(signal.SIGINT)
+    try:
+        p.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
+def tracers(env):
+    trace = os.path.join(BIN, "fakegpu-trace")
+    ready = lambda line: "ready:" in line
+    out = {
+        "fakegpu-trace (USDT)": ([trace, "monitor", "-i", "3600"], ready),
+        "fakegpu-trace (entry/return)": ([trace, "monitor", "-i", "3600", "--uprobes-only"], ready),
+    }
+    if shutil.which("bpftrace"):
+        usdt = f'usdt:{LIB}:fakegpu:alloc {{ @a[pid] = count(); }} usdt:{LIB}:fakegpu:free {{ @f[pid] = count(); }} ' \
+               'BEGIN { printf("ready\\n"); }'
+        uprobes = (f'uprobe:{LIB}:cudaMalloc {{ @a[tid] = 1; }} uretprobe:{LIB}:cudaMalloc {{ @n[pid] = count(); }} '
+                   f'uprobe:{LIB}:cudaFree {{ @f[tid] = 1; }} uretprobe:{LIB}:cudaFree {{ @m[pid] = count(); }} '
+                   'BEGIN { printf("ready\\n"); }')
+        # bpftrace prints "ready" on stdout; it goes to stderr here through 1>&2.
+        out["bpftrace (USDT, counting)"] = (["sh", "-c", f"exec bpftrace -e '{usdt}' 1>&2"], lambda l: l.strip() == "ready")
+        out["bpftrace (entry/return, counting)"] = (["sh", "-c", f"exec bpftrace -e '{uprobes}' 1>&2"],
+                                                    lambda l: l.strip() == "ready")
+    return out
+
+
+def overhead(env):
+    print(f"== overhead per traced call: {PAIRS} cudaMalloc+cudaFree pairs, median of {ROUNDS} (targets: USDT <= 0.6 us,"
+          " entry/return <= 1.5 us, and no more than bpftrace on the same probes)")
+    base = statistics.median(workload_ns(env) for _ in range(ROUNDS))
+    print(f"{'untraced':<36} {base:9.1f} ns/pair")
+    for name, (cmd, ready) in tracers(env).items():
+        p = start_and_wait(cmd, env, ready)
+        try:
+            t = statistics.median(workload_ns(env) for _ in range(ROUNDS))
+        finally:
+            stop(p)
+        print(f"{name:<36} {t:9.1f} ns/pair   +{(t - base) / 2 / 1000:6.3f} us per traced call")
+
+
+def sustained(env):
+    print("\n== 200,000 alloc+free pairs per second for 10 s under fakegpu-trace monitor (target: zero drops)")
+    trace = os.path.join(BIN, "fakegpu-trace")
+    p = start_and_wait([trace, "monitor", "-j", "-i", "3600"], env, lambda l: "ready:" in l, stdout=subprocess.PIPE)
+    with open(f"/proc/{p.pid}/stat") as f:
+        before = f.read().rsplit(")", 1)[1].split()
+    t0 = time.monotonic()
+    out = subprocess.run([os.path.join(BIN, "bench_trace_workload"), str(2_000_000), "200000"], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    wall = time.monotonic() - t0
+    with open(f"/proc/{p.pid}/stat") as f:
+        after = f.read().rsplit(")", 1)[1].split()
+    with open(f"/proc/{p.pid}/status") as f:
+        hwm = next(int(l.split()[1]) for l in f if l.startswith("VmHWM:"))
+    # utime and stime are fields 14 and 15 of /proc/PID/stat (11 and 12 after the comm).
+    ticks = (int(after[11]) + int(after[12])) - (int(before[11]) + int(before[12]))
+    cpu = ticks / os.sysconf("SC_CLK_TCK") / wall * 100
+    p.send_signal(signal.SIGINT)
+    final, _ = p.communicate(timeout=60)
+    print(f"workload: {out.strip()}")
+    print(f"collector: {cpu:.1f} % of one core, peak RSS {hwm / 1024:.1f} MiB")
+    import json
+    health = json.loads(final.strip().splitlines()[-1])["health"] if final.strip() else {}
+    print(f"collector: events {health.get('events')}, ring-buffer drops {health.get('rb_drops')}, "
+          f"missing entry records {health.get('missing_entry')}, unmatched frees {health.get('unmatched_free')}")
+
+
+def attach_ready(env):
+    print("\n== attach: start to probes live (target: <= 300 ms), median of 5")
+    hold = subprocess.Popen([os.path.join(BIN, "workload"), "alloc", "0", "16", "hold"], env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    hold.stdout.readline()  # it holds its memory now
+    samples = []
+    for _ in range(5):
+        t0 = time.monotonic()
+        p = start_and_wait([os.path.join(BIN, "fakegpu-trace"), "attach", "-p", str(hold.pid), "-i", "3600"], env,
+                           lambda l: "ready:" in l)
+        samples.append((time.monotonic() - t0) * 1000)
+        stop(p)
+    hold.stdin.close()
+    hold.wait()
+    print(f"attach ready: median {statistics.median(samples):.0f} ms (min {min(samples):.0f}, max {max(samples):.0f})")
+
+
+def main():
+    if os.geteuid() != 0:
+        print("SKIPPED: the collector benchmarks need root (sudo scripts/bench.sh)")
+        return 0
+    with tempfile.TemporaryDirectory() as d:
+        env = dict(os.environ, FAKEGPU_LEDGER=os.path.join(d, "ledger"), FAKEGPU_REPORT="off")
+        env.pop("FAKEGPU_ISOLATED", None)
+        overhead(env)
+        sustained(env)
+        attach_ready(env)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
