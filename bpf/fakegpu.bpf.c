@@ -384,8 +384,7 @@ enum fg_class {
 #define COOKIE_API(c) ((__u32)(((c) >> 32) & 0xff))
 #define COOKIE_DIR(c) ((__u32)(((c) >> 40) & 0xff))
 
-SEC("uprobe")
-int api_enter(struct pt_regs *ctx)
+static __always_inline int enter(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	if (!traced(id >> 32))
@@ -435,8 +434,7 @@ static __always_inline void account_call(__u32 tgid, __u32 func, __u64 ns, bool 
 	__sync_fetch_and_add(&v->hist[bucket & (FG_LAT_BUCKETS - 1)], 1);
 }
 
-SEC("uretprobe")
-int api_exit(struct pt_regs *ctx)
+static __always_inline int leave(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
@@ -573,6 +571,37 @@ int api_exit(struct pt_regs *ctx)
 	default:
 		return 0;
 	}
+}
+
+/*
+ * The same programs twice: attached one probe per function through perf uprobes (any
+ * kernel), or all of a library's functions through one multi-uprobe link (kernel 6.6+).
+ * Releasing a perf uprobe waits for an RCU grace period (~0.4 s on these VMs): with a
+ * hundred probes, stopping took a minute; two multi links per library take two waits.
+ * The collector loads the pair the kernel supports (expected attach type set before load).
+ */
+SEC("uprobe")
+int api_enter(struct pt_regs *ctx)
+{
+	return enter(ctx);
+}
+
+SEC("uretprobe")
+int api_exit(struct pt_regs *ctx)
+{
+	return leave(ctx);
+}
+
+SEC("uprobe")
+int api_enter_multi(struct pt_regs *ctx)
+{
+	return enter(ctx);
+}
+
+SEC("uprobe")
+int api_exit_multi(struct pt_regs *ctx)
+{
+	return leave(ctx);
 }
 
 /* ---- processes ------------------------------------------------------------------------- */

@@ -15,6 +15,20 @@ export FAKEGPU_DEVICES="a100-80gb:2,t4:1"
 run="$build/bin/fakegpu-run"
 wl="$build/bin/workload"
 
+trace="$build/bin/fakegpu-trace"
+# The newest table the monitor printed: from its last header line to the end.
+last_table() { awk '/^fakegpu-trace  / {n = 0} {t[n++] = $0} END {for (i = 0; i < n; i++) print t[i]}' "$1"; }
+observer=""
+if [[ $(id -u) -eq 0 ]]; then
+  # The observer: every process on the host that uses the backend, refreshed each second.
+  "$trace" monitor -i 1 >"$work/monitor.out" 2>"$work/monitor.err" &
+  observer=$!
+  # Wait for its "ready" line (probes live) rather than a guessed delay.
+  for _ in $(seq 300); do grep -q "ready:" "$work/monitor.err" 2>/dev/null && break; read -rt 0.05 <> <(:) || true; done
+  grep "ready:" "$work/monitor.err" || { cat "$work/monitor.err"; exit 1; }
+else
+  echo "(not root: the fakegpu-trace observer is skipped; run sudo scripts/demo.sh to see it)"
+fi
 echo "== fake devices: $FAKEGPU_DEVICES (ledger $FAKEGPU_LEDGER)"
 # Two holders keep their memory until their input closes; the view below is taken once
 # both have said they hold it (their first output line), not after a guessed delay.
@@ -29,8 +43,32 @@ head -n 1 "$work/out1"
 echo
 echo "== what NVML (nvidia-smi, nvitop, pynvml) sees now, from another process"
 FAKEGPU_REPORT=off python3 "$root/scripts/smi.py" "$build/lib/libnvidia-ml.so.1"
+if [[ -n $observer ]]; then
+  echo
+  echo "== fakegpu-trace monitor's live table while they hold it"
+  last_table "$work/monitor.out"
+fi
 exec 5>&- 6>&-  # the holders free their memory and exit
 wait
+if [[ -n $observer ]]; then
+  kill -INT "$observer"
+  wait "$observer" || true
+  echo
+  echo "== fakegpu-trace monitor's final table (after Ctrl-C)"
+  last_table "$work/monitor.out"
+  echo
+  echo "== the CI wrapper: fakegpu-trace run --fail-on-leak -- workload leak 0 128"
+  set +e
+  "$trace" run --fail-on-leak --summary "$work/summary.json" -- "$run" "$wl" leak 0 128 >/dev/null 2>"$work/run.err"
+  status=$?
+  set -e
+  python3 - "$work/summary.json" "$status" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+v = s["verdict"]
+print(f"exit status {sys.argv[2]} ({v['status']}): " + "; ".join(v["reasons"]))
+PY
+fi
 echo
 echo "== exit reports (device peaks and leaks)"
 python3 - "$work" <<'PY'

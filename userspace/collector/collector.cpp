@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <thread>
 
 #include "fakegpu.skel.h"
 
@@ -45,6 +47,63 @@ std::string errno_text(int e) { return std::strerror(e < 0 ? -e : e); }
 
 void Collector::LinkCloser::operator()(bpf_link* l) const { bpf_link__destroy(l); }
 
+namespace {
+// Multi-uprobe links (kernel 6.6+) through the raw syscall: Debian 12's libbpf 1.1 and UAPI
+// headers predate them. Values and layout from the kernel's union bpf_attr (link_create).
+constexpr int kBpfLinkCreate = 28;
+constexpr uint32_t kBpfTraceUprobeMulti = 48;
+constexpr uint32_t kUprobeMultiReturn = 1;
+struct LinkCreateUprobeMulti {
+  uint32_t prog_fd, target_fd, attach_type, flags;
+  uint64_t path, offsets, ref_ctr_offsets, cookies;
+  uint32_t cnt, uflags, pid, pad;
+};
+static_assert(sizeof(LinkCreateUprobeMulti) == 64);
+}  // namespace
+
+void Collector::open_and_load(bool multi) {
+  skel_ = fakegpu_bpf__open();
+  if (!skel_) throw TraceError("cannot open the BPF object: " + errno_text(errno), kExitFailed);
+  skel_->rodata->cfg.filter_pids = opts_.filter_pids;
+  skel_->rodata->cfg.follow_children = opts_.follow_children;
+  skel_->rodata->cfg.wakeup_bytes = opts_.wakeup_bytes;
+  // The ring buffer size must be a power of two and a multiple of the page size.
+  uint64_t rb = 4096;
+  while (rb < opts_.ringbuf_bytes) rb <<= 1;
+  bpf_map__set_max_entries(skel_->maps.events, static_cast<uint32_t>(rb));
+  bpf_map__set_max_entries(skel_->maps.allocs, opts_.max_allocs);
+  // One pair of entry/return programs is loaded: the multi-link pair or the perf pair.
+  bpf_program__set_autoload(skel_->progs.api_enter, !multi);
+  bpf_program__set_autoload(skel_->progs.api_exit, !multi);
+  bpf_program__set_autoload(skel_->progs.api_enter_multi, multi);
+  bpf_program__set_autoload(skel_->progs.api_exit_multi, multi);
+  if (multi) {
+    bpf_program__set_expected_attach_type(skel_->progs.api_enter_multi, static_cast<bpf_attach_type>(kBpfTraceUprobeMulti));
+    bpf_program__set_expected_attach_type(skel_->progs.api_exit_multi, static_cast<bpf_attach_type>(kBpfTraceUprobeMulti));
+  }
+  if (int err = fakegpu_bpf__load(skel_); err) {
+    fakegpu_bpf__destroy(skel_);
+    skel_ = nullptr;
+    if (multi && err != -EPERM && err != -EACCES) return open_and_load(false);  // an older kernel
+    load_failed(err);
+  }
+  multi_ = multi;
+}
+
+int Collector::attach_multi(const std::string& path, const std::vector<uint64_t>& offsets,
+                            const std::vector<uint64_t>& cookies, bool ret) {
+  LinkCreateUprobeMulti attr{};
+  attr.prog_fd = static_cast<uint32_t>(bpf_program__fd(ret ? skel_->progs.api_exit_multi : skel_->progs.api_enter_multi));
+  attr.attach_type = kBpfTraceUprobeMulti;
+  attr.path = reinterpret_cast<uint64_t>(path.c_str());
+  attr.offsets = reinterpret_cast<uint64_t>(offsets.data());
+  attr.cookies = reinterpret_cast<uint64_t>(cookies.data());
+  attr.cnt = static_cast<uint32_t>(offsets.size());
+  attr.uflags = ret ? kUprobeMultiReturn : 0;
+  const long fd = ::syscall(__NR_bpf, kBpfLinkCreate, &attr, sizeof attr);
+  return fd < 0 ? -errno : static_cast<int>(fd);
+}
+
 Collector::Collector(const CollectorOptions& opts) : opts_(opts) {
   libbpf_set_print(libbpf_print);
   if (::geteuid() != 0)
@@ -52,21 +111,7 @@ Collector::Collector(const CollectorOptions& opts) : opts_(opts) {
         "fakegpu-trace needs privileges to load BPF programs: run it with sudo (or grant CAP_BPF, CAP_PERFMON and "
         "CAP_SYS_RESOURCE)",
         kExitPermission);
-  skel_ = fakegpu_bpf__open();
-  if (!skel_) throw TraceError("cannot open the BPF object: " + errno_text(errno), kExitFailed);
-  skel_->rodata->cfg.filter_pids = opts.filter_pids;
-  skel_->rodata->cfg.follow_children = opts.follow_children;
-  skel_->rodata->cfg.wakeup_bytes = opts.wakeup_bytes;
-  // The ring buffer size must be a power of two and a multiple of the page size.
-  uint64_t rb = 4096;
-  while (rb < opts.ringbuf_bytes) rb <<= 1;
-  bpf_map__set_max_entries(skel_->maps.events, static_cast<uint32_t>(rb));
-  bpf_map__set_max_entries(skel_->maps.allocs, opts.max_allocs);
-  if (int err = fakegpu_bpf__load(skel_); err) {
-    fakegpu_bpf__destroy(skel_);
-    skel_ = nullptr;
-    load_failed(err);
-  }
+  open_and_load(true);
   for (bpf_program* p : {skel_->progs.proc_exit, skel_->progs.proc_fork, skel_->progs.proc_exec}) {
     bpf_link* l = bpf_program__attach(p);
     if (!l) {
@@ -91,8 +136,29 @@ Collector::Collector(const CollectorOptions& opts) : opts_(opts) {
 
 Collector::~Collector() {
   if (rb_) ring_buffer__free(rb_);
-  links_.clear();  // detach every probe before the programs go
+  detach_all();  // every probe before the programs go
   if (skel_) fakegpu_bpf__destroy(skel_);
+}
+
+// Releasing a uprobe waits for an RCU tasks-trace grace period (~0.4 s on these VMs);
+// released one after another, 200 probes took over a minute. Released from several threads
+// at once, the waits overlap.
+void Collector::detach_all() noexcept {
+  constexpr size_t kThreads = 32;
+  std::vector<std::thread> threads;
+  const size_t n = links_.size();
+  try {
+    for (size_t t = 0; t < kThreads && t < n; ++t)
+      threads.emplace_back([this, t, n] {
+        for (size_t i = t; i < n; i += kThreads) links_[i].reset();
+      });
+  } catch (...) {
+    // No threads to be had: whatever is left is released below, one by one.
+  }
+  for (auto& th : threads) th.join();
+  links_.clear();
+  for (int fd : multi_links_) ::close(fd);
+  multi_links_.clear();
 }
 
 void Collector::add_pid(uint32_t tgid) {
@@ -136,6 +202,7 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
     }
   }
   const auto funcs = traced_functions();
+  std::vector<uint64_t> multi_offsets, multi_cookies;
   for (uint32_t i = 0; i < funcs.size(); ++i) {
     const TracedFunction& f = funcs[i];
     const auto offsets = elf.offsets(std::string(f.name));
@@ -144,6 +211,14 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
     // Where USDT books allocations and frees, no entry/return probes on those functions:
     // one probe hit per call, and nothing counted twice.
     if (use_usdt && f.covered_by_usdt()) continue;
+    if (multi_) {
+      for (uint64_t off : offsets) {
+        multi_offsets.push_back(off);
+        multi_cookies.push_back(cookie(i, f));
+      }
+      lib.probes += 2 * offsets.size();
+      continue;
+    }
     for (uint64_t off : offsets) {
       LIBBPF_OPTS(bpf_uprobe_opts, entry_opts, .bpf_cookie = cookie(i, f), .retprobe = false);
       LIBBPF_OPTS(bpf_uprobe_opts, exit_opts, .bpf_cookie = cookie(i, f), .retprobe = true);
@@ -165,6 +240,18 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
     throw TraceError(path + " exports none of the CUDA functions fakegpu-trace traces (is it a CUDA runtime or driver "
                      "library?)",
                      kExitNotFound);
+  std::vector<int> fds;
+  if (!multi_offsets.empty()) {
+    for (bool ret : {false, true}) {
+      const int fd = attach_multi(path, multi_offsets, multi_cookies, ret);
+      if (fd < 0) {
+        for (int f : fds) ::close(f);
+        throw TraceError("cannot attach the entry/return probes in " + path + ": " + errno_text(fd), kExitUnsupported);
+      }
+      fds.push_back(fd);
+    }
+  }
+  multi_links_.insert(multi_links_.end(), fds.begin(), fds.end());
   for (auto& l : links) links_.push_back(std::move(l));
   by_inode_[{st.st_dev, st.st_ino}] = libs_.size();
   libs_.push_back(lib);

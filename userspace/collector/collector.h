@@ -95,10 +95,16 @@ class Collector {
   fakegpu_bpf* skel_ = nullptr;
   ring_buffer* rb_ = nullptr;
   std::vector<Link> links_;
+  std::vector<int> multi_links_;  // multi-uprobe link fds (one per library and direction)
+  bool multi_ = false;            // the kernel takes multi-uprobe links
   std::vector<AttachedLibrary> libs_;
   std::map<std::pair<uint64_t, uint64_t>, size_t> by_inode_;  // (dev, ino) → libs_ index
   const std::function<void(const fg_event&)>* sink_ = nullptr;
   static int on_event(void* self, void* data, size_t size);
+  void detach_all() noexcept;
+  void open_and_load(bool multi);
+  int attach_multi(const std::string& path, const std::vector<uint64_t>& offsets, const std::vector<uint64_t>& cookies,
+                   bool ret);
 };
 
 // Checks whether this machine can trace: kernel features, BTF, privileges, tracefs.

@@ -70,6 +70,14 @@ bool is_cuda_library(const std::string& path) {
   }
 }
 
+bool is_fake_backend(const std::string& path) {
+  try {
+    return !ElfSymbols(path).usdt_probes("fakegpu").empty();
+  } catch (const TraceError&) {
+    return false;
+  }
+}
+
 bool process_exists(int pid) { return pid > 0 && ::access(("/proc/" + std::to_string(pid)).c_str(), F_OK) == 0; }
 
 std::string process_comm(int pid) {
@@ -101,7 +109,9 @@ std::vector<std::string> default_libraries() {
                                prefix + "/lib64/fakegpu/libfake_gpu.so", std::string("/usr/local/lib/fakegpu/libfake_gpu.so"),
                                std::string("/usr/lib/fakegpu/libfake_gpu.so")})
     add_unique(out, seen, p);
-  // What the dynamic linker would load for the CUDA names (NVIDIA's or a fake installed there).
+  // A backend installed where the dynamic linker finds it. NVIDIA's own libraries are traced
+  // when a process maps them (or when named with --lib): attaching to every CUDA library on
+  // the host up front would cost probes nobody may ever hit.
   if (FILE* f = ::popen("/sbin/ldconfig -p 2>/dev/null", "r")) {
     char line[1024];
     while (std::fgets(line, sizeof line, f)) {
@@ -110,7 +120,7 @@ std::vector<std::string> default_libraries() {
       if (arrow == std::string::npos) continue;
       std::string path = s.substr(arrow + 3);
       while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
-      if (candidate_name(path)) add_unique(out, seen, path);
+      if (candidate_name(path) && is_fake_backend(path)) add_unique(out, seen, path);
     }
     ::pclose(f);
   }
