@@ -2161,6 +2161,518 @@ using CUstreamCallback = void (*)(CUstream hStream, CUresult status, void* userD
 using CUoccupancyB2DSize = std::size_t (*)(int blockSize);
 
 // ===========================================================================
+// CUDA graphs and stream capture (driver_types.h, cuda.h, CUDA 13.0)
+// ===========================================================================
+// Runtime and driver share the node-type, update-result and edge layouts; the
+// parameter structs differ (dim3 vs three unsigned ints, void* vs CUdeviceptr,
+// a context in the driver's v2 forms). The plain driver names keep the oldest
+// ABI (CUDA_KERNEL_NODE_PARAMS_v1 behind cuGraphAddKernelNode), the _v2 entry
+// points take the newer structs.
+using cuuint64_t = std::uint64_t;          // cuda.h: uint64_t (unsigned long on LP64)
+using CUgraphConditionalHandle = cuuint64_t;
+
+enum cudaGraphNodeType : int {
+    cudaGraphNodeTypeKernel             = 0x00,
+    cudaGraphNodeTypeMemcpy             = 0x01,
+    cudaGraphNodeTypeMemset             = 0x02,
+    cudaGraphNodeTypeHost               = 0x03,
+    cudaGraphNodeTypeGraph              = 0x04,
+    cudaGraphNodeTypeEmpty              = 0x05,
+    cudaGraphNodeTypeWaitEvent          = 0x06,
+    cudaGraphNodeTypeEventRecord        = 0x07,
+    cudaGraphNodeTypeExtSemaphoreSignal = 0x08,
+    cudaGraphNodeTypeExtSemaphoreWait   = 0x09,
+    cudaGraphNodeTypeMemAlloc           = 0x0a,
+    cudaGraphNodeTypeMemFree            = 0x0b,
+    cudaGraphNodeTypeConditional        = 0x0d,
+    cudaGraphNodeTypeCount              = 0x0e,
+};
+
+enum cudaGraphExecUpdateResult : int {
+    cudaGraphExecUpdateSuccess                        = 0x0,
+    cudaGraphExecUpdateError                          = 0x1,
+    cudaGraphExecUpdateErrorTopologyChanged           = 0x2,
+    cudaGraphExecUpdateErrorNodeTypeChanged           = 0x3,
+    cudaGraphExecUpdateErrorFunctionChanged           = 0x4,
+    cudaGraphExecUpdateErrorParametersChanged         = 0x5,
+    cudaGraphExecUpdateErrorNotSupported              = 0x6,
+    cudaGraphExecUpdateErrorUnsupportedFunctionChange = 0x7,
+    cudaGraphExecUpdateErrorAttributesChanged         = 0x8,
+};
+
+enum cudaGraphInstantiateResult : int {
+    cudaGraphInstantiateSuccess                     = 0,
+    cudaGraphInstantiateError                       = 1,
+    cudaGraphInstantiateInvalidStructure            = 2,
+    cudaGraphInstantiateNodeOperationNotSupported   = 3,
+    cudaGraphInstantiateMultipleDevicesNotSupported = 4,
+    cudaGraphInstantiateConditionalHandleUnused     = 5,
+};
+
+enum cudaGraphInstantiateFlags : unsigned int {
+    cudaGraphInstantiateFlagAutoFreeOnLaunch = 1,
+    cudaGraphInstantiateFlagUpload           = 2,
+    cudaGraphInstantiateFlagDeviceLaunch     = 4,
+    cudaGraphInstantiateFlagUseNodePriority  = 8,
+};
+
+enum cudaGraphDebugDotFlags : unsigned int {
+    cudaGraphDebugDotFlagsVerbose                  = 1u << 0,
+    cudaGraphDebugDotFlagsKernelNodeParams         = 1u << 2,
+    cudaGraphDebugDotFlagsMemcpyNodeParams         = 1u << 3,
+    cudaGraphDebugDotFlagsMemsetNodeParams         = 1u << 4,
+    cudaGraphDebugDotFlagsHostNodeParams           = 1u << 5,
+    cudaGraphDebugDotFlagsEventNodeParams          = 1u << 6,
+    cudaGraphDebugDotFlagsExtSemasSignalNodeParams = 1u << 7,
+    cudaGraphDebugDotFlagsExtSemasWaitNodeParams   = 1u << 8,
+    cudaGraphDebugDotFlagsKernelNodeAttributes     = 1u << 9,
+    cudaGraphDebugDotFlagsHandles                  = 1u << 10,
+    cudaGraphDebugDotFlagsConditionalNodeParams    = 1u << 15,
+};
+
+enum cudaStreamUpdateCaptureDependenciesFlags : unsigned int {
+    cudaStreamAddCaptureDependencies = 0x0,
+    cudaStreamSetCaptureDependencies = 0x1,
+};
+
+enum cudaUserObjectFlags : unsigned int {
+    cudaUserObjectNoDestructorSync = 0x1,
+};
+
+enum cudaUserObjectRetainFlags : unsigned int {
+    cudaGraphUserObjectMove = 0x1,
+};
+
+enum cudaGraphDependencyType : int {
+    cudaGraphDependencyTypeDefault      = 0,
+    cudaGraphDependencyTypeProgrammatic = 1,
+};
+
+enum cudaGraphChildGraphNodeOwnership : int {
+    cudaGraphChildGraphOwnershipClone = 0,
+    cudaGraphChildGraphOwnershipMove  = 1,
+};
+
+enum cudaGraphMemAttributeType : int {
+    cudaGraphMemAttrUsedMemCurrent     = 0x0,
+    cudaGraphMemAttrUsedMemHigh        = 0x1,
+    cudaGraphMemAttrReservedMemCurrent = 0x2,
+    cudaGraphMemAttrReservedMemHigh    = 0x3,
+};
+
+enum cudaGraphConditionalNodeType : int {
+    cudaGraphCondTypeIf     = 0,
+    cudaGraphCondTypeWhile  = 1,
+    cudaGraphCondTypeSwitch = 2,
+};
+
+struct cudaKernelNodeParams {
+    void* func;                   // host stub or cudaKernel_t
+    dim3 gridDim;
+    dim3 blockDim;
+    unsigned int sharedMemBytes;
+    void** kernelParams;
+    void** extra;
+};
+
+struct cudaKernelNodeParamsV2 {
+    void* func;
+    dim3 gridDim;
+    dim3 blockDim;
+    unsigned int sharedMemBytes;
+    void** kernelParams;
+    void** extra;
+};
+
+struct cudaMemsetParams {
+    void* dst;
+    std::size_t pitch;            // unused when height == 1
+    unsigned int value;
+    unsigned int elementSize;     // 1, 2 or 4
+    std::size_t width;            // in elements
+    std::size_t height;
+};
+
+struct cudaMemsetParamsV2 {
+    void* dst;
+    std::size_t pitch;
+    unsigned int value;
+    unsigned int elementSize;
+    std::size_t width;
+    std::size_t height;
+};
+
+struct cudaHostNodeParams {
+    cudaHostFn_t fn;
+    void* userData;
+};
+
+struct cudaHostNodeParamsV2 {
+    cudaHostFn_t fn;
+    void* userData;
+};
+
+struct cudaMemcpyNodeParams {
+    int flags;                    // must be 0
+    int reserved[3];
+    cudaMemcpy3DParms copyParams;
+};
+
+struct cudaMemAllocNodeParams {
+    cudaMemPoolProps poolProps;   // handleTypes must be cudaMemHandleTypeNone
+    const cudaMemAccessDesc* accessDescs;
+    std::size_t accessDescCount;
+    std::size_t bytesize;
+    void* dptr;                   // out
+};
+
+struct cudaMemAllocNodeParamsV2 {
+    cudaMemPoolProps poolProps;
+    const cudaMemAccessDesc* accessDescs;
+    std::size_t accessDescCount;
+    std::size_t bytesize;
+    void* dptr;
+};
+
+struct cudaMemFreeNodeParams {
+    void* dptr;
+};
+
+struct cudaChildGraphNodeParams {
+    cudaGraph_t graph;
+    cudaGraphChildGraphNodeOwnership ownership;
+};
+
+struct cudaEventRecordNodeParams {
+    cudaEvent_t event;
+};
+
+struct cudaEventWaitNodeParams {
+    cudaEvent_t event;
+};
+
+struct cudaConditionalNodeParams {
+    cudaGraphConditionalHandle handle;
+    cudaGraphConditionalNodeType type;
+    unsigned int size;
+    cudaGraph_t* phGraph_out;
+};
+
+// cudaGraphAddNode / cudaGraphNodeSetParams: 256 bytes, a 232-byte union.
+struct cudaGraphNodeParams {
+    cudaGraphNodeType type;
+    int reserved0[3];
+    union {
+        long long reserved1[29];
+        cudaKernelNodeParamsV2 kernel;
+        cudaMemcpyNodeParams memcpy;
+        cudaMemsetParamsV2 memset;
+        cudaHostNodeParamsV2 host;
+        cudaChildGraphNodeParams graph;
+        cudaEventWaitNodeParams eventWait;
+        cudaEventRecordNodeParams eventRecord;
+        cudaMemAllocNodeParamsV2 alloc;
+        cudaMemFreeNodeParams free;
+        cudaConditionalNodeParams conditional;
+    };
+    long long reserved2;
+};
+
+struct cudaGraphEdgeData_st {
+    unsigned char from_port;
+    unsigned char to_port;
+    unsigned char type;           // cudaGraphDependencyType
+    unsigned char reserved[5];
+};
+using cudaGraphEdgeData = cudaGraphEdgeData_st;
+
+struct cudaGraphInstantiateParams_st {
+    unsigned long long flags;
+    cudaStream_t uploadStream;
+    cudaGraphNode_t errNode_out;
+    cudaGraphInstantiateResult result_out;
+};
+using cudaGraphInstantiateParams = cudaGraphInstantiateParams_st;
+
+struct cudaGraphExecUpdateResultInfo_st {
+    cudaGraphExecUpdateResult result;
+    cudaGraphNode_t errorNode;
+    cudaGraphNode_t errorFromNode;
+};
+using cudaGraphExecUpdateResultInfo = cudaGraphExecUpdateResultInfo_st;
+
+enum CUgraphNodeType : int {
+    CU_GRAPH_NODE_TYPE_KERNEL           = 0,
+    CU_GRAPH_NODE_TYPE_MEMCPY           = 1,
+    CU_GRAPH_NODE_TYPE_MEMSET           = 2,
+    CU_GRAPH_NODE_TYPE_HOST             = 3,
+    CU_GRAPH_NODE_TYPE_GRAPH            = 4,
+    CU_GRAPH_NODE_TYPE_EMPTY            = 5,
+    CU_GRAPH_NODE_TYPE_WAIT_EVENT       = 6,
+    CU_GRAPH_NODE_TYPE_EVENT_RECORD     = 7,
+    CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL = 8,
+    CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT   = 9,
+    CU_GRAPH_NODE_TYPE_MEM_ALLOC        = 10,
+    CU_GRAPH_NODE_TYPE_MEM_FREE         = 11,
+    CU_GRAPH_NODE_TYPE_BATCH_MEM_OP     = 12,
+    CU_GRAPH_NODE_TYPE_CONDITIONAL      = 13,
+};
+
+enum CUgraphExecUpdateResult : int {
+    CU_GRAPH_EXEC_UPDATE_SUCCESS                           = 0x0,
+    CU_GRAPH_EXEC_UPDATE_ERROR                             = 0x1,
+    CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED            = 0x2,
+    CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED           = 0x3,
+    CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED            = 0x4,
+    CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED          = 0x5,
+    CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED               = 0x6,
+    CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE = 0x7,
+    CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED          = 0x8,
+};
+
+enum CUgraphInstantiateResult : int {
+    CUDA_GRAPH_INSTANTIATE_SUCCESS                      = 0,
+    CUDA_GRAPH_INSTANTIATE_ERROR                        = 1,
+    CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE            = 2,
+    CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED = 3,
+    CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED  = 4,
+    CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED    = 5,
+};
+
+enum CUgraphInstantiate_flags : unsigned int {
+    CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH = 1,
+    CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD              = 2,
+    CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH       = 4,
+    CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY   = 8,
+};
+
+enum CUgraphDebugDot_flags : unsigned int {
+    CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE                      = 1u << 0,
+    CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES                = 1u << 1,
+    CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS           = 1u << 2,
+    CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS           = 1u << 3,
+    CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS           = 1u << 4,
+    CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS             = 1u << 5,
+    CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS            = 1u << 6,
+    CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS = 1u << 7,
+    CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS   = 1u << 8,
+    CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES       = 1u << 9,
+    CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES                      = 1u << 10,
+    CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS        = 1u << 11,
+    CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS         = 1u << 12,
+    CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS     = 1u << 13,
+    CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO              = 1u << 14,
+    CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS      = 1u << 15,
+};
+
+enum CUstreamUpdateCaptureDependencies_flags : unsigned int {
+    CU_STREAM_ADD_CAPTURE_DEPENDENCIES = 0x0,
+    CU_STREAM_SET_CAPTURE_DEPENDENCIES = 0x1,
+};
+
+enum CUuserObject_flags : unsigned int {
+    CU_USER_OBJECT_NO_DESTRUCTOR_SYNC = 1,
+};
+
+enum CUuserObjectRetain_flags : unsigned int {
+    CU_GRAPH_USER_OBJECT_MOVE = 1,
+};
+
+enum CUgraphDependencyType : int {
+    CU_GRAPH_DEPENDENCY_TYPE_DEFAULT      = 0,
+    CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC = 1,
+};
+
+enum CUgraphChildGraphNodeOwnership : int {
+    CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE = 0,
+    CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE  = 1,
+};
+
+enum CUgraphMem_attribute : int {
+    CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT     = 0,
+    CU_GRAPH_MEM_ATTR_USED_MEM_HIGH        = 1,
+    CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT = 2,
+    CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH    = 3,
+};
+
+enum CUgraphConditionalNodeType : int {
+    CU_GRAPH_COND_TYPE_IF     = 0,
+    CU_GRAPH_COND_TYPE_WHILE  = 1,
+    CU_GRAPH_COND_TYPE_SWITCH = 2,
+};
+
+struct CUDA_KERNEL_NODE_PARAMS_st {     // v1: the plain cuGraph*KernelNode* entry points
+    CUfunction func;
+    unsigned int gridDimX, gridDimY, gridDimZ;
+    unsigned int blockDimX, blockDimY, blockDimZ;
+    unsigned int sharedMemBytes;
+    void** kernelParams;
+    void** extra;
+};
+using CUDA_KERNEL_NODE_PARAMS_v1 = CUDA_KERNEL_NODE_PARAMS_st;
+
+struct CUDA_KERNEL_NODE_PARAMS_v2_st {  // the _v2 entry points (CUDA_KERNEL_NODE_PARAMS)
+    CUfunction func;
+    unsigned int gridDimX, gridDimY, gridDimZ;
+    unsigned int blockDimX, blockDimY, blockDimZ;
+    unsigned int sharedMemBytes;
+    void** kernelParams;
+    void** extra;
+    CUkernel kern;                      // used when func is null
+    CUcontext ctx;                      // with kern; null: the current context
+};
+using CUDA_KERNEL_NODE_PARAMS_v2 = CUDA_KERNEL_NODE_PARAMS_v2_st;
+using CUDA_KERNEL_NODE_PARAMS = CUDA_KERNEL_NODE_PARAMS_v2_st;
+
+struct CUDA_KERNEL_NODE_PARAMS_v3_st {  // CUgraphNodeParams::kernel
+    CUfunction func;
+    unsigned int gridDimX, gridDimY, gridDimZ;
+    unsigned int blockDimX, blockDimY, blockDimZ;
+    unsigned int sharedMemBytes;
+    void** kernelParams;
+    void** extra;
+    CUkernel kern;
+    CUcontext ctx;
+};
+using CUDA_KERNEL_NODE_PARAMS_v3 = CUDA_KERNEL_NODE_PARAMS_v3_st;
+
+struct CUDA_MEMSET_NODE_PARAMS_st {
+    CUdeviceptr dst;
+    std::size_t pitch;
+    unsigned int value;
+    unsigned int elementSize;
+    std::size_t width;
+    std::size_t height;
+};
+using CUDA_MEMSET_NODE_PARAMS_v1 = CUDA_MEMSET_NODE_PARAMS_st;
+using CUDA_MEMSET_NODE_PARAMS = CUDA_MEMSET_NODE_PARAMS_st;
+
+struct CUDA_MEMSET_NODE_PARAMS_v2_st {
+    CUdeviceptr dst;
+    std::size_t pitch;
+    unsigned int value;
+    unsigned int elementSize;
+    std::size_t width;
+    std::size_t height;
+    CUcontext ctx;
+};
+using CUDA_MEMSET_NODE_PARAMS_v2 = CUDA_MEMSET_NODE_PARAMS_v2_st;
+
+struct CUDA_HOST_NODE_PARAMS_st {
+    CUhostFn fn;
+    void* userData;
+};
+using CUDA_HOST_NODE_PARAMS_v1 = CUDA_HOST_NODE_PARAMS_st;
+using CUDA_HOST_NODE_PARAMS = CUDA_HOST_NODE_PARAMS_st;
+
+struct CUDA_HOST_NODE_PARAMS_v2_st {
+    CUhostFn fn;
+    void* userData;
+};
+using CUDA_HOST_NODE_PARAMS_v2 = CUDA_HOST_NODE_PARAMS_v2_st;
+
+struct CUDA_MEMCPY_NODE_PARAMS_st {
+    int flags;                          // must be 0
+    int reserved;
+    CUcontext copyCtx;
+    CUDA_MEMCPY3D copyParams;
+};
+using CUDA_MEMCPY_NODE_PARAMS = CUDA_MEMCPY_NODE_PARAMS_st;
+
+struct CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
+    CUmemPoolProps poolProps;
+    const CUmemAccessDesc* accessDescs;
+    std::size_t accessDescCount;
+    std::size_t bytesize;
+    CUdeviceptr dptr;                   // out
+};
+using CUDA_MEM_ALLOC_NODE_PARAMS_v1 = CUDA_MEM_ALLOC_NODE_PARAMS_v1_st;
+using CUDA_MEM_ALLOC_NODE_PARAMS = CUDA_MEM_ALLOC_NODE_PARAMS_v1_st;
+
+struct CUDA_MEM_ALLOC_NODE_PARAMS_v2_st {
+    CUmemPoolProps poolProps;
+    const CUmemAccessDesc* accessDescs;
+    std::size_t accessDescCount;
+    std::size_t bytesize;
+    CUdeviceptr dptr;
+};
+using CUDA_MEM_ALLOC_NODE_PARAMS_v2 = CUDA_MEM_ALLOC_NODE_PARAMS_v2_st;
+
+struct CUDA_MEM_FREE_NODE_PARAMS_st {
+    CUdeviceptr dptr;
+};
+using CUDA_MEM_FREE_NODE_PARAMS = CUDA_MEM_FREE_NODE_PARAMS_st;
+
+struct CUDA_CHILD_GRAPH_NODE_PARAMS_st {
+    CUgraph graph;
+    CUgraphChildGraphNodeOwnership ownership;
+};
+using CUDA_CHILD_GRAPH_NODE_PARAMS = CUDA_CHILD_GRAPH_NODE_PARAMS_st;
+
+struct CUDA_EVENT_RECORD_NODE_PARAMS_st {
+    CUevent event;
+};
+using CUDA_EVENT_RECORD_NODE_PARAMS = CUDA_EVENT_RECORD_NODE_PARAMS_st;
+
+struct CUDA_EVENT_WAIT_NODE_PARAMS_st {
+    CUevent event;
+};
+using CUDA_EVENT_WAIT_NODE_PARAMS = CUDA_EVENT_WAIT_NODE_PARAMS_st;
+
+struct CUDA_CONDITIONAL_NODE_PARAMS {
+    CUgraphConditionalHandle handle;
+    CUgraphConditionalNodeType type;
+    unsigned int size;
+    CUgraph* phGraph_out;
+    CUcontext ctx;
+};
+
+// cuGraphAddNode / cuGraphNodeSetParams: 256 bytes, a 232-byte union.
+struct CUgraphNodeParams_st {
+    CUgraphNodeType type;
+    int reserved0[3];
+    union {
+        long long reserved1[29];
+        CUDA_KERNEL_NODE_PARAMS_v3 kernel;
+        CUDA_MEMCPY_NODE_PARAMS memcpy;
+        CUDA_MEMSET_NODE_PARAMS_v2 memset;
+        CUDA_HOST_NODE_PARAMS_v2 host;
+        CUDA_CHILD_GRAPH_NODE_PARAMS graph;
+        CUDA_EVENT_WAIT_NODE_PARAMS eventWait;
+        CUDA_EVENT_RECORD_NODE_PARAMS eventRecord;
+        CUDA_MEM_ALLOC_NODE_PARAMS_v2 alloc;
+        CUDA_MEM_FREE_NODE_PARAMS free;
+        CUDA_CONDITIONAL_NODE_PARAMS conditional;
+    };
+    long long reserved2;
+};
+using CUgraphNodeParams = CUgraphNodeParams_st;
+
+struct CUgraphEdgeData_st {
+    unsigned char from_port;
+    unsigned char to_port;
+    unsigned char type;                 // CUgraphDependencyType
+    unsigned char reserved[5];
+};
+using CUgraphEdgeData = CUgraphEdgeData_st;
+
+struct CUDA_GRAPH_INSTANTIATE_PARAMS_st {
+    cuuint64_t flags;
+    CUstream hUploadStream;
+    CUgraphNode hErrNode_out;
+    CUgraphInstantiateResult result_out;
+};
+using CUDA_GRAPH_INSTANTIATE_PARAMS = CUDA_GRAPH_INSTANTIATE_PARAMS_st;
+
+struct CUgraphExecUpdateResultInfo_st {
+    CUgraphExecUpdateResult result;
+    CUgraphNode errorNode;
+    CUgraphNode errorFromNode;
+};
+using CUgraphExecUpdateResultInfo_v1 = CUgraphExecUpdateResultInfo_st;
+using CUgraphExecUpdateResultInfo = CUgraphExecUpdateResultInfo_st;
+
+// ===========================================================================
 // Layout pins (x86-64 Linux, LP64). A failure here means a field was added,
 // dropped or retyped; fix the struct, do not adjust the number.
 // ===========================================================================
@@ -2241,6 +2753,23 @@ static_assert(sizeof(CUmemAllocationProp) == 32);
 static_assert(sizeof(CUmemAccessDesc) == 12);
 static_assert(sizeof(CUmemPoolProps) == 88);
 static_assert(sizeof(CUmemPoolPtrExportData) == 64);
+
+// Graph structs.
+static_assert(sizeof(cudaKernelNodeParams) == 56 && sizeof(cudaKernelNodeParamsV2) == 56);
+static_assert(sizeof(cudaMemsetParams) == 40 && sizeof(cudaHostNodeParams) == 16);
+static_assert(sizeof(cudaMemcpyNodeParams) == 176);
+static_assert(sizeof(cudaMemAllocNodeParams) == 120);
+static_assert(sizeof(cudaGraphNodeParams) == 256);
+static_assert(sizeof(cudaGraphEdgeData) == 8);
+static_assert(sizeof(cudaGraphInstantiateParams) == 32);
+static_assert(sizeof(cudaGraphExecUpdateResultInfo) == 24);
+static_assert(sizeof(CUDA_KERNEL_NODE_PARAMS_v1) == 56 && sizeof(CUDA_KERNEL_NODE_PARAMS_v2) == 72);
+static_assert(sizeof(CUDA_MEMSET_NODE_PARAMS_v1) == 40 && sizeof(CUDA_MEMSET_NODE_PARAMS_v2) == 48);
+static_assert(sizeof(CUDA_MEMCPY_NODE_PARAMS) == 216);
+static_assert(sizeof(CUDA_MEM_ALLOC_NODE_PARAMS) == 120);
+static_assert(sizeof(CUgraphNodeParams) == 256);
+static_assert(sizeof(CUDA_GRAPH_INSTANTIATE_PARAMS) == 32);
+static_assert(sizeof(CUgraphExecUpdateResultInfo) == 24);
 
 // Values the backend relies on directly.
 static_assert(cudaDevAttrMax == 148 && CU_DEVICE_ATTRIBUTE_MAX == 148);

@@ -31,6 +31,9 @@ struct Event;
 struct Module;
 struct Function;
 struct MemPool;
+namespace graph {
+struct Capture;  // core/graph.h
+}
 
 // ---- devices ---------------------------------------------------------------------------------
 struct Device {
@@ -93,8 +96,9 @@ struct Stream {
   std::deque<Work> queue;
   bool worker_running = false;
   std::thread* worker = nullptr;
-  bool capturing = false;
-  int capture_mode = 0;
+  // Stream capture (core/graph.h): the capture sequence this stream takes part in (it began
+  // it, or joined it by waiting on a captured event), else null. Set and cleared by graph.cpp.
+  std::atomic<graph::Capture*> capture{nullptr};
 };
 
 inline constexpr uint32_t kEventMagic = 0xE7E4A11A;
@@ -107,6 +111,9 @@ struct Event {
   uint64_t pending = 0;             // records queued but not yet reached
   bool recorded = false;            // recorded at least once (timing needs both ends recorded)
   std::chrono::steady_clock::time_point when{};  // host time the last record completed
+  // Stream capture (core/graph.h): id of the capture sequence that last recorded the event
+  // (0: recorded outside any capture). Waiting on it joins that capture.
+  std::atomic<uint64_t> capture_id{0};
 };
 
 // ---- modules, functions, kernels -------------------------------------------------------------
@@ -154,6 +161,7 @@ struct MemPool {
   uint64_t reserved_current = 0, reserved_high = 0, used_current = 0, used_high = 0;
   int reuse_follow_event = 1, reuse_allow_opportunistic = 1, reuse_allow_internal = 1;
   std::unordered_map<int, int> access;  // device -> CUmemAccess_flags
+  unsigned handle_types = 0;  // CUmemAllocationHandleType bits it was created with (core/pool_ipc.h)
 };
 
 // ---- per-thread state ------------------------------------------------------------------------

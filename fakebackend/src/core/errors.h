@@ -30,6 +30,18 @@ enum class Status : int {
   ContextIsDestroyed,
   PeerAccessAlreadyEnabled,
   PeerAccessNotEnabled,
+  // Stream capture and graphs (core/graph.h); each is the same-named code of both APIs.
+  CaptureUnsupported,      // operation not permitted while a stream is capturing
+  CaptureInvalidated,      // the capture sequence was invalidated by an earlier error
+  CaptureMerge,            // would merge two separate capture sequences
+  CaptureUnmatched,        // capture ended on another stream than it began
+  CaptureUnjoined,         // a forked stream was not joined back before the end
+  CaptureIsolation,        // dependency on uncaptured work in another stream
+  CaptureImplicit,         // legacy stream while a blocking stream is capturing
+  CapturedEvent,           // event last recorded in a capturing stream
+  CaptureWrongThread,      // thread-local/global capture ended from another thread
+  IllegalState,            // e.g. ending a capture that was never begun
+  GraphExecUpdateFailure,  // executable graph update refused (topology or type changed)
   Unknown,
 };
 

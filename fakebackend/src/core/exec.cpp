@@ -3,6 +3,7 @@
 
 #include "common/log.h"
 #include "core/fatbin.h"
+#include "core/graph.h"
 
 #include <cstring>
 
@@ -109,6 +110,8 @@ void worker_loop(Stream* s) {
 }  // namespace
 
 Status Backend::stream_enqueue(Stream* s, std::function<void()> fn, std::function<void()> done) {
+  // Stream capture (core/graph.h): on a capturing stream the work becomes a graph node.
+  if (Status st = Status::Ok; graph::intercept_work(s, fn, &st)) return st;
   std::unique_lock lock(s->mu);
   if (s->queue.empty()) {
     lock.unlock();
@@ -194,6 +197,9 @@ Status Backend::event_destroy(Event* e) {
 }
 
 Status Backend::event_record(Event* e, Stream* s) {
+  // Stream capture (core/graph.h): in a capturing stream the event marks the capture's
+  // current nodes instead of being queued.
+  if (Status st = Status::Ok; graph::intercept_record(e, s, &st)) return st;
   {
     std::lock_guard lock(e->mu);
     ++e->pending;
@@ -243,6 +249,8 @@ Status Backend::event_elapsed(Event* start, Event* end, float* ms) {
 }
 
 Status Backend::stream_wait_event(Stream* s, Event* e) {
+  // Stream capture (core/graph.h): waiting on a captured event joins the capture.
+  if (Status st = Status::Ok; graph::intercept_wait(s, e, &st)) return st;
   {
     std::lock_guard lock(e->mu);
     if (e->pending == 0) return Status::Ok;  // already complete: nothing to wait for
@@ -254,7 +262,11 @@ Status Backend::stream_wait_event(Stream* s, Event* e) {
 }
 
 // Host functions run on the stream's worker thread, in order with the stream's other work.
-Status Backend::stream_host_func(Stream* s, std::function<void()> fn) { return enqueue_async(queued_work_, s, std::move(fn)); }
+Status Backend::stream_host_func(Stream* s, std::function<void()> fn) {
+  // Stream capture (core/graph.h): on a capturing stream the function becomes a host node.
+  if (Status st = Status::Ok; graph::intercept_host(s, fn, &st)) return st;
+  return enqueue_async(queued_work_, s, std::move(fn));
+}
 
 // ---- modules ------------------------------------------------------------------------------------
 namespace {
@@ -515,6 +527,9 @@ Status Backend::launch(Function* f, const unsigned grid[3], const unsigned block
       grid[0] > static_cast<unsigned>(attr[5]) || grid[1] > static_cast<unsigned>(attr[6]) ||
       grid[2] > static_cast<unsigned>(attr[7]) || shmem > static_cast<size_t>(attr[97]))
     return Status::NotSupported;  // the shims map this to the API's invalid-configuration code
+  // Stream capture (core/graph.h): on a capturing stream the launch becomes a kernel node
+  // (recorded each time the graph is launched).
+  if (Status st = Status::Ok; graph::intercept_launch(f, grid, block, shmem, s, &st)) return st;
   f->launches.fetch_add(1, std::memory_order_relaxed);
   auto record = [name = f->name] {
     auto& b = launch_book();

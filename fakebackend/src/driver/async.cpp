@@ -9,6 +9,9 @@
 // its release threshold (cuMemPoolTrimTo lowers it).
 #include "driver/internal.h"
 
+#include "core/graph.h"
+#include "core/pool_ipc.h"
+
 #include <mutex>
 #include <unordered_map>
 
@@ -35,6 +38,19 @@ CUresult alloc_from(Backend& b, MemPool* pool, CUdeviceptr* dptr, size_t bytesiz
   Context* ctx = s->ctx;
   if (!pool) pool = ctx->dev->current_pool.load();
   if (pool->dev != ctx->dev) return CUDA_ERROR_NOT_SUPPORTED;  // a pool of another device than the stream's
+  // Stream capture (core/graph.h): the allocation becomes a graph allocation node; its memory
+  // is made now, at the address the graph keeps.
+  bool capturing = false;
+  if (CUresult r = to_cu(graph::route(s, &capturing))) return r;
+  if (capturing) {
+    graph::Params node;
+    node.type = graph::NodeType::MemAlloc;
+    if (CUresult r = to_cu(graph::make_alloc(ctx, bytesize, ApiOrigin::Driver, &node.alloc))) return r;
+    void* ptr = node.alloc->ptr;
+    if (CUresult r = to_cu(graph::capture(s, std::move(node)))) return r;
+    *dptr = dptr_of(ptr);
+    return CUDA_SUCCESS;
+  }
   void* p = nullptr;
   if (CUresult r = to_cu(b.mem_alloc(ctx, MemKind::Device, bytesize, ApiOrigin::Driver, 0, &p, pool->id))) return r;
   *dptr = dptr_of(p);
@@ -59,9 +75,18 @@ CUresult free_async(CUdeviceptr dptr, CUstream hStream, bool ptsz) {
     Stream* s = nullptr;
     if (CUresult r = stream_arg(b, hStream, ptsz, &s)) return r;
     void* p = ptr_of(dptr);
+    if (pool_ipc::release(p)) return CUDA_SUCCESS;  // imported from another process's pool
     auto a = b.mem_find(p);
     if (!a || a->base != dptr || (a->kind != MemKind::Device && a->kind != MemKind::Managed))
       return CUDA_ERROR_INVALID_VALUE;
+    bool capturing = false;  // stream capture (core/graph.h): a free node
+    if (CUresult r = to_cu(graph::route(s, &capturing))) return r;
+    if (capturing) {
+      graph::Params node;
+      node.type = graph::NodeType::MemFree;
+      node.free_ptr = p;
+      return to_cu(graph::capture(s, std::move(node)));
+    }
     Backend* bp = &b;
     return to_cu(b.stream_enqueue(s, [bp, p] {
       Allocation freed;
@@ -133,6 +158,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemPoolCreate(CUmemoryPool* pool, const CUm
     if (CUresult r = check_pool_location(b, poolProps->location, &dev)) return r;
     MemPool* p = nullptr;
     if (CUresult r = to_cu(b.pool_create(dev, &p))) return r;
+    p->handle_types = static_cast<unsigned>(types);  // for export (core/pool_ipc.h)
     *pool = handle_of_pool(p);
     return CUDA_SUCCESS;
   });

@@ -51,6 +51,17 @@ inline CUresult to_cu(Status s) noexcept {
     case Status::ContextIsDestroyed: return CUDA_ERROR_CONTEXT_IS_DESTROYED;
     case Status::PeerAccessAlreadyEnabled: return CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
     case Status::PeerAccessNotEnabled: return CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+    case Status::CaptureUnsupported: return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    case Status::CaptureInvalidated: return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    case Status::CaptureMerge: return CUDA_ERROR_STREAM_CAPTURE_MERGE;
+    case Status::CaptureUnmatched: return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
+    case Status::CaptureUnjoined: return CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
+    case Status::CaptureIsolation: return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+    case Status::CaptureImplicit: return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+    case Status::CapturedEvent: return CUDA_ERROR_CAPTURED_EVENT;
+    case Status::CaptureWrongThread: return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+    case Status::IllegalState: return CUDA_ERROR_ILLEGAL_STATE;
+    case Status::GraphExecUpdateFailure: return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
     case Status::Unknown: return CUDA_ERROR_UNKNOWN;
   }
   return CUDA_ERROR_UNKNOWN;

@@ -8,6 +8,8 @@
 // context".
 #include "driver/common.h"
 
+#include "core/graph.h"
+
 using namespace fg;
 using namespace fg::drv;
 
@@ -188,6 +190,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuCtxSynchronize(void) {
   return api([&](Backend& b) -> CUresult {
     Context* ctx = nullptr;
     if (CUresult r = current(b, &ctx)) return r;
+    if (CUresult r = to_cu(graph::check_ctx_sync(ctx))) return r;  // refused during capture (core/graph.h)
     return to_cu(b.ctx_sync(ctx));
   });
 }
@@ -196,6 +199,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuCtxSynchronize_v2(CUcontext ctx) {
   return api([&](Backend& b) -> CUresult {
     Context* c = nullptr;
     if (CUresult r = context_lenient(b, ctx, &c)) return r;
+    if (CUresult r = to_cu(graph::check_ctx_sync(c))) return r;  // refused during capture (core/graph.h)
     return to_cu(b.ctx_sync(c));
   });
 }

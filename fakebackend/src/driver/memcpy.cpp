@@ -9,6 +9,8 @@
 // memory. CUDA arrays are not modelled: a 2D/3D copy naming one is CUDA_ERROR_NOT_SUPPORTED.
 #include "driver/internal.h"
 
+#include "core/graph.h"
+
 using namespace fg;
 using namespace fg::drv;
 
@@ -43,6 +45,11 @@ CUresult check(Backend& b, const void* p, size_t n, Side side, bool write) {
 // per-thread default stream for _ptds, otherwise every stream of the context (the legacy
 // default stream waits for all blocking streams).
 CUresult sync_before(Backend& b, Context* ctx, bool ptds) {
+  if (graph::active()) {  // synchronous work is potentially unsafe during capture (core/graph.h)
+    Stream* s = nullptr;
+    if (CUresult r = to_cu(b.stream_resolve(nullptr, ctx, &s, ptds))) return r;
+    if (CUresult r = to_cu(graph::check_sync(s))) return r;
+  }
   if (!ptds) return to_cu(b.ctx_sync(ctx));
   Stream* s = nullptr;
   if (CUresult r = to_cu(b.stream_resolve(nullptr, ctx, &s, true))) return r;
@@ -72,6 +79,38 @@ CUresult run(Backend& b, const Where& w, Op op) {
   return to_cu(op());
 }
 
+// ---- stream capture (core/graph.h) ------------------------------------------------------------------
+// On a capturing stream an asynchronous copy or memset becomes a graph node; pageable host
+// memory (memory the driver does not know) cannot be captured.
+bool pageable(Backend& b, const void* p) {
+  return !b.mem_find(p).has_value() && vmm::check(p, 1, false) == vmm::Range::NotVmm;
+}
+
+// True when the capture took the work (*r: the call's result); false: run it.
+template <class MakeNode>
+bool captured(Stream* s, bool refused, MakeNode make, CUresult* r) {
+  if (!s || !graph::active()) return false;
+  bool capturing = false;
+  if (Status st = graph::route(s, &capturing); st != Status::Ok) {
+    *r = to_cu(st);
+    return true;
+  }
+  if (!capturing) return false;
+  *r = to_cu(refused ? graph::refuse(s) : graph::capture(s, make()));
+  return true;
+}
+
+graph::Params copy_node(void* dst, size_t dpitch, size_t dheight, const void* src, size_t spitch, size_t sheight,
+                        size_t width, size_t height, size_t depth) {
+  graph::Params p;
+  p.type = graph::NodeType::Memcpy;
+  p.copy.dst = dst, p.copy.src = src;
+  p.copy.dpitch = dpitch, p.copy.spitch = spitch;
+  p.copy.dheight = dheight, p.copy.sheight = sheight;
+  p.copy.width = width, p.copy.height = height, p.copy.depth = depth;
+  return p;
+}
+
 // ---- linear copies ---------------------------------------------------------------------------------
 CUresult copy(void* dst, Side dside, const void* src, Side sside, size_t n, bool async, CUstream hStream,
               bool per_thread) {
@@ -81,6 +120,9 @@ CUresult copy(void* dst, Side dside, const void* src, Side sside, size_t n, bool
     if (n == 0) return CUDA_SUCCESS;
     if (CUresult r = check(b, dst, n, dside, true)) return r;
     if (CUresult r = check(b, src, n, sside, false)) return r;
+    if (CUresult r; captured(w.stream, pageable(b, dst) || pageable(b, src),
+                             [&] { return copy_node(dst, n, 1, src, n, 1, n, 1, 1); }, &r))
+      return r;
     Backend* bp = &b;
     return run(b, w, [bp, dst, src, n] { return bp->copy(dst, src, n); });
   });
@@ -158,6 +200,13 @@ CUresult copy_3d_impl(const CUDA_MEMCPY3D* p, bool is_2d, bool async, CUstream h
                 dpitch * dheight};
     if (CUresult r = check_box(b, d, dst, w, h, depth, true)) return r;
     if (CUresult r = check_box(b, s, src, w, h, depth, false)) return r;
+    if (CUresult r; captured(where_.stream, pageable(b, d.start) || pageable(b, s.start),
+                             [&] {
+                               return copy_node(const_cast<char*>(d.start), dpitch, dheight, s.start, spitch, sheight,
+                                                w, h, depth);
+                             },
+                             &r))
+      return r;
     Backend* bp = &b;
     return run(b, where_, [bp, d, s, w, h, depth] { return copy_box(*bp, d, s, w, h, depth); });
   });
@@ -205,6 +254,16 @@ CUresult memset_impl(CUdeviceptr dst, size_t pitch, uint32_t value, size_t elem,
     if (two_d && width * elem > pitch && height > 1) return CUDA_ERROR_INVALID_VALUE;
     const size_t span = two_d ? pitch * (height - 1) + width * elem : width * elem;
     if (CUresult r = check(b, p, span, Side::Device, true)) return r;
+    if (CUresult r; captured(w.stream, false,
+                             [&] {
+                               graph::Params node;
+                               node.type = graph::NodeType::Memset;
+                               const size_t row = two_d && height > 1 ? pitch : width * elem;
+                               node.set = graph::Set{p, row, value, static_cast<unsigned>(elem), width, height};
+                               return node;
+                             },
+                             &r))
+      return r;
     Backend* bp = &b;
     if (elem == 1 && !two_d)
       return run(b, w, [bp, p, value, width] { return bp->set(p, static_cast<int>(value & 0xFF), width); });

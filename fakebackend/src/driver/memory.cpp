@@ -6,6 +6,9 @@
 // return the pointer itself, as the real driver does under unified addressing.
 #include "driver/internal.h"
 
+#include "core/graph.h"
+#include "core/pool_ipc.h"
+
 #include <cstring>
 #include <mutex>
 #include <unordered_set>
@@ -21,6 +24,8 @@ constexpr size_t kPitchAlign = 512;
 CUresult alloc(Backend& b, MemKind kind, size_t bytes, unsigned flags, void** out) {
   Context* ctx = nullptr;
   if (CUresult r = current(b, &ctx)) return r;
+  // Allocating is potentially unsafe while a stream captures (core/graph.h).
+  if (CUresult r = to_cu(graph::check_unsafe())) return r;
   if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
   return to_cu(b.mem_alloc(ctx, kind, bytes, ApiOrigin::Driver, flags, out));
 }
@@ -279,6 +284,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t*
 extern "C" FG_IMPL CUresult fgimpl_cuMemFree_v2(CUdeviceptr dptr) {
   return api([&](Backend& b) -> CUresult {
     if (dptr == 0) return CUDA_SUCCESS;  // as the real driver (and cudaFree)
+    if (CUresult r = to_cu(graph::check_unsafe())) return r;  // unsafe during capture (core/graph.h)
+    if (pool_ipc::release(ptr_of(dptr))) return CUDA_SUCCESS;  // imported from another process's pool
     return to_cu(b.mem_free(ptr_of(dptr), kind_bit(MemKind::Device) | kind_bit(MemKind::Managed), ApiOrigin::Driver));
   });
 }
@@ -351,6 +358,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemHostAlloc(void** pp, size_t bytesize, un
 extern "C" FG_IMPL CUresult fgimpl_cuMemFreeHost(void* p) {
   return api([&](Backend& b) -> CUresult {
     if (!p) return CUDA_SUCCESS;  // free(NULL) semantics, as the real driver
+    if (CUresult r = to_cu(graph::check_unsafe())) return r;  // unsafe during capture (core/graph.h)
     return to_cu(b.mem_free(p, kind_bit(MemKind::Host), ApiOrigin::Driver));
   });
 }

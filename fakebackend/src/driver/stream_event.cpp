@@ -1,11 +1,14 @@
 // Streams and events: create/destroy, query/synchronize, cross-stream waits, host
-// callbacks, stream properties, capture status queries (the fake never captures), event
-// record/query/synchronize/elapsed time; with the _ptsz twins whose NULL stream is the
-// per-thread default stream.
+// callbacks, stream properties, event record/query/synchronize/elapsed time; with the _ptsz
+// twins whose NULL stream is the per-thread default stream. Stream capture (begin/end, the
+// capture queries) is in driver/graph.cpp; here, work on a capturing stream becomes graph
+// nodes and synchronisation follows the capture rules (core/graph.h).
 //
 // Work runs in stream order on the core's per-stream queue (core/backend.h): at once when
 // nothing is queued, behind a pending host function or event wait otherwise.
 #include "driver/internal.h"
+
+#include "core/graph.h"
 
 #include <chrono>
 #include <thread>
@@ -43,6 +46,7 @@ CUresult query(CUstream h, bool ptsz) {
   return api([&](Backend& b) -> CUresult {
     Stream* s = nullptr;
     if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
+    if (CUresult r = to_cu(graph::check_sync(s))) return r;
     return b.stream_idle(s) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
   });
 }
@@ -51,6 +55,7 @@ CUresult synchronize(CUstream h, bool ptsz) {
   return api([&](Backend& b) -> CUresult {
     Stream* s = nullptr;
     if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
+    if (CUresult r = to_cu(graph::check_sync(s))) return r;
     return to_cu(b.stream_sync(s));
   });
 }
@@ -62,6 +67,16 @@ CUresult wait_event(CUstream h, CUevent e, unsigned flags, bool ptsz) {
     if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
     Event* ev = nullptr;
     if (CUresult r = event_arg(b, e, &ev)) return r;
+    if (flags & CU_EVENT_WAIT_EXTERNAL) {  // captured as an event wait node
+      bool capturing = false;
+      if (CUresult r = to_cu(graph::route(s, &capturing))) return r;
+      if (capturing) {
+        graph::Params p;
+        p.type = graph::NodeType::WaitEvent;
+        p.event = ev;
+        return to_cu(graph::capture(s, std::move(p)));
+      }
+    }
     return to_cu(b.stream_wait_event(s, ev));
   });
 }
@@ -80,6 +95,15 @@ CUresult host_func(CUstream h, CUhostFn fn, void* userData, bool ptsz) {
     if (!fn) return CUDA_ERROR_INVALID_VALUE;
     Stream* s = nullptr;
     if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
+    bool capturing = false;  // a capturing stream records a host node (function and argument)
+    if (CUresult r = to_cu(graph::route(s, &capturing))) return r;
+    if (capturing) {
+      graph::Params p;
+      p.type = graph::NodeType::Host;
+      p.host.fn = fn;
+      p.host.user = userData;
+      return to_cu(graph::capture(s, std::move(p)));
+    }
     return to_cu(b.stream_host_func(s, [fn, userData] { fn(userData); }));
   });
 }
@@ -107,33 +131,6 @@ CUresult get_ctx_v2(CUstream h, CUcontext* pctx, CUgreenCtx* pGreenCtx, bool pts
   });
 }
 
-// Capture queries: a stream is never capturing (cuStreamBeginCapture is not supported).
-CUresult is_capturing(CUstream h, CUstreamCaptureStatus* status, bool ptsz) {
-  return api([&](Backend& b) -> CUresult {
-    if (!status) return CUDA_ERROR_INVALID_VALUE;
-    Stream* s = nullptr;
-    if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
-    *status = CU_STREAM_CAPTURE_STATUS_NONE;
-    return CUDA_SUCCESS;
-  });
-}
-
-CUresult capture_info(CUstream h, CUstreamCaptureStatus* status, uint64_t* id, CUgraph* graph, const CUgraphNode** deps,
-                      const void** edges, size_t* numDeps, bool ptsz) {
-  return api([&](Backend& b) -> CUresult {
-    if (!status) return CUDA_ERROR_INVALID_VALUE;
-    Stream* s = nullptr;
-    if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
-    *status = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (id) *id = 0;
-    if (graph) *graph = nullptr;
-    if (deps) *deps = nullptr;
-    if (edges) *edges = nullptr;
-    if (numDeps) *numDeps = 0;
-    return CUDA_SUCCESS;
-  });
-}
-
 CUresult event_create(CUevent* phEvent, unsigned flags) {
   return api([&](Backend& b) -> CUresult {
     constexpr unsigned kMask = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
@@ -157,6 +154,16 @@ CUresult event_record(CUevent e, CUstream h, unsigned flags, bool ptsz) {
     Stream* s = nullptr;
     if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
     if (s->ctx != ev->ctx) return CUDA_ERROR_INVALID_HANDLE;  // event and stream of different contexts
+    if (flags & CU_EVENT_RECORD_EXTERNAL) {  // captured as an event record node
+      bool capturing = false;
+      if (CUresult r = to_cu(graph::route(s, &capturing))) return r;
+      if (capturing) {
+        graph::Params p;
+        p.type = graph::NodeType::EventRecord;
+        p.event = ev;
+        return to_cu(graph::capture(s, std::move(p)));
+      }
+    }
     return to_cu(b.event_record(ev, s));
   });
 }
@@ -327,60 +334,6 @@ extern "C" FG_IMPL CUresult fgimpl_cuStreamGetCtx_v2_ptsz(CUstream hStream, CUco
   return get_ctx_v2(hStream, pCtx, pGreenCtx, true);
 }
 
-// ---- capture status ----------------------------------------------------------------------------------
-extern "C" FG_IMPL CUresult fgimpl_cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
-  return is_capturing(hStream, captureStatus, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
-  return is_capturing(hStream, captureStatus, true);
-}
-// v1 (10.1): (stream, status*, id*)
-extern "C" FG_IMPL CUresult fgimpl_cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus* captureStatus,
-                                                          uint64_t* id) {
-  return capture_info(hStream, captureStatus, id, nullptr, nullptr, nullptr, nullptr, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuStreamGetCaptureInfo_ptsz(CUstream hStream, CUstreamCaptureStatus* captureStatus,
-                                                               uint64_t* id) {
-  return capture_info(hStream, captureStatus, id, nullptr, nullptr, nullptr, nullptr, true);
-}
-// v2 (11.3): (stream, status*, id*, graph*, deps**, numDeps*)
-extern "C" FG_IMPL CUresult fgimpl_cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus* captureStatus,
-                                                             uint64_t* id, CUgraph* graph,
-                                                             const CUgraphNode** dependencies, size_t* numDeps) {
-  return capture_info(hStream, captureStatus, id, graph, dependencies, nullptr, numDeps, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream,
-                                                                  CUstreamCaptureStatus* captureStatus, uint64_t* id,
-                                                                  CUgraph* graph, const CUgraphNode** dependencies,
-                                                                  size_t* numDeps) {
-  return capture_info(hStream, captureStatus, id, graph, dependencies, nullptr, numDeps, true);
-}
-// v3 (12.3): (stream, status*, id*, graph*, deps**, edgeData**, numDeps*)
-extern "C" FG_IMPL CUresult fgimpl_cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus* captureStatus,
-                                                             uint64_t* id, CUgraph* graph,
-                                                             const CUgraphNode** dependencies, const void** edgeData,
-                                                             size_t* numDeps) {
-  return capture_info(hStream, captureStatus, id, graph, dependencies, edgeData, numDeps, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream,
-                                                                  CUstreamCaptureStatus* captureStatus, uint64_t* id,
-                                                                  CUgraph* graph, const CUgraphNode** dependencies,
-                                                                  const void** edgeData, size_t* numDeps) {
-  return capture_info(hStream, captureStatus, id, graph, dependencies, edgeData, numDeps, true);
-}
-
-extern "C" FG_IMPL CUresult fgimpl_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
-  return api([&](Backend&) -> CUresult {
-    if (!mode) return CUDA_ERROR_INVALID_VALUE;
-    const int m = static_cast<int>(*mode);
-    if (m < CU_STREAM_CAPTURE_MODE_GLOBAL || m > CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
-    ThreadState& ts = thread_state();
-    *mode = static_cast<CUstreamCaptureMode>(ts.capture_mode);
-    ts.capture_mode = m;
-    return CUDA_SUCCESS;
-  });
-}
-
 // ---- events --------------------------------------------------------------------------------------------
 extern "C" FG_IMPL CUresult fgimpl_cuEventCreate(CUevent* phEvent, unsigned int Flags) {
   return event_create(phEvent, Flags);
@@ -402,6 +355,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuEventQuery(CUevent hEvent) {
   return api([&](Backend& b) -> CUresult {
     Event* e = nullptr;
     if (CUresult r = event_arg(b, hEvent, &e)) return r;
+    if (CUresult r = to_cu(graph::check_event(e))) return r;
     return to_cu(b.event_query(e));
   });
 }
@@ -410,6 +364,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuEventSynchronize(CUevent hEvent) {
   return api([&](Backend& b) -> CUresult {
     Event* e = nullptr;
     if (CUresult r = event_arg(b, hEvent, &e)) return r;
+    if (CUresult r = to_cu(graph::check_event(e))) return r;
     return to_cu(b.event_sync(e));
   });
 }

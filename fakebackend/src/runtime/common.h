@@ -42,6 +42,17 @@ constexpr cudaError_t to_cuda(Status s) noexcept {
     case Status::ContextIsDestroyed: return fgapi::cudaErrorContextIsDestroyed;
     case Status::PeerAccessAlreadyEnabled: return fgapi::cudaErrorPeerAccessAlreadyEnabled;
     case Status::PeerAccessNotEnabled: return fgapi::cudaErrorPeerAccessNotEnabled;
+    case Status::CaptureUnsupported: return fgapi::cudaErrorStreamCaptureUnsupported;
+    case Status::CaptureInvalidated: return fgapi::cudaErrorStreamCaptureInvalidated;
+    case Status::CaptureMerge: return fgapi::cudaErrorStreamCaptureMerge;
+    case Status::CaptureUnmatched: return fgapi::cudaErrorStreamCaptureUnmatched;
+    case Status::CaptureUnjoined: return fgapi::cudaErrorStreamCaptureUnjoined;
+    case Status::CaptureIsolation: return fgapi::cudaErrorStreamCaptureIsolation;
+    case Status::CaptureImplicit: return fgapi::cudaErrorStreamCaptureImplicit;
+    case Status::CapturedEvent: return fgapi::cudaErrorCapturedEvent;
+    case Status::CaptureWrongThread: return fgapi::cudaErrorStreamCaptureWrongThread;
+    case Status::IllegalState: return fgapi::cudaErrorIllegalState;
+    case Status::GraphExecUpdateFailure: return fgapi::cudaErrorGraphExecUpdateFailure;
     case Status::Unknown: return fgapi::cudaErrorUnknown;
   }
   return fgapi::cudaErrorUnknown;

@@ -2,6 +2,8 @@
 // limits and cache configuration, synchronisation and reset, peer access, versions.
 #include "runtime/common.h"
 
+#include "core/graph.h"
+
 #include "core/device_model.h"
 
 #include <algorithm>
@@ -505,6 +507,8 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceSynchronize() {
   return api([&]() -> cudaError_t {
     fg::Context* ctx = nullptr;
     if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    // Refused while a stream of the context captures (core/graph.h).
+    if (fg::Status st = fg::graph::check_ctx_sync(ctx); st != fg::Status::Ok) return fg::rt::to_cuda(st);
     return fg::rt::to_cuda(be().ctx_sync(ctx));
   });
 }

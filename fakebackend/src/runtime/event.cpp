@@ -3,6 +3,8 @@
 // elapsed times are real, non-negative for events recorded in order, and ordered.
 #include "runtime/common.h"
 
+#include "core/graph.h"
+
 #include <mutex>
 
 using namespace fgapi;
@@ -40,6 +42,16 @@ cudaError_t record(cudaEvent_t event, cudaStream_t stream, unsigned flags, bool 
   if (cudaError_t e = valid_event(event, &ev); e != cudaSuccess) return e;
   fg::Stream* s = nullptr;
   if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
+  if (flags & cudaEventRecordExternal) {  // captured as an event record node (core/graph.h)
+    bool capturing = false;
+    if (fg::Status st = fg::graph::route(s, &capturing); st != fg::Status::Ok) return to_cuda(st);
+    if (capturing) {
+      fg::graph::Params p;
+      p.type = fg::graph::NodeType::EventRecord;
+      p.event = ev;
+      return to_cuda(fg::graph::capture(s, std::move(p)));
+    }
+  }
   return to_cuda(be().event_record(ev, s));
 }
 
@@ -74,6 +86,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaEventQuery(cudaEvent_t event) {
   return api([&]() -> cudaError_t {
     fg::Event* ev = nullptr;
     if (cudaError_t e = valid_event(event, &ev); e != cudaSuccess) return e;
+    if (fg::Status st = fg::graph::check_event(ev); st != fg::Status::Ok) return to_cuda(st);
     return to_cuda(be().event_query(ev));
   });
 }
@@ -82,6 +95,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaEventSynchronize(cudaEvent_t event) {
   return api([&]() -> cudaError_t {
     fg::Event* ev = nullptr;
     if (cudaError_t e = valid_event(event, &ev); e != cudaSuccess) return e;
+    if (fg::Status st = fg::graph::check_event(ev); st != fg::Status::Ok) return to_cuda(st);
     return to_cuda(be().event_sync(ev));
   });
 }

@@ -513,3 +513,84 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaOccupancyAvailableDynamicSMemPerBlock(
     return cudaSuccess;
   });
 }
+
+// ---- cluster occupancy ------------------------------------------------------------------------------------------
+// Thread-block clusters exist from sm_90 (CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH); earlier parts
+// answer cudaErrorNotSupported, as cudaFuncSetAttribute's cluster attributes do. A cluster
+// must fit in one GPC: the model has up to 18 SMs per GPC (a full GH100 GPC), so a 132-SM
+// H100 has 8 GPCs of 16 usable SMs. The portable maximum cluster size is 8 (the
+// non-portable opt-in is not tracked).
+
+namespace {
+
+constexpr int kPortableClusterSize = 8;
+constexpr int kSmsPerFullGpc = 18;
+
+struct ClusterShape {
+  fg::Function* f = nullptr;
+  fg::Device* dev = nullptr;
+  int threads = 0;
+  size_t smem = 0;
+  unsigned dims[3] = {0, 0, 0};  // from cudaLaunchAttributeClusterDimension; 0: not given
+};
+
+cudaError_t cluster_shape(const void* func, const cudaLaunchConfig_t* config, ClusterShape* out) {
+  if (!config) return cudaErrorInvalidValue;
+  if (config->numAttrs && !config->attrs) return cudaErrorInvalidValue;
+  if (cudaError_t e = function_of(func, &out->f); e != cudaSuccess) return e;
+  fg::Context* ctx = nullptr;
+  if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+  out->dev = ctx->dev;
+  if (!ctx->dev->model.attributes[attr::CLUSTER_LAUNCH]) return cudaErrorNotSupported;
+  const dim3 b = config->blockDim;
+  const uint64_t threads = uint64_t{b.x} * b.y * b.z;
+  if (threads == 0 || threads > static_cast<uint64_t>(ctx->dev->model.attributes[attr::MAX_THREADS_PER_BLOCK]))
+    return cudaErrorInvalidValue;
+  out->threads = static_cast<int>(threads);
+  out->smem = config->dynamicSmemBytes;
+  for (unsigned i = 0; i < config->numAttrs; ++i)
+    if (config->attrs[i].id == cudaLaunchAttributeClusterDimension) {
+      out->dims[0] = config->attrs[i].val.clusterDim.x;
+      out->dims[1] = config->attrs[i].val.clusterDim.y;
+      out->dims[2] = config->attrs[i].val.clusterDim.z;
+    }
+  return cudaSuccess;
+}
+
+int gpc_count(const fg::Device* dev) {
+  const int sms = std::max(dev->model.attributes[attr::MULTIPROCESSOR_COUNT], 1);
+  return (sms + kSmsPerFullGpc - 1) / kSmsPerFullGpc;
+}
+
+}  // namespace
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaOccupancyMaxPotentialClusterSize(int* clusterSize, const void* func,
+                                                                           const cudaLaunchConfig_t* launchConfig) {
+  return api([&]() -> cudaError_t {
+    if (!clusterSize) return cudaErrorInvalidValue;
+    ClusterShape c;
+    if (cudaError_t e = cluster_shape(func, launchConfig, &c); e != cudaSuccess) return e;
+    const int per_sm = blocks_per_sm(c.f, c.dev, c.threads, c.smem);
+    const int sms_per_gpc = c.dev->model.attributes[attr::MULTIPROCESSOR_COUNT] / gpc_count(c.dev);
+    *clusterSize = std::min(kPortableClusterSize, per_sm * sms_per_gpc);
+    return cudaSuccess;
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaOccupancyMaxActiveClusters(int* numClusters, const void* func,
+                                                                     const cudaLaunchConfig_t* launchConfig) {
+  return api([&]() -> cudaError_t {
+    if (!numClusters) return cudaErrorInvalidValue;
+    ClusterShape c;
+    if (cudaError_t e = cluster_shape(func, launchConfig, &c); e != cudaSuccess) return e;
+    const uint64_t size = uint64_t{c.dims[0]} * c.dims[1] * c.dims[2];
+    if (size == 0 || size > static_cast<uint64_t>(kPortableClusterSize)) return cudaErrorInvalidClusterSize;
+    const dim3 g = launchConfig->gridDim;
+    if (g.x % c.dims[0] || g.y % c.dims[1] || g.z % c.dims[2]) return cudaErrorInvalidClusterSize;
+    const int per_sm = blocks_per_sm(c.f, c.dev, c.threads, c.smem);
+    const int gpcs = gpc_count(c.dev);
+    const int sms_per_gpc = c.dev->model.attributes[attr::MULTIPROCESSOR_COUNT] / gpcs;
+    *numClusters = gpcs * static_cast<int>(static_cast<uint64_t>(per_sm) * sms_per_gpc / size);
+    return cudaSuccess;
+  });
+}

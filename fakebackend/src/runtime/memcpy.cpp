@@ -10,6 +10,8 @@
 // (cudaErrorInvalidSymbol).
 #include "runtime/common.h"
 
+#include "core/graph.h"
+
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -65,15 +67,57 @@ cudaError_t default_stream(bool per_thread, fg::Stream** out) {
   return fg::rt::stream(nullptr, per_thread, out);
 }
 
+// ---- stream capture (core/graph.h) ------------------------------------------------------------
+// Synchronous copies and memsets are potentially unsafe during a capture; on a capturing
+// stream an asynchronous one becomes a graph node, except with pageable host memory, which
+// cannot be captured (cudaErrorStreamCaptureUnsupported, the capture is invalidated).
+
+cudaError_t sync_gate(fg::Stream* s) { return to_cuda(fg::graph::check_sync(s)); }
+
+fg::graph::Params copy_node(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                            cudaMemcpyKind kind) {
+  fg::graph::Params p;
+  p.type = fg::graph::NodeType::Memcpy;
+  p.copy.dst = dst, p.copy.src = src;
+  p.copy.dpitch = dpitch, p.copy.spitch = spitch;
+  p.copy.width = width, p.copy.height = height;
+  p.copy.kind = kind;
+  return p;
+}
+
+fg::graph::Params set_node(void* dst, size_t pitch, int value, size_t width, size_t height) {
+  fg::graph::Params p;
+  p.type = fg::graph::NodeType::Memset;
+  p.set = fg::graph::Set{dst, pitch, static_cast<unsigned char>(value), 1, width, height};
+  return p;
+}
+
+// True when the capture took the work (*e: the call's result); false: run it.
+template <class MakeNode>
+bool captured(fg::Stream* s, bool pageable, MakeNode make, cudaError_t* e) {
+  if (!fg::graph::active()) return false;
+  bool capturing = false;
+  if (fg::Status st = fg::graph::route(s, &capturing); st != fg::Status::Ok) {
+    *e = to_cuda(st);
+    return true;
+  }
+  if (!capturing) return false;
+  *e = to_cuda(pageable ? fg::graph::refuse(s) : fg::graph::capture(s, make()));
+  return true;
+}
+
 cudaError_t run_sync(bool per_thread, const std::function<fg::Status()>& op) {
   fg::Stream* s = nullptr;
   if (cudaError_t e = default_stream(per_thread, &s); e != cudaSuccess) return e;
+  if (cudaError_t e = sync_gate(s); e != cudaSuccess) return e;
   be().stream_sync(s);
   return to_cuda(op());
 }
 
 // Enqueues a copy whose ranges are already validated.
-cudaError_t copy_async(fg::Stream* s, void* dst, const void* src, size_t n) {
+cudaError_t copy_async(fg::Stream* s, void* dst, const void* src, size_t n, cudaMemcpyKind kind = cudaMemcpyDefault) {
+  if (cudaError_t e; captured(s, !known(src) || !known(dst), [&] { return copy_node(dst, n, src, n, n, 1, kind); }, &e))
+    return e;
   fg::Backend& b = be();
   if (b.stream_idle(s)) return to_cuda(b.copy(dst, src, n));
   if (!known(src)) {
@@ -107,7 +151,7 @@ cudaError_t memcpy_async(void* dst, const void* src, size_t count, cudaMemcpyKin
   if (count == 0) return cudaSuccess;
   if (cudaError_t e = check_direction(dst, src, kind); e != cudaSuccess) return e;
   if (!range_ok(dst, count) || !range_ok(src, count)) return cudaErrorInvalidValue;
-  return copy_async(s, dst, src, count);
+  return copy_async(s, dst, src, count, kind);
 }
 
 // ---- 2D and 3D copies (linear memory) --------------------------------------------------------------
@@ -136,6 +180,9 @@ cudaError_t memcpy2d(void* dst, size_t dpitch, const void* src, size_t spitch, s
   if (width == 0 || height == 0) return cudaSuccess;
   auto op = [=] { return be().copy_2d(dst, dpitch, src, spitch, width, height); };
   if (!async) return run_sync(per_thread, op);
+  if (cudaError_t e; captured(s, !known(src) || !known(dst),
+                              [&] { return copy_node(dst, dpitch, src, spitch, width, height, kind); }, &e))
+    return e;
   if (be().stream_idle(s) || (known(src) && known(dst))) return enqueue(s, [op] { op(); });
   // Pageable memory on a busy stream: finish before returning (see above).
   cudaError_t e = enqueue(s, [op] { op(); });
@@ -191,9 +238,20 @@ cudaError_t memcpy3d(const cudaMemcpy3DParms* p, cudaStream_t stream, bool async
   if (cudaError_t e = plan_3d(p->srcPtr, p->srcPos, p->dstPtr, p->dstPos, p->extent, &c); e != cudaSuccess) return e;
   if (c.width == 0 || c.height == 0 || c.depth == 0) return cudaSuccess;
   if (!async) {
+    if (cudaError_t e = sync_gate(s); e != cudaSuccess) return e;
     be().stream_sync(s);
     return to_cuda(c.run());
   }
+  if (cudaError_t e; captured(s, !known(c.src) || !known(c.dst),
+                              [&, kind = p->kind] {
+                                fg::graph::Params node = copy_node(c.dst, c.dpitch, c.src, c.spitch, c.width, c.height,
+                                                                   kind);
+                                node.copy.dheight = c.dslice / c.dpitch, node.copy.sheight = c.sslice / c.spitch;
+                                node.copy.depth = c.depth;
+                                return node;
+                              },
+                              &e))
+    return e;
   cudaError_t e = enqueue(s, [c] { c.run(); });
   if (e == cudaSuccess && !(known(c.src) && known(c.dst))) be().stream_sync(s);
   return e;
@@ -247,6 +305,7 @@ cudaError_t to_symbol(const void* symbol, const void* src, size_t count, size_t 
   if (kind == cudaMemcpyDeviceToDevice && !known(src)) return cudaErrorInvalidValue;
   if (!range_ok(src, count)) return cudaErrorInvalidValue;
   if (!async) {
+    if (cudaError_t e = sync_gate(s); e != cudaSuccess) return e;
     be().stream_sync(s);
     return to_cuda(be().copy(dst, src, count));
   }
@@ -266,6 +325,7 @@ cudaError_t from_symbol(void* dst, const void* symbol, size_t count, size_t offs
   if (kind == cudaMemcpyDeviceToDevice && !known(dst)) return cudaErrorInvalidValue;
   if (!range_ok(dst, count)) return cudaErrorInvalidValue;
   if (!async) {
+    if (cudaError_t e = sync_gate(s); e != cudaSuccess) return e;
     be().stream_sync(s);
     return to_cuda(be().copy(dst, src, count));
   }
@@ -282,9 +342,11 @@ cudaError_t memset_1d(void* devPtr, int value, size_t count, cudaStream_t stream
   if (count == 0) return cudaSuccess;
   if (!known(devPtr) || !range_ok(devPtr, count)) return cudaErrorInvalidValue;
   if (!async) {
+    if (cudaError_t e = sync_gate(s); e != cudaSuccess) return e;
     be().stream_sync(s);
     return to_cuda(be().set(devPtr, value, count));
   }
+  if (cudaError_t e; captured(s, false, [&] { return set_node(devPtr, count, value, count, 1); }, &e)) return e;
   return enqueue(s, [devPtr, value, count] { be().set(devPtr, value, count); });
 }
 
@@ -299,9 +361,11 @@ cudaError_t memset_2d(void* devPtr, size_t pitch, int value, size_t width, size_
   const unsigned char byte = static_cast<unsigned char>(value);
   auto op = [=] { return be().set_2d(devPtr, pitch, &byte, 1, width, height); };
   if (!async) {
+    if (cudaError_t e = sync_gate(s); e != cudaSuccess) return e;
     be().stream_sync(s);
     return to_cuda(op());
   }
+  if (cudaError_t e; captured(s, false, [&] { return set_node(devPtr, pitch, value, width, height); }, &e)) return e;
   return enqueue(s, [op] { op(); });
 }
 
@@ -325,6 +389,7 @@ cudaError_t memset_3d(cudaPitchedPtr p, int value, cudaExtent extent, cudaStream
     return fg::Status::Ok;
   };
   if (!async) {
+    if (cudaError_t e = sync_gate(s); e != cudaSuccess) return e;
     be().stream_sync(s);
     return to_cuda(op());
   }

@@ -3,6 +3,9 @@
 // and memory pools.
 #include "runtime/common.h"
 
+#include "core/graph.h"
+#include "core/pool_ipc.h"
+
 #include <algorithm>
 #include <cstring>
 #include <mutex>
@@ -26,6 +29,9 @@ constexpr size_t kPitchAlignment = 512;
 constexpr unsigned kHostAllocFlags = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
 constexpr unsigned kHostRegisterFlags =
     cudaHostRegisterPortable | cudaHostRegisterMapped | cudaHostRegisterIoMemory | cudaHostRegisterReadOnly;
+
+// Allocating and freeing are potentially unsafe while a stream captures (core/graph.h).
+cudaError_t capture_gate() { return to_cuda(fg::graph::check_unsafe()); }
 
 // The runtime's context on `dev`: its primary context, retained once like cudaSetDevice does.
 cudaError_t primary_ctx(fg::Device* dev, fg::Context** out) {
@@ -78,6 +84,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMalloc(void** devPtr, size_t size) {
     if (!devPtr) return cudaErrorInvalidValue;
     fg::Context* ctx = nullptr;
     if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    if (cudaError_t e = capture_gate(); e != cudaSuccess) return e;
     if (size == 0) {
       *devPtr = nullptr;
       return cudaSuccess;
@@ -91,7 +98,9 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaFree(void* devPtr) {
   return api([&]() -> cudaError_t {
     fg::Context* ctx = nullptr;
     if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    if (cudaError_t e = capture_gate(); e != cudaSuccess) return e;
     if (!devPtr) return cudaSuccess;
+    if (fg::pool_ipc::release(devPtr)) return cudaSuccess;  // imported from another process's pool
     return free_kinds(devPtr, kDeviceKinds);
   });
 }
@@ -101,6 +110,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMallocPitch(void** devPtr, size_t* pit
     if (!devPtr || !pitch) return cudaErrorInvalidValue;
     fg::Context* ctx = nullptr;
     if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    if (cudaError_t e = capture_gate(); e != cudaSuccess) return e;
     const size_t p = (width + kPitchAlignment - 1) / kPitchAlignment * kPitchAlignment;
     if (p < width || (height && p > SIZE_MAX / height)) return cudaErrorMemoryAllocation;
     *pitch = p;
@@ -118,6 +128,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMallocManaged(void** devPtr, size_t si
     if (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost) return cudaErrorInvalidValue;
     fg::Context* ctx = nullptr;
     if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    if (cudaError_t e = capture_gate(); e != cudaSuccess) return e;
     return to_cuda(be().mem_alloc(ctx, MemKind::Managed, size, fg::ApiOrigin::Runtime, flags, devPtr));
   });
 }
@@ -130,6 +141,7 @@ cudaError_t host_alloc(void** ptr, size_t size, unsigned flags) {
   if (flags & ~kHostAllocFlags) return cudaErrorInvalidValue;
   fg::Context* ctx = nullptr;
   if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+  if (cudaError_t e = capture_gate(); e != cudaSuccess) return e;
   if (size == 0) {
     *ptr = nullptr;
     return cudaSuccess;
@@ -150,6 +162,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaFreeHost(void* ptr) {
   return api([&]() -> cudaError_t {
     fg::Context* ctx = nullptr;
     if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    if (cudaError_t e = capture_gate(); e != cudaSuccess) return e;
     if (!ptr) return cudaSuccess;
     return free_kinds(ptr, bit(MemKind::Host));
   });
@@ -312,10 +325,52 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaIpcCloseMemHandle(void* devPtr) {
 // is indistinguishable for correct programs); the free is ordered after the stream's work.
 
 namespace {
+// Stream capture (core/graph.h): on a capturing stream a stream-ordered allocation becomes a
+// graph allocation node (its memory is made now, at the address the graph keeps) and a
+// stream-ordered free becomes a free node. True when the capture took the call.
+bool captured_alloc(fg::Stream* s, size_t size, void** out, cudaError_t* e) {
+  bool capturing = false;
+  if (fg::Status st = fg::graph::route(s, &capturing); st != fg::Status::Ok) {
+    *e = to_cuda(st);
+    return true;
+  }
+  if (!capturing) return false;
+  if (size == 0) {
+    *out = nullptr;
+    *e = cudaSuccess;
+    return true;
+  }
+  fg::graph::Params p;
+  p.type = fg::graph::NodeType::MemAlloc;
+  if (fg::Status st = fg::graph::make_alloc(s->ctx, size, fg::ApiOrigin::Runtime, &p.alloc); st != fg::Status::Ok) {
+    *e = to_cuda(st);
+    return true;
+  }
+  void* ptr = p.alloc->ptr;
+  *e = to_cuda(fg::graph::capture(s, std::move(p)));
+  if (*e == cudaSuccess) *out = ptr;
+  return true;
+}
+
+bool captured_free(fg::Stream* s, void* ptr, cudaError_t* e) {
+  bool capturing = false;
+  if (fg::Status st = fg::graph::route(s, &capturing); st != fg::Status::Ok) {
+    *e = to_cuda(st);
+    return true;
+  }
+  if (!capturing) return false;
+  fg::graph::Params p;
+  p.type = fg::graph::NodeType::MemFree;
+  p.free_ptr = ptr;
+  *e = to_cuda(fg::graph::capture(s, std::move(p)));
+  return true;
+}
+
 cudaError_t malloc_async(void** devPtr, size_t size, cudaStream_t hStream, bool per_thread) {
   if (!devPtr) return cudaErrorInvalidValue;
   fg::Stream* s = nullptr;
   if (cudaError_t e = fg::rt::stream(hStream, per_thread, &s); e != cudaSuccess) return e;
+  if (cudaError_t e; captured_alloc(s, size, devPtr, &e)) return e;
   fg::MemPool* pool = s->ctx->dev->current_pool.load();
   return alloc_from_pool(devPtr, size, pool, s->ctx);
 }
@@ -327,6 +382,7 @@ cudaError_t malloc_from_pool_async(void** ptr, size_t size, cudaMemPool_t memPoo
   if (cudaError_t e = valid_pool(memPool, &pool); e != cudaSuccess) return e;
   fg::Stream* s = nullptr;
   if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
+  if (cudaError_t e; captured_alloc(s, size, ptr, &e)) return e;
   return alloc_from_pool(ptr, size, pool, s->ctx);
 }
 
@@ -334,10 +390,12 @@ cudaError_t free_async(void* devPtr, cudaStream_t hStream, bool per_thread) {
   fg::Stream* s = nullptr;
   if (cudaError_t e = fg::rt::stream(hStream, per_thread, &s); e != cudaSuccess) return e;
   if (!devPtr) return cudaSuccess;
+  if (fg::pool_ipc::release(devPtr)) return cudaSuccess;  // imported from another process's pool
   fg::Backend& b = be();
   auto a = b.mem_find(devPtr);
   if (!a || a->base != reinterpret_cast<uintptr_t>(devPtr) || !(kDeviceKinds & bit(a->kind)))
     return cudaErrorInvalidValue;
+  if (cudaError_t e; captured_free(s, devPtr, &e)) return e;
   return to_cuda(b.stream_enqueue(s, [devPtr] { (void)be().mem_free(devPtr, kDeviceKinds, fg::ApiOrigin::Runtime, nullptr, true); }));
 }
 }  // namespace
@@ -469,6 +527,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolCreate(cudaMemPool_t* memPool, 
     if (!d) return cudaErrorInvalidDevice;
     fg::MemPool* p = nullptr;
     if (fg::Status s = be().pool_create(d, &p); s != fg::Status::Ok) return to_cuda(s);
+    p->handle_types = static_cast<unsigned>(poolProps->handleTypes);  // for export (core/pool_ipc.h)
     *memPool = reinterpret_cast<cudaMemPool_t>(p);
     return cudaSuccess;
   });

@@ -1,8 +1,11 @@
 // Runtime streams: creation and destruction, queries and synchronisation, waits on events,
-// host callbacks (run on the stream's worker thread, in stream order), stream properties,
-// and the capture queries. Capture itself (cudaStreamBeginCapture/EndCapture, graphs) is
-// not modelled: those names stay NOT_SUPPORTED stubs, so no stream is ever capturing.
+// host callbacks (run on the stream's worker thread, in stream order) and stream properties.
+// Stream capture (cudaStreamBeginCapture …, the capture queries) is in runtime/graph.cpp;
+// here, work on a capturing stream becomes graph nodes and synchronisation follows the
+// capture rules (core/graph.h).
 #include "runtime/common.h"
+
+#include "core/graph.h"
 
 using namespace fgapi;
 using fg::rt::api;
@@ -27,12 +30,14 @@ cudaError_t create(cudaStream_t* pStream, unsigned flags, int priority) {
 cudaError_t query(cudaStream_t stream, bool per_thread) {
   fg::Stream* s = nullptr;
   if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
+  if (fg::Status st = fg::graph::check_sync(s); st != fg::Status::Ok) return to_cuda(st);
   return be().stream_idle(s) ? cudaSuccess : cudaErrorNotReady;
 }
 
 cudaError_t synchronize(cudaStream_t stream, bool per_thread) {
   fg::Stream* s = nullptr;
   if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
+  if (fg::Status st = fg::graph::check_sync(s); st != fg::Status::Ok) return to_cuda(st);
   return to_cuda(be().stream_sync(s));
 }
 
@@ -42,6 +47,16 @@ cudaError_t wait_event(cudaStream_t stream, cudaEvent_t event, unsigned flags, b
   if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
   auto* ev = reinterpret_cast<fg::Event*>(event);
   if (!be().event_valid(ev)) return cudaErrorInvalidResourceHandle;
+  if (flags & cudaEventWaitExternal) {  // captured as an event wait node
+    bool capturing = false;
+    if (fg::Status st = fg::graph::route(s, &capturing); st != fg::Status::Ok) return to_cuda(st);
+    if (capturing) {
+      fg::graph::Params p;
+      p.type = fg::graph::NodeType::WaitEvent;
+      p.event = ev;
+      return to_cuda(fg::graph::capture(s, std::move(p)));
+    }
+  }
   return to_cuda(be().stream_wait_event(s, ev));
 }
 
@@ -59,6 +74,15 @@ cudaError_t launch_host_func(cudaStream_t stream, cudaHostFn_t fn, void* userDat
   if (!fn) return cudaErrorInvalidValue;
   fg::Stream* s = nullptr;
   if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
+  bool capturing = false;  // a capturing stream records a host node (function and argument)
+  if (fg::Status st = fg::graph::route(s, &capturing); st != fg::Status::Ok) return to_cuda(st);
+  if (capturing) {
+    fg::graph::Params p;
+    p.type = fg::graph::NodeType::Host;
+    p.host.fn = fn;
+    p.host.user = userData;
+    return to_cuda(fg::graph::capture(s, std::move(p)));
+  }
   return to_cuda(be().stream_host_func(s, [fn, userData] { fn(userData); }));
 }
 
@@ -99,23 +123,6 @@ cudaError_t get_id(cudaStream_t stream, unsigned long long* id, bool per_thread)
     *id = s->id;
     return cudaSuccess;
   });
-}
-
-cudaError_t is_capturing(cudaStream_t stream, cudaStreamCaptureStatus* status, bool per_thread) {
-  if (!status) return cudaErrorInvalidValue;
-  return with_stream(stream, per_thread, [&](fg::Stream*) {
-    *status = cudaStreamCaptureStatusNone;
-    return cudaSuccess;
-  });
-}
-
-// Every ABI of cudaStreamGetCaptureInfo (12.x v1 (stream, status, id), _v2 (+ graph, deps,
-// numDeps), _v3 and 13.0 (+ graph, deps, edgeData, numDeps)) starts with (stream, status).
-// The other outputs are only defined while a capture is active, which never happens here,
-// so one implementation that writes the status alone serves them all without touching
-// arguments an older ABI does not pass.
-cudaError_t capture_info(cudaStream_t stream, cudaStreamCaptureStatus* status, bool per_thread) {
-  return is_capturing(stream, status, per_thread);
 }
 
 }  // namespace
@@ -205,43 +212,4 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamGetId(cudaStream_t hStream, unsi
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamGetId_ptsz(cudaStream_t hStream, unsigned long long* streamId) {
   return api([&] { return get_id(hStream, streamId, true); });
-}
-
-// ---- capture queries ---------------------------------------------------------------------------------
-
-extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) {
-  return api([&] { return is_capturing(stream, status, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamIsCapturing_ptsz(cudaStream_t stream,
-                                                                 cudaStreamCaptureStatus* status) {
-  return api([&] { return is_capturing(stream, status, true); });
-}
-
-// All ABIs (see capture_info); the trailing outputs are declared but never written.
-#define FG_CAPTURE_INFO(impl, per_thread)                                                             \
-  extern "C" FG_IMPL cudaError_t impl(cudaStream_t stream, cudaStreamCaptureStatus* status, void*, void*, \
-                                      void*, void*, void*) {                                          \
-    return api([&] { return capture_info(stream, status, per_thread); });                             \
-  }
-FG_CAPTURE_INFO(fgimpl_cudaStreamGetCaptureInfo, false)
-FG_CAPTURE_INFO(fgimpl_cudaStreamGetCaptureInfo_ptsz, true)
-FG_CAPTURE_INFO(fgimpl_v12_cudaStreamGetCaptureInfo, false)
-FG_CAPTURE_INFO(fgimpl_v12_cudaStreamGetCaptureInfo_ptsz, true)
-FG_CAPTURE_INFO(fgimpl_cudaStreamGetCaptureInfo_v2, false)
-FG_CAPTURE_INFO(fgimpl_cudaStreamGetCaptureInfo_v2_ptsz, true)
-FG_CAPTURE_INFO(fgimpl_cudaStreamGetCaptureInfo_v3, false)
-FG_CAPTURE_INFO(fgimpl_cudaStreamGetCaptureInfo_v3_ptsz, true)
-#undef FG_CAPTURE_INFO
-
-// Swaps the thread's capture interaction mode (Global 0, ThreadLocal 1, Relaxed 2).
-extern "C" FG_IMPL cudaError_t fgimpl_cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
-  return api([&]() -> cudaError_t {
-    if (!mode) return cudaErrorInvalidValue;
-    const int m = static_cast<int>(*mode);
-    if (m < cudaStreamCaptureModeGlobal || m > cudaStreamCaptureModeRelaxed) return cudaErrorInvalidValue;
-    auto& st = fg::thread_state();
-    *mode = static_cast<cudaStreamCaptureMode>(st.capture_mode);
-    st.capture_mode = m;
-    return cudaSuccess;
-  });
 }

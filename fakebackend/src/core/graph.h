@@ -1,0 +1,263 @@
+// CUDA graphs and stream capture, shared by the runtime and the driver API shims.
+//
+// A Graph is a DAG of typed nodes (kernel, memcpy, memset, host function, empty, event
+// record/wait, memory alloc/free, child graph). Instantiating it makes an Exec: a private
+// clone of the graph plus one topological order (child graphs expanded in place). Launching
+// an Exec submits its enabled nodes, in that order, to the stream through the core's own
+// submission calls, so a launch behaves like the same work issued by hand: kernel nodes are
+// validated and recorded by name (Backend::launch), memcpy/memset nodes move real bytes,
+// host nodes run on the stream's worker, events are recorded and waited on.
+//
+// Stream capture: while a stream captures, work submitted to it becomes nodes of the capture
+// graph instead of running. The core forwards its submissions here (the intercept_* hooks
+// in core/exec.cpp); the shims capture their typed work (copies, memsets, host functions,
+// stream-ordered allocations) with capture() so the nodes carry their parameters. An event
+// recorded in a capturing stream remembers the capture's current dependency set; another
+// stream that waits on it joins the capture (fork), and the origin stream waiting on an
+// event recorded in a joined stream merges that branch back (join), as the real runtime does.
+//
+// Rules that follow the real APIs:
+//   * Modes: a thread whose capture was begun in Global or ThreadLocal mode, and (in Global
+//     mode, cudaThreadExchangeStreamCaptureMode) any thread while another thread captures in
+//     Global mode, may not make potentially unsafe calls (cudaMalloc, cudaFree, synchronous
+//     copies, synchronisation and queries): check_unsafe() refuses them with
+//     CaptureUnsupported and invalidates the captures concerned.
+//   * Synchronising or querying a capturing stream, a context with a capture, or an event last
+//     recorded in a capture is refused in every mode (check_sync / check_ctx_sync / check_event).
+//   * The legacy default stream may not be used while a blocking stream of its context
+//     captures: CaptureImplicit, and the captures concerned are invalidated.
+//   * Work on a stream of an invalidated capture answers CaptureInvalidated; ending such a
+//     capture returns CaptureInvalidated and no graph.
+//
+// Handles: Graph*, Node*, Exec* and UserObject* are the API handles (cudaGraph_t / CUgraph,
+// …). Every call checks them against live sets before use, so stale or garbage handles are
+// answered with InvalidValue, never a crash. All functions here are thread-safe.
+#pragma once
+#include "core/backend.h"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace fg::graph {
+
+struct Graph;
+struct Node;
+struct Exec;
+struct UserObject;
+struct Capture;
+
+// cudaGraphNodeType / CUgraphNodeType values.
+enum class NodeType : int {
+  Kernel = 0,
+  Memcpy = 1,
+  Memset = 2,
+  Host = 3,
+  Graph = 4,
+  Empty = 5,
+  WaitEvent = 6,
+  EventRecord = 7,
+  MemAlloc = 10,
+  MemFree = 11,
+};
+
+// A copy between linear ranges: `depth` slices of `height` rows of `width` bytes
+// (a 1D copy has height = depth = 1).
+struct Copy {
+  void* dst = nullptr;
+  const void* src = nullptr;
+  size_t dpitch = 0, spitch = 0;    // bytes between rows
+  size_t dheight = 1, sheight = 1;  // rows between slices
+  size_t width = 0, height = 1, depth = 1;
+  int kind = 4;                     // cudaMemcpyKind as given (4 = default); reported back only
+  Status run() const noexcept;
+};
+
+// A memset of `height` rows of `width` elements of 1, 2 or 4 bytes.
+struct Set {
+  void* dst = nullptr;
+  size_t pitch = 0;
+  unsigned value = 0;
+  unsigned elem = 1;
+  size_t width = 0, height = 1;
+  Status run() const noexcept;
+};
+
+struct Kernel {
+  Function* f = nullptr;
+  const void* handle = nullptr;     // what the caller named the kernel by; GetParams returns it
+  unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+  unsigned shmem = 0;
+  void** params = nullptr;          // kept as given: kernels never run, arguments are not read
+  void** extra = nullptr;
+  Context* ctx = nullptr;
+};
+
+struct Host {
+  void (*fn)(void*) = nullptr;
+  void* user = nullptr;
+  std::function<void()> body;       // overrides fn (captured stream callbacks)
+};
+
+// The memory of a graph allocation node. It is made when the node is created and keeps its
+// address for the lifetime of the graph, its clones and its executable graphs (kernels do
+// not run, so there is no point in mapping it only while a launch runs). It is freed with
+// the last of them when the graph frees it itself (a free node); otherwise, after a launch,
+// it belongs to the caller, as on a real GPU, and cudaFree/cuMemFree releases it.
+struct GraphAlloc {
+  void* ptr = nullptr;
+  uint64_t size = 0;
+  int device = 0;
+  std::atomic<bool> freed_in_graph{false};
+  std::atomic<bool> launched{false};
+  ~GraphAlloc();
+};
+
+struct Params {
+  NodeType type = NodeType::Empty;
+  Kernel kernel;
+  Copy copy;
+  Set set;
+  Host host;
+  Event* event = nullptr;                // EventRecord / WaitEvent
+  std::shared_ptr<GraphAlloc> alloc;     // MemAlloc
+  void* free_ptr = nullptr;              // MemFree
+  std::function<void()> opaque;          // Empty nodes made from untyped captured stream work
+};
+
+// ---- stream capture: the core's hooks ---------------------------------------------------------------
+namespace detail {
+extern std::atomic<int> g_live_captures;
+bool intercept_work(Stream* s, const std::function<void()>& fn, Status* st);
+bool intercept_host(Stream* s, const std::function<void()>& fn, Status* st);
+bool intercept_launch(Function* f, const unsigned grid[3], const unsigned block[3], size_t shmem, Stream* s,
+                      Status* st);
+bool intercept_record(Event* e, Stream* s, Status* st);
+bool intercept_wait(Stream* s, Event* e, Status* st);
+}  // namespace detail
+
+// True while any capture sequence exists in the process: everything below is free otherwise.
+inline bool active() noexcept { return detail::g_live_captures.load(std::memory_order_acquire) != 0; }
+
+// Each returns true when it took the submission: the stream captures (the work became a node)
+// or the submission is refused; *st is then the call's result. False: run it as usual.
+inline bool intercept_work(Stream* s, const std::function<void()>& fn, Status* st) {
+  return active() && detail::intercept_work(s, fn, st);
+}
+inline bool intercept_host(Stream* s, const std::function<void()>& fn, Status* st) {
+  return active() && detail::intercept_host(s, fn, st);
+}
+inline bool intercept_launch(Function* f, const unsigned grid[3], const unsigned block[3], size_t shmem, Stream* s,
+                             Status* st) {
+  return active() && s && detail::intercept_launch(f, grid, block, shmem, s, st);
+}
+inline bool intercept_record(Event* e, Stream* s, Status* st) { return active() && detail::intercept_record(e, s, st); }
+inline bool intercept_wait(Stream* s, Event* e, Status* st) { return active() && detail::intercept_wait(s, e, st); }
+
+// ---- stream capture: the shims --------------------------------------------------------------------
+// For typed stream work: Ok with *capturing = false (run it), Ok with *capturing = true (add it
+// with capture()), or the refusal (CaptureImplicit, CaptureInvalidated).
+Status route_slow(Stream* s, bool* capturing);
+inline Status route(Stream* s, bool* capturing) {
+  *capturing = false;
+  return active() ? route_slow(s, capturing) : Status::Ok;
+}
+// Adds a node for stream work to the capture of `s`, after its current dependencies.
+Status capture(Stream* s, Params p, Node** out = nullptr);
+// Refuses work that cannot be captured (pageable memory): invalidates the capture of `s`.
+Status refuse(Stream* s);
+
+Status check_unsafe_slow();
+Status check_sync_slow(Stream* s);
+Status check_event_slow(Event* e);
+Status check_ctx_sync_slow(Context* ctx);
+// A potentially unsafe call (allocation, free, synchronous copy, synchronisation).
+inline Status check_unsafe() { return active() ? check_unsafe_slow() : Status::Ok; }
+// Synchronising with or querying a stream (also: synchronous work on a default stream).
+inline Status check_sync(Stream* s) { return active() ? check_sync_slow(s) : Status::Ok; }
+// Synchronising with or querying an event.
+inline Status check_event(Event* e) { return active() ? check_event_slow(e) : Status::Ok; }
+// Synchronising a whole context (cudaDeviceSynchronize, cuCtxSynchronize).
+inline Status check_ctx_sync(Context* ctx) { return active() ? check_ctx_sync_slow(ctx) : Status::Ok; }
+
+// mode: 0 global, 1 thread-local, 2 relaxed. `into` (may be null) is an existing graph to
+// capture into (cudaStreamBeginCaptureToGraph) with the first node's dependencies.
+Status begin_capture(Stream* s, int mode, Graph* into = nullptr, Node* const* deps = nullptr, size_t ndeps = 0);
+Status end_capture(Stream* s, Graph** out);
+
+struct CaptureInfo {
+  int status = 0;                   // 0 none, 1 active, 2 invalidated
+  uint64_t id = 0;
+  Graph* graph = nullptr;
+  Node* const* deps = nullptr;      // valid until the next call on the stream
+  const void* edges = nullptr;      // as many zeroed 8-byte edge records
+  size_t ndeps = 0;
+};
+// CaptureImplicit for the legacy stream while a blocking stream captures (nothing invalidated).
+Status capture_info(Stream* s, CaptureInfo* out);
+// flags: 0 add to the dependency set, 1 replace it. IllegalState when not capturing.
+Status update_capture_deps(Stream* s, Node* const* deps, size_t n, unsigned flags);
+
+// ---- graphs -------------------------------------------------------------------------------------
+Status create(unsigned flags, Graph** out);
+Status destroy(Graph* g);
+bool valid(const Graph* g) noexcept;
+bool valid(const Node* n) noexcept;
+bool valid(const Exec* x) noexcept;
+Status add(Graph* g, Node* const* deps, size_t ndeps, Params p, Node** out);
+Status add_child(Graph* g, Node* const* deps, size_t ndeps, Graph* child, Node** out);
+// Memory for an allocation node (booked like any device allocation of ctx's device).
+Status make_alloc(Context* ctx, uint64_t bytes, ApiOrigin api, std::shared_ptr<GraphAlloc>* out);
+// True when p is the address of a live graph allocation.
+bool is_graph_alloc(const void* p) noexcept;
+Status type_of(const Node* n, NodeType* out);
+Status params_of(const Node* n, Params* out);
+Status set_params(Node* n, const Params& p);  // same type; alloc/free/child nodes cannot change
+Status child_of(const Node* n, Graph** out);
+Status graph_of(const Node* n, Graph** out);
+Status nodes(const Graph* g, std::vector<Node*>* out);
+Status roots(const Graph* g, std::vector<Node*>* out);
+Status edges(const Graph* g, std::vector<Node*>* from, std::vector<Node*>* to);
+Status dependencies(const Node* n, std::vector<Node*>* out);
+Status dependents(const Node* n, std::vector<Node*>* out);
+Status add_edges(Graph* g, Node* const* from, Node* const* to, size_t n);
+Status remove_edges(Graph* g, Node* const* from, Node* const* to, size_t n);
+Status destroy_node(Node* n);
+Status clone(const Graph* g, Graph** out);
+Status find_in_clone(const Node* original, const Graph* clone, Node** out);
+// Graphviz DOT description of the graph; OperatingSystem-like failures → NotPermitted.
+Status dot_print(const Graph* g, const char* path, unsigned flags);
+
+// ---- executable graphs ---------------------------------------------------------------------------
+struct InstantiateResult {
+  int result = 0;                   // cudaGraphInstantiateResult
+  Node* err_node = nullptr;
+};
+Status instantiate(Graph* g, unsigned long long flags, Exec** out, InstantiateResult* res = nullptr);
+Status exec_destroy(Exec* x);
+Status exec_flags(const Exec* x, unsigned long long* out);
+Status launch(Exec* x, Stream* s);
+Status upload(Exec* x, Stream* s);
+struct UpdateResult {
+  int result = 0;                   // cudaGraphExecUpdateResult
+  Node* err_node = nullptr;
+  Node* err_from = nullptr;
+};
+Status exec_update(Exec* x, Graph* g, UpdateResult* res);
+// `n` is a node of the graph the exec was instantiated from.
+Status exec_set_params(Exec* x, const Node* n, const Params& p);
+Status exec_set_child(Exec* x, const Node* n, const Graph* child);
+Status exec_set_enabled(Exec* x, const Node* n, bool enabled);
+Status exec_enabled(const Exec* x, const Node* n, bool* out);
+
+// ---- user objects --------------------------------------------------------------------------------
+Status user_object_create(void* ptr, void (*destroy)(void*), unsigned refs, unsigned flags, UserObject** out);
+Status user_object_retain(UserObject* o, unsigned count);
+Status user_object_release(UserObject* o, unsigned count);
+Status retain_user_object(Graph* g, UserObject* o, unsigned count, unsigned flags);
+Status release_user_object(Graph* g, UserObject* o, unsigned count);
+
+}  // namespace fg::graph
