@@ -89,6 +89,17 @@ class ReportContents(fgtest.TestCase):
         self.assertEqual((d["used_memory_peak"], d["used_memory_current"]), (3 * MiB, MiB // 2))
         other.release()
 
+    def test_peak_counts_every_threads_allocations(self):
+        # trace_workload threads (tests/workloads/trace_workload.cpp): threads on devices 0, 4,
+        # 7, 4 allocate one after another, all live at a barrier; the two on device 4 hold
+        # 4 + 1 and 2 + 1 MiB then, each thread booking on its own ledger shard.
+        report = self.box.path("r.json")
+        self.ok(self.box.run([fgtest.build_path("bin", "trace_workload"), "threads"], FAKEGPU_REPORT=report))
+        r = self.read_report(report)
+        self.assertEqual({d["index"]: (d["used_memory_peak"], d["used_memory_current"]) for d in r["devices"]
+                          if d["used_memory_peak"]},
+                         {0: (MiB, 0), 4: (8 * MiB, 2 * MiB), 7: (3 * MiB, 0)})
+
 
 class ReportPath(fgtest.TestCase):
     def test_percent_p_expands_to_the_pid(self):

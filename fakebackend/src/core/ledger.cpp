@@ -452,15 +452,38 @@ bool Ledger::reserve(uint32_t dev, Kind kind, uint64_t bytes, uint64_t peak, uin
   const uint64_t now = sh.used[dev][kind].load(std::memory_order_relaxed) + bytes;
   sh.used[dev][kind].store(now, std::memory_order_relaxed);
   if (high && kind != kHost) {
-    // The process total sums every shard. Reading the others (lines other threads write)
-    // only when this shard plus what they held at the last look could pass the peak keeps
-    // a steady alloc/free loop off them; a single thread's peak is exact, concurrent
-    // threads' may be read a little late.
+    // The process total sums every shard; reading the shards other threads write costs a
+    // cache miss each, so this shard reads them only when the total could pass the peak:
+    //   * each other shard holds at most its high, so below `bound` nothing can pass it;
+    //   * this shard plus what the others held at its last look passing the peak (this
+    //     thread's own growth) always reads: a peak a thread makes is exact;
+    //   * otherwise (only the others' growth since the last look could pass it) it reads
+    //     at the first such check and then at checks spaced further apart while reads find
+    //     nothing new (other threads churning concurrently), at most kMaxBackoff apart.
+    constexpr uint16_t kMaxBackoff = 1024;
     const uint64_t shard_total = now + sh.used[dev][kind == kDevice ? kManaged : kDevice].load(std::memory_order_relaxed);
-    if (shard_total + sh.others_seen[dev] > peak) {
-      const uint64_t total = slot_used(slot(), dev);
-      sh.others_seen[dev] = total - shard_total;
-      if (total > peak) *high = total;
+    uint64_t& mine_high = sh.high[dev];
+    if (shard_total > mine_high) {
+      highs_sum_[dev].fetch_add(shard_total - mine_high, std::memory_order_relaxed);
+      mine_high = shard_total;
+    }
+    const uint64_t bound = shard_total + (highs_sum_[dev].load(std::memory_order_relaxed) - mine_high);
+    Peek& pk = peek_[t_shard];
+    if (bound > peak) {
+      bool look = shard_total + pk.others_seen[dev] > peak || pk.wait[dev] == 0;
+      if (!look) --pk.wait[dev];
+      if (look) {
+        const uint64_t total = slot_used(slot(), dev);
+        pk.others_seen[dev] = total - shard_total;
+        uint16_t& b = pk.backoff[dev];
+        if (total > peak) {
+          *high = total;
+          b = 0;
+        } else {
+          b = b ? std::min<uint16_t>(2 * b, kMaxBackoff) : 1;
+        }
+        pk.wait[dev] = b;
+      }
     }
   }
   return true;
@@ -505,7 +528,7 @@ void Ledger::empty_slot(ProcSlot& s) noexcept {
       const uint64_t q = sh.quota[d].exchange(0, std::memory_order_relaxed);
       if (q) devs_[d].reserved.fetch_sub(q, std::memory_order_relaxed);
       for (auto& k : sh.used[d]) k.store(0, std::memory_order_relaxed);
-      sh.others_seen[d] = 0;
+      sh.high[d] = 0;
     }
     sh.lock.store(0, std::memory_order_relaxed);
   }
@@ -573,6 +596,8 @@ void Ledger::after_fork_child() noexcept {
   // The child inherits the parent's slot index but holds nothing of its own: a slot of
   // its own, marked with the devices it shares with the parent.
   slot_.store(-1, std::memory_order_release);
+  for (auto& h : highs_sum_) h.store(0, std::memory_order_relaxed);
+  for (Peek& pk : peek_) pk = Peek{};
   try {
     claim_slot();
     for (auto [dev, ordinal] : my_devices_) mark_device(dev, ordinal);

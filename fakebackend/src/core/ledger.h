@@ -49,7 +49,7 @@ struct alignas(64) Shard {
   uint32_t reserved0;
   std::atomic<uint64_t> used[kMaxDevices][kKinds];  // exact bytes, by ledger device index
   std::atomic<uint64_t> quota[kMaxDevices];         // capacity reserved (device + managed)
-  uint64_t others_seen[kMaxDevices];  // the other shards' bytes when last summed (peak checks)
+  uint64_t high[kMaxDevices];  // this shard's highest device + managed bytes (peak checks)
 };
 
 struct alignas(64) ProcSlot {
@@ -149,6 +149,18 @@ class Ledger {
   DeviceEntry* devs_ = nullptr;
   ProcSlot* procs_ = nullptr;
   std::atomic<int> slot_{-1};
+  // Peak checks (reserve()). highs_sum_: Σ of this process's shards' `high`, per device; it
+  // bounds what the other shards can hold now and is written only when a shard reaches a new
+  // high, so a steady alloc/free loop never writes it. peek_: per shard (used under its
+  // lock), what the other shards held at its last look, and how many checks to wait before
+  // the next look that the bound alone asks for (doubling while looks find nothing new).
+  std::atomic<uint64_t> highs_sum_[kMaxDevices] = {};
+  struct alignas(64) Peek {
+    uint64_t others_seen[kMaxDevices];
+    uint16_t wait[kMaxDevices];
+    uint16_t backoff[kMaxDevices];
+  };
+  Peek peek_[kShards] = {};
   std::vector<std::pair<uint32_t, int>> my_devices_;  // entries this process registered, with ordinals
 };
 

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -33,6 +34,9 @@ struct Books {
   std::unordered_map<uint64_t, Record> imported_pools;  // local pool id → the exporter's pool
   std::unordered_set<uintptr_t> imported_ptrs;
 };
+// How many imported pointers are mapped: every cudaFree / cuMemFree asks release(), and
+// most processes never import one, so the common answer needs no lock.
+std::atomic<size_t> g_imported{0};
 Books& books() {
   static auto* b = new Books;  // never destroyed: frees may come from atexit handlers
   return *b;
@@ -90,14 +94,17 @@ Status import_pointer(MemPool* pool, const unsigned char data[64], void** out) {
   if (!data || !out || !is_imported(pool)) return Status::InvalidValue;
   if (Status st = Backend::get().ipc_open(data, out); st != Status::Ok) return st;
   std::lock_guard lock(books().mu);
-  books().imported_ptrs.insert(reinterpret_cast<uintptr_t>(*out));
+  if (books().imported_ptrs.insert(reinterpret_cast<uintptr_t>(*out)).second)
+    g_imported.fetch_add(1, std::memory_order_release);
   return Status::Ok;
 }
 
 bool release(void* p) noexcept {
+  if (g_imported.load(std::memory_order_acquire) == 0) return false;
   {
     std::lock_guard lock(books().mu);
     if (books().imported_ptrs.erase(reinterpret_cast<uintptr_t>(p)) == 0) return false;
+    g_imported.fetch_sub(1, std::memory_order_release);
   }
   (void)Backend::get().ipc_close(p);
   return true;

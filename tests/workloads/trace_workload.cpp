@@ -1,0 +1,250 @@
+// Exactly known allocation patterns for fakegpu-trace's integration tests
+// (tests/integration/test_trace.py), through the CUDA Runtime and the CUDA Driver API of the
+// backend it links against. Every figure a test asserts follows from the mode's comment.
+//
+//   trace_workload mixed [hold] [EXIT]
+//       device 1: cudaMalloc 3 MiB, cudaMallocManaged 2 MiB; host: cudaMallocHost 1 MiB;
+//       device 5: cuCtxCreate_v2 + cuMemAlloc_v2 5 MiB. Prints "pid N: holding", with `hold`
+//       waits for stdin to close; then frees the 3 MiB, the 1 MiB and the 5 MiB and exits
+//       with EXIT (default 0), leaking the 2 MiB managed allocation.
+//   trace_workload threads
+//       4 threads on devices 0, 4, 7, 4; thread i: cudaSetDevice, cudaMalloc (i+1) MiB, odd
+//       threads also 1 MiB; all wait at a barrier (every allocation live), then free the
+//       (i+1) MiB. The odd threads' 1 MiB (both on device 4) leak. The threads allocate one
+//       after the other, thread 3 first, so the figures never depend on the scheduler.
+//   trace_workload ctx
+//       cuCtxCreate_v4 on device 6, cuMemAlloc_v2 4 MiB and 2 MiB, cuMemFree_v2 the 2 MiB,
+//       cuCtxDestroy_v2 (frees the 4 MiB: an implicit free, not a leak).
+//   trace_workload async
+//       device 2: cudaMallocAsync 3 MiB and 1 MiB on the legacy stream, cudaFreeAsync the 3 MiB,
+//       cudaStreamSynchronize, cudaFreeAsync the 1 MiB, cudaStreamSynchronize.
+//       VMM on device 3 (the runtime's current device stays 2): cuMemCreate 4 MiB and 2 MiB,
+//       cuMemRelease both.
+//   trace_workload all
+//       mixed (without hold), then ctx, then async, then threads, one process.
+//   trace_workload spawn DEV MIB PROGRAM [ARGS...]
+//       cudaSetDevice(DEV), cudaMalloc MIB MiB, fork; the child execs PROGRAM ARGS; the
+//       parent waits for it, frees, and exits with the child's status.
+//   trace_workload churn PAIRS KIB
+//       device 0: cudaMalloc 8 MiB (held), PAIRS x (cudaMalloc KIB KiB + cudaFree), cudaFree
+//       the 8 MiB, then cudaMalloc 1 MiB that is leaked.
+// Every mode prints "pid N: ..." lines on stdout (flushed); any failed call ends the program
+// with status 1 and names the call on stderr.
+#include "workloads/cuda_min.h"
+
+#include <barrier>
+#include <cerrno>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+extern "C" {
+// Runtime
+int cudaMallocManaged(void** ptr, size_t size, unsigned flags);
+int cudaMallocHost(void** ptr, size_t size);
+int cudaFreeHost(void* ptr);
+int cudaMallocAsync(void** ptr, size_t size, void* stream);
+int cudaFreeAsync(void* ptr, void* stream);
+int cudaStreamSynchronize(void* stream);
+// Driver
+using CUdeviceptr = unsigned long long;
+using CUcontext = void*;
+int cuInit(unsigned flags);
+int cuDeviceGet(int* dev, int ordinal);
+int cuCtxCreate_v2(CUcontext* ctx, unsigned flags, int dev);
+int cuCtxCreate_v4(CUcontext* ctx, void* params, unsigned flags, int dev);
+int cuCtxDestroy_v2(CUcontext ctx);
+int cuMemAlloc_v2(CUdeviceptr* ptr, size_t size);
+int cuMemFree_v2(CUdeviceptr ptr);
+int cuMemCreate(unsigned long long* handle, size_t size, const void* prop, unsigned long long flags);
+int cuMemRelease(unsigned long long handle);
+}
+
+namespace {
+
+constexpr size_t kMiB = 1 << 20;
+constexpr unsigned kAttachGlobal = 1;
+
+// CUmemAllocationProp (32 bytes): pinned memory on a device.
+struct MemAllocationProp {
+  int type;                   // CU_MEM_ALLOCATION_TYPE_PINNED = 1
+  int requested_handle_types;
+  int location_type;          // CU_MEM_LOCATION_TYPE_DEVICE = 1
+  int location_id;
+  void* win32_metadata;
+  unsigned char compression, rdma;
+  unsigned short usage;
+  unsigned char reserved[4];
+};
+static_assert(sizeof(MemAllocationProp) == 32);
+
+void ok(int err, const char* what) {
+  if (err == 0) return;
+  std::fprintf(stderr, "trace_workload: %s failed with %d\n", what, err);
+  std::exit(1);
+}
+
+void say(const char* what) {
+  std::printf("pid %d: %s\n", static_cast<int>(::getpid()), what);
+  std::fflush(stdout);
+}
+
+void wait_for_eof() {
+  while (std::getchar() != EOF) {
+  }
+}
+
+void mixed(bool hold) {
+  void *a = nullptr, *managed = nullptr, *host = nullptr;
+  ok(cudaSetDevice(1), "cudaSetDevice(1)");
+  ok(cudaMalloc(&a, 3 * kMiB), "cudaMalloc 3 MiB");
+  ok(cudaMallocManaged(&managed, 2 * kMiB, kAttachGlobal), "cudaMallocManaged 2 MiB");
+  ok(cudaMallocHost(&host, 1 * kMiB), "cudaMallocHost 1 MiB");
+  int dev = -1;
+  CUcontext ctx = nullptr;
+  CUdeviceptr d = 0;
+  ok(cuInit(0), "cuInit");
+  ok(cuDeviceGet(&dev, 5), "cuDeviceGet(5)");
+  ok(cuCtxCreate_v2(&ctx, 0, dev), "cuCtxCreate_v2(device 5)");
+  ok(cuMemAlloc_v2(&d, 5 * kMiB), "cuMemAlloc_v2 5 MiB");
+  say("holding");
+  if (hold) wait_for_eof();
+  ok(cudaFree(a), "cudaFree 3 MiB");
+  ok(cudaFreeHost(host), "cudaFreeHost 1 MiB");
+  ok(cuMemFree_v2(d), "cuMemFree_v2 5 MiB");
+  say("freed");
+}
+
+void threads() {
+  // Two threads share device 4: each thread's allocations must land on its own device.
+  constexpr int kDevices[] = {0, 4, 7, 4};
+  constexpr int kThreads = 4;
+  std::barrier all_live(kThreads);
+  std::mutex mu;
+  std::condition_variable cv;
+  int turn = kThreads - 1;  // thread 3 allocates first, then 2, 1, 0
+  std::vector<std::thread> ts;
+  for (int i = 0; i < kThreads; ++i)
+    ts.emplace_back([&, i] {
+      void *p = nullptr, *extra = nullptr;
+      ok(cudaSetDevice(kDevices[i]), "cudaSetDevice");
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return turn == i; });
+        ok(cudaMalloc(&p, static_cast<size_t>(i + 1) * kMiB), "cudaMalloc (i+1) MiB");
+        if (i % 2) ok(cudaMalloc(&extra, kMiB), "cudaMalloc 1 MiB");
+        --turn;
+      }
+      cv.notify_all();
+      all_live.arrive_and_wait();
+      ok(cudaFree(p), "cudaFree (i+1) MiB");
+    });
+  for (auto& t : ts) t.join();
+  say("threads done");
+}
+
+void ctx() {
+  int dev = -1;
+  CUcontext c = nullptr;
+  CUdeviceptr big = 0, small = 0;
+  ok(cuInit(0), "cuInit");
+  ok(cuDeviceGet(&dev, 6), "cuDeviceGet(6)");
+  ok(cuCtxCreate_v4(&c, nullptr, 0, dev), "cuCtxCreate_v4(device 6)");
+  ok(cuMemAlloc_v2(&big, 4 * kMiB), "cuMemAlloc_v2 4 MiB");
+  ok(cuMemAlloc_v2(&small, 2 * kMiB), "cuMemAlloc_v2 2 MiB");
+  ok(cuMemFree_v2(small), "cuMemFree_v2 2 MiB");
+  ok(cuCtxDestroy_v2(c), "cuCtxDestroy_v2");
+  say("context destroyed");
+}
+
+void async() {
+  void *a = nullptr, *b = nullptr;
+  ok(cudaSetDevice(2), "cudaSetDevice(2)");
+  ok(cudaMallocAsync(&a, 3 * kMiB, nullptr), "cudaMallocAsync 3 MiB");
+  ok(cudaMallocAsync(&b, 1 * kMiB, nullptr), "cudaMallocAsync 1 MiB");
+  ok(cudaFreeAsync(a, nullptr), "cudaFreeAsync 3 MiB");
+  ok(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
+  ok(cudaFreeAsync(b, nullptr), "cudaFreeAsync 1 MiB");
+  ok(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
+  ok(cuInit(0), "cuInit");
+  MemAllocationProp prop{};
+  prop.type = 1;
+  prop.location_type = 1;
+  prop.location_id = 3;
+  unsigned long long h4 = 0, h2 = 0;
+  ok(cuMemCreate(&h4, 4 * kMiB, &prop, 0), "cuMemCreate 4 MiB on device 3");
+  ok(cuMemCreate(&h2, 2 * kMiB, &prop, 0), "cuMemCreate 2 MiB on device 3");
+  ok(cuMemRelease(h4), "cuMemRelease 4 MiB");
+  ok(cuMemRelease(h2), "cuMemRelease 2 MiB");
+  say("async and VMM done");
+}
+
+int spawn(int dev, size_t mib, char** argv) {
+  void* p = nullptr;
+  ok(cudaSetDevice(dev), "cudaSetDevice");
+  ok(cudaMalloc(&p, mib * kMiB), "cudaMalloc");
+  say("parent allocated");
+  const pid_t child = ::fork();
+  if (child < 0) ok(errno, "fork");
+  if (child == 0) {
+    ::execv(argv[0], argv);
+    std::fprintf(stderr, "trace_workload: cannot exec %s: %s\n", argv[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  int st = 0;
+  while (::waitpid(child, &st, 0) < 0 && errno == EINTR) {
+  }
+  ok(cudaFree(p), "cudaFree");
+  say("parent freed");
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+void churn(long pairs, size_t kib) {
+  void *held = nullptr, *leak = nullptr;
+  ok(cudaSetDevice(0), "cudaSetDevice(0)");
+  ok(cudaMalloc(&held, 8 * kMiB), "cudaMalloc 8 MiB");
+  for (long i = 0; i < pairs; ++i) {
+    void* p = nullptr;
+    ok(cudaMalloc(&p, kib << 10), "cudaMalloc");
+    ok(cudaFree(p), "cudaFree");
+  }
+  ok(cudaFree(held), "cudaFree 8 MiB");
+  ok(cudaMalloc(&leak, kMiB), "cudaMalloc 1 MiB");
+  say("churn done");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "mixed") {
+    const bool hold = argc > 2 && std::string(argv[2]) == "hold";
+    const int arg = hold ? 3 : 2;
+    mixed(hold);
+    return argc > arg ? std::atoi(argv[arg]) : 0;
+  }
+  if (mode == "threads") return threads(), 0;
+  if (mode == "ctx") return ctx(), 0;
+  if (mode == "async") return async(), 0;
+  if (mode == "all") {
+    mixed(false);
+    ctx();
+    async();
+    threads();
+    return 0;
+  }
+  if (mode == "spawn" && argc > 4) return spawn(std::atoi(argv[2]), std::strtoull(argv[3], nullptr, 10), argv + 4);
+  if (mode == "churn" && argc > 3) return churn(std::atol(argv[2]), std::strtoull(argv[3], nullptr, 10)), 0;
+  std::fprintf(stderr,
+               "usage: trace_workload mixed [hold] [EXIT] | threads | ctx | async | all | "
+               "spawn DEV MIB PROGRAM [ARGS...] | churn PAIRS KIB\n");
+  return 2;
+}
