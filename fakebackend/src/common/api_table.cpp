@@ -30,6 +30,7 @@ namespace {
                ".p2align 4\n"                                              \
                ".globl " sym "\n"                                          \
                ".type " sym ",@function\n" sym ":\n"                       \
+               ".Lfg_site_%=:\n"                                           \
                ".byte 0x0f,0x1f,0x44,0x00,0x00\n"                          \
                "movq fg_tls_counts@gottpoff(%%rip), %%r11\n"               \
                "movq %%fs:(%%r11), %%r11\n"                                \
@@ -41,6 +42,10 @@ namespace {
                "lock incq fg_global_counts+%c0(%%rip)\n"                   \
                "jmp " impl "\n"                                            \
                ".size " sym ", .-" sym "\n"                                \
+               ".popsection\n"                                             \
+               /* the entry's offset in the table fork_guard.cpp reads */   \
+               ".pushsection .rodata.fgapi_sites,\"a\",@progbits\n"       \
+               ".long .Lfg_site_%= - fg_api_text_begin\n"                  \
                ".popsection\n" ::"i"(static_cast<int>(fg::ApiId::id) * 8))
 
 #define FG_SYMVER(local, versioned) asm(".symver " local ", " versioned "\n")
@@ -48,6 +53,12 @@ namespace {
 // Never called: it only carries the asm statements (which need operands, so they
 // cannot be top-level asm).
 [[gnu::used]] void emit_trampolines() {
+  // Bounds of the trampolines and of their offset table (common/fork_guard.cpp), emitted
+  // first and last in this function, hence around everything in the two sections.
+  asm volatile(".pushsection .text.fgapi,\"ax\",@progbits\n.p2align 4\n"
+               ".globl fg_api_text_begin\n.hidden fg_api_text_begin\nfg_api_text_begin:\n.popsection\n"
+               ".pushsection .rodata.fgapi_sites,\"a\",@progbits\n.p2align 2\n"
+               ".globl fg_api_sites_begin\n.hidden fg_api_sites_begin\nfg_api_sites_begin:\n.popsection\n");
   // libcudart: BOTH = one implementation under both version nodes; SPLIT = two ABIs.
 #define FG_CUDART(name, nodes, ret) FG_CUDART_EMIT_##nodes(name)
 #define FG_CUDART_EMIT_BOTH(name)                                            \
@@ -80,6 +91,8 @@ namespace {
 #include "nvml.def"
 #undef FG_NVML
 #undef FG_NVML_OTHER
+  asm volatile(".pushsection .rodata.fgapi_sites,\"a\",@progbits\n"
+               ".globl fg_api_sites_end\n.hidden fg_api_sites_end\nfg_api_sites_end:\n.popsection\n");
 }
 
 }  // namespace
