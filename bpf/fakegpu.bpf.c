@@ -79,6 +79,9 @@ struct alloc_rec {
 	__u64 size;
 	__s32 device;
 	__u32 kind;
+	__u64 ctx;	/* driver context current at allocation; 0: the runtime's (primary) */
+	__s32 ctx_device; /* that context's device */
+	__u32 pad;
 };
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -120,6 +123,23 @@ struct {
 	__type(key, __u64); /* CUcontext */
 	__type(value, __s32);
 } ctx_device SEC(".maps");
+
+/* Entry/return path: the driver context current on a thread (absent or 0: the runtime's
+ * primary context of its device), and which contexts are primary ones (value: device). An
+ * allocation remembers its context, so destroying the context frees it implicitly. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32); /* tid */
+	__type(value, __u64);
+} tid_ctx SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64); /* CUcontext */
+	__type(value, __s32);
+} primary_ctx SEC(".maps");
 
 /* Call counts and latency per (process, traced function). */
 #define FG_LAT_BUCKETS 32
@@ -376,6 +396,8 @@ enum fg_class {
 	FG_C_LAUNCH = 10,      /* kernel launch */
 	FG_C_VMM_CREATE = 11,  /* cuMemCreate(handle *out, size_t size, ...) */
 	FG_C_VMM_RELEASE = 12, /* cuMemRelease(handle) */
+	FG_C_CTX_DESTROY = 13, /* cuCtxDestroy_v2(CUcontext ctx) */
+	FG_C_PRIMARY_RESET = 14, /* cuDevicePrimaryCtxReset_v2(CUdevice dev) / cudaDeviceReset() */
 };
 
 #define COOKIE_FUNC(c) ((__u32)((c)&0xffff))
@@ -406,6 +428,44 @@ static __always_inline __s32 current_device(__u32 tid)
 {
 	__s32 *d = bpf_map_lookup_elem(&tid_device, &tid);
 	return d ? *d : 0; /* no cudaSetDevice / context yet: device 0, as the runtime does */
+}
+
+/* The thread's current driver context, 0 for the runtime's primary context. */
+static __always_inline __u64 current_ctx(__u32 tid)
+{
+	__u64 *c = bpf_map_lookup_elem(&tid_ctx, &tid);
+	if (!c || !*c)
+		return 0;
+	__u64 ctx = *c;
+	return bpf_map_lookup_elem(&primary_ctx, &ctx) ? 0 : ctx;
+}
+
+static __always_inline void set_current_ctx(__u32 tid, __u64 ctx)
+{
+	bpf_map_update_elem(&tid_ctx, &tid, &ctx, BPF_ANY);
+}
+
+/* Destroying a context (or resetting a device's primary context) frees what it holds. */
+struct ctx_free_arg {
+	__u32 tgid;
+	__u32 func;
+	__u64 ctx;	/* the context destroyed; 0 with primary: the primary context of device */
+	__s32 device;
+	__u16 api;
+	__u16 primary;
+};
+
+static long free_ctx_allocation(void *map, struct alloc_key *k, struct alloc_rec *r,
+				struct ctx_free_arg *a)
+{
+	if (k->tgid != a->tgid)
+		return 0;
+	if (a->primary ? (r->ctx != 0 || r->ctx_device != a->device) : r->ctx != a->ctx)
+		return 0;
+	on_free(a->tgid, r->device, k->ptr, r->size, r->kind, a->api, FG_SRC_UPROBE, a->func, true,
+		1 /* context destroyed */);
+	bpf_map_delete_elem(map, k);
+	return 0;
 }
 
 static __always_inline void account_call(__u32 tgid, __u32 func, __u64 ns, bool failed)
@@ -467,6 +527,14 @@ static __always_inline int leave(struct pt_regs *ctx)
 			size = pitch * v.a3;
 		}
 		__s32 device = kind == FG_MEM_HOST ? -1 : current_device(tid);
+		if (COOKIE_CLASS(cookie) == FG_C_VMM_CREATE) {
+			/* cuMemCreate(handle *, size, const CUmemAllocationProp *prop, flags): the
+			 * device is prop->location (type at offset 8, id at 12), not the context's. */
+			__s32 loc[2] = { 0, 0 };
+			if (v.a2 && bpf_probe_read_user(loc, sizeof(loc), (void *)(v.a2 + 8)) == 0 &&
+			    loc[0] == 1 /* CU_MEM_LOCATION_TYPE_DEVICE */)
+				device = loc[1];
+		}
 		if (rc != 0) {
 			on_failure(tgid, FG_EV_ALLOC_FAIL, device, 0, size, kind, rc, api, FG_SRC_UPROBE, func);
 			return 0;
@@ -475,7 +543,8 @@ static __always_inline int leave(struct pt_regs *ctx)
 		if (bpf_probe_read_user(&ptr, sizeof(ptr), (void *)v.a0) != 0 || ptr == 0 || size == 0)
 			return 0; /* cudaMalloc(&p, 0): success, nothing allocated */
 		struct alloc_key ak = { .tgid = tgid, .ptr = ptr };
-		struct alloc_rec ar = { .size = size, .device = device, .kind = kind };
+		struct alloc_rec ar = { .size = size, .device = device, .kind = kind,
+					.ctx = current_ctx(tid), .ctx_device = current_device(tid) };
 		if (bpf_map_update_elem(&allocs, &ak, &ar, BPF_ANY) != 0)
 			stat_inc(FG_STAT_ALLOC_MAP_FULL);
 		on_alloc(tgid, device, ptr, size, kind, api, FG_SRC_UPROBE, func);
@@ -506,6 +575,7 @@ static __always_inline int leave(struct pt_regs *ctx)
 		if (rc == 0) {
 			__s32 dev = (__s32)v.a0;
 			bpf_map_update_elem(&tid_device, &tid, &dev, BPF_ANY);
+			set_current_ctx(tid, 0); /* the runtime works in the device's primary context */
 			emit(FG_EV_CTX_SWITCH, dev, 0, 0, 0, 0, api, FG_SRC_UPROBE, func, 0);
 		}
 		return 0;
@@ -520,8 +590,11 @@ static __always_inline int leave(struct pt_regs *ctx)
 				    : COOKIE_CLASS(cookie) == FG_C_CTX_CREATE4 ? v.a3
 									       : v.a1);
 		bpf_map_update_elem(&ctx_device, &c, &dev, BPF_ANY);
-		if (COOKIE_CLASS(cookie) != FG_C_PRIMARY) { /* cuCtxCreate makes it current */
+		if (COOKIE_CLASS(cookie) == FG_C_PRIMARY)
+			bpf_map_update_elem(&primary_ctx, &c, &dev, BPF_ANY);
+		else { /* cuCtxCreate makes it current */
 			bpf_map_update_elem(&tid_device, &tid, &dev, BPF_ANY);
+			set_current_ctx(tid, c);
 			emit(FG_EV_CTX_SWITCH, dev, 0, 0, 0, 0, api, FG_SRC_UPROBE, func, c);
 		}
 		return 0;
@@ -534,8 +607,27 @@ static __always_inline int leave(struct pt_regs *ctx)
 		if (dev) {
 			__s32 d = *dev;
 			bpf_map_update_elem(&tid_device, &tid, &d, BPF_ANY);
+			set_current_ctx(tid, c);
 			emit(FG_EV_CTX_SWITCH, d, 0, 0, 0, 0, api, FG_SRC_UPROBE, func, c);
 		}
+		return 0;
+	}
+	case FG_C_CTX_DESTROY:
+	case FG_C_PRIMARY_RESET: {
+		if (rc != 0)
+			return 0;
+		struct ctx_free_arg a = { .tgid = tgid, .func = func, .api = api };
+		if (COOKIE_CLASS(cookie) == FG_C_CTX_DESTROY) {
+			a.ctx = v.a0;
+			bpf_map_delete_elem(&ctx_device, &a.ctx);
+			__u64 *cur = bpf_map_lookup_elem(&tid_ctx, &tid);
+			if (cur && *cur == a.ctx)
+				set_current_ctx(tid, 0);
+		} else {
+			a.primary = 1;
+			a.device = api == FG_API_RUNTIME ? current_device(tid) : (__s32)v.a0;
+		}
+		bpf_for_each_map_elem(&allocs, free_ctx_allocation, &a, 0);
 		return 0;
 	}
 	case FG_C_COPY: {

@@ -211,17 +211,19 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
     // Where USDT books allocations and frees, no entry/return probes on those functions:
     // one probe hit per call, and nothing counted twice.
     if (use_usdt && f.covered_by_usdt()) continue;
+    TracedFunction as = f;
+    if (use_usdt && f.frees_booked_by_usdt()) as.cls = FuncClass::Other;
     if (multi_) {
       for (uint64_t off : offsets) {
         multi_offsets.push_back(off);
-        multi_cookies.push_back(cookie(i, f));
+        multi_cookies.push_back(cookie(i, as));
       }
       lib.probes += 2 * offsets.size();
       continue;
     }
     for (uint64_t off : offsets) {
-      LIBBPF_OPTS(bpf_uprobe_opts, entry_opts, .bpf_cookie = cookie(i, f), .retprobe = false);
-      LIBBPF_OPTS(bpf_uprobe_opts, exit_opts, .bpf_cookie = cookie(i, f), .retprobe = true);
+      LIBBPF_OPTS(bpf_uprobe_opts, entry_opts, .bpf_cookie = cookie(i, as), .retprobe = false);
+      LIBBPF_OPTS(bpf_uprobe_opts, exit_opts, .bpf_cookie = cookie(i, as), .retprobe = true);
       bpf_link* e = bpf_program__attach_uprobe_opts(skel_->progs.api_enter, -1, path.c_str(), off, &entry_opts);
       if (!e)
         throw TraceError("cannot attach a uprobe to " + std::string(f.name) + " in " + path + ": " + errno_text(errno),

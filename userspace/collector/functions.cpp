@@ -38,6 +38,7 @@ constexpr TracedFunction kFunctions[] = {
     {"cudaDeviceSynchronize", C::Other, 0, kRuntime, 0},
     {"cudaStreamSynchronize", C::Other, 0, kRuntime, 0},
     {"cudaMemGetInfo", C::Other, 0, kRuntime, 0},
+    {"cudaDeviceReset", C::PrimaryReset, 0, kRuntime, 0},
     // driver: memory
     {"cuMemAlloc_v2", C::Alloc, kDevice, kDriver, 0},
     {"cuMemAllocPitch_v2", C::AllocPitch, kDevice, kDriver, 0},
@@ -60,9 +61,9 @@ constexpr TracedFunction kFunctions[] = {
     {"cuDevicePrimaryCtxRetain", C::PrimaryRetain, 0, kDriver, 0},
     {"cuCtxSetCurrent", C::CtxSet, 0, kDriver, 0},
     {"cuCtxPushCurrent_v2", C::CtxSet, 0, kDriver, 0},
-    {"cuCtxDestroy_v2", C::Other, 0, kDriver, 0},
+    {"cuCtxDestroy_v2", C::CtxDestroy, 0, kDriver, 0},
     {"cuDevicePrimaryCtxRelease_v2", C::Other, 0, kDriver, 0},
-    {"cuDevicePrimaryCtxReset_v2", C::Other, 0, kDriver, 0},
+    {"cuDevicePrimaryCtxReset_v2", C::PrimaryReset, 0, kDriver, 0},
     // driver: copies and launches
     {"cuMemcpyHtoD_v2", C::Copy, 0, kDriver, 1},
     {"cuMemcpyDtoH_v2", C::Copy, 0, kDriver, 2},

@@ -23,6 +23,8 @@ enum class FuncClass : uint8_t {
   Launch = 10,
   VmmCreate = 11,
   VmmRelease = 12,
+  CtxDestroy = 13,    // frees what the context held (implicit frees)
+  PrimaryReset = 14,  // frees what the device's primary context held
 };
 
 struct TracedFunction {
@@ -37,6 +39,9 @@ struct TracedFunction {
     return cls == FuncClass::Alloc || cls == FuncClass::AllocPitch || cls == FuncClass::Free ||
            cls == FuncClass::VmmCreate || cls == FuncClass::VmmRelease;
   }
+  // Context teardown: with USDT the backend's implicit-free probes book what it frees, so
+  // the entry/return probes only count and time the call.
+  bool frees_booked_by_usdt() const { return cls == FuncClass::CtxDestroy || cls == FuncClass::PrimaryReset; }
 };
 
 std::span<const TracedFunction> traced_functions();

@@ -55,6 +55,16 @@ uint32_t ppid_of(int pid) {
   return ppid;
 }
 
+// Running, not a zombie: a zombie has passed its exit tracepoint already.
+bool process_alive(int pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const size_t rp = s.rfind(')');
+  if (rp == std::string::npos || rp + 2 >= s.size()) return false;
+  const char state = s[rp + 2];
+  return state != 'Z' && state != 'X';
+}
+
 // The command of `run`, started stopped at a gate until the probes are in place, as the
 // user who invoked sudo (not root) when started through sudo.
 class Child {
@@ -386,7 +396,32 @@ class Session {
     h.alloc_map_full = kh.alloc_map_full;
     for (const auto& l : collector_.libraries()) h.libraries.push_back({l.path, l.mode});
     ledger_.set_health(h);
+    // The in-kernel books: exact even when ring-buffer records were lost.
+    std::map<uint32_t, std::vector<KernelBookView>> kbooks;
+    for (const KernelBook& b : collector_.books()) {
+      KernelBookView v;
+      v.device = b.key.device;
+      v.kind = static_cast<MemKind>(b.key.kind);
+      v.alloc_calls = b.book.alloc_calls;
+      v.alloc_bytes = b.book.alloc_bytes;
+      v.free_calls = b.book.free_calls;
+      v.free_bytes = b.book.free_bytes;
+      v.implicit_free_bytes = b.book.implicit_free_bytes;
+      v.live_bytes = b.book.live_bytes;
+      v.peak_bytes = b.book.peak_bytes;
+      v.failed_calls = b.book.failed_calls;
+      kbooks[b.key.tgid].push_back(v);
+    }
+    for (auto& [pid, books] : kbooks)
+      if (seen_.count(static_cast<int>(pid))) ledger_.set_kernel_books(pid, std::move(books));
     for (uint32_t pid : exited_) collector_.forget(pid);
+    // A process whose exit record was lost (ring buffer full) is gone all the same: its exit
+    // tracepoint ran before it left /proc, so a record still in flight was drained above.
+    for (const auto& p : ledger_.snapshot(false).processes)
+      if (!p.exited && !process_alive(static_cast<int>(p.pid))) {
+        ledger_.process_exited(p.pid, now);
+        collector_.forget(p.pid);
+      }
     exited_.clear();
     rescan();
     ledger_.expire(now, static_cast<uint64_t>(opts_.exited_ttl_s * 1e9));

@@ -396,6 +396,13 @@ void AllocationLedger::set_copy_totals(uint32_t pid, CopyDirection dir, uint64_t
 
 void AllocationLedger::set_launch_totals(uint32_t pid, uint64_t count) { for_counters(pid).launches = count; }
 
+void AllocationLedger::set_kernel_books(uint32_t pid, std::vector<KernelBookView> books) {
+  std::sort(books.begin(), books.end(), [](const KernelBookView& a, const KernelBookView& b) {
+    return a.device != b.device ? a.device < b.device : a.kind < b.kind;
+  });
+  for_counters(pid).kernel_books = std::move(books);
+}
+
 void AllocationLedger::set_health(const Health& health) { health_ = health; }
 
 // ---- views ------------------------------------------------------------------------------
@@ -413,6 +420,7 @@ ProcessView AllocationLedger::view(const Proc& p) const {
   v.baseline_known = p.baseline_known;
   v.live_bytes = p.gpu.live;
   v.peak_bytes = p.gpu.peak;
+  v.kernel_books = p.kernel_books;
   std::map<int32_t, DeviceUsage> devs;
   for (const auto& [key, b] : p.books) {
     v.books.push_back(b);

@@ -110,6 +110,18 @@ struct BookView {
   uint64_t leaked_allocs = 0;   // tracked allocations among them (baseline bytes have no count)
 };
 
+// The in-kernel books of one (process, device, kind) (struct fg_book): counted by the BPF
+// programs themselves, so they stay exact when ring-buffer records are lost.
+struct KernelBookView {
+  int32_t device = kHostDevice;
+  MemKind kind = MemKind::Unknown;
+  uint64_t alloc_calls = 0, alloc_bytes = 0;
+  uint64_t free_calls = 0, free_bytes = 0;
+  uint64_t implicit_free_bytes = 0;
+  uint64_t live_bytes = 0, peak_bytes = 0;
+  uint64_t failed_calls = 0;
+};
+
 // A process's figures on one device, all kinds together.
 struct DeviceUsage {
   int32_t device = kHostDevice;
@@ -145,6 +157,7 @@ struct ProcessView {
   uint64_t leaked_allocs = 0;
   uint64_t allocs = 0, frees = 0, failed = 0, implicit_frees = 0, unmatched_frees = 0;
   std::vector<BookView> books;       // by device, then kind
+  std::vector<KernelBookView> kernel_books;  // by device, then kind (the collector's last read)
   std::vector<DeviceUsage> devices;  // by device
   std::vector<CallStats> calls;      // by function name
   std::array<CopyStats, kCopyDirections> copies{};
@@ -201,6 +214,8 @@ class AllocationLedger {
   void set_call_totals(uint32_t pid, const CallStats& totals);
   void set_copy_totals(uint32_t pid, CopyDirection dir, uint64_t bytes, uint64_t count);
   void set_launch_totals(uint32_t pid, uint64_t count);
+  // The process's in-kernel books as last read (replacing the previous read).
+  void set_kernel_books(uint32_t pid, std::vector<KernelBookView> books);
   void set_health(const Health& health);
 
   Snapshot snapshot(bool include_exited) const;
@@ -236,6 +251,7 @@ class AllocationLedger {
     uint64_t start_ns = 0, exit_ns = 0;
     bool exited = false, exit_event_seen = false, since_attach = false, baseline_known = false;
     std::map<BookKey, BookView> books;
+    std::vector<KernelBookView> kernel_books;
     std::map<int32_t, Level> devices;
     Level gpu;
     std::unordered_map<uint64_t, Allocation> outstanding;  // by pointer (VMM: handle)

@@ -308,6 +308,22 @@ ordered_json book_json(const BookView& b) {
           {"leaked_allocs", b.leaked_allocs}};
 }
 
+ordered_json kernel_books_json(const std::vector<KernelBookView>& books) {
+  ordered_json arr = ordered_json::array();
+  for (const KernelBookView& b : books)
+    arr.push_back({{"device", b.device},
+                   {"kind", to_string(b.kind)},
+                   {"alloc_calls", b.alloc_calls},
+                   {"alloc_bytes", b.alloc_bytes},
+                   {"free_calls", b.free_calls},
+                   {"free_bytes", b.free_bytes},
+                   {"implicit_free_bytes", b.implicit_free_bytes},
+                   {"live_bytes", b.live_bytes},
+                   {"peak_bytes", b.peak_bytes},
+                   {"failed_calls", b.failed_calls}});
+  return arr;
+}
+
 ordered_json device_json(const DeviceUsage& d, bool with_live, bool with_processes) {
   ordered_json j = {{"device", d.device}};
   if (with_live) j["live_bytes"] = d.live_bytes;
@@ -378,6 +394,7 @@ ordered_json snapshot_json(const Snapshot& s, std::string_view time_text) {
     ordered_json books = ordered_json::array();
     for (const BookView& b : p.books) books.push_back(book_json(b));
     j["books"] = std::move(books);
+    j["kernel_books"] = kernel_books_json(p.kernel_books);
     procs.push_back(std::move(j));
   }
   return {{"time", time_text},
@@ -465,6 +482,7 @@ ordered_json summary_json(const Snapshot& s, const RunInfo& run, const Verdict& 
     j["calls"] = calls_json(p.calls);
     j["copies"] = copies_json(p.copies);
     j["launches"] = p.launches;
+    j["kernel_books"] = kernel_books_json(p.kernel_books);
     procs.push_back(std::move(j));
   }
   ordered_json reasons = verdict.reasons;
