@@ -50,6 +50,14 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
+/* User stacks of allocations (--stacks; the collector sizes it to 1 entry otherwise). */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, FG_STACK_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
 /* Processes to trace when cfg.filter_pids (attach -p, run). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -280,8 +288,8 @@ static __always_inline void emit(__u32 type, __s32 device, __u64 ptr, __u64 size
 }
 
 /* Books and emits a completed allocation. */
-static __always_inline void on_alloc(__u32 tgid, __s32 device, __u64 ptr, __u64 size, __u32 kind, __u16 api,
-				     __u16 source, __u32 func)
+static __always_inline void on_alloc(void *ctx, __u32 tgid, __s32 device, __u64 ptr, __u64 size, __u32 kind,
+				     __u16 api, __u16 source, __u32 func)
 {
 	struct fg_book *b = book_of(tgid, device, kind);
 	if (b) {
@@ -289,7 +297,13 @@ static __always_inline void on_alloc(__u32 tgid, __s32 device, __u64 ptr, __u64 
 		__sync_fetch_and_add(&b->alloc_calls, 1);
 		book_live(b, (__s64)size);
 	}
-	emit(FG_EV_ALLOC, device, ptr, size, kind, 0, api, source, func, 0);
+	__u64 aux = 0; /* user stack id + 1 */
+	if (cfg.stacks) {
+		long id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+		if (id >= 0)
+			aux = (__u64)id + 1;
+	}
+	emit(FG_EV_ALLOC, device, ptr, size, kind, 0, api, source, func, aux);
 }
 
 /* Books and emits a completed free (explicit, or implicit with its reason in aux). */
@@ -329,7 +343,7 @@ int BPF_USDT(usdt_alloc, __u64 ptr, __u64 size, __u64 info)
 	__s32 device = FG_USDT_INFO_DEVICE(info), status = FG_USDT_INFO_STATUS(info);
 	__u32 kind = FG_USDT_INFO_KIND(info), api = FG_USDT_INFO_API(info);
 	if (status == 0)
-		on_alloc(tgid, device, ptr, size, kind, api, FG_SRC_USDT, ~0u);
+		on_alloc(ctx, tgid, device, ptr, size, kind, api, FG_SRC_USDT, ~0u);
 	else
 		on_failure(tgid, FG_EV_ALLOC_FAIL, device, ptr, size, kind, status, api, FG_SRC_USDT, ~0u);
 	return 0;
@@ -547,7 +561,7 @@ static __always_inline int leave(struct pt_regs *ctx)
 					.ctx = current_ctx(tid), .ctx_device = current_device(tid) };
 		if (bpf_map_update_elem(&allocs, &ak, &ar, BPF_ANY) != 0)
 			stat_inc(FG_STAT_ALLOC_MAP_FULL);
-		on_alloc(tgid, device, ptr, size, kind, api, FG_SRC_UPROBE, func);
+		on_alloc(ctx, tgid, device, ptr, size, kind, api, FG_SRC_UPROBE, func);
 		return 0;
 	}
 	case FG_C_FREE:

@@ -115,7 +115,10 @@ struct fg_config {
 	__u32 filter_pids;	/* 1: only processes in the pids map (attach / run) */
 	__u32 follow_children;	/* 1: forked children join the pids map (run) */
 	__u32 wakeup_bytes;	/* wake the consumer when this much is pending; 0 = always */
-	__u32 pad;
+	__u32 stacks;		/* 1: allocations carry their user stack id (--stacks) */
 };
+
+/* User stacks recorded with --stacks: frames kept per stack (the map's value size / 8). */
+#define FG_STACK_DEPTH 64
 
 #endif /* FAKEGPU_EVENTS_H */

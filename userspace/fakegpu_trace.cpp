@@ -62,7 +62,8 @@ uint64_t parse_size_option(const std::string& name, const std::string& text) {
 struct Common {
   std::vector<std::string> libs;
   double interval = 1.0, duration = 0;
-  bool json = false, uprobes_only = false;
+  bool json = false, uprobes_only = false, stacks = false;
+  size_t top = 10;
   std::string ringbuf = "16MiB";
   uint32_t max_allocs = 1u << 18;
   void add(CLI::App* app, bool with_output) {
@@ -76,6 +77,9 @@ struct Common {
     app->add_flag("--uprobes-only", uprobes_only,
                   "trace the fake backend through entry/return probes too, not its USDT probes");
     app->add_option("--ringbuf-size", ringbuf, "ring buffer size (e.g. 16MiB)");
+    app->add_flag("--stacks", stacks,
+                  "record each allocation's user stack; list the top stacks by outstanding (run: leaked) bytes");
+    app->add_option("--top", top, "how many stacks --stacks lists")->check(CLI::Range(1, 1000));
     app->add_option("--max-allocs", max_allocs, "live allocations the entry/return probes can remember")
         ->check(CLI::Range(16u, 1u << 24));
   }
@@ -87,6 +91,8 @@ struct Common {
     o.uprobes_only = uprobes_only;
     o.ringbuf_bytes = parse_size_option("--ringbuf-size", ringbuf);
     o.max_allocs = max_allocs;
+    o.stacks = stacks;
+    o.top_stacks = top;
   }
 };
 

@@ -598,6 +598,26 @@ class Monitor(TraceCase):
         self.assertLess(took, PROMPT_EXIT_S, f"monitor took {took:.1f} s to exit after SIGTERM")
 
 
+# ---- 9a. --stacks: leaked bytes by user stack, symbolized ---------------------------------------
+class Stacks(TraceCase):
+    def test_leak_is_reported_with_its_symbolized_stack_both_ways(self):
+        for mode, options in (("usdt", []), ("uprobe", ["--uprobes-only"])):
+            with self.subTest(mode=mode):
+                rc, s, p = self.trace_run("--stacks", "--top", "5", *options, cmd=[trace_workload(), "mixed"])
+                self.assertEqual(rc, 0, p.describe())
+                pid = s["processes"][0]["pid"]
+                stacks = s["leaked_stacks"]
+                # mixed leaks one allocation: the 2 MiB of cudaMallocManaged, called from mixed().
+                self.assertEqual([(st["pid"], st["comm"], st["bytes"], st["allocs"]) for st in stacks],
+                                 [(pid, "trace_workload", 2 * MiB, 1)], json.dumps(stacks, indent=1))
+                frames = stacks[0]["frames"]
+                app = [f for f in frames if f.endswith("[trace_workload]")]
+                self.assertEqual([f.split("+")[0] for f in app], ["(anonymous namespace)::mixed(bool)", "main"],
+                                 frames)
+                if mode == "usdt":  # the probe fires inside the backend, below the API entry
+                    self.assertIn("fgimpl_cudaMallocManaged", " ".join(frames))
+
+
 # ---- 9b. a forked child that calls the API without exec ------------------------------------------
 class ForkedChild(TraceCase):
     def test_forked_child_calling_the_api_survives_optimized_probes(self):

@@ -607,6 +607,7 @@ TEST_CASE("stacks: outstanding and leaked bytes by stack, top N, symbolized", "[
         "\t300 B in 2 allocations from pid 70 (py), stack 5:\n"
         "\t\tcudaMalloc\n"
         "\t\tframe5\n");
+  CHECK(render_stacks({}, StackSet::Outstanding) == "No outstanding allocations with a recorded stack.\n");
   CHECK(stacks_json({top[0]}).dump() ==
         R"([{"pid":70,"comm":"py","stack_id":5,"bytes":300,"allocs":2,"frames":["cudaMalloc","frame5"]}])");
 }

@@ -3,7 +3,7 @@
 find_package(Threads REQUIRED)
 add_executable(fakegpu_trace_workload ${CMAKE_CURRENT_LIST_DIR}/trace_workload.cpp)
 target_compile_features(fakegpu_trace_workload PRIVATE cxx_std_20)  # std::barrier
-target_compile_options(fakegpu_trace_workload PRIVATE ${FAKEGPU_WARNINGS})
+target_compile_options(fakegpu_trace_workload PRIVATE ${FAKEGPU_WARNINGS} -fno-omit-frame-pointer)  # --stacks
 target_include_directories(fakegpu_trace_workload PRIVATE ${PROJECT_SOURCE_DIR}/tests)
 target_link_libraries(fakegpu_trace_workload PRIVATE fake_gpu Threads::Threads)
 set_target_properties(fakegpu_trace_workload PROPERTIES OUTPUT_NAME trace_workload

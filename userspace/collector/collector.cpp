@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -67,6 +68,8 @@ void Collector::open_and_load(bool multi) {
   skel_->rodata->cfg.filter_pids = opts_.filter_pids;
   skel_->rodata->cfg.follow_children = opts_.follow_children;
   skel_->rodata->cfg.wakeup_bytes = opts_.wakeup_bytes;
+  skel_->rodata->cfg.stacks = opts_.stacks;
+  bpf_map__set_max_entries(skel_->maps.stacks, opts_.stacks ? opts_.max_stacks : 1);
   // The ring buffer size must be a power of two and a multiple of the page size.
   uint64_t rb = 4096;
   while (rb < opts_.ringbuf_bytes) rb <<= 1;
@@ -293,6 +296,14 @@ std::vector<KernelBook> Collector::books() const {
     prev = &key;
   }
   return out;
+}
+
+std::vector<uint64_t> Collector::stack(uint32_t id) const {
+  std::vector<uint64_t> ips(FG_STACK_DEPTH, 0);
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.stacks), &id, ips.data()) != 0) return {};
+  const auto end = std::find(ips.begin(), ips.end(), 0);
+  ips.erase(end, ips.end());
+  return ips;
 }
 
 KernelHealth Collector::health() const {

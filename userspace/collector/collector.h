@@ -29,6 +29,8 @@ struct CollectorOptions {
   uint32_t max_allocs = 1u << 18;  // live allocations the entry/return path can remember
   uint32_t wakeup_bytes = 256u << 10;
   bool force_uprobes = false;    // ignore USDT probes (compare both ways on one workload)
+  bool stacks = false;           // record each allocation's user stack (--stacks)
+  uint32_t max_stacks = 16384;   // distinct stacks the kernel keeps (with stacks)
 };
 
 // How a library is traced.
@@ -82,6 +84,8 @@ class Collector {
   std::vector<CallCount> calls() const;
   std::vector<CopyCount> copies() const;
   std::map<uint32_t, uint64_t> launches() const;
+  // The return addresses of user stack `id` (innermost first); empty if unknown.
+  std::vector<uint64_t> stack(uint32_t id) const;
   // Drops a process's in-kernel books (after its exit was reported).
   void forget(uint32_t tgid);
 

@@ -5,8 +5,10 @@
 #include "collector/discovery.h"
 #include "collector/errors.h"
 #include "collector/functions.h"
+#include "collector/symbolizer.h"
 #include "core/ledger.h"
 #include "core/render.h"
+#include "core/stacks.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -207,6 +209,7 @@ class Session {
     info.duration_s = static_cast<double>(mono_ns() - start) / 1e9;
     info.max_peak = opts_.max_peak;
     info.fail_on_leak = opts_.fail_on_leak;
+    if (opts_.stacks) info.leaked_stacks = top_stacks(snap, StackSet::Leaked, opts_.top_stacks, stack_text_);
     const std::string summary = render_summary(snap, info, verdict);
     out_ << summary << std::flush;
     if (!opts_.summary_file.empty()) {
@@ -225,6 +228,11 @@ class Session {
     c.ringbuf_bytes = o.ringbuf_bytes;
     c.max_allocs = o.max_allocs;
     c.force_uprobes = o.uprobes_only;
+    c.stacks = o.stacks;
+    // Stacks are symbolized through /proc/PID/maps, which goes with the process: with
+    // --stacks every event wakes the collector at once, so a short-lived process is read
+    // while it runs.
+    if (o.stacks) c.wakeup_bytes = 0;
     return c;
   }
 
@@ -435,7 +443,12 @@ class Session {
       TableOptions t;
       t.time_text = wall_time();
       t.interval_s = opts_.interval_s;
-      out_ << render_table(snap, t) << '\n' << std::flush;
+      out_ << render_table(snap, t) << '\n';
+      if (opts_.stacks)
+        out_ << render_stacks(top_stacks(snap, StackSet::Outstanding, opts_.top_stacks, stack_text_),
+                              StackSet::Outstanding)
+             << '\n';
+      out_ << std::flush;
     }
   }
 
@@ -452,6 +465,16 @@ class Session {
       }
     }
     if (e.type == FG_EV_PROC_FORK) seen_.insert(static_cast<int>(e.aux));
+    // A stack is symbolized when first seen, while its process is alive: the leak report at
+    // exit needs the names, and /proc/PID/maps goes with the process.
+    if (opts_.stacks && e.type != FG_EV_PROC_EXIT) symbolizer_.prepare(e.tgid);  // maps read while it runs
+    if (opts_.stacks && e.type == FG_EV_ALLOC && e.aux != 0) {
+      const auto key = std::make_pair(e.tgid, static_cast<uint32_t>(e.aux - 1));
+      if (!stack_frames_.count(key)) stack_frames_[key] = symbolizer_.frames(e.tgid, collector_.stack(key.second));
+    }
+    // Every stack was named when first seen: an exited process's maps are not needed again,
+    // and an exec'd one has a new image.
+    if (opts_.stacks && (e.type == FG_EV_PROC_EXIT || e.type == FG_EV_PROC_EXEC)) symbolizer_.forget(e.tgid);
     ledger_.consume(&e, sizeof e);
     if (e.type == FG_EV_PROC_EXIT) exited_.push_back(e.tgid);
   }
@@ -464,6 +487,12 @@ class Session {
   std::set<std::string> warned_;
   std::vector<uint32_t> exited_;
   std::function<void(const fg_event&)> sink_ = [this](const fg_event& e) { on_event(e); };
+  StackSymbolizer symbolizer_;
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<std::string>> stack_frames_;  // (pid, stack id)
+  Symbolizer stack_text_ = [this](uint32_t pid, uint32_t id) -> std::vector<std::string> {
+    auto it = stack_frames_.find({pid, id});
+    return it != stack_frames_.end() ? it->second : std::vector<std::string>{};
+  };
 };
 
 }  // namespace

@@ -21,6 +21,8 @@ struct TraceOptions {
   uint64_t ringbuf_bytes = 16ull << 20;
   uint32_t max_allocs = 1u << 18;
   double exited_ttl_s = 300;          // exited processes stay in the output this long
+  bool stacks = false;                // --stacks: user stacks of outstanding/leaked allocations
+  size_t top_stacks = 10;             // how many stacks the outputs list
   // run
   std::vector<std::string> command;
   std::optional<uint64_t> max_peak;

@@ -26,6 +26,9 @@ std::vector<StackReport> top_stacks(const Snapshot& snap, StackSet set, size_t n
 }
 
 std::string render_stacks(const std::vector<StackReport>& stacks, StackSet set) {
+  if (stacks.empty())
+    return std::string("No ") + (set == StackSet::Leaked ? "leaked" : "outstanding") +
+           " allocations with a recorded stack.\n";
   std::string out = "Top " + std::to_string(stacks.size()) + " stacks by " +
                     (set == StackSet::Leaked ? "leaked" : "outstanding") + " bytes:\n";
   for (const StackReport& r : stacks) {
