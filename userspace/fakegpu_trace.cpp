@@ -116,6 +116,7 @@ int main(int argc, char** argv) {
                          "  sudo fakegpu-trace attach -p 1234            live table of one process\n"
                          "  sudo fakegpu-trace monitor -j -i 5           every GPU process on the host, JSON lines\n"
                          "  sudo fakegpu-trace run --fail-on-leak --max-peak 8GiB -- pytest tests/gpu\n"
+                         "  sudo fakegpu-trace run --stacks -- ./app      leaks by user stack in the summary\n"
                          "  fakegpu-trace check                          can this machine trace?\n\n") +
              kExitCodes);
 
