@@ -1,0 +1,548 @@
+// Unit tests: the HTTP server (userspace/server/server.h) on a real socket, 127.0.0.1 with an
+// ephemeral port: requests, keep-alive, HEAD, the request limits and timeouts, the connection
+// limit, authentication, the event stream, the listen address, stop().
+//
+// Waits are on conditions (a response, EOF, a counter) with deadlines, never fixed sleeps;
+// the only sleeps pace a deliberately slow client.
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <chrono>
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "../../userspace/server/server.h"
+
+using namespace fgtrace;
+using namespace fgtrace::server;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// A blocking client connection with deadlines on every read.
+class Client {
+ public:
+  explicit Client(uint16_t port, int rcvbuf = 0) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd_ >= 0 && rcvbuf > 0) ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd_ >= 0 && ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~Client() { close(); }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  bool connected() const { return fd_ >= 0; }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+  bool send(std::string_view s) {
+    while (!s.empty()) {
+      const ssize_t n = ::send(fd_, s.data(), s.size(), MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      s.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  }
+
+  // Reads until done(buffer) holds, the peer closes (closed_ = true) or the deadline passes.
+  bool read_until(const std::function<bool(const std::string&)>& done, std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    while (!done(buf_)) {
+      if (closed_) return false;
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) return false;
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+      char tmp[16384];
+      const ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
+      if (n <= 0) {
+        closed_ = true;  // EOF or reset
+        continue;
+      }
+      buf_.append(tmp, static_cast<size_t>(n));
+    }
+    return true;
+  }
+
+  // True when the server closed the connection within the timeout (what was left is dropped).
+  bool wait_closed(std::chrono::milliseconds timeout) {
+    read_until([](const std::string&) { return false; }, timeout);
+    return closed_;
+  }
+
+  struct Response {
+    int status = 0;
+    std::map<std::string, std::string> headers;  // lower-case names
+    std::string body;
+  };
+
+  // One response: headers, then Content-Length bytes of body (none for HEAD).
+  std::optional<Response> response(bool head = false, std::chrono::milliseconds timeout = 5000ms) {
+    if (!read_until([](const std::string& b) { return b.find("\r\n\r\n") != std::string::npos; }, timeout))
+      return std::nullopt;
+    const size_t end = buf_.find("\r\n\r\n");
+    const std::string head_text = buf_.substr(0, end);
+    buf_.erase(0, end + 4);
+    Response r;
+    size_t pos = head_text.find("\r\n");
+    const std::string status_line = head_text.substr(0, pos);
+    if (status_line.size() < 12) return std::nullopt;
+    r.status = std::stoi(status_line.substr(9, 3));
+    while (pos != std::string::npos) {
+      const size_t next = head_text.find("\r\n", pos + 2);
+      const std::string line = head_text.substr(pos + 2, next == std::string::npos ? std::string::npos : next - pos - 2);
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) {
+        std::string name = line.substr(0, colon);
+        for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        r.headers[name] = line.substr(line.find_first_not_of(' ', colon + 1));
+      }
+      pos = next;
+    }
+    if (head || !r.headers.count("content-length")) return r;
+    const size_t length = std::stoul(r.headers["content-length"]);
+    if (!read_until([&](const std::string& b) { return b.size() >= length; }, timeout)) return std::nullopt;
+    r.body = buf_.substr(0, length);
+    buf_.erase(0, length);
+    return r;
+  }
+
+  std::string& buffer() { return buf_; }
+
+ private:
+  int fd_ = -1;
+  std::string buf_;
+  bool closed_ = false;
+};
+
+std::string request(std::string_view method, std::string_view target, std::string_view extra = {}) {
+  return std::string(method) + " " + std::string(target) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + std::string(extra) +
+         "\r\n";
+}
+
+std::shared_ptr<const State> state_with(uint32_t pid, uint64_t sequence) {
+  AllocationLedger l;
+  l.track_process(pid, "proc" + std::to_string(pid), 1, 0, false);
+  Event e;
+  e.type = EventType::Alloc;
+  e.pid = e.tid = pid;
+  e.device = 0;
+  e.kind = MemKind::Device;
+  e.ptr = 0x1;
+  e.size = 4096;
+  l.apply(e);
+  auto s = std::make_shared<State>();
+  s->snapshot = l.snapshot(true);
+  s->sequence = sequence;
+  s->time_unix_ms = 1748779200000;
+  return s;
+}
+
+ServerOptions local_options() {
+  ServerOptions o;
+  o.listen = "127.0.0.1:0";
+  return o;
+}
+
+std::unique_ptr<Server> start(const ServerOptions& o) {
+  std::string error;
+  auto s = Server::start(o, &error);
+  INFO(error);
+  REQUIRE(s != nullptr);
+  REQUIRE(s->port() != 0);
+  return s;
+}
+
+// Waits for a condition on the server's counters (they change on its thread).
+bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds timeout = 5000ms) {
+  const auto deadline = Clock::now() + timeout;
+  while (!cond()) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("server: GET over a socket, keep-alive, HEAD and the latest published state", "[server][socket]") {
+  auto server = start(local_options());
+  CHECK(server->address() == "127.0.0.1:" + std::to_string(server->port()));
+  server->publish(state_with(4242, 1));
+
+  Client c(server->port());
+  REQUIRE(c.connected());
+  REQUIRE(c.send(request("GET", "/metrics")));
+  auto r = c.response();
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  CHECK(r->headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8");
+  CHECK(r->headers["server"] == "fakegpu-trace");
+  CHECK(r->body.find("fakegpu_process_memory_bytes{pid=\"4242\"") != std::string::npos);
+  CHECK(r->body.find("fakegpu_collector_scrape_duration_seconds") == std::string::npos);  // first scrape
+
+  // Same connection: the previous scrape's duration is now reported.
+  REQUIRE(c.send(request("GET", "/metrics")));
+  r = c.response();
+  REQUIRE(r);
+  CHECK(r->body.find("fakegpu_collector_scrape_duration_seconds ") != std::string::npos);
+
+  // A publish is seen by the next request.
+  server->publish(state_with(5000, 2));
+  REQUIRE(c.send(request("GET", "/api/v1/processes/5000")));
+  r = c.response();
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  CHECK(nlohmann::json::parse(r->body)["comm"] == "proc5000");
+
+  // HEAD: the length GET would have, no body (the next response parses right after it).
+  REQUIRE(c.send(request("HEAD", "/api/v1/summary")));
+  r = c.response(/*head=*/true);
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  CHECK(std::stoul(r->headers["content-length"]) > 100);
+  REQUIRE(c.send(request("GET", "/nope")));
+  r = c.response();
+  REQUIRE(r);
+  CHECK(r->status == 404);
+  CHECK(nlohmann::json::parse(r->body)["error"] == "Not Found");
+
+  REQUIRE(c.send(request("POST", "/metrics", "Content-Length: 2\r\n") + "{}"));
+  r = c.response();
+  REQUIRE(r);
+  CHECK(r->status == 405);
+  CHECK(r->headers["allow"] == "GET, HEAD");
+
+  // Connection: close is honoured.
+  REQUIRE(c.send(request("GET", "/healthz", "Connection: close\r\n")));
+  r = c.response();
+  REQUIRE(r);
+  CHECK(r->body == "ok\n");
+  CHECK(c.wait_closed(2000ms));
+  CHECK(server->stats().requests == 7);
+}
+
+TEST_CASE("server: oversized and malformed requests are refused and the server keeps serving", "[server][socket]") {
+  ServerOptions o = local_options();
+  auto server = start(o);
+
+  SECTION("a header over 8 KiB: 431") {
+    Client c(server->port());
+    REQUIRE(c.send(request("GET", "/metrics", "X-Big: " + std::string(10 * 1024, 'a') + "\r\n")));
+    auto r = c.response();
+    REQUIRE(r);
+    CHECK(r->status == 431);
+    CHECK(r->headers["connection"] == "close");
+    CHECK(nlohmann::json::parse(r->body)["message"] == "request header larger than 8192 bytes");
+    CHECK(c.wait_closed(3000ms));
+  }
+  SECTION("a body over 1 KiB: 413") {
+    Client c(server->port());
+    REQUIRE(c.send(request("GET", "/metrics", "Content-Length: 5000\r\n")));
+    auto r = c.response();
+    REQUIRE(r);
+    CHECK(r->status == 413);
+    CHECK(c.wait_closed(3000ms));
+  }
+  SECTION("not HTTP: 400") {
+    Client c(server->port());
+    REQUIRE(c.send("GARBAGE\r\n\r\n"));
+    auto r = c.response();
+    REQUIRE(r);
+    CHECK(r->status == 400);
+    CHECK(c.wait_closed(3000ms));
+  }
+  Client next(server->port());
+  REQUIRE(next.send(request("GET", "/healthz")));
+  auto r = next.response();
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  CHECK(server->stats().bad_requests == 1);
+}
+
+TEST_CASE("server: a slow client is closed after the read timeout while others are served", "[server][socket]") {
+  ServerOptions o = local_options();
+  o.read_timeout = 300ms;
+  auto server = start(o);
+
+  const auto t0 = Clock::now();
+  Client silent(server->port());  // connects and sends nothing
+  REQUIRE(silent.connected());
+  Client trickle(server->port());  // sends a request one byte at a time, too slowly
+  REQUIRE(trickle.send("GET /metrics HTTP/1.1\r\n"));
+
+  Client other(server->port());
+  REQUIRE(other.send(request("GET", "/healthz")));
+  auto r = other.response(false, 2000ms);
+  REQUIRE(r);
+  CHECK(r->status == 200);
+
+  CHECK(silent.wait_closed(5000ms));
+  const auto closed_after = Clock::now() - t0;
+  CHECK(closed_after >= 250ms);
+  CHECK(closed_after < 3000ms);
+  CHECK(silent.buffer().empty());  // closed without an answer
+
+  bool trickle_closed = false;
+  for (int i = 0; i < 60 && !trickle_closed; ++i) {
+    std::this_thread::sleep_for(50ms);  // the client's pace, not a readiness wait
+    trickle_closed = !trickle.send("X") || trickle.wait_closed(1ms);
+  }
+  CHECK(trickle_closed);
+  CHECK(eventually([&] { return server->stats().timeouts >= 2; }));
+
+  // Keep-alive idle counts too, and the server still answers afterwards.
+  Client idle(server->port());
+  REQUIRE(idle.send(request("GET", "/healthz")));
+  REQUIRE(idle.response());
+  CHECK(idle.wait_closed(3000ms));
+  Client last(server->port());
+  REQUIRE(last.send(request("GET", "/healthz")));
+  REQUIRE(last.response());
+}
+
+TEST_CASE("server: with a token, a missing or wrong one gets 401", "[server][socket]") {
+  ServerOptions o = local_options();
+  o.auth_token = "tok-123";
+  auto server = start(o);
+  Client c(server->port());
+
+  REQUIRE(c.send(request("GET", "/metrics")));
+  auto r = c.response();
+  REQUIRE(r);
+  CHECK(r->status == 401);
+  CHECK(r->headers["www-authenticate"] == "Bearer realm=\"fakegpu-trace\"");
+
+  REQUIRE(c.send(request("GET", "/api/v1/summary", "Authorization: Bearer tok-12\r\n")));
+  r = c.response();
+  REQUIRE(r);
+  CHECK(r->status == 401);
+  CHECK(r->headers["www-authenticate"] == "Bearer realm=\"fakegpu-trace\", error=\"invalid_token\"");
+
+  REQUIRE(c.send(request("GET", "/api/v1/summary", "authorization: Bearer tok-123\r\n")));
+  r = c.response();
+  REQUIRE(r);
+  CHECK(r->status == 200);
+
+  REQUIRE(c.send(request("GET", "/?access_token=tok-123")));  // how a browser opens the page
+  r = c.response();
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  CHECK(r->headers["content-type"] == "text/html; charset=utf-8");
+
+  REQUIRE(c.send(request("GET", "/healthz")));
+  r = c.response();
+  REQUIRE(r);
+  CHECK(r->status == 200);
+}
+
+TEST_CASE("server: connections beyond the limit get 503", "[server][socket]") {
+  ServerOptions o = local_options();
+  o.max_connections = 2;
+  auto server = start(o);
+
+  auto a = std::make_unique<Client>(server->port());
+  Client b(server->port());
+  for (Client* c : {a.get(), &b}) {  // a round trip each: both sessions are open
+    REQUIRE(c->send(request("GET", "/healthz")));
+    REQUIRE(c->response());
+  }
+  Client third(server->port());
+  REQUIRE(third.send(request("GET", "/healthz")));
+  auto r = third.response();
+  REQUIRE(r);
+  CHECK(r->status == 503);
+  CHECK(r->headers["retry-after"] == "1");
+  CHECK(third.wait_closed(3000ms));
+  CHECK(server->stats().connections_rejected == 1);
+
+  a.reset();  // one leaves: room again
+  REQUIRE(eventually([&] { return server->stats().connections_open == 1; }));
+  Client fourth(server->port());
+  REQUIRE(fourth.send(request("GET", "/healthz")));
+  r = fourth.response();
+  REQUIRE(r);
+  CHECK(r->status == 200);
+}
+
+TEST_CASE("server: the event stream sends one event per publish, the latest always arrives", "[server][socket]") {
+  ServerOptions o = local_options();
+  o.stream_queue_frames = 2;
+  auto server = start(o);
+  server->publish(state_with(1, 1));
+
+  Client c(server->port());
+  REQUIRE(c.send(request("GET", "/api/v1/stream")));
+  auto r = c.response(/*head=*/true);  // no length: events follow until the connection ends
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  CHECK(r->headers["content-type"] == "text/event-stream");
+  CHECK(r->headers.count("content-length") == 0);
+  const auto has = [](std::string needle) {
+    return [needle](const std::string& b) { return b.find(needle) != std::string::npos; };
+  };
+  REQUIRE(c.read_until(has("id: 1\ndata: {"), 3000ms));
+  CHECK(c.buffer().rfind("retry: 3000\n\n", 0) == 0);
+  REQUIRE(eventually([&] { return server->stats().streams_open == 1; }));
+
+  server->publish(state_with(2, 2));
+  REQUIRE(c.read_until(has("id: 2\ndata: {"), 3000ms));
+  const size_t start = c.buffer().find("id: 2\ndata: ") + 12;
+  REQUIRE(c.read_until([&](const std::string& b) { return b.find("\n\n", start) != std::string::npos; }, 3000ms));
+  const auto j = nlohmann::json::parse(c.buffer().substr(start, c.buffer().find("\n\n", start) - start));
+  CHECK(j["sequence"] == 2);
+  CHECK(j["processes"][0]["pid"] == 2);
+
+  for (uint64_t seq = 3; seq <= 60; ++seq) server->publish(state_with(static_cast<uint32_t>(seq), seq));
+  CHECK(c.read_until(has("id: 60\ndata: {"), 5000ms));
+
+  // stop() ends the stream promptly.
+  const auto t0 = Clock::now();
+  server->stop();
+  CHECK(Clock::now() - t0 < 2500ms);
+  CHECK(c.wait_closed(2000ms));
+  server->stop();  // idempotent
+}
+
+TEST_CASE("server: a reader that stops reading loses old frames, never blocks publish", "[server][socket]") {
+  ServerOptions o = local_options();
+  o.stream_queue_frames = 2;
+  o.write_timeout = 1000ms;  // a stalled event write closes the connection after this
+  auto server = start(o);
+
+  // A large state (~1 MB a frame) and a client with a small receive buffer that reads nothing.
+  auto big = std::make_shared<State>();
+  AllocationLedger l;
+  for (uint32_t pid = 1; pid <= 2000; ++pid) l.track_process(pid, "p" + std::to_string(pid), 1, 0, false);
+  big->snapshot = l.snapshot(true);
+  server->publish(big);
+  Client stalled(server->port(), /*rcvbuf=*/4096);
+  REQUIRE(stalled.send(request("GET", "/api/v1/stream")));
+  REQUIRE(eventually([&] { return server->stats().streams_open == 1; }));
+
+  // A refresh every 20 ms (the collector's pace, sped up), until the kernel's socket buffers
+  // are full, the write stalls and the write timeout ends the stream.
+  Clock::duration slowest{};
+  const auto deadline = Clock::now() + 20s;
+  for (uint64_t seq = 1; server->stats().streams_open == 1 && Clock::now() < deadline; ++seq) {
+    auto s = std::make_shared<State>(*big);
+    s->sequence = seq;
+    const auto t0 = Clock::now();
+    server->publish(std::move(s));
+    slowest = std::max(slowest, Clock::now() - t0);
+    std::this_thread::sleep_for(20ms);
+  }
+  CHECK(slowest < 50ms);  // a pointer swap and a post, whatever the reader does
+  CHECK(server->stats().streams_open == 0);  // closed by the write timeout
+  CHECK(server->stats().stream_frames_dropped > 0);
+
+  Client other(server->port());  // and the server still answers
+  REQUIRE(other.send(request("GET", "/healthz")));
+  auto r = other.response();
+  REQUIRE(r);
+  CHECK(r->status == 200);
+}
+
+TEST_CASE("server: listen addresses", "[server][socket]") {
+  std::string err;
+  auto a = parse_listen_address("127.0.0.1:9400", &err);
+  REQUIRE(a);
+  CHECK(a->host == "127.0.0.1");
+  CHECK(a->port == 9400);
+  CHECK(a->loopback);
+  CHECK(a->to_string() == "127.0.0.1:9400");
+  a = parse_listen_address("localhost:0");
+  REQUIRE(a);
+  CHECK(a->host == "127.0.0.1");
+  CHECK(a->port == 0);
+  a = parse_listen_address("[::1]:9400");
+  REQUIRE(a);
+  CHECK(a->host == "::1");
+  CHECK(a->loopback);
+  CHECK(a->to_string() == "[::1]:9400");
+  a = parse_listen_address("127.8.9.10:1");
+  REQUIRE(a);
+  CHECK(a->loopback);
+  a = parse_listen_address("[::ffff:127.0.0.1]:1");
+  REQUIRE(a);
+  CHECK(a->loopback);
+  a = parse_listen_address("0.0.0.0:65535");
+  REQUIRE(a);
+  CHECK_FALSE(a->loopback);
+  CHECK(a->port == 65535);
+  a = parse_listen_address("[::]:9400");
+  REQUIRE(a);
+  CHECK_FALSE(a->loopback);
+
+  const auto error_of = [](const char* text) {
+    std::string e;
+    return parse_listen_address(text, &e) ? std::string("<parsed>") : e;
+  };
+  CHECK(error_of("9400").find("bad listen address '9400': missing :PORT") == 0);
+  CHECK(error_of(":9400").find("missing host") != std::string::npos);
+  CHECK(error_of("127.0.0.1:").find("the port must be a number from 0 to 65535") != std::string::npos);
+  CHECK(error_of("127.0.0.1:65536").find("the port must be a number") != std::string::npos);
+  CHECK(error_of("127.0.0.1:9x").find("the port must be a number") != std::string::npos);
+  CHECK(error_of("127.0.0.1:-1").find("the port must be a number") != std::string::npos);
+  CHECK(error_of("::1:9400").find("brackets") != std::string::npos);
+  CHECK(error_of("[::1]9400").find("missing :PORT") != std::string::npos);
+  CHECK(error_of("[::1").find("missing ']'") != std::string::npos);
+  CHECK(error_of("example.com:80").find("'example.com' is not an IP address") != std::string::npos);
+  CHECK(error_of("").find("missing :PORT") != std::string::npos);
+  CHECK(error_of("999.1.1.1:80").find("not an IP address") != std::string::npos);
+}
+
+TEST_CASE("server: start refuses what it must and explains", "[server][socket]") {
+  std::string err;
+  ServerOptions o = local_options();
+
+  o.listen = "0.0.0.0:0";
+  CHECK(Server::start(o, &err) == nullptr);
+  CHECK(err.find("refusing to listen on 0.0.0.0:0: it is not a loopback address") == 0);
+  o.allow_non_loopback = true;
+  {
+    auto any = Server::start(o, &err);
+    INFO(err);
+    CHECK(any != nullptr);
+  }
+
+  o = local_options();
+  o.listen = "bogus";
+  CHECK(Server::start(o, &err) == nullptr);
+  CHECK(err.find("bad listen address 'bogus'") == 0);
+
+  o = local_options();
+  o.max_connections = 0;
+  CHECK(Server::start(o, &err) == nullptr);
+  CHECK(err == "invalid server option: max_connections must be at least 1");
+
+  auto first = start(local_options());
+  o = local_options();
+  o.listen = "127.0.0.1:" + std::to_string(first->port());
+  CHECK(Server::start(o, &err) == nullptr);
+  CHECK(err.find("cannot listen on 127.0.0.1:" + std::to_string(first->port()) + ": ") == 0);
+  CHECK(err.find("choose another one") != std::string::npos);
+}

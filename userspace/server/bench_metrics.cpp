@@ -1,0 +1,105 @@
+// bench_metrics: how long /metrics takes to render for a large machine, 1,000 traced processes
+// on 8 GPUs (two memory kinds each, 24 traced API functions), with every process given its own
+// series (max_processes = 0). Goal: <= 20 ms. Prints the median of the runs and the page size.
+//
+//   build/bin/bench_metrics [processes] [devices] [runs]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "metrics.h"
+
+using namespace fgtrace;
+using namespace fgtrace::server;
+
+namespace {
+
+Snapshot synthetic(size_t processes, int devices) {
+  Snapshot s;
+  s.processes.reserve(processes);
+  static const char* kFuncs[] = {"cudaMalloc",        "cudaFree",         "cudaMallocManaged", "cudaMallocHost",
+                                 "cudaFreeHost",      "cudaMemcpy",       "cudaMemcpyAsync",   "cudaLaunchKernel",
+                                 "cuMemAlloc_v2",     "cuMemFree_v2",     "cuMemCreate",       "cuMemRelease",
+                                 "cuMemMap",          "cuMemUnmap",       "cudaMallocAsync",   "cudaFreeAsync",
+                                 "cudaMallocPitch",   "cudaMalloc3D",     "cuMemAllocManaged", "cuMemHostAlloc",
+                                 "cudaStreamCreate",  "cudaDeviceReset",  "cuCtxCreate_v2",    "cuCtxDestroy_v2"};
+  for (size_t i = 0; i < processes; ++i) {
+    ProcessView p;
+    p.pid = static_cast<uint32_t>(10000 + i);
+    p.ppid = 1;
+    p.comm = "worker-" + std::to_string(i % 97);
+    p.exited = i % 10 == 0;
+    for (int d = 0; d < devices; ++d) {
+      const uint64_t base = (i + 1) * 1048576ull * static_cast<uint64_t>(d + 1);
+      for (MemKind k : {MemKind::Device, MemKind::Managed}) {
+        BookView b;
+        b.device = d;
+        b.kind = k;
+        b.live_bytes = p.exited ? 0 : base;
+        b.peak_bytes = base * 2;
+        b.allocs = 100 + i;
+        b.frees = 90 + i;
+        b.leaked_bytes = p.exited ? base : 0;
+        p.books.push_back(b);
+      }
+      DeviceUsage u;
+      u.device = d;
+      u.live_bytes = p.exited ? 0 : 2 * base;
+      u.peak_bytes = 4 * base;
+      u.allocs = 200 + 2 * i;
+      u.frees = 180 + 2 * i;
+      u.failed = i % 3;
+      u.leaked_bytes = p.exited ? 2 * base : 0;
+      p.devices.push_back(u);
+      p.live_bytes += u.live_bytes;
+      p.peak_bytes += u.peak_bytes;
+    }
+    s.processes.push_back(std::move(p));
+  }
+  for (int d = 0; d < devices; ++d) s.devices.push_back({d, 1ull << 35, 1ull << 36, 0, 0, 0, 0, 0, 900});
+  for (const char* f : kFuncs) {
+    CallStats c;
+    c.func = f;
+    for (uint64_t ns = 500; ns < 4'000'000'000ull; ns = ns * 3 / 2 + 7) c.add(ns, ns % 5 != 0);
+    s.calls.push_back(c);
+  }
+  s.health.events = 123456789;
+  s.health.libraries = {{"/usr/lib/x86_64-linux-gnu/libcuda.so.1", "uprobe"}, {"/opt/fakegpu/libfake_gpu.so", "usdt"}};
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const size_t processes = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 1000;
+  const int devices = argc > 2 ? std::atoi(argv[2]) : 8;
+  const int runs = argc > 3 ? std::max(1, std::atoi(argv[3])) : 51;
+
+  const Snapshot snap = synthetic(processes, devices);
+  std::vector<DeviceInfo> infos;
+  for (int d = 0; d < devices; ++d)
+    infos.push_back({d, "GPU-00000000-0000-0000-0000-00000000000" + std::to_string(d), "NVIDIA H100 80GB HBM3",
+                     80ull << 30, 40ull << 30});
+  MetricsOptions opts;
+  opts.max_processes = 0;  // every process its own series: the worst case
+  opts.scrape_duration_s = 0.001;
+
+  std::vector<double> ms;
+  size_t page = 0, lines = 0;
+  for (int r = 0; r < runs; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string out = render_metrics(snap, infos, opts);
+    const auto t1 = std::chrono::steady_clock::now();
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    page = out.size();
+    if (r == 0) lines = static_cast<size_t>(std::count(out.begin(), out.end(), '\n'));
+  }
+  std::sort(ms.begin(), ms.end());
+  std::printf("render_metrics: %zu processes x %d devices: median %.2f ms (min %.2f, max %.2f, %d runs); "
+              "page %zu bytes, %zu lines (goal: <= 20 ms)\n",
+              processes, devices, ms[ms.size() / 2], ms.front(), ms.back(), runs, page, lines);
+  return ms[ms.size() / 2] <= 20.0 ? 0 : 1;
+}
