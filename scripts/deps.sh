@@ -4,7 +4,8 @@ set -euo pipefail
 PKGS=(build-essential cmake pkg-config python3 binutils
       nlohmann-json3-dev libcli11-dev catch2 systemtap-sdt-dev
       clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libboost-dev
-      python3-numba)
+      python3-numba
+      libjs-chart.js prometheus chromium)  # the dashboard's charts; its Prometheus and browser tests
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

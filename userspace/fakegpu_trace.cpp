@@ -10,6 +10,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -58,12 +59,26 @@ uint64_t parse_size_option(const std::string& name, const std::string& text) {
   return *v;
 }
 
+// A bearer token file: its first line, without surrounding blanks; refused when empty.
+std::string read_token(const std::string& path) {
+  std::ifstream f(path);
+  std::string line;
+  std::getline(f, line);
+  const auto b = line.find_first_not_of(" \t\r");
+  const auto e = line.find_last_not_of(" \t\r");
+  const std::string token = b == std::string::npos ? "" : line.substr(b, e - b + 1);
+  if (!f && !f.eof()) throw CLI::ValidationError("--auth-token-file", "cannot read " + path);
+  if (token.empty()) throw CLI::ValidationError("--auth-token-file", path + " holds no token (its first line is empty)");
+  return token;
+}
+
 // Common tracing options of attach, monitor and run.
 struct Common {
   std::vector<std::string> libs;
   double interval = 1.0, duration = 0;
-  bool json = false, uprobes_only = false, stacks = false;
-  size_t top = 10;
+  bool json = false, uprobes_only = false, stacks = false, quiet = false, allow_remote = false;
+  size_t top = 10, max_processes = 500;
+  std::string listen, token_file;
   std::string ringbuf = "16MiB";
   uint32_t max_allocs = 1u << 18;
   void add(CLI::App* app, bool with_output) {
@@ -72,6 +87,14 @@ struct Common {
     if (with_output) {
       app->add_option("-i,--interval", interval, "refresh every SEC seconds")->check(CLI::PositiveNumber);
       app->add_flag("-j,--json", json, "JSON lines instead of the table");
+      app->add_flag("-q,--quiet", quiet, "print no table or JSON lines (with --listen: serve only)");
+      app->add_option("--listen", listen,
+                      "serve the dashboard, /metrics and the JSON API on HOST:PORT (e.g. 127.0.0.1:9400)");
+      app->add_flag("--allow-remote", allow_remote, "let --listen bind an address other than loopback");
+      app->add_option("--auth-token-file", token_file, "require 'Authorization: Bearer TOKEN' (TOKEN: the file's first line)")
+          ->check(CLI::ExistingFile);
+      app->add_option("--max-processes", max_processes,
+                      "/metrics: processes with their own series (by usage), the rest summed as pid=\"other\"; 0: all");
     }
     app->add_option("-d,--duration", duration, "stop after SEC seconds")->check(CLI::PositiveNumber);
     app->add_flag("--uprobes-only", uprobes_only,
@@ -93,6 +116,13 @@ struct Common {
     o.max_allocs = max_allocs;
     o.stacks = stacks;
     o.top_stacks = top;
+    o.quiet = quiet;
+    o.listen = listen;
+    o.allow_remote = allow_remote;
+    o.max_processes = max_processes;
+    if (!token_file.empty()) o.auth_token = read_token(token_file);
+    if (!o.auth_token.empty() && o.listen.empty())
+      throw CLI::ValidationError("--auth-token-file", "protects the server: give --listen HOST:PORT too");
   }
 };
 
@@ -115,6 +145,7 @@ int main(int argc, char** argv) {
   app.footer(std::string("Examples:\n"
                          "  sudo fakegpu-trace attach -p 1234            live table of one process\n"
                          "  sudo fakegpu-trace monitor -j -i 5           every GPU process on the host, JSON lines\n"
+                         "  sudo fakegpu-trace monitor -q --listen 127.0.0.1:9400   dashboard and /metrics\n"
                          "  sudo fakegpu-trace run --fail-on-leak --max-peak 8GiB -- pytest tests/gpu\n"
                          "  sudo fakegpu-trace run --stacks -- ./app      leaks by user stack in the summary\n"
                          "  fakegpu-trace check                          can this machine trace?\n\n") +

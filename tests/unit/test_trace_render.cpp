@@ -384,3 +384,12 @@ TEST_CASE("sizes: --max-peak parsing", "[trace][render]") {
   CHECK(size_error("16777216TiB") == "size '16777216TiB' is too large (the most is 16 EiB - 1 byte)");
   CHECK_FALSE(parse_size("junk"));  // no error pointer: fine
 }
+
+TEST_CASE("render: a process name that is not UTF-8 is replaced, never thrown", "[trace][render]") {
+  AllocationLedger l;
+  l.track_process(77, std::string("bad\xff\xfename"), 1, 0, false);
+  l.apply(ev(EventType::Alloc, 77, 0, MemKind::Device, 0x1, 4096));
+  const std::string line = render_json_line(l.snapshot(true), "t");
+  const json j = json::parse(line);
+  CHECK(j["processes"][0]["comm"] == "bad\xef\xbf\xbd\xef\xbf\xbdname");  // U+FFFD twice
+}

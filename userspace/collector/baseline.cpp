@@ -2,15 +2,18 @@
 
 #include "src/core/ledger.h"  // the backend's ledger layout (fakebackend/src/core)
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace fgtrace {
@@ -41,62 +44,162 @@ long uid_of(int pid) {
 
 }  // namespace
 
-std::optional<std::vector<BaselineEntry>> backend_baseline(int pid) {
+namespace {
+
+// A backend ledger file mapped read-only, validated against the layout this build knows.
+class MappedLedger {
+ public:
+  explicit MappedLedger(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat st{};
+    if (::fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(sizeof(lg::Header))) {
+      ::close(fd);
+      return;
+    }
+    size_ = static_cast<size_t>(st.st_size);
+    void* base = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
+    ::close(fd);
+    if (base == MAP_FAILED) return;
+    base_ = static_cast<const char*>(base);
+    auto* hdr = reinterpret_cast<const lg::Header*>(base_);
+    valid_ = std::memcmp(hdr->magic, "FAKEGPU", 8) == 0 && hdr->version == lg::kVersion && hdr->file_size == size_ &&
+             hdr->max_procs == lg::kMaxProcs && hdr->proc_slot_size == sizeof(lg::ProcSlot) &&
+             hdr->device_entry_size == sizeof(lg::DeviceEntry) && proc_off() + sizeof(lg::ProcSlot) <= size_;
+  }
+  ~MappedLedger() {
+    if (base_) ::munmap(const_cast<char*>(base_), size_);
+  }
+  MappedLedger(const MappedLedger&) = delete;
+  MappedLedger& operator=(const MappedLedger&) = delete;
+
+  bool valid() const { return valid_; }
+  // Layout as the backend computes it: header, device table, then 4 KiB-aligned slots.
+  const lg::DeviceEntry& device(uint32_t i) const {
+    return reinterpret_cast<const lg::DeviceEntry*>(base_ + dev_off())[i];
+  }
+  uint32_t slots() const {
+    return static_cast<uint32_t>(std::min<size_t>(lg::kMaxProcs, (size_ - proc_off()) / sizeof(lg::ProcSlot)));
+  }
+  const lg::ProcSlot& slot(uint32_t i) const { return reinterpret_cast<const lg::ProcSlot*>(base_ + proc_off())[i]; }
+  static bool live(const lg::ProcSlot& s) { return lg::state_of(s.state.load(std::memory_order_acquire)) == lg::kReady; }
+  static bool uses(const lg::ProcSlot& s, uint32_t d) {
+    return (s.devices[d / 64].load(std::memory_order_relaxed) >> (d % 64)) & 1;
+  }
+  static uint64_t bytes(const lg::ProcSlot& s, uint32_t d, uint32_t k) {
+    uint64_t b = 0;
+    for (const auto& sh : s.shards) b += sh.used[d][k].load(std::memory_order_relaxed);
+    return b;
+  }
+
+ private:
+  static size_t dev_off() { return (sizeof(lg::Header) + 63) / 64 * 64; }
+  static size_t proc_off() { return (dev_off() + sizeof(lg::DeviceEntry) * lg::kMaxDevices + 4095) / 4096 * 4096; }
+  const char* base_ = nullptr;
+  size_t size_ = 0;
+  bool valid_ = false;
+};
+
+std::string default_ledger(long uid) {
+  return "/dev/shm/fakegpu-" + std::to_string(uid) + ".v" + std::to_string(lg::kVersion) + ".ledger";
+}
+
+// The ledger a process uses, as a path this process can open; empty for none (isolated).
+std::string ledger_of(int pid) {
   const auto env = environ_of(pid);
-  if (auto it = env.find("FAKEGPU_ISOLATED"); it != env.end() && !it->second.empty() && it->second != "0")
-    return std::nullopt;  // private devices: nothing host-wide to read
+  if (auto it = env.find("FAKEGPU_ISOLATED"); it != env.end() && !it->second.empty() && it->second != "0") return {};
   std::string path;
   if (auto it = env.find("FAKEGPU_LEDGER"); it != env.end() && !it->second.empty()) {
     path = it->second;
   } else {
     const long uid = uid_of(pid);
-    if (uid < 0) return std::nullopt;
-    path = "/dev/shm/fakegpu-" + std::to_string(uid) + ".v" + std::to_string(lg::kVersion) + ".ledger";
+    if (uid < 0) return {};
+    path = default_ledger(uid);
   }
   // As the process sees it (it may live in another mount namespace).
   if (path[0] == '/') path = "/proc/" + std::to_string(pid) + "/root" + path;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  struct stat st{};
-  if (::fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(sizeof(lg::Header))) {
-    ::close(fd);
-    return std::nullopt;
+  return path;
+}
+
+std::string uuid_text(const uint8_t u[16]) {
+  static const char* hex = "0123456789abcdef";
+  std::string s = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+    s += hex[u[i] >> 4];
+    s += hex[u[i] & 0xF];
   }
-  const size_t size = static_cast<size_t>(st.st_size);
-  void* base = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
-  ::close(fd);
-  if (base == MAP_FAILED) return std::nullopt;
-  auto* hdr = static_cast<const lg::Header*>(base);
-  std::optional<std::vector<BaselineEntry>> out;
-  const bool valid = std::memcmp(hdr->magic, "FAKEGPU", 8) == 0 && hdr->version == lg::kVersion &&
-                     hdr->file_size == size && hdr->max_procs == lg::kMaxProcs &&
-                     hdr->proc_slot_size == sizeof(lg::ProcSlot) && hdr->device_entry_size == sizeof(lg::DeviceEntry);
-  if (valid) {
-    // Layout as the backend computes it: header, device table, then 4 KiB-aligned slots.
-    const size_t dev_off = (sizeof(lg::Header) + 63) / 64 * 64;
-    const size_t proc_off = (dev_off + sizeof(lg::DeviceEntry) * lg::kMaxDevices + 4095) / 4096 * 4096;
-    auto* procs = reinterpret_cast<const lg::ProcSlot*>(static_cast<const char*>(base) + proc_off);
-    for (uint32_t i = 0; i < lg::kMaxProcs && proc_off + sizeof(lg::ProcSlot) * (i + 1) <= size; ++i) {
-      const lg::ProcSlot& s = procs[i];
-      const uint64_t w = s.state.load(std::memory_order_acquire);
-      if (lg::state_of(w) != lg::kReady || s.pid != pid) continue;
-      std::vector<BaselineEntry> entries;
-      for (uint32_t d = 0; d < lg::kMaxDevices; ++d) {
-        if (!(s.devices[d / 64].load(std::memory_order_relaxed) & (1ull << (d % 64)))) continue;
-        for (uint32_t k = 0; k < lg::kKinds; ++k) {
-          uint64_t bytes = 0;
-          for (const auto& sh : s.shards) bytes += sh.used[d][k].load(std::memory_order_relaxed);
-          // Pinned host memory is booked under the process's first device in the ledger but
-          // belongs to no device (-1), as the probes report it.
-          const int32_t ordinal = k == lg::kHost ? -1 : s.ordinal[d];
-          if (bytes) entries.push_back({ordinal, k, bytes});
-        }
+  return s;
+}
+
+}  // namespace
+
+std::optional<std::vector<BaselineEntry>> backend_baseline(int pid) {
+  const std::string path = ledger_of(pid);
+  if (path.empty()) return std::nullopt;
+  MappedLedger l(path);
+  if (!l.valid()) return std::nullopt;
+  for (uint32_t i = 0; i < l.slots(); ++i) {
+    const lg::ProcSlot& s = l.slot(i);
+    if (!MappedLedger::live(s) || s.pid != pid) continue;
+    std::vector<BaselineEntry> entries;
+    for (uint32_t d = 0; d < lg::kMaxDevices; ++d) {
+      if (!MappedLedger::uses(s, d)) continue;
+      for (uint32_t k = 0; k < lg::kKinds; ++k) {
+        const uint64_t bytes = MappedLedger::bytes(s, d, k);
+        // Pinned host memory is booked under the process's first device in the ledger but
+        // belongs to no device (-1), as the probes report it.
+        const int32_t ordinal = k == lg::kHost ? -1 : s.ordinal[d];
+        if (bytes) entries.push_back({ordinal, k, bytes});
       }
-      out = std::move(entries);
-      break;
+    }
+    return entries;
+  }
+  return std::nullopt;
+}
+
+std::vector<BackendDevice> backend_devices(const std::vector<int>& pids) {
+  std::set<std::string> paths;
+  for (int pid : pids)
+    if (std::string p = ledger_of(pid); !p.empty()) paths.insert(p);
+  if (DIR* d = ::opendir("/dev/shm")) {
+    const std::string suffix = ".v" + std::to_string(lg::kVersion) + ".ledger";
+    while (dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      if (name.rfind("fakegpu-", 0) == 0 && name.size() > suffix.size() &&
+          name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+        paths.insert("/dev/shm/" + name);
+    }
+    ::closedir(d);
+  }
+  std::map<std::string, BackendDevice> by_uuid;  // one device may be in several ledgers: the busiest wins
+  for (const std::string& path : paths) {
+    MappedLedger l(path);
+    if (!l.valid()) continue;
+    for (uint32_t d = 0; d < lg::kMaxDevices; ++d) {
+      const lg::DeviceEntry& e = l.device(d);
+      if (lg::state_of(e.state.load(std::memory_order_acquire)) != lg::kReady) continue;
+      BackendDevice dev;
+      dev.uuid = uuid_text(e.uuid);
+      dev.name.assign(e.name, strnlen(e.name, sizeof e.name));
+      dev.total = e.total;
+      dev.ordinal = -1;
+      for (uint32_t i = 0; i < l.slots(); ++i) {
+        const lg::ProcSlot& s = l.slot(i);
+        if (!MappedLedger::live(s) || !MappedLedger::uses(s, d)) continue;
+        dev.used += MappedLedger::bytes(s, d, lg::kDevice) + MappedLedger::bytes(s, d, lg::kManaged);
+        if (dev.ordinal < 0 && s.ordinal[d] >= 0) dev.ordinal = s.ordinal[d];
+      }
+      if (dev.ordinal < 0) dev.ordinal = static_cast<int32_t>(d);  // unused now: its table position
+      auto [it, fresh] = by_uuid.try_emplace(dev.uuid, dev);
+      if (!fresh && dev.used > it->second.used) it->second = dev;
     }
   }
-  ::munmap(base, size);
+  std::vector<BackendDevice> out;
+  for (auto& [uuid, dev] : by_uuid) out.push_back(std::move(dev));
+  std::sort(out.begin(), out.end(), [](const BackendDevice& a, const BackendDevice& b) {
+    return a.ordinal != b.ordinal ? a.ordinal < b.ordinal : a.uuid < b.uuid;
+  });
   return out;
 }
 

@@ -20,4 +20,15 @@ struct BaselineEntry {
 // fake-backend process, FAKEGPU_ISOLATED, or an unreadable or foreign ledger file).
 std::optional<std::vector<BaselineEntry>> backend_baseline(int pid);
 
+// A fake GPU as the backend's shared device ledgers describe it (what its NVML reports):
+// the host-wide ledgers in /dev/shm and those the given processes use.
+struct BackendDevice {
+  int32_t ordinal = -1;  // as the processes using it number it (none: its ledger position)
+  std::string uuid;      // "GPU-…"
+  std::string name;
+  uint64_t total = 0;
+  uint64_t used = 0;     // device + managed bytes of every live process
+};
+std::vector<BackendDevice> backend_devices(const std::vector<int>& pids);
+
 }  // namespace fgtrace

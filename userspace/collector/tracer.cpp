@@ -9,6 +9,7 @@
 #include "core/ledger.h"
 #include "core/render.h"
 #include "core/stacks.h"
+#include "server/server.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -164,6 +165,7 @@ class Session {
         start_run(child->pid());
         break;
     }
+    start_server();
     announce_ready();
     const uint64_t start = mono_ns();
     if (child) {
@@ -433,9 +435,49 @@ class Session {
     exited_.clear();
     rescan();
     ledger_.expire(now, static_cast<uint64_t>(opts_.exited_ttl_s * 1e9));
+    publish();
+  }
+
+  // The HTTP server (--listen): started once the probes are live, so its first state is real.
+  void start_server() {
+    if (opts_.listen.empty()) return;
+    server::ServerOptions so;
+    so.listen = opts_.listen;
+    so.allow_non_loopback = opts_.allow_remote;
+    so.auth_token = opts_.auth_token;
+    so.metrics.max_processes = opts_.max_processes;
+    std::string err;
+    server_ = server::Server::start(so, &err);
+    if (!server_) {
+      if (err.find("loopback") != std::string::npos) err += " (add --allow-remote to bind it, and protect it with --auth-token-file)";
+      throw TraceError("cannot serve on " + opts_.listen + ": " + err, kExitUsage);
+    }
+    publish();
+    std::fprintf(stderr, "fakegpu-trace: serving http://%s/ (dashboard), /metrics, /api/v1/%s\n",
+                 server_->address().c_str(), opts_.auth_token.empty() ? "" : " (bearer token required)");
+  }
+
+  // One immutable state per refresh for the server's readers: the books, the devices as the
+  // backend's ledgers describe them (what its NVML reports), the stacks named so far.
+  void publish() {
+    if (!server_) return;
+    auto st = std::make_shared<server::State>();
+    st->snapshot = ledger_.snapshot(true);
+    std::vector<int> pids;
+    for (const auto& p : st->snapshot.processes)
+      if (!p.exited) pids.push_back(static_cast<int>(p.pid));
+    for (const BackendDevice& d : backend_devices(pids))
+      st->devices.push_back({d.ordinal, d.uuid, d.name, d.total, d.used});
+    if (opts_.stacks) st->stack_frames = stack_frames_;
+    st->time_unix_ms = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+    st->sequence = ++published_;
+    st->interval_s = opts_.interval_s;
+    server_->publish(std::move(st));
   }
 
   void render() {
+    if (opts_.quiet) return;
     const Snapshot snap = ledger_.snapshot(true);
     if (opts_.json) {
       out_ << render_json_line(snap, wall_time()) << std::flush;
@@ -488,6 +530,8 @@ class Session {
   std::vector<uint32_t> exited_;
   std::function<void(const fg_event&)> sink_ = [this](const fg_event& e) { on_event(e); };
   StackSymbolizer symbolizer_;
+  std::unique_ptr<server::Server> server_;
+  uint64_t published_ = 0;
   std::map<std::pair<uint32_t, uint32_t>, std::vector<std::string>> stack_frames_;  // (pid, stack id)
   Symbolizer stack_text_ = [this](uint32_t pid, uint32_t id) -> std::vector<std::string> {
     auto it = stack_frames_.find({pid, id});

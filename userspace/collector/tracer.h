@@ -23,6 +23,12 @@ struct TraceOptions {
   double exited_ttl_s = 300;          // exited processes stay in the output this long
   bool stacks = false;                // --stacks: user stacks of outstanding/leaked allocations
   size_t top_stacks = 10;             // how many stacks the outputs list
+  bool quiet = false;                 // --quiet: no table / JSON lines on stdout (serve only)
+  // --listen (attach, monitor): the HTTP server (dashboard, /metrics, JSON API); empty: none
+  std::string listen;
+  bool allow_remote = false;          // --allow-remote: bind an address other than loopback
+  std::string auth_token;             // from --auth-token-file; empty: no authentication
+  size_t max_processes = 500;         // --max-processes: /metrics series per process, the rest "other"
   // run
   std::vector<std::string> command;
   std::optional<uint64_t> max_peak;

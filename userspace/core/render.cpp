@@ -411,7 +411,7 @@ ordered_json snapshot_json(const Snapshot& s, std::string_view time_text) {
 }
 
 std::string render_json_line(const Snapshot& s, std::string_view time_text) {
-  return snapshot_json(s, time_text).dump() + "\n";
+  return snapshot_json(s, time_text).dump(-1, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }
 
 // ---- verdict and summary ----------------------------------------------------------------
@@ -514,7 +514,8 @@ ordered_json summary_json(const Snapshot& s, const RunInfo& run, const Verdict& 
 }
 
 std::string render_summary(const Snapshot& s, const RunInfo& run, const Verdict& verdict) {
-  return summary_json(s, run, verdict).dump(2) + "\n";
+  // Process names are not always UTF-8: invalid bytes become U+FFFD rather than an exception.
+  return summary_json(s, run, verdict).dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace fgtrace

@@ -1,0 +1,326 @@
+#!/usr/bin/env python3
+"""fakegpu-trace's HTTP server end to end (root): `monitor --listen` serving /metrics, the JSON
+API and the dashboard page while a workload of exactly known behaviour holds memory; the page
+loaded in headless Chromium; a real Prometheus server scraping the exporter on loopback with
+the fleet rules of scripts/deploy; bad requests that must never stop the collector.
+
+The workload is bin/trace_workload mixed hold (tests/workloads/trace_workload.cpp): device 1
+cudaMalloc 3 MiB + cudaMallocManaged 2 MiB, pinned host 1 MiB, device 5 cuMemAlloc_v2 5 MiB,
+held until its stdin closes. Readiness is always a line a process prints or a condition
+polled with a deadline; every wait is bounded.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+import fgtest
+from fgtest import MiB
+import test_trace as tt
+
+TIMEOUT = fgtest.TIMEOUT
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEPLOY = os.path.join(ROOT, "scripts", "deploy")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+PROMETHEUS = shutil.which("prometheus")
+PROMTOOL = shutil.which("promtool")
+ARTIFACTS = None  # set in main(): BUILD/test-artifacts
+
+
+def parse_metrics(text):
+    """Prometheus text format → [(name, {label: value}, float)] (comments skipped)."""
+    out = []
+    rx = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
+    lab = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = rx.match(line)
+        assert m, f"not a sample line: {line!r}"
+        labels = {k: v.encode().decode("unicode_escape") for k, v in lab.findall(m.group(2) or "")}
+        out.append((m.group(1), labels, float(m.group(3))))
+    return out
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Served(tt.TraceCase):
+    """A monitor serving on an ephemeral loopback port, and the workload holding its memory."""
+
+    token = None
+
+    def setUp(self):
+        super().setUp()
+        args = [tt.tracer(), "monitor", "-q", "-i", "0.2", "--listen", "127.0.0.1:0"]
+        if self.token:
+            path = self.box.path("token")
+            with open(path, "w") as f:
+                f.write(self.token + "\n")
+            os.chmod(path, 0o600)
+            args += ["--auth-token-file", path]
+        self.mon = self.start(args)
+        self.mon.err.until(lambda line: "ready:" in line, "the monitor's ready line")
+        served = [m for m in (re.search(r"serving http://(\S+?)/ ", line) for line in self.mon.err.seen) if m]
+        self.assertEqual(len(served), 1, self.mon.describe())
+        self.base = "http://" + served[0].group(1)
+        self.work = self.start([tt.trace_workload(), "mixed", "hold"])
+        hold = tt.pid_line("holding")
+        self.work.out.until(hold, "the workload's holding line")
+        self.pid = int(hold.match.group(1))
+
+    def tearDown(self):
+        if self.work.popen.poll() is None:
+            self.work.close_stdin()
+            self.work.wait()
+        if self.mon.popen.poll() is None:
+            self.mon.popen.send_signal(signal.SIGTERM)
+            self.mon.wait()
+        super().tearDown()
+
+    def get(self, path, headers=None, token=None):
+        """(status, headers, body) of a GET; HTTP errors are answers too."""
+        h = dict(headers or {})
+        tok = token if token is not None else self.token
+        if tok:
+            h["Authorization"] = "Bearer " + tok
+        req = urllib.request.Request(self.base + path, headers=h)
+        try:
+            with urllib.request.urlopen(req, timeout=TIMEOUT) as r:
+                return r.status, dict(r.headers), r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, dict(e.headers), e.read().decode()
+
+    def until(self, what, fn, timeout=TIMEOUT):
+        """Polls fn() (bounded) until it returns something true; returns it."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            last = fn()
+            if last:
+                return last
+            time.sleep(0.1)
+        self.fail(f"{what}: not reached in {timeout} s; last: {last!r}")
+
+    def held(self):
+        """The workload's process in /api/v1/processes/{pid} once the books show it holding."""
+        def look():
+            status, _, body = self.get(f"/api/v1/processes/{self.pid}")
+            if status != 200:
+                return None
+            p = json.loads(body)
+            return p if p.get("live_bytes") == 10 * MiB else None
+        return self.until("the workload's 10 MiB in the books", look)
+
+
+class Exporter(Served):
+    def test_metrics_have_the_workloads_exact_series_and_pass_promtool(self):
+        self.held()
+        status, headers, body = self.get("/metrics")
+        self.assertEqual(status, 200)
+        self.assertTrue(headers["Content-Type"].startswith("text/plain; version=0.0.4"), headers)
+        samples = parse_metrics(body)
+        mine = {(l["device"], l["kind"]): v for n, l, v in samples
+                if n == "fakegpu_process_memory_bytes" and l.get("pid") == str(self.pid)}
+        self.assertEqual({k: v for k, v in mine.items() if v},
+                         {("1", "device"): 3 * MiB, ("1", "managed"): 2 * MiB, ("5", "device"): 5 * MiB,
+                          ("-1", "host"): 1 * MiB})
+        comms = {l["comm"] for n, l, v in samples if l.get("pid") == str(self.pid)}
+        self.assertEqual(comms, {"trace_workload"})
+        allocs = sum(v for n, l, v in samples if n == "fakegpu_process_allocations_total" and l.get("pid") == str(self.pid))
+        self.assertEqual(allocs, 4)
+        self.assertIn(("fakegpu_build_info", 1.0), [(n, v) for n, l, v in samples])
+        self.assertEqual([v for n, l, v in samples if n == "fakegpu_collector_ringbuf_drops_total"], [0.0])
+        if PROMTOOL:
+            p = subprocess.run([PROMTOOL, "check", "metrics"], input=body, capture_output=True, text=True,
+                               timeout=TIMEOUT)
+            self.assertEqual((p.returncode, p.stdout + p.stderr), (0, ""))
+        else:
+            print("note: promtool not installed (Debian prometheus); the lint check was not run", flush=True)
+
+    def test_device_series_agree_with_the_fakes_nvml(self):
+        self.held()
+        nv = self.ok(self.box.probe("nvml"))
+        nvml = {d["uuid"]: d for d in self.step(nv, 0, "nvml")["devices"]}
+        samples = parse_metrics(self.get("/metrics")[2])
+        for family, key in (("fakegpu_device_memory_total_bytes", "total"), ("fakegpu_device_memory_used_bytes", "used"),
+                            ("fakegpu_device_memory_free_bytes", "free")):
+            got = {l["uuid"]: v for n, l, v in samples if n == family}
+            self.assertEqual(got, {u: float(d[key]) for u, d in nvml.items()}, family)
+
+    def test_json_api(self):
+        p = self.held()
+        self.assertEqual((p["pid"], p["comm"], p["state"], p["peak_bytes"]), (self.pid, "trace_workload", "running",
+                                                                            10 * MiB))
+        status, _, body = self.get("/api/v1/processes")
+        self.assertEqual(status, 200)
+        listed = [q for q in json.loads(body)["processes"] if q["pid"] == self.pid]
+        self.assertEqual(len(listed), 1, body)
+        self.assertEqual(listed[0]["live_bytes"], 10 * MiB)
+        status, _, body = self.get("/api/v1/devices")
+        self.assertEqual(status, 200)
+        self.assertEqual(len(json.loads(body)["devices"]), 8)
+        status, _, body = self.get("/api/v1/summary")
+        self.assertEqual(status, 200)
+        self.assertIn(self.pid, [q["pid"] for q in json.loads(body)["processes"]])
+
+    def test_bad_requests_get_proper_statuses_and_the_collector_keeps_going(self):
+        self.held()
+        self.assertEqual(self.get("/no/such/path")[0], 404)
+        self.assertEqual(self.get("/api/v1/processes/abc")[0], 400)
+        self.assertEqual(self.get("/api/v1/processes/999999999")[0], 404)
+        # A header far over the limit: 431, and the server still answers afterwards.
+        self.assertIn(self.get("/metrics", headers={"X-Big": "x" * 20000})[0], (400, 431))
+        # A client that connects and sends nothing: others are served meanwhile.
+        host, port = self.base[len("http://"):].rsplit(":", 1)
+        idle = socket.create_connection((host, int(port)), timeout=TIMEOUT)
+        try:
+            self.assertEqual(self.get("/healthz")[0], 200)
+            # The collector still consumes events: a new allocation shows up.
+            child = self.start([tt.trace_workload(), "mixed", "hold"])
+            hold = tt.pid_line("holding")
+            child.out.until(hold, "the second workload's holding line")
+            pid2 = int(hold.match.group(1))
+            self.until("the second workload in the books",
+                       lambda: self.get(f"/api/v1/processes/{pid2}")[0] == 200)
+            child.close_stdin()
+            self.assertEqual(child.wait(), 0)
+        finally:
+            idle.close()
+        self.assertIsNone(self.mon.popen.poll(), "the monitor stopped")
+
+
+class Authenticated(Served):
+    token = "s3cret-token-for-tests"
+
+    def test_every_endpoint_needs_the_bearer_token(self):
+        for path in ("/", "/metrics", "/api/v1/processes", f"/api/v1/processes/{self.pid}", "/api/v1/summary"):
+            status, headers, _ = self.get(path, token="")
+            self.assertEqual(status, 401, path)
+            self.assertTrue(headers.get("WWW-Authenticate", "").startswith("Bearer"), headers)
+            self.assertEqual(self.get(path, token="wrong")[0], 401, path)
+        self.held()  # with the token
+        self.assertEqual(self.get("/metrics")[0], 200)
+
+
+class Browser(Served):
+    def test_page_shows_the_workload_in_headless_chromium(self):
+        if not CHROMIUM:
+            self.skipTest("chromium is not installed (Debian chromium; scripts/deps.sh installs it)")
+        self.held()
+        profile = tempfile.mkdtemp(dir=self.box.dir)
+        base = [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                f"--user-data-dir={profile}", "--virtual-time-budget=5000"]
+        dom = subprocess.run(base + ["--dump-dom", self.base + "/"], capture_output=True, text=True,
+                             timeout=120).stdout
+        row = re.search(r'<tr[^>]*data-pid="%d"[^>]*>(.*?)</tr>' % self.pid, dom, re.S)
+        self.assertIsNotNone(row, "no table row for the workload in the page:\n" + dom[:3000])
+        cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)]
+        self.assertIn("trace_workload", cells)
+        self.assertIn("10.0 MiB", cells, cells)
+        os.makedirs(ARTIFACTS, exist_ok=True)
+        shot = os.path.join(ARTIFACTS, "dashboard.png")
+        subprocess.run(base + ["--window-size=1400,1000", f"--screenshot={shot}", self.base + "/"],
+                       capture_output=True, timeout=120)
+        self.assertTrue(os.path.getsize(shot) > 10000, "the screenshot is empty")
+        print(f"note: screenshot saved as {shot}", flush=True)
+
+
+class Fleet(fgtest.TestCase):
+    def test_deploy_rules_and_config_pass_promtool(self):
+        if not PROMTOOL:
+            self.skipTest("promtool is not installed (Debian prometheus; scripts/deps.sh installs it)")
+        p = subprocess.run([PROMTOOL, "check", "rules", os.path.join(DEPLOY, "fakegpu-rules.yml")],
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("SUCCESS: 7 rules found", p.stdout)
+        conf = self.box.path("prometheus.yml")
+        token = self.box.path("token")
+        with open(token, "w") as f:
+            f.write("t\n")
+        with open(os.path.join(DEPLOY, "prometheus.yml")) as f:
+            text = f.read().replace("/etc/prometheus/fakegpu-token", token)
+        with open(conf, "w") as f:
+            f.write(text)
+        shutil.copy(os.path.join(DEPLOY, "fakegpu-rules.yml"), self.box.path("fakegpu-rules.yml"))
+        p = subprocess.run([PROMTOOL, "check", "config", conf], capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+    def test_grafana_dashboard_queries_only_exported_families(self):
+        with open(os.path.join(DEPLOY, "grafana-dashboard.json")) as f:
+            dash = json.load(f)
+        exprs = [t["expr"] for panel in dash["panels"] for t in panel["targets"]]
+        used = set(re.findall(r"\bfakegpu_[a-z_]+", " ".join(exprs)))
+        with open(os.path.join(DEPLOY, "fakegpu-rules.yml")) as f:
+            rules = f.read()
+        families = {"fakegpu_process_memory_bytes", "fakegpu_process_peak_memory_bytes", "fakegpu_process_leaked_bytes",
+                    "fakegpu_device_memory_used_bytes", "fakegpu_device_memory_total_bytes",
+                    "fakegpu_api_calls_total", "fakegpu_api_call_duration_seconds_bucket", "fakegpu_copy_bytes_total",
+                    "fakegpu_collector_events_total", "fakegpu_collector_ringbuf_drops_total", "fakegpu_build_info"}
+        self.assertLessEqual(used, families | set(re.findall(r"record: (fakegpu\S+)", rules)), used - families)
+
+
+class PrometheusServer(Served):
+    def test_a_real_prometheus_scrapes_the_exporter(self):
+        if not PROMETHEUS:
+            self.skipTest("prometheus is not installed (Debian prometheus; scripts/deps.sh installs it)")
+        self.held()
+        port = free_port()
+        target = self.base[len("http://"):]
+        conf = self.box.path("prom.yml")
+        with open(conf, "w") as f:
+            f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                    f"rule_files:\n  - {os.path.join(DEPLOY, 'fakegpu-rules.yml')}\n"
+                    "scrape_configs:\n  - job_name: fakegpu\n    static_configs:\n"
+                    f"      - targets: ['{target}']\n")
+        prom = self.start([PROMETHEUS, f"--config.file={conf}", f"--storage.tsdb.path={self.box.path('tsdb')}",
+                           f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"])
+        try:
+            api = f"http://127.0.0.1:{port}/api/v1/query?query="
+
+            def query(q):
+                try:
+                    with urllib.request.urlopen(api + urllib.parse.quote(q), timeout=TIMEOUT) as r:
+                        res = json.load(r)["data"]["result"]
+                except (urllib.error.URLError, ConnectionError, OSError):
+                    return None
+                return res or None
+
+            res = self.until("the workload's series in Prometheus",
+                             lambda: query(f'fakegpu_process_memory_bytes{{pid="{self.pid}"}} > 0'), timeout=60)
+            got = {(r["metric"]["device"], r["metric"]["kind"]): float(r["value"][1]) for r in res}
+            self.assertEqual(got, {("1", "device"): 3 * MiB, ("1", "managed"): 2 * MiB, ("5", "device"): 5 * MiB,
+                                   ("-1", "host"): 1 * MiB})
+            ratio = self.until("the recording rule", lambda: query("fakegpu:device_memory_used:ratio"), timeout=60)
+            self.assertTrue(all(0 <= float(r["value"][1]) <= 1 for r in ratio), ratio)
+        finally:
+            prom.popen.send_signal(signal.SIGTERM)
+            prom.wait()
+
+
+def main():
+    global ARTIFACTS
+    if os.geteuid() != 0:
+        print("SKIPPED: fakegpu-trace loads BPF programs and needs root (run the suite with sudo); "
+              f"running as uid {os.geteuid()}", flush=True)
+        return 0
+    import sys
+    build = sys.argv[sys.argv.index("--build") + 1] if "--build" in sys.argv else fgtest.BUILD
+    ARTIFACTS = os.path.join(build, "test-artifacts")
+    return fgtest.main()
+
+
+if __name__ == "__main__":
+    import urllib.parse  # noqa: F401 (used by PrometheusServer)
+    raise SystemExit(main())
