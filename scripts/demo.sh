@@ -21,11 +21,15 @@ last_table() { awk '/^fakegpu-trace  / {n = 0} {t[n++] = $0} END {for (i = 0; i 
 observer=""
 if [[ $(id -u) -eq 0 ]]; then
   # The observer: every process on the host that uses the backend, refreshed each second.
-  "$trace" monitor -i 1 >"$work/monitor.out" 2>"$work/monitor.err" &
+  # It also serves the dashboard, /metrics and the JSON API on a free loopback port
+  # (FAKEGPU_DEMO_LISTEN=HOST:PORT to choose).
+  "$trace" monitor -i 1 --listen "${FAKEGPU_DEMO_LISTEN:-127.0.0.1:0}" >"$work/monitor.out" 2>"$work/monitor.err" &
   observer=$!
   # Wait for its "ready" line (probes live) rather than a guessed delay.
   for _ in $(seq 300); do grep -q "ready:" "$work/monitor.err" 2>/dev/null && break; read -rt 0.05 <> <(:) || true; done
   grep "ready:" "$work/monitor.err" || { cat "$work/monitor.err"; exit 1; }
+  url=$(sed -n 's|^fakegpu-trace: serving \(http://[^ ]*\) .*|\1|p' "$work/monitor.err")
+  echo "== dashboard: $url  (Prometheus: ${url}metrics; JSON: ${url}api/v1/summary)"
 else
   echo "(not root: the fakegpu-trace observer is skipped; run sudo scripts/demo.sh to see it)"
 fi
@@ -34,7 +38,9 @@ echo "== fake devices: $FAKEGPU_DEVICES (ledger $FAKEGPU_LEDGER)"
 # both have said they hold it (their first output line), not after a guessed delay.
 for i in 0 1; do mkfifo "$work/in$i" "$work/out$i"; done
 "$run" "$wl" alloc 0 512 hold <"$work/in0" >"$work/out0" &
+holders=($!)
 "$run" "$wl" alloc 1 1024 hold <"$work/in1" >"$work/out1" &
+holders+=($!)
 exec 5>"$work/in0" 6>"$work/in1"
 head -n 1 "$work/out0"
 head -n 1 "$work/out1"
@@ -46,10 +52,25 @@ FAKEGPU_REPORT=off python3 "$root/scripts/smi.py" "$build/lib/libnvidia-ml.so.1"
 if [[ -n $observer ]]; then
   echo
   echo "== fakegpu-trace monitor's live table while they hold it"
+  # The first table rendered after everything above ran (the monitor refreshes each second).
+  tables=$(grep -c '^fakegpu-trace  ' "$work/monitor.out" || true)
+  for _ in $(seq 100); do
+    (($(grep -c '^fakegpu-trace  ' "$work/monitor.out" || true) > tables + 1)) && break
+    read -rt 0.05 <> <(:) || true
+  done
   last_table "$work/monitor.out"
+  echo
+  echo "== the same from ${url}metrics (per-process series)"
+  python3 - "${url}metrics" <<'PY'
+import sys, urllib.request
+text = urllib.request.urlopen(sys.argv[1], timeout=10).read().decode()
+for line in text.splitlines():
+    if line.startswith(("fakegpu_process_memory_bytes{", "fakegpu_device_memory_used_bytes{")) and not line.endswith(" 0"):
+        print(line)
+PY
 fi
 exec 5>&- 6>&-  # the holders free their memory and exit
-wait
+wait "${holders[@]}"
 if [[ -n $observer ]]; then
   kill -INT "$observer"
   wait "$observer" || true
