@@ -21,6 +21,9 @@ print(f"start-up over 31 processes: median {statistics.median(samples) / 1000:.2
       f"min {min(samples) / 1000:.2f} ms, max {max(samples) / 1000:.2f} ms")
 PY
 echo
+echo "== /metrics rendering of fakegpu-trace's exporter (target: 1,000 processes x 8 devices <= 20 ms)"
+"$build/bin/bench_metrics"
+echo
 # The collector: overhead per traced call (USDT, entry/return, bpftrace side by side),
 # sustained 200k pairs/s, attach readiness. Needs root; installs bpftrace if missing.
 if [[ $(id -u) -eq 0 ]]; then

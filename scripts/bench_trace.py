@@ -6,6 +6,7 @@ backend's USDT probes, through entry/return probes, and by bpftrace counting the
   1. overhead per traced call (alloc or free): (traced - untraced) per pair / 2
   2. 200,000 alloc+free pairs per second for 10 s: drops, collector CPU (% of one core), RSS
   3. attach: time from starting `fakegpu-trace attach` to its "ready" line (probes live)
+  4. the dashboard's snapshot stream: collector CPU with and without a /api/v1/stream reader
 """
 import os
 import shutil
@@ -130,6 +131,60 @@ def attach_ready(env):
     print(f"attach ready: median {statistics.median(samples):.0f} ms (min {min(samples):.0f}, max {max(samples):.0f})")
 
 
+def cpu_ticks(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def stream_overhead(env, procs=100, seconds=10):
+    """The dashboard's snapshot stream: collector CPU with and without a reader of
+    /api/v1/stream (what the page keeps open), at a 1 s refresh with `procs` processes."""
+    import re
+    import threading
+    import urllib.request
+    print(f"\n== dashboard stream: collector CPU at -i 1 with {procs} processes, {seconds} s without and "
+          f"{seconds} s with a /api/v1/stream reader (target: adds <= 5 % of one core)")
+    holders = [subprocess.Popen([os.path.join(BIN, "workload"), "alloc", str(i % 8), "1", "hold"], env=env,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for i in range(procs)]
+    for h in holders:
+        h.stdout.readline()  # holding
+    trace = os.path.join(BIN, "fakegpu-trace")
+    lines = []
+    p = start_and_wait([trace, "monitor", "-q", "-i", "1", "--listen", "127.0.0.1:0"], env,
+                       lambda l: lines.append(l) or "ready:" in l)
+    url = next(m.group(1) for m in (re.search(r"serving (http://\S+?/) ", l) for l in lines) if m)
+    hz = os.sysconf("SC_CLK_TCK")
+
+    def measure():
+        t0, c0 = time.monotonic(), cpu_ticks(p.pid)
+        time.sleep(seconds)
+        return (cpu_ticks(p.pid) - c0) / hz / (time.monotonic() - t0) * 100
+
+    quiet = measure()
+    got = {"frames": 0, "bytes": 0}
+    stop_reader = threading.Event()
+
+    def reader():
+        with urllib.request.urlopen(url + "api/v1/stream", timeout=30) as r:
+            for line in r:
+                if stop_reader.is_set():
+                    break
+                got["bytes"] += len(line)
+                got["frames"] += line.startswith(b"data:")
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    streamed = measure()
+    stop_reader.set()
+    stop(p)
+    for h in holders:
+        h.stdin.close()
+        h.wait()
+    print(f"collector without a reader: {quiet:.2f} % of one core; with one: {streamed:.2f} % "
+          f"(adds {streamed - quiet:+.2f} points; {got['frames']} frames, {got['bytes'] / max(got['frames'], 1) / 1024:.0f} KiB each)")
+
+
 def main():
     if os.geteuid() != 0:
         print("SKIPPED: the collector benchmarks need root (sudo scripts/bench.sh)")
@@ -140,6 +195,7 @@ def main():
         overhead(env)
         sustained(env)
         attach_ready(env)
+        stream_overhead(env)
     return 0
 
 

@@ -56,10 +56,18 @@ def free_port():
         return s.getsockname()[1]
 
 
+# Devices of their own: the monitor sees every ledger on the host, and tests running beside
+# this one (or earlier runs) book the default A100s in theirs; H200s have other UUIDs.
+DEVICES = "h200:8"
+
+
 class Served(tt.TraceCase):
     """A monitor serving on an ephemeral loopback port, and the workload holding its memory."""
 
     token = None
+
+    def env(self, **overrides):
+        return super().env(**{"FAKEGPU_DEVICES": DEVICES, **overrides})
 
     def setUp(self):
         super().setUp()
@@ -151,13 +159,16 @@ class Exporter(Served):
 
     def test_device_series_agree_with_the_fakes_nvml(self):
         self.held()
-        nv = self.ok(self.box.probe("nvml"))
+        nv = self.ok(self.box.probe("nvml", FAKEGPU_DEVICES=DEVICES))
         nvml = {d["uuid"]: d for d in self.step(nv, 0, "nvml")["devices"]}
+        self.assertEqual(len(nvml), 8)
         samples = parse_metrics(self.get("/metrics")[2])
         for family, key in (("fakegpu_device_memory_total_bytes", "total"), ("fakegpu_device_memory_used_bytes", "used"),
                             ("fakegpu_device_memory_free_bytes", "free")):
-            got = {l["uuid"]: v for n, l, v in samples if n == family}
+            got = {l["uuid"]: v for n, l, v in samples if n == family and l["uuid"] in nvml}
             self.assertEqual(got, {u: float(d[key]) for u, d in nvml.items()}, family)
+        names = {l["uuid"]: l["name"] for n, l, v in samples if n == "fakegpu_device_memory_total_bytes"}
+        self.assertEqual({names[u] for u in nvml}, {"Fake NVIDIA H200"})
 
     def test_json_api(self):
         p = self.held()
@@ -170,7 +181,8 @@ class Exporter(Served):
         self.assertEqual(listed[0]["live_bytes"], 10 * MiB)
         status, _, body = self.get("/api/v1/devices")
         self.assertEqual(status, 200)
-        self.assertEqual(len(json.loads(body)["devices"]), 8)
+        mine = [d for d in json.loads(body)["devices"] if d.get("name") == "Fake NVIDIA H200"]
+        self.assertEqual(len(mine), 8, body)
         status, _, body = self.get("/api/v1/summary")
         self.assertEqual(status, 200)
         self.assertIn(self.pid, [q["pid"] for q in json.loads(body)["processes"]])

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -158,10 +159,34 @@ std::optional<std::vector<BaselineEntry>> backend_baseline(int pid) {
   return std::nullopt;
 }
 
+namespace {
+
+// What backend_devices() keeps between calls (it runs at every refresh, from one thread):
+// each process's ledger path (its environment does not change), and each ledger file mapped
+// once (by device and inode: many /proc/PID/root/... paths name one file), so a refresh reads
+// pages already mapped instead of mapping and faulting the whole file again.
+struct DeviceReaderCache {
+  std::map<int, std::string> ledger_by_pid;
+  std::map<std::pair<dev_t, ino_t>, std::unique_ptr<MappedLedger>> ledgers;
+};
+DeviceReaderCache& reader_cache() {
+  static DeviceReaderCache c;
+  return c;
+}
+
+}  // namespace
+
 std::vector<BackendDevice> backend_devices(const std::vector<int>& pids) {
+  DeviceReaderCache& cache = reader_cache();
   std::set<std::string> paths;
-  for (int pid : pids)
-    if (std::string p = ledger_of(pid); !p.empty()) paths.insert(p);
+  std::map<int, std::string> by_pid;
+  for (int pid : pids) {
+    auto it = cache.ledger_by_pid.find(pid);
+    std::string p = it != cache.ledger_by_pid.end() ? it->second : ledger_of(pid);
+    if (!p.empty()) paths.insert(p);
+    by_pid[pid] = std::move(p);
+  }
+  cache.ledger_by_pid = std::move(by_pid);  // pids gone are forgotten
   if (DIR* d = ::opendir("/dev/shm")) {
     const std::string suffix = ".v" + std::to_string(lg::kVersion) + ".ledger";
     while (dirent* e = ::readdir(d)) {
@@ -172,29 +197,62 @@ std::vector<BackendDevice> backend_devices(const std::vector<int>& pids) {
     }
     ::closedir(d);
   }
-  std::map<std::string, BackendDevice> by_uuid;  // one device may be in several ledgers: the busiest wins
+  std::map<std::pair<dev_t, ino_t>, std::unique_ptr<MappedLedger>> live;
   for (const std::string& path : paths) {
-    MappedLedger l(path);
-    if (!l.valid()) continue;
-    for (uint32_t d = 0; d < lg::kMaxDevices; ++d) {
+    struct stat st{};
+    if (::stat(path.c_str(), &st) != 0) continue;
+    const auto key = std::make_pair(st.st_dev, st.st_ino);
+    if (live.count(key)) continue;
+    auto it = cache.ledgers.find(key);
+    std::unique_ptr<MappedLedger> l =
+        it != cache.ledgers.end() ? std::move(it->second) : std::make_unique<MappedLedger>(path);
+    if (l->valid()) live[key] = std::move(l);
+  }
+  cache.ledgers = std::move(live);  // files gone (or replaced) are unmapped
+
+  // Several ledgers (one per user, or FAKEGPU_LEDGER sandboxes) can number their devices
+  // alike: each ordinal (and each UUID) is taken from the ledger with the most live processes.
+  struct Read {
+    size_t live = 0;
+    std::vector<BackendDevice> devices;
+  };
+  std::vector<Read> reads;
+  for (const auto& [key, lp] : cache.ledgers) {
+    const MappedLedger& l = *lp;
+    Read r;
+    std::vector<uint32_t> ready;
+    for (uint32_t d = 0; d < lg::kMaxDevices; ++d)
+      if (lg::state_of(l.device(d).state.load(std::memory_order_acquire)) == lg::kReady) ready.push_back(d);
+    std::vector<uint64_t> used(lg::kMaxDevices, 0);
+    std::vector<int32_t> ordinal(lg::kMaxDevices, -1);
+    for (uint32_t i = 0; i < l.slots(); ++i) {
+      const lg::ProcSlot& s = l.slot(i);
+      if (!MappedLedger::live(s)) continue;
+      ++r.live;
+      for (uint32_t d : ready) {
+        if (!MappedLedger::uses(s, d)) continue;
+        used[d] += MappedLedger::bytes(s, d, lg::kDevice) + MappedLedger::bytes(s, d, lg::kManaged);
+        if (ordinal[d] < 0 && s.ordinal[d] >= 0) ordinal[d] = s.ordinal[d];
+      }
+    }
+    for (uint32_t d : ready) {
       const lg::DeviceEntry& e = l.device(d);
-      if (lg::state_of(e.state.load(std::memory_order_acquire)) != lg::kReady) continue;
       BackendDevice dev;
       dev.uuid = uuid_text(e.uuid);
       dev.name.assign(e.name, strnlen(e.name, sizeof e.name));
       dev.total = e.total;
-      dev.ordinal = -1;
-      for (uint32_t i = 0; i < l.slots(); ++i) {
-        const lg::ProcSlot& s = l.slot(i);
-        if (!MappedLedger::live(s) || !MappedLedger::uses(s, d)) continue;
-        dev.used += MappedLedger::bytes(s, d, lg::kDevice) + MappedLedger::bytes(s, d, lg::kManaged);
-        if (dev.ordinal < 0 && s.ordinal[d] >= 0) dev.ordinal = s.ordinal[d];
-      }
-      if (dev.ordinal < 0) dev.ordinal = static_cast<int32_t>(d);  // unused now: its table position
-      auto [it, fresh] = by_uuid.try_emplace(dev.uuid, dev);
-      if (!fresh && dev.used > it->second.used) it->second = dev;
+      dev.used = used[d];
+      dev.ordinal = ordinal[d] >= 0 ? ordinal[d] : static_cast<int32_t>(d);  // unused now: its table position
+      r.devices.push_back(std::move(dev));
     }
+    reads.push_back(std::move(r));
   }
+  std::stable_sort(reads.begin(), reads.end(), [](const Read& a, const Read& b) { return a.live > b.live; });
+  std::map<std::string, BackendDevice> by_uuid;
+  std::set<int32_t> ordinals;
+  for (Read& r : reads)
+    for (BackendDevice& dev : r.devices)
+      if (!by_uuid.count(dev.uuid) && ordinals.insert(dev.ordinal).second) by_uuid.emplace(dev.uuid, std::move(dev));
   std::vector<BackendDevice> out;
   for (auto& [uuid, dev] : by_uuid) out.push_back(std::move(dev));
   std::sort(out.begin(), out.end(), [](const BackendDevice& a, const BackendDevice& b) {

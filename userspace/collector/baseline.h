@@ -21,7 +21,8 @@ struct BaselineEntry {
 std::optional<std::vector<BaselineEntry>> backend_baseline(int pid);
 
 // A fake GPU as the backend's shared device ledgers describe it (what its NVML reports):
-// the host-wide ledgers in /dev/shm and those the given processes use.
+// the host-wide ledgers in /dev/shm and those the given processes use. One device per
+// ordinal: where ledgers number devices alike, the one with the most live processes wins.
 struct BackendDevice {
   int32_t ordinal = -1;  // as the processes using it number it (none: its ledger position)
   std::string uuid;      // "GPU-…"

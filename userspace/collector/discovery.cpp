@@ -11,7 +11,7 @@
 #include <climits>
 #include <cstdio>
 #include <fstream>
-#include <regex>
+#include <string_view>
 #include <set>
 #include <sstream>
 
@@ -19,9 +19,17 @@ namespace fgtrace {
 namespace {
 
 // Library names worth opening: the backend and NVIDIA's runtime and driver.
+// (What the regex (^|/)lib(fake_gpu|cudart|cuda)\.so[.0-9]*$ says, without std::regex: the
+// monitor checks every line of every process's maps at each refresh.)
 bool candidate_name(const std::string& path) {
-  static const std::regex re(R"((^|/)lib(fake_gpu|cudart|cuda)\.so([.0-9]*)$)");
-  return std::regex_search(path, re);
+  const size_t slash = path.rfind('/');
+  const std::string_view base = std::string_view(path).substr(slash == std::string::npos ? 0 : slash + 1);
+  for (std::string_view stem : {"libfake_gpu.so", "libcudart.so", "libcuda.so"}) {
+    if (base.substr(0, stem.size()) != stem) continue;
+    const std::string_view rest = base.substr(stem.size());
+    if (rest.find_first_not_of(".0123456789") == std::string_view::npos) return true;
+  }
+  return false;
 }
 
 std::string real(const std::string& p) {
