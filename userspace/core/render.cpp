@@ -281,14 +281,6 @@ ordered_json health_json(const Snapshot& s) {
             {"exits_without_event", c.exits_without_event}}}};
 }
 
-namespace {
-
-ordered_json libraries_json(const Snapshot& s) {
-  ordered_json arr = ordered_json::array();
-  for (const TracedLibrary& l : s.health.libraries) arr.push_back({{"path", l.path}, {"mode", l.mode}});
-  return arr;
-}
-
 ordered_json book_json(const BookView& b) {
   return {{"device", b.device},
           {"kind", to_string(b.kind)},
@@ -304,6 +296,7 @@ ordered_json book_json(const BookView& b) {
           {"unmatched_frees", b.unmatched_frees},
           {"outstanding_allocs", b.outstanding},
           {"baseline_bytes", b.baseline_bytes},
+          {"baseline_left", b.baseline_left},
           {"leaked_bytes", b.leaked_bytes},
           {"leaked_allocs", b.leaked_allocs}};
 }
@@ -321,6 +314,14 @@ ordered_json kernel_books_json(const std::vector<KernelBookView>& books) {
                    {"live_bytes", b.live_bytes},
                    {"peak_bytes", b.peak_bytes},
                    {"failed_calls", b.failed_calls}});
+  return arr;
+}
+
+namespace {
+
+ordered_json libraries_json(const Snapshot& s) {
+  ordered_json arr = ordered_json::array();
+  for (const TracedLibrary& l : s.health.libraries) arr.push_back({{"path", l.path}, {"mode", l.mode}});
   return arr;
 }
 

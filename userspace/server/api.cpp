@@ -144,40 +144,7 @@ ordered_json host_json(const State& s) {
 
 ordered_json books_json(const std::vector<BookView>& books) {
   ordered_json arr = ordered_json::array();
-  for (const BookView& b : books)
-    arr.push_back({{"device", b.device},
-                   {"kind", to_string(b.kind)},
-                   {"live_bytes", b.live_bytes},
-                   {"peak_bytes", b.peak_bytes},
-                   {"allocs", b.allocs},
-                   {"alloc_bytes", b.alloc_bytes},
-                   {"frees", b.frees},
-                   {"freed_bytes", b.freed_bytes},
-                   {"failed_calls", b.failed},
-                   {"implicit_frees", b.implicit_frees},
-                   {"implicit_freed_bytes", b.implicit_freed_bytes},
-                   {"unmatched_frees", b.unmatched_frees},
-                   {"outstanding_allocs", b.outstanding},
-                   {"baseline_bytes", b.baseline_bytes},
-                   {"baseline_left", b.baseline_left},
-                   {"leaked_bytes", b.leaked_bytes},
-                   {"leaked_allocs", b.leaked_allocs}});
-  return arr;
-}
-
-ordered_json kernel_books_json(const std::vector<KernelBookView>& books) {
-  ordered_json arr = ordered_json::array();
-  for (const KernelBookView& b : books)
-    arr.push_back({{"device", b.device},
-                   {"kind", to_string(b.kind)},
-                   {"alloc_calls", b.alloc_calls},
-                   {"alloc_bytes", b.alloc_bytes},
-                   {"free_calls", b.free_calls},
-                   {"free_bytes", b.free_bytes},
-                   {"implicit_free_bytes", b.implicit_free_bytes},
-                   {"live_bytes", b.live_bytes},
-                   {"peak_bytes", b.peak_bytes},
-                   {"failed_calls", b.failed_calls}});
+  for (const BookView& b : books) arr.push_back(book_json(b));
   return arr;
 }
 
