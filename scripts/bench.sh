@@ -24,6 +24,25 @@ echo
 echo "== /metrics rendering of fakegpu-trace's exporter (target: 1,000 processes x 8 devices <= 20 ms)"
 "$build/bin/bench_metrics"
 echo
+echo "== the dashboard page: 500 processes x 8 devices, an hour of 1 s refreshes as history (headless Chromium)"
+chromium=$(command -v chromium || command -v chromium-browser || true)
+if [[ -n $chromium ]]; then
+  coproc SERVE { "$build/bin/bench_metrics" --serve 500 8; }
+  read -r _ url <&"${SERVE[0]}"
+  profile=$(mktemp -d)
+  flags=(--headless=new --disable-gpu --no-first-run "--user-data-dir=$profile")
+  [[ $(id -u) -eq 0 ]] && flags+=(--no-sandbox)
+  for _ in 1 2 3; do
+    timeout 120 "$chromium" "${flags[@]}" --dump-dom "${url}?bench=3600" 2>/dev/null |
+      sed -n 's|.*<pre id="bench-result">\([^<]*\)</pre>.*|\1|p'
+  done
+  eval "exec ${SERVE[1]}>&-"
+  wait "$SERVE_PID" 2>/dev/null || true
+  rm -rf "$profile"
+else
+  echo "SKIPPED: chromium is not installed (scripts/deps.sh installs it)"
+fi
+echo
 # The collector: overhead per traced call (USDT, entry/return, bpftrace side by side),
 # sustained 200k pairs/s, attach readiness. Needs root; installs bpftrace if missing.
 if [[ $(id -u) -eq 0 ]]; then

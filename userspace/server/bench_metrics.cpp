@@ -3,6 +3,10 @@
 // series (max_processes = 0). Goal: <= 20 ms. Prints the median of the runs and the page size.
 //
 //   build/bin/bench_metrics [processes] [devices] [runs]
+//   build/bin/bench_metrics --serve [processes] [devices]
+//       serves that synthetic state on a free loopback port for the page benchmark
+//       (scripts/bench.sh loads /?bench=N in headless Chromium), prints
+//       "serving http://ADDRESS/" and stops when its stdin closes.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -11,6 +15,10 @@
 #include <vector>
 
 #include "metrics.h"
+#include "server.h"
+
+#include <iostream>
+#include <memory>
 
 using namespace fgtrace;
 using namespace fgtrace::server;
@@ -73,7 +81,37 @@ Snapshot synthetic(size_t processes, int devices) {
 
 }  // namespace
 
+// The page benchmark's server: the synthetic state, published once.
+int serve(size_t processes, int devices) {
+  ServerOptions so;
+  so.listen = "127.0.0.1:0";
+  std::string err;
+  auto server = Server::start(so, &err);
+  if (!server) {
+    std::fprintf(stderr, "bench_metrics: %s\n", err.c_str());
+    return 1;
+  }
+  auto st = std::make_shared<State>();
+  st->snapshot = synthetic(processes, devices);
+  for (int d = 0; d < devices; ++d)
+    st->devices.push_back({d, "GPU-00000000-0000-0000-0000-00000000000" + std::to_string(d), "NVIDIA H100 80GB HBM3",
+                           80ull << 30, 40ull << 30});
+  st->time_unix_ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                               std::chrono::system_clock::now().time_since_epoch())
+                                               .count());
+  st->sequence = 1;
+  st->interval_s = 1.0;
+  server->publish(st);
+  std::printf("serving http://%s/\n", server->address().c_str());
+  std::fflush(stdout);
+  while (std::cin.get() != EOF) {
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--serve")
+    return serve(argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 500, argc > 3 ? std::atoi(argv[3]) : 8);
   const size_t processes = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 1000;
   const int devices = argc > 2 ? std::atoi(argv[2]) : 8;
   const int runs = argc > 3 ? std::max(1, std::atoi(argv[3])) : 51;

@@ -227,13 +227,45 @@
     scheduleRender();
   }
 
+  // ?bench=N (scripts/bench.sh): N refreshes of the first document recorded as history, one
+  // interval apart, then a full render and one more refresh, timed; the result goes into
+  // <pre id="bench-result"> as JSON (headless Chromium's --dump-dom reads it).
+  function benchPage(doc, samples) {
+    state.snapshot = doc;
+    const step = (doc.interval_s || 1) * 1000;
+    const base = doc.time_unix_ms || Date.now();
+    const t0 = performance.now();
+    for (let i = samples; i > 0; --i) record(Object.assign({}, doc, { time_unix_ms: base - i * step }));
+    const t1 = performance.now();
+    render();
+    const t2 = performance.now();
+    record(Object.assign({}, doc, { time_unix_ms: base }));
+    const parts = {};
+    for (const [name, fn] of [['alerts', renderAlerts], ['devices', renderDevices], ['table', renderTable],
+                              ['health', renderHealth]]) {
+      const a = performance.now();
+      fn(doc);
+      parts[name + '_ms'] = performance.now() - a;
+    }
+    const t3 = performance.now();
+    const pre = document.createElement('pre');
+    pre.id = 'bench-result';
+    pre.textContent = JSON.stringify({
+      processes: doc.processes.length, samples, history_kept: state.history.length,
+      record_ms_per_sample: (t1 - t0) / samples, first_render_ms: t2 - t1, refresh_ms: t3 - t2, ...parts });
+    document.body.appendChild(pre);
+  }
+
   function record(doc) {
-    const sample = { t: doc.time_unix_ms || Date.now(), devices: {} };
+    // totals: each device's sum, so a chart's "other" is the total less its top processes
+    // (a subtraction per sample, not a pass over every process of every sample).
+    const sample = { t: doc.time_unix_ms || Date.now(), devices: {}, totals: {} };
     for (const d of doc.devices) sample.devices[d.device] = {};
     for (const p of doc.processes) {
       for (const d of p.devices) {
         if (!d.live_bytes) continue;
         (sample.devices[d.device] || (sample.devices[d.device] = {}))[procKey(p)] = d.live_bytes;
+        sample.totals[d.device] = (sample.totals[d.device] || 0) + d.live_bytes;
       }
     }
     const h = state.history;
@@ -353,15 +385,17 @@
         for (const [k, v] of Object.entries(sample.devices[device] || {})) now[k] = Math.max(now[k] || 0, v);
     }
     const top = Object.keys(now).sort((a, b) => now[b] - now[a]).slice(0, TOP_PER_DEVICE);
-    const topSet = new Set(top);
     const series = top.map((k) => ({ key: k, label: names[k] || k.split(':')[0], data: [] }));
     const other = { key: 'other', label: 'other', data: [] };
     let anyOther = false;
     for (const sample of state.history) {
       const m = sample.devices[device] || {};
-      for (const ser of series) ser.data.push({ x: sample.t, y: m[ser.key] || 0 });
-      let rest = 0;
-      for (const [k, v] of Object.entries(m)) if (!topSet.has(k)) rest += v;
+      let rest = sample.totals[device] || 0;
+      for (const ser of series) {
+        const y = m[ser.key] || 0;
+        ser.data.push({ x: sample.t, y });
+        rest -= y;
+      }
       if (rest) anyOther = true;
       other.data.push({ x: sample.t, y: rest });
     }
@@ -421,7 +455,14 @@
         type: 'line', data: { datasets }, options: chartOptions(),
       });
     } else {
-      chart.data.datasets = datasets;
+      // In place where the series are the same processes: Chart.js keeps its dataset state
+      // (replacing the objects makes it rebuild every dataset on each refresh).
+      const old = chart.data.datasets;
+      if (old.length === datasets.length && old.every((o, i) => o.label === datasets[i].label)) {
+        old.forEach((o, i) => { o.data = datasets[i].data; });
+      } else {
+        chart.data.datasets = datasets;
+      }
       timeAxis(chart.options.scales.x);
       chart.update('none');
     }
@@ -661,6 +702,16 @@
       connect();
     });
     document.addEventListener('visibilitychange', () => { if (!document.hidden) scheduleRender(); });
+    const bench = Number(new URLSearchParams(location.search).get('bench'));
+    if (bench > 0) {
+      // Synchronously, before the load event: --dump-dom (no virtual time) then holds the result.
+      const xhr = new XMLHttpRequest();
+      xhr.open('GET', '/api/v1/summary', false);
+      if (state.token) xhr.setRequestHeader('Authorization', 'Bearer ' + state.token);
+      xhr.send();
+      if (xhr.status === 200) benchPage(JSON.parse(xhr.responseText), bench);
+      return;
+    }
     connect();
   }
 
