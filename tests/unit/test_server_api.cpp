@@ -1,5 +1,6 @@
 // Unit tests: the JSON API (userspace/server/api.h): the documents' fields and values, the
 // process drill-down, alerts, and the event-stream frame.
+#include "trace_test_events.h"
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -19,18 +20,7 @@ constexpr uint64_t MiB = 1ull << 20;
 constexpr uint64_t GiB = 1ull << 30;
 constexpr uint64_t kNoonMs = 1748779200250;  // 2025-06-01T12:00:00.250Z
 
-Event ev(EventType type, uint32_t pid, int32_t dev, MemKind kind, uint64_t ptr, uint64_t size, uint64_t ts = 1) {
-  Event e;
-  e.type = type;
-  e.pid = pid;
-  e.tid = pid;
-  e.device = dev;
-  e.kind = kind;
-  e.ptr = ptr;
-  e.size = size;
-  e.ts_ns = ts;
-  return e;
-}
+using fgtrace::test::ev;
 
 // A running process on device 0 (with pinned host memory and a stack), one attached to with a
 // baseline on device 1, one that exited leaking; ring-buffer drops; device 0 nearly full.

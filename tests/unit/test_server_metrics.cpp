@@ -1,6 +1,7 @@
 // Unit tests: /metrics (userspace/server/metrics.h): the exact page for a small snapshot,
 // folding beyond max_processes into pid="other", pid reuse, label escaping, the histogram's
 // cumulative buckets, and promtool's verdict on a realistic page.
+#include "trace_test_events.h"
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
@@ -24,18 +25,7 @@ namespace {
 constexpr uint64_t MiB = 1ull << 20;
 constexpr uint64_t GiB = 1ull << 30;
 
-Event ev(EventType type, uint32_t pid, int32_t dev, MemKind kind, uint64_t ptr, uint64_t size, uint64_t ts = 1) {
-  Event e;
-  e.type = type;
-  e.pid = pid;
-  e.tid = pid;
-  e.device = dev;
-  e.kind = kind;
-  e.ptr = ptr;
-  e.size = size;
-  e.ts_ns = ts;
-  return e;
-}
+using fgtrace::test::ev;
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;

@@ -1,5 +1,6 @@
 // Unit tests: fakegpu-trace's renderers (table, JSON lines, CI summary), the verdict and its
 // exit codes, and the size parser.
+#include "trace_test_events.h"
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -18,18 +19,7 @@ namespace {
 constexpr uint64_t MiB = 1ull << 20;
 constexpr uint64_t GiB = 1ull << 30;
 
-Event ev(EventType type, uint32_t pid, int32_t dev, MemKind kind, uint64_t ptr, uint64_t size, uint64_t ts = 1) {
-  Event e;
-  e.type = type;
-  e.pid = pid;
-  e.tid = pid;
-  e.device = dev;
-  e.kind = kind;
-  e.ptr = ptr;
-  e.size = size;
-  e.ts_ns = ts;
-  return e;
-}
+using fgtrace::test::ev;
 
 // Four processes: one traced from its start on two devices plus pinned host memory, one
 // attached with a baseline, one that exited leaking, one first seen through an event.
