@@ -5,6 +5,7 @@
 #include "collector/errors.h"
 #include "collector/tracer.h"
 #include "core/render.h"
+#include "server/server.h"
 
 #include <CLI/CLI.hpp>
 
@@ -120,6 +121,15 @@ struct Common {
     o.listen = listen;
     o.allow_remote = allow_remote;
     o.max_processes = max_processes;
+    if (!listen.empty()) {  // checked before any probe is attached
+      std::string err;
+      const auto addr = fgtrace::server::parse_listen_address(listen, &err);
+      if (!addr) throw CLI::ValidationError("--listen", err);
+      if (!addr->loopback && !allow_remote)
+        throw CLI::ValidationError("--listen", listen + " is not a loopback address: the server shows every traced "
+                                                         "process to whoever connects; add --allow-remote (and "
+                                                         "--auth-token-file) to serve it there");
+    }
     if (!token_file.empty()) o.auth_token = read_token(token_file);
     if (!o.auth_token.empty() && o.listen.empty())
       throw CLI::ValidationError("--auth-token-file", "protects the server: give --listen HOST:PORT too");

@@ -249,6 +249,23 @@ class Browser(Served):
         print(f"note: screenshot saved as {shot}", flush=True)
 
 
+class ListenArguments(fgtest.TestCase):
+    def test_bad_listen_options_exit_2_before_tracing(self):
+        empty = self.box.path("empty-token")
+        with open(empty, "w") as f:
+            f.write("\n")
+        for args, needle in ((["--listen", "0.0.0.0:9400"], "not a loopback address"),
+                             (["--listen", "10.1.2.3:9400"], "add --allow-remote"),
+                             (["--listen", "nonsense"], "bad listen address 'nonsense': missing :PORT"),
+                             (["--listen", "127.0.0.1:99999"], "99999"),
+                             (["--listen", "127.0.0.1:0", "--auth-token-file", empty], "holds no token"),
+                             (["--auth-token-file", empty], "holds no token")):
+            p = self.box.run([tt.tracer(), "monitor", "-d", "1", *args])
+            self.assertEqual(p.returncode, 2, p.describe())
+            self.assertIn(needle, p.stderr, p.describe())
+            self.assertNotIn("ready:", p.stderr, p.describe())  # refused before any probe
+
+
 class Fleet(fgtest.TestCase):
     def test_deploy_rules_and_config_pass_promtool(self):
         if not PROMTOOL:
