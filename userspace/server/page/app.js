@@ -352,8 +352,10 @@
       card.querySelector('.usage').textContent = usage;
       card.querySelector('.meter .fill').style.width =
         (d.total_bytes ? Math.min(100, d.used_ratio * 100) : 0).toFixed(1) + '%';
-      drawDeviceChart(d, s);
     }
+    // Charts after every card's text: a chart that measures its canvas then forces one layout,
+    // not one per card.
+    for (const d of s.devices) drawDeviceChart(d, s);
     const host = s.host;
     const hostLine = $('host-memory');
     hostLine.hidden = !(host && (host.peak_bytes || host.leaked_bytes));
