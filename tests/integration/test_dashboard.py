@@ -174,6 +174,12 @@ class Exporter(Served):
         p = self.held()
         self.assertEqual((p["pid"], p["comm"], p["state"], p["peak_bytes"]), (self.pid, "trace_workload", "running",
                                                                             10 * MiB))
+        # What mixed holds, largest first: cuMemAlloc_v2 5 MiB on device 5, cudaMalloc 3 MiB and
+        # cudaMallocManaged 2 MiB on device 1, cudaMallocHost 1 MiB.
+        self.assertEqual(p["outstanding_count"], 4)
+        self.assertEqual([(a["size"], a["device"], a["kind"], a["api"]) for a in p["outstanding_allocations"]],
+                         [(5 * MiB, 5, "device", "driver"), (3 * MiB, 1, "device", "runtime"),
+                          (2 * MiB, 1, "managed", "runtime"), (1 * MiB, -1, "host", "runtime")])
         status, _, body = self.get("/api/v1/processes")
         self.assertEqual(status, 200)
         listed = [q for q in json.loads(body)["processes"] if q["pid"] == self.pid]

@@ -173,6 +173,13 @@ TEST_CASE("api: /api/v1/processes/{pid} has books, kernel books, calls and stack
   CHECK(p["calls"][1]["errors"] == 1);
   CHECK(p["calls"][1]["log2_hist_ns"]["512"] == 1);
   CHECK(p["copies"]["HtoD"]["bytes"] == 4096);
+  CHECK(p["outstanding_count"] == 2);
+  REQUIRE(p["outstanding_allocations"].size() == 2);  // largest first
+  CHECK(p["outstanding_allocations"][0].dump() ==
+        R"({"api":"unknown","device":0,"kind":"device","ptr":"0x1","size":1610612736,"stack_id":7,"ts_ns":1})");
+  CHECK(p["outstanding_allocations"][1]["ptr"] == "0x3");
+  CHECK(p["outstanding_allocations"][1]["kind"] == "host");
+  CHECK(p["outstanding_allocations"][1]["stack_id"].is_null());
   REQUIRE(p["outstanding_stacks"].size() == 1);
   CHECK(p["outstanding_stacks"][0]["stack_id"] == 7);
   CHECK(p["outstanding_stacks"][0]["bytes"] == 1536 * MiB);

@@ -639,3 +639,30 @@ TEST_CASE("the kernel's counter totals replace the books' figures", "[trace]") {
   CHECK(p.copies[static_cast<size_t>(fgtrace::CopyDirection::HtoD)].count == 2);
   CHECK(p.launches == 5);
 }
+
+TEST_CASE("a snapshot lists the 100 largest outstanding allocations and counts them all", "[trace]") {
+  fgtrace::AllocationLedger l;
+  l.track_process(90, "many", 1, 0, false);
+  for (uint64_t i = 1; i <= 150; ++i) {
+    fgtrace::Event e;
+    e.type = fgtrace::EventType::Alloc;
+    e.pid = e.tid = 90;
+    e.device = 0;
+    e.kind = fgtrace::MemKind::Device;
+    e.ptr = 0x1000 * i;
+    e.size = (i % 50 + 1) * 4096;  // three allocations of each size
+    e.ts_ns = i;
+    l.apply(e);
+  }
+  const auto snap = l.snapshot(false);
+  REQUIRE(snap.processes.size() == 1);
+  const auto& p = snap.processes[0];
+  CHECK(p.outstanding_count == 150);
+  REQUIRE(p.outstanding_allocations.size() == fgtrace::kOutstandingListed);
+  CHECK(p.outstanding_allocations.front().size == 50 * 4096);  // i = 49, 99, 149: the oldest first
+  CHECK(p.outstanding_allocations.front().ptr == 0x1000 * 49);
+  CHECK(p.outstanding_allocations[1].ptr == 0x1000 * 99);
+  CHECK(p.outstanding_allocations.back().size == 17 * 4096);  // 100 = 33 sizes x 3 + 1
+  for (size_t i = 1; i < p.outstanding_allocations.size(); ++i)
+    CHECK(p.outstanding_allocations[i - 1].size >= p.outstanding_allocations[i].size);
+}

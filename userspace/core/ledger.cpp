@@ -451,6 +451,18 @@ ProcessView AllocationLedger::view(const Proc& p) const {
   v.copies = p.copies;
   v.launches = p.launches;
   v.outstanding_stacks = sorted_stacks(p.outstanding_stacks);
+  v.outstanding_count = p.outstanding.size();
+  v.outstanding_allocations.reserve(std::min(p.outstanding.size(), kOutstandingListed));
+  for (const auto& [ptr, a] : p.outstanding) v.outstanding_allocations.push_back({ptr, a.size, a.device, a.kind, a.api, a.ts_ns, a.stack_id});
+  auto larger = [](const OutstandingAllocation& x, const OutstandingAllocation& y) {
+    return x.size != y.size ? x.size > y.size : x.ts_ns != y.ts_ns ? x.ts_ns < y.ts_ns : x.ptr < y.ptr;
+  };
+  if (v.outstanding_allocations.size() > kOutstandingListed) {
+    std::nth_element(v.outstanding_allocations.begin(), v.outstanding_allocations.begin() + kOutstandingListed,
+                     v.outstanding_allocations.end(), larger);
+    v.outstanding_allocations.resize(kOutstandingListed);
+  }
+  std::sort(v.outstanding_allocations.begin(), v.outstanding_allocations.end(), larger);
   v.leaked_stacks = sorted_stacks(p.leaked_stacks);
   return v;
 }

@@ -141,6 +141,19 @@ struct StackUsage {
   uint64_t allocs = 0;
 };
 
+// One allocation a process holds now (ProcessView::outstanding_allocations).
+struct OutstandingAllocation {
+  uint64_t ptr = 0;  // device pointer (VMM: the allocation handle)
+  uint64_t size = 0;
+  int32_t device = kHostDevice;
+  MemKind kind = MemKind::Unknown;
+  Api api = Api::Unknown;
+  uint64_t ts_ns = 0;  // when it was made (the events' clock)
+  std::optional<uint32_t> stack_id;
+};
+// How many of a process's outstanding allocations a snapshot lists (the largest).
+inline constexpr size_t kOutstandingListed = 100;
+
 struct ProcessView {
   uint32_t pid = 0;
   uint32_t ppid = 0;
@@ -163,6 +176,10 @@ struct ProcessView {
   std::array<CopyStats, kCopyDirections> copies{};
   uint64_t launches = 0;
   std::vector<StackUsage> outstanding_stacks;  // by bytes, largest first
+  // The kOutstandingListed largest allocations held now (ties: oldest first); all of them
+  // are counted in outstanding_count.
+  std::vector<OutstandingAllocation> outstanding_allocations;
+  uint64_t outstanding_count = 0;
   std::vector<StackUsage> leaked_stacks;       // by bytes, largest first
 };
 

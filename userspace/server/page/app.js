@@ -630,6 +630,11 @@
     fillTable('detail-books', p.books.map((b) => [[deviceLabel(b.device)], [b.kind], [bytes(b.live_bytes), true],
       [bytes(b.peak_bytes), true], [String(b.allocs), true], [String(b.frees), true], [String(b.failed_calls), true],
       [String(b.outstanding_allocs), true], [bytes(b.leaked_bytes), true]]));
+    const listed = p.outstanding_allocations || [];
+    $('detail-outstanding-note').textContent = p.outstanding_count > listed.length
+      ? '(the ' + listed.length + ' largest of ' + p.outstanding_count + ')' : '';
+    fillTable('detail-outstanding', listed.map((a) => [[a.ptr], [bytes(a.size), true], [deviceLabel(a.device)],
+      [a.kind], [a.api], [a.stack_id === null ? '–' : String(a.stack_id), true]]));
     fillTable('detail-stacks', stackRows(p.outstanding_stacks));
     fillTable('detail-leaked-stacks', stackRows(p.leaked_stacks));
     fillTable('detail-calls', p.calls.map((c) => [[c.func], [String(c.calls), true], [String(c.errors), true],
