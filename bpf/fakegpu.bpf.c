@@ -149,6 +149,24 @@ struct {
 	__type(value, __s32);
 } primary_ctx SEC(".maps");
 
+/* Entry/return path: who holds each (process, device) primary context. Its last release
+ * frees what it held; the runtime holds one reference from its first use of the device
+ * until cudaDeviceReset. */
+struct primary_key {
+	__u32 tgid;
+	__s32 device;
+};
+struct primary_refs {
+	__s32 driver;  /* cuDevicePrimaryCtxRetain minus cuDevicePrimaryCtxRelease_v2 */
+	__u32 runtime; /* 1: the runtime uses it */
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct primary_key);
+	__type(value, struct primary_refs);
+} primary_holders SEC(".maps");
+
 /* Call counts and latency per (process, traced function). */
 #define FG_LAT_BUCKETS 32
 struct call_key {
@@ -412,6 +430,7 @@ enum fg_class {
 	FG_C_VMM_RELEASE = 12, /* cuMemRelease(handle) */
 	FG_C_CTX_DESTROY = 13, /* cuCtxDestroy_v2(CUcontext ctx) */
 	FG_C_PRIMARY_RESET = 14, /* cuDevicePrimaryCtxReset_v2(CUdevice dev) / cudaDeviceReset() */
+	FG_C_PRIMARY_RELEASE = 15, /* cuDevicePrimaryCtxRelease_v2(CUdevice dev) */
 };
 
 #define COOKIE_FUNC(c) ((__u32)((c)&0xffff))
@@ -457,6 +476,18 @@ static __always_inline __u64 current_ctx(__u32 tid)
 static __always_inline void set_current_ctx(__u32 tid, __u64 ctx)
 {
 	bpf_map_update_elem(&tid_ctx, &tid, &ctx, BPF_ANY);
+}
+
+/* The holders of (tgid, device)'s primary context, created empty when absent. */
+static __always_inline struct primary_refs *holders(__u32 tgid, __s32 device)
+{
+	struct primary_key k = { .tgid = tgid, .device = device };
+	struct primary_refs *r = bpf_map_lookup_elem(&primary_holders, &k);
+	if (r)
+		return r;
+	struct primary_refs zero = {};
+	bpf_map_update_elem(&primary_holders, &k, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&primary_holders, &k);
 }
 
 /* Destroying a context (or resetting a device's primary context) frees what it holds. */
@@ -559,6 +590,11 @@ static __always_inline int leave(struct pt_regs *ctx)
 		struct alloc_key ak = { .tgid = tgid, .ptr = ptr };
 		struct alloc_rec ar = { .size = size, .device = device, .kind = kind,
 					.ctx = current_ctx(tid), .ctx_device = current_device(tid) };
+		if (api == FG_API_RUNTIME) { /* the runtime now holds this device's primary context */
+			struct primary_refs *h = holders(tgid, ar.ctx_device);
+			if (h)
+				h->runtime = 1;
+		}
 		if (bpf_map_update_elem(&allocs, &ak, &ar, BPF_ANY) != 0)
 			stat_inc(FG_STAT_ALLOC_MAP_FULL);
 		on_alloc(ctx, tgid, device, ptr, size, kind, api, FG_SRC_UPROBE, func);
@@ -590,6 +626,9 @@ static __always_inline int leave(struct pt_regs *ctx)
 			__s32 dev = (__s32)v.a0;
 			bpf_map_update_elem(&tid_device, &tid, &dev, BPF_ANY);
 			set_current_ctx(tid, 0); /* the runtime works in the device's primary context */
+			struct primary_refs *h = holders(tgid, dev);
+			if (h)
+				h->runtime = 1;
 			emit(FG_EV_CTX_SWITCH, dev, 0, 0, 0, 0, api, FG_SRC_UPROBE, func, 0);
 		}
 		return 0;
@@ -604,8 +643,12 @@ static __always_inline int leave(struct pt_regs *ctx)
 				    : COOKIE_CLASS(cookie) == FG_C_CTX_CREATE4 ? v.a3
 									       : v.a1);
 		bpf_map_update_elem(&ctx_device, &c, &dev, BPF_ANY);
-		if (COOKIE_CLASS(cookie) == FG_C_PRIMARY)
+		if (COOKIE_CLASS(cookie) == FG_C_PRIMARY) {
 			bpf_map_update_elem(&primary_ctx, &c, &dev, BPF_ANY);
+			struct primary_refs *h = holders(tgid, dev);
+			if (h)
+				__sync_fetch_and_add(&h->driver, 1);
+		}
 		else { /* cuCtxCreate makes it current */
 			bpf_map_update_elem(&tid_device, &tid, &dev, BPF_ANY);
 			set_current_ctx(tid, c);
@@ -627,11 +670,19 @@ static __always_inline int leave(struct pt_regs *ctx)
 		return 0;
 	}
 	case FG_C_CTX_DESTROY:
-	case FG_C_PRIMARY_RESET: {
+	case FG_C_PRIMARY_RESET:
+	case FG_C_PRIMARY_RELEASE: {
 		if (rc != 0)
 			return 0;
 		struct ctx_free_arg a = { .tgid = tgid, .func = func, .api = api };
-		if (COOKIE_CLASS(cookie) == FG_C_CTX_DESTROY) {
+		if (COOKIE_CLASS(cookie) == FG_C_PRIMARY_RELEASE) {
+			/* Only the last reference frees: none left by the driver API, none by the runtime. */
+			struct primary_refs *h = holders(tgid, (__s32)v.a0);
+			if (!h || __sync_fetch_and_add(&h->driver, -1) != 1 || h->runtime)
+				return 0;
+			a.primary = 1;
+			a.device = (__s32)v.a0;
+		} else if (COOKIE_CLASS(cookie) == FG_C_CTX_DESTROY) {
 			a.ctx = v.a0;
 			bpf_map_delete_elem(&ctx_device, &a.ctx);
 			__u64 *cur = bpf_map_lookup_elem(&tid_ctx, &tid);
@@ -640,6 +691,8 @@ static __always_inline int leave(struct pt_regs *ctx)
 		} else {
 			a.primary = 1;
 			a.device = api == FG_API_RUNTIME ? current_device(tid) : (__s32)v.a0;
+			struct primary_key k = { .tgid = tgid, .device = a.device };
+			bpf_map_delete_elem(&primary_holders, &k); /* a reset drops every reference */
 		}
 		bpf_for_each_map_elem(&allocs, free_ctx_allocation, &a, 0);
 		return 0;

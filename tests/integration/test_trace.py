@@ -397,6 +397,18 @@ class BothWays(TraceCase):
                          {k: books["usdt"][k] for k in HEAD_KEYS + ["devices"]})
 
 
+    def test_primary_context_release_frees_both_ways(self):
+        # trace_workload primary: 4 MiB in device 3's primary context, then its last release.
+        for mode, options in (("usdt", []), ("uprobe", ["--uprobes-only"])):
+            with self.subTest(mode=mode):
+                rc, s, p = self.trace_run(*options, cmd=[trace_workload(), "primary"])
+                self.assertEqual(rc, 0, p.describe())
+                self.assertEqual(self.library_modes(s).get(backend_lib()), mode, s["libraries"])
+                q = s["processes"][0]
+                self.assertEqual(q["devices"], [dev(3, 4 * MiB, 1, 0)], mode)
+                self.assertEqual((q["implicit_frees"], q["leaked_bytes"]), (1, 0), mode)
+
+
 # ---- 3-6. processes, threads, contexts, async and VMM ---------------------------------------------
 class Workloads(TraceCase):
     def test_fork_and_exec_children_have_their_own_books(self):

@@ -20,6 +20,10 @@
 //       cudaStreamSynchronize, cudaFreeAsync the 1 MiB, cudaStreamSynchronize.
 //       VMM on device 3 (the runtime's current device stays 2): cuMemCreate 4 MiB and 2 MiB,
 //       cuMemRelease both.
+//   trace_workload primary
+//       cuDevicePrimaryCtxRetain on device 3, cuCtxSetCurrent, cuMemAlloc_v2 4 MiB,
+//       cuDevicePrimaryCtxRelease_v2: the last reference frees the 4 MiB (an implicit free,
+//       not a leak; the runtime never used device 3).
 //   trace_workload all
 //       mixed (without hold), then ctx, then async, then threads, one process.
 //   trace_workload spawn DEV MIB PROGRAM [ARGS...]
@@ -62,6 +66,9 @@ int cuDeviceGet(int* dev, int ordinal);
 int cuCtxCreate_v2(CUcontext* ctx, unsigned flags, int dev);
 int cuCtxCreate_v4(CUcontext* ctx, void* params, unsigned flags, int dev);
 int cuCtxDestroy_v2(CUcontext ctx);
+int cuCtxSetCurrent(CUcontext ctx);
+int cuDevicePrimaryCtxRetain(CUcontext* ctx, int dev);
+int cuDevicePrimaryCtxRelease_v2(int dev);
 int cuMemAlloc_v2(CUdeviceptr* ptr, size_t size);
 int cuMemFree_v2(CUdeviceptr ptr);
 int cuMemCreate(unsigned long long* handle, size_t size, const void* prop, unsigned long long flags);
@@ -165,6 +172,20 @@ void ctx() {
   say("context destroyed");
 }
 
+void primary() {
+  int dev = -1;
+  CUcontext c = nullptr;
+  CUdeviceptr p = 0;
+  ok(cuInit(0), "cuInit");
+  ok(cuDeviceGet(&dev, 3), "cuDeviceGet(3)");
+  ok(cuDevicePrimaryCtxRetain(&c, dev), "cuDevicePrimaryCtxRetain(device 3)");
+  ok(cuCtxSetCurrent(c), "cuCtxSetCurrent");
+  ok(cuMemAlloc_v2(&p, 4 * kMiB), "cuMemAlloc_v2 4 MiB");
+  ok(cuCtxSetCurrent(nullptr), "cuCtxSetCurrent(NULL)");
+  ok(cuDevicePrimaryCtxRelease_v2(dev), "cuDevicePrimaryCtxRelease_v2");
+  say("primary released");
+}
+
 void async() {
   void *a = nullptr, *b = nullptr;
   ok(cudaSetDevice(2), "cudaSetDevice(2)");
@@ -234,6 +255,7 @@ int main(int argc, char** argv) {
   if (mode == "threads") return threads(), 0;
   if (mode == "ctx") return ctx(), 0;
   if (mode == "async") return async(), 0;
+  if (mode == "primary") return primary(), 0;
   if (mode == "all") {
     mixed(false);
     ctx();
@@ -244,7 +266,7 @@ int main(int argc, char** argv) {
   if (mode == "spawn" && argc > 4) return spawn(std::atoi(argv[2]), std::strtoull(argv[3], nullptr, 10), argv + 4);
   if (mode == "churn" && argc > 3) return churn(std::atol(argv[2]), std::strtoull(argv[3], nullptr, 10)), 0;
   std::fprintf(stderr,
-               "usage: trace_workload mixed [hold] [EXIT] | threads | ctx | async | all | "
+               "usage: trace_workload mixed [hold] [EXIT] | threads | ctx | async | primary | all | "
                "spawn DEV MIB PROGRAM [ARGS...] | churn PAIRS KIB\n");
   return 2;
 }

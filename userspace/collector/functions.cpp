@@ -62,7 +62,7 @@ constexpr TracedFunction kFunctions[] = {
     {"cuCtxSetCurrent", C::CtxSet, 0, kDriver, 0},
     {"cuCtxPushCurrent_v2", C::CtxSet, 0, kDriver, 0},
     {"cuCtxDestroy_v2", C::CtxDestroy, 0, kDriver, 0},
-    {"cuDevicePrimaryCtxRelease_v2", C::Other, 0, kDriver, 0},
+    {"cuDevicePrimaryCtxRelease_v2", C::PrimaryRelease, 0, kDriver, 0},
     {"cuDevicePrimaryCtxReset_v2", C::PrimaryReset, 0, kDriver, 0},
     // driver: copies and launches
     {"cuMemcpyHtoD_v2", C::Copy, 0, kDriver, 1},

@@ -25,6 +25,7 @@ enum class FuncClass : uint8_t {
   VmmRelease = 12,
   CtxDestroy = 13,    // frees what the context held (implicit frees)
   PrimaryReset = 14,  // frees what the device's primary context held
+  PrimaryRelease = 15,  // the last release frees it too
 };
 
 struct TracedFunction {
@@ -41,7 +42,9 @@ struct TracedFunction {
   }
   // Context teardown: with USDT the backend's implicit-free probes book what it frees, so
   // the entry/return probes only count and time the call.
-  bool frees_booked_by_usdt() const { return cls == FuncClass::CtxDestroy || cls == FuncClass::PrimaryReset; }
+  bool frees_booked_by_usdt() const {
+    return cls == FuncClass::CtxDestroy || cls == FuncClass::PrimaryReset || cls == FuncClass::PrimaryRelease;
+  }
 };
 
 std::span<const TracedFunction> traced_functions();
