@@ -284,17 +284,28 @@ int Collector::poll(int timeout_ms, const std::function<void(const fg_event&)>& 
   return n;
 }
 
-std::vector<KernelBook> Collector::books() const {
-  std::vector<KernelBook> out;
-  const int fd = bpf_map__fd(skel_->maps.books);
-  fg_book_key key{}, next{};
-  const fg_book_key* prev = nullptr;
+namespace {
+// Calls fn(key) for every key of BPF map fd (keys of type K). fn must not delete from the
+// map: callers collect keys first.
+template <class K, class F>
+void for_each_key(int fd, F&& fn) {
+  K key{}, next{};
+  const K* prev = nullptr;
   while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-    KernelBook b{next, {}};
-    if (bpf_map_lookup_elem(fd, &next, &b.book) == 0) out.push_back(b);
+    fn(next);
     key = next;
     prev = &key;
   }
+}
+}  // namespace
+
+std::vector<KernelBook> Collector::books() const {
+  std::vector<KernelBook> out;
+  const int fd = bpf_map__fd(skel_->maps.books);
+  for_each_key<fg_book_key>(fd, [&](const fg_book_key& k) {
+    KernelBook b{k, {}};
+    if (bpf_map_lookup_elem(fd, &k, &b.book) == 0) out.push_back(b);
+  });
   return out;
 }
 
@@ -345,44 +356,32 @@ struct CopyKey {
 std::vector<CallCount> Collector::calls() const {
   std::vector<CallCount> out;
   const int fd = bpf_map__fd(skel_->maps.calls);
-  CallKey key{}, next{};
-  const CallKey* prev = nullptr;
-  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+  for_each_key<CallKey>(fd, [&](const CallKey& k) {
     CallVal v{};
-    if (bpf_map_lookup_elem(fd, &next, &v) == 0)
+    if (bpf_map_lookup_elem(fd, &k, &v) == 0)
       out.push_back(
-          {next.tgid, next.func, v.calls, v.fails, v.total_ns, v.max_ns, std::vector<uint64_t>(v.hist, v.hist + kLatBuckets)});
-    key = next;
-    prev = &key;
-  }
+          {k.tgid, k.func, v.calls, v.fails, v.total_ns, v.max_ns, std::vector<uint64_t>(v.hist, v.hist + kLatBuckets)});
+  });
   return out;
 }
 
 std::vector<CopyCount> Collector::copies() const {
   std::vector<CopyCount> out;
   const int fd = bpf_map__fd(skel_->maps.copies);
-  CopyKey key{}, next{};
-  const CopyKey* prev = nullptr;
-  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+  for_each_key<CopyKey>(fd, [&](const CopyKey& k) {
     CopyVal v{};
-    if (bpf_map_lookup_elem(fd, &next, &v) == 0) out.push_back({next.tgid, next.dir, v.bytes, v.count});
-    key = next;
-    prev = &key;
-  }
+    if (bpf_map_lookup_elem(fd, &k, &v) == 0) out.push_back({k.tgid, k.dir, v.bytes, v.count});
+  });
   return out;
 }
 
 std::map<uint32_t, uint64_t> Collector::launches() const {
   std::map<uint32_t, uint64_t> out;
   const int fd = bpf_map__fd(skel_->maps.launches);
-  uint32_t key = 0, next = 0;
-  const uint32_t* prev = nullptr;
-  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+  for_each_key<uint32_t>(fd, [&](uint32_t tgid) {
     uint64_t n = 0;
-    if (bpf_map_lookup_elem(fd, &next, &n) == 0) out[next] = n;
-    key = next;
-    prev = &key;
-  }
+    if (bpf_map_lookup_elem(fd, &tgid, &n) == 0) out[tgid] = n;
+  });
   return out;
 }
 
@@ -390,26 +389,18 @@ void Collector::forget(uint32_t tgid) {
   // Books are keyed by (tgid, device, kind): collect this process's keys, then delete them.
   const int fd = bpf_map__fd(skel_->maps.books);
   std::vector<fg_book_key> mine;
-  fg_book_key key{}, next{};
-  const fg_book_key* prev = nullptr;
-  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-    if (next.tgid == tgid) mine.push_back(next);
-    key = next;
-    prev = &key;
-  }
+  for_each_key<fg_book_key>(fd, [&](const fg_book_key& k) {
+    if (k.tgid == tgid) mine.push_back(k);
+  });
   for (const auto& k : mine) bpf_map_delete_elem(fd, &k);
   const int lfd = bpf_map__fd(skel_->maps.launches);
   bpf_map_delete_elem(lfd, &tgid);
   // Call and copy counters are keyed (tgid, x) like the books.
   auto drop = [tgid](int fd2) {
     std::vector<std::pair<uint32_t, uint32_t>> keys;
-    std::pair<uint32_t, uint32_t> k{}, n{};
-    const void* prev = nullptr;
-    while (bpf_map_get_next_key(fd2, prev, &n) == 0) {
-      if (n.first == tgid) keys.push_back(n);
-      k = n;
-      prev = &k;
-    }
+    for_each_key<std::pair<uint32_t, uint32_t>>(fd2, [&](const std::pair<uint32_t, uint32_t>& k) {
+      if (k.first == tgid) keys.push_back(k);
+    });
     for (const auto& key : keys) bpf_map_delete_elem(fd2, &key);
   };
   drop(bpf_map__fd(skel_->maps.calls));
