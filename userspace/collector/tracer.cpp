@@ -203,7 +203,7 @@ class Session {
     if (!command_status) {  // stopped by a signal or -d: the command keeps running on its own
       command_status = child->poll();
     }
-    const Snapshot snap = ledger_.snapshot(true);
+    const Snapshot& snap = snap_;  // the final refresh's
     const Verdict verdict = evaluate(snap, opts_.max_peak, opts_.fail_on_leak);
     RunInfo info;
     info.command = opts_.command;
@@ -342,8 +342,8 @@ class Session {
       }
       if (added) adopt_users_of_attached();
     } else {
-      for (const auto& p : ledger_.snapshot(false).processes)
-        for (const auto& l : cuda_libraries_of_quiet(static_cast<int>(p.pid))) {
+      for (uint32_t pid : ledger_.running_pids())
+        for (const auto& l : cuda_libraries_of_quiet(static_cast<int>(pid))) {
           try {
             attach(l);
           } catch (const TraceError& e) {
@@ -427,14 +427,15 @@ class Session {
     for (uint32_t pid : exited_) collector_.forget(pid);
     // A process whose exit record was lost (ring buffer full) is gone all the same: its exit
     // tracepoint ran before it left /proc, so a record still in flight was drained above.
-    for (const auto& p : ledger_.snapshot(false).processes)
-      if (!p.exited && !process_alive(static_cast<int>(p.pid))) {
-        ledger_.process_exited(p.pid, now);
-        collector_.forget(p.pid);
+    for (uint32_t pid : ledger_.running_pids())
+      if (!process_alive(static_cast<int>(pid))) {
+        ledger_.process_exited(pid, now);
+        collector_.forget(pid);
       }
     exited_.clear();
     rescan();
     ledger_.expire(now, static_cast<uint64_t>(opts_.exited_ttl_s * 1e9));
+    snap_ = ledger_.snapshot(true);  // one per refresh: the server, the outputs and the verdict read it
     publish();
   }
 
@@ -452,6 +453,7 @@ class Session {
       if (err.find("loopback") != std::string::npos) err += " (add --allow-remote to bind it, and protect it with --auth-token-file)";
       throw TraceError("cannot serve on " + opts_.listen + ": " + err, kExitUsage);
     }
+    snap_ = ledger_.snapshot(true);
     publish();
     std::fprintf(stderr, "fakegpu-trace: serving http://%s/ (dashboard), /metrics, /api/v1/%s\n",
                  server_->address().c_str(), opts_.auth_token.empty() ? "" : " (bearer token required)");
@@ -462,10 +464,9 @@ class Session {
   void publish() {
     if (!server_) return;
     auto st = std::make_shared<server::State>();
-    st->snapshot = ledger_.snapshot(true);
+    st->snapshot = snap_;
     std::vector<int> pids;
-    for (const auto& p : st->snapshot.processes)
-      if (!p.exited) pids.push_back(static_cast<int>(p.pid));
+    for (uint32_t pid : ledger_.running_pids()) pids.push_back(static_cast<int>(pid));
     for (const BackendDevice& d : backend_devices(pids))
       st->devices.push_back({d.ordinal, d.uuid, d.name, d.total, d.used});
     if (opts_.stacks) st->stack_frames = stack_frames_;
@@ -478,7 +479,7 @@ class Session {
 
   void render() {
     if (opts_.quiet) return;
-    const Snapshot snap = ledger_.snapshot(true);
+    const Snapshot& snap = snap_;
     if (opts_.json) {
       out_ << render_json_line(snap, wall_time()) << std::flush;
     } else {
@@ -528,6 +529,7 @@ class Session {
   std::set<int> seen_;
   std::set<std::string> warned_;
   std::vector<uint32_t> exited_;
+  Snapshot snap_;  // the books as of the last refresh
   std::function<void(const fg_event&)> sink_ = [this](const fg_event& e) { on_event(e); };
   StackSymbolizer symbolizer_;
   std::unique_ptr<server::Server> server_;

@@ -405,6 +405,14 @@ void AllocationLedger::set_kernel_books(uint32_t pid, std::vector<KernelBookView
 
 void AllocationLedger::set_health(const Health& health) { health_ = health; }
 
+std::vector<uint32_t> AllocationLedger::running_pids() const {
+  std::vector<uint32_t> pids;
+  pids.reserve(running_.size());
+  for (const auto& [pid, p] : running_) pids.push_back(pid);
+  std::sort(pids.begin(), pids.end());
+  return pids;
+}
+
 // ---- views ------------------------------------------------------------------------------
 
 ProcessView AllocationLedger::view(const Proc& p) const {

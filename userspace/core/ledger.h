@@ -241,6 +241,7 @@ class AllocationLedger {
 
   const LedgerCounters& counters() const noexcept { return counters_; }
   bool running(uint32_t pid) const noexcept { return running_.count(pid) != 0; }
+  std::vector<uint32_t> running_pids() const;  // ascending
 
  private:
   struct BookKey {
