@@ -281,6 +281,7 @@ ordered_json health_json(const Snapshot& s) {
             {"exits_without_event", c.exits_without_event}}}};
 }
 
+namespace {
 ordered_json book_json(const BookView& b) {
   return {{"device", b.device},
           {"kind", to_string(b.kind)},
@@ -299,6 +300,14 @@ ordered_json book_json(const BookView& b) {
           {"baseline_left", b.baseline_left},
           {"leaked_bytes", b.leaked_bytes},
           {"leaked_allocs", b.leaked_allocs}};
+}
+
+}  // namespace
+
+ordered_json books_json(const std::vector<BookView>& books) {
+  ordered_json arr = ordered_json::array();
+  for (const BookView& b : books) arr.push_back(book_json(b));
+  return arr;
 }
 
 ordered_json kernel_books_json(const std::vector<KernelBookView>& books) {
@@ -392,9 +401,7 @@ ordered_json snapshot_json(const Snapshot& s, std::string_view time_text) {
   ordered_json procs = ordered_json::array();
   for (const ProcessView& p : s.processes) {
     ordered_json j = process_head(p);
-    ordered_json books = ordered_json::array();
-    for (const BookView& b : p.books) books.push_back(book_json(b));
-    j["books"] = std::move(books);
+    j["books"] = books_json(p.books);
     j["kernel_books"] = kernel_books_json(p.kernel_books);
     procs.push_back(std::move(j));
   }

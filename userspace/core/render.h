@@ -45,7 +45,7 @@ std::string render_json_line(const Snapshot& snap, std::string_view time_text); 
 // Shared pieces (also for the HTTP API).
 nlohmann::ordered_json health_json(const Snapshot& snap);
 nlohmann::ordered_json calls_json(const std::vector<CallStats>& calls);
-nlohmann::ordered_json book_json(const BookView& b);
+nlohmann::ordered_json books_json(const std::vector<BookView>& books);
 nlohmann::ordered_json kernel_books_json(const std::vector<KernelBookView>& books);
 nlohmann::ordered_json copies_json(const std::array<CopyStats, kCopyDirections>& copies);
 

@@ -142,12 +142,6 @@ ordered_json host_json(const State& s) {
           {"processes", u.processes}};
 }
 
-ordered_json books_json(const std::vector<BookView>& books) {
-  ordered_json arr = ordered_json::array();
-  for (const BookView& b : books) arr.push_back(book_json(b));
-  return arr;
-}
-
 ordered_json stacks_array(const State& s, uint32_t pid, const std::vector<StackUsage>& stacks) {
   ordered_json arr = ordered_json::array();
   for (const StackUsage& st : stacks) {

@@ -73,8 +73,8 @@ void family(std::string& out, std::string_view name, std::string_view type, std:
   out += '\n';
 }
 
-// name{labels} value
-void sample(std::string& out, std::string_view name, std::string_view labels, uint64_t value) {
+// "name{labels} " of a sample line; the value and the newline follow.
+void sample_head(std::string& out, std::string_view name, std::string_view labels) {
   out += name;
   if (!labels.empty()) {
     out += '{';
@@ -82,18 +82,17 @@ void sample(std::string& out, std::string_view name, std::string_view labels, ui
     out += '}';
   }
   out += ' ';
+}
+
+// name{labels} value
+void sample(std::string& out, std::string_view name, std::string_view labels, uint64_t value) {
+  sample_head(out, name, labels);
   append_u64(out, value);
   out += '\n';
 }
 
 void sample(std::string& out, std::string_view name, std::string_view labels, double value) {
-  out += name;
-  if (!labels.empty()) {
-    out += '{';
-    out += labels;
-    out += '}';
-  }
-  out += ' ';
+  sample_head(out, name, labels);
   append_double(out, value);
   out += '\n';
 }
