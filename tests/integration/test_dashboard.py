@@ -247,6 +247,15 @@ class Browser(Served):
         cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)]
         self.assertIn("trace_workload", cells)
         self.assertIn("10.0 MiB", cells, cells)
+        # The device charts: the workload's area on devices 1 (3 MiB + 2 MiB managed) and 5.
+        charts = {m.group(1): json.loads(m.group(2).replace("&quot;", '"')) for m in
+                  re.finditer(r'<canvas[^>]*id="device-chart-(\d+)"[^>]*data-series="([^"]*)"', dom)}
+        label = f"{self.pid} trace_workload"
+        for device, live in (("1", 5 * MiB), ("5", 5 * MiB)):
+            self.assertIn(device, charts, dom[:3000])
+            self.assertEqual([a["last"] for a in charts[device] if a["label"] == label], [live], charts[device])
+        self.assertEqual([a for d in ("0", "2", "3", "4", "6", "7") for a in charts.get(d, [])
+                          if a["label"] == label], [])
         os.makedirs(ARTIFACTS, exist_ok=True)
         shot = os.path.join(ARTIFACTS, "dashboard.png")
         subprocess.run(base + ["--window-size=1400,1000", f"--screenshot={shot}", self.base + "/"],

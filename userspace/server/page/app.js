@@ -444,6 +444,10 @@
   function drawDeviceChart(d, s) {
     const series = deviceSeries(d.device, s);
     state.series[d.device] = series;
+    const canvas = document.getElementById('device-chart-' + deviceLabel(d.device));
+    // What the chart shows now, for tests that read the page's DOM: each area and its latest value.
+    if (canvas) canvas.dataset.series = JSON.stringify(series.map((ser) => ({
+      label: ser.label, last: ser.data.length ? ser.data[ser.data.length - 1].y : 0 })));
     if (!hasCharts()) return;
     const datasets = series.map((ser) => ({
       label: ser.label, data: ser.data, fill: true, stack: 'memory',
@@ -452,7 +456,6 @@
     }));
     let chart = state.charts[d.device];
     if (!chart) {
-      const canvas = document.getElementById('device-chart-' + deviceLabel(d.device));
       chart = state.charts[d.device] = new window.Chart(canvas, {
         type: 'line', data: { datasets }, options: chartOptions(),
       });
