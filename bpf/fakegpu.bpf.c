@@ -11,9 +11,8 @@
  *    books the result. Each attachment carries a cookie saying which function it is.
  *
  * The books (map `books`) are the truth; the ring buffer carries the detail for the
- * collector's per-allocation ledger. Wake-ups are batched (BPF_RB_NO_WAKEUP until
- * cfg.wakeup_bytes are pending; the collector also polls on a timer), and every event that
- * cannot be delivered is counted (map `stats`).
+ * collector's per-allocation ledger. Wake-ups are batched (count_record), and every
+ * event that cannot be delivered is counted (map `stats`).
  */
 #include "fakegpu.bpf.h"
 
@@ -99,31 +98,31 @@ struct {
 } allocs SEC(".maps");
 
 /*
- * Entry records, keyed by thread and API layer: NVIDIA's cudaMalloc calls cuMemAlloc_v2 on
- * the same thread, so the runtime's and the driver's records must not overwrite each other.
+ * Entry/return path: each thread's state, in task-local storage (freed with the thread; no
+ * hash to search or to clean up after exits).
+ *  - The entry records, one per API layer: NVIDIA's cudaMalloc calls cuMemAlloc_v2 on the
+ *    same thread, so the runtime's and the driver's must not overwrite each other. ts == 0:
+ *    none pending.
+ *  - Where its allocations land: the current device, and the current driver context (0: the
+ *    runtime's primary context of that device).
  */
-struct stash_key {
-	__u32 tid;
-	__u32 api;
-};
 struct stash_val {
 	__u64 ts;
 	__u64 a0, a1, a2, a3; /* the arguments the class needs */
 };
+struct thread_state {
+	struct stash_val stash[2]; /* [FG_API_RUNTIME], [FG_API_DRIVER] */
+	__u64 ctx;
+	__s32 device; /* 0 until cudaSetDevice or a context: device 0, as the runtime does */
+	__s32 marked; /* device + 1 whose primary context this thread last marked the runtime's */
+	__u64 marked_gen; /* the count of resets then (runtime_holds) */
+};
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct stash_key);
-	__type(value, struct stash_val);
-} stash SEC(".maps");
-
-/* Entry/return path: which device a thread's allocations land on. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32); /* tid */
-	__type(value, __s32);
-} tid_device SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_state);
+} threads SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -132,16 +131,8 @@ struct {
 	__type(value, __s32);
 } ctx_device SEC(".maps");
 
-/* Entry/return path: the driver context current on a thread (absent or 0: the runtime's
- * primary context of its device), and which contexts are primary ones (value: device). An
- * allocation remembers its context, so destroying the context frees it implicitly. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32); /* tid */
-	__type(value, __u64);
-} tid_ctx SEC(".maps");
-
+/* Entry/return path: which contexts are primary ones (value: device). An allocation
+ * remembers its context, so destroying the context frees it implicitly. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
@@ -167,6 +158,14 @@ struct {
 	__type(value, struct primary_refs);
 } primary_holders SEC(".maps");
 
+/* Primary-context resets so far (one slot): runtime_holds's cached marks expire with it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} resets SEC(".maps");
+
 /* Call counts and latency per (process, traced function). */
 #define FG_LAT_BUCKETS 32
 struct call_key {
@@ -181,7 +180,7 @@ struct call_val {
 	__u64 hist[FG_LAT_BUCKETS]; /* log2(ns) */
 };
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
 	__type(key, struct call_key);
 	__type(value, struct call_val);
@@ -231,14 +230,15 @@ static __always_inline bool traced_process(__u32 tgid)
 	return cfg.filter_pids ? bpf_map_lookup_elem(&pids, &tgid) != 0 : bpf_map_lookup_elem(&gpu_procs, &tgid) != 0;
 }
 
-static __always_inline struct fg_book *book_of(__u32 tgid, __s32 device, __u32 kind)
+/* The book of (tgid, device, kind), created empty when absent (*created then says so). */
+static __always_inline struct fg_book *book_of(__u32 tgid, __s32 device, __u32 kind, bool *created)
 {
 	struct fg_book_key k = { .tgid = tgid, .device = device, .kind = kind };
 	struct fg_book *b = bpf_map_lookup_elem(&books, &k);
 	if (b)
 		return b;
 	struct fg_book zero = {};
-	bpf_map_update_elem(&books, &k, &zero, BPF_NOEXIST);
+	*created = bpf_map_update_elem(&books, &k, &zero, BPF_NOEXIST) == 0;
 	return bpf_map_lookup_elem(&books, &k);
 }
 
@@ -257,8 +257,56 @@ static __always_inline void book_live(struct fg_book *b, __s64 delta)
 	}
 }
 
-static __always_inline void emit(__u32 type, __s32 device, __u64 ptr, __u64 size, __u32 kind, __s32 status,
-				 __u16 api, __u16 source, __u32 func, __u64 aux)
+/*
+ * Counts a record on this CPU and says whether it wakes the consumer. Waking it costs a
+ * self-IPI (~1.3 us on these VMs, design.md), so wake-ups are batched: every
+ * (cfg.wakeup_mask + 1)-th record of a CPU wakes it (0: every record, for --stacks); the
+ * collector also polls on a timer. A per-CPU count, not the ring's fill level: asking the
+ * ring (bpf_ringbuf_query) is a helper call per record, and waking "while at least N bytes
+ * are pending" raised an interrupt per record until the woken consumer had drained.
+ */
+static __always_inline __u64 count_record(void)
+{
+	__u32 k = FG_STAT_EVENTS;
+	__u64 *n = bpf_map_lookup_elem(&stats, &k);
+	if (!n)
+		return BPF_RB_FORCE_WAKEUP;
+	*n += 1; /* per-CPU slot: no atomics needed */
+	return (*n & cfg.wakeup_mask) == 0 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+/*
+ * Whether a record is the first of its process. The first carries the comm (a helper call
+ * that later records skip: user space keeps it per process) and, in monitor mode, enters the
+ * process in gpu_procs, which the scheduler tracepoints consult. The memory paths know it
+ * without a lookup: a process's first memory event creates its first book.
+ */
+enum first_event {
+	FIRST_LOOKUP = 0, /* not known: look the process up in gpu_procs */
+	FIRST_NO,
+	FIRST_YES,
+};
+
+/* One record's fields (emit fills the rest: pid, tid, comm). */
+struct record {
+	__u32 type;
+	__s32 device;
+	__u64 ptr;
+	__u64 size;
+	__u32 kind;
+	__s32 status;
+	__u16 api;
+	__u16 source;
+	__u32 func;
+	__u64 aux;
+	/* CLOCK_MONOTONIC where the program reads the clock anyway (entry/return probes time
+	 * the call; scheduler events), else 0: the collector stamps the record when it reads
+	 * it. A clock read is ~30 ns on these VMs, a sixth of the USDT program. */
+	__u64 ts;
+	enum first_event first;
+};
+
+static __always_inline void emit(const struct record *r)
 {
 	struct fg_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
@@ -266,50 +314,40 @@ static __always_inline void emit(__u32 type, __s32 device, __u64 ptr, __u64 size
 		return;
 	}
 	__u64 id = bpf_get_current_pid_tgid();
-	/*
-	 * The comm costs a helper call per event and user space keeps it per process: it is
-	 * filled on scheduler events and on a process's first GPU event (in monitor mode, where
-	 * gpu_procs tells first from later; with a pid filter user space knows every process).
-	 */
-	bool with_comm = source == FG_SRC_KERNEL;
-	if (!with_comm && !cfg.filter_pids) {
-		__u32 tgid = id >> 32;
-		if (!bpf_map_lookup_elem(&gpu_procs, &tgid)) {
-			__u8 one = 1;
-			bpf_map_update_elem(&gpu_procs, &tgid, &one, BPF_ANY);
-			with_comm = true;
-		}
+	__u32 tgid = id >> 32;
+	bool first = r->source == FG_SRC_KERNEL || r->first == FIRST_YES;
+	if (r->first == FIRST_LOOKUP && r->source != FG_SRC_KERNEL && !cfg.filter_pids)
+		first = !bpf_map_lookup_elem(&gpu_procs, &tgid);
+	if (first && r->source != FG_SRC_KERNEL && !cfg.filter_pids) {
+		__u8 one = 1;
+		bpf_map_update_elem(&gpu_procs, &tgid, &one, BPF_ANY);
 	}
-	e->ts_ns = bpf_ktime_get_ns();
-	e->tgid = id >> 32;
+	e->ts_ns = r->ts;
+	e->tgid = tgid;
 	e->tid = (__u32)id;
-	e->type = type;
-	e->device = device;
-	e->ptr = ptr;
-	e->size = size;
-	e->kind = kind;
-	e->status = status;
-	e->api = api;
-	e->source = source;
-	e->func = func;
-	e->aux = aux;
-	if (with_comm)
+	e->type = r->type;
+	e->device = r->device;
+	e->ptr = r->ptr;
+	e->size = r->size;
+	e->kind = r->kind;
+	e->status = r->status;
+	e->api = r->api;
+	e->source = r->source;
+	e->func = r->func;
+	e->aux = r->aux;
+	if (first)
 		bpf_get_current_comm(e->comm, sizeof(e->comm));
 	else
 		__builtin_memset(e->comm, 0, sizeof(e->comm));
-	/* Batched wake-ups: waking the consumer per event costs ~1.3 us here (design.md). */
-	__u64 flags = BPF_RB_NO_WAKEUP;
-	if (!cfg.wakeup_bytes || bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= cfg.wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(e, flags);
-	stat_inc(FG_STAT_EVENTS);
+	bpf_ringbuf_submit(e, count_record());
 }
 
-/* Books and emits a completed allocation. */
+/* Books and emits a completed allocation (ts: see struct record). */
 static __always_inline void on_alloc(void *ctx, __u32 tgid, __s32 device, __u64 ptr, __u64 size, __u32 kind,
-				     __u16 api, __u16 source, __u32 func)
+				     __u16 api, __u16 source, __u32 func, __u64 ts)
 {
-	struct fg_book *b = book_of(tgid, device, kind);
+	bool created = false;
+	struct fg_book *b = book_of(tgid, device, kind, &created);
 	if (b) {
 		__sync_fetch_and_add(&b->alloc_bytes, size);
 		__sync_fetch_and_add(&b->alloc_calls, 1);
@@ -321,14 +359,17 @@ static __always_inline void on_alloc(void *ctx, __u32 tgid, __s32 device, __u64 
 		if (id >= 0)
 			aux = (__u64)id + 1;
 	}
-	emit(FG_EV_ALLOC, device, ptr, size, kind, 0, api, source, func, aux);
+	emit(&(struct record){ .type = FG_EV_ALLOC, .device = device, .ptr = ptr, .size = size, .kind = kind,
+			       .api = api, .source = source, .func = func, .aux = aux, .ts = ts,
+			       .first = !b ? FIRST_LOOKUP : created ? FIRST_YES : FIRST_NO });
 }
 
 /* Books and emits a completed free (explicit, or implicit with its reason in aux). */
 static __always_inline void on_free(__u32 tgid, __s32 device, __u64 ptr, __u64 size, __u32 kind, __u16 api,
 				    __u16 source, __u32 func, bool implicit, __u64 reason)
 {
-	struct fg_book *b = book_of(tgid, device, kind);
+	bool created = false;
+	struct fg_book *b = book_of(tgid, device, kind, &created);
 	if (b) {
 		if (implicit) {
 			__sync_fetch_and_add(&b->implicit_free_bytes, size);
@@ -338,30 +379,47 @@ static __always_inline void on_free(__u32 tgid, __s32 device, __u64 ptr, __u64 s
 		}
 		book_live(b, -(__s64)size);
 	}
-	emit(implicit ? FG_EV_IMPLICIT_FREE : FG_EV_FREE, device, ptr, size, kind, 0, api, source, func, reason);
+	emit(&(struct record){ .type = implicit ? FG_EV_IMPLICIT_FREE : FG_EV_FREE, .device = device, .ptr = ptr,
+			       .size = size, .kind = kind, .api = api, .source = source, .func = func, .aux = reason,
+			       .first = !b ? FIRST_LOOKUP : created ? FIRST_YES : FIRST_NO });
 }
 
 static __always_inline void on_failure(__u32 tgid, __u32 type, __s32 device, __u64 ptr, __u64 size, __u32 kind,
 				       __s32 status, __u16 api, __u16 source, __u32 func)
 {
-	struct fg_book *b = book_of(tgid, device, kind < FG_MEM_KINDS ? kind : FG_MEM_DEVICE);
+	bool created = false;
+	struct fg_book *b = book_of(tgid, device, kind < FG_MEM_KINDS ? kind : FG_MEM_DEVICE, &created);
 	if (b)
 		__sync_fetch_and_add(&b->failed_calls, 1);
-	emit(type, device, ptr, size, kind, status, api, source, func, 0);
+	emit(&(struct record){ .type = type, .device = device, .ptr = ptr, .size = size, .kind = kind, .status = status,
+			       .api = api, .source = source, .func = func,
+			       .first = !b ? FIRST_LOOKUP : created ? FIRST_YES : FIRST_NO });
 }
 
 /* ---- USDT: the fake backend's own probes ------------------------------------------------ */
+/*
+ * The backend's probe sites keep their arguments in the first three argument registers
+ * (notes "8@%rdi 8@%rsi 8@%rdx", fakebackend/src/core/usdt.h), and the collector attaches
+ * these programs only after checking every site's note says so: the arguments are loaded
+ * from pt_regs directly, with no spec lookup and no guarded read per argument (libbpf's
+ * bpf_usdt_arg() path cost about a third of the program).
+ */
+#define USDT_ARG0(ctx) PT_REGS_PARM1(ctx)
+#define USDT_ARG1(ctx) PT_REGS_PARM2(ctx)
+#define USDT_ARG2(ctx) PT_REGS_PARM3(ctx)
+
 /* fakegpu:alloc(ptr, size, info) */
 SEC("usdt")
-int BPF_USDT(usdt_alloc, __u64 ptr, __u64 size, __u64 info)
+int usdt_alloc(struct pt_regs *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	if (!traced(tgid))
 		return 0;
+	const __u64 ptr = USDT_ARG0(ctx), size = USDT_ARG1(ctx), info = USDT_ARG2(ctx);
 	__s32 device = FG_USDT_INFO_DEVICE(info), status = FG_USDT_INFO_STATUS(info);
 	__u32 kind = FG_USDT_INFO_KIND(info), api = FG_USDT_INFO_API(info);
 	if (status == 0)
-		on_alloc(ctx, tgid, device, ptr, size, kind, api, FG_SRC_USDT, ~0u);
+		on_alloc(ctx, tgid, device, ptr, size, kind, api, FG_SRC_USDT, ~0u, 0);
 	else
 		on_failure(tgid, FG_EV_ALLOC_FAIL, device, ptr, size, kind, status, api, FG_SRC_USDT, ~0u);
 	return 0;
@@ -369,11 +427,12 @@ int BPF_USDT(usdt_alloc, __u64 ptr, __u64 size, __u64 info)
 
 /* fakegpu:free(ptr, size, info) */
 SEC("usdt")
-int BPF_USDT(usdt_free, __u64 ptr, __u64 size, __u64 info)
+int usdt_free(struct pt_regs *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	if (!traced(tgid))
 		return 0;
+	const __u64 ptr = USDT_ARG0(ctx), size = USDT_ARG1(ctx), info = USDT_ARG2(ctx);
 	__s32 device = FG_USDT_INFO_DEVICE(info), status = FG_USDT_INFO_STATUS(info);
 	__u32 kind = FG_USDT_INFO_KIND(info), api = FG_USDT_INFO_API(info);
 	if (status == 0)
@@ -386,11 +445,12 @@ int BPF_USDT(usdt_free, __u64 ptr, __u64 size, __u64 info)
 /* fakegpu:implicit_free(ptr, size, info): info's API byte is the reason (1 ctx destroy,
  * 2 process exit, 3 device reset) */
 SEC("usdt")
-int BPF_USDT(usdt_implicit_free, __u64 ptr, __u64 size, __u64 info)
+int usdt_implicit_free(struct pt_regs *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	if (!traced(tgid))
 		return 0;
+	const __u64 ptr = USDT_ARG0(ctx), size = USDT_ARG1(ctx), info = USDT_ARG2(ctx);
 	on_free(tgid, FG_USDT_INFO_DEVICE(info), ptr, size, FG_USDT_INFO_KIND(info), FG_API_INTERNAL, FG_SRC_USDT, ~0u,
 		true, FG_USDT_INFO_API(info));
 	return 0;
@@ -398,12 +458,13 @@ int BPF_USDT(usdt_implicit_free, __u64 ptr, __u64 size, __u64 info)
 
 /* fakegpu:ctx_switch(device, ctx) */
 SEC("usdt")
-int BPF_USDT(usdt_ctx_switch, int device, __u64 context)
+int usdt_ctx_switch(struct pt_regs *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	if (!traced(tgid))
 		return 0;
-	emit(FG_EV_CTX_SWITCH, device, 0, 0, 0, 0, FG_API_INTERNAL, FG_SRC_USDT, ~0u, context);
+	emit(&(struct record){ .type = FG_EV_CTX_SWITCH, .device = (__s32)USDT_ARG0(ctx), .api = FG_API_INTERNAL,
+			       .source = FG_SRC_USDT, .func = ~0u, .aux = USDT_ARG1(ctx) });
 	return 0;
 }
 
@@ -439,43 +500,41 @@ enum fg_class {
 #define COOKIE_API(c) ((__u32)(((c) >> 32) & 0xff))
 #define COOKIE_DIR(c) ((__u32)(((c) >> 40) & 0xff))
 
+/* The calling thread's state; created on its first traced call when `create`. */
+static __always_inline struct thread_state *thread_state(bool create)
+{
+	return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+static __always_inline struct stash_val *stash_of(struct thread_state *t, __u32 api)
+{
+	return &t->stash[api == FG_API_DRIVER ? 1 : 0];
+}
+
 static __always_inline int enter(struct pt_regs *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	if (!traced(id >> 32))
+	if (!traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	__u64 cookie = bpf_get_attach_cookie(ctx);
-	struct stash_key k = { .tid = (__u32)id, .api = COOKIE_API(cookie) };
-	struct stash_val v = {
-		.ts = bpf_ktime_get_ns(),
-		.a0 = PT_REGS_PARM1(ctx),
-		.a1 = PT_REGS_PARM2(ctx),
-		.a2 = PT_REGS_PARM3(ctx),
-		.a3 = PT_REGS_PARM4(ctx),
-	};
-	bpf_map_update_elem(&stash, &k, &v, BPF_ANY);
+	struct thread_state *t = thread_state(true);
+	if (!t)
+		return 0; /* no memory for it: the return counts a missing entry record */
+	struct stash_val *v = stash_of(t, COOKIE_API(bpf_get_attach_cookie(ctx)));
+	v->a0 = PT_REGS_PARM1(ctx);
+	v->a1 = PT_REGS_PARM2(ctx);
+	v->a2 = PT_REGS_PARM3(ctx);
+	v->a3 = PT_REGS_PARM4(ctx);
+	v->ts = bpf_ktime_get_ns();
 	return 0;
 }
 
-static __always_inline __s32 current_device(__u32 tid)
-{
-	__s32 *d = bpf_map_lookup_elem(&tid_device, &tid);
-	return d ? *d : 0; /* no cudaSetDevice / context yet: device 0, as the runtime does */
-}
-
 /* The thread's current driver context, 0 for the runtime's primary context. */
-static __always_inline __u64 current_ctx(__u32 tid)
+static __always_inline __u64 current_ctx(const struct thread_state *t)
 {
-	__u64 *c = bpf_map_lookup_elem(&tid_ctx, &tid);
-	if (!c || !*c)
+	__u64 ctx = t->ctx;
+	if (!ctx)
 		return 0;
-	__u64 ctx = *c;
 	return bpf_map_lookup_elem(&primary_ctx, &ctx) ? 0 : ctx;
-}
-
-static __always_inline void set_current_ctx(__u32 tid, __u64 ctx)
-{
-	bpf_map_update_elem(&tid_ctx, &tid, &ctx, BPF_ANY);
 }
 
 /* The holders of (tgid, device)'s primary context, created empty when absent. */
@@ -488,6 +547,27 @@ static __always_inline struct primary_refs *holders(__u32 tgid, __s32 device)
 	struct primary_refs zero = {};
 	bpf_map_update_elem(&primary_holders, &k, &zero, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&primary_holders, &k);
+}
+
+/*
+ * The runtime uses (tgid, device)'s primary context. Marked on the runtime's allocations and
+ * device selections; each thread remembers what it marked last, so the hash is searched
+ * again only after a change of device or a reset (which drops the holders: `resets` counts
+ * them, host-wide).
+ */
+static __always_inline void runtime_holds(struct thread_state *t, __u32 tgid, __s32 device)
+{
+	__u32 zero = 0;
+	__u64 *resets_now = bpf_map_lookup_elem(&resets, &zero);
+	__u64 gen = resets_now ? *resets_now : 0;
+	if (t->marked == device + 1 && t->marked_gen == gen)
+		return;
+	struct primary_refs *h = holders(tgid, device);
+	if (!h)
+		return;
+	h->runtime = 1;
+	t->marked = device + 1;
+	t->marked_gen = gen;
 }
 
 /* Destroying a context (or resetting a device's primary context) frees what it holds. */
@@ -513,6 +593,19 @@ static long free_ctx_allocation(void *map, struct alloc_key *k, struct alloc_rec
 	return 0;
 }
 
+/* floor(log2(v)) for v >= 1, 0 for 0: branch-free. */
+static __always_inline __u32 log2_u64(__u64 v)
+{
+	__u32 r = 0, shift;
+	shift = (v > 0xffffffffULL) << 5; v >>= shift; r |= shift;
+	shift = (v > 0xffff) << 4; v >>= shift; r |= shift;
+	shift = (v > 0xff) << 3; v >>= shift; r |= shift;
+	shift = (v > 0xf) << 2; v >>= shift; r |= shift;
+	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+	return r | (__u32)(v >> 1);
+}
+
+/* Counts and times a call: per-CPU values (no atomics), summed by the collector. */
 static __always_inline void account_call(__u32 tgid, __u32 func, __u64 ns, bool failed)
 {
 	struct call_key k = { .tgid = tgid, .func = func };
@@ -524,41 +617,38 @@ static __always_inline void account_call(__u32 tgid, __u32 func, __u64 ns, bool 
 		if (!v)
 			return;
 	}
-	__sync_fetch_and_add(&v->calls, 1);
-	if (failed)
-		__sync_fetch_and_add(&v->fails, 1);
-	__sync_fetch_and_add(&v->total_ns, ns);
-	for (int i = 0; i < 4; i++) {
-		__u64 max = v->max_ns;
-		if (ns <= max || __sync_val_compare_and_swap(&v->max_ns, max, ns) == max)
-			break;
-	}
-	__u32 bucket = 0;
-	for (__u64 x = ns; x > 1 && bucket < FG_LAT_BUCKETS - 1; x >>= 1)
-		bucket++;
-	__sync_fetch_and_add(&v->hist[bucket & (FG_LAT_BUCKETS - 1)], 1);
+	v->calls += 1;
+	v->fails += failed;
+	v->total_ns += ns;
+	if (ns > v->max_ns)
+		v->max_ns = ns;
+	__u32 bucket = log2_u64(ns);
+	if (bucket > FG_LAT_BUCKETS - 1)
+		bucket = FG_LAT_BUCKETS - 1;
+	v->hist[bucket & (FG_LAT_BUCKETS - 1)] += 1;
 }
 
 static __always_inline int leave(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id;
+	__u32 tgid = id >> 32;
 	if (!traced(tgid))
 		return 0;
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	struct stash_key k = { .tid = tid, .api = COOKIE_API(cookie) };
-	struct stash_val *sp = bpf_map_lookup_elem(&stash, &k);
-	if (!sp) {
-		stat_inc(FG_STAT_MISSING_ENTRY); /* attached between entry and return, or evicted */
+	struct thread_state *t = thread_state(false);
+	struct stash_val *sp = t ? stash_of(t, COOKIE_API(cookie)) : 0;
+	if (!sp || !sp->ts) {
+		stat_inc(FG_STAT_MISSING_ENTRY); /* attached between entry and return */
 		return 0;
 	}
 	struct stash_val v = *sp;
-	bpf_map_delete_elem(&stash, &k); /* always: a stale record would misattribute later */
+	sp->ts = 0; /* always consumed: a stale record would misattribute later */
 
 	const int rc = (int)PT_REGS_RC(ctx);
 	const __u32 func = COOKIE_FUNC(cookie), kind = COOKIE_KIND(cookie);
 	const __u16 api = COOKIE_API(cookie);
-	account_call(tgid, func, bpf_ktime_get_ns() - v.ts, rc != 0);
+	const __u64 now = bpf_ktime_get_ns();
+	account_call(tgid, func, now - v.ts, rc != 0);
 
 	switch (COOKIE_CLASS(cookie)) {
 	case FG_C_ALLOC:
@@ -571,7 +661,7 @@ static __always_inline int leave(struct pt_regs *ctx)
 				bpf_probe_read_user(&pitch, sizeof(pitch), (void *)v.a1);
 			size = pitch * v.a3;
 		}
-		__s32 device = kind == FG_MEM_HOST ? -1 : current_device(tid);
+		__s32 device = kind == FG_MEM_HOST ? -1 : t->device;
 		if (COOKIE_CLASS(cookie) == FG_C_VMM_CREATE) {
 			/* cuMemCreate(handle *, size, const CUmemAllocationProp *prop, flags): the
 			 * device is prop->location (type at offset 8, id at 12), not the context's. */
@@ -589,15 +679,12 @@ static __always_inline int leave(struct pt_regs *ctx)
 			return 0; /* cudaMalloc(&p, 0): success, nothing allocated */
 		struct alloc_key ak = { .tgid = tgid, .ptr = ptr };
 		struct alloc_rec ar = { .size = size, .device = device, .kind = kind,
-					.ctx = current_ctx(tid), .ctx_device = current_device(tid) };
-		if (api == FG_API_RUNTIME) { /* the runtime now holds this device's primary context */
-			struct primary_refs *h = holders(tgid, ar.ctx_device);
-			if (h)
-				h->runtime = 1;
-		}
+					.ctx = current_ctx(t), .ctx_device = t->device };
+		if (api == FG_API_RUNTIME) /* the runtime now holds this device's primary context */
+			runtime_holds(t, tgid, ar.ctx_device);
 		if (bpf_map_update_elem(&allocs, &ak, &ar, BPF_ANY) != 0)
 			stat_inc(FG_STAT_ALLOC_MAP_FULL);
-		on_alloc(ctx, tgid, device, ptr, size, kind, api, FG_SRC_UPROBE, func);
+		on_alloc(ctx, tgid, device, ptr, size, kind, api, FG_SRC_UPROBE, func, now);
 		return 0;
 	}
 	case FG_C_FREE:
@@ -613,7 +700,8 @@ static __always_inline int leave(struct pt_regs *ctx)
 		if (!ar) {
 			/* Allocated before the probes were attached, or the map was full. */
 			stat_inc(FG_STAT_UNMATCHED_FREE);
-			emit(FG_EV_FREE, -1, v.a0, 0, kind, 0, api, FG_SRC_UPROBE, func, 0);
+			emit(&(struct record){ .type = FG_EV_FREE, .device = -1, .ptr = v.a0, .kind = kind, .api = api,
+					       .source = FG_SRC_UPROBE, .func = func });
 			return 0;
 		}
 		struct alloc_rec rec = *ar;
@@ -624,12 +712,11 @@ static __always_inline int leave(struct pt_regs *ctx)
 	case FG_C_SET_DEVICE:
 		if (rc == 0) {
 			__s32 dev = (__s32)v.a0;
-			bpf_map_update_elem(&tid_device, &tid, &dev, BPF_ANY);
-			set_current_ctx(tid, 0); /* the runtime works in the device's primary context */
-			struct primary_refs *h = holders(tgid, dev);
-			if (h)
-				h->runtime = 1;
-			emit(FG_EV_CTX_SWITCH, dev, 0, 0, 0, 0, api, FG_SRC_UPROBE, func, 0);
+			t->device = dev;
+			t->ctx = 0; /* the runtime works in the device's primary context */
+			runtime_holds(t, tgid, dev);
+			emit(&(struct record){ .type = FG_EV_CTX_SWITCH, .device = dev, .api = api, .source = FG_SRC_UPROBE,
+					       .func = func });
 		}
 		return 0;
 	case FG_C_CTX_CREATE:
@@ -650,9 +737,10 @@ static __always_inline int leave(struct pt_regs *ctx)
 				__sync_fetch_and_add(&h->driver, 1);
 		}
 		else { /* cuCtxCreate makes it current */
-			bpf_map_update_elem(&tid_device, &tid, &dev, BPF_ANY);
-			set_current_ctx(tid, c);
-			emit(FG_EV_CTX_SWITCH, dev, 0, 0, 0, 0, api, FG_SRC_UPROBE, func, c);
+			t->device = dev;
+			t->ctx = c;
+			emit(&(struct record){ .type = FG_EV_CTX_SWITCH, .device = dev, .api = api, .source = FG_SRC_UPROBE,
+					       .func = func, .aux = c });
 		}
 		return 0;
 	}
@@ -663,9 +751,10 @@ static __always_inline int leave(struct pt_regs *ctx)
 		__s32 *dev = bpf_map_lookup_elem(&ctx_device, &c);
 		if (dev) {
 			__s32 d = *dev;
-			bpf_map_update_elem(&tid_device, &tid, &d, BPF_ANY);
-			set_current_ctx(tid, c);
-			emit(FG_EV_CTX_SWITCH, d, 0, 0, 0, 0, api, FG_SRC_UPROBE, func, c);
+			t->device = d;
+			t->ctx = c;
+			emit(&(struct record){ .type = FG_EV_CTX_SWITCH, .device = d, .api = api, .source = FG_SRC_UPROBE,
+					       .func = func, .aux = c });
 		}
 		return 0;
 	}
@@ -685,14 +774,17 @@ static __always_inline int leave(struct pt_regs *ctx)
 		} else if (COOKIE_CLASS(cookie) == FG_C_CTX_DESTROY) {
 			a.ctx = v.a0;
 			bpf_map_delete_elem(&ctx_device, &a.ctx);
-			__u64 *cur = bpf_map_lookup_elem(&tid_ctx, &tid);
-			if (cur && *cur == a.ctx)
-				set_current_ctx(tid, 0);
+			if (t->ctx == a.ctx)
+				t->ctx = 0;
 		} else {
 			a.primary = 1;
-			a.device = api == FG_API_RUNTIME ? current_device(tid) : (__s32)v.a0;
+			a.device = api == FG_API_RUNTIME ? t->device : (__s32)v.a0;
 			struct primary_key k = { .tgid = tgid, .device = a.device };
 			bpf_map_delete_elem(&primary_holders, &k); /* a reset drops every reference */
+			__u32 zero = 0;
+			__u64 *resets_now = bpf_map_lookup_elem(&resets, &zero);
+			if (resets_now)
+				__sync_fetch_and_add(resets_now, 1);
 		}
 		bpf_for_each_map_elem(&allocs, free_ctx_allocation, &a, 0);
 		return 0;
@@ -763,6 +855,13 @@ int api_exit_multi(struct pt_regs *ctx)
 	return leave(ctx);
 }
 
+/* A scheduler event: exit, fork (aux: the child) or exec. */
+static __always_inline void emit_process_event(__u32 type, __u64 aux)
+{
+	emit(&(struct record){ .type = type, .device = -1, .api = FG_API_INTERNAL, .source = FG_SRC_KERNEL,
+			       .func = ~0u, .aux = aux, .ts = bpf_ktime_get_ns() });
+}
+
 /* ---- processes ------------------------------------------------------------------------- */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(proc_exit, struct task_struct *p)
@@ -770,7 +869,7 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 	__u32 pid = BPF_CORE_READ(p, pid), tgid = BPF_CORE_READ(p, tgid);
 	if (pid != tgid || !traced_process(tgid))
 		return 0; /* a thread, not the process */
-	emit(FG_EV_PROC_EXIT, -1, 0, 0, 0, 0, FG_API_INTERNAL, FG_SRC_KERNEL, ~0u, 0);
+	emit_process_event(FG_EV_PROC_EXIT, 0);
 	bpf_map_delete_elem(&pids, &tgid);
 	bpf_map_delete_elem(&gpu_procs, &tgid);
 	return 0;
@@ -791,7 +890,7 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 		/* A GPU process's child is followed: it may exec a GPU program. */
 		bpf_map_update_elem(&gpu_procs, &ctgid, &one, BPF_ANY);
 	}
-	emit(FG_EV_PROC_FORK, -1, 0, 0, 0, 0, FG_API_INTERNAL, FG_SRC_KERNEL, ~0u, ctgid);
+	emit_process_event(FG_EV_PROC_FORK, ctgid);
 	return 0;
 }
 
@@ -801,6 +900,8 @@ int BPF_PROG(proc_exec, struct task_struct *p)
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	if (!traced_process(tgid))
 		return 0;
-	emit(FG_EV_PROC_EXEC, -1, 0, 0, 0, 0, FG_API_INTERNAL, FG_SRC_KERNEL, ~0u, 0);
+	/* A new program: its calls start from the runtime's defaults (device 0, no context). */
+	bpf_task_storage_delete(&threads, p);
+	emit_process_event(FG_EV_PROC_EXEC, 0);
 	return 0;
 }

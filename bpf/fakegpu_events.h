@@ -51,7 +51,11 @@ enum fg_api {
 
 /* One ring-buffer record. 80 bytes. */
 struct fg_event {
-	__u64 ts_ns;		 /* bpf_ktime_get_ns() when observed */
+	__u64 ts_ns;		 /* CLOCK_MONOTONIC when observed (bpf_ktime_get_ns) on
+				    process events and entry/return records; 0 on USDT
+				    records, which the collector stamps when it reads them
+				    (a clock read is ~30 ns on these VMs, a sixth of the
+				    USDT program) */
 	__u32 tgid;		 /* process id (thread-group id) */
 	__u32 tid;		 /* thread id */
 	__u32 type;		 /* enum fg_event_type */
@@ -110,11 +114,20 @@ enum fg_stat {
 #define FG_USDT_INFO_API(i) ((__u32)(((i) >> 24) & 0xff))
 #define FG_USDT_INFO_STATUS(i) ((__s32)((i) >> 32))
 
+/*
+ * Where the probes keep their arguments (the notes' argument strings): the BPF programs load
+ * them from these registers, so the collector uses a library's USDT probes only when every
+ * site says exactly this (ctx_switch has the first two). x86-64.
+ */
+#define FG_USDT_ARGUMENTS "8@%rdi 8@%rsi 8@%rdx"
+#define FG_USDT_ARGUMENTS_CTX_SWITCH "8@%rdi 8@%rsi"
+
 /* Load-time configuration (const volatile rodata, set between open and load). */
 struct fg_config {
 	__u32 filter_pids;	/* 1: only processes in the pids map (attach / run) */
 	__u32 follow_children;	/* 1: forked children join the pids map (run) */
-	__u32 wakeup_bytes;	/* wake the consumer when this much is pending; 0 = always */
+	__u32 wakeup_mask;	/* a CPU's records wake the consumer when their count & mask
+				   is 0 (a power of two minus 1; 0: every record) */
 	__u32 stacks;		/* 1: allocations carry their user stack id (--stacks) */
 };
 

@@ -21,7 +21,8 @@ BUILD = sys.argv[1]
 BIN = os.path.join(BUILD, "bin")
 LIB = os.path.join(BUILD, "libfake_gpu.so")
 PAIRS = 200_000
-ROUNDS = 5
+ROUNDS = 3     # interleaved rounds of the overhead benchmark
+PER_ROUND = 3  # workload runs per tracer and round
 
 
 def workload_ns(env, pairs=PAIRS):
@@ -73,18 +74,71 @@ def tracers(env):
     return out
 
 
-def overhead(env):
-    print(f"== overhead per traced call: {PAIRS} cudaMalloc+cudaFree pairs, median of {ROUNDS} (targets: USDT <= 0.6 us,"
-          " entry/return <= 1.5 us, and no more than bpftrace on the same probes)")
-    base = statistics.median(workload_ns(env) for _ in range(ROUNDS))
-    print(f"{'untraced':<36} {base:9.1f} ns/pair")
-    for name, (cmd, ready) in tracers(env).items():
-        p = start_and_wait(cmd, env, ready)
+def prog_ids(pid):
+    """The BPF programs a tracer holds (program and link file descriptors, from fdinfo)."""
+    ids = set()
+    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
         try:
-            t = statistics.median(workload_ns(env) for _ in range(ROUNDS))
-        finally:
-            stop(p)
-        print(f"{name:<36} {t:9.1f} ns/pair   +{(t - base) / 2 / 1000:6.3f} us per traced call")
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                for line in f:
+                    if line.startswith("prog_id:"):
+                        ids.add(int(line.split()[1]))
+        except OSError:
+            pass
+    return ids
+
+
+def program_ns_per_call(pid, env):
+    """BPF program time per traced call: one workload run with kernel.bpf_stats_enabled, the
+    run time of the tracer's programs summed (entry and return both count) over the calls."""
+    with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+        was = f.read().strip()
+    with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+        f.write("1")
+    try:
+        workload_ns(env)
+        import json
+        shown = json.loads(subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True,
+                                          check=True).stdout or "[]")
+    finally:
+        with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+            f.write(was)
+    mine = prog_ids(pid)
+    return sum(p.get("run_time_ns", 0) for p in shown if p["id"] in mine) / (2 * PAIRS)
+
+
+def overhead(env):
+    print(f"== overhead per traced call: {PAIRS} cudaMalloc+cudaFree pairs; {ROUNDS} rounds, each running every "
+          f"tracer in turn with {PER_ROUND} runs; medians (targets: USDT <= 0.6 us, entry/return <= 1.5 us, and no "
+          "more than bpftrace on the same probes)")
+    tr = tracers(env)
+    runs = {"untraced": []} | {name: [] for name in tr}
+    prog = {}
+    # Interleaved: the machine's speed drifts during a run; every tracer sees each phase.
+    for r in range(ROUNDS):
+        runs["untraced"] += [workload_ns(env) for _ in range(PER_ROUND)]
+        for name, (cmd, ready) in tr.items():
+            p = start_and_wait(cmd, env, ready)
+            try:
+                runs[name] += [workload_ns(env) for _ in range(PER_ROUND)]
+                if r == 0 and shutil.which("bpftool"):
+                    prog[name] = program_ns_per_call(p.pid, env)
+            finally:
+                stop(p)
+    base = statistics.median(runs["untraced"])
+    print(f"{'untraced':<36} {base:9.1f} ns/pair")
+    added = {}
+    for name in tr:
+        t = statistics.median(runs[name])
+        added[name] = (t - base) / 2 / 1000
+        in_bpf = f"   BPF programs {prog[name]:5.0f} ns per call" if name in prog else ""
+        print(f"{name:<36} {t:9.1f} ns/pair   +{added[name]:6.3f} us per traced call{in_bpf}")
+    for way in ("USDT", "entry/return"):
+        ours, theirs = added.get(f"fakegpu-trace ({way})"), added.get(f"bpftrace ({way}, counting)")
+        if ours is not None and theirs:
+            print(f"{way}: fakegpu-trace / bpftrace = {ours / theirs:.2f}x per traced call", end="")
+            mine, its = prog.get(f"fakegpu-trace ({way})"), prog.get(f"bpftrace ({way}, counting)")
+            print(f"; in the BPF programs {mine / its:.2f}x" if mine and its else "")
 
 
 def sustained(env):

@@ -610,6 +610,37 @@ class Monitor(TraceCase):
         self.assertLess(took, PROMPT_EXIT_S, f"monitor took {took:.1f} s to exit after SIGTERM")
 
 
+    def test_exited_processes_leave_no_entry_return_state_behind(self):
+        """A long-running monitor through entry/return probes: what an exited process left in
+        the kernel (its leaked allocations' records) is dropped, so later processes are booked
+        in full. The map holds 16 records (--max-allocs); 20 processes leak one each."""
+        t = self.start([tracer(), "monitor", "--uprobes-only", "--max-allocs", 16, "-j", "-i", "0.1"],
+                       stdin=subprocess.DEVNULL)
+        t.out.until(lambda line: line.startswith("{"), "the monitor's first line")
+
+        def run_and_see_exit(mode):
+            w = self.start([fgtest.workload(), mode, 0, 1], stdin=subprocess.DEVNULL)
+            ready = pid_line("1 MiB on device 0")
+            w.out.until(ready, "the workload's line")
+            pid = int(ready.match.group(1))
+            self.assertEqual(w.wait(), 0, w.describe())
+
+            def exited(line):
+                j = json_line(line)
+                return j is not None and any(p["pid"] == pid and p["state"] == "exited" for p in j["processes"])
+
+            return self.process(json_line(t.out.until(exited, f"pid {pid} exited")), pid), json_line(t.out.seen[-1])
+
+        for _ in range(20):
+            p, _ = run_and_see_exit("leak")
+            self.assertEqual((p["allocs"], p["frees"], p["leaked_bytes"]), (1, 0, 1 * MiB))
+        p, last = run_and_see_exit("alloc")
+        self.assertEqual((p["allocs"], p["frees"], p["peak_bytes"], p["leaked_bytes"], p["unmatched_frees"]),
+                         (1, 1, 1 * MiB, 0, 0))
+        self.assertEqual((last["health"]["alloc_map_full"], last["health"]["unmatched_free"]), (0, 0))
+        os.kill(t.pid, signal.SIGTERM)
+        self.assertEqual(t.wait(), 0, t.describe())
+
 # ---- 9a. --stacks: leaked bytes by user stack, symbolized ---------------------------------------
 class Stacks(TraceCase):
     def test_leak_is_reported_with_its_symbolized_stack_both_ways(self):

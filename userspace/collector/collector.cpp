@@ -14,6 +14,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <thread>
 
@@ -46,6 +47,23 @@ std::string errno_text(int e) { return std::strerror(e < 0 ? -e : e); }
 
 }  // namespace
 
+uint64_t monotonic_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+std::string usdt_layout_problem(const ElfSymbols& elf) {
+  for (const auto& name : elf.usdt_probes("fakegpu")) {
+    const std::string want = name == "ctx_switch" ? FG_USDT_ARGUMENTS_CTX_SWITCH : FG_USDT_ARGUMENTS;
+    for (const auto& args : elf.usdt_arguments("fakegpu", name))
+      if (args != want)
+        return "its USDT probe fakegpu:" + name + " has arguments \"" + args + "\", not \"" + want +
+               "\" (a backend of another version)";
+  }
+  return {};
+}
+
 void Collector::LinkCloser::operator()(bpf_link* l) const { bpf_link__destroy(l); }
 
 namespace {
@@ -67,12 +85,20 @@ void Collector::open_and_load(bool multi) {
   if (!skel_) throw TraceError("cannot open the BPF object: " + errno_text(errno), kExitFailed);
   skel_->rodata->cfg.filter_pids = opts_.filter_pids;
   skel_->rodata->cfg.follow_children = opts_.follow_children;
-  skel_->rodata->cfg.wakeup_bytes = opts_.wakeup_bytes;
   skel_->rodata->cfg.stacks = opts_.stacks;
   bpf_map__set_max_entries(skel_->maps.stacks, opts_.stacks ? opts_.max_stacks : 1);
   // The ring buffer size must be a power of two and a multiple of the page size.
   uint64_t rb = 4096;
   while (rb < opts_.ringbuf_bytes) rb <<= 1;
+  // Batched wake-ups: each CPU wakes the reader every `every` records (a power of two), so
+  // that all CPUs together wake it before an eighth of the ring is used, at most every 4096.
+  if (!opts_.wake_every_record) {
+    const uint64_t cpus = static_cast<uint64_t>(std::max(1, libbpf_num_possible_cpus()));
+    const uint64_t budget = rb / 8 / (sizeof(fg_event) + 8) / cpus;  // records per CPU, 8-byte header each
+    uint32_t every = 1;
+    while (every * 2 <= budget && every < 4096) every *= 2;
+    skel_->rodata->cfg.wakeup_mask = every - 1;
+  }
   bpf_map__set_max_entries(skel_->maps.events, static_cast<uint32_t>(rb));
   bpf_map__set_max_entries(skel_->maps.allocs, opts_.max_allocs);
   // One pair of entry/return programs is loaded: the multi-link pair or the perf pair.
@@ -127,18 +153,18 @@ Collector::Collector(const CollectorOptions& opts) : opts_(opts) {
     }
     links_.emplace_back(l);
   }
-  rb_ = ring_buffer__new(bpf_map__fd(skel_->maps.events), &Collector::on_event, this, nullptr);
-  if (!rb_) {
-    const int e = errno;
+  try {
+    ring_ = std::make_unique<RingReader>(bpf_map__fd(skel_->maps.events), bpf_map__max_entries(skel_->maps.events));
+  } catch (const TraceError& e) {
     links_.clear();
     fakegpu_bpf__destroy(skel_);
     skel_ = nullptr;
-    throw TraceError("cannot create the ring buffer consumer: " + errno_text(e), kExitUnsupported);
+    throw TraceError(std::string("cannot read the ring buffer: ") + e.what(), kExitUnsupported);
   }
 }
 
 Collector::~Collector() {
-  if (rb_) ring_buffer__free(rb_);
+  ring_.reset();
   detach_all();  // every probe before the programs go
   if (skel_) fakegpu_bpf__destroy(skel_);
 }
@@ -184,7 +210,8 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
   AttachedLibrary lib;
   lib.path = path;
   const auto usdt = elf.usdt_probes("fakegpu");
-  const bool use_usdt = !opts_.force_uprobes && !usdt.empty();
+  lib.usdt_problem = usdt.empty() ? std::string() : usdt_layout_problem(elf);
+  const bool use_usdt = !opts_.force_uprobes && !usdt.empty() && lib.usdt_problem.empty();
   lib.mode = use_usdt ? "usdt" : "uprobe";
   std::vector<Link> links;
   if (use_usdt) {
@@ -263,25 +290,20 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
   return libs_.back();
 }
 
-int Collector::on_event(void* self, void* data, size_t size) {
-  auto* c = static_cast<Collector*>(self);
-  if (size < sizeof(fg_event) || !c->sink_) return 0;  // the contract's size is checked again by the decoder
-  (*c->sink_)(*static_cast<const fg_event*>(data));
-  return 0;
-}
-
 int Collector::poll(int timeout_ms, const std::function<void(const fg_event&)>& sink) {
-  sink_ = &sink;
-  int n = ring_buffer__poll(rb_, timeout_ms);
-  // Wake-ups are batched in the kernel: take whatever is pending even without one.
-  if (n >= 0) {
-    const int more = ring_buffer__consume(rb_);
-    if (more > 0) n += more;
-  }
-  sink_ = nullptr;
-  if (n == -EINTR) return 0;
-  if (n < 0) throw TraceError("reading the ring buffer failed: " + errno_text(n));
-  return n;
+  uint64_t read_ns = 0;
+  const auto deliver = [&sink, &read_ns](const void* data, size_t size) {
+    if (size < sizeof(fg_event)) return;  // the decoder checks the contract again
+    const auto& raw = *static_cast<const fg_event*>(data);
+    if (raw.ts_ns != 0) return sink(raw);
+    // USDT records carry no kernel time (fg_event::ts_ns): stamped as read, at most a poll
+    // period (100 ms) or a wake-up batch after the call.
+    if (read_ns == 0) read_ns = monotonic_ns();
+    fg_event e = raw;
+    e.ts_ns = read_ns;
+    sink(e);
+  };
+  return static_cast<int>(ring_->poll(timeout_ms, deliver));
 }
 
 namespace {
@@ -356,11 +378,19 @@ struct CopyKey {
 std::vector<CallCount> Collector::calls() const {
   std::vector<CallCount> out;
   const int fd = bpf_map__fd(skel_->maps.calls);
+  // A per-CPU map: each CPU's counts, summed (the longest call: the largest of them).
+  std::vector<CallVal> per_cpu(static_cast<size_t>(std::max(1, libbpf_num_possible_cpus())));
   for_each_key<CallKey>(fd, [&](const CallKey& k) {
-    CallVal v{};
-    if (bpf_map_lookup_elem(fd, &k, &v) == 0)
-      out.push_back(
-          {k.tgid, k.func, v.calls, v.fails, v.total_ns, v.max_ns, std::vector<uint64_t>(v.hist, v.hist + kLatBuckets)});
+    if (bpf_map_lookup_elem(fd, &k, per_cpu.data()) != 0) return;
+    CallCount c{k.tgid, k.func, 0, 0, 0, 0, std::vector<uint64_t>(kLatBuckets)};
+    for (const CallVal& v : per_cpu) {
+      c.calls += v.calls;
+      c.fails += v.fails;
+      c.total_ns += v.total_ns;
+      c.max_ns = std::max(c.max_ns, v.max_ns);
+      for (int i = 0; i < kLatBuckets; ++i) c.hist[static_cast<size_t>(i)] += v.hist[i];
+    }
+    out.push_back(std::move(c));
   });
   return out;
 }
@@ -405,6 +435,18 @@ void Collector::forget(uint32_t tgid) {
   };
   drop(bpf_map__fd(skel_->maps.calls));
   drop(bpf_map__fd(skel_->maps.copies));
+  drop(bpf_map__fd(skel_->maps.primary_holders));  // (tgid, device)
+  // The entry/return path's live allocations, (tgid, pad, ptr): what the process leaked.
+  struct AllocKey {
+    uint32_t tgid, pad;
+    uint64_t ptr;
+  };
+  const int afd = bpf_map__fd(skel_->maps.allocs);
+  std::vector<AllocKey> leaked;
+  for_each_key<AllocKey>(afd, [&](const AllocKey& k) {
+    if (k.tgid == tgid) leaked.push_back(k);
+  });
+  for (const auto& k : leaked) bpf_map_delete_elem(afd, &k);
 }
 
 std::vector<CheckItem> check_system() {

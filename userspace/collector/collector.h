@@ -4,6 +4,7 @@
 // detaches every probe.
 #pragma once
 #include "collector/errors.h"
+#include "collector/ring_reader.h"
 
 #include <linux/types.h>
 
@@ -18,7 +19,6 @@
 
 struct fakegpu_bpf;
 struct bpf_link;
-struct ring_buffer;
 
 namespace fgtrace {
 
@@ -27,7 +27,7 @@ struct CollectorOptions {
   bool follow_children = false;  // forked children of traced processes are traced too
   uint64_t ringbuf_bytes = 16ull << 20;
   uint32_t max_allocs = 1u << 18;  // live allocations the entry/return path can remember
-  uint32_t wakeup_bytes = 256u << 10;
+  bool wake_every_record = false;  // else batched: each CPU wakes the reader every 1/8 ring or so
   bool force_uprobes = false;    // ignore USDT probes (compare both ways on one workload)
   bool stacks = false;           // record each allocation's user stack (--stacks)
   uint32_t max_stacks = 16384;   // distinct stacks the kernel keeps (with stacks)
@@ -37,9 +37,19 @@ struct CollectorOptions {
 struct AttachedLibrary {
   std::string path;
   std::string mode;      // "usdt" or "uprobe"
+  std::string usdt_problem;  // why its fakegpu:* USDT probes are not used, if it has some
   size_t probes = 0;     // uprobe/uretprobe/USDT attachments
   size_t functions = 0;  // traced functions the library exports
 };
+
+// CLOCK_MONOTONIC in ns: the clock of bpf_ktime_get_ns() and of the events' ts_ns.
+uint64_t monotonic_ns();
+
+class ElfSymbols;
+// Why a library's fakegpu:* USDT probes cannot be used (empty: they can): the BPF programs
+// load the arguments from fixed registers, so every site's note must name them
+// (FG_USDT_ARGUMENTS).
+std::string usdt_layout_problem(const ElfSymbols& elf);
 
 struct KernelHealth {
   uint64_t events = 0, rb_drops = 0, missing_entry = 0, unmatched_free = 0, alloc_map_full = 0;
@@ -97,14 +107,12 @@ class Collector {
 
   CollectorOptions opts_;
   fakegpu_bpf* skel_ = nullptr;
-  ring_buffer* rb_ = nullptr;
+  std::unique_ptr<RingReader> ring_;
   std::vector<Link> links_;
   std::vector<int> multi_links_;  // multi-uprobe link fds (one per library and direction)
   bool multi_ = false;            // the kernel takes multi-uprobe links
   std::vector<AttachedLibrary> libs_;
   std::map<std::pair<uint64_t, uint64_t>, size_t> by_inode_;  // (dev, ino) → libs_ index
-  const std::function<void(const fg_event&)>* sink_ = nullptr;
-  static int on_event(void* self, void* data, size_t size);
   void detach_all() noexcept;
   void open_and_load(bool multi);
   int attach_multi(const std::string& path, const std::vector<uint64_t>& offsets, const std::vector<uint64_t>& cookies,

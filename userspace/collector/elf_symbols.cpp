@@ -72,11 +72,16 @@ ElfSymbols::ElfSymbols(const std::string& path) : path_(path) {
         if (nh.n_type != 3 || nh.n_namesz != 8 || std::memcmp(owner, "stapsdt", 8) != 0 || nh.n_descsz < 3 * 8 + 2)
           continue;
         const char* desc = static_cast<const char*>(data->d_buf) + desc_off;
-        const char* provider = desc + 3 * 8;
-        const size_t plen = strnlen(provider, nh.n_descsz - 3 * 8);
-        if (3 * 8 + plen + 1 >= nh.n_descsz) continue;
-        const char* probe = provider + plen + 1;
-        usdt_.emplace_back(std::string(provider, plen), std::string(probe, strnlen(probe, nh.n_descsz - 3 * 8 - plen - 1)));
+        // provider\0name\0arguments\0 after the three addresses, each bounded by the note.
+        const char* p = desc + 3 * 8;
+        const char* const end = desc + nh.n_descsz;
+        std::string fields[3];
+        for (auto& f : fields) {
+          if (p >= end) break;
+          f.assign(p, strnlen(p, static_cast<size_t>(end - p)));
+          p += f.size() + 1;
+        }
+        if (!fields[0].empty() && !fields[1].empty()) usdt_.push_back({fields[0], fields[1], fields[2]});
       }
     }
   }
@@ -94,8 +99,15 @@ std::vector<uint64_t> ElfSymbols::offsets(const std::string& name) const {
 
 std::vector<std::string> ElfSymbols::usdt_probes(const std::string& provider) const {
   std::vector<std::string> out;
-  for (const auto& [p, n] : usdt_)
-    if (p == provider && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  for (const UsdtNote& n : usdt_)
+    if (n.provider == provider && std::find(out.begin(), out.end(), n.name) == out.end()) out.push_back(n.name);
+  return out;
+}
+
+std::vector<std::string> ElfSymbols::usdt_arguments(const std::string& provider, const std::string& name) const {
+  std::vector<std::string> out;
+  for (const UsdtNote& n : usdt_)
+    if (n.provider == provider && n.name == name) out.push_back(n.arguments);
   return out;
 }
 

@@ -23,11 +23,16 @@ class ElfSymbols {
   size_t function_count() const { return funcs_.size(); }
   // USDT probes of `provider` found in .note.stapsdt (names).
   std::vector<std::string> usdt_probes(const std::string& provider) const;
+  // The argument strings of every site of provider:name ("8@%rdi 8@%rsi ..."), one per site.
+  std::vector<std::string> usdt_arguments(const std::string& provider, const std::string& name) const;
 
  private:
   std::string path_, soname_;
   std::multimap<std::string, uint64_t> funcs_;
-  std::vector<std::pair<std::string, std::string>> usdt_;  // (provider, name)
+  struct UsdtNote {
+    std::string provider, name, arguments;
+  };
+  std::vector<UsdtNote> usdt_;
 };
 
 }  // namespace fgtrace

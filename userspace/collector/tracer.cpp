@@ -32,12 +32,6 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 
-uint64_t mono_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);  // the clock of bpf_ktime_get_ns()
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 std::string wall_time() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -167,7 +161,7 @@ class Session {
     }
     start_server();
     announce_ready();
-    const uint64_t start = mono_ns();
+    const uint64_t start = monotonic_ns();
     if (child) {
       if (const int e = child->release()) {
         // The command could not be executed: nothing was traced.
@@ -180,7 +174,7 @@ class Session {
     std::optional<int> command_status;
     while (!g_stop.load()) {
       collector_.poll(100, sink_);
-      const uint64_t now = mono_ns();
+      const uint64_t now = monotonic_ns();
       if (child && !command_status) {
         command_status = child->poll();
         if (command_status) break;  // the command ended: take its last events below
@@ -195,7 +189,7 @@ class Session {
     // Everything the kernel has delivered so far, then the final books.
     while (collector_.poll(0, sink_) > 0) {
     }
-    refresh(mono_ns());
+    refresh(monotonic_ns());
     if (opts_.mode != TraceOptions::Mode::Run) {
       render();
       return kExitOk;
@@ -208,7 +202,7 @@ class Session {
     RunInfo info;
     info.command = opts_.command;
     info.exit_status = command_status.value_or(0);
-    info.duration_s = static_cast<double>(mono_ns() - start) / 1e9;
+    info.duration_s = static_cast<double>(monotonic_ns() - start) / 1e9;
     info.max_peak = opts_.max_peak;
     info.fail_on_leak = opts_.fail_on_leak;
     if (opts_.stacks) info.leaked_stacks = top_stacks(snap, StackSet::Leaked, opts_.top_stacks, stack_text_);
@@ -234,7 +228,7 @@ class Session {
     // Stacks are symbolized through /proc/PID/maps, which goes with the process: with
     // --stacks every event wakes the collector at once, so a short-lived process is read
     // while it runs.
-    if (o.stacks) c.wakeup_bytes = 0;
+    c.wake_every_record = o.stacks;
     return c;
   }
 
@@ -242,7 +236,9 @@ class Session {
   // were running before its probes: they are adopted with their baselines.
   bool attach(const std::string& path) {
     if (collector_.attached(path)) return false;
-    collector_.attach_library(path);
+    const AttachedLibrary& lib = collector_.attach_library(path);
+    if (!lib.usdt_problem.empty() && !opts_.uprobes_only)
+      warn_once(path, path + ": " + lib.usdt_problem + ": traced through entry/return probes instead");
     return true;
   }
 
@@ -255,7 +251,7 @@ class Session {
     seen_.insert(pid);
     while (collector_.poll(0, sink_) > 0) {
     }
-    ledger_.track_process(static_cast<uint32_t>(pid), process_comm(pid), ppid_of(pid), mono_ns(), true);
+    ledger_.track_process(static_cast<uint32_t>(pid), process_comm(pid), ppid_of(pid), monotonic_ns(), true);
     auto base = backend_baseline(pid);
     if (!base) return;
     std::map<std::pair<int32_t, int>, uint64_t> tracked;
@@ -324,7 +320,7 @@ class Session {
     collector_.add_pid(static_cast<uint32_t>(child_pid));
     seen_.insert(child_pid);
     ledger_.track_process(static_cast<uint32_t>(child_pid), opts_.command[0], static_cast<uint32_t>(::getpid()),
-                          mono_ns(), false);
+                          monotonic_ns(), false);
     for (const auto& l : default_libraries()) attach(l);
     for (const auto& l : opts_.libs) attach(l);
   }

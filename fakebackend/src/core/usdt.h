@@ -1,13 +1,19 @@
 // USDT probes of the backend (provider "fakegpu"), fired where an allocation, a free, an
 // implicit free (context destroy, process exit) or a device/context switch completes.
 //
-// sys/sdt.h puts a 1-byte `nop` at each probe site; a uprobe there is emulated (~0.8 us).
-// We redefine the site as the 5-byte NOP `0f 1f 44 00 00`, which the kernel's optimized
-// uprobe path handles in ~0.3 us. Written as .byte: the assembler would shorten an
-// equivalent `nopl 0(%rax,%rax,1)` to 4 bytes, which costs ~25 us per hit (design.md).
+// Each site is a SystemTap SDT probe (a .note.stapsdt entry, readable by every USDT tool:
+// bpftrace, perf, libbpf), written here rather than through sys/sdt.h for two reasons:
+//  - The site is the 5-byte NOP `0f 1f 44 00 00`, which the kernel's optimized uprobe path
+//    handles in ~0.3 us; sys/sdt.h's 1-byte `nop` is emulated (~0.8 us). It is written as
+//    .byte: the assembler would shorten an equivalent `nopl 0(%rax,%rax,1)` to 4 bytes, which
+//    costs ~25 us per hit (design.md).
+//  - The arguments are always in %rdi, %rsi, %rdx (the note says so: "8@%rdi 8@%rsi
+//    8@%rdx"). sys/sdt.h lets the compiler place them anywhere, stack slots included, and a
+//    generic USDT reader then pays a spec lookup and a guarded read per argument (about a
+//    third of fakegpu-trace's probe cost). With fixed registers its BPF programs load them
+//    from pt_regs directly; fakegpu-trace checks every site's note before relying on it.
 //
-// Arguments: three per memory probe, so each stays in a register (every argument is a
-// separate read for the BPF program; six of them, some on the stack, doubled its cost):
+// Arguments:
 //   fakegpu:alloc          (ptr, size, info)
 //   fakegpu:free           (ptr, size, info)
 //   fakegpu:implicit_free  (ptr, size, info)     info's api byte is the reason: 1 ctx destroy,
@@ -17,12 +23,7 @@
 //        | api (0 runtime, 1 driver; bits 24..31) | status (int32 API return code, 0 =
 //        success; bits 32..63). bpf/fakegpu_events.h decodes it (FG_USDT_INFO_*).
 #pragma once
-#include <sys/sdt.h>
-
 #include <cstdint>
-
-#undef _SDT_NOP
-#define _SDT_NOP .byte 0x0f; .byte 0x1f; .byte 0x44; .byte 0x00; .byte 0x00
 
 namespace fg {
 constexpr uint64_t usdt_info(int device, int kind, int api, int status) {
@@ -33,10 +34,49 @@ constexpr uint64_t usdt_info(int device, int kind, int api, int status) {
 }
 }  // namespace fg
 
+#if defined(__x86_64__)
+// The note (SystemTap SDT v3): pc, the .stapsdt.base address (prelink adjustment), the
+// semaphore (none), then provider, name and argument strings. `%%` is a literal `%` in an
+// asm template with operands.
+#define FG_USDT_SITE_(name, args)                                                             \
+  "990: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"                                                 \
+  ".pushsection .note.stapsdt, \"?\", \"note\"\n"                                             \
+  ".balign 4\n"                                                                               \
+  ".4byte 992f-991f, 994f-993f, 3\n"                                                          \
+  "991: .asciz \"stapsdt\"\n"                                                                 \
+  "992: .balign 4\n"                                                                          \
+  "993: .8byte 990b\n"                                                                        \
+  ".8byte _.stapsdt.base\n"                                                                   \
+  ".8byte 0\n"                                                                                \
+  ".asciz \"fakegpu\"\n"                                                                      \
+  ".asciz \"" #name "\"\n"                                                                    \
+  ".asciz \"" args "\"\n"                                                                     \
+  "994: .balign 4\n"                                                                          \
+  ".popsection\n"                                                                             \
+  ".ifndef _.stapsdt.base\n"                                                                  \
+  ".pushsection .stapsdt.base, \"aG\", \"progbits\", .stapsdt.base, comdat\n"                 \
+  ".weak _.stapsdt.base\n"                                                                    \
+  ".hidden _.stapsdt.base\n"                                                                  \
+  "_.stapsdt.base: .space 1\n"                                                                \
+  ".size _.stapsdt.base, 1\n"                                                                 \
+  ".popsection\n"                                                                             \
+  ".endif\n"
+
+#define FG_USDT3_(name, a0, a1, a2)                                                            \
+  __asm__ __volatile__(FG_USDT_SITE_(name, "8@%%rdi 8@%%rsi 8@%%rdx")                          \
+                       : : "D"(static_cast<uint64_t>(a0)), "S"(static_cast<uint64_t>(a1)),      \
+                         "d"(static_cast<uint64_t>(a2)))
+#define FG_USDT2_(name, a0, a1) \
+  __asm__ __volatile__(FG_USDT_SITE_(name, "8@%%rdi 8@%%rsi") : : "D"(static_cast<uint64_t>(a0)), "S"(static_cast<uint64_t>(a1)))
+#else
+#define FG_USDT3_(name, a0, a1, a2) ((void)(a0), (void)(a1), (void)(a2))
+#define FG_USDT2_(name, a0, a1) ((void)(a0), (void)(a1))
+#endif
+
 #define FG_USDT_ALLOC(dev, ptr, size, kind, status, api) \
-  DTRACE_PROBE3(fakegpu, alloc, ptr, size, ::fg::usdt_info(dev, kind, api, status))
+  FG_USDT3_(alloc, ptr, size, ::fg::usdt_info(dev, kind, api, status))
 #define FG_USDT_FREE(dev, ptr, size, kind, status, api) \
-  DTRACE_PROBE3(fakegpu, free, ptr, size, ::fg::usdt_info(dev, kind, api, status))
+  FG_USDT3_(free, ptr, size, ::fg::usdt_info(dev, kind, api, status))
 #define FG_USDT_IMPLICIT_FREE(dev, ptr, size, kind, reason) \
-  DTRACE_PROBE3(fakegpu, implicit_free, ptr, size, ::fg::usdt_info(dev, kind, reason, 0))
-#define FG_USDT_CTX_SWITCH(dev, ctx) DTRACE_PROBE2(fakegpu, ctx_switch, dev, ctx)
+  FG_USDT3_(implicit_free, ptr, size, ::fg::usdt_info(dev, kind, reason, 0))
+#define FG_USDT_CTX_SWITCH(dev, ctx) FG_USDT2_(ctx_switch, static_cast<int64_t>(dev), ctx)
