@@ -6,9 +6,10 @@
  *  - USDT probes of the fake backend (fakegpu:alloc/free/implicit_free/ctx_switch) fire
  *    once where a call completes and carry device, pointer, size, kind and status.
  *  - Entry/return uprobes on the exported API functions of any CUDA library (ours or
- *    NVIDIA's). The entry stashes the arguments in a thread-keyed map, the return reads and
- *    always deletes that record (memleak's way), reads out-parameters from user memory and
- *    books the result. Each attachment carries a cookie saying which function it is.
+ *    NVIDIA's). The entry stashes the arguments in the thread's task-local state, the return
+ *    reads and always consumes that record (memleak's way), reads out-parameters from user
+ *    memory and books the result. Each attachment carries a cookie saying which function it
+ *    is.
  *
  * The books (map `books`) are the truth; the ring buffer carries the detail for the
  * collector's per-allocation ledger. Wake-ups are batched (count_record), and every

@@ -35,7 +35,9 @@ int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
 std::string errno_text(int e) { return std::strerror(e < 0 ? -e : e); }
 
 [[noreturn]] void load_failed(int err) {
-  if (err == -EPERM || err == -EACCES)
+  // As root, EACCES is the verifier refusing a program (a kernel without something it uses),
+  // not a missing privilege.
+  if (err == -EPERM || (err == -EACCES && ::geteuid() != 0))
     throw TraceError(
         "loading BPF programs was refused: run fakegpu-trace as root (sudo), or grant CAP_BPF, CAP_PERFMON and "
         "CAP_SYS_RESOURCE (plus CAP_DAC_READ_SEARCH to read other users' libraries)",
