@@ -367,7 +367,7 @@ static __always_inline void on_alloc(void *ctx, __u32 tgid, __s32 device, __u64 
 
 /* Books and emits a completed free (explicit, or implicit with its reason in aux). */
 static __always_inline void on_free(__u32 tgid, __s32 device, __u64 ptr, __u64 size, __u32 kind, __u16 api,
-				    __u16 source, __u32 func, bool implicit, __u64 reason)
+				    __u16 source, __u32 func, bool implicit, __u64 reason, __u64 ts)
 {
 	bool created = false;
 	struct fg_book *b = book_of(tgid, device, kind, &created);
@@ -382,18 +382,18 @@ static __always_inline void on_free(__u32 tgid, __s32 device, __u64 ptr, __u64 s
 	}
 	emit(&(struct record){ .type = implicit ? FG_EV_IMPLICIT_FREE : FG_EV_FREE, .device = device, .ptr = ptr,
 			       .size = size, .kind = kind, .api = api, .source = source, .func = func, .aux = reason,
-			       .first = !b ? FIRST_LOOKUP : created ? FIRST_YES : FIRST_NO });
+			       .ts = ts, .first = !b ? FIRST_LOOKUP : created ? FIRST_YES : FIRST_NO });
 }
 
 static __always_inline void on_failure(__u32 tgid, __u32 type, __s32 device, __u64 ptr, __u64 size, __u32 kind,
-				       __s32 status, __u16 api, __u16 source, __u32 func)
+				       __s32 status, __u16 api, __u16 source, __u32 func, __u64 ts)
 {
 	bool created = false;
 	struct fg_book *b = book_of(tgid, device, kind < FG_MEM_KINDS ? kind : FG_MEM_DEVICE, &created);
 	if (b)
 		__sync_fetch_and_add(&b->failed_calls, 1);
 	emit(&(struct record){ .type = type, .device = device, .ptr = ptr, .size = size, .kind = kind, .status = status,
-			       .api = api, .source = source, .func = func,
+			       .api = api, .source = source, .func = func, .ts = ts,
 			       .first = !b ? FIRST_LOOKUP : created ? FIRST_YES : FIRST_NO });
 }
 
@@ -422,7 +422,7 @@ int usdt_alloc(struct pt_regs *ctx)
 	if (status == 0)
 		on_alloc(ctx, tgid, device, ptr, size, kind, api, FG_SRC_USDT, ~0u, 0);
 	else
-		on_failure(tgid, FG_EV_ALLOC_FAIL, device, ptr, size, kind, status, api, FG_SRC_USDT, ~0u);
+		on_failure(tgid, FG_EV_ALLOC_FAIL, device, ptr, size, kind, status, api, FG_SRC_USDT, ~0u, 0);
 	return 0;
 }
 
@@ -437,9 +437,9 @@ int usdt_free(struct pt_regs *ctx)
 	__s32 device = FG_USDT_INFO_DEVICE(info), status = FG_USDT_INFO_STATUS(info);
 	__u32 kind = FG_USDT_INFO_KIND(info), api = FG_USDT_INFO_API(info);
 	if (status == 0)
-		on_free(tgid, device, ptr, size, kind, api, FG_SRC_USDT, ~0u, false, 0);
+		on_free(tgid, device, ptr, size, kind, api, FG_SRC_USDT, ~0u, false, 0, 0);
 	else
-		on_failure(tgid, FG_EV_FREE_FAIL, device, ptr, size, kind, status, api, FG_SRC_USDT, ~0u);
+		on_failure(tgid, FG_EV_FREE_FAIL, device, ptr, size, kind, status, api, FG_SRC_USDT, ~0u, 0);
 	return 0;
 }
 
@@ -453,7 +453,7 @@ int usdt_implicit_free(struct pt_regs *ctx)
 		return 0;
 	const __u64 ptr = USDT_ARG0(ctx), size = USDT_ARG1(ctx), info = USDT_ARG2(ctx);
 	on_free(tgid, FG_USDT_INFO_DEVICE(info), ptr, size, FG_USDT_INFO_KIND(info), FG_API_INTERNAL, FG_SRC_USDT, ~0u,
-		true, FG_USDT_INFO_API(info));
+		true, FG_USDT_INFO_API(info), 0);
 	return 0;
 }
 
@@ -579,6 +579,7 @@ struct ctx_free_arg {
 	__s32 device;
 	__u16 api;
 	__u16 primary;
+	__u64 ts;	/* the return's clock read */
 };
 
 static long free_ctx_allocation(void *map, struct alloc_key *k, struct alloc_rec *r,
@@ -589,7 +590,7 @@ static long free_ctx_allocation(void *map, struct alloc_key *k, struct alloc_rec
 	if (a->primary ? (r->ctx != 0 || r->ctx_device != a->device) : r->ctx != a->ctx)
 		return 0;
 	on_free(a->tgid, r->device, k->ptr, r->size, r->kind, a->api, FG_SRC_UPROBE, a->func, true,
-		1 /* context destroyed */);
+		1 /* context destroyed */, a->ts);
 	bpf_map_delete_elem(map, k);
 	return 0;
 }
@@ -672,7 +673,7 @@ static __always_inline int leave(struct pt_regs *ctx)
 				device = loc[1];
 		}
 		if (rc != 0) {
-			on_failure(tgid, FG_EV_ALLOC_FAIL, device, 0, size, kind, rc, api, FG_SRC_UPROBE, func);
+			on_failure(tgid, FG_EV_ALLOC_FAIL, device, 0, size, kind, rc, api, FG_SRC_UPROBE, func, now);
 			return 0;
 		}
 		__u64 ptr = 0;
@@ -695,19 +696,19 @@ static __always_inline int leave(struct pt_regs *ctx)
 		struct alloc_key ak = { .tgid = tgid, .ptr = v.a0 };
 		struct alloc_rec *ar = bpf_map_lookup_elem(&allocs, &ak);
 		if (rc != 0) {
-			on_failure(tgid, FG_EV_FREE_FAIL, ar ? ar->device : -1, v.a0, 0, kind, rc, api, FG_SRC_UPROBE, func);
+			on_failure(tgid, FG_EV_FREE_FAIL, ar ? ar->device : -1, v.a0, 0, kind, rc, api, FG_SRC_UPROBE, func, now);
 			return 0;
 		}
 		if (!ar) {
 			/* Allocated before the probes were attached, or the map was full. */
 			stat_inc(FG_STAT_UNMATCHED_FREE);
 			emit(&(struct record){ .type = FG_EV_FREE, .device = -1, .ptr = v.a0, .kind = kind, .api = api,
-					       .source = FG_SRC_UPROBE, .func = func });
+					       .source = FG_SRC_UPROBE, .func = func, .ts = now });
 			return 0;
 		}
 		struct alloc_rec rec = *ar;
 		bpf_map_delete_elem(&allocs, &ak);
-		on_free(tgid, rec.device, v.a0, rec.size, rec.kind, api, FG_SRC_UPROBE, func, false, 0);
+		on_free(tgid, rec.device, v.a0, rec.size, rec.kind, api, FG_SRC_UPROBE, func, false, 0, now);
 		return 0;
 	}
 	case FG_C_SET_DEVICE:
@@ -717,7 +718,7 @@ static __always_inline int leave(struct pt_regs *ctx)
 			t->ctx = 0; /* the runtime works in the device's primary context */
 			runtime_holds(t, tgid, dev);
 			emit(&(struct record){ .type = FG_EV_CTX_SWITCH, .device = dev, .api = api, .source = FG_SRC_UPROBE,
-					       .func = func });
+					       .func = func, .ts = now });
 		}
 		return 0;
 	case FG_C_CTX_CREATE:
@@ -741,7 +742,7 @@ static __always_inline int leave(struct pt_regs *ctx)
 			t->device = dev;
 			t->ctx = c;
 			emit(&(struct record){ .type = FG_EV_CTX_SWITCH, .device = dev, .api = api, .source = FG_SRC_UPROBE,
-					       .func = func, .aux = c });
+					       .func = func, .ts = now, .aux = c });
 		}
 		return 0;
 	}
@@ -755,7 +756,7 @@ static __always_inline int leave(struct pt_regs *ctx)
 			t->device = d;
 			t->ctx = c;
 			emit(&(struct record){ .type = FG_EV_CTX_SWITCH, .device = d, .api = api, .source = FG_SRC_UPROBE,
-					       .func = func, .aux = c });
+					       .func = func, .ts = now, .aux = c });
 		}
 		return 0;
 	}
@@ -764,7 +765,7 @@ static __always_inline int leave(struct pt_regs *ctx)
 	case FG_C_PRIMARY_RELEASE: {
 		if (rc != 0)
 			return 0;
-		struct ctx_free_arg a = { .tgid = tgid, .func = func, .api = api };
+		struct ctx_free_arg a = { .tgid = tgid, .func = func, .api = api, .ts = now };
 		if (COOKIE_CLASS(cookie) == FG_C_PRIMARY_RELEASE) {
 			/* Only the last reference frees: none left by the driver API, none by the runtime. */
 			struct primary_refs *h = holders(tgid, (__s32)v.a0);
