@@ -317,11 +317,13 @@ static __always_inline void emit(const struct record *r)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
 	bool first = r->source == FG_SRC_KERNEL || r->first == FIRST_YES;
-	if (r->first == FIRST_LOOKUP && r->source != FG_SRC_KERNEL && !cfg.filter_pids)
-		first = !bpf_map_lookup_elem(&gpu_procs, &tgid);
-	if (first && r->source != FG_SRC_KERNEL && !cfg.filter_pids) {
-		__u8 one = 1;
-		bpf_map_update_elem(&gpu_procs, &tgid, &one, BPF_ANY);
+	if (r->source != FG_SRC_KERNEL && !cfg.filter_pids) { /* monitor: gpu_procs knows GPU processes */
+		if (r->first == FIRST_LOOKUP)
+			first = !bpf_map_lookup_elem(&gpu_procs, &tgid);
+		if (first) {
+			__u8 one = 1;
+			bpf_map_update_elem(&gpu_procs, &tgid, &one, BPF_ANY);
+		}
 	}
 	e->ts_ns = r->ts;
 	e->tgid = tgid;
@@ -556,10 +558,15 @@ static __always_inline struct primary_refs *holders(__u32 tgid, __s32 device)
  * again only after a change of device or a reset (which drops the holders: `resets` counts
  * them, host-wide).
  */
-static __always_inline void runtime_holds(struct thread_state *t, __u32 tgid, __s32 device)
+static __always_inline __u64 *resets_so_far(void)
 {
 	__u32 zero = 0;
-	__u64 *resets_now = bpf_map_lookup_elem(&resets, &zero);
+	return bpf_map_lookup_elem(&resets, &zero);
+}
+
+static __always_inline void runtime_holds(struct thread_state *t, __u32 tgid, __s32 device)
+{
+	__u64 *resets_now = resets_so_far();
 	__u64 gen = resets_now ? *resets_now : 0;
 	if (t->marked == device + 1 && t->marked_gen == gen)
 		return;
@@ -783,8 +790,7 @@ static __always_inline int leave(struct pt_regs *ctx)
 			a.device = api == FG_API_RUNTIME ? t->device : (__s32)v.a0;
 			struct primary_key k = { .tgid = tgid, .device = a.device };
 			bpf_map_delete_elem(&primary_holders, &k); /* a reset drops every reference */
-			__u32 zero = 0;
-			__u64 *resets_now = bpf_map_lookup_elem(&resets, &zero);
+			__u64 *resets_now = resets_so_far();
 			if (resets_now)
 				__sync_fetch_and_add(resets_now, 1);
 		}

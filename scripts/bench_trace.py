@@ -8,6 +8,7 @@ backend's USDT probes, through entry/return probes, and by bpftrace counting the
   3. attach: time from starting `fakegpu-trace attach` to its "ready" line (probes live)
   4. the dashboard's snapshot stream: collector CPU with and without a /api/v1/stream reader
 """
+import json
 import os
 import shutil
 import signal
@@ -97,7 +98,6 @@ def program_ns_per_call(pid, env):
         f.write("1")
     try:
         workload_ns(env)
-        import json
         shown = json.loads(subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True,
                                           check=True).stdout or "[]")
     finally:
@@ -162,7 +162,6 @@ def sustained(env):
     final, _ = p.communicate(timeout=60)
     print(f"workload: {out.strip()}")
     print(f"collector: {cpu:.1f} % of one core, peak RSS {hwm / 1024:.1f} MiB")
-    import json
     health = json.loads(final.strip().splitlines()[-1])["health"] if final.strip() else {}
     print(f"collector: events {health.get('events')}, ring-buffer drops {health.get('rb_drops')}, "
           f"missing entry records {health.get('missing_entry')}, unmatched frees {health.get('unmatched_free')}")

@@ -375,6 +375,26 @@ struct CopyVal {
 struct CopyKey {
   uint32_t tgid, dir;
 };
+// Mirrors struct primary_key and alloc_key.
+struct PrimaryKey {
+  uint32_t tgid;
+  int32_t device;
+};
+struct AllocKey {
+  uint32_t tgid, pad;
+  uint64_t ptr;
+};
+
+// Deletes process tgid's entries from a map keyed by K (a struct that starts with the tgid):
+// the keys are collected first, since deleting while walking restarts the walk.
+template <class K>
+void forget_keys(int fd, uint32_t tgid) {
+  std::vector<K> mine;
+  for_each_key<K>(fd, [&](const K& k) {
+    if (k.tgid == tgid) mine.push_back(k);
+  });
+  for (const K& k : mine) bpf_map_delete_elem(fd, &k);
+}
 }  // namespace
 
 std::vector<CallCount> Collector::calls() const {
@@ -418,37 +438,13 @@ std::map<uint32_t, uint64_t> Collector::launches() const {
 }
 
 void Collector::forget(uint32_t tgid) {
-  // Books are keyed by (tgid, device, kind): collect this process's keys, then delete them.
-  const int fd = bpf_map__fd(skel_->maps.books);
-  std::vector<fg_book_key> mine;
-  for_each_key<fg_book_key>(fd, [&](const fg_book_key& k) {
-    if (k.tgid == tgid) mine.push_back(k);
-  });
-  for (const auto& k : mine) bpf_map_delete_elem(fd, &k);
-  const int lfd = bpf_map__fd(skel_->maps.launches);
-  bpf_map_delete_elem(lfd, &tgid);
-  // Call and copy counters are keyed (tgid, x) like the books.
-  auto drop = [tgid](int fd2) {
-    std::vector<std::pair<uint32_t, uint32_t>> keys;
-    for_each_key<std::pair<uint32_t, uint32_t>>(fd2, [&](const std::pair<uint32_t, uint32_t>& k) {
-      if (k.first == tgid) keys.push_back(k);
-    });
-    for (const auto& key : keys) bpf_map_delete_elem(fd2, &key);
-  };
-  drop(bpf_map__fd(skel_->maps.calls));
-  drop(bpf_map__fd(skel_->maps.copies));
-  drop(bpf_map__fd(skel_->maps.primary_holders));  // (tgid, device)
-  // The entry/return path's live allocations, (tgid, pad, ptr): what the process leaked.
-  struct AllocKey {
-    uint32_t tgid, pad;
-    uint64_t ptr;
-  };
-  const int afd = bpf_map__fd(skel_->maps.allocs);
-  std::vector<AllocKey> leaked;
-  for_each_key<AllocKey>(afd, [&](const AllocKey& k) {
-    if (k.tgid == tgid) leaked.push_back(k);
-  });
-  for (const auto& k : leaked) bpf_map_delete_elem(afd, &k);
+  forget_keys<fg_book_key>(bpf_map__fd(skel_->maps.books), tgid);
+  forget_keys<CallKey>(bpf_map__fd(skel_->maps.calls), tgid);
+  forget_keys<CopyKey>(bpf_map__fd(skel_->maps.copies), tgid);
+  // The entry/return path's primary-context holders and live allocations (what it leaked).
+  forget_keys<PrimaryKey>(bpf_map__fd(skel_->maps.primary_holders), tgid);
+  forget_keys<AllocKey>(bpf_map__fd(skel_->maps.allocs), tgid);
+  bpf_map_delete_elem(bpf_map__fd(skel_->maps.launches), &tgid);
 }
 
 std::vector<CheckItem> check_system() {
