@@ -11,9 +11,10 @@
  *    memory and books the result. Each attachment carries a cookie saying which function it
  *    is.
  *
- * The books (map `books`) are the truth; the ring buffer carries the detail for the
- * collector's per-allocation ledger. Wake-ups are batched (count_record), and every
- * event that cannot be delivered is counted (map `stats`).
+ * The books (maps `book_slots` and `book_counts`) are the truth; the event ring (maps `ring`
+ * and `ring_pos`, fakegpu_events.h) carries the detail for the collector's per-allocation
+ * ledger. Wake-ups are batched (count_record), and every event that cannot be delivered is
+ * counted (map `stats`).
  */
 #include "fakegpu.bpf.h"
 
@@ -31,17 +32,44 @@ const volatile struct fg_config cfg = {};
 
 /* ---- maps ---------------------------------------------------------------------------- */
 
+/* The event ring (struct fg_ring_slot): resized from the command line before load. */
 struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 << 20); /* resized from the command line before load */
-} events SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1 << 16);
+	__type(key, __u32);
+	__type(value, struct fg_ring_slot);
+} ring SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct fg_book_key);
-	__type(value, struct fg_book);
-} books SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_ring_pos);
+} ring_pos SEC(".maps");
+
+/* Wakes the collector (count_record); what it carries is not read. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} doorbell SEC(".maps");
+
+/* The books (fakegpu_events.h): shared part and per-CPU counters, indexed alike. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FG_BOOK_SLOTS);
+	__type(key, __u32);
+	__type(value, struct fg_book_slot);
+} book_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FG_BOOK_SLOTS);
+	__type(key, __u32);
+	__type(value, struct fg_book_counts);
+} book_counts SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -231,20 +259,69 @@ static __always_inline bool traced_process(__u32 tgid)
 	return cfg.filter_pids ? bpf_map_lookup_elem(&pids, &tgid) != 0 : bpf_map_lookup_elem(&gpu_procs, &tgid) != 0;
 }
 
-/* The book of (tgid, device, kind), created empty when absent (*created then says so). */
-static __always_inline struct fg_book *book_of(__u32 tgid, __s32 device, __u32 kind, bool *created)
+/*
+ * A book: its shared part (live and peak, updated atomically) and this CPU's counters (plain
+ * adds). The table is searched from the key's home slot: first for the key, up to a slot
+ * never used; when absent, the first free or forgotten slot on the way is claimed with a
+ * compare-and-swap (a racing claimer of the same key finds the winner's tag there).
+ */
+struct book {
+	struct fg_book_slot *shared;
+	struct fg_book_counts *mine;
+	bool created; /* this call created it: the process's first book */
+};
+
+static __always_inline __u32 book_home(__u64 tag)
 {
-	struct fg_book_key k = { .tgid = tgid, .device = device, .kind = kind };
-	struct fg_book *b = bpf_map_lookup_elem(&books, &k);
-	if (b)
-		return b;
-	struct fg_book zero = {};
-	*created = bpf_map_update_elem(&books, &k, &zero, BPF_NOEXIST) == 0;
-	return bpf_map_lookup_elem(&books, &k);
+	return (__u32)((tag * 0x9E3779B97F4A7C15ULL) >> 40) & (FG_BOOK_SLOTS - 1);
+}
+
+static __always_inline bool book_at(__u32 idx, struct book *b)
+{
+	b->shared = bpf_map_lookup_elem(&book_slots, &idx);
+	b->mine = bpf_map_lookup_elem(&book_counts, &idx);
+	return b->shared && b->mine;
+}
+
+/* Fills *b with (tgid, device, kind)'s book, created when absent; false: the table is full. */
+static __always_inline bool book_of(__u32 tgid, __s32 device, __u32 kind, struct book *b)
+{
+	const __u64 tag = FG_BOOK_TAG(tgid, device, kind);
+	const __u32 home = book_home(tag);
+	b->created = false;
+	for (__u32 i = 0; i < FG_BOOK_PROBES; i++) {
+		__u32 idx = (home + i) & (FG_BOOK_SLOTS - 1);
+		struct fg_book_slot *s = bpf_map_lookup_elem(&book_slots, &idx);
+		if (!s)
+			break;
+		__u64 t = *(volatile __u64 *)&s->tag;
+		if (t == tag)
+			return book_at(idx, b);
+		if (t == FG_BOOK_FREE)
+			break; /* never used: the key is not further on */
+	}
+	for (__u32 i = 0; i < FG_BOOK_PROBES; i++) {
+		__u32 idx = (home + i) & (FG_BOOK_SLOTS - 1);
+		struct fg_book_slot *s = bpf_map_lookup_elem(&book_slots, &idx);
+		if (!s)
+			break;
+		__u64 t = *(volatile __u64 *)&s->tag;
+		if (t == FG_BOOK_FREE || t == FG_BOOK_DELETED) {
+			t = __sync_val_compare_and_swap(&s->tag, t, tag);
+			if (t == FG_BOOK_FREE || t == FG_BOOK_DELETED) {
+				b->created = true;
+				return book_at(idx, b);
+			}
+		}
+		if (t == tag)
+			return book_at(idx, b);
+	}
+	stat_inc(FG_STAT_ALLOC_MAP_FULL);
+	return false;
 }
 
 /* live += delta, then lift the peak: a bounded compare-and-swap loop. */
-static __always_inline void book_live(struct fg_book *b, __s64 delta)
+static __always_inline void book_live(struct fg_book_slot *b, __s64 delta)
 {
 	__u64 live = __sync_fetch_and_add(&b->live_bytes, delta) + delta;
 	if (delta <= 0)
@@ -259,21 +336,45 @@ static __always_inline void book_live(struct fg_book *b, __s64 delta)
 }
 
 /*
- * Counts a record on this CPU and says whether it wakes the consumer. Waking it costs a
- * self-IPI (~1.3 us on these VMs, design.md), so wake-ups are batched: every
- * (cfg.wakeup_mask + 1)-th record of a CPU wakes it (0: every record, for --stacks); the
- * collector also polls on a timer. A per-CPU count, not the ring's fill level: asking the
- * ring (bpf_ringbuf_query) is a helper call per record, and waking "while at least N bytes
- * are pending" raised an interrupt per record until the woken consumer had drained.
+ * Counts a record on this CPU and rings the doorbell when it is the one that wakes the
+ * consumer. Waking it costs a self-IPI (~1.3 us on these VMs, design.md), so wake-ups are
+ * batched: every (cfg.wakeup_mask + 1)-th record of a CPU wakes it (0: every record, for
+ * --stacks); the collector also polls on a timer.
  */
-static __always_inline __u64 count_record(void)
+static __always_inline void count_record(__u64 pos)
 {
 	__u32 k = FG_STAT_EVENTS;
 	__u64 *n = bpf_map_lookup_elem(&stats, &k);
 	if (!n)
-		return BPF_RB_FORCE_WAKEUP;
+		return;
 	*n += 1; /* per-CPU slot: no atomics needed */
-	return (*n & cfg.wakeup_mask) == 0 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	if ((*n & cfg.wakeup_mask) == 0)
+		bpf_ringbuf_output(&doorbell, &pos, sizeof(pos), BPF_RB_FORCE_WAKEUP);
+}
+
+/*
+ * Claims the next position of the event ring (struct fg_ring_pos): the slot to fill, or
+ * NULL when the ring is full (the record is lost, and counted). A failed compare-and-swap
+ * means another CPU took the position: try the next, a bounded number of times.
+ */
+static __always_inline struct fg_ring_slot *ring_claim(__u64 *pos)
+{
+	__u32 zero = 0;
+	struct fg_ring_pos *p = bpf_map_lookup_elem(&ring_pos, &zero);
+	if (!p)
+		return 0;
+	for (int i = 0; i < 32; i++) {
+		__u64 head = *(volatile __u64 *)&p->head;
+		if (head - *(volatile __u64 *)&p->tail > cfg.ring_mask)
+			break; /* full */
+		if (__sync_val_compare_and_swap(&p->head, head, head + 1) == head) {
+			__u32 idx = (__u32)(head & cfg.ring_mask);
+			*pos = head;
+			return bpf_map_lookup_elem(&ring, &idx);
+		}
+	}
+	stat_inc(FG_STAT_RB_DROPS);
+	return 0;
 }
 
 /*
@@ -302,19 +403,20 @@ struct record {
 	__u64 aux;
 	/* CLOCK_MONOTONIC where the program reads the clock anyway (entry/return probes time
 	 * the call; scheduler events), else 0: the collector stamps the record when it reads
-	 * it. A clock read is ~30 ns on these VMs, a sixth of the USDT program. */
+	 * it. A clock read is ~30 ns on these VMs, a third of the USDT program. */
 	__u64 ts;
 	enum first_event first;
+	__u64 pid_tgid; /* bpf_get_current_pid_tgid() when the caller has it, else 0 */
 };
 
 static __always_inline void emit(const struct record *r)
 {
-	struct fg_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		stat_inc(FG_STAT_RB_DROPS);
+	__u64 pos = 0;
+	struct fg_ring_slot *slot = ring_claim(&pos);
+	if (!slot)
 		return;
-	}
-	__u64 id = bpf_get_current_pid_tgid();
+	struct fg_event *e = &slot->ev;
+	__u64 id = r->pid_tgid ? r->pid_tgid : bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
 	bool first = r->source == FG_SRC_KERNEL || r->first == FIRST_YES;
 	if (r->source != FG_SRC_KERNEL && !cfg.filter_pids) { /* monitor: gpu_procs knows GPU processes */
@@ -342,19 +444,28 @@ static __always_inline void emit(const struct record *r)
 		bpf_get_current_comm(e->comm, sizeof(e->comm));
 	else
 		__builtin_memset(e->comm, 0, sizeof(e->comm));
-	bpf_ringbuf_submit(e, count_record());
+	asm volatile("" ::: "memory"); /* the record's stores before `committed` */
+	*(volatile __u64 *)&slot->committed = 1;
+	count_record(pos);
 }
 
-/* Books and emits a completed allocation (ts: see struct record). */
-static __always_inline void on_alloc(void *ctx, __u32 tgid, __s32 device, __u64 ptr, __u64 size, __u32 kind,
+/* A record's `first` from the book its call used. */
+static __always_inline enum first_event first_of(bool booked, const struct book *b)
+{
+	return !booked ? FIRST_LOOKUP : b->created ? FIRST_YES : FIRST_NO;
+}
+
+/* Books and emits a completed allocation (id: bpf_get_current_pid_tgid(); ts: see struct
+ * record). */
+static __always_inline void on_alloc(void *ctx, __u64 id, __s32 device, __u64 ptr, __u64 size, __u32 kind,
 				     __u16 api, __u16 source, __u32 func, __u64 ts)
 {
-	bool created = false;
-	struct fg_book *b = book_of(tgid, device, kind, &created);
-	if (b) {
-		__sync_fetch_and_add(&b->alloc_bytes, size);
-		__sync_fetch_and_add(&b->alloc_calls, 1);
-		book_live(b, (__s64)size);
+	struct book b;
+	bool booked = book_of(id >> 32, device, kind, &b);
+	if (booked) {
+		b.mine->alloc_bytes += size;
+		b.mine->alloc_calls += 1;
+		book_live(b.shared, (__s64)size);
 	}
 	__u64 aux = 0; /* user stack id + 1 */
 	if (cfg.stacks) {
@@ -364,39 +475,39 @@ static __always_inline void on_alloc(void *ctx, __u32 tgid, __s32 device, __u64 
 	}
 	emit(&(struct record){ .type = FG_EV_ALLOC, .device = device, .ptr = ptr, .size = size, .kind = kind,
 			       .api = api, .source = source, .func = func, .aux = aux, .ts = ts,
-			       .first = !b ? FIRST_LOOKUP : created ? FIRST_YES : FIRST_NO });
+			       .first = first_of(booked, &b), .pid_tgid = id });
 }
 
 /* Books and emits a completed free (explicit, or implicit with its reason in aux). */
-static __always_inline void on_free(__u32 tgid, __s32 device, __u64 ptr, __u64 size, __u32 kind, __u16 api,
+static __always_inline void on_free(__u64 id, __s32 device, __u64 ptr, __u64 size, __u32 kind, __u16 api,
 				    __u16 source, __u32 func, bool implicit, __u64 reason, __u64 ts)
 {
-	bool created = false;
-	struct fg_book *b = book_of(tgid, device, kind, &created);
-	if (b) {
+	struct book b;
+	bool booked = book_of(id >> 32, device, kind, &b);
+	if (booked) {
 		if (implicit) {
-			__sync_fetch_and_add(&b->implicit_free_bytes, size);
+			b.mine->implicit_free_bytes += size;
 		} else {
-			__sync_fetch_and_add(&b->free_bytes, size);
-			__sync_fetch_and_add(&b->free_calls, 1);
+			b.mine->free_bytes += size;
+			b.mine->free_calls += 1;
 		}
-		book_live(b, -(__s64)size);
+		book_live(b.shared, -(__s64)size);
 	}
 	emit(&(struct record){ .type = implicit ? FG_EV_IMPLICIT_FREE : FG_EV_FREE, .device = device, .ptr = ptr,
 			       .size = size, .kind = kind, .api = api, .source = source, .func = func, .aux = reason,
-			       .ts = ts, .first = !b ? FIRST_LOOKUP : created ? FIRST_YES : FIRST_NO });
+			       .ts = ts, .first = first_of(booked, &b), .pid_tgid = id });
 }
 
-static __always_inline void on_failure(__u32 tgid, __u32 type, __s32 device, __u64 ptr, __u64 size, __u32 kind,
+static __always_inline void on_failure(__u64 id, __u32 type, __s32 device, __u64 ptr, __u64 size, __u32 kind,
 				       __s32 status, __u16 api, __u16 source, __u32 func, __u64 ts)
 {
-	bool created = false;
-	struct fg_book *b = book_of(tgid, device, kind < FG_MEM_KINDS ? kind : FG_MEM_DEVICE, &created);
-	if (b)
-		__sync_fetch_and_add(&b->failed_calls, 1);
+	struct book b;
+	bool booked = book_of(id >> 32, device, kind < FG_MEM_KINDS ? kind : FG_MEM_DEVICE, &b);
+	if (booked)
+		b.mine->failed_calls += 1;
 	emit(&(struct record){ .type = type, .device = device, .ptr = ptr, .size = size, .kind = kind, .status = status,
-			       .api = api, .source = source, .func = func, .ts = ts,
-			       .first = !b ? FIRST_LOOKUP : created ? FIRST_YES : FIRST_NO });
+			       .api = api, .source = source, .func = func, .ts = ts, .first = first_of(booked, &b),
+			       .pid_tgid = id });
 }
 
 /* ---- USDT: the fake backend's own probes ------------------------------------------------ */
@@ -415,16 +526,16 @@ static __always_inline void on_failure(__u32 tgid, __u32 type, __s32 device, __u
 SEC("usdt")
 int usdt_alloc(struct pt_regs *ctx)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	if (!traced(tgid))
+	const __u64 id = bpf_get_current_pid_tgid();
+	if (!traced(id >> 32))
 		return 0;
 	const __u64 ptr = USDT_ARG0(ctx), size = USDT_ARG1(ctx), info = USDT_ARG2(ctx);
 	__s32 device = FG_USDT_INFO_DEVICE(info), status = FG_USDT_INFO_STATUS(info);
 	__u32 kind = FG_USDT_INFO_KIND(info), api = FG_USDT_INFO_API(info);
 	if (status == 0)
-		on_alloc(ctx, tgid, device, ptr, size, kind, api, FG_SRC_USDT, ~0u, 0);
+		on_alloc(ctx, id, device, ptr, size, kind, api, FG_SRC_USDT, ~0u, 0);
 	else
-		on_failure(tgid, FG_EV_ALLOC_FAIL, device, ptr, size, kind, status, api, FG_SRC_USDT, ~0u, 0);
+		on_failure(id, FG_EV_ALLOC_FAIL, device, ptr, size, kind, status, api, FG_SRC_USDT, ~0u, 0);
 	return 0;
 }
 
@@ -432,16 +543,16 @@ int usdt_alloc(struct pt_regs *ctx)
 SEC("usdt")
 int usdt_free(struct pt_regs *ctx)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	if (!traced(tgid))
+	const __u64 id = bpf_get_current_pid_tgid();
+	if (!traced(id >> 32))
 		return 0;
 	const __u64 ptr = USDT_ARG0(ctx), size = USDT_ARG1(ctx), info = USDT_ARG2(ctx);
 	__s32 device = FG_USDT_INFO_DEVICE(info), status = FG_USDT_INFO_STATUS(info);
 	__u32 kind = FG_USDT_INFO_KIND(info), api = FG_USDT_INFO_API(info);
 	if (status == 0)
-		on_free(tgid, device, ptr, size, kind, api, FG_SRC_USDT, ~0u, false, 0, 0);
+		on_free(id, device, ptr, size, kind, api, FG_SRC_USDT, ~0u, false, 0, 0);
 	else
-		on_failure(tgid, FG_EV_FREE_FAIL, device, ptr, size, kind, status, api, FG_SRC_USDT, ~0u, 0);
+		on_failure(id, FG_EV_FREE_FAIL, device, ptr, size, kind, status, api, FG_SRC_USDT, ~0u, 0);
 	return 0;
 }
 
@@ -450,11 +561,11 @@ int usdt_free(struct pt_regs *ctx)
 SEC("usdt")
 int usdt_implicit_free(struct pt_regs *ctx)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	if (!traced(tgid))
+	const __u64 id = bpf_get_current_pid_tgid();
+	if (!traced(id >> 32))
 		return 0;
 	const __u64 ptr = USDT_ARG0(ctx), size = USDT_ARG1(ctx), info = USDT_ARG2(ctx);
-	on_free(tgid, FG_USDT_INFO_DEVICE(info), ptr, size, FG_USDT_INFO_KIND(info), FG_API_INTERNAL, FG_SRC_USDT, ~0u,
+	on_free(id, FG_USDT_INFO_DEVICE(info), ptr, size, FG_USDT_INFO_KIND(info), FG_API_INTERNAL, FG_SRC_USDT, ~0u,
 		true, FG_USDT_INFO_API(info), 0);
 	return 0;
 }
@@ -463,11 +574,11 @@ int usdt_implicit_free(struct pt_regs *ctx)
 SEC("usdt")
 int usdt_ctx_switch(struct pt_regs *ctx)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	if (!traced(tgid))
+	const __u64 id = bpf_get_current_pid_tgid();
+	if (!traced(id >> 32))
 		return 0;
 	emit(&(struct record){ .type = FG_EV_CTX_SWITCH, .device = (__s32)USDT_ARG0(ctx), .api = FG_API_INTERNAL,
-			       .source = FG_SRC_USDT, .func = ~0u, .aux = USDT_ARG1(ctx) });
+			       .source = FG_SRC_USDT, .func = ~0u, .aux = USDT_ARG1(ctx), .pid_tgid = id });
 	return 0;
 }
 
@@ -580,6 +691,7 @@ static __always_inline void runtime_holds(struct thread_state *t, __u32 tgid, __
 
 /* Destroying a context (or resetting a device's primary context) frees what it holds. */
 struct ctx_free_arg {
+	__u64 id;	/* bpf_get_current_pid_tgid() */
 	__u32 tgid;
 	__u32 func;
 	__u64 ctx;	/* the context destroyed; 0 with primary: the primary context of device */
@@ -596,7 +708,7 @@ static long free_ctx_allocation(void *map, struct alloc_key *k, struct alloc_rec
 		return 0;
 	if (a->primary ? (r->ctx != 0 || r->ctx_device != a->device) : r->ctx != a->ctx)
 		return 0;
-	on_free(a->tgid, r->device, k->ptr, r->size, r->kind, a->api, FG_SRC_UPROBE, a->func, true,
+	on_free(a->id, r->device, k->ptr, r->size, r->kind, a->api, FG_SRC_UPROBE, a->func, true,
 		1 /* context destroyed */, a->ts);
 	bpf_map_delete_elem(map, k);
 	return 0;
@@ -680,7 +792,7 @@ static __always_inline int leave(struct pt_regs *ctx)
 				device = loc[1];
 		}
 		if (rc != 0) {
-			on_failure(tgid, FG_EV_ALLOC_FAIL, device, 0, size, kind, rc, api, FG_SRC_UPROBE, func, now);
+			on_failure(id, FG_EV_ALLOC_FAIL, device, 0, size, kind, rc, api, FG_SRC_UPROBE, func, now);
 			return 0;
 		}
 		__u64 ptr = 0;
@@ -693,7 +805,7 @@ static __always_inline int leave(struct pt_regs *ctx)
 			runtime_holds(t, tgid, ar.ctx_device);
 		if (bpf_map_update_elem(&allocs, &ak, &ar, BPF_ANY) != 0)
 			stat_inc(FG_STAT_ALLOC_MAP_FULL);
-		on_alloc(ctx, tgid, device, ptr, size, kind, api, FG_SRC_UPROBE, func, now);
+		on_alloc(ctx, id, device, ptr, size, kind, api, FG_SRC_UPROBE, func, now);
 		return 0;
 	}
 	case FG_C_FREE:
@@ -703,7 +815,7 @@ static __always_inline int leave(struct pt_regs *ctx)
 		struct alloc_key ak = { .tgid = tgid, .ptr = v.a0 };
 		struct alloc_rec *ar = bpf_map_lookup_elem(&allocs, &ak);
 		if (rc != 0) {
-			on_failure(tgid, FG_EV_FREE_FAIL, ar ? ar->device : -1, v.a0, 0, kind, rc, api, FG_SRC_UPROBE, func, now);
+			on_failure(id, FG_EV_FREE_FAIL, ar ? ar->device : -1, v.a0, 0, kind, rc, api, FG_SRC_UPROBE, func, now);
 			return 0;
 		}
 		if (!ar) {
@@ -715,7 +827,7 @@ static __always_inline int leave(struct pt_regs *ctx)
 		}
 		struct alloc_rec rec = *ar;
 		bpf_map_delete_elem(&allocs, &ak);
-		on_free(tgid, rec.device, v.a0, rec.size, rec.kind, api, FG_SRC_UPROBE, func, false, 0, now);
+		on_free(id, rec.device, v.a0, rec.size, rec.kind, api, FG_SRC_UPROBE, func, false, 0, now);
 		return 0;
 	}
 	case FG_C_SET_DEVICE:
@@ -772,7 +884,7 @@ static __always_inline int leave(struct pt_regs *ctx)
 	case FG_C_PRIMARY_RELEASE: {
 		if (rc != 0)
 			return 0;
-		struct ctx_free_arg a = { .tgid = tgid, .func = func, .api = api, .ts = now };
+		struct ctx_free_arg a = { .id = id, .tgid = tgid, .func = func, .api = api, .ts = now };
 		if (COOKIE_CLASS(cookie) == FG_C_PRIMARY_RELEASE) {
 			/* Only the last reference frees: none left by the driver API, none by the runtime. */
 			struct primary_refs *h = holders(tgid, (__s32)v.a0);

@@ -8,7 +8,7 @@
 #ifndef FAKEGPU_EVENTS_H
 #define FAKEGPU_EVENTS_H
 
-#define FAKEGPU_EVENTS_ABI 1
+#define FAKEGPU_EVENTS_ABI 2
 
 #define FG_COMM_LEN 16
 #define FG_MAX_DEVICES 256	/* ledger device slots; device -1 = host / unknown */
@@ -49,7 +49,7 @@ enum fg_api {
 	FG_API_INTERNAL = 2,
 };
 
-/* One ring-buffer record. 80 bytes. */
+/* One event record. 80 bytes. */
 struct fg_event {
 	__u64 ts_ns;		 /* CLOCK_MONOTONIC when observed (bpf_ktime_get_ns) on
 				    process events and entry/return records; 0 on USDT
@@ -75,7 +75,12 @@ struct fg_event {
 				    call per event: user space keeps it per process) */
 };
 
-/* In-kernel books, the truth: per (process, device, kind). Updated atomically. */
+/*
+ * In-kernel books, the truth: per (process, device, kind). The kernel keeps them in two
+ * arrays indexed alike (an open-addressing table: no hash-map search per call): the shared
+ * part, which needs one atomic add per call for an exact peak, and per-CPU counters, which
+ * need none. fg_book_key and fg_book are the collector's view, both parts together.
+ */
 struct fg_book_key {
 	__u32 tgid;
 	__s32 device;
@@ -94,13 +99,64 @@ struct fg_book {
 	__u64 failed_calls;	    /* allocation or free calls that returned an error */
 };
 
+/* Book table slots (a power of two) and how far a lookup probes from a key's home slot. */
+#define FG_BOOK_SLOTS 8192
+#define FG_BOOK_PROBES 16
+/* A slot's tag: 0 never used, FG_BOOK_DELETED forgotten (reusable), else the key. */
+#define FG_BOOK_FREE 0ULL
+#define FG_BOOK_DELETED 2ULL
+#define FG_BOOK_TAG(tgid, device, kind) \
+	(((__u64)(tgid) << 32) | ((__u64)(__u16)(device) << 16) | ((__u64)((kind) & 0xff) << 8) | 1ULL)
+#define FG_BOOK_TAG_TGID(t) ((__u32)((t) >> 32))
+#define FG_BOOK_TAG_DEVICE(t) ((__s32)(__s16)(((t) >> 16) & 0xffff))
+#define FG_BOOK_TAG_KIND(t) ((__u32)(((t) >> 8) & 0xff))
+#define FG_BOOK_TAG_USED(t) (((t) & 1ULL) != 0)
+
+/* The shared part (map book_slots, mmapped by the collector): one cache line per book. */
+struct fg_book_slot {
+	__u64 tag;
+	__u64 live_bytes;
+	__u64 peak_bytes;
+	__u64 pad[5];
+};
+
+/* The per-CPU part (map book_counts, same index), summed by the collector. */
+struct fg_book_counts {
+	__u64 alloc_bytes;
+	__u64 free_bytes;
+	__u64 implicit_free_bytes;
+	__u64 alloc_calls;
+	__u64 free_calls;
+	__u64 failed_calls;
+};
+
+/*
+ * The event ring: fixed-size slots in a memory-mapped array (map `ring`), positions in
+ * another (map `ring_pos`), both mapped by the collector. A program claims the next position
+ * with one compare-and-swap, fills the slot and sets `committed` last; the collector reads
+ * slots in position order up to the first uncommitted one, clears `committed` and publishes
+ * its tail. Positions give one order to the records of all CPUs. x86-64: stores are seen in
+ * program order, so a plain store of `committed` publishes the record.
+ */
+struct fg_ring_slot {
+	__u64 committed;	/* 1: the record is complete; the reader sets it back to 0 */
+	struct fg_event ev;
+};
+
+struct fg_ring_pos {
+	__u64 head;	/* next position to claim (programs) */
+	__u64 pad1[7];
+	__u64 tail;	/* first position not yet consumed (collector) */
+	__u64 pad2[7];
+};
+
 /* Collector health, one slot per CPU, summed by user space: nothing is dropped silently. */
 enum fg_stat {
 	FG_STAT_EVENTS = 0,	    /* events submitted to the ring buffer */
-	FG_STAT_RB_DROPS = 1,	    /* ring buffer reserve failures */
+	FG_STAT_RB_DROPS = 1,	    /* records lost: the event ring was full */
 	FG_STAT_MISSING_ENTRY = 2,  /* return probe without its entry record */
 	FG_STAT_UNMATCHED_FREE = 3, /* free of a pointer the books never saw allocated */
-	FG_STAT_ALLOC_MAP_FULL = 4, /* allocation record could not be stored (map full) */
+	FG_STAT_ALLOC_MAP_FULL = 4, /* an allocation record or a book could not be stored (full) */
 	FG_STAT_MAX = 8,
 };
 
@@ -128,6 +184,7 @@ struct fg_config {
 	__u32 follow_children;	/* 1: forked children join the pids map (run) */
 	__u32 wakeup_mask;	/* a CPU's records wake the consumer when their count & mask
 				   is 0 (a power of two minus 1; 0: every record) */
+	__u32 ring_mask;	/* event ring slots - 1 (a power of two minus 1) */
 	__u32 stacks;		/* 1: allocations carry their user stack id (--stacks) */
 };
 

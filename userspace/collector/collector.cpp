@@ -5,6 +5,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -49,6 +50,12 @@ std::string errno_text(int e) { return std::strerror(e < 0 ? -e : e); }
 
 }  // namespace
 
+uint64_t ring_slots(uint64_t bytes) {
+  uint64_t slots = kMinRingSlots;
+  while (slots * 2 * sizeof(fg_ring_slot) <= bytes && slots < (1ull << 31)) slots *= 2;
+  return slots;
+}
+
 uint64_t monotonic_ns() {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -89,19 +96,20 @@ void Collector::open_and_load(bool multi) {
   skel_->rodata->cfg.follow_children = opts_.follow_children;
   skel_->rodata->cfg.stacks = opts_.stacks;
   bpf_map__set_max_entries(skel_->maps.stacks, opts_.stacks ? opts_.max_stacks : 1);
-  // The ring buffer size must be a power of two and a multiple of the page size.
-  uint64_t rb = 4096;
-  while (rb < opts_.ringbuf_bytes) rb <<= 1;
+  // The event ring: the most slots (a power of two, at least kMinRingSlots) that fit in the
+  // requested size.
+  const uint64_t slots = ring_slots(opts_.ringbuf_bytes);
+  skel_->rodata->cfg.ring_mask = static_cast<uint32_t>(slots - 1);
   // Batched wake-ups: each CPU wakes the reader every `every` records (a power of two), so
   // that all CPUs together wake it before an eighth of the ring is used, at most every 4096.
   if (!opts_.wake_every_record) {
     const uint64_t cpus = static_cast<uint64_t>(std::max(1, libbpf_num_possible_cpus()));
-    const uint64_t budget = rb / 8 / (sizeof(fg_event) + 8) / cpus;  // records per CPU, 8-byte header each
+    const uint64_t budget = slots / 8 / cpus;  // records per CPU
     uint32_t every = 1;
     while (every * 2 <= budget && every < 4096) every *= 2;
     skel_->rodata->cfg.wakeup_mask = every - 1;
   }
-  bpf_map__set_max_entries(skel_->maps.events, static_cast<uint32_t>(rb));
+  bpf_map__set_max_entries(skel_->maps.ring, static_cast<uint32_t>(slots));
   bpf_map__set_max_entries(skel_->maps.allocs, opts_.max_allocs);
   // One pair of entry/return programs is loaded: the multi-link pair or the perf pair.
   bpf_program__set_autoload(skel_->progs.api_enter, !multi);
@@ -156,17 +164,28 @@ Collector::Collector(const CollectorOptions& opts) : opts_(opts) {
     links_.emplace_back(l);
   }
   try {
-    ring_ = std::make_unique<RingReader>(bpf_map__fd(skel_->maps.events), bpf_map__max_entries(skel_->maps.events));
+    ring_ = std::make_unique<RingReader>(bpf_map__fd(skel_->maps.ring), bpf_map__max_entries(skel_->maps.ring),
+                                         bpf_map__fd(skel_->maps.ring_pos), bpf_map__fd(skel_->maps.doorbell),
+                                         bpf_map__max_entries(skel_->maps.doorbell));
+    book_slots_ = static_cast<fg_book_slot*>(::mmap(nullptr, sizeof(fg_book_slot) * FG_BOOK_SLOTS,
+                                                    PROT_READ | PROT_WRITE, MAP_SHARED,
+                                                    bpf_map__fd(skel_->maps.book_slots), 0));
+    if (book_slots_ == MAP_FAILED) {
+      book_slots_ = nullptr;
+      throw TraceError(std::string("cannot map the books: ") + errno_text(errno));
+    }
   } catch (const TraceError& e) {
     links_.clear();
     fakegpu_bpf__destroy(skel_);
     skel_ = nullptr;
-    throw TraceError(std::string("cannot read the ring buffer: ") + e.what(), kExitUnsupported);
+    ring_.reset();
+    throw TraceError(std::string("cannot read the event ring: ") + e.what(), kExitUnsupported);
   }
 }
 
 Collector::~Collector() {
   ring_.reset();
+  if (book_slots_) ::munmap(book_slots_, sizeof(fg_book_slot) * FG_BOOK_SLOTS);
   detach_all();  // every probe before the programs go
   if (skel_) fakegpu_bpf__destroy(skel_);
 }
@@ -294,9 +313,7 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
 
 int Collector::poll(int timeout_ms, const std::function<void(const fg_event&)>& sink) {
   uint64_t read_ns = 0;
-  const auto deliver = [&sink, &read_ns](const void* data, size_t size) {
-    if (size < sizeof(fg_event)) return;  // the decoder checks the contract again
-    const auto& raw = *static_cast<const fg_event*>(data);
+  const auto deliver = [&sink, &read_ns](const fg_event& raw) {
     if (raw.ts_ns != 0) return sink(raw);
     // USDT records carry no kernel time (fg_event::ts_ns): stamped as read, at most a poll
     // period (100 ms) or a wake-up batch after the call.
@@ -325,11 +342,26 @@ void for_each_key(int fd, F&& fn) {
 
 std::vector<KernelBook> Collector::books() const {
   std::vector<KernelBook> out;
-  const int fd = bpf_map__fd(skel_->maps.books);
-  for_each_key<fg_book_key>(fd, [&](const fg_book_key& k) {
-    KernelBook b{k, {}};
-    if (bpf_map_lookup_elem(fd, &k, &b.book) == 0) out.push_back(b);
-  });
+  const int fd = bpf_map__fd(skel_->maps.book_counts);
+  std::vector<fg_book_counts> per_cpu(static_cast<size_t>(std::max(1, libbpf_num_possible_cpus())));
+  for (uint32_t i = 0; i < FG_BOOK_SLOTS; ++i) {
+    const fg_book_slot& slot = book_slots_[i];
+    const uint64_t tag = __atomic_load_n(&slot.tag, __ATOMIC_ACQUIRE);
+    if (!FG_BOOK_TAG_USED(tag)) continue;
+    KernelBook b{{FG_BOOK_TAG_TGID(tag), FG_BOOK_TAG_DEVICE(tag), FG_BOOK_TAG_KIND(tag), 0}, {}};
+    b.book.live_bytes = __atomic_load_n(&slot.live_bytes, __ATOMIC_RELAXED);
+    b.book.peak_bytes = __atomic_load_n(&slot.peak_bytes, __ATOMIC_RELAXED);
+    if (bpf_map_lookup_elem(fd, &i, per_cpu.data()) != 0) continue;
+    for (const fg_book_counts& c : per_cpu) {
+      b.book.alloc_bytes += c.alloc_bytes;
+      b.book.free_bytes += c.free_bytes;
+      b.book.implicit_free_bytes += c.implicit_free_bytes;
+      b.book.alloc_calls += c.alloc_calls;
+      b.book.free_calls += c.free_calls;
+      b.book.failed_calls += c.failed_calls;
+    }
+    out.push_back(b);
+  }
   return out;
 }
 
@@ -438,7 +470,19 @@ std::map<uint32_t, uint64_t> Collector::launches() const {
 }
 
 void Collector::forget(uint32_t tgid) {
-  forget_keys<fg_book_key>(bpf_map__fd(skel_->maps.books), tgid);
+  // A book's slot is emptied (counters first) and then marked forgotten: a later process with
+  // the same key claims it afresh, and lookups of other keys still probe past it.
+  const int counts_fd = bpf_map__fd(skel_->maps.book_counts);
+  const std::vector<fg_book_counts> zero(static_cast<size_t>(std::max(1, libbpf_num_possible_cpus())));
+  for (uint32_t i = 0; i < FG_BOOK_SLOTS; ++i) {
+    fg_book_slot& slot = book_slots_[i];
+    const uint64_t tag = __atomic_load_n(&slot.tag, __ATOMIC_ACQUIRE);
+    if (!FG_BOOK_TAG_USED(tag) || FG_BOOK_TAG_TGID(tag) != tgid) continue;
+    bpf_map_update_elem(counts_fd, &i, zero.data(), BPF_ANY);
+    __atomic_store_n(&slot.live_bytes, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot.peak_bytes, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot.tag, FG_BOOK_DELETED, __ATOMIC_RELEASE);
+  }
   forget_keys<CallKey>(bpf_map__fd(skel_->maps.calls), tgid);
   forget_keys<CopyKey>(bpf_map__fd(skel_->maps.copies), tgid);
   // The entry/return path's primary-context holders and live allocations (what it leaked).

@@ -42,6 +42,11 @@ struct AttachedLibrary {
   size_t functions = 0;  // traced functions the library exports
 };
 
+// The event ring's slots for a size in bytes (--ringbuf-size): the most that fit, a power of
+// two, at least kMinRingSlots.
+inline constexpr uint64_t kMinRingSlots = 16;
+uint64_t ring_slots(uint64_t bytes);
+
 // CLOCK_MONOTONIC in ns: the clock of bpf_ktime_get_ns() and of the events' ts_ns.
 uint64_t monotonic_ns();
 
@@ -108,6 +113,7 @@ class Collector {
   CollectorOptions opts_;
   fakegpu_bpf* skel_ = nullptr;
   std::unique_ptr<RingReader> ring_;
+  fg_book_slot* book_slots_ = nullptr;  // the books' shared part, mapped (FG_BOOK_SLOTS)
   std::vector<Link> links_;
   std::vector<int> multi_links_;  // multi-uprobe link fds (one per library and direction)
   bool multi_ = false;            // the kernel takes multi-uprobe links

@@ -2,6 +2,7 @@
 
 #include "collector/errors.h"
 
+#include <linux/types.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -10,96 +11,108 @@
 #include <cstring>
 #include <string>
 
+#include "fakegpu_events.h"
+
 namespace fgtrace {
 namespace {
 
-constexpr uint32_t kBusyBit = 1u << 31;     // BPF_RINGBUF_BUSY_BIT: reserved, not yet committed
-constexpr uint32_t kDiscardBit = 1u << 30;  // BPF_RINGBUF_DISCARD_BIT
-constexpr size_t kHeaderBytes = 8;          // BPF_RINGBUF_HDR_SZ
-// A long drain publishes its position every this many bytes, so the producers get the room
-// back without the position's cache line moving once per record.
-constexpr uint64_t kPublishEvery = 64u << 10;
+// A long drain publishes its tail every this many records (~45 KiB), so the programs get the
+// room back without the tail's cache line moving once per record.
+constexpr uint64_t kPublishEvery = 512;
 
 std::string errno_message(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
+size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+// Maps `bytes` of BPF map `fd` at `offset`; nullptr on failure (errno set).
+void* map(int fd, size_t bytes, int prot, off_t offset = 0) {
+  void* p = ::mmap(nullptr, bytes, prot, MAP_SHARED, fd, offset);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
 }  // namespace
 
-RingReader::RingReader(int map_fd, size_t size) : size_(size), page_(static_cast<size_t>(::sysconf(_SC_PAGESIZE))) {
-  if (size == 0 || (size & (size - 1)) != 0 || size % page_ != 0)
-    throw TraceError("the ring buffer size must be a power of two and a multiple of the page size");
-  consumer_map_ = ::mmap(nullptr, page_, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd, 0);
-  if (consumer_map_ == MAP_FAILED) {
-    consumer_map_ = nullptr;
-    throw TraceError(errno_message("cannot map the ring buffer's consumer page"));
-  }
-  // The kernel maps the data twice in a row: a record that wraps reads contiguously.
-  producer_map_ = ::mmap(nullptr, page_ + 2 * size_, PROT_READ, MAP_SHARED, map_fd, static_cast<off_t>(page_));
-  if (producer_map_ == MAP_FAILED) {
-    producer_map_ = nullptr;
-    const std::string msg = errno_message("cannot map the ring buffer's data");
-    ::munmap(consumer_map_, page_);
+RingReader::RingReader(int ring_fd, size_t slots, int pos_fd, int doorbell_fd, size_t doorbell_bytes)
+    : slots_(slots), page_(static_cast<size_t>(::sysconf(_SC_PAGESIZE))), doorbell_bytes_(doorbell_bytes) {
+  if (slots == 0 || (slots & (slots - 1)) != 0) throw TraceError("the event ring's slot count must be a power of two");
+  // A mmapable BPF array maps its values back to back, the whole rounded up to pages.
+  ring_bytes_ = round_up(slots * sizeof(fg_ring_slot), page_);
+  pos_bytes_ = round_up(sizeof(fg_ring_pos), page_);
+  ring_ = static_cast<fg_ring_slot*>(map(ring_fd, ring_bytes_, PROT_READ | PROT_WRITE));
+  pos_ = static_cast<fg_ring_pos*>(map(pos_fd, pos_bytes_, PROT_READ | PROT_WRITE));
+  doorbell_consumer_ = map(doorbell_fd, page_, PROT_READ | PROT_WRITE);
+  doorbell_producer_ = map(doorbell_fd, page_, PROT_READ, static_cast<off_t>(page_));
+  if (!ring_ || !pos_ || !doorbell_consumer_ || !doorbell_producer_) {
+    const std::string msg = errno_message("cannot map the event ring");
+    unmap();
     throw TraceError(msg);
   }
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   epoll_event ev{};
-  ev.events = EPOLLIN | EPOLLET;  // woken by the BPF side's wake-ups, not by every pending record
-  if (epoll_fd_ < 0 || ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, map_fd, &ev) != 0) {
-    const std::string msg = errno_message("cannot wait on the ring buffer");
+  ev.events = EPOLLIN | EPOLLET;  // woken by the doorbell, not by every pending record
+  if (epoll_fd_ < 0 || ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, doorbell_fd, &ev) != 0) {
+    const std::string msg = errno_message("cannot wait on the event ring's doorbell");
     if (epoll_fd_ >= 0) ::close(epoll_fd_);
-    ::munmap(producer_map_, page_ + 2 * size_);
-    ::munmap(consumer_map_, page_);
+    unmap();
     throw TraceError(msg);
   }
 }
 
+void RingReader::unmap() noexcept {
+  if (ring_) ::munmap(ring_, ring_bytes_);
+  if (pos_) ::munmap(pos_, pos_bytes_);
+  if (doorbell_consumer_) ::munmap(doorbell_consumer_, page_);
+  if (doorbell_producer_) ::munmap(const_cast<void*>(doorbell_producer_), page_);
+  ring_ = nullptr;
+  pos_ = nullptr;
+  doorbell_consumer_ = nullptr;
+  doorbell_producer_ = nullptr;
+}
+
 RingReader::~RingReader() {
   ::close(epoll_fd_);
-  ::munmap(producer_map_, page_ + 2 * size_);
-  ::munmap(consumer_map_, page_);
+  unmap();
 }
 
 size_t RingReader::poll(int timeout_ms, const Sink& sink) {
   epoll_event ev{};
   if (::epoll_wait(epoll_fd_, &ev, 1, timeout_ms) < 0 && errno != EINTR)
-    throw TraceError(errno_message("waiting on the ring buffer failed"));
+    throw TraceError(errno_message("waiting on the event ring failed"));
   // Wake-ups are batched in the kernel: take whatever is pending, woken or not.
   return drain(sink);
 }
 
 size_t RingReader::drain(const Sink& sink) {
-  auto* consumer_pos = static_cast<uint64_t*>(consumer_map_);
-  const auto* producer_pos = static_cast<const uint64_t*>(producer_map_);
-  const char* data = static_cast<const char*>(producer_map_) + page_;
-  const uint64_t mask = size_ - 1;
+  // The doorbell's records only woke us: all of them are consumed at once.
+  const uint64_t rung = __atomic_load_n(static_cast<const uint64_t*>(doorbell_producer_), __ATOMIC_ACQUIRE);
+  __atomic_store_n(static_cast<uint64_t*>(doorbell_consumer_), rung, __ATOMIC_RELEASE);
 
-  uint64_t pos = __atomic_load_n(consumer_pos, __ATOMIC_ACQUIRE);
-  const uint64_t end = __atomic_load_n(producer_pos, __ATOMIC_ACQUIRE);  // not chased past this
+  const uint64_t mask = slots_ - 1;
+  uint64_t pos = __atomic_load_n(&pos_->tail, __ATOMIC_RELAXED);  // only this reader writes it
+  const uint64_t end = __atomic_load_n(&pos_->head, __ATOMIC_ACQUIRE);  // not chased past this
   uint64_t published = pos;
-  // The position is published on every way out, a throwing sink included: the records before
-  // it were delivered.
+  // The tail is published on every way out, a throwing sink included: the records before it
+  // were delivered.
   struct Publish {
-    uint64_t* at;
+    __u64* at;
     const uint64_t& pos;
     uint64_t& published;
     ~Publish() {
       if (pos != published) __atomic_store_n(at, pos, __ATOMIC_RELEASE);
     }
-  } publish{consumer_pos, pos, published};
+  } publish{&pos_->tail, pos, published};
 
   size_t records = 0;
   while (pos < end) {
-    const auto* header = reinterpret_cast<const uint32_t*>(data + (pos & mask));
-    const uint32_t len = __atomic_load_n(header, __ATOMIC_ACQUIRE);
-    if (len & kBusyBit) break;  // reserved before `end`, not yet committed
-    const uint32_t bytes = len & ~(kBusyBit | kDiscardBit);
-    const uint64_t next = pos + ((kHeaderBytes + bytes + 7) & ~uint64_t{7});
-    if (!(len & kDiscardBit)) {
-      sink(reinterpret_cast<const char*>(header) + kHeaderBytes, bytes);
-      ++records;
-    }
-    pos = next;
+    fg_ring_slot& slot = ring_[pos & mask];
+    if (__atomic_load_n(&slot.committed, __ATOMIC_ACQUIRE) == 0) break;  // claimed, still being filled
+    const fg_event ev = slot.ev;
+    __atomic_store_n(&slot.committed, 0, __ATOMIC_RELAXED);  // published with the tail (release)
+    ++pos;
+    ++records;
+    sink(ev);
     if (pos - published >= kPublishEvery) {
-      __atomic_store_n(consumer_pos, pos, __ATOMIC_RELEASE);
+      __atomic_store_n(&pos_->tail, pos, __ATOMIC_RELEASE);
       published = pos;
     }
   }

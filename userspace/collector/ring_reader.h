@@ -1,42 +1,50 @@
-// The consumer of the BPF ring buffer (BPF_MAP_TYPE_RINGBUF), reading the kernel's mapping
-// directly instead of through libbpf's ring_buffer__poll, for what the producers pay:
-//  - libbpf publishes its consumer position after every record and, once woken, chases the
-//    producer until it catches up. Each publish pulls the position's cache line away from
-//    the CPU running the traced program, whose reserve and commit read it: measured at
-//    ~65 ns per traced call while the consumer was busy (scripts/bench.sh).
-//  - Here a drain reads the records up to the producer position it found on entry and
-//    publishes the consumer position once; waits are edge-triggered, so the reader runs
-//    when the BPF side wakes it (each time cfg.wakeup_bytes more are pending) or when its
-//    timeout passes, not whenever a single record is pending.
-// Record format (kernel/bpf/ringbuf.c): an 8-byte header {u32 len (bit 31 busy, bit 30
-// discarded), u32 page offset}, then len bytes, the whole rounded up to 8.
+// The consumer of the event ring (struct fg_ring_slot / fg_ring_pos, bpf/fakegpu_events.h):
+// fixed-size slots in a memory-mapped BPF array that the programs claim with one
+// compare-and-swap on the head position. It replaced BPF_MAP_TYPE_RINGBUF, whose reserve
+// takes a spinlock with interrupts off and whose commit is another atomic: together ~40 ns
+// of the ~90 ns a USDT program cost (scripts/bench.sh).
+//  - A drain reads the slots from its tail up to the head it found on entry, stops at the
+//    first slot not yet committed (a program still filling it; it is read next time), clears
+//    each slot's `committed` and publishes its tail every 512 records and at the end, so
+//    the tail's cache line does not move once per record.
+//  - Waits are edge-triggered on the doorbell, a small BPF ring buffer the programs write to
+//    every (cfg.wakeup_mask + 1)-th record of a CPU; its contents are skipped unread.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 
+struct fg_event;
+struct fg_ring_slot;
+struct fg_ring_pos;
+
 namespace fgtrace {
 
 class RingReader {
  public:
-  // Maps the ring buffer map `map_fd` of `size` bytes (its max_entries). Throws TraceError.
-  RingReader(int map_fd, size_t size);
+  // Maps the ring map `ring_fd` (`slots` slots, a power of two), its positions `pos_fd` and
+  // the doorbell ring buffer `doorbell_fd` (`doorbell_bytes`). Throws TraceError.
+  RingReader(int ring_fd, size_t slots, int pos_fd, int doorbell_fd, size_t doorbell_bytes);
   ~RingReader();
   RingReader(const RingReader&) = delete;
   RingReader& operator=(const RingReader&) = delete;
 
-  using Sink = std::function<void(const void* data, size_t size)>;
+  using Sink = std::function<void(const fg_event& ev)>;
   // Waits up to timeout_ms (0: not at all) for a wake-up, then drains. Returns the number of
-  // records delivered. A record still being written ends the drain (it is read next time).
+  // records delivered.
   size_t poll(int timeout_ms, const Sink& sink);
   // Delivers the records committed so far, without waiting.
   size_t drain(const Sink& sink);
 
  private:
   int epoll_fd_ = -1;
-  size_t size_ = 0, page_ = 0;
-  void* consumer_map_ = nullptr;  // the consumer position (read-write)
-  void* producer_map_ = nullptr;  // the producer position, then the data mapped twice (read-only)
+  size_t slots_ = 0, page_ = 0, doorbell_bytes_ = 0;
+  size_t ring_bytes_ = 0, pos_bytes_ = 0;
+  fg_ring_slot* ring_ = nullptr;
+  fg_ring_pos* pos_ = nullptr;
+  void* doorbell_consumer_ = nullptr;        // the doorbell's consumer position (read-write)
+  const void* doorbell_producer_ = nullptr;  // and its producer position (read-only)
+  void unmap() noexcept;
 };
 
 }  // namespace fgtrace
