@@ -105,25 +105,18 @@ struct {
 	__type(value, __u8);
 } gpu_procs SEC(".maps");
 
-/* Entry/return path: live allocations, so a free knows its size, device and kind. */
-struct alloc_key {
-	__u32 tgid;
-	__u32 pad;
-	__u64 ptr;
-};
-struct alloc_rec {
-	__u64 size;
-	__s32 device;
-	__u32 kind;
-	__u64 ctx;	/* driver context current at allocation; 0: the runtime's (primary) */
-	__s32 ctx_device; /* that context's device */
-	__u32 pad;
-};
+/*
+ * Entry/return path: live allocations, so a free knows its size, device and kind. An
+ * open-addressing table like the books' (a hash map's update and delete cost ~50 ns a
+ * call): struct fg_alloc_rec, searched from the home slot of (tgid, ptr), claimed with a
+ * compare-and-swap on `ptr`. --max-allocs sets the size (a power of two).
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1 << 18); /* --max-allocs */
-	__type(key, struct alloc_key);
-	__type(value, struct alloc_rec);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1 << 18);
+	__type(key, __u32);
+	__type(value, struct fg_alloc_rec);
 } allocs SEC(".maps");
 
 /*
@@ -333,6 +326,59 @@ static __always_inline void book_live(struct fg_book_slot *b, __s64 delta)
 		if (__sync_val_compare_and_swap(&b->peak_bytes, peak, live) == peak)
 			return;
 	}
+}
+
+static __always_inline __u32 alloc_home(__u32 tgid, __u64 ptr)
+{
+	return (__u32)(((ptr ^ ((__u64)tgid << 40)) * 0x9E3779B97F4A7C15ULL) >> 32) & cfg.allocs_mask;
+}
+
+/* The record of (tgid, ptr), or NULL. */
+static __always_inline struct fg_alloc_rec *alloc_find(__u32 tgid, __u64 ptr)
+{
+	const __u32 home = alloc_home(tgid, ptr);
+	for (__u32 i = 0; i < FG_ALLOC_PROBES; i++) {
+		__u32 idx = (home + i) & cfg.allocs_mask;
+		struct fg_alloc_rec *r = bpf_map_lookup_elem(&allocs, &idx);
+		if (!r)
+			return 0;
+		__u64 p = *(volatile __u64 *)&r->ptr;
+		if (p == ptr && r->tgid == tgid)
+			return r;
+		if (p == FG_ALLOC_FREE)
+			return 0; /* never used: the key is not further on */
+	}
+	return 0;
+}
+
+/* Frees a record: its slot is reusable, and lookups still probe past it. */
+static __always_inline void alloc_forget(struct fg_alloc_rec *r)
+{
+	r->tgid = 0;
+	*(volatile __u64 *)&r->ptr = FG_ALLOC_DELETED;
+}
+
+/* A record for (tgid, ptr) (the one still there if its free was missed), or NULL: full. */
+static __always_inline struct fg_alloc_rec *alloc_claim(__u32 tgid, __u64 ptr)
+{
+	struct fg_alloc_rec *r = alloc_find(tgid, ptr);
+	if (r)
+		return r;
+	const __u32 home = alloc_home(tgid, ptr);
+	for (__u32 i = 0; i < FG_ALLOC_PROBES; i++) {
+		__u32 idx = (home + i) & cfg.allocs_mask;
+		r = bpf_map_lookup_elem(&allocs, &idx);
+		if (!r)
+			break;
+		__u64 p = *(volatile __u64 *)&r->ptr;
+		if ((p == FG_ALLOC_FREE || p == FG_ALLOC_DELETED) &&
+		    __sync_val_compare_and_swap(&r->ptr, p, ptr) == p) {
+			r->tgid = tgid;
+			return r;
+		}
+	}
+	stat_inc(FG_STAT_ALLOC_MAP_FULL);
+	return 0;
 }
 
 /*
@@ -701,16 +747,15 @@ struct ctx_free_arg {
 	__u64 ts;	/* the return's clock read */
 };
 
-static long free_ctx_allocation(void *map, struct alloc_key *k, struct alloc_rec *r,
-				struct ctx_free_arg *a)
+static long free_ctx_allocation(void *map, __u32 *idx, struct fg_alloc_rec *r, struct ctx_free_arg *a)
 {
-	if (k->tgid != a->tgid)
+	if (r->tgid != a->tgid || r->ptr <= FG_ALLOC_DELETED)
 		return 0;
 	if (a->primary ? (r->ctx != 0 || r->ctx_device != a->device) : r->ctx != a->ctx)
 		return 0;
-	on_free(a->id, r->device, k->ptr, r->size, r->kind, a->api, FG_SRC_UPROBE, a->func, true,
+	on_free(a->id, r->device, r->ptr, r->size, r->kind, a->api, FG_SRC_UPROBE, a->func, true,
 		1 /* context destroyed */, a->ts);
-	bpf_map_delete_elem(map, k);
+	alloc_forget(r);
 	return 0;
 }
 
@@ -798,13 +843,16 @@ static __always_inline int leave(struct pt_regs *ctx)
 		__u64 ptr = 0;
 		if (bpf_probe_read_user(&ptr, sizeof(ptr), (void *)v.a0) != 0 || ptr == 0 || size == 0)
 			return 0; /* cudaMalloc(&p, 0): success, nothing allocated */
-		struct alloc_key ak = { .tgid = tgid, .ptr = ptr };
-		struct alloc_rec ar = { .size = size, .device = device, .kind = kind,
-					.ctx = current_ctx(t), .ctx_device = t->device };
 		if (api == FG_API_RUNTIME) /* the runtime now holds this device's primary context */
-			runtime_holds(t, tgid, ar.ctx_device);
-		if (bpf_map_update_elem(&allocs, &ak, &ar, BPF_ANY) != 0)
-			stat_inc(FG_STAT_ALLOC_MAP_FULL);
+			runtime_holds(t, tgid, t->device);
+		struct fg_alloc_rec *ar = alloc_claim(tgid, ptr);
+		if (ar) {
+			ar->size = size;
+			ar->device = device;
+			ar->kind = kind;
+			ar->ctx = current_ctx(t);
+			ar->ctx_device = t->device;
+		}
 		on_alloc(ctx, id, device, ptr, size, kind, api, FG_SRC_UPROBE, func, now);
 		return 0;
 	}
@@ -812,8 +860,7 @@ static __always_inline int leave(struct pt_regs *ctx)
 	case FG_C_VMM_RELEASE: {
 		if (v.a0 == 0)
 			return 0; /* free(NULL) */
-		struct alloc_key ak = { .tgid = tgid, .ptr = v.a0 };
-		struct alloc_rec *ar = bpf_map_lookup_elem(&allocs, &ak);
+		struct fg_alloc_rec *ar = alloc_find(tgid, v.a0);
 		if (rc != 0) {
 			on_failure(id, FG_EV_FREE_FAIL, ar ? ar->device : -1, v.a0, 0, kind, rc, api, FG_SRC_UPROBE, func, now);
 			return 0;
@@ -825,8 +872,8 @@ static __always_inline int leave(struct pt_regs *ctx)
 					       .source = FG_SRC_UPROBE, .func = func, .ts = now });
 			return 0;
 		}
-		struct alloc_rec rec = *ar;
-		bpf_map_delete_elem(&allocs, &ak);
+		struct fg_alloc_rec rec = *ar;
+		alloc_forget(ar);
 		on_free(id, rec.device, v.a0, rec.size, rec.kind, api, FG_SRC_UPROBE, func, false, 0, now);
 		return 0;
 	}

@@ -131,6 +131,24 @@ struct fg_book_counts {
 };
 
 /*
+ * Entry/return path: a live allocation (map `allocs`, an open-addressing table like the
+ * books'), so its free knows its size, device and kind. `ptr` is the claimed word:
+ * FG_ALLOC_FREE never used, FG_ALLOC_DELETED freed (reusable); tgid is set after it.
+ */
+#define FG_ALLOC_PROBES 16
+#define FG_ALLOC_FREE 0ULL
+#define FG_ALLOC_DELETED 1ULL
+struct fg_alloc_rec {
+	__u64 ptr;
+	__u32 tgid;
+	__s32 device;
+	__u64 size;
+	__u32 kind;
+	__s32 ctx_device; /* the device of the context current at allocation */
+	__u64 ctx;	  /* driver context current at allocation; 0: the runtime's (primary) */
+};
+
+/*
  * The event ring: fixed-size slots in a memory-mapped array (map `ring`), positions in
  * another (map `ring_pos`), both mapped by the collector. A program claims the next position
  * with one compare-and-swap, fills the slot and sets `committed` last; the collector reads
@@ -185,6 +203,7 @@ struct fg_config {
 	__u32 wakeup_mask;	/* a CPU's records wake the consumer when their count & mask
 				   is 0 (a power of two minus 1; 0: every record) */
 	__u32 ring_mask;	/* event ring slots - 1 (a power of two minus 1) */
+	__u32 allocs_mask;	/* allocs slots - 1 (--max-allocs, a power of two minus 1) */
 	__u32 stacks;		/* 1: allocations carry their user stack id (--stacks) */
 };
 

@@ -104,7 +104,7 @@ struct Common {
     app->add_flag("--stacks", stacks,
                   "record each allocation's user stack; list the top stacks by outstanding (run: leaked) bytes");
     app->add_option("--top", top, "how many stacks --stacks lists")->check(CLI::Range(1, 1000));
-    app->add_option("--max-allocs", max_allocs, "live allocations the entry/return probes can remember")
+    app->add_option("--max-allocs", max_allocs, "live allocations the entry/return probes can remember (rounded up to a power of two)")
         ->check(CLI::Range(16u, 1u << 24));
   }
   void apply(TraceOptions& o) const {

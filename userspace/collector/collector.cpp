@@ -110,7 +110,10 @@ void Collector::open_and_load(bool multi) {
     skel_->rodata->cfg.wakeup_mask = every - 1;
   }
   bpf_map__set_max_entries(skel_->maps.ring, static_cast<uint32_t>(slots));
-  bpf_map__set_max_entries(skel_->maps.allocs, opts_.max_allocs);
+  uint32_t allocs = 16;
+  while (allocs < opts_.max_allocs && allocs < (1u << 30)) allocs <<= 1;
+  skel_->rodata->cfg.allocs_mask = allocs - 1;
+  bpf_map__set_max_entries(skel_->maps.allocs, allocs);
   // One pair of entry/return programs is loaded: the multi-link pair or the perf pair.
   bpf_program__set_autoload(skel_->progs.api_enter, !multi);
   bpf_program__set_autoload(skel_->progs.api_exit, !multi);
@@ -167,13 +170,8 @@ Collector::Collector(const CollectorOptions& opts) : opts_(opts) {
     ring_ = std::make_unique<RingReader>(bpf_map__fd(skel_->maps.ring), bpf_map__max_entries(skel_->maps.ring),
                                          bpf_map__fd(skel_->maps.ring_pos), bpf_map__fd(skel_->maps.doorbell),
                                          bpf_map__max_entries(skel_->maps.doorbell));
-    book_slots_ = static_cast<fg_book_slot*>(::mmap(nullptr, sizeof(fg_book_slot) * FG_BOOK_SLOTS,
-                                                    PROT_READ | PROT_WRITE, MAP_SHARED,
-                                                    bpf_map__fd(skel_->maps.book_slots), 0));
-    if (book_slots_ == MAP_FAILED) {
-      book_slots_ = nullptr;
-      throw TraceError(std::string("cannot map the books: ") + errno_text(errno));
-    }
+    book_slots_.map(bpf_map__fd(skel_->maps.book_slots), FG_BOOK_SLOTS);
+    allocs_.map(bpf_map__fd(skel_->maps.allocs), bpf_map__max_entries(skel_->maps.allocs));
   } catch (const TraceError& e) {
     links_.clear();
     fakegpu_bpf__destroy(skel_);
@@ -183,9 +181,21 @@ Collector::Collector(const CollectorOptions& opts) : opts_(opts) {
   }
 }
 
+template <class T>
+void Collector::Mapped<T>::map(int fd, size_t n) {
+  void* p = ::mmap(nullptr, sizeof(T) * n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) throw TraceError(std::string("cannot map a BPF array: ") + errno_text(errno));
+  at = static_cast<T*>(p);
+  count = n;
+}
+
+template <class T>
+Collector::Mapped<T>::~Mapped() {
+  if (at) ::munmap(at, sizeof(T) * count);
+}
+
 Collector::~Collector() {
   ring_.reset();
-  if (book_slots_) ::munmap(book_slots_, sizeof(fg_book_slot) * FG_BOOK_SLOTS);
   detach_all();  // every probe before the programs go
   if (skel_) fakegpu_bpf__destroy(skel_);
 }
@@ -345,7 +355,7 @@ std::vector<KernelBook> Collector::books() const {
   const int fd = bpf_map__fd(skel_->maps.book_counts);
   std::vector<fg_book_counts> per_cpu(static_cast<size_t>(std::max(1, libbpf_num_possible_cpus())));
   for (uint32_t i = 0; i < FG_BOOK_SLOTS; ++i) {
-    const fg_book_slot& slot = book_slots_[i];
+    const fg_book_slot& slot = book_slots_.at[i];
     const uint64_t tag = __atomic_load_n(&slot.tag, __ATOMIC_ACQUIRE);
     if (!FG_BOOK_TAG_USED(tag)) continue;
     KernelBook b{{FG_BOOK_TAG_TGID(tag), FG_BOOK_TAG_DEVICE(tag), FG_BOOK_TAG_KIND(tag), 0}, {}};
@@ -407,14 +417,10 @@ struct CopyVal {
 struct CopyKey {
   uint32_t tgid, dir;
 };
-// Mirrors struct primary_key and alloc_key.
+// Mirrors struct primary_key.
 struct PrimaryKey {
   uint32_t tgid;
   int32_t device;
-};
-struct AllocKey {
-  uint32_t tgid, pad;
-  uint64_t ptr;
 };
 
 // Deletes process tgid's entries from a map keyed by K (a struct that starts with the tgid):
@@ -475,7 +481,7 @@ void Collector::forget(uint32_t tgid) {
   const int counts_fd = bpf_map__fd(skel_->maps.book_counts);
   const std::vector<fg_book_counts> zero(static_cast<size_t>(std::max(1, libbpf_num_possible_cpus())));
   for (uint32_t i = 0; i < FG_BOOK_SLOTS; ++i) {
-    fg_book_slot& slot = book_slots_[i];
+    fg_book_slot& slot = book_slots_.at[i];
     const uint64_t tag = __atomic_load_n(&slot.tag, __ATOMIC_ACQUIRE);
     if (!FG_BOOK_TAG_USED(tag) || FG_BOOK_TAG_TGID(tag) != tgid) continue;
     bpf_map_update_elem(counts_fd, &i, zero.data(), BPF_ANY);
@@ -487,7 +493,12 @@ void Collector::forget(uint32_t tgid) {
   forget_keys<CopyKey>(bpf_map__fd(skel_->maps.copies), tgid);
   // The entry/return path's primary-context holders and live allocations (what it leaked).
   forget_keys<PrimaryKey>(bpf_map__fd(skel_->maps.primary_holders), tgid);
-  forget_keys<AllocKey>(bpf_map__fd(skel_->maps.allocs), tgid);
+  for (size_t i = 0; i < allocs_.count; ++i) {
+    fg_alloc_rec& r = allocs_.at[i];
+    if (r.tgid != tgid || __atomic_load_n(&r.ptr, __ATOMIC_ACQUIRE) <= FG_ALLOC_DELETED) continue;
+    r.tgid = 0;  // as the programs free a record (alloc_forget)
+    __atomic_store_n(&r.ptr, FG_ALLOC_DELETED, __ATOMIC_RELEASE);
+  }
   bpf_map_delete_elem(bpf_map__fd(skel_->maps.launches), &tgid);
 }
 

@@ -26,7 +26,7 @@ struct CollectorOptions {
   bool filter_pids = false;      // trace only the pids added with add_pid (and, if following, their children)
   bool follow_children = false;  // forked children of traced processes are traced too
   uint64_t ringbuf_bytes = 16ull << 20;
-  uint32_t max_allocs = 1u << 18;  // live allocations the entry/return path can remember
+  uint32_t max_allocs = 1u << 18;  // live allocations the entry/return path can remember (rounded up to a power of two)
   bool wake_every_record = false;  // else batched: each CPU wakes the reader every 1/8 ring or so
   bool force_uprobes = false;    // ignore USDT probes (compare both ways on one workload)
   bool stacks = false;           // record each allocation's user stack (--stacks)
@@ -113,7 +113,16 @@ class Collector {
   CollectorOptions opts_;
   fakegpu_bpf* skel_ = nullptr;
   std::unique_ptr<RingReader> ring_;
-  fg_book_slot* book_slots_ = nullptr;  // the books' shared part, mapped (FG_BOOK_SLOTS)
+  // A memory-mapped BPF array (BPF_F_MMAPABLE), unmapped with the collector.
+  template <class T>
+  struct Mapped {
+    T* at = nullptr;
+    size_t count = 0;
+    void map(int fd, size_t n);  // throws TraceError
+    ~Mapped();
+  };
+  Mapped<fg_book_slot> book_slots_;  // the books' shared part (FG_BOOK_SLOTS)
+  Mapped<fg_alloc_rec> allocs_;      // the entry/return path's live allocations
   std::vector<Link> links_;
   std::vector<int> multi_links_;  // multi-uprobe link fds (one per library and direction)
   bool multi_ = false;            // the kernel takes multi-uprobe links
