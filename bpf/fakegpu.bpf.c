@@ -190,10 +190,6 @@ struct {
 
 /* Call counts and latency per (process, traced function). */
 #define FG_LAT_BUCKETS 32
-struct call_key {
-	__u32 tgid;
-	__u32 func;
-};
 struct call_val {
 	__u64 calls;
 	__u64 fails;
@@ -201,10 +197,19 @@ struct call_val {
 	__u64 max_ns;
 	__u64 hist[FG_LAT_BUCKETS]; /* log2(ns) */
 };
+/* An open-addressing table like the books': tags (FG_CALL_TAG) shared, counts per CPU. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct call_key);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FG_CALL_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} call_tags SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FG_CALL_SLOTS);
+	__type(key, __u32);
 	__type(value, struct call_val);
 } calls SEC(".maps");
 
@@ -252,21 +257,56 @@ static __always_inline bool traced_process(__u32 tgid)
 	return cfg.filter_pids ? bpf_map_lookup_elem(&pids, &tgid) != 0 : bpf_map_lookup_elem(&gpu_procs, &tgid) != 0;
 }
 
-/*
- * A book: its shared part (live and peak, updated atomically) and this CPU's counters (plain
- * adds). The table is searched from the key's home slot: first for the key, up to a slot
- * never used; when absent, the first free or forgotten slot on the way is claimed with a
- * compare-and-swap (a racing claimer of the same key finds the winner's tag there).
- */
+/* A book: its shared part (live and peak, updated atomically) and this CPU's counters (plain
+ * adds). */
 struct book {
 	struct fg_book_slot *shared;
 	struct fg_book_counts *mine;
 	bool created; /* this call created it: the process's first book */
 };
 
-static __always_inline __u32 book_home(__u64 tag)
+/*
+ * The open-addressing tables (books, call counts) keep a u64 tag at the start of each value
+ * of an array map (`tags`, `mask` + 1 slots): FG_TAG_FREE never used, FG_TAG_DELETED
+ * forgotten by the collector (reusable), else a key with bit 0 set. A key is searched from
+ * its home slot, first up to a slot never used; when absent, the first free or forgotten
+ * slot on the way is claimed with a compare-and-swap (a racing claimer of the same key finds
+ * the winner's tag there). Returns the slot, or -1 when `probes` slots are all taken.
+ */
+static __always_inline long tag_slot(void *tags, __u64 tag, __u32 mask, bool *created)
 {
-	return (__u32)((tag * 0x9E3779B97F4A7C15ULL) >> 40) & (FG_BOOK_SLOTS - 1);
+	const __u32 home = (__u32)((tag * 0x9E3779B97F4A7C15ULL) >> 40);
+	*created = false;
+	for (__u32 i = 0; i < FG_TAG_PROBES; i++) {
+		__u32 idx = (home + i) & mask;
+		__u64 *t = bpf_map_lookup_elem(tags, &idx);
+		if (!t)
+			break;
+		__u64 v = *(volatile __u64 *)t;
+		if (v == tag)
+			return idx;
+		if (v == FG_TAG_FREE)
+			break; /* never used: the key is not further on */
+	}
+	for (__u32 i = 0; i < FG_TAG_PROBES; i++) {
+		__u32 idx = (home + i) & mask;
+		__u64 *t = bpf_map_lookup_elem(tags, &idx);
+		if (!t)
+			break;
+		__u64 v = *(volatile __u64 *)t;
+		if (v == FG_TAG_FREE || v == FG_TAG_DELETED) {
+			__u64 was = __sync_val_compare_and_swap(t, v, tag);
+			if (was == v) {
+				*created = true;
+				return idx;
+			}
+			v = was;
+		}
+		if (v == tag)
+			return idx;
+	}
+	stat_inc(FG_STAT_ALLOC_MAP_FULL);
+	return -1;
 }
 
 static __always_inline bool book_at(__u32 idx, struct book *b)
@@ -279,38 +319,8 @@ static __always_inline bool book_at(__u32 idx, struct book *b)
 /* Fills *b with (tgid, device, kind)'s book, created when absent; false: the table is full. */
 static __always_inline bool book_of(__u32 tgid, __s32 device, __u32 kind, struct book *b)
 {
-	const __u64 tag = FG_BOOK_TAG(tgid, device, kind);
-	const __u32 home = book_home(tag);
-	b->created = false;
-	for (__u32 i = 0; i < FG_BOOK_PROBES; i++) {
-		__u32 idx = (home + i) & (FG_BOOK_SLOTS - 1);
-		struct fg_book_slot *s = bpf_map_lookup_elem(&book_slots, &idx);
-		if (!s)
-			break;
-		__u64 t = *(volatile __u64 *)&s->tag;
-		if (t == tag)
-			return book_at(idx, b);
-		if (t == FG_BOOK_FREE)
-			break; /* never used: the key is not further on */
-	}
-	for (__u32 i = 0; i < FG_BOOK_PROBES; i++) {
-		__u32 idx = (home + i) & (FG_BOOK_SLOTS - 1);
-		struct fg_book_slot *s = bpf_map_lookup_elem(&book_slots, &idx);
-		if (!s)
-			break;
-		__u64 t = *(volatile __u64 *)&s->tag;
-		if (t == FG_BOOK_FREE || t == FG_BOOK_DELETED) {
-			t = __sync_val_compare_and_swap(&s->tag, t, tag);
-			if (t == FG_BOOK_FREE || t == FG_BOOK_DELETED) {
-				b->created = true;
-				return book_at(idx, b);
-			}
-		}
-		if (t == tag)
-			return book_at(idx, b);
-	}
-	stat_inc(FG_STAT_ALLOC_MAP_FULL);
-	return false;
+	long idx = tag_slot(&book_slots, FG_BOOK_TAG(tgid, device, kind), FG_BOOK_SLOTS - 1, &b->created);
+	return idx >= 0 && book_at((__u32)idx, b);
 }
 
 /* live += delta, then lift the peak: a bounded compare-and-swap loop. */
@@ -774,15 +784,14 @@ static __always_inline __u32 log2_u64(__u64 v)
 /* Counts and times a call: per-CPU values (no atomics), summed by the collector. */
 static __always_inline void account_call(__u32 tgid, __u32 func, __u64 ns, bool failed)
 {
-	struct call_key k = { .tgid = tgid, .func = func };
-	struct call_val *v = bpf_map_lookup_elem(&calls, &k);
-	if (!v) {
-		struct call_val zero = {};
-		bpf_map_update_elem(&calls, &k, &zero, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&calls, &k);
-		if (!v)
-			return;
-	}
+	bool created;
+	long idx = tag_slot(&call_tags, FG_CALL_TAG(tgid, func), FG_CALL_SLOTS - 1, &created);
+	if (idx < 0)
+		return;
+	__u32 i = (__u32)idx;
+	struct call_val *v = bpf_map_lookup_elem(&calls, &i);
+	if (!v)
+		return;
 	v->calls += 1;
 	v->fails += failed;
 	v->total_ns += ns;

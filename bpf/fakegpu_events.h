@@ -99,18 +99,27 @@ struct fg_book {
 	__u64 failed_calls;	    /* allocation or free calls that returned an error */
 };
 
-/* Book table slots (a power of two) and how far a lookup probes from a key's home slot. */
-#define FG_BOOK_SLOTS 8192
-#define FG_BOOK_PROBES 16
-/* A slot's tag: 0 never used, FG_BOOK_DELETED forgotten (reusable), else the key. */
-#define FG_BOOK_FREE 0ULL
-#define FG_BOOK_DELETED 2ULL
+/*
+ * Open-addressing tables (books, call counts): a u64 tag per slot, FG_TAG_FREE never used,
+ * FG_TAG_DELETED forgotten by the collector (reusable), else the key with bit 0 set and the
+ * process id in the high half. A key lies within FG_TAG_PROBES slots of its home slot.
+ */
+#define FG_TAG_PROBES 16
+#define FG_TAG_FREE 0ULL
+#define FG_TAG_DELETED 2ULL
+#define FG_TAG_USED(t) (((t) & 1ULL) != 0)
+#define FG_TAG_TGID(t) ((__u32)((t) >> 32))
+
+#define FG_BOOK_SLOTS 8192 /* a power of two */
 #define FG_BOOK_TAG(tgid, device, kind) \
 	(((__u64)(tgid) << 32) | ((__u64)(__u16)(device) << 16) | ((__u64)((kind) & 0xff) << 8) | 1ULL)
-#define FG_BOOK_TAG_TGID(t) ((__u32)((t) >> 32))
 #define FG_BOOK_TAG_DEVICE(t) ((__s32)(__s16)(((t) >> 16) & 0xffff))
 #define FG_BOOK_TAG_KIND(t) ((__u32)(((t) >> 8) & 0xff))
-#define FG_BOOK_TAG_USED(t) (((t) & 1ULL) != 0)
+
+/* Call counts and latency per (process, traced function): maps call_tags and calls. */
+#define FG_CALL_SLOTS 8192 /* a power of two */
+#define FG_CALL_TAG(tgid, func) (((__u64)(tgid) << 32) | ((__u64)((func) & 0xffff) << 1) | 1ULL)
+#define FG_CALL_TAG_FUNC(t) ((__u32)(((t) >> 1) & 0xffff))
 
 /* The shared part (map book_slots, mmapped by the collector): one cache line per book. */
 struct fg_book_slot {

@@ -171,6 +171,7 @@ Collector::Collector(const CollectorOptions& opts) : opts_(opts) {
                                          bpf_map__fd(skel_->maps.ring_pos), bpf_map__fd(skel_->maps.doorbell),
                                          bpf_map__max_entries(skel_->maps.doorbell));
     book_slots_.map(bpf_map__fd(skel_->maps.book_slots), FG_BOOK_SLOTS);
+    call_tags_.map(bpf_map__fd(skel_->maps.call_tags), FG_CALL_SLOTS);
     allocs_.map(bpf_map__fd(skel_->maps.allocs), bpf_map__max_entries(skel_->maps.allocs));
   } catch (const TraceError& e) {
     links_.clear();
@@ -357,8 +358,8 @@ std::vector<KernelBook> Collector::books() const {
   for (uint32_t i = 0; i < FG_BOOK_SLOTS; ++i) {
     const fg_book_slot& slot = book_slots_.at[i];
     const uint64_t tag = __atomic_load_n(&slot.tag, __ATOMIC_ACQUIRE);
-    if (!FG_BOOK_TAG_USED(tag)) continue;
-    KernelBook b{{FG_BOOK_TAG_TGID(tag), FG_BOOK_TAG_DEVICE(tag), FG_BOOK_TAG_KIND(tag), 0}, {}};
+    if (!FG_TAG_USED(tag)) continue;
+    KernelBook b{{FG_TAG_TGID(tag), FG_BOOK_TAG_DEVICE(tag), FG_BOOK_TAG_KIND(tag), 0}, {}};
     b.book.live_bytes = __atomic_load_n(&slot.live_bytes, __ATOMIC_RELAXED);
     b.book.peak_bytes = __atomic_load_n(&slot.peak_bytes, __ATOMIC_RELAXED);
     if (bpf_map_lookup_elem(fd, &i, per_cpu.data()) != 0) continue;
@@ -403,10 +404,7 @@ KernelHealth Collector::health() const {
 }
 
 namespace {
-// Mirrors struct call_key / call_val / copy_key of fakegpu.bpf.c.
-struct CallKey {
-  uint32_t tgid, func;
-};
+// Mirrors struct call_val / copy_key of fakegpu.bpf.c.
 constexpr int kLatBuckets = 32;
 struct CallVal {
   uint64_t calls, fails, total_ns, max_ns, hist[kLatBuckets];
@@ -440,18 +438,19 @@ std::vector<CallCount> Collector::calls() const {
   const int fd = bpf_map__fd(skel_->maps.calls);
   // A per-CPU map: each CPU's counts, summed (the longest call: the largest of them).
   std::vector<CallVal> per_cpu(static_cast<size_t>(std::max(1, libbpf_num_possible_cpus())));
-  for_each_key<CallKey>(fd, [&](const CallKey& k) {
-    if (bpf_map_lookup_elem(fd, &k, per_cpu.data()) != 0) return;
-    CallCount c{k.tgid, k.func, 0, 0, 0, 0, std::vector<uint64_t>(kLatBuckets)};
+  for (uint32_t i = 0; i < FG_CALL_SLOTS; ++i) {
+    const __u64 tag = __atomic_load_n(&call_tags_.at[i], __ATOMIC_ACQUIRE);
+    if (!FG_TAG_USED(tag) || bpf_map_lookup_elem(fd, &i, per_cpu.data()) != 0) continue;
+    CallCount c{FG_TAG_TGID(tag), FG_CALL_TAG_FUNC(tag), 0, 0, 0, 0, std::vector<uint64_t>(kLatBuckets)};
     for (const CallVal& v : per_cpu) {
       c.calls += v.calls;
       c.fails += v.fails;
       c.total_ns += v.total_ns;
       c.max_ns = std::max(c.max_ns, v.max_ns);
-      for (int i = 0; i < kLatBuckets; ++i) c.hist[static_cast<size_t>(i)] += v.hist[i];
+      for (int b = 0; b < kLatBuckets; ++b) c.hist[static_cast<size_t>(b)] += v.hist[b];
     }
     out.push_back(std::move(c));
-  });
+  }
   return out;
 }
 
@@ -475,21 +474,36 @@ std::map<uint32_t, uint64_t> Collector::launches() const {
   return out;
 }
 
-void Collector::forget(uint32_t tgid) {
-  // A book's slot is emptied (counters first) and then marked forgotten: a later process with
-  // the same key claims it afresh, and lookups of other keys still probe past it.
-  const int counts_fd = bpf_map__fd(skel_->maps.book_counts);
-  const std::vector<fg_book_counts> zero(static_cast<size_t>(std::max(1, libbpf_num_possible_cpus())));
-  for (uint32_t i = 0; i < FG_BOOK_SLOTS; ++i) {
-    fg_book_slot& slot = book_slots_.at[i];
-    const uint64_t tag = __atomic_load_n(&slot.tag, __ATOMIC_ACQUIRE);
-    if (!FG_BOOK_TAG_USED(tag) || FG_BOOK_TAG_TGID(tag) != tgid) continue;
-    bpf_map_update_elem(counts_fd, &i, zero.data(), BPF_ANY);
-    __atomic_store_n(&slot.live_bytes, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&slot.peak_bytes, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&slot.tag, FG_BOOK_DELETED, __ATOMIC_RELEASE);
+namespace {
+// Forgets process tgid's slots of an open-addressing table (FG_TAG_*): `tag_of(i)` is slot
+// i's tag; its per-CPU values in map `values_fd` (V each) are zeroed, then `clear(i)` runs
+// and the slot is marked forgotten. A later process with the same key claims it afresh, and
+// searches for other keys still probe past it.
+template <class V, class TagOf, class Clear>
+void forget_tagged(uint32_t slots, int values_fd, uint32_t tgid, TagOf&& tag_of, Clear&& clear) {
+  const std::vector<V> zero(static_cast<size_t>(std::max(1, libbpf_num_possible_cpus())));
+  for (uint32_t i = 0; i < slots; ++i) {
+    __u64& tag = tag_of(i);
+    const __u64 t = __atomic_load_n(&tag, __ATOMIC_ACQUIRE);
+    if (!FG_TAG_USED(t) || FG_TAG_TGID(t) != tgid) continue;
+    bpf_map_update_elem(values_fd, &i, zero.data(), BPF_ANY);
+    clear(i);
+    __atomic_store_n(&tag, FG_TAG_DELETED, __ATOMIC_RELEASE);
   }
-  forget_keys<CallKey>(bpf_map__fd(skel_->maps.calls), tgid);
+}
+}  // namespace
+
+void Collector::forget(uint32_t tgid) {
+  forget_tagged<fg_book_counts>(
+      FG_BOOK_SLOTS, bpf_map__fd(skel_->maps.book_counts), tgid,
+      [this](uint32_t i) -> __u64& { return book_slots_.at[i].tag; },
+      [this](uint32_t i) {
+        __atomic_store_n(&book_slots_.at[i].live_bytes, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&book_slots_.at[i].peak_bytes, 0, __ATOMIC_RELAXED);
+      });
+  forget_tagged<CallVal>(
+      FG_CALL_SLOTS, bpf_map__fd(skel_->maps.calls), tgid, [this](uint32_t i) -> __u64& { return call_tags_.at[i]; },
+      [](uint32_t) {});
   forget_keys<CopyKey>(bpf_map__fd(skel_->maps.copies), tgid);
   // The entry/return path's primary-context holders and live allocations (what it leaked).
   forget_keys<PrimaryKey>(bpf_map__fd(skel_->maps.primary_holders), tgid);

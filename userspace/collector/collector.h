@@ -122,6 +122,7 @@ class Collector {
     ~Mapped();
   };
   Mapped<fg_book_slot> book_slots_;  // the books' shared part (FG_BOOK_SLOTS)
+  Mapped<__u64> call_tags_;          // the call counters' tags (FG_CALL_SLOTS)
   Mapped<fg_alloc_rec> allocs_;      // the entry/return path's live allocations
   std::vector<Link> links_;
   std::vector<int> multi_links_;  // multi-uprobe link fds (one per library and direction)
