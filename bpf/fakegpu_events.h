@@ -179,7 +179,7 @@ struct fg_ring_pos {
 
 /* Collector health, one slot per CPU, summed by user space: nothing is dropped silently. */
 enum fg_stat {
-	FG_STAT_EVENTS = 0,	    /* events submitted to the ring buffer */
+	FG_STAT_EVENTS = 0,	    /* records written to the event ring */
 	FG_STAT_RB_DROPS = 1,	    /* records lost: the event ring was full */
 	FG_STAT_MISSING_ENTRY = 2,  /* return probe without its entry record */
 	FG_STAT_UNMATCHED_FREE = 3, /* free of a pointer the books never saw allocated */

@@ -489,7 +489,8 @@ std::string render_metrics(const Snapshot& snap, const std::vector<DeviceInfo>& 
   counter("fakegpu_collector_unmatched_frees_total", "Frees of pointers the kernel never saw allocated.",
           h.unmatched_free);
   counter("fakegpu_collector_alloc_map_full_total",
-          "Allocations the kernel could not remember because its map was full.", h.alloc_map_full);
+          "Allocations, books or call counters the kernel could not store because its table was full.",
+          h.alloc_map_full);
 
   std::map<std::string, uint64_t, std::less<>> modes{{"uprobe", 0}, {"usdt", 0}};
   for (const TracedLibrary& l : h.libraries) modes[l.mode] += 1;
