@@ -52,10 +52,10 @@ enum fg_api {
 /* One event record. 80 bytes. */
 struct fg_event {
 	__u64 ts_ns;		 /* CLOCK_MONOTONIC when observed (bpf_ktime_get_ns) on
-				    process events and entry/return records; 0 on USDT
-				    records, which the collector stamps when it reads them
-				    (a clock read is ~30 ns on these VMs, a sixth of the
-				    USDT program) */
+				    process events and timed entry/return records; 0 on
+				    USDT and untimed entry/return records, which the
+				    collector stamps when it reads them (a clock read is
+				    ~30 ns on these VMs, a third of the USDT program) */
 	__u32 tgid;		 /* process id (thread-group id) */
 	__u32 tid;		 /* thread id */
 	__u32 type;		 /* enum fg_event_type */
@@ -213,6 +213,8 @@ struct fg_config {
 				   is 0 (a power of two minus 1; 0: every record) */
 	__u32 ring_mask;	/* event ring slots - 1 (a power of two minus 1) */
 	__u32 allocs_mask;	/* allocs slots - 1 (--max-allocs, a power of two minus 1) */
+	__u32 latency_threshold; /* entry/return: a call is timed when a random u32 is below
+				    this (2^32 / --latency-every); 0: every call */
 	__u32 stacks;		/* 1: allocations carry their user stack id (--stacks) */
 };
 

@@ -408,6 +408,25 @@ class BothWays(TraceCase):
                 self.assertEqual(q["devices"], [dev(3, 4 * MiB, 1, 0)], mode)
                 self.assertEqual((q["implicit_frees"], q["leaked_bytes"]), (1, 0), mode)
 
+    def test_entry_return_latency_is_sampled_and_counts_stay_exact(self):
+        # churn 20000: cudaMalloc 20002 times, cudaFree 20001 times. By default a random 1 in 8
+        # calls is timed (binomial: 2500 +- 47 of 20002); --latency-every 1 times every call.
+        pairs = 20000
+        want = {"cudaMalloc": pairs + 2, "cudaFree": pairs + 1}
+        for every, options in ((8, []), (1, ["--latency-every", "1"])):
+            with self.subTest(latency_every=every):
+                rc, s, p = self.trace_run("--uprobes-only", *options, cmd=[trace_workload(), "churn", pairs, 4])
+                self.assertEqual(rc, 0, p.describe())
+                calls = {c["func"]: c for c in s["processes"][0]["calls"]}
+                self.assertEqual({f: calls[f]["calls"] for f in want}, want)
+                for f, n in want.items():
+                    c = calls[f]
+                    self.assertEqual(sum(c["log2_hist_ns"].values()), c["timed"], f)
+                    if every == 1:
+                        self.assertEqual(c["timed"], n, f)
+                    else:
+                        self.assertTrue(n / 8 * 0.75 < c["timed"] < n / 8 * 1.25, (f, c["timed"], n))
+
 
 # ---- 3-6. processes, threads, contexts, async and VMM ---------------------------------------------
 class Workloads(TraceCase):

@@ -334,8 +334,15 @@ TEST_CASE("metrics: the latency histogram is cumulative, in seconds, with +Inf e
   CHECK(has_line(page, "fakegpu_api_calls_total{func=\"cuMemAlloc_v2\"} 6"));
   CHECK(has_line(page, "fakegpu_api_errors_total{func=\"cuMemAlloc_v2\"} 1"));
 
-  SECTION("calls counted but the buckets read before them: +Inf still equals _count") {
-    s.calls[0].calls += 3;
+  SECTION("sampled latency (--latency-every): the histogram counts the timed calls, calls_total all") {
+    s.calls[0].calls += 10;  // untimed
+    const std::string p2 = render_metrics(s, {}, MetricsOptions{});
+    CHECK(has_line(p2, "fakegpu_api_call_duration_seconds_count{func=\"cuMemAlloc_v2\"} 6"));
+    CHECK(has_line(p2, "fakegpu_api_call_duration_seconds_bucket{func=\"cuMemAlloc_v2\",le=\"+Inf\"} 6"));
+    CHECK(has_line(p2, "fakegpu_api_calls_total{func=\"cuMemAlloc_v2\"} 16"));
+  }
+  SECTION("timed calls counted but the buckets read before them: +Inf still equals _count") {
+    s.calls[0].timed += 3;
     const std::string p2 = render_metrics(s, {}, MetricsOptions{});
     CHECK(has_line(p2, "fakegpu_api_call_duration_seconds_bucket{func=\"cuMemAlloc_v2\",le=\"+Inf\"} 9"));
     CHECK(has_line(p2, "fakegpu_api_call_duration_seconds_count{func=\"cuMemAlloc_v2\"} 9"));

@@ -224,6 +224,7 @@ TEST_CASE("render: the CI summary follows its schema", "[trace][render]") {
   CHECK(total["calls"][0] == json{{"func", "cudaMalloc"},
                                   {"calls", 3},
                                   {"errors", 1},
+                                  {"timed", 3},
                                   {"total_ns", 4600},
                                   {"max_ns", 3000},
                                   {"log2_hist_ns", json{{"512", 2}, {"2048", 1}}}});

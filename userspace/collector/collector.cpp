@@ -95,6 +95,8 @@ void Collector::open_and_load(bool multi) {
   skel_->rodata->cfg.filter_pids = opts_.filter_pids;
   skel_->rodata->cfg.follow_children = opts_.follow_children;
   skel_->rodata->cfg.stacks = opts_.stacks;
+  skel_->rodata->cfg.latency_threshold =
+      opts_.latency_every <= 1 ? 0 : static_cast<uint32_t>((uint64_t{1} << 32) / opts_.latency_every);
   bpf_map__set_max_entries(skel_->maps.stacks, opts_.stacks ? opts_.max_stacks : 1);
   // The event ring: the most slots (a power of two, at least kMinRingSlots) that fit in the
   // requested size.
@@ -407,7 +409,7 @@ namespace {
 // Mirrors struct call_val / copy_key of fakegpu.bpf.c.
 constexpr int kLatBuckets = 32;
 struct CallVal {
-  uint64_t calls, fails, total_ns, max_ns, hist[kLatBuckets];
+  uint64_t calls, fails, timed, total_ns, max_ns, hist[kLatBuckets];
 };
 struct CopyVal {
   uint64_t bytes, count;
@@ -441,10 +443,11 @@ std::vector<CallCount> Collector::calls() const {
   for (uint32_t i = 0; i < FG_CALL_SLOTS; ++i) {
     const __u64 tag = __atomic_load_n(&call_tags_.at[i], __ATOMIC_ACQUIRE);
     if (!FG_TAG_USED(tag) || bpf_map_lookup_elem(fd, &i, per_cpu.data()) != 0) continue;
-    CallCount c{FG_TAG_TGID(tag), FG_CALL_TAG_FUNC(tag), 0, 0, 0, 0, std::vector<uint64_t>(kLatBuckets)};
+    CallCount c{FG_TAG_TGID(tag), FG_CALL_TAG_FUNC(tag), 0, 0, 0, 0, 0, std::vector<uint64_t>(kLatBuckets)};
     for (const CallVal& v : per_cpu) {
       c.calls += v.calls;
       c.fails += v.fails;
+      c.timed += v.timed;
       c.total_ns += v.total_ns;
       c.max_ns = std::max(c.max_ns, v.max_ns);
       for (int b = 0; b < kLatBuckets; ++b) c.hist[static_cast<size_t>(b)] += v.hist[b];

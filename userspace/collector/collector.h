@@ -30,6 +30,7 @@ struct CollectorOptions {
   bool wake_every_record = false;  // else batched: each CPU wakes the reader every 1/8 ring or so
   bool force_uprobes = false;    // ignore USDT probes (compare both ways on one workload)
   bool stacks = false;           // record each allocation's user stack (--stacks)
+  uint32_t latency_every = 8;    // entry/return probes time a random 1 in N calls (1: every call)
   uint32_t max_stacks = 16384;   // distinct stacks the kernel keeps (with stacks)
 };
 
@@ -66,7 +67,7 @@ struct KernelBook {
 };
 struct CallCount {
   uint32_t tgid, func;
-  uint64_t calls, fails, total_ns, max_ns;
+  uint64_t calls, fails, timed, total_ns, max_ns;  // total_ns, max_ns, hist: the timed calls
   std::vector<uint64_t> hist;  // log2(ns) buckets
 };
 struct CopyCount {

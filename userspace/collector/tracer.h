@@ -20,6 +20,7 @@ struct TraceOptions {
   bool uprobes_only = false;          // ignore the backend's USDT probes
   uint64_t ringbuf_bytes = 16ull << 20;
   uint32_t max_allocs = 1u << 18;
+  uint32_t latency_every = 8;  // --latency-every
   double exited_ttl_s = 300;          // exited processes stay in the output this long
   bool stacks = false;                // --stacks: user stacks of outstanding/leaked allocations
   size_t top_stacks = 10;             // how many stacks the outputs list

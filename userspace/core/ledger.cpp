@@ -48,6 +48,7 @@ size_t latency_bucket(uint64_t ns) noexcept {
 void CallStats::add(uint64_t latency_ns, bool ok) noexcept {
   calls += 1;
   errors += ok ? 0 : 1;
+  timed += 1;
   total_ns += latency_ns;
   max_ns = std::max(max_ns, latency_ns);
   buckets[latency_bucket(latency_ns)] += 1;
@@ -56,6 +57,7 @@ void CallStats::add(uint64_t latency_ns, bool ok) noexcept {
 void CallStats::merge(const CallStats& o) noexcept {
   calls += o.calls;
   errors += o.errors;
+  timed += o.timed;
   total_ns += o.total_ns;
   max_ns = std::max(max_ns, o.max_ns);
   for (size_t i = 0; i < kLatencyBuckets; ++i) buckets[i] += o.buckets[i];

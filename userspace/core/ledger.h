@@ -45,6 +45,7 @@ struct CallStats {
   std::string func;
   uint64_t calls = 0;
   uint64_t errors = 0;  // calls that returned an error
+  uint64_t timed = 0;   // calls whose latency was measured: total_ns, max_ns and buckets cover these
   uint64_t total_ns = 0;
   uint64_t max_ns = 0;
   std::array<uint64_t, kLatencyBuckets> buckets{};

@@ -383,6 +383,7 @@ ordered_json calls_json(const std::vector<CallStats>& calls) {
     arr.push_back({{"func", c.func},
                    {"calls", c.calls},
                    {"errors", c.errors},
+                   {"timed", c.timed},
                    {"total_ns", c.total_ns},
                    {"max_ns", c.max_ns},
                    {"log2_hist_ns", hist}});

@@ -347,9 +347,9 @@ void histogram(std::string& out, const CallStats& c) {
     out += '\n';
   }
   while (next < kLatencyBuckets) cumulative += c.buckets[next++];
-  // The kernel updates calls and buckets separately; a read between the two must not make
-  // +Inf disagree with _count.
-  const uint64_t count = std::max(cumulative, c.calls);
+  // The histogram covers the timed calls (--latency-every). The kernel updates the count and
+  // the buckets separately; a read between the two must not make +Inf disagree with _count.
+  const uint64_t count = std::max(cumulative, c.timed);
   out += kName;
   out += "_bucket{";
   out += head;

@@ -641,7 +641,7 @@
     fillTable('detail-stacks', stackRows(p.outstanding_stacks));
     fillTable('detail-leaked-stacks', stackRows(p.leaked_stacks));
     fillTable('detail-calls', p.calls.map((c) => [[c.func], [String(c.calls), true], [String(c.errors), true],
-      [c.calls ? duration(c.total_ns / c.calls) : '–', true], [duration(c.max_ns), true]]));
+      [c.timed ? duration(c.total_ns / c.timed) : '–', true], [duration(c.max_ns), true]]));
     drawDetailChart(p);
   }
 
