@@ -503,7 +503,7 @@ static __always_inline void emit(const struct record *r)
 	else
 		__builtin_memset(e->comm, 0, sizeof(e->comm));
 	asm volatile("" ::: "memory"); /* the record's stores before `committed` */
-	*(volatile __u64 *)&slot->committed = 1;
+	*(volatile __u64 *)&slot->committed = pos + 1;
 	count_record(pos);
 }
 

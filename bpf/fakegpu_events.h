@@ -160,13 +160,14 @@ struct fg_alloc_rec {
 /*
  * The event ring: fixed-size slots in a memory-mapped array (map `ring`), positions in
  * another (map `ring_pos`), both mapped by the collector. A program claims the next position
- * with one compare-and-swap, fills the slot and sets `committed` last; the collector reads
- * slots in position order up to the first uncommitted one, clears `committed` and publishes
- * its tail. Positions give one order to the records of all CPUs. x86-64: stores are seen in
- * program order, so a plain store of `committed` publishes the record.
+ * with one compare-and-swap, fills the slot and sets `committed` to the position + 1 last;
+ * the collector reads slots in position order up to the first not yet committed for its
+ * position (it never writes to them) and publishes its tail. Positions give one order to the
+ * records of all CPUs. x86-64: stores are seen in program order, so a plain store of
+ * `committed` publishes the record.
  */
 struct fg_ring_slot {
-	__u64 committed;	/* 1: the record is complete; the reader sets it back to 0 */
+	__u64 committed;	/* position + 1 once the record for that position is complete */
 	struct fg_event ev;
 };
 

@@ -104,10 +104,10 @@ size_t RingReader::drain(const Sink& sink) {
 
   size_t records = 0;
   while (pos < end) {
-    fg_ring_slot& slot = ring_[pos & mask];
-    if (__atomic_load_n(&slot.committed, __ATOMIC_ACQUIRE) == 0) break;  // claimed, still being filled
+    const fg_ring_slot& slot = ring_[pos & mask];
+    // Claimed but still being filled (it holds an earlier lap's record until then).
+    if (__atomic_load_n(&slot.committed, __ATOMIC_ACQUIRE) != pos + 1) break;
     const fg_event ev = slot.ev;
-    __atomic_store_n(&slot.committed, 0, __ATOMIC_RELAXED);  // published with the tail (release)
     ++pos;
     ++records;
     sink(ev);

@@ -4,9 +4,9 @@
 // takes a spinlock with interrupts off and whose commit is another atomic: together ~40 ns
 // of the ~90 ns a USDT program cost (scripts/bench.sh).
 //  - A drain reads the slots from its tail up to the head it found on entry, stops at the
-//    first slot not yet committed (a program still filling it; it is read next time), clears
-//    each slot's `committed` and publishes its tail every 512 records and at the end, so
-//    the tail's cache line does not move once per record.
+//    first slot not yet committed for its position (a program still filling it; it is read
+//    next time) and publishes its tail every 512 records and at the end, so the tail's cache
+//    line does not move once per record. It never writes to the slots.
 //  - Waits are edge-triggered on the doorbell, a small BPF ring buffer the programs write to
 //    every (cfg.wakeup_mask + 1)-th record of a CPU; its contents are skipped unread.
 #pragma once
