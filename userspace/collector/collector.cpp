@@ -35,6 +35,9 @@ int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
 
 std::string errno_text(int e) { return std::strerror(e < 0 ? -e : e); }
 
+// The CPUs a per-CPU map holds a value for.
+size_t possible_cpus() { return static_cast<size_t>(std::max(1, libbpf_num_possible_cpus())); }
+
 [[noreturn]] void load_failed(int err) {
   // As root, EACCES is the verifier refusing a program (a kernel without something it uses),
   // not a missing privilege.
@@ -105,7 +108,7 @@ void Collector::open_and_load(bool multi) {
   // Batched wake-ups: each CPU wakes the reader every `every` records (a power of two), so
   // that all CPUs together wake it before an eighth of the ring is used, at most every 4096.
   if (!opts_.wake_every_record) {
-    const uint64_t cpus = static_cast<uint64_t>(std::max(1, libbpf_num_possible_cpus()));
+    const uint64_t cpus = possible_cpus();
     const uint64_t budget = slots / 8 / cpus;  // records per CPU
     uint32_t every = 1;
     while (every * 2 <= budget && every < 4096) every *= 2;
@@ -170,8 +173,7 @@ Collector::Collector(const CollectorOptions& opts) : opts_(opts) {
   }
   try {
     ring_ = std::make_unique<RingReader>(bpf_map__fd(skel_->maps.ring), bpf_map__max_entries(skel_->maps.ring),
-                                         bpf_map__fd(skel_->maps.ring_pos), bpf_map__fd(skel_->maps.doorbell),
-                                         bpf_map__max_entries(skel_->maps.doorbell));
+                                         bpf_map__fd(skel_->maps.ring_pos), bpf_map__fd(skel_->maps.doorbell));
     book_slots_.map(bpf_map__fd(skel_->maps.book_slots), FG_BOOK_SLOTS);
     call_tags_.map(bpf_map__fd(skel_->maps.call_tags), FG_CALL_SLOTS);
     allocs_.map(bpf_map__fd(skel_->maps.allocs), bpf_map__max_entries(skel_->maps.allocs));
@@ -351,30 +353,57 @@ void for_each_key(int fd, F&& fn) {
     prev = &key;
   }
 }
+
+// Calls fn(i, tag, per_cpu) for each slot in use of an open-addressing table (FG_TAG_*):
+// `tag_of(i)` is slot i's tag, per_cpu its values (V per CPU) in map `values_fd`.
+template <class V, class TagOf, class Fn>
+void for_each_used_slot(uint32_t slots, int values_fd, TagOf&& tag_of, Fn&& fn) {
+  std::vector<V> per_cpu(possible_cpus());
+  for (uint32_t i = 0; i < slots; ++i) {
+    const __u64 tag = __atomic_load_n(&tag_of(i), __ATOMIC_ACQUIRE);
+    if (!FG_TAG_USED(tag) || bpf_map_lookup_elem(values_fd, &i, per_cpu.data()) != 0) continue;
+    fn(i, tag, per_cpu);
+  }
+}
+
+// Forgets process tgid's slots of an open-addressing table (FG_TAG_*): `tag_of(i)` is slot
+// i's tag; its per-CPU values in map `values_fd` (V each) are zeroed, then `clear(i)` runs
+// and the slot is marked forgotten. A later process with the same key claims it afresh, and
+// searches for other keys still probe past it.
+template <class V, class TagOf, class Clear>
+void forget_tagged(uint32_t slots, int values_fd, uint32_t tgid, TagOf&& tag_of, Clear&& clear) {
+  const std::vector<V> zero(possible_cpus());
+  for (uint32_t i = 0; i < slots; ++i) {
+    __u64& tag = tag_of(i);
+    const __u64 t = __atomic_load_n(&tag, __ATOMIC_ACQUIRE);
+    if (!FG_TAG_USED(t) || FG_TAG_TGID(t) != tgid) continue;
+    bpf_map_update_elem(values_fd, &i, zero.data(), BPF_ANY);
+    clear(i);
+    __atomic_store_n(&tag, FG_TAG_DELETED, __ATOMIC_RELEASE);
+  }
+}
 }  // namespace
 
 std::vector<KernelBook> Collector::books() const {
   std::vector<KernelBook> out;
-  const int fd = bpf_map__fd(skel_->maps.book_counts);
-  std::vector<fg_book_counts> per_cpu(static_cast<size_t>(std::max(1, libbpf_num_possible_cpus())));
-  for (uint32_t i = 0; i < FG_BOOK_SLOTS; ++i) {
-    const fg_book_slot& slot = book_slots_.at[i];
-    const uint64_t tag = __atomic_load_n(&slot.tag, __ATOMIC_ACQUIRE);
-    if (!FG_TAG_USED(tag)) continue;
-    KernelBook b{{FG_TAG_TGID(tag), FG_BOOK_TAG_DEVICE(tag), FG_BOOK_TAG_KIND(tag), 0}, {}};
-    b.book.live_bytes = __atomic_load_n(&slot.live_bytes, __ATOMIC_RELAXED);
-    b.book.peak_bytes = __atomic_load_n(&slot.peak_bytes, __ATOMIC_RELAXED);
-    if (bpf_map_lookup_elem(fd, &i, per_cpu.data()) != 0) continue;
-    for (const fg_book_counts& c : per_cpu) {
-      b.book.alloc_bytes += c.alloc_bytes;
-      b.book.free_bytes += c.free_bytes;
-      b.book.implicit_free_bytes += c.implicit_free_bytes;
-      b.book.alloc_calls += c.alloc_calls;
-      b.book.free_calls += c.free_calls;
-      b.book.failed_calls += c.failed_calls;
-    }
-    out.push_back(b);
-  }
+  for_each_used_slot<fg_book_counts>(
+      FG_BOOK_SLOTS, bpf_map__fd(skel_->maps.book_counts),
+      [this](uint32_t i) -> __u64& { return book_slots_.at[i].tag; },
+      [&](uint32_t i, __u64 tag, const std::vector<fg_book_counts>& per_cpu) {
+        const fg_book_slot& slot = book_slots_.at[i];
+        KernelBook b{{FG_TAG_TGID(tag), FG_BOOK_TAG_DEVICE(tag), FG_BOOK_TAG_KIND(tag), 0}, {}};
+        b.book.live_bytes = __atomic_load_n(&slot.live_bytes, __ATOMIC_RELAXED);
+        b.book.peak_bytes = __atomic_load_n(&slot.peak_bytes, __ATOMIC_RELAXED);
+        for (const fg_book_counts& c : per_cpu) {
+          b.book.alloc_bytes += c.alloc_bytes;
+          b.book.free_bytes += c.free_bytes;
+          b.book.implicit_free_bytes += c.implicit_free_bytes;
+          b.book.alloc_calls += c.alloc_calls;
+          b.book.free_calls += c.free_calls;
+          b.book.failed_calls += c.failed_calls;
+        }
+        out.push_back(b);
+      });
   return out;
 }
 
@@ -388,8 +417,7 @@ std::vector<uint64_t> Collector::stack(uint32_t id) const {
 
 KernelHealth Collector::health() const {
   const int fd = bpf_map__fd(skel_->maps.stats);
-  const int ncpu = libbpf_num_possible_cpus();
-  std::vector<uint64_t> per_cpu(ncpu > 0 ? static_cast<size_t>(ncpu) : 1);
+  std::vector<uint64_t> per_cpu(possible_cpus());
   auto sum = [&](uint32_t which) {
     uint64_t total = 0;
     if (bpf_map_lookup_elem(fd, &which, per_cpu.data()) == 0)
@@ -437,23 +465,21 @@ void forget_keys(int fd, uint32_t tgid) {
 
 std::vector<CallCount> Collector::calls() const {
   std::vector<CallCount> out;
-  const int fd = bpf_map__fd(skel_->maps.calls);
   // A per-CPU map: each CPU's counts, summed (the longest call: the largest of them).
-  std::vector<CallVal> per_cpu(static_cast<size_t>(std::max(1, libbpf_num_possible_cpus())));
-  for (uint32_t i = 0; i < FG_CALL_SLOTS; ++i) {
-    const __u64 tag = __atomic_load_n(&call_tags_.at[i], __ATOMIC_ACQUIRE);
-    if (!FG_TAG_USED(tag) || bpf_map_lookup_elem(fd, &i, per_cpu.data()) != 0) continue;
-    CallCount c{FG_TAG_TGID(tag), FG_CALL_TAG_FUNC(tag), 0, 0, 0, 0, 0, std::vector<uint64_t>(kLatBuckets)};
-    for (const CallVal& v : per_cpu) {
-      c.calls += v.calls;
-      c.fails += v.fails;
-      c.timed += v.timed;
-      c.total_ns += v.total_ns;
-      c.max_ns = std::max(c.max_ns, v.max_ns);
-      for (int b = 0; b < kLatBuckets; ++b) c.hist[static_cast<size_t>(b)] += v.hist[b];
-    }
-    out.push_back(std::move(c));
-  }
+  for_each_used_slot<CallVal>(
+      FG_CALL_SLOTS, bpf_map__fd(skel_->maps.calls), [this](uint32_t i) -> __u64& { return call_tags_.at[i]; },
+      [&](uint32_t, __u64 tag, const std::vector<CallVal>& per_cpu) {
+        CallCount c{FG_TAG_TGID(tag), FG_CALL_TAG_FUNC(tag), 0, 0, 0, 0, 0, std::vector<uint64_t>(kLatBuckets)};
+        for (const CallVal& v : per_cpu) {
+          c.calls += v.calls;
+          c.fails += v.fails;
+          c.timed += v.timed;
+          c.total_ns += v.total_ns;
+          c.max_ns = std::max(c.max_ns, v.max_ns);
+          for (int b = 0; b < kLatBuckets; ++b) c.hist[static_cast<size_t>(b)] += v.hist[b];
+        }
+        out.push_back(std::move(c));
+      });
   return out;
 }
 
@@ -477,24 +503,6 @@ std::map<uint32_t, uint64_t> Collector::launches() const {
   return out;
 }
 
-namespace {
-// Forgets process tgid's slots of an open-addressing table (FG_TAG_*): `tag_of(i)` is slot
-// i's tag; its per-CPU values in map `values_fd` (V each) are zeroed, then `clear(i)` runs
-// and the slot is marked forgotten. A later process with the same key claims it afresh, and
-// searches for other keys still probe past it.
-template <class V, class TagOf, class Clear>
-void forget_tagged(uint32_t slots, int values_fd, uint32_t tgid, TagOf&& tag_of, Clear&& clear) {
-  const std::vector<V> zero(static_cast<size_t>(std::max(1, libbpf_num_possible_cpus())));
-  for (uint32_t i = 0; i < slots; ++i) {
-    __u64& tag = tag_of(i);
-    const __u64 t = __atomic_load_n(&tag, __ATOMIC_ACQUIRE);
-    if (!FG_TAG_USED(t) || FG_TAG_TGID(t) != tgid) continue;
-    bpf_map_update_elem(values_fd, &i, zero.data(), BPF_ANY);
-    clear(i);
-    __atomic_store_n(&tag, FG_TAG_DELETED, __ATOMIC_RELEASE);
-  }
-}
-}  // namespace
 
 void Collector::forget(uint32_t tgid) {
   forget_tagged<fg_book_counts>(
@@ -510,7 +518,10 @@ void Collector::forget(uint32_t tgid) {
   forget_keys<CopyKey>(bpf_map__fd(skel_->maps.copies), tgid);
   // The entry/return path's primary-context holders and live allocations (what it leaked).
   forget_keys<PrimaryKey>(bpf_map__fd(skel_->maps.primary_holders), tgid);
-  for (size_t i = 0; i < allocs_.count; ++i) {
+  // Only entry/return probes keep allocation records: no 10 MB walk when none are attached.
+  const bool entry_return =
+      std::any_of(libs_.begin(), libs_.end(), [](const AttachedLibrary& l) { return l.mode == "uprobe"; });
+  for (size_t i = 0; entry_return && i < allocs_.count; ++i) {
     fg_alloc_rec& r = allocs_.at[i];
     if (r.tgid != tgid || __atomic_load_n(&r.ptr, __ATOMIC_ACQUIRE) <= FG_ALLOC_DELETED) continue;
     r.tgid = 0;  // as the programs free a record (alloc_forget)

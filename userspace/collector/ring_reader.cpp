@@ -32,8 +32,8 @@ void* map(int fd, size_t bytes, int prot, off_t offset = 0) {
 
 }  // namespace
 
-RingReader::RingReader(int ring_fd, size_t slots, int pos_fd, int doorbell_fd, size_t doorbell_bytes)
-    : slots_(slots), page_(static_cast<size_t>(::sysconf(_SC_PAGESIZE))), doorbell_bytes_(doorbell_bytes) {
+RingReader::RingReader(int ring_fd, size_t slots, int pos_fd, int doorbell_fd)
+    : slots_(slots), page_(static_cast<size_t>(::sysconf(_SC_PAGESIZE))) {
   if (slots == 0 || (slots & (slots - 1)) != 0) throw TraceError("the event ring's slot count must be a power of two");
   // A mmapable BPF array maps its values back to back, the whole rounded up to pages.
   ring_bytes_ = round_up(slots * sizeof(fg_ring_slot), page_);

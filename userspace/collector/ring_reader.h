@@ -23,8 +23,8 @@ namespace fgtrace {
 class RingReader {
  public:
   // Maps the ring map `ring_fd` (`slots` slots, a power of two), its positions `pos_fd` and
-  // the doorbell ring buffer `doorbell_fd` (`doorbell_bytes`). Throws TraceError.
-  RingReader(int ring_fd, size_t slots, int pos_fd, int doorbell_fd, size_t doorbell_bytes);
+  // the doorbell ring buffer's positions (`doorbell_fd`). Throws TraceError.
+  RingReader(int ring_fd, size_t slots, int pos_fd, int doorbell_fd);
   ~RingReader();
   RingReader(const RingReader&) = delete;
   RingReader& operator=(const RingReader&) = delete;
@@ -38,7 +38,7 @@ class RingReader {
 
  private:
   int epoll_fd_ = -1;
-  size_t slots_ = 0, page_ = 0, doorbell_bytes_ = 0;
+  size_t slots_ = 0, page_ = 0;
   size_t ring_bytes_ = 0, pos_bytes_ = 0;
   fg_ring_slot* ring_ = nullptr;
   fg_ring_pos* pos_ = nullptr;
