@@ -19,6 +19,7 @@
 
 struct fakegpu_bpf;
 struct bpf_link;
+struct bpf_program;
 
 namespace fgtrace {
 
@@ -132,8 +133,10 @@ class Collector {
   std::map<std::pair<uint64_t, uint64_t>, size_t> by_inode_;  // (dev, ino) → libs_ index
   void detach_all() noexcept;
   void open_and_load(bool multi);
-  int attach_multi(const std::string& path, const std::vector<uint64_t>& offsets, const std::vector<uint64_t>& cookies,
-                   bool ret);
+  // One multi-uprobe link of `prog` at `offsets` of path (cookies and semaphores: one each, or
+  // empty); a file descriptor, or -errno.
+  int attach_multi(bpf_program* prog, const std::string& path, const std::vector<uint64_t>& offsets,
+                   const std::vector<uint64_t>& cookies, const std::vector<uint64_t>& semaphores, bool ret);
 };
 
 // Checks whether this machine can trace: kernel features, BTF, privileges, tracefs.

@@ -40,6 +40,22 @@ ElfSymbols::ElfSymbols(const std::string& path) : path_(path) {
     ::close(fd);
     throw TraceError(path + " is not an ELF file");
   }
+  // A note's addresses are as linked; .stapsdt.base's address now minus the note's record of
+  // it is what prelinking moved them by (SystemTap SDT v3).
+  size_t shstrndx = 0;
+  uint64_t sdt_base = 0;
+  bool have_sdt_base = false;
+  if (elf_getshdrstrndx(elf.get(), &shstrndx) == 0) {
+    Elf_Scn* s = nullptr;
+    while ((s = elf_nextscn(elf.get(), s)) != nullptr) {
+      GElf_Shdr sh;
+      const char* name = gelf_getshdr(s, &sh) ? elf_strptr(elf.get(), shstrndx, sh.sh_name) : nullptr;
+      if (name && std::strcmp(name, ".stapsdt.base") == 0) {
+        sdt_base = sh.sh_addr;
+        have_sdt_base = true;
+      }
+    }
+  }
   Elf_Scn* scn = nullptr;
   while ((scn = elf_nextscn(elf.get(), scn)) != nullptr) {
     GElf_Shdr sh;
@@ -81,7 +97,12 @@ ElfSymbols::ElfSymbols(const std::string& path) : path_(path) {
           f.assign(p, strnlen(p, static_cast<size_t>(end - p)));
           p += f.size() + 1;
         }
-        if (!fields[0].empty() && !fields[1].empty()) usdt_.push_back({fields[0], fields[1], fields[2]});
+        uint64_t addr[3];  // the site, .stapsdt.base as linked, the semaphore (0: none)
+        std::memcpy(addr, desc, sizeof addr);
+        const uint64_t moved = have_sdt_base && addr[1] ? sdt_base - addr[1] : 0;
+        if (!fields[0].empty() && !fields[1].empty())
+          usdt_.push_back({fields[0], fields[1], fields[2], file_offset(elf.get(), addr[0] + moved),
+                           addr[2] ? file_offset(elf.get(), addr[2] + moved) : 0});
       }
     }
   }
@@ -108,6 +129,16 @@ std::vector<std::string> ElfSymbols::usdt_arguments(const std::string& provider,
   std::vector<std::string> out;
   for (const UsdtNote& n : usdt_)
     if (n.provider == provider && n.name == name) out.push_back(n.arguments);
+  return out;
+}
+
+ElfSymbols::UsdtSites ElfSymbols::usdt_sites(const std::string& provider, const std::string& name) const {
+  UsdtSites out;
+  for (const UsdtNote& n : usdt_)
+    if (n.provider == provider && n.name == name) {
+      out.offsets.push_back(n.offset);
+      out.semaphores.push_back(n.semaphore);
+    }
   return out;
 }
 

@@ -25,12 +25,19 @@ class ElfSymbols {
   std::vector<std::string> usdt_probes(const std::string& provider) const;
   // The argument strings of every site of provider:name ("8@%rdi 8@%rsi ..."), one per site.
   std::vector<std::string> usdt_arguments(const std::string& provider, const std::string& name) const;
+  // The sites of provider:name as a uprobe takes them: the file offsets of the probe
+  // instructions and of their semaphores (0: none), prelink-adjusted as the notes say.
+  struct UsdtSites {
+    std::vector<uint64_t> offsets, semaphores;
+  };
+  UsdtSites usdt_sites(const std::string& provider, const std::string& name) const;
 
  private:
   std::string path_, soname_;
   std::multimap<std::string, uint64_t> funcs_;
   struct UsdtNote {
     std::string provider, name, arguments;
+    uint64_t offset = 0, semaphore = 0;  // file offsets (semaphore 0: none)
   };
   std::vector<UsdtNote> usdt_;
 };
