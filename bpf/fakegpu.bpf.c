@@ -467,13 +467,16 @@ struct record {
 	__u64 pid_tgid; /* bpf_get_current_pid_tgid() when the caller has it, else 0 */
 };
 
+/* Publishes a filled slot: its fields' stores come before `committed` (x86-64 keeps them in
+ * that order for the reader). */
+static __always_inline void commit(struct fg_ring_slot *slot, __u64 pos)
+{
+	asm volatile("" ::: "memory");
+	*(volatile __u32 *)&slot->committed = (__u32)(pos + 1);
+}
+
 static __always_inline void emit(const struct record *r)
 {
-	__u64 pos = 0;
-	struct fg_ring_slot *slot = ring_claim(&pos);
-	if (!slot)
-		return;
-	struct fg_event *e = &slot->ev;
 	__u64 id = r->pid_tgid ? r->pid_tgid : bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
 	bool first = r->source == FG_SRC_KERNEL || r->first == FIRST_YES;
@@ -485,25 +488,35 @@ static __always_inline void emit(const struct record *r)
 			bpf_map_update_elem(&gpu_procs, &tgid, &one, BPF_ANY);
 		}
 	}
-	e->ts_ns = r->ts;
-	e->tgid = tgid;
-	e->tid = (__u32)id;
-	e->type = r->type;
-	e->device = r->device;
-	e->ptr = r->ptr;
-	e->size = r->size;
-	e->kind = r->kind;
-	e->status = r->status;
-	e->api = r->api;
-	e->source = r->source;
-	e->func = r->func;
-	e->aux = r->aux;
-	if (first)
-		bpf_get_current_comm(e->comm, sizeof(e->comm));
-	else
-		__builtin_memset(e->comm, 0, sizeof(e->comm));
-	asm volatile("" ::: "memory"); /* the record's stores before `committed` */
-	*(volatile __u64 *)&slot->committed = pos + 1;
+	__u64 pos = 0;
+	struct fg_ring_slot *slot;
+	if (first) { /* the comm goes in a slot of its own, just before the record */
+		slot = ring_claim(&pos);
+		if (!slot)
+			return;
+		slot->tid = (__u32)id;
+		slot->tgid = tgid;
+		slot->type = FG_WIRE_COMM;
+		bpf_get_current_comm(&slot->ptr, 2 * sizeof(__u64));
+		commit(slot, pos); /* not counted: the record after it is the event */
+	}
+	slot = ring_claim(&pos);
+	if (!slot)
+		return;
+	slot->tid = (__u32)id;
+	slot->tgid = tgid;
+	slot->func = r->func;
+	slot->ts_ns = r->ts;
+	slot->ptr = r->ptr;
+	slot->size = r->size;
+	slot->aux = r->aux;
+	slot->status = r->status;
+	slot->device = r->device;
+	slot->type = r->type;
+	slot->kind = r->kind;
+	slot->api = r->api;
+	slot->source = r->source;
+	commit(slot, pos);
 	count_record(pos);
 }
 

@@ -2,13 +2,13 @@
 /*
  * The one contract between the BPF programs (fakegpu.bpf.c) and the collector (userspace/).
  * Plain C, fixed-width fields, naturally aligned, no implicit padding: the same bytes on both
- * sides. Any layout change bumps FAKEGPU_EVENTS_ABI; user space checks sizes at compile time
- * and the size of every ring-buffer record at run time.
+ * sides. Any layout change bumps FAKEGPU_EVENTS_ABI; user space checks sizes and offsets at
+ * compile time (userspace/core/event.cpp).
  */
 #ifndef FAKEGPU_EVENTS_H
 #define FAKEGPU_EVENTS_H
 
-#define FAKEGPU_EVENTS_ABI 2
+#define FAKEGPU_EVENTS_ABI 3
 
 #define FG_COMM_LEN 16
 #define FG_MAX_DEVICES 256	/* ledger device slots; device -1 = host / unknown */
@@ -49,7 +49,9 @@ enum fg_api {
 	FG_API_INTERNAL = 2,
 };
 
-/* One event record. 80 bytes. */
+/* One event as the collector sees it, 80 bytes: the programs write it to the event ring in
+ * the one-line wire form (struct fg_ring_slot, below), which the collector rebuilds this
+ * from. */
 struct fg_event {
 	__u64 ts_ns;		 /* CLOCK_MONOTONIC when observed (bpf_ktime_get_ns) on
 				    process events and timed entry/return records; 0 on
@@ -165,10 +167,32 @@ struct fg_alloc_rec {
  * position (it never writes to them) and publishes its tail. Positions give one order to the
  * records of all CPUs. x86-64: stores are seen in program order, so a plain store of
  * `committed` publishes the record.
+ *
+ * A slot is one cache line (the array's values start page-aligned): each record costs its
+ * producer one line to own, where the 88-byte slots of ABI 2 straddled lines. The slot is
+ * the wire form of struct fg_event, which the collector rebuilds from it. The task comm does
+ * not fit: where a record carries it (fg_event.comm), the program writes an FG_WIRE_COMM
+ * slot just before it, from the same thread, with the comm in place of ptr and size.
+ * `committed` is 32 bits: a slot holds either its position's record or the one a lap
+ * earlier, which differ in their low 32 bits while the ring has fewer than 2^32 slots.
  */
+#define FG_WIRE_COMM 0xff /* type of a comm slot */
 struct fg_ring_slot {
-	__u64 committed;	/* position + 1 once the record for that position is complete */
-	struct fg_event ev;
+	__u32 committed; /* (u32)(position + 1) once the record for that position is complete */
+	__u32 tid;
+	__u32 tgid;
+	__u32 func;
+	__u64 ts_ns;
+	__u64 ptr;	/* FG_WIRE_COMM: comm[0..7] */
+	__u64 size;	/* FG_WIRE_COMM: comm[8..15] */
+	__u64 aux;
+	__s32 status;
+	__s32 device;
+	__u8 type;	/* enum fg_event_type, or FG_WIRE_COMM */
+	__u8 kind;
+	__u8 api;
+	__u8 source;
+	__u32 pad;
 };
 
 struct fg_ring_pos {

@@ -16,7 +16,7 @@
 namespace fgtrace {
 namespace {
 
-// A long drain publishes its tail every this many records (~45 KiB), so the programs get the
+// A long drain publishes its tail every this many records (32 KiB), so the programs get the
 // room back without the tail's cache line moving once per record.
 constexpr uint64_t kPublishEvery = 512;
 
@@ -106,17 +106,59 @@ size_t RingReader::drain(const Sink& sink) {
   while (pos < end) {
     const fg_ring_slot& slot = ring_[pos & mask];
     // Claimed but still being filled (it holds an earlier lap's record until then).
-    if (__atomic_load_n(&slot.committed, __ATOMIC_ACQUIRE) != pos + 1) break;
-    const fg_event ev = slot.ev;
+    if (__atomic_load_n(&slot.committed, __ATOMIC_ACQUIRE) != static_cast<uint32_t>(pos + 1)) break;
+    const fg_ring_slot copy = slot;
     ++pos;
-    ++records;
-    sink(ev);
+    fg_event ev;
+    if (decoder_.decode(copy, ev)) {
+      ++records;
+      sink(ev);
+    }
     if (pos - published >= kPublishEvery) {
       __atomic_store_n(&pos_->tail, pos, __ATOMIC_RELEASE);
       published = pos;
     }
   }
   return records;
+}
+
+bool SlotDecoder::decode(const fg_ring_slot& slot, fg_event& ev) {
+  static_assert(sizeof(PendingComm::comm) == FG_COMM_LEN && sizeof(slot.ptr) + sizeof(slot.size) == FG_COMM_LEN);
+  if (slot.type == FG_WIRE_COMM) {
+    PendingComm c{slot.tid, {}};
+    std::memcpy(c.comm, &slot.ptr, sizeof(slot.ptr));
+    std::memcpy(c.comm + sizeof(slot.ptr), &slot.size, sizeof(slot.size));
+    // At most one per thread: a comm whose record was lost (ring full) gives way.
+    for (auto& p : comms_)
+      if (p.tid == c.tid) {
+        p = c;
+        return false;
+      }
+    if (comms_.size() == kMaxPending) comms_.erase(comms_.begin());
+    comms_.push_back(c);
+    return false;
+  }
+  ev = fg_event{};
+  ev.ts_ns = slot.ts_ns;
+  ev.tgid = slot.tgid;
+  ev.tid = slot.tid;
+  ev.type = slot.type;
+  ev.device = slot.device;
+  ev.ptr = slot.ptr;
+  ev.size = slot.size;
+  ev.kind = slot.kind;
+  ev.status = slot.status;
+  ev.api = slot.api;
+  ev.source = slot.source;
+  ev.func = slot.func;
+  ev.aux = slot.aux;
+  for (auto it = comms_.begin(); it != comms_.end(); ++it)
+    if (it->tid == slot.tid) {
+      std::memcpy(ev.comm, it->comm, FG_COMM_LEN);
+      comms_.erase(it);
+      break;
+    }
+  return true;
 }
 
 }  // namespace fgtrace
