@@ -22,8 +22,8 @@ BUILD = sys.argv[1]
 BIN = os.path.join(BUILD, "bin")
 LIB = os.path.join(BUILD, "libfake_gpu.so")
 PAIRS = 200_000
-ROUNDS = 5     # interleaved rounds of the overhead benchmark (the machines are noisy)
-PER_ROUND = 3  # workload runs per tracer and round
+ROUNDS = 15    # interleaved rounds of the overhead benchmark (the machines are noisy)
+PER_ROUND = 2  # workload runs per tracer and round
 
 
 def workload_ns(env, pairs=PAIRS):
@@ -113,18 +113,23 @@ def overhead(env):
           "more than bpftrace on the same probes)")
     tr = tracers(env)
     runs = {"untraced": []} | {name: [] for name in tr}
+    per_round = []  # each round's added ns per call, by tracer: paired within the round
     prog = {}
     # Interleaved: the machine's speed drifts during a run; every tracer sees each phase.
     for r in range(ROUNDS):
-        runs["untraced"] += [workload_ns(env) for _ in range(PER_ROUND)]
+        this = {"untraced": [workload_ns(env) for _ in range(PER_ROUND)]}
         for name, (cmd, ready) in tr.items():
             p = start_and_wait(cmd, env, ready)
             try:
-                runs[name] += [workload_ns(env) for _ in range(PER_ROUND)]
+                this[name] = [workload_ns(env) for _ in range(PER_ROUND)]
                 if r == 0 and shutil.which("bpftool"):
                     prog[name] = program_ns_per_call(p.pid, env)
             finally:
                 stop(p)
+        for name, t in this.items():
+            runs[name] += t
+        base_r = statistics.median(this["untraced"])
+        per_round.append({name: (statistics.median(t) - base_r) / 2 for name, t in this.items() if name != "untraced"})
     base = statistics.median(runs["untraced"])
     print(f"{'untraced':<36} {base:9.1f} ns/pair")
     added = {}
@@ -134,11 +139,18 @@ def overhead(env):
         in_bpf = f"   BPF programs {prog[name]:5.0f} ns per call" if name in prog else ""
         print(f"{name:<36} {t:9.1f} ns/pair   +{added[name]:6.3f} us per traced call{in_bpf}")
     for way in ("USDT", "entry/return"):
-        ours, theirs = added.get(f"fakegpu-trace ({way})"), added.get(f"bpftrace ({way}, counting)")
+        mine_name, its_name = f"fakegpu-trace ({way})", f"bpftrace ({way}, counting)"
+        ours, theirs = added.get(mine_name), added.get(its_name)
         if ours is not None and theirs:
             print(f"{way}: fakegpu-trace / bpftrace = {ours / theirs:.2f}x per traced call", end="")
-            mine, its = prog.get(f"fakegpu-trace ({way})"), prog.get(f"bpftrace ({way}, counting)")
+            mine, its = prog.get(mine_name), prog.get(its_name)
             print(f"; in the BPF programs {mine / its:.2f}x" if mine and its else "")
+            # The same ratio round by round (each against the bpftrace run beside it): its spread
+            # is what this machine's noise allows one to conclude.
+            ratios = sorted(pr[mine_name] / pr[its_name] for pr in per_round if pr[its_name] > 0)
+            q = lambda f: ratios[round(f * (len(ratios) - 1))]
+            print(f"{'':<6}round by round: median {q(0.5):.2f}x, middle half {q(0.25):.2f}-{q(0.75):.2f}x, "
+                  f"{sum(x <= 1 for x in ratios)} of {len(ratios)} rounds at or below 1")
 
 
 def sustained(env):
