@@ -710,7 +710,8 @@ static __always_inline struct stash_val *stash_of(struct thread_state *t, __u32 
 
 static __always_inline int enter(struct pt_regs *ctx)
 {
-	if (!traced(bpf_get_current_pid_tgid() >> 32))
+	/* The process id only where it is filtered on (monitor leaves out the helper call). */
+	if (cfg.filter_pids && !traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
 	struct thread_state *t = thread_state(true);
 	if (!t)
