@@ -148,6 +148,8 @@ def overhead(env):
             # The same ratio round by round (each against the bpftrace run beside it): its spread
             # is what this machine's noise allows one to conclude.
             ratios = sorted(pr[mine_name] / pr[its_name] for pr in per_round if pr[its_name] > 0)
+            if not ratios:
+                continue
             q = lambda f: ratios[round(f * (len(ratios) - 1))]
             print(f"{'':<6}round by round: median {q(0.5):.2f}x, middle half {q(0.25):.2f}-{q(0.75):.2f}x, "
                   f"{sum(x <= 1 for x in ratios)} of {len(ratios)} rounds at or below 1")
