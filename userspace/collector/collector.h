@@ -127,7 +127,7 @@ class Collector {
   Mapped<__u64> call_tags_;          // the call counters' tags (FG_CALL_SLOTS)
   Mapped<fg_alloc_rec> allocs_;      // the entry/return path's live allocations
   std::vector<Link> links_;
-  std::vector<int> multi_links_;  // multi-uprobe link fds (one per library and direction)
+  std::vector<int> multi_links_;  // multi-uprobe link fds (per library: entry, return, each USDT probe)
   bool multi_ = false;            // the kernel takes multi-uprobe links
   std::vector<AttachedLibrary> libs_;
   std::map<std::pair<uint64_t, uint64_t>, size_t> by_inode_;  // (dev, ino) → libs_ index
