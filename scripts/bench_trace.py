@@ -3,7 +3,9 @@
 side by side in one run: the same workload untraced, traced by fakegpu-trace through the
 backend's USDT probes, through entry/return probes, and by bpftrace counting the same probes.
 
-  1. overhead per traced call (alloc or free): (traced - untraced) per pair / 2
+  1. overhead per traced call (alloc or free): (traced - untraced) per pair / 2, with three
+     copies of the backend (fakegpu-trace's, bpftrace's, untraced) used by processes that
+     take turns (bench_trace_interleaved), both tracers live at once
   2. 200,000 alloc+free pairs per second for 10 s: drops, collector CPU (% of one core), RSS
   3. attach: time from starting `fakegpu-trace attach` to its "ready" line (probes live)
   4. the dashboard's snapshot stream: collector CPU with and without a /api/v1/stream reader
@@ -22,8 +24,10 @@ BUILD = sys.argv[1]
 BIN = os.path.join(BUILD, "bin")
 LIB = os.path.join(BUILD, "libfake_gpu.so")
 PAIRS = 200_000
-ROUNDS = 15    # interleaved rounds of the overhead benchmark (the machines are noisy)
-PER_ROUND = 2  # workload runs per tracer and round
+BLOCK = 10_000  # overhead: pairs per turn of a library copy
+TURNS = 5       # turns per copy and run
+RUNS = 12       # runs per session
+SESSIONS = 3    # the copies' roles rotate between sessions
 
 
 def workload_ns(env, pairs=PAIRS):
@@ -55,24 +59,17 @@ def stop(p):
         p.wait()
 
 
-def tracers(env):
-    trace = os.path.join(BIN, "fakegpu-trace")
-    ready = lambda line: "ready:" in line
-    out = {
-        "fakegpu-trace (USDT)": ([trace, "monitor", "-i", "3600"], ready),
-        "fakegpu-trace (entry/return)": ([trace, "monitor", "-i", "3600", "--uprobes-only"], ready),
-    }
-    if shutil.which("bpftrace"):
-        usdt = f'usdt:{LIB}:fakegpu:alloc {{ @a[pid] = count(); }} usdt:{LIB}:fakegpu:free {{ @f[pid] = count(); }} ' \
-               'BEGIN { printf("ready\\n"); }'
-        uprobes = (f'uprobe:{LIB}:cudaMalloc {{ @a[tid] = 1; }} uretprobe:{LIB}:cudaMalloc {{ @n[pid] = count(); }} '
-                   f'uprobe:{LIB}:cudaFree {{ @f[tid] = 1; }} uretprobe:{LIB}:cudaFree {{ @m[pid] = count(); }} '
-                   'BEGIN { printf("ready\\n"); }')
-        # bpftrace prints "ready" on stdout; it goes to stderr here through 1>&2.
-        out["bpftrace (USDT, counting)"] = (["sh", "-c", f"exec bpftrace -e '{usdt}' 1>&2"], lambda l: l.strip() == "ready")
-        out["bpftrace (entry/return, counting)"] = (["sh", "-c", f"exec bpftrace -e '{uprobes}' 1>&2"],
-                                                    lambda l: l.strip() == "ready")
-    return out
+def bpftrace_program(way, lib):
+    """bpftrace counting the probes fakegpu-trace uses, on library copy `lib`."""
+    if way == "USDT":
+        prog = (f'usdt:{lib}:fakegpu:alloc {{ @a[pid] = count(); }} usdt:{lib}:fakegpu:free {{ @f[pid] = count(); }} '
+                'BEGIN { printf("ready\\n"); }')
+    else:
+        prog = (f'uprobe:{lib}:cudaMalloc {{ @a[tid] = 1; }} uretprobe:{lib}:cudaMalloc {{ @n[pid] = count(); }} '
+                f'uprobe:{lib}:cudaFree {{ @f[tid] = 1; }} uretprobe:{lib}:cudaFree {{ @m[pid] = count(); }} '
+                'BEGIN { printf("ready\\n"); }')
+    # bpftrace prints "ready" on stdout; it goes to stderr here through 1>&2.
+    return ["sh", "-c", f"exec bpftrace -e '{prog}' 1>&2"], lambda l: l.strip() == "ready"
 
 
 def prog_ids(pid):
@@ -89,70 +86,101 @@ def prog_ids(pid):
     return ids
 
 
-def program_ns_per_call(pid, env):
-    """BPF program time per traced call: one workload run with kernel.bpf_stats_enabled, the
-    run time of the tracer's programs summed (entry and return both count) over the calls."""
+def interleaved(env, libs):
+    """One run of the interleaved workload: ns per pair, by library copy."""
+    out = subprocess.run([os.path.join(BIN, "bench_trace_interleaved"), str(BLOCK), str(TURNS)] + libs, env=env,
+                         check=True, capture_output=True, text=True).stdout
+    return {line.split(" ns_per_pair=")[0]: float(line.split(" ns_per_pair=")[1]) for line in out.splitlines()}
+
+
+def program_ns_per_call(tracers, libs, env):
+    """Each tracer's BPF program time per traced call: one run with kernel.bpf_stats_enabled,
+    the run time of its programs summed (entry and return both count) over its copy's calls."""
     with open("/proc/sys/kernel/bpf_stats_enabled") as f:
         was = f.read().strip()
     with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
         f.write("1")
     try:
-        workload_ns(env)
+        interleaved(env, libs)
         shown = json.loads(subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True,
                                           check=True).stdout or "[]")
     finally:
         with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
             f.write(was)
-    mine = prog_ids(pid)
-    return sum(p.get("run_time_ns", 0) for p in shown if p["id"] in mine) / (2 * PAIRS)
+    out = {}
+    for name, p in tracers.items():
+        mine = prog_ids(p.pid)
+        out[name] = sum(q.get("run_time_ns", 0) for q in shown if q["id"] in mine) / (2 * BLOCK * TURNS)
+    return out
 
 
 def overhead(env):
-    print(f"== overhead per traced call: {PAIRS} cudaMalloc+cudaFree pairs; {ROUNDS} rounds, each running every "
-          f"tracer in turn with {PER_ROUND} runs; medians (targets: USDT <= 0.6 us, entry/return <= 1.5 us, and no "
-          "more than bpftrace on the same probes)")
-    tr = tracers(env)
-    runs = {"untraced": []} | {name: [] for name in tr}
-    per_round = []  # each round's added ns per call, by tracer: paired within the round
-    prog = {}
-    # Interleaved: the machine's speed drifts during a run; every tracer sees each phase.
-    for r in range(ROUNDS):
-        this = {"untraced": [workload_ns(env) for _ in range(PER_ROUND)]}
-        for name, (cmd, ready) in tr.items():
-            p = start_and_wait(cmd, env, ready)
-            try:
-                this[name] = [workload_ns(env) for _ in range(PER_ROUND)]
-                if r == 0 and shutil.which("bpftool"):
-                    prog[name] = program_ns_per_call(p.pid, env)
-            finally:
-                stop(p)
-        for name, t in this.items():
-            runs[name] += t
-        base_r = statistics.median(this["untraced"])
-        per_round.append({name: (statistics.median(t) - base_r) / 2 for name, t in this.items() if name != "untraced"})
-    base = statistics.median(runs["untraced"])
-    print(f"{'untraced':<36} {base:9.1f} ns/pair")
-    added = {}
-    for name in tr:
-        t = statistics.median(runs[name])
-        added[name] = (t - base) / 2 / 1000
-        in_bpf = f"   BPF programs {prog[name]:5.0f} ns per call" if name in prog else ""
-        print(f"{name:<36} {t:9.1f} ns/pair   +{added[name]:6.3f} us per traced call{in_bpf}")
-    for way in ("USDT", "entry/return"):
-        mine_name, its_name = f"fakegpu-trace ({way})", f"bpftrace ({way}, counting)"
-        ours, theirs = added.get(mine_name), added.get(its_name)
-        if ours is not None and theirs:
-            print(f"{way}: fakegpu-trace / bpftrace = {ours / theirs:.2f}x per traced call", end="")
-            mine, its = prog.get(mine_name), prog.get(its_name)
-            print(f"; in the BPF programs {mine / its:.2f}x" if mine and its else "")
-            # The same ratio round by round (each against the bpftrace run beside it): its spread
-            # is what this machine's noise allows one to conclude.
-            ratios = sorted(pr[mine_name] / pr[its_name] for pr in per_round if pr[its_name] > 0)
-            if not ratios:
-                continue
-            q = lambda f: ratios[round(f * (len(ratios) - 1))]
-            print(f"{'':<6}round by round: median {q(0.5):.2f}x, middle half {q(0.25):.2f}-{q(0.75):.2f}x, "
-                  f"{sum(x <= 1 for x in ratios)} of {len(ratios)} rounds at or below 1")
+    """Added cost per traced call, fakegpu-trace against bpftrace counting the same probes.
+    Three copies of the backend (one per tracer, one untraced) are used by one process each,
+    taking turns in blocks (bench_trace_interleaved): both tracers are live at once and every
+    copy sees each phase of this noisy machine. Runs alternate the turn order, and sessions
+    rotate the roles between the copies."""
+    have_bt = shutil.which("bpftrace") is not None
+    print(f"== overhead per traced call (targets: USDT <= 0.6 us, entry/return <= 1.5 us, and no more than bpftrace "
+          f"counting the same probes): cudaMalloc+cudaFree pairs on three copies of the backend, one traced by "
+          f"fakegpu-trace, one by bpftrace, one untraced, taking turns in blocks of {BLOCK:,}; {SESSIONS} sessions "
+          f"(roles rotated) x {RUNS} runs x {TURNS} turns; medians")
+    if not have_bt:
+        print("bpftrace is not installed: fakegpu-trace against the untraced copy only (apt-get install bpftrace)")
+    copies_dir = tempfile.mkdtemp(dir=BUILD, prefix="bench-copies.")
+    try:
+        # Names fakegpu-trace does not discover by itself: each copy is traced only where named.
+        copies = []
+        for c in "abc":
+            copies.append(os.path.join(copies_dir, f"fgbench-{c}.so"))
+            shutil.copyfile(LIB, copies[-1])
+        for way in ("USDT", "entry/return"):
+            added = {"fakegpu-trace": [], "bpftrace": []}
+            base, ratios, prog = [], [], {}
+            for s in range(SESSIONS):
+                role = {"fakegpu-trace": copies[s % 3], "bpftrace": copies[(s + 1) % 3], "untraced": copies[(s + 2) % 3]}
+                mine = [os.path.join(BIN, "fakegpu-trace"), "monitor", "-q", "-i", "3600", "--lib", role["fakegpu-trace"]]
+                if way != "USDT":
+                    mine.append("--uprobes-only")
+                live = {}
+                try:
+                    live["fakegpu-trace"] = start_and_wait(mine, env, lambda l: "ready:" in l)
+                    if have_bt:
+                        cmd, ready = bpftrace_program(way, role["bpftrace"])
+                        live["bpftrace"] = start_and_wait(cmd, env, ready)
+                    if s == 0 and shutil.which("bpftool"):
+                        prog = program_ns_per_call(live, list(role.values()), env)
+                    for r in range(RUNS):
+                        order = list(role.values())
+                        k = (r // 2) % 3
+                        order = order[k:] + order[:k]
+                        if r % 2:
+                            order.reverse()  # each copy follows each other one
+                        v = interleaved(env, order)
+                        base.append(v[role["untraced"]])
+                        this = {n: (v[role[n]] - v[role["untraced"]]) / 2 for n in live}
+                        for n, x in this.items():
+                            added[n].append(x)
+                        if have_bt and this["bpftrace"] > 0:
+                            ratios.append(this["fakegpu-trace"] / this["bpftrace"])
+                finally:
+                    for p in live.values():
+                        stop(p)
+            print(f"{way}: untraced {statistics.median(base):.1f} ns/pair")
+            for n, xs in added.items():
+                if xs:
+                    in_bpf = f", BPF programs {prog[n]:.0f} ns" if n in prog else ""
+                    print(f"  {n + (' (counting)' if n == 'bpftrace' else ''):<24} +{statistics.median(xs) / 1000:.3f} us "
+                          f"per traced call{in_bpf}")
+            if ratios:
+                mine_m, its_m = statistics.median(added["fakegpu-trace"]), statistics.median(added["bpftrace"])
+                ratios.sort()
+                q = lambda f: ratios[round(f * (len(ratios) - 1))]
+                print(f"  fakegpu-trace / bpftrace: {mine_m / its_m:.2f}x (ratio of the medians); run by run: median "
+                      f"{q(0.5):.2f}x, middle half {q(0.25):.2f}-{q(0.75):.2f}x, {sum(x <= 1 for x in ratios)} of "
+                      f"{len(ratios)} runs at or below 1")
+    finally:
+        shutil.rmtree(copies_dir, ignore_errors=True)
 
 
 def sustained(env):
