@@ -51,46 +51,47 @@ bool read_all(int fd, void* p, size_t n) {
 }
 
 // One copy's process: its turns, then its mean time per pair on `results`. Exits non-zero on
-// any failure; the next process then reads EOF instead of a token and stops too.
+// any failure; the next process then reads EOF instead of a token and stops too. exit(), not
+// _exit(): the backend's exit handlers give its slot in the shared device ledger back.
 [[noreturn]] void run_copy(int index, int copies, const char* lib, long block, long turns, int token_in, int token_out,
                            int results) {
   void* h = ::dlopen(lib, RTLD_NOW | RTLD_LOCAL);
   if (h == nullptr) {
     std::fprintf(stderr, "bench_trace_interleaved: %s\n", ::dlerror());
-    ::_exit(1);
+    std::exit(1);
   }
   const auto cuda_malloc = reinterpret_cast<MallocFn>(::dlsym(h, "cudaMalloc"));
   const auto cuda_free = reinterpret_cast<FreeFn>(::dlsym(h, "cudaFree"));
   const auto set_device = reinterpret_cast<SetDeviceFn>(::dlsym(h, "cudaSetDevice"));
   if (cuda_malloc == nullptr || cuda_free == nullptr || set_device == nullptr) {
     std::fprintf(stderr, "bench_trace_interleaved: %s lacks cudaMalloc, cudaFree or cudaSetDevice\n", lib);
-    ::_exit(1);
+    std::exit(1);
   }
   void* warm = nullptr;  // backend initialisation, outside the timing
   if (set_device(0) != 0 || cuda_malloc(&warm, 4096) != 0 || cuda_free(warm) != 0) {
     std::fprintf(stderr, "bench_trace_interleaved: %s: the warm-up allocation failed\n", lib);
-    ::_exit(1);
+    std::exit(1);
   }
   using Clock = std::chrono::steady_clock;
   double ns = 0;
   for (long t = 0; t < turns; ++t) {
     char token = 0;
-    if (!read_all(token_in, &token, 1)) ::_exit(1);
+    if (!read_all(token_in, &token, 1)) std::exit(1);
     const auto t0 = Clock::now();
     for (long i = 0; i < block; ++i) {
       void* p = nullptr;
       if (cuda_malloc(&p, 4096) != 0 || cuda_free(p) != 0) {
         std::fprintf(stderr, "bench_trace_interleaved: %s: cudaMalloc/cudaFree failed\n", lib);
-        ::_exit(1);
+        std::exit(1);
       }
     }
     ns += std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
     // After the last copy's last turn no one is waiting (the first copy may have exited).
     const bool last_turn = t + 1 == turns && index + 1 == copies;
-    if (!last_turn && !write_all(token_out, &token, 1)) ::_exit(1);
+    if (!last_turn && !write_all(token_out, &token, 1)) std::exit(1);
   }
   const Result res{index, ns / static_cast<double>(block * turns)};
-  ::_exit(write_all(results, &res, sizeof res) ? 0 : 1);
+  std::exit(write_all(results, &res, sizeof res) ? 0 : 1);
 }
 
 }  // namespace
