@@ -23,17 +23,10 @@ import time
 BUILD = sys.argv[1]
 BIN = os.path.join(BUILD, "bin")
 LIB = os.path.join(BUILD, "libfake_gpu.so")
-PAIRS = 200_000
 BLOCK = 10_000  # overhead: pairs per turn of a library copy
 TURNS = 5       # turns per copy and run
 RUNS = 12       # runs per session
 SESSIONS = 3    # the copies' roles rotate between sessions
-
-
-def workload_ns(env, pairs=PAIRS):
-    out = subprocess.run([os.path.join(BIN, "bench_trace_workload"), str(pairs)], env=env, check=True,
-                         capture_output=True, text=True).stdout
-    return float(out.split()[0].split("=")[1])
 
 
 def start_and_wait(cmd, env, ready, timeout=30, stdout=subprocess.DEVNULL):
