@@ -83,7 +83,12 @@ class MappedLedger {
     return static_cast<uint32_t>(std::min<size_t>(lg::kMaxProcs, (size_ - proc_off()) / sizeof(lg::ProcSlot)));
   }
   const lg::ProcSlot& slot(uint32_t i) const { return reinterpret_cast<const lg::ProcSlot*>(base_ + proc_off())[i]; }
-  static bool live(const lg::ProcSlot& s) { return lg::state_of(s.state.load(std::memory_order_acquire)) == lg::kReady; }
+  // A ready slot of a process that still runs: a process that crashed (or called _exit)
+  // leaves its slot ready until a backend process reaps it, and a reused pid is not it.
+  static bool live(const lg::ProcSlot& s) {
+    return lg::state_of(s.state.load(std::memory_order_acquire)) == lg::kReady &&
+           lg::process_alive(s.pid, s.start_time);
+  }
   static bool uses(const lg::ProcSlot& s, uint32_t d) {
     return (s.devices[d / 64].load(std::memory_order_relaxed) >> (d % 64)) & 1;
   }
@@ -142,7 +147,7 @@ std::optional<std::vector<BaselineEntry>> backend_baseline(int pid) {
   if (!l.valid()) return std::nullopt;
   for (uint32_t i = 0; i < l.slots(); ++i) {
     const lg::ProcSlot& s = l.slot(i);
-    if (!MappedLedger::live(s) || s.pid != pid) continue;
+    if (s.pid != pid || !MappedLedger::live(s)) continue;
     std::vector<BaselineEntry> entries;
     for (uint32_t d = 0; d < lg::kMaxDevices; ++d) {
       if (!MappedLedger::uses(s, d)) continue;
@@ -176,7 +181,7 @@ DeviceReaderCache& reader_cache() {
 
 }  // namespace
 
-std::vector<BackendDevice> backend_devices(const std::vector<int>& pids) {
+std::vector<BackendDevice> backend_devices(const std::vector<int>& pids, const std::string& shm_dir) {
   DeviceReaderCache& cache = reader_cache();
   std::set<std::string> paths;
   std::map<int, std::string> by_pid;
@@ -187,13 +192,13 @@ std::vector<BackendDevice> backend_devices(const std::vector<int>& pids) {
     by_pid[pid] = std::move(p);
   }
   cache.ledger_by_pid = std::move(by_pid);  // pids gone are forgotten
-  if (DIR* d = ::opendir("/dev/shm")) {
+  if (DIR* d = ::opendir(shm_dir.c_str())) {
     const std::string suffix = ".v" + std::to_string(lg::kVersion) + ".ledger";
     while (dirent* e = ::readdir(d)) {
       const std::string name = e->d_name;
       if (name.rfind("fakegpu-", 0) == 0 && name.size() > suffix.size() &&
           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-        paths.insert("/dev/shm/" + name);
+        paths.insert(shm_dir + "/" + name);
     }
     ::closedir(d);
   }

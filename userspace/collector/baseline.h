@@ -21,8 +21,9 @@ struct BaselineEntry {
 std::optional<std::vector<BaselineEntry>> backend_baseline(int pid);
 
 // A fake GPU as the backend's shared device ledgers describe it (what its NVML reports):
-// the host-wide ledgers in /dev/shm and those the given processes use. One device per
-// ordinal: where ledgers number devices alike, the one with the most live processes wins.
+// the host-wide ledgers in `shm_dir` (fakegpu-*.v<N>.ledger) and those the given processes
+// use. One device per ordinal: where ledgers number devices alike, the one with the most live
+// processes wins. A process counts as live while it runs (a crashed one's slot does not).
 struct BackendDevice {
   int32_t ordinal = -1;  // as the processes using it number it (none: its ledger position)
   std::string uuid;      // "GPU-…"
@@ -30,6 +31,6 @@ struct BackendDevice {
   uint64_t total = 0;
   uint64_t used = 0;     // device + managed bytes of every live process
 };
-std::vector<BackendDevice> backend_devices(const std::vector<int>& pids);
+std::vector<BackendDevice> backend_devices(const std::vector<int>& pids, const std::string& shm_dir = "/dev/shm");
 
 }  // namespace fgtrace

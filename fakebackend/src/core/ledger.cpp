@@ -43,38 +43,9 @@ void self_comm(char out[16]) {
   if (n > 0 && out[n - 1] == '\n') out[n - 1] = '\0';
 }
 
-bool alive(const ProcSlot& s) noexcept {
-  if (s.pid <= 0) return false;
-  if (::kill(s.pid, 0) != 0 && errno == ESRCH) return false;
-  // The pid exists; it is the same process only if it started at the same time.
-  uint64_t st = process_start_time(s.pid);
-  return st != 0 && st == s.start_time;
-}
+bool alive(const ProcSlot& s) noexcept { return process_alive(s.pid, s.start_time); }
 
 }  // namespace
-
-uint64_t process_start_time(int pid) noexcept {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  char buf[1024];
-  ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
-  // comm may contain spaces and parentheses: fields resume after the last ')'.
-  const char* p = std::strrchr(buf, ')');
-  if (!p) return 0;
-  // Field 3 (state) follows; starttime is field 22. A zombie (Z) or dying (X) process
-  // has closed its files — the real driver has freed its memory by then — so it counts
-  // as gone even before its parent reaps it.
-  if (p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X')) return 0;
-  int field = 2;
-  for (++p; *p && field < 22; ++p)
-    if (*p == ' ') ++field;
-  return std::strtoull(p, nullptr, 10);
-}
 
 std::string default_path() {
   if (const char* p = std::getenv("FAKEGPU_LEDGER"); p && *p) return p;

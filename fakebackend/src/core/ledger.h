@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "proc_alive.h"  // same directory: the collector includes this header too
+
 namespace fg::ledger {
 
 inline constexpr uint32_t kMaxDevices = 256;
@@ -166,7 +168,5 @@ class Ledger {
 
 // Default path: $FAKEGPU_LEDGER, else /dev/shm/fakegpu-<uid>.v<kVersion>.ledger.
 std::string default_path();
-// Starting time of a process (clock ticks since boot), 0 if it does not exist.
-uint64_t process_start_time(int pid) noexcept;
 
 }  // namespace fg::ledger
