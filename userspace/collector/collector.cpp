@@ -78,6 +78,11 @@ std::string usdt_layout_problem(const ElfSymbols& elf) {
 
 void Collector::LinkCloser::operator()(bpf_link* l) const { bpf_link__destroy(l); }
 
+void Collector::LinkFd::reset() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
 namespace {
 // Multi-uprobe links (kernel 6.6+) through the raw syscall: Debian 12's libbpf 1.1 and UAPI
 // headers predate them. Values and layout from the kernel's union bpf_attr (link_create).
@@ -232,7 +237,6 @@ void Collector::detach_all() noexcept {
   }
   for (auto& th : threads) th.join();
   links_.clear();
-  for (int fd : multi_links_) ::close(fd);
   multi_links_.clear();
 }
 
@@ -260,10 +264,7 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
   const bool use_usdt = !opts_.force_uprobes && !usdt.empty() && lib.usdt_problem.empty();
   lib.mode = use_usdt ? "usdt" : "uprobe";
   std::vector<Link> links;
-  std::vector<int> fds;  // multi-uprobe links
-  const auto close_fds = [&fds] {
-    for (int f : fds) ::close(f);
-  };
+  std::vector<LinkFd> fds;  // multi-uprobe links
   if (use_usdt) {
     const std::pair<bpf_program*, const char*> probes[] = {
         {skel_->progs.usdt_alloc, "alloc"},
@@ -277,7 +278,7 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
         const auto sites = elf.usdt_sites("fakegpu", name);
         if (sites.offsets.empty()) continue;
         const int fd = attach_multi(prog, path, sites.offsets, {}, sites.semaphores, false);
-        if (fd >= 0) fds.push_back(fd);
+        if (fd >= 0) fds.emplace_back(fd);
         err = fd < 0 ? -fd : 0;
       } else if (bpf_link* l = bpf_program__attach_usdt(prog, -1, path.c_str(), "fakegpu", name, nullptr)) {
         links.emplace_back(l);
@@ -285,7 +286,6 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
         err = errno;
       }
       if (err) {
-        close_fds();
         throw TraceError("cannot attach USDT probe fakegpu:" + std::string(name) + " in " + path + ": " +
                              errno_text(err) + " (try --uprobes-only)",
                          kExitUnsupported);
@@ -331,7 +331,6 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
     }
   }
   if (lib.functions == 0) {
-    close_fds();
     throw TraceError(path + " exports none of the CUDA functions fakegpu-trace traces (is it a CUDA runtime or driver "
                      "library?)",
                      kExitNotFound);
@@ -340,14 +339,12 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
     for (bool ret : {false, true}) {
       const int fd = attach_multi(ret ? skel_->progs.api_exit_multi : skel_->progs.api_enter_multi, path, multi_offsets,
                                   multi_cookies, {}, ret);
-      if (fd < 0) {
-        close_fds();
+      if (fd < 0)
         throw TraceError("cannot attach the entry/return probes in " + path + ": " + errno_text(fd), kExitUnsupported);
-      }
-      fds.push_back(fd);
+      fds.emplace_back(fd);
     }
   }
-  multi_links_.insert(multi_links_.end(), fds.begin(), fds.end());
+  for (auto& fd : fds) multi_links_.push_back(std::move(fd));
   for (auto& l : links) links_.push_back(std::move(l));
   by_inode_[{st.st_dev, st.st_ino}] = libs_.size();
   libs_.push_back(lib);

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 struct fakegpu_bpf;
@@ -111,6 +112,27 @@ class Collector {
     void operator()(bpf_link* l) const;
   };
   using Link = std::unique_ptr<bpf_link, LinkCloser>;
+  // A multi-uprobe link's file descriptor (closing it detaches the probes), closed with its
+  // owner: a throw halfway through attaching a library leaves nothing attached behind.
+  class LinkFd {
+   public:
+    explicit LinkFd(int fd) noexcept : fd_(fd) {}
+    LinkFd(LinkFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+    LinkFd& operator=(LinkFd&& o) noexcept {
+      if (this != &o) {
+        reset();
+        fd_ = std::exchange(o.fd_, -1);
+      }
+      return *this;
+    }
+    LinkFd(const LinkFd&) = delete;
+    LinkFd& operator=(const LinkFd&) = delete;
+    ~LinkFd() { reset(); }
+    void reset() noexcept;
+
+   private:
+    int fd_ = -1;
+  };
 
   CollectorOptions opts_;
   fakegpu_bpf* skel_ = nullptr;
@@ -127,7 +149,7 @@ class Collector {
   Mapped<__u64> call_tags_;          // the call counters' tags (FG_CALL_SLOTS)
   Mapped<fg_alloc_rec> allocs_;      // the entry/return path's live allocations
   std::vector<Link> links_;
-  std::vector<int> multi_links_;  // multi-uprobe link fds (per library: entry, return, each USDT probe)
+  std::vector<LinkFd> multi_links_;  // multi-uprobe links (per library: entry, return, each USDT probe)
   bool multi_ = false;            // the kernel takes multi-uprobe links
   std::vector<AttachedLibrary> libs_;
   std::map<std::pair<uint64_t, uint64_t>, size_t> by_inode_;  // (dev, ino) → libs_ index
