@@ -187,3 +187,80 @@ TEST_CASE("ledger: consume() decodes records and counts the bad ones", "[trace][
   CHECK(snap.processes[0].books[0].live_bytes == 1048576);
   CHECK(snap.processes[0].books[0].kind == fgtrace::MemKind::Managed);
 }
+
+TEST_CASE("decode_into: one Event reused record after record carries nothing over", "[trace][event]") {
+  fgtrace::Event ev;
+  fg_event fork = raw_event();
+  fork.type = FG_EV_PROC_FORK;
+  fork.aux = 5151;  // the child
+  fork.func = ~0u;
+  REQUIRE(fgtrace::decode_into(fork, ev));
+  REQUIRE(ev.child_pid);
+  CHECK(*ev.child_pid == 5151);
+  CHECK_FALSE(ev.func);
+  CHECK(ev.comm == "python3");
+
+  fg_event alloc = raw_event();
+  alloc.aux = 3;  // stack id 2
+  std::memset(alloc.comm, 0, sizeof alloc.comm);
+  REQUIRE(fgtrace::decode_into(alloc, ev));
+  CHECK(ev.type == fgtrace::EventType::Alloc);
+  CHECK_FALSE(ev.child_pid);
+  REQUIRE(ev.stack_id);
+  CHECK(*ev.stack_id == 2);
+  REQUIRE(ev.func);
+  CHECK(*ev.func == 7);
+  CHECK(ev.comm.empty());
+
+  fg_event implicit = raw_event();
+  implicit.type = FG_EV_IMPLICIT_FREE;
+  implicit.aux = 2;  // process exit
+  std::memcpy(implicit.comm, "0123456789abcdef", 16);  // all 16 bytes, no terminator
+  REQUIRE(fgtrace::decode_into(implicit, ev));
+  CHECK_FALSE(ev.stack_id);
+  CHECK(ev.reason == fgtrace::ImplicitReason::ProcessExit);
+  CHECK(ev.comm == "0123456789abcdef");
+
+  fg_event free = raw_event();
+  free.type = FG_EV_FREE;
+  REQUIRE(fgtrace::decode_into(free, ev));
+  CHECK(ev.reason == fgtrace::ImplicitReason::Unknown);
+
+  fgtrace::DecodeError err = fgtrace::DecodeError::None;
+  free.type = 99;
+  CHECK_FALSE(fgtrace::decode_into(free, ev, &err));
+  CHECK(err == fgtrace::DecodeError::UnknownType);
+}
+
+TEST_CASE("ledger: consume(fg_event) books what consume(bytes) books", "[trace][event][ledger]") {
+  fgtrace::AllocationLedger by_bytes, by_record;
+  fg_event a = raw_event();
+  fg_event b = raw_event();
+  b.ptr += 4096;
+  b.size = 4096;
+  std::memset(b.comm, 0, sizeof b.comm);
+  fg_event f = raw_event();
+  f.type = FG_EV_FREE;
+  f.size = 0;  // the books know the size
+  std::memset(f.comm, 0, sizeof f.comm);
+  fg_event bad = raw_event();
+  bad.type = 0;
+  for (const fg_event* r : {&a, &b, &f, &bad}) {
+    CHECK(by_bytes.consume(r, sizeof *r) == (r != &bad));
+    CHECK(by_record.consume(*r) == (r != &bad));
+  }
+  CHECK(by_record.counters().bad_records == 1);
+  CHECK(by_record.counters().events == 3);
+  const auto x = by_bytes.snapshot(true), y = by_record.snapshot(true);
+  REQUIRE(y.processes.size() == 1);
+  CHECK(y.processes[0].comm == "python3");
+  REQUIRE(y.processes[0].books.size() == 1);
+  CHECK(y.processes[0].books[0].live_bytes == 4096);
+  CHECK(y.processes[0].books[0].peak_bytes == 1048576 + 4096);
+  CHECK(y.processes[0].books[0].outstanding == 1);
+  REQUIRE(x.processes.size() == 1);
+  REQUIRE(x.processes[0].books.size() == 1);
+  CHECK(x.processes[0].books[0].live_bytes == y.processes[0].books[0].live_bytes);
+  CHECK(x.processes[0].books[0].peak_bytes == y.processes[0].books[0].peak_bytes);
+  CHECK(x.processes[0].books[0].frees == y.processes[0].books[0].frees);
+}

@@ -434,6 +434,31 @@ TEST_CASE("ledger: failed calls, 0-byte allocations and lost frees", "[trace][le
   CHECK(s.counters.duplicate_allocs == 1);
 }
 
+TEST_CASE("ledger: a lost free's allocation on another device leaves that device's books", "[trace][ledger]") {
+  AllocationLedger l;
+  l.track_process(8, "x", 1, 0, false);
+  l.apply(alloc(8, 0, MemKind::Device, 0x40, 100));
+  l.apply(alloc(8, 1, MemKind::Managed, 0x40, 30));  // same address on device 1: device 0's free was lost
+
+  Snapshot s = l.snapshot(true);
+  const ProcessView& p = proc(s, 8);
+  const BookView& d0 = book(p, 0, MemKind::Device);
+  const BookView& d1 = book(p, 1, MemKind::Managed);
+  CHECK(d0.live_bytes == 0);
+  CHECK(d0.peak_bytes == 100);
+  CHECK(d0.outstanding == 0);
+  CHECK(d0.allocs == 1);
+  CHECK(d1.live_bytes == 30);
+  CHECK(d1.outstanding == 1);
+  CHECK(device(s.devices, 0).live_bytes == 0);
+  CHECK(device(s.devices, 1).live_bytes == 30);
+  CHECK(s.live_bytes == 30);
+  CHECK(s.peak_bytes == 100);  // the lost one is dropped before the new one is booked
+  CHECK(s.counters.duplicate_allocs == 1);
+  l.apply(free_of(8, 0x40));
+  CHECK(book(proc(l.snapshot(true), 8), 1, MemKind::Managed).live_bytes == 0);
+}
+
 TEST_CASE("ledger: call counts and log2 latency buckets", "[trace][ledger]") {
   CHECK(latency_bucket(0) == 0);
   CHECK(latency_bucket(1) == 0);

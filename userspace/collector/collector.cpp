@@ -352,17 +352,7 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
 }
 
 int Collector::poll(int timeout_ms, const std::function<void(const fg_event&)>& sink) {
-  uint64_t read_ns = 0;
-  const auto deliver = [&sink, &read_ns](const fg_event& raw) {
-    if (raw.ts_ns != 0) return sink(raw);
-    // USDT records carry no kernel time (fg_event::ts_ns): stamped as read, at most a poll
-    // period (100 ms) or a wake-up batch after the call.
-    if (read_ns == 0) read_ns = monotonic_ns();
-    fg_event e = raw;
-    e.ts_ns = read_ns;
-    sink(e);
-  };
-  return static_cast<int>(ring_->poll(timeout_ms, deliver));
+  return static_cast<int>(ring_->poll(timeout_ms, sink));
 }
 
 namespace {

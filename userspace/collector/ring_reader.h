@@ -53,6 +53,8 @@ class RingReader {
   RingReader(const RingReader&) = delete;
   RingReader& operator=(const RingReader&) = delete;
 
+  // Receives each record in order; records without a kernel time (ts_ns 0) come stamped
+  // with the time of the drain that read them.
   using Sink = std::function<void(const fg_event& ev)>;
   // Waits up to timeout_ms (0: not at all) for a wake-up, then drains. Returns the number of
   // records delivered.

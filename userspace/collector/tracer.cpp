@@ -506,7 +506,7 @@ class Session {
     // A process first met through its events started after the probes were in place (the
     // ones running before were adopted when their library was attached): traced from its
     // first call, nothing to add.
-    if (!seen_.count(static_cast<int>(e.tgid))) {
+    if (e.tgid != last_seen_ && !seen_.count(static_cast<int>(e.tgid))) {
       seen_.insert(static_cast<int>(e.tgid));
       if (e.type != FG_EV_PROC_EXIT) {
         std::string comm(e.comm, strnlen(e.comm, sizeof e.comm));
@@ -525,8 +525,9 @@ class Session {
     // Every stack was named when first seen: an exited process's maps are not needed again,
     // and an exec'd one has a new image.
     if (opts_.stacks && (e.type == FG_EV_PROC_EXIT || e.type == FG_EV_PROC_EXEC)) symbolizer_.forget(e.tgid);
-    ledger_.consume(&e, sizeof e);
+    ledger_.consume(e);
     if (e.type == FG_EV_PROC_EXIT) exited_.push_back(e.tgid);
+    last_seen_ = e.tgid;  // in seen_ now (seen_ only grows): the next record of it skips the lookup
   }
 
   const TraceOptions& opts_;
@@ -534,6 +535,7 @@ class Session {
   Collector collector_;
   AllocationLedger ledger_;
   std::set<int> seen_;
+  uint32_t last_seen_ = 0;  // the last record's process (in seen_): most records follow one of theirs
   std::set<std::string> warned_;
   std::vector<uint32_t> exited_;
   Snapshot snap_;  // the books as of the last refresh

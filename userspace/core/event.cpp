@@ -75,12 +75,18 @@ std::optional<Event> decode(const void* data, size_t size, DecodeError* error) {
   }
   fg_event raw;
   std::memcpy(&raw, data, sizeof raw);  // the record need not be aligned for us
+  Event ev;
+  if (!decode_into(raw, ev, &err)) return std::nullopt;
+  return ev;
+}
+
+bool decode_into(const fg_event& raw, Event& ev, DecodeError* error) {
+  DecodeError ignored;
+  DecodeError& err = error ? *error : ignored;
   if (raw.type < FG_EV_ALLOC || raw.type > FG_EV_PROC_EXEC) {
     err = DecodeError::UnknownType;
-    return std::nullopt;
+    return false;
   }
-
-  Event ev;
   ev.ts_ns = raw.ts_ns;
   ev.pid = raw.tgid;
   ev.tid = raw.tid;
@@ -92,8 +98,11 @@ std::optional<Event> decode(const void* data, size_t size, DecodeError* error) {
   ev.status = raw.status;
   ev.api = api_of(raw.api);
   ev.source = source_of(raw.source);
-  if (raw.func != ~0u) ev.func = raw.func;
+  ev.func = raw.func != ~0u ? std::optional<uint32_t>(raw.func) : std::nullopt;
   ev.aux = raw.aux;
+  ev.child_pid.reset();
+  ev.stack_id.reset();
+  ev.reason = ImplicitReason::Unknown;
   switch (ev.type) {
     case EventType::ProcFork:
       ev.child_pid = static_cast<uint32_t>(raw.aux);
@@ -109,9 +118,13 @@ std::optional<Event> decode(const void* data, size_t size, DecodeError* error) {
       break;
   }
   // comm is NUL-padded by bpf_get_current_comm but need not be terminated: bound the read.
-  ev.comm.assign(raw.comm, ::strnlen(raw.comm, sizeof raw.comm));
+  // Most records carry none (only a process's first does).
+  if (raw.comm[0] == '\0')
+    ev.comm.clear();
+  else
+    ev.comm.assign(raw.comm, ::strnlen(raw.comm, sizeof raw.comm));
   err = DecodeError::None;
-  return ev;
+  return true;
 }
 
 const char* to_string(EventType t) noexcept {

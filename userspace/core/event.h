@@ -91,6 +91,9 @@ enum class DecodeError {
 
 // The record as an Event, or nullopt (with the reason in *error when given).
 std::optional<Event> decode(const void* data, size_t size, DecodeError* error = nullptr);
+// The same for a whole record, into `ev` (every field rewritten; false: unknown type, `ev`
+// unspecified). The collector's per-record path: it reuses one Event and its comm string.
+bool decode_into(const fg_event& raw, Event& ev, DecodeError* error = nullptr);
 
 const char* to_string(EventType t) noexcept;
 const char* to_string(MemKind k) noexcept;  // "device", "managed", "host", "vmm", "unknown"

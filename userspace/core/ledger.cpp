@@ -163,30 +163,36 @@ BookView& AllocationLedger::book(Proc& p, int32_t device, MemKind kind) {
 }
 
 void AllocationLedger::add_live(Proc& p, int32_t device, MemKind kind, uint64_t bytes) {
+  add_live(p, book(p, device, kind), bytes);
+}
+
+void AllocationLedger::add_live(Proc& p, BookView& b, uint64_t bytes) {
   auto raise = [bytes](uint64_t& live, uint64_t& peak) {
     live += bytes;
     peak = std::max(peak, live);
   };
-  BookView& b = book(p, device, kind);
   raise(b.live_bytes, b.peak_bytes);
-  Level& pd = p.devices[device];
+  Level& pd = p.devices[b.device];
   raise(pd.live, pd.peak);
-  Level& sd = devices_[device];
+  Level& sd = devices_[b.device];
   raise(sd.live, sd.peak);
-  if (device >= 0) {
+  if (b.device >= 0) {
     raise(p.gpu.live, p.gpu.peak);
     raise(gpu_.live, gpu_.peak);
   }
 }
 
 void AllocationLedger::sub_live(Proc& p, int32_t device, MemKind kind, uint64_t bytes) {
-  BookView& b = book(p, device, kind);
+  sub_live(p, book(p, device, kind), bytes);
+}
+
+void AllocationLedger::sub_live(Proc& p, BookView& b, uint64_t bytes) {
   b.live_bytes = sat_sub(b.live_bytes, bytes);
-  Level& pd = p.devices[device];
+  Level& pd = p.devices[b.device];
   pd.live = sat_sub(pd.live, bytes);
-  Level& sd = devices_[device];
+  Level& sd = devices_[b.device];
   sd.live = sat_sub(sd.live, bytes);
-  if (device >= 0) {
+  if (b.device >= 0) {
     p.gpu.live = sat_sub(p.gpu.live, bytes);
     gpu_.live = sat_sub(gpu_.live, bytes);
   }
@@ -201,6 +207,15 @@ bool AllocationLedger::consume(const void* data, size_t size) {
     return false;
   }
   apply(*ev);
+  return true;
+}
+
+bool AllocationLedger::consume(const fg_event& raw) {
+  if (!decode_into(raw, scratch_)) {
+    counters_.bad_records += 1;
+    return false;
+  }
+  apply(scratch_);
   return true;
 }
 
@@ -264,18 +279,19 @@ void AllocationLedger::on_alloc(const Event& ev) {
   b.allocs += 1;
   b.alloc_bytes += ev.size;
   if (ev.ptr == 0) return;  // a 0-byte allocation returns NULL: nothing to free later
-  if (auto it = p.outstanding.find(ev.ptr); it != p.outstanding.end()) {
+  const Allocation a{ev.size, ev.device, ev.kind, ev.api, ev.ts_ns, ev.stack_id};
+  if (auto [it, fresh] = p.outstanding.try_emplace(ev.ptr, a); !fresh) {
     // The same address again while the books still hold it: its free was lost.
     counters_.duplicate_allocs += 1;
     const Allocation old = it->second;
-    sub_live(p, old.device, old.kind, old.size);
-    book(p, old.device, old.kind).outstanding -= 1;
+    BookView& ob = book(p, old.device, old.kind);  // std::map: `b` stays valid
+    sub_live(p, ob, old.size);
+    ob.outstanding -= 1;
     if (old.stack_id) stack_sub(p.outstanding_stacks, *old.stack_id, old.size);
-    p.outstanding.erase(it);
+    it->second = a;
   }
-  p.outstanding.emplace(ev.ptr, Allocation{ev.size, ev.device, ev.kind, ev.api, ev.ts_ns, ev.stack_id});
-  book(p, ev.device, ev.kind).outstanding += 1;
-  add_live(p, ev.device, ev.kind, ev.size);
+  b.outstanding += 1;
+  add_live(p, b, ev.size);
   if (ev.stack_id) stack_add(p.outstanding_stacks, *ev.stack_id, ev.size);
 }
 
@@ -297,19 +313,19 @@ void AllocationLedger::on_free(const Event& ev, bool implicit) {
     size = it->second.size;
     stack_id = it->second.stack_id;
     p.outstanding.erase(it);
-    book(p, device, kind).outstanding -= 1;
-    sub_live(p, device, kind, size);
-    if (stack_id) stack_sub(p.outstanding_stacks, *stack_id, size);
   }
-
   BookView& b = book(p, device, kind);
-  if (!known) {
+  if (known) {
+    b.outstanding -= 1;
+    sub_live(p, b, size);
+    if (stack_id) stack_sub(p.outstanding_stacks, *stack_id, size);
+  } else {
     if (p.since_attach) {
       // Allocated before we attached: lowers what is left of the baseline, never below 0.
       counters_.pre_attach_frees += 1;
       const uint64_t take = std::min(size, b.baseline_left);
       b.baseline_left -= take;
-      sub_live(p, device, kind, take);
+      sub_live(p, b, take);
     } else {
       counters_.unmatched_frees += 1;
       b.unmatched_frees += 1;

@@ -206,6 +206,7 @@ class AllocationLedger {
   // Decodes one ring-buffer record and applies it; false (and counted as a bad record) when
   // decode() refuses it.
   bool consume(const void* data, size_t size);
+  bool consume(const fg_event& raw);  // the same for a whole record, without copying it
   void apply(const Event& ev);
 
   // A process the collector starts tracing (attach -p, or the command of `run`).
@@ -285,7 +286,9 @@ class AllocationLedger {
   Proc& create(uint32_t pid, bool since_attach);
   BookView& book(Proc& p, int32_t device, MemKind kind);
   void add_live(Proc& p, int32_t device, MemKind kind, uint64_t bytes);
+  void add_live(Proc& p, BookView& b, uint64_t bytes);  // b: one of p's books
   void sub_live(Proc& p, int32_t device, MemKind kind, uint64_t bytes);
+  void sub_live(Proc& p, BookView& b, uint64_t bytes);
   void on_alloc(const Event& ev);
   void on_free(const Event& ev, bool implicit);
   void leak_everything(Proc& p);  // exit / exec: what is still held becomes the leak report
@@ -299,6 +302,7 @@ class AllocationLedger {
   Health health_;
   LedgerCounters counters_;
   uint64_t last_event_ns_ = 0;
+  Event scratch_;  // consume(fg_event): decoded into, record after record
 };
 
 }  // namespace fgtrace
