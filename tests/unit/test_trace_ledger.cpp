@@ -408,6 +408,45 @@ TEST_CASE("ledger: devices and kinds are separate books; peaks are high-water ma
   CHECK(s.devices[2].device == 1);
 }
 
+TEST_CASE("ledger: every device number gets exact books, past the first 16 devices too", "[trace][ledger]") {
+  // Devices -1..15 are found by index, others through the ordered map: both must book alike,
+  // and a free on another current device still lands on the allocation's book.
+  AllocationLedger l;
+  l.track_process(3, "many", 1, 0, false);
+  const std::vector<int32_t> devs = {-1, 0, 15, 16, 255, 100000, -7};
+  constexpr uint64_t kPerDevice = 5000;  // page-aligned pointers: the table must spread them
+  uint64_t ptr = 0x7f0000000000;
+  for (int32_t dev : devs)
+    for (uint64_t i = 0; i < kPerDevice; ++i, ptr += 4096)
+      l.apply(alloc(3, dev, dev == -7 ? MemKind::Unknown : MemKind::Device, ptr, 4096 + i));
+  // Free every other allocation, each reported from device 0.
+  ptr = 0x7f0000000000;
+  for (size_t d = 0; d < devs.size(); ++d)
+    for (uint64_t i = 0; i < kPerDevice; ++i, ptr += 4096)
+      if (i % 2 == 0) l.apply(free_of(3, ptr, 0, 0, MemKind::Device));
+
+  const Snapshot s = l.snapshot(true);
+  const ProcessView& p = proc(s, 3);
+  REQUIRE(p.books.size() == devs.size());
+  // Sizes 4096 + i for odd i below 5000 are left: 2500 of them, 2500 * 4096 + (1 + 3 + ... + 4999).
+  constexpr uint64_t kLeft = 2500 * 4096 + 2500ull * 2500;
+  constexpr uint64_t kAll = kPerDevice * 4096 + (kPerDevice - 1) * kPerDevice / 2;
+  for (int32_t dev : devs) {
+    const BookView& b = book(p, dev, dev == -7 ? MemKind::Unknown : MemKind::Device);
+    INFO("device " << dev);
+    CHECK(b.allocs == kPerDevice);
+    CHECK(b.frees == kPerDevice / 2);
+    CHECK(b.outstanding == kPerDevice / 2);
+    CHECK(b.live_bytes == kLeft);
+    CHECK(b.peak_bytes == kAll);
+    CHECK(b.freed_bytes == kAll - kLeft);
+    CHECK(device(s.devices, dev).live_bytes == kLeft);
+  }
+  CHECK(p.outstanding_count == devs.size() * kPerDevice / 2);
+  CHECK(p.live_bytes == 5 * kLeft);  // GPU devices only: -1 and -7 are not
+  CHECK(s.counters.unmatched_frees == 0);
+}
+
 TEST_CASE("ledger: failed calls, 0-byte allocations and lost frees", "[trace][ledger]") {
   AllocationLedger l;
   l.track_process(8, "x", 1, 0, false);

@@ -90,14 +90,16 @@ AllocationLedger::Proc& AllocationLedger::create(uint32_t pid, bool since_attach
 }
 
 AllocationLedger::Proc& AllocationLedger::running_for(const Event& ev) {
-  auto it = running_.find(ev.pid);
-  Proc* p;
-  if (it != running_.end()) {
-    p = &it->second;
-  } else {
-    // Not seen starting (fork) nor announced by the collector: it was already running.
-    p = &create(ev.pid, /*since_attach=*/true);
-    p->start_ns = ev.ts_ns;
+  Proc* p = last_proc_;
+  if (p == nullptr || p->pid != ev.pid) {
+    if (auto it = running_.find(ev.pid); it != running_.end()) {
+      p = &it->second;
+    } else {
+      // Not seen starting (fork) nor announced by the collector: it was already running.
+      p = &create(ev.pid, /*since_attach=*/true);
+      p->start_ns = ev.ts_ns;
+    }
+    last_proc_ = p;
   }
   // Threads may carry their own names: only the thread-group leader's comm names the process,
   // unless we have none yet.
@@ -130,12 +132,12 @@ void AllocationLedger::set_baseline(uint32_t pid, int32_t device, MemKind kind, 
   Proc& p = it != running_.end() ? it->second : create(pid, true);
   p.since_attach = true;
   p.baseline_known = true;
-  BookView& b = book(p, device, kind);
+  Book& b = book(p, device, kind);
   // Setting it again replaces the earlier baseline (what is left of it).
-  sub_live(p, device, kind, b.baseline_left);
-  b.baseline_bytes = bytes;
-  b.baseline_left = bytes;
-  add_live(p, device, kind, bytes);
+  sub_live(p, b, b.v.baseline_left);
+  b.v.baseline_bytes = bytes;
+  b.v.baseline_left = bytes;
+  add_live(p, b, bytes);
 }
 
 void AllocationLedger::mark_baseline_known(uint32_t pid) {
@@ -153,46 +155,43 @@ void AllocationLedger::process_exited(uint32_t pid, uint64_t ts_ns) {
 
 // ---- books ------------------------------------------------------------------------------
 
-BookView& AllocationLedger::book(Proc& p, int32_t device, MemKind kind) {
+AllocationLedger::Book& AllocationLedger::book(Proc& p, int32_t device, MemKind kind) {
+  // The index in p.direct, or past its end for a device or kind it does not cover.
+  const uint32_t d = static_cast<uint32_t>(device) + 1u;  // device -1 is index 0
+  const uint32_t k = kind == MemKind::Unknown ? kDirectKinds - 1 : static_cast<uint32_t>(kind);
+  const size_t slot = d < kDirectDevices && k < kDirectKinds ? d * kDirectKinds + k : p.direct.size();
+  if (slot < p.direct.size() && p.direct[slot] != nullptr) return *p.direct[slot];
   auto [it, fresh] = p.books.try_emplace(BookKey{device, kind});
+  Book& b = it->second;
   if (fresh) {
-    it->second.device = device;
-    it->second.kind = kind;
+    b.v.device = device;
+    b.v.kind = kind;
+    b.proc_level = &p.devices[device];
+    b.system_level = &devices_[device];
   }
-  return it->second;
+  if (slot < p.direct.size()) p.direct[slot] = &b;
+  return b;
 }
 
-void AllocationLedger::add_live(Proc& p, int32_t device, MemKind kind, uint64_t bytes) {
-  add_live(p, book(p, device, kind), bytes);
-}
-
-void AllocationLedger::add_live(Proc& p, BookView& b, uint64_t bytes) {
+void AllocationLedger::add_live(Proc& p, Book& b, uint64_t bytes) {
   auto raise = [bytes](uint64_t& live, uint64_t& peak) {
     live += bytes;
     peak = std::max(peak, live);
   };
-  raise(b.live_bytes, b.peak_bytes);
-  Level& pd = p.devices[b.device];
-  raise(pd.live, pd.peak);
-  Level& sd = devices_[b.device];
-  raise(sd.live, sd.peak);
-  if (b.device >= 0) {
+  raise(b.v.live_bytes, b.v.peak_bytes);
+  raise(b.proc_level->live, b.proc_level->peak);
+  raise(b.system_level->live, b.system_level->peak);
+  if (b.v.device >= 0) {
     raise(p.gpu.live, p.gpu.peak);
     raise(gpu_.live, gpu_.peak);
   }
 }
 
-void AllocationLedger::sub_live(Proc& p, int32_t device, MemKind kind, uint64_t bytes) {
-  sub_live(p, book(p, device, kind), bytes);
-}
-
-void AllocationLedger::sub_live(Proc& p, BookView& b, uint64_t bytes) {
-  b.live_bytes = sat_sub(b.live_bytes, bytes);
-  Level& pd = p.devices[b.device];
-  pd.live = sat_sub(pd.live, bytes);
-  Level& sd = devices_[b.device];
-  sd.live = sat_sub(sd.live, bytes);
-  if (b.device >= 0) {
+void AllocationLedger::sub_live(Proc& p, Book& b, uint64_t bytes) {
+  b.v.live_bytes = sat_sub(b.v.live_bytes, bytes);
+  b.proc_level->live = sat_sub(b.proc_level->live, bytes);
+  b.system_level->live = sat_sub(b.system_level->live, bytes);
+  if (b.v.device >= 0) {
     p.gpu.live = sat_sub(p.gpu.live, bytes);
     gpu_.live = sat_sub(gpu_.live, bytes);
   }
@@ -225,18 +224,18 @@ void AllocationLedger::apply(const Event& ev) {
   switch (ev.type) {
     case EventType::Alloc:
       if (ev.status != 0) {
-        book(running_for(ev), ev.device, ev.kind).failed += 1;
+        book(running_for(ev), ev.device, ev.kind).v.failed += 1;
         break;
       }
       on_alloc(ev);
       break;
     case EventType::AllocFail:
     case EventType::FreeFail:
-      book(running_for(ev), ev.device, ev.kind).failed += 1;
+      book(running_for(ev), ev.device, ev.kind).v.failed += 1;
       break;
     case EventType::Free:
       if (ev.status != 0) {
-        book(running_for(ev), ev.device, ev.kind).failed += 1;
+        book(running_for(ev), ev.device, ev.kind).v.failed += 1;
         break;
       }
       on_free(ev, /*implicit=*/false);
@@ -275,22 +274,26 @@ void AllocationLedger::apply(const Event& ev) {
 
 void AllocationLedger::on_alloc(const Event& ev) {
   Proc& p = running_for(ev);
-  BookView& b = book(p, ev.device, ev.kind);
-  b.allocs += 1;
-  b.alloc_bytes += ev.size;
+  Book& b = book(p, ev.device, ev.kind);
+  b.v.allocs += 1;
+  b.v.alloc_bytes += ev.size;
   if (ev.ptr == 0) return;  // a 0-byte allocation returns NULL: nothing to free later
-  const Allocation a{ev.size, ev.device, ev.kind, ev.api, ev.ts_ns, ev.stack_id};
-  if (auto [it, fresh] = p.outstanding.try_emplace(ev.ptr, a); !fresh) {
+  auto [it, fresh] = p.outstanding.try_emplace(ev.ptr);
+  Allocation& a = it.value();  // tsl::robin_map: it->second is const
+  if (!fresh) {
     // The same address again while the books still hold it: its free was lost.
     counters_.duplicate_allocs += 1;
-    const Allocation old = it->second;
-    BookView& ob = book(p, old.device, old.kind);  // std::map: `b` stays valid
-    sub_live(p, ob, old.size);
-    ob.outstanding -= 1;
-    if (old.stack_id) stack_sub(p.outstanding_stacks, *old.stack_id, old.size);
-    it->second = a;
+    sub_live(p, *a.book, a.size);
+    a.book->v.outstanding -= 1;
+    if (a.stack_id) stack_sub(p.outstanding_stacks, *a.stack_id, a.size);
   }
-  b.outstanding += 1;
+  // Filled in place: a copy built on the stack costs more than the fields.
+  a.size = ev.size;
+  a.book = &b;
+  a.ts_ns = ev.ts_ns;
+  a.api = ev.api;
+  a.stack_id = ev.stack_id;
+  b.v.outstanding += 1;
   add_live(p, b, ev.size);
   if (ev.stack_id) stack_add(p.outstanding_stacks, *ev.stack_id, ev.size);
 }
@@ -300,74 +303,70 @@ void AllocationLedger::on_free(const Event& ev, bool implicit) {
   Proc& p = running_for(ev);
   const bool leak = implicit && ev.reason == ImplicitReason::ProcessExit;
 
-  int32_t device = ev.device;
-  MemKind kind = ev.kind;
   uint64_t size = ev.size;
   std::optional<uint32_t> stack_id;
-  auto it = p.outstanding.find(ev.ptr);
-  const bool known = it != p.outstanding.end();
-  if (known) {
+  Book* b;
+  if (auto it = p.outstanding.find(ev.ptr); it != p.outstanding.end()) {
     // The allocation's own device and kind: the free may come from another current device.
-    device = it->second.device;
-    kind = it->second.kind;
+    b = it->second.book;
     size = it->second.size;
     stack_id = it->second.stack_id;
     p.outstanding.erase(it);
-  }
-  BookView& b = book(p, device, kind);
-  if (known) {
-    b.outstanding -= 1;
-    sub_live(p, b, size);
+    b->v.outstanding -= 1;
+    sub_live(p, *b, size);
     if (stack_id) stack_sub(p.outstanding_stacks, *stack_id, size);
   } else {
+    b = &book(p, ev.device, ev.kind);
     if (p.since_attach) {
       // Allocated before we attached: lowers what is left of the baseline, never below 0.
       counters_.pre_attach_frees += 1;
-      const uint64_t take = std::min(size, b.baseline_left);
-      b.baseline_left -= take;
-      sub_live(p, b, take);
+      const uint64_t take = std::min(size, b->v.baseline_left);
+      b->v.baseline_left -= take;
+      sub_live(p, *b, take);
     } else {
       counters_.unmatched_frees += 1;
-      b.unmatched_frees += 1;
+      b->v.unmatched_frees += 1;
     }
   }
+  BookView& v = b->v;
   if (leak) {
-    b.leaked_bytes += size;
-    b.leaked_allocs += 1;
+    v.leaked_bytes += size;
+    v.leaked_allocs += 1;
     if (stack_id) stack_add(p.leaked_stacks, *stack_id, size);
   } else if (implicit) {
-    b.implicit_frees += 1;
-    b.implicit_freed_bytes += size;
+    v.implicit_frees += 1;
+    v.implicit_freed_bytes += size;
   } else {
-    b.frees += 1;
-    b.freed_bytes += size;
+    v.frees += 1;
+    v.freed_bytes += size;
   }
 }
 
 void AllocationLedger::leak_everything(Proc& p) {
   for (const auto& [ptr, a] : p.outstanding) {
-    BookView& b = book(p, a.device, a.kind);
-    b.leaked_bytes += a.size;
-    b.leaked_allocs += 1;
-    b.outstanding -= 1;
-    sub_live(p, a.device, a.kind, a.size);
+    BookView& v = a.book->v;
+    v.leaked_bytes += a.size;
+    v.leaked_allocs += 1;
+    v.outstanding -= 1;
+    sub_live(p, *a.book, a.size);
     if (a.stack_id) stack_add(p.leaked_stacks, *a.stack_id, a.size);
   }
   p.outstanding.clear();
   p.outstanding_stacks.clear();
   for (auto& [key, b] : p.books) {
-    if (b.baseline_left == 0) continue;
+    if (b.v.baseline_left == 0) continue;
     // Held since before attach and never freed: leaked bytes without an allocation count.
-    b.leaked_bytes += b.baseline_left;
-    const uint64_t left = b.baseline_left;
-    b.baseline_left = 0;
-    sub_live(p, key.device, key.kind, left);
+    const uint64_t left = b.v.baseline_left;
+    b.v.leaked_bytes += left;
+    b.v.baseline_left = 0;
+    sub_live(p, b, left);
   }
 }
 
 void AllocationLedger::finish(uint32_t pid, uint64_t ts_ns, bool from_event) {
   auto it = running_.find(pid);
   if (it == running_.end()) return;
+  last_proc_ = nullptr;  // the record moves to exited_
   Proc& p = it->second;
   leak_everything(p);
   p.exited = true;
@@ -448,7 +447,8 @@ ProcessView AllocationLedger::view(const Proc& p) const {
   v.peak_bytes = p.gpu.peak;
   v.kernel_books = p.kernel_books;
   std::map<int32_t, DeviceUsage> devs;
-  for (const auto& [key, b] : p.books) {
+  for (const auto& [key, book] : p.books) {
+    const BookView& b = book.v;
     v.books.push_back(b);
     v.leaked_bytes += b.leaked_bytes;
     v.leaked_allocs += b.leaked_allocs;
@@ -479,7 +479,8 @@ ProcessView AllocationLedger::view(const Proc& p) const {
   v.outstanding_stacks = sorted_stacks(p.outstanding_stacks);
   v.outstanding_count = p.outstanding.size();
   v.outstanding_allocations.reserve(std::min(p.outstanding.size(), kOutstandingListed));
-  for (const auto& [ptr, a] : p.outstanding) v.outstanding_allocations.push_back({ptr, a.size, a.device, a.kind, a.api, a.ts_ns, a.stack_id});
+  for (const auto& [ptr, a] : p.outstanding)
+    v.outstanding_allocations.push_back({ptr, a.size, a.book->v.device, a.book->v.kind, a.api, a.ts_ns, a.stack_id});
   auto larger = [](const OutstandingAllocation& x, const OutstandingAllocation& y) {
     return x.size != y.size ? x.size > y.size : x.ts_ns != y.ts_ns ? x.ts_ns < y.ts_ns : x.ptr < y.ptr;
   };

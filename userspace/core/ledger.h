@@ -32,6 +32,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <tsl/robin_map.h>
+
 #include "event.h"
 
 namespace fgtrace {
@@ -257,24 +259,53 @@ class AllocationLedger {
     uint64_t live = 0;
     uint64_t peak = 0;
   };
+  // A book with the levels its bytes also count in, found once when the book is made: the
+  // per-record path raises or lowers them without another lookup. Books are never erased and
+  // std::map nodes never move (nor when the Proc moves), so the pointers stay valid.
+  struct Book {
+    BookView v;
+    Level* proc_level = nullptr;    // the process's p.devices[v.device]
+    Level* system_level = nullptr;  // devices_[v.device]
+  };
+  // Pointers are aligned (their low bits are 0) and the table indexes by the low bits of the
+  // hash: every bit of the key is folded into them (a 64x64->128 multiply, high ^ low).
+  struct PointerHash {
+    size_t operator()(uint64_t key) const noexcept {
+      const unsigned __int128 m = static_cast<unsigned __int128>(key) * 0x9e3779b97f4a7c15ull;
+      return static_cast<size_t>(m >> 64) ^ static_cast<size_t>(m);
+    }
+  };
   struct Allocation {
-    uint64_t size;
-    int32_t device;
-    MemKind kind;
-    Api api;
-    uint64_t ts_ns;
+    uint64_t size = 0;
+    Book* book = nullptr;  // the process's book of the allocation's device and kind
+    uint64_t ts_ns = 0;
+    Api api = Api::Unknown;
     std::optional<uint32_t> stack_id;
   };
+  // Books of devices -1 .. kDirectDevices - 2 are also found by index, every kind (Unknown
+  // last): one load instead of a std::map walk on every record. Others only through the map.
+  static constexpr int32_t kDirectDevices = 17;
+  static constexpr size_t kDirectKinds = 6;  // FG_MEM_DEVICE .. FG_MEM_VMM (0..4), Unknown
+  // Moved (into exited_), never copied: its books, levels and allocations point at each other.
   struct Proc {
+    Proc() = default;
+    Proc(Proc&&) = default;
+    Proc& operator=(Proc&&) = default;
+    Proc(const Proc&) = delete;
+    Proc& operator=(const Proc&) = delete;
+
     uint32_t pid = 0, ppid = 0;
     std::string comm;
     uint64_t start_ns = 0, exit_ns = 0;
     bool exited = false, exit_event_seen = false, since_attach = false, baseline_known = false;
-    std::map<BookKey, BookView> books;
+    std::map<BookKey, Book> books;
+    std::array<Book*, kDirectDevices * kDirectKinds> direct{};  // into books
     std::vector<KernelBookView> kernel_books;
     std::map<int32_t, Level> devices;
     Level gpu;
-    std::unordered_map<uint64_t, Allocation> outstanding;  // by pointer (VMM: handle)
+    // By pointer (VMM: handle). Open addressing with backward-shift deletion: no allocation
+    // per entry and no tombstones, so an alloc/free churn stays at one probe.
+    tsl::robin_map<uint64_t, Allocation, PointerHash> outstanding;
     std::map<std::string, CallStats, std::less<>> calls;
     std::array<CopyStats, kCopyDirections> copies{};
     uint64_t launches = 0;
@@ -284,11 +315,9 @@ class AllocationLedger {
   Proc& running_for(const Event& ev);   // the running record, created as since-attach
   Proc& for_counters(uint32_t pid);     // running, else the latest exited, else new
   Proc& create(uint32_t pid, bool since_attach);
-  BookView& book(Proc& p, int32_t device, MemKind kind);
-  void add_live(Proc& p, int32_t device, MemKind kind, uint64_t bytes);
-  void add_live(Proc& p, BookView& b, uint64_t bytes);  // b: one of p's books
-  void sub_live(Proc& p, int32_t device, MemKind kind, uint64_t bytes);
-  void sub_live(Proc& p, BookView& b, uint64_t bytes);
+  Book& book(Proc& p, int32_t device, MemKind kind);
+  void add_live(Proc& p, Book& b, uint64_t bytes);  // b: one of p's books
+  void sub_live(Proc& p, Book& b, uint64_t bytes);
   void on_alloc(const Event& ev);
   void on_free(const Event& ev, bool implicit);
   void leak_everything(Proc& p);  // exit / exec: what is still held becomes the leak report
@@ -296,6 +325,9 @@ class AllocationLedger {
   ProcessView view(const Proc& p) const;
 
   std::unordered_map<uint32_t, Proc> running_;
+  // The running record of the last event's process (most records follow one of theirs):
+  // element references survive rehashing; finish(), the only erase, clears it.
+  Proc* last_proc_ = nullptr;
   std::vector<Proc> exited_;  // in exit order
   std::map<int32_t, Level> devices_;
   Level gpu_;
