@@ -196,8 +196,10 @@ def sustained(env):
     p.send_signal(signal.SIGINT)
     final, _ = p.communicate(timeout=60)
     print(f"workload: {out.strip()}")
-    print(f"collector: {cpu:.1f} % of one core, peak RSS {hwm / 1024:.1f} MiB")
     health = json.loads(final.strip().splitlines()[-1])["health"] if final.strip() else {}
+    events = health.get("events") or 0
+    per_event = f", {ticks / os.sysconf('SC_CLK_TCK') * 1e9 / events:.0f} ns per event" if events else ""
+    print(f"collector: {cpu:.1f} % of one core{per_event}, peak RSS {hwm / 1024:.1f} MiB")
     print(f"collector: events {health.get('events')}, ring-buffer drops {health.get('rb_drops')}, "
           f"missing entry records {health.get('missing_entry')}, unmatched frees {health.get('unmatched_free')}")
 
