@@ -32,7 +32,9 @@ const volatile struct fg_config cfg = {};
 
 /* ---- maps ---------------------------------------------------------------------------- */
 
-/* The event ring (struct fg_ring_slot): resized from the command line before load. */
+/* The event ring (struct fg_ring_slot, and fg_ring_ext in the same slots): resized from the
+ * command line before load. */
+_Static_assert(sizeof(struct fg_ring_slot) == 32 && sizeof(struct fg_ring_ext) == 32, "half a cache line");
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
@@ -411,11 +413,12 @@ static __always_inline void count_record(__u64 pos)
 }
 
 /*
- * Claims the next position of the event ring (struct fg_ring_pos): the slot to fill, or
- * NULL when the ring is full (the record is lost, and counted). A failed compare-and-swap
- * means another CPU took the position: try the next, a bounded number of times.
+ * Claims the next `n` (1 or 2) positions of the event ring (struct fg_ring_pos): the first
+ * slot to fill, or NULL when the ring is full (the record is lost, and counted). A failed
+ * compare-and-swap means another CPU took the position: try the next, a bounded number of
+ * times.
  */
-static __always_inline struct fg_ring_slot *ring_claim(__u64 *pos)
+static __always_inline struct fg_ring_slot *ring_claim(__u64 *pos, __u32 n)
 {
 	__u32 zero = 0;
 	struct fg_ring_pos *p = bpf_map_lookup_elem(&ring_pos, &zero);
@@ -423,9 +426,9 @@ static __always_inline struct fg_ring_slot *ring_claim(__u64 *pos)
 		return 0;
 	for (int i = 0; i < 32; i++) {
 		__u64 head = *(volatile __u64 *)&p->head;
-		if (head - *(volatile __u64 *)&p->tail > cfg.ring_mask)
+		if (head + n - 1 - *(volatile __u64 *)&p->tail > cfg.ring_mask)
 			break; /* full */
-		if (__sync_val_compare_and_swap(&p->head, head, head + 1) == head) {
+		if (__sync_val_compare_and_swap(&p->head, head, head + n) == head) {
 			__u32 idx = (__u32)(head & cfg.ring_mask);
 			*pos = head;
 			return bpf_map_lookup_elem(&ring, &idx);
@@ -491,7 +494,7 @@ static __always_inline void emit(const struct record *r)
 	__u64 pos = 0;
 	struct fg_ring_slot *slot;
 	if (first) { /* the comm goes in a slot of its own, just before the record */
-		slot = ring_claim(&pos);
+		slot = ring_claim(&pos, 1);
 		if (!slot)
 			return;
 		slot->tid = (__u32)id;
@@ -500,22 +503,30 @@ static __always_inline void emit(const struct record *r)
 		bpf_get_current_comm(&slot->ptr, 2 * sizeof(__u64));
 		commit(slot, pos); /* not counted: the record after it is the event */
 	}
-	slot = ring_claim(&pos);
+	/* One slot unless the record carries what only the extension holds. */
+	const bool ext = FG_WIRE_NEEDS_EXT(r->ts, r->aux, r->status, r->size, r->device);
+	slot = ring_claim(&pos, ext ? 2 : 1);
 	if (!slot)
 		return;
+	if (ext) {
+		__u32 idx = (__u32)((pos + 1) & cfg.ring_mask);
+		struct fg_ring_ext *e = bpf_map_lookup_elem(&ring, &idx);
+		if (!e) /* cannot happen: the index is masked */
+			return;
+		e->status = r->status;
+		e->ts_ns = r->ts;
+		e->aux = r->aux;
+		e->device = r->device;
+		e->size_high = (__u16)(r->size >> FG_WIRE_SIZE_BITS);
+		e->committed = (__u32)(pos + 2);
+	}
 	slot->tid = (__u32)id;
 	slot->tgid = tgid;
-	slot->func = r->func;
-	slot->ts_ns = r->ts;
 	slot->ptr = r->ptr;
-	slot->size = r->size;
-	slot->aux = r->aux;
-	slot->status = r->status;
-	slot->device = r->device;
-	slot->type = r->type;
-	slot->kind = r->kind;
-	slot->api = r->api;
-	slot->source = r->source;
+	slot->size_func = FG_WIRE_SIZE_FUNC(r->size, r->func);
+	slot->device = (__s16)r->device;
+	slot->type = FG_WIRE_TYPE(r->type, r->kind, ext);
+	slot->api_source = (__u8)(r->api | r->source << 4);
 	commit(slot, pos);
 	count_record(pos);
 }

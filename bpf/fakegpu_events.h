@@ -8,7 +8,7 @@
 #ifndef FAKEGPU_EVENTS_H
 #define FAKEGPU_EVENTS_H
 
-#define FAKEGPU_EVENTS_ABI 3
+#define FAKEGPU_EVENTS_ABI 4
 
 #define FG_COMM_LEN 16
 #define FG_MAX_DEVICES 256	/* ledger device slots; device -1 = host / unknown */
@@ -50,7 +50,7 @@ enum fg_api {
 };
 
 /* One event as the collector sees it, 80 bytes: the programs write it to the event ring in
- * the one-line wire form (struct fg_ring_slot, below), which the collector rebuilds this
+ * the half-line wire form (struct fg_ring_slot, below), which the collector rebuilds this
  * from. */
 struct fg_event {
 	__u64 ts_ns;		 /* CLOCK_MONOTONIC when observed (bpf_ktime_get_ns) on
@@ -161,38 +161,62 @@ struct fg_alloc_rec {
 
 /*
  * The event ring: fixed-size slots in a memory-mapped array (map `ring`), positions in
- * another (map `ring_pos`), both mapped by the collector. A program claims the next position
- * with one compare-and-swap, fills the slot and sets `committed` to the position + 1 last;
- * the collector reads slots in position order up to the first not yet committed for its
- * position (it never writes to them) and publishes its tail. Positions give one order to the
- * records of all CPUs. x86-64: stores are seen in program order, so a plain store of
- * `committed` publishes the record.
+ * another (map `ring_pos`), both mapped by the collector. A program claims the next one or
+ * two positions with one compare-and-swap, fills the slots and sets the first one's
+ * `committed` to its position + 1 last; the collector reads slots in position order up to
+ * the first not yet committed for its position (it never writes to them) and publishes its
+ * tail. Positions give one order to the records of all CPUs. x86-64: stores are seen in
+ * program order, so a plain store of `committed` publishes the record.
  *
- * A slot is one cache line (the array's values start page-aligned): each record costs its
- * producer one line to own, where the 88-byte slots of ABI 2 straddled lines. The slot is
- * the wire form of struct fg_event, which the collector rebuilds from it. The task comm does
- * not fit: where a record carries it (fg_event.comm), the program writes an FG_WIRE_COMM
- * slot just before it, from the same thread, with the comm in place of ptr and size.
- * `committed` is 32 bits: a slot holds either its position's record or the one a lap
- * earlier, which differ in their low 32 bits while the ring has fewer than 2^32 slots.
+ * A slot is half a cache line (the array's values start page-aligned): most records are one
+ * slot, so two records share a line and a producer takes ownership of a new line every
+ * second record. Owning a line the collector read a lap earlier is a miss that the return
+ * to user space waits for, the largest cost a record adds to the traced call (ABI 3 used a
+ * whole line per record). A record that needs more than one slot holds (a kernel time, an
+ * aux value, an error status, a size of 2^48 or more, a device outside -32768..32767) is
+ * two slots: the slot, flagged FG_WIRE_EXT, and an extension (struct fg_ring_ext) in the
+ * next position. The task comm does not fit either: where a record carries it
+ * (fg_event.comm), the program writes an FG_WIRE_COMM slot just before it, from the same
+ * thread, with the comm in place of ptr and size.
+ * `committed` is 32 bits and every slot, extensions included, starts with its own: a slot
+ * holds either its position's contents or a lap earlier's, which differ in their low 32
+ * bits while the ring has fewer than 2^32 slots.
  */
-#define FG_WIRE_COMM 0xff /* type of a comm slot */
+#define FG_WIRE_TYPE_MASK 0x0f	  /* wire `type`: enum fg_event_type, or FG_WIRE_COMM */
+#define FG_WIRE_COMM 0x0f	  /* type of a comm slot */
+#define FG_WIRE_KIND_SHIFT 4	  /* wire `type` bits 4-6: enum fg_mem_kind; 7 = another value */
+#define FG_WIRE_KIND_OTHER 7
+#define FG_WIRE_EXT 0x80	  /* the next position holds this record's struct fg_ring_ext */
+#define FG_WIRE_SIZE_BITS 48	  /* `size_func`: size in the low 48 bits, func in the top 16 */
+#define FG_WIRE_NO_FUNC 0xffff	  /* no function index (fg_event.func ~0u) */
+/* The encoding, shared by the programs and the tests. */
+#define FG_WIRE_NEEDS_EXT(ts, aux, status, size, device) \
+	((ts) || (aux) || (status) || ((__u64)(size) >> FG_WIRE_SIZE_BITS) || (device) != (__s32)(__s16)(device))
+#define FG_WIRE_TYPE(type, kind, ext)                                                              \
+	((__u8)((type) | ((kind) < FG_MEM_KINDS ? (kind) : FG_WIRE_KIND_OTHER) << FG_WIRE_KIND_SHIFT | \
+		(ext ? FG_WIRE_EXT : 0)))
+#define FG_WIRE_SIZE_FUNC(size, func)                       \
+	(((__u64)(size) & ((1ULL << FG_WIRE_SIZE_BITS) - 1)) | \
+	 (__u64)((func) < FG_WIRE_NO_FUNC ? (func) : FG_WIRE_NO_FUNC) << FG_WIRE_SIZE_BITS)
 struct fg_ring_slot {
 	__u32 committed; /* (u32)(position + 1) once the record for that position is complete */
 	__u32 tid;
 	__u32 tgid;
-	__u32 func;
-	__u64 ts_ns;
-	__u64 ptr;	/* FG_WIRE_COMM: comm[0..7] */
-	__u64 size;	/* FG_WIRE_COMM: comm[8..15] */
-	__u64 aux;
+	__u8 type;	 /* FG_WIRE_TYPE_MASK | kind << FG_WIRE_KIND_SHIFT | FG_WIRE_EXT */
+	__u8 api_source; /* enum fg_api | enum fg_source << 4 */
+	__s16 device;	 /* FG_WIRE_EXT: see fg_ring_ext.device */
+	__u64 ptr;	 /* FG_WIRE_COMM: comm[0..7] */
+	__u64 size_func; /* size (low 48 bits; FG_WIRE_EXT: + fg_ring_ext.size_high << 48),
+			    function index << 48; FG_WIRE_COMM: comm[8..15] */
+};
+struct fg_ring_ext {
+	__u32 committed; /* (u32)(its own position + 1): written before the record's slot */
 	__s32 status;
+	__u64 ts_ns;
+	__u64 aux;
 	__s32 device;
-	__u8 type;	/* enum fg_event_type, or FG_WIRE_COMM */
-	__u8 kind;
-	__u8 api;
-	__u8 source;
-	__u32 pad;
+	__u16 size_high; /* size >> 48 */
+	__u16 pad;
 };
 
 struct fg_ring_pos {

@@ -102,7 +102,8 @@ struct Common {
     app->add_flag("--uprobes-only", uprobes_only,
                   "trace the fake backend through entry/return probes too, not its USDT probes");
     app->add_option("--ringbuf-size", ringbuf,
-                    "event ring size (e.g. 16MiB): 64-byte records, a power of two of them, at least 16");
+                    "event ring size (e.g. 16MiB): 32-byte slots, a power of two of them, at least 16; a record takes one, "
+                    "two when it carries more (a time, an error status, a stack id)");
     app->add_flag("--stacks", stacks,
                   "record each allocation's user stack; list the top stacks by outstanding (run: leaked) bytes");
     app->add_option("--top", top, "how many stacks --stacks lists")->check(CLI::Range(1, 1000));

@@ -703,7 +703,7 @@ class LostEvents(TraceCase):
     def test_tiny_ring_buffer_reports_drops_and_the_kernel_books_stay_exact(self):
         # The reader keeps up with a 4 KiB ring on an idle machine; the command stops it
         # (SIGSTOP to its parent, the collector) while the workload runs, as a busy host would
-        # deschedule it: 40,000 records into room for 64, so records are lost for certain.
+        # deschedule it: 40,000 records into room for 128, so records are lost for certain.
         stalled = 'kill -STOP $PPID; "$0" churn "$1" "$2"; s=$?; kill -CONT $PPID; exit $s'
         rc, s, p = self.trace_run("--ringbuf-size", "4096", "--fail-on-leak",
                                   cmd=["sh", "-c", stalled, trace_workload(), self.PAIRS, self.KIB])

@@ -111,14 +111,15 @@ void Collector::open_and_load(bool multi) {
   const uint64_t slots = ring_slots(opts_.ringbuf_bytes);
   skel_->rodata->cfg.ring_mask = static_cast<uint32_t>(slots - 1);
   // Batched wake-ups: each CPU wakes the reader every `every` records (a power of two), so
-  // that all CPUs together wake it before an eighth of the ring is used (16384 records, 1 MiB,
-  // per CPU on 2 CPUs by default), at most every 65536. The reader also polls every 100 ms.
+  // that all CPUs together wake it before an eighth of the ring is used even when every record
+  // takes two slots (16384 records, 512 KiB to 1 MiB, per CPU on 2 CPUs by default), at most
+  // every 65536. The reader also polls every 100 ms.
   // Reading further behind the programs is cheaper for them: the lines they wrote have left
   // their core's cache by then, where a read close behind pulled them out of it (every 4096
   // records cost ~7 ns more per call, side by side).
   if (!opts_.wake_every_record) {
     const uint64_t cpus = possible_cpus();
-    const uint64_t budget = slots / 8 / cpus;  // records per CPU
+    const uint64_t budget = slots / 16 / cpus;  // records per CPU
     uint32_t every = 1;
     while (every * 2 <= budget && every < 65536) every *= 2;
     skel_->rodata->cfg.wakeup_mask = every - 1;

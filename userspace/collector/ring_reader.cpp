@@ -20,8 +20,8 @@ namespace {
 // A long drain publishes its tail every this many records (32 KiB), so the programs get the
 // room back without the tail's cache line moving once per record.
 constexpr uint64_t kPublishEvery = 512;
-// How far ahead a drain prefetches slots.
-constexpr uint64_t kPrefetchAhead = 8;
+// How far ahead a drain prefetches slots (two to a cache line): 8 lines.
+constexpr uint64_t kPrefetchAhead = 16;
 
 std::string errno_message(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
@@ -115,9 +115,14 @@ size_t RingReader::drain(const Sink& sink) {
     // Claimed but still being filled (it holds an earlier lap's record until then).
     if (__atomic_load_n(&slot.committed, __ATOMIC_ACQUIRE) != static_cast<uint32_t>(pos + 1)) break;
     const fg_ring_slot copy = slot;
-    ++pos;
+    // An extension was written before the slot that flags it was committed, and claimed with
+    // it: it is in the next position, below `end`.
+    fg_ring_ext ext;
+    const bool extended = (copy.type & FG_WIRE_EXT) != 0;
+    if (extended) std::memcpy(&ext, &ring_[(pos + 1) & mask], sizeof ext);
+    pos += extended ? 2 : 1;
     fg_event ev;
-    if (decoder_.decode(copy, ev)) {
+    if (decoder_.decode(copy, extended ? &ext : nullptr, ev)) {
       // USDT records (and untimed entry/return ones) carry no kernel time (fg_event::ts_ns):
       // stamped as read, at most a poll period (100 ms) or a wake-up batch after the call.
       if (ev.ts_ns == 0) {
@@ -135,12 +140,13 @@ size_t RingReader::drain(const Sink& sink) {
   return records;
 }
 
-bool SlotDecoder::decode(const fg_ring_slot& slot, fg_event& ev) {
-  static_assert(sizeof(PendingComm::comm) == FG_COMM_LEN && sizeof(slot.ptr) + sizeof(slot.size) == FG_COMM_LEN);
-  if (slot.type == FG_WIRE_COMM) {
+bool SlotDecoder::decode(const fg_ring_slot& slot, const fg_ring_ext* ext, fg_event& ev) {
+  static_assert(sizeof(PendingComm::comm) == FG_COMM_LEN && sizeof(slot.ptr) + sizeof(slot.size_func) == FG_COMM_LEN);
+  const uint32_t type = slot.type & FG_WIRE_TYPE_MASK;
+  if (type == FG_WIRE_COMM) {
     PendingComm c{slot.tid, {}};
     std::memcpy(c.comm, &slot.ptr, sizeof(slot.ptr));
-    std::memcpy(c.comm + sizeof(slot.ptr), &slot.size, sizeof(slot.size));
+    std::memcpy(c.comm + sizeof(slot.ptr), &slot.size_func, sizeof(slot.size_func));
     // At most one per thread: a comm whose record was lost (ring full) gives way.
     for (auto& p : comms_)
       if (p.tid == c.tid) {
@@ -151,20 +157,27 @@ bool SlotDecoder::decode(const fg_ring_slot& slot, fg_event& ev) {
     comms_.push_back(c);
     return false;
   }
+  constexpr uint64_t kSizeMask = (uint64_t{1} << FG_WIRE_SIZE_BITS) - 1;
+  const uint32_t kind = (slot.type >> FG_WIRE_KIND_SHIFT) & 7u;
+  const uint32_t func = static_cast<uint32_t>(slot.size_func >> FG_WIRE_SIZE_BITS);
   ev = fg_event{};
-  ev.ts_ns = slot.ts_ns;
   ev.tgid = slot.tgid;
   ev.tid = slot.tid;
-  ev.type = slot.type;
-  ev.device = slot.device;
+  ev.type = type;
   ev.ptr = slot.ptr;
-  ev.size = slot.size;
-  ev.kind = slot.kind;
-  ev.status = slot.status;
-  ev.api = slot.api;
-  ev.source = slot.source;
-  ev.func = slot.func;
-  ev.aux = slot.aux;
+  ev.size = slot.size_func & kSizeMask;
+  ev.kind = kind == FG_WIRE_KIND_OTHER ? ~0u : kind;  // any other number decodes as unknown
+  ev.api = slot.api_source & 0x0f;
+  ev.source = slot.api_source >> 4;
+  ev.func = func == FG_WIRE_NO_FUNC ? ~0u : func;
+  ev.device = slot.device;
+  if (ext) {
+    ev.ts_ns = ext->ts_ns;
+    ev.aux = ext->aux;
+    ev.status = ext->status;
+    ev.device = ext->device;
+    ev.size |= static_cast<uint64_t>(ext->size_high) << FG_WIRE_SIZE_BITS;
+  }
   for (auto it = comms_.begin(); it != comms_.end(); ++it)
     if (it->tid == slot.tid) {
       std::memcpy(ev.comm, it->comm, FG_COMM_LEN);

@@ -7,8 +7,9 @@
 //    first slot not yet committed for its position (a program still filling it; it is read
 //    next time) and publishes its tail every 512 records and at the end, so the tail's cache
 //    line does not move once per record. It never writes to the slots.
-//  - A slot is one cache line, the wire form of struct fg_event; the comm, which does not
-//    fit, comes in a slot of its own before the record that carries it (SlotDecoder).
+//  - A slot is half a cache line, the wire form of struct fg_event; a record that needs more
+//    (a kernel time, aux, an error status) takes the next slot too, for its extension; the
+//    comm comes in a slot of its own before the record that carries it (SlotDecoder).
 //  - Waits are edge-triggered on the doorbell, a small BPF ring buffer the programs write to
 //    every (cfg.wakeup_mask + 1)-th record of a CPU; its contents are skipped unread.
 #pragma once
@@ -19,18 +20,19 @@
 
 struct fg_event;
 struct fg_ring_slot;
+struct fg_ring_ext;
 struct fg_ring_pos;
 
 namespace fgtrace {
 
-// Rebuilds events (struct fg_event) from the ring's one-line slots. A comm slot
+// Rebuilds events (struct fg_event) from the ring's half-line slots. A comm slot
 // (FG_WIRE_COMM) is held for the next record of its thread, which the program wrote just
 // after it; records of other threads may come between.
 class SlotDecoder {
  public:
-  // True: `ev` is the slot's event, with its thread's pending comm if there is one. False: a
-  // comm slot, kept.
-  bool decode(const fg_ring_slot& slot, fg_event& ev);
+  // True: `ev` is the slot's event (with `ext`, the extension of a slot flagged FG_WIRE_EXT),
+  // with its thread's pending comm if there is one. False: a comm slot, kept.
+  bool decode(const fg_ring_slot& slot, const fg_ring_ext* ext, fg_event& ev);
   size_t pending() const { return comms_.size(); }
   // Comms kept at most: one whose record was lost (the ring was full) waits for its thread's
   // next record, and the oldest gives way beyond this.

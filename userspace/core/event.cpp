@@ -7,7 +7,7 @@ namespace fgtrace {
 
 // The contract, checked where it is read: the same bytes as the BPF side (clang -target bpf,
 // LP64 little endian). A change here without a FAKEGPU_EVENTS_ABI bump is a bug.
-static_assert(FAKEGPU_EVENTS_ABI == 3, "contract changed: review decode() and these offsets");
+static_assert(FAKEGPU_EVENTS_ABI == 4, "contract changed: review decode() and these offsets");
 static_assert(sizeof(fg_event) == 80);
 static_assert(alignof(fg_event) == 8);
 static_assert(offsetof(fg_event, ts_ns) == 0);
@@ -31,9 +31,12 @@ static_assert(sizeof(fg_config) == 28);
 static_assert(sizeof(fg_alloc_rec) == 40);
 static_assert(sizeof(fg_book_slot) == 64);  // one cache line per book's shared part
 static_assert(sizeof(fg_book_counts) == 48);
-static_assert(sizeof(fg_ring_slot) == 64 && offsetof(fg_ring_slot, committed) == 0);  // one cache line
-static_assert(offsetof(fg_ring_slot, ts_ns) == 16 && offsetof(fg_ring_slot, aux) == 40 &&
-              offsetof(fg_ring_slot, type) == 56);
+static_assert(sizeof(fg_ring_slot) == 32 && offsetof(fg_ring_slot, committed) == 0);  // half a cache line
+static_assert(offsetof(fg_ring_slot, type) == 12 && offsetof(fg_ring_slot, device) == 14 &&
+              offsetof(fg_ring_slot, ptr) == 16 && offsetof(fg_ring_slot, size_func) == 24);
+static_assert(sizeof(fg_ring_ext) == 32 && offsetof(fg_ring_ext, committed) == 0 &&
+              offsetof(fg_ring_ext, ts_ns) == 8 && offsetof(fg_ring_ext, device) == 24);
+static_assert(FG_EV_PROC_EXEC < FG_WIRE_COMM && FG_MEM_KINDS <= FG_WIRE_KIND_OTHER);  // they fit the wire `type`
 static_assert(sizeof(fg_ring_pos) == 128 && offsetof(fg_ring_pos, tail) == 64);  // head, tail: own cache lines
 static_assert((FG_BOOK_SLOTS & (FG_BOOK_SLOTS - 1)) == 0);
 static_assert(FG_STAT_ALLOC_MAP_FULL < FG_STAT_MAX);
