@@ -526,7 +526,7 @@ static __always_inline void emit(const struct record *r)
 	slot->size_func = FG_WIRE_SIZE_FUNC(r->size, r->func);
 	slot->device = (__s16)r->device;
 	slot->type = FG_WIRE_TYPE(r->type, r->kind, ext);
-	slot->api_source = (__u8)(r->api | r->source << 4);
+	slot->api_source = FG_WIRE_API_SOURCE(r->api, r->source);
 	commit(slot, pos);
 	count_record(pos);
 }

@@ -189,12 +189,14 @@ struct fg_alloc_rec {
 #define FG_WIRE_EXT 0x80	  /* the next position holds this record's struct fg_ring_ext */
 #define FG_WIRE_SIZE_BITS 48	  /* `size_func`: size in the low 48 bits, func in the top 16 */
 #define FG_WIRE_NO_FUNC 0xffff	  /* no function index (fg_event.func ~0u) */
+#define FG_WIRE_SOURCE_SHIFT 4	  /* `api_source`: enum fg_api in bits 0-3, enum fg_source above */
 /* The encoding, shared by the programs and the tests. */
 #define FG_WIRE_NEEDS_EXT(ts, aux, status, size, device) \
 	((ts) || (aux) || (status) || ((__u64)(size) >> FG_WIRE_SIZE_BITS) || (device) != (__s32)(__s16)(device))
 #define FG_WIRE_TYPE(type, kind, ext)                                                              \
 	((__u8)((type) | ((kind) < FG_MEM_KINDS ? (kind) : FG_WIRE_KIND_OTHER) << FG_WIRE_KIND_SHIFT | \
 		(ext ? FG_WIRE_EXT : 0)))
+#define FG_WIRE_API_SOURCE(api, source) ((__u8)((api) | (source) << FG_WIRE_SOURCE_SHIFT))
 #define FG_WIRE_SIZE_FUNC(size, func)                       \
 	(((__u64)(size) & ((1ULL << FG_WIRE_SIZE_BITS) - 1)) | \
 	 (__u64)((func) < FG_WIRE_NO_FUNC ? (func) : FG_WIRE_NO_FUNC) << FG_WIRE_SIZE_BITS)
@@ -203,7 +205,7 @@ struct fg_ring_slot {
 	__u32 tid;
 	__u32 tgid;
 	__u8 type;	 /* FG_WIRE_TYPE_MASK | kind << FG_WIRE_KIND_SHIFT | FG_WIRE_EXT */
-	__u8 api_source; /* enum fg_api | enum fg_source << 4 */
+	__u8 api_source; /* FG_WIRE_API_SOURCE(enum fg_api, enum fg_source) */
 	__s16 device;	 /* FG_WIRE_EXT: see fg_ring_ext.device */
 	__u64 ptr;	 /* FG_WIRE_COMM: comm[0..7] */
 	__u64 size_func; /* size (low 48 bits; FG_WIRE_EXT: + fg_ring_ext.size_high << 48),

@@ -39,7 +39,7 @@ Wire encode(const fg_event& e) {
   w.slot.tid = e.tid;
   w.slot.tgid = e.tgid;
   w.slot.type = FG_WIRE_TYPE(e.type, e.kind, w.extended);
-  w.slot.api_source = static_cast<__u8>(e.api | e.source << 4);
+  w.slot.api_source = FG_WIRE_API_SOURCE(e.api, e.source);
   w.slot.device = static_cast<__s16>(e.device);
   w.slot.ptr = e.ptr;
   w.slot.size_func = FG_WIRE_SIZE_FUNC(e.size, e.func);

@@ -167,8 +167,8 @@ bool SlotDecoder::decode(const fg_ring_slot& slot, const fg_ring_ext* ext, fg_ev
   ev.ptr = slot.ptr;
   ev.size = slot.size_func & kSizeMask;
   ev.kind = kind == FG_WIRE_KIND_OTHER ? ~0u : kind;  // any other number decodes as unknown
-  ev.api = slot.api_source & 0x0f;
-  ev.source = slot.api_source >> 4;
+  ev.api = slot.api_source & ((1u << FG_WIRE_SOURCE_SHIFT) - 1);
+  ev.source = slot.api_source >> FG_WIRE_SOURCE_SHIFT;
   ev.func = func == FG_WIRE_NO_FUNC ? ~0u : func;
   ev.device = slot.device;
   if (ext) {

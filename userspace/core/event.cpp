@@ -37,6 +37,7 @@ static_assert(offsetof(fg_ring_slot, type) == 12 && offsetof(fg_ring_slot, devic
 static_assert(sizeof(fg_ring_ext) == 32 && offsetof(fg_ring_ext, committed) == 0 &&
               offsetof(fg_ring_ext, ts_ns) == 8 && offsetof(fg_ring_ext, device) == 24);
 static_assert(FG_EV_PROC_EXEC < FG_WIRE_COMM && FG_MEM_KINDS <= FG_WIRE_KIND_OTHER);  // they fit the wire `type`
+static_assert(FG_API_INTERNAL < (1 << FG_WIRE_SOURCE_SHIFT) && FG_SRC_KERNEL < (1 << (8 - FG_WIRE_SOURCE_SHIFT)));  // and `api_source`
 static_assert(sizeof(fg_ring_pos) == 128 && offsetof(fg_ring_pos, tail) == 64);  // head, tail: own cache lines
 static_assert((FG_BOOK_SLOTS & (FG_BOOK_SLOTS - 1)) == 0);
 static_assert(FG_STAT_ALLOC_MAP_FULL < FG_STAT_MAX);
