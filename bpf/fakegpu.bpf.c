@@ -397,28 +397,32 @@ static __always_inline struct fg_alloc_rec *alloc_claim(__u32 tgid, __u64 ptr)
 
 /*
  * Counts a record on this CPU and rings the doorbell when it is the one that wakes the
- * consumer. Waking it costs a self-IPI (~1.3 us on these VMs, design.md), so wake-ups are
- * batched: every (cfg.wakeup_mask + 1)-th record of a CPU wakes it (0: every record, for
- * --stacks); the collector also polls on a timer.
+ * consumer. The consumer drains the ring on a timer while records flow; the doorbell is for a
+ * ring that fills faster than that. It rings only once the ring holds cfg.wake_fill slots
+ * (a quarter of it), and then every (cfg.wakeup_mask + 1)-th record of a CPU (cfg.wake_fill
+ * and the mask 0: every record, for --stacks). A wake-up from here comes from the traced
+ * thread's CPU, and the scheduler tends to run the woken reader on that CPU, its drain taking
+ * the traced process's time; waking it also costs a self-IPI (~1.3 us on these VMs,
+ * design.md).
  */
-static __always_inline void count_record(__u64 pos)
+static __always_inline void count_record(__u64 pos, __u64 fill)
 {
 	__u32 k = FG_STAT_EVENTS;
 	__u64 *n = bpf_map_lookup_elem(&stats, &k);
 	if (!n)
 		return;
 	*n += 1; /* per-CPU slot: no atomics needed */
-	if ((*n & cfg.wakeup_mask) == 0)
+	if ((*n & cfg.wakeup_mask) == 0 && fill >= cfg.wake_fill)
 		bpf_ringbuf_output(&doorbell, &pos, sizeof(pos), BPF_RB_FORCE_WAKEUP);
 }
 
 /*
  * Claims the next `n` (1 or 2) positions of the event ring (struct fg_ring_pos): the first
- * slot to fill, or NULL when the ring is full (the record is lost, and counted). A failed
- * compare-and-swap means another CPU took the position: try the next, a bounded number of
- * times.
+ * slot to fill, or NULL when the ring is full (the record is lost, and counted). *fill: the
+ * slots the ring holds with these. A failed compare-and-swap means another CPU took the
+ * position: try the next, a bounded number of times.
  */
-static __always_inline struct fg_ring_slot *ring_claim(__u64 *pos, __u32 n)
+static __always_inline struct fg_ring_slot *ring_claim(__u64 *pos, __u64 *fill, __u32 n)
 {
 	__u32 zero = 0;
 	struct fg_ring_pos *p = bpf_map_lookup_elem(&ring_pos, &zero);
@@ -426,11 +430,16 @@ static __always_inline struct fg_ring_slot *ring_claim(__u64 *pos, __u32 n)
 		return 0;
 	for (int i = 0; i < 32; i++) {
 		__u64 head = *(volatile __u64 *)&p->head;
-		if (head + n - 1 - *(volatile __u64 *)&p->tail > cfg.ring_mask)
+		__u64 tail = *(volatile __u64 *)&p->tail;
+		if ((__s64)(tail - head) > 0)
+			continue; /* the reader got past this head (others claimed on): read again */
+		__u64 used = head + n - tail;
+		if (used - 1 > cfg.ring_mask)
 			break; /* full */
 		if (__sync_val_compare_and_swap(&p->head, head, head + n) == head) {
 			__u32 idx = (__u32)(head & cfg.ring_mask);
 			*pos = head;
+			*fill = used;
 			return bpf_map_lookup_elem(&ring, &idx);
 		}
 	}
@@ -491,10 +500,10 @@ static __always_inline void emit(const struct record *r)
 			bpf_map_update_elem(&gpu_procs, &tgid, &one, BPF_ANY);
 		}
 	}
-	__u64 pos = 0;
+	__u64 pos = 0, fill = 0;
 	struct fg_ring_slot *slot;
 	if (first) { /* the comm goes in a slot of its own, just before the record */
-		slot = ring_claim(&pos, 1);
+		slot = ring_claim(&pos, &fill, 1);
 		if (!slot)
 			return;
 		slot->tid = (__u32)id;
@@ -505,7 +514,7 @@ static __always_inline void emit(const struct record *r)
 	}
 	/* One slot unless the record carries what only the extension holds. */
 	const bool ext = FG_WIRE_NEEDS_EXT(r->ts, r->aux, r->status, r->size, r->device);
-	slot = ring_claim(&pos, ext ? 2 : 1);
+	slot = ring_claim(&pos, &fill, ext ? 2 : 1);
 	if (!slot)
 		return;
 	if (ext) {
@@ -528,7 +537,7 @@ static __always_inline void emit(const struct record *r)
 	slot->type = FG_WIRE_TYPE(r->type, r->kind, ext);
 	slot->api_source = FG_WIRE_API_SOURCE(r->api, r->source);
 	commit(slot, pos);
-	count_record(pos);
+	count_record(pos, fill);
 }
 
 /* A record's `first` from the book its call used. */

@@ -261,7 +261,8 @@ struct fg_config {
 	__u32 filter_pids;	/* 1: only processes in the pids map (attach / run) */
 	__u32 follow_children;	/* 1: forked children join the pids map (run) */
 	__u32 wakeup_mask;	/* a CPU's records wake the consumer when their count & mask
-				   is 0 (a power of two minus 1; 0: every record) */
+				   is 0 (a power of two minus 1; 0: every record) ... */
+	__u32 wake_fill;	/* ... and the ring holds at least this many slots (0: always) */
 	__u32 ring_mask;	/* event ring slots - 1 (a power of two minus 1) */
 	__u32 allocs_mask;	/* allocs slots - 1 (--max-allocs, a power of two minus 1) */
 	__u32 latency_threshold; /* entry/return: a call is timed when a random u32 is below

@@ -193,6 +193,22 @@ TEST_CASE("ring: comms whose records were lost are bounded, a thread's newest ke
   CHECK(std::string(ev.comm) == "x");
 }
 
+TEST_CASE("ring: the reader drains every 10 ms while records come, backing off to 100 ms when none do",
+          "[trace][ring]") {
+  fgtrace::DrainPacer pacer;
+  CHECK(pacer.wait_ms() == 100);  // nothing seen yet
+  pacer.drained(3);
+  CHECK(pacer.wait_ms() == 10);
+  pacer.drained(1);
+  CHECK(pacer.wait_ms() == 10);
+  for (int expected : {20, 40, 80, 100, 100}) {
+    pacer.drained(0);
+    CHECK(pacer.wait_ms() == expected);
+  }
+  pacer.drained(7);  // records again: straight back to the short period
+  CHECK(pacer.wait_ms() == 10);
+}
+
 TEST_CASE("tables: a book's tag gives back its process, device and kind, and is never free or forgotten",
           "[trace][tables]") {
   struct Key {

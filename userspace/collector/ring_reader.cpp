@@ -124,7 +124,8 @@ size_t RingReader::drain(const Sink& sink) {
     fg_event ev;
     if (decoder_.decode(copy, extended ? &ext : nullptr, ev)) {
       // USDT records (and untimed entry/return ones) carry no kernel time (fg_event::ts_ns):
-      // stamped as read, at most a poll period (100 ms) or a wake-up batch after the call.
+      // stamped as read: while records flow, at most a drain period (DrainPacer, 10 ms) after
+      // the call; after a pause, up to 100 ms.
       if (ev.ts_ns == 0) {
         if (read_ns == 0) read_ns = monotonic_ns();
         ev.ts_ns = read_ns;

@@ -10,9 +10,11 @@
 //  - A slot is half a cache line, the wire form of struct fg_event; a record that needs more
 //    (a kernel time, aux, an error status) takes the next slot too, for its extension; the
 //    comm comes in a slot of its own before the record that carries it (SlotDecoder).
-//  - Waits are edge-triggered on the doorbell, a small BPF ring buffer the programs write to
-//    every (cfg.wakeup_mask + 1)-th record of a CPU; its contents are skipped unread.
+//  - The reader drains on a timer while records flow (DrainPacer). Waits are edge-triggered
+//    on the doorbell, a small BPF ring buffer the programs write to once the ring is a quarter
+//    full, every (cfg.wakeup_mask + 1)-th record of a CPU; its contents are skipped unread.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -44,6 +46,21 @@ class SlotDecoder {
     char comm[16];
   };
   std::vector<PendingComm> comms_;
+};
+
+// How long the reader waits for the doorbell before it drains anyway: kBusyMs after a drain
+// that delivered records, doubling after each one that did not, up to kIdleMs. A timer fires
+// on the reader's own CPU, where the doorbell rings on the traced thread's, and the scheduler
+// tends to run the woken reader there: its drain then takes the traced process's time.
+class DrainPacer {
+ public:
+  static constexpr int kBusyMs = 10;
+  static constexpr int kIdleMs = 100;
+  int wait_ms() const { return wait_ms_; }
+  void drained(size_t records) { wait_ms_ = records > 0 ? kBusyMs : std::min(2 * wait_ms_, kIdleMs); }
+
+ private:
+  int wait_ms_ = kIdleMs;
 };
 
 class RingReader {

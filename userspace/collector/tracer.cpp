@@ -5,6 +5,7 @@
 #include "collector/discovery.h"
 #include "collector/errors.h"
 #include "collector/functions.h"
+#include "collector/ring_reader.h"
 #include "collector/symbolizer.h"
 #include "core/ledger.h"
 #include "core/render.h"
@@ -174,8 +175,9 @@ class Session {
     const uint64_t interval = static_cast<uint64_t>(opts_.interval_s * 1e9);
     uint64_t next_refresh = start + interval;
     std::optional<int> command_status;
+    DrainPacer pacer;
     while (!g_stop.load()) {
-      collector_.poll(100, sink_);
+      pacer.drained(static_cast<size_t>(collector_.poll(pacer.wait_ms(), sink_)));
       const uint64_t now = monotonic_ns();
       if (child && !command_status) {
         command_status = child->poll();

@@ -27,7 +27,7 @@ static_assert(offsetof(fg_event, comm) == 64);
 static_assert(FG_COMM_LEN == 16);
 static_assert(sizeof(fg_book_key) == 16);
 static_assert(sizeof(fg_book) == 64);
-static_assert(sizeof(fg_config) == 28);
+static_assert(sizeof(fg_config) == 32);
 static_assert(sizeof(fg_alloc_rec) == 40);
 static_assert(sizeof(fg_book_slot) == 64);  // one cache line per book's shared part
 static_assert(sizeof(fg_book_counts) == 48);
