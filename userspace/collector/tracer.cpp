@@ -433,13 +433,13 @@ class Session {
     }
     for (auto& [pid, books] : kbooks)
       if (seen_.count(static_cast<int>(pid))) ledger_.set_kernel_books(pid, std::move(books));
-    for (uint32_t pid : exited_) collector_.forget(pid);
+    for (uint32_t pid : exited_) forget(pid);
     // A process whose exit record was lost (ring buffer full) is gone all the same: its exit
     // tracepoint ran before it left /proc, so a record still in flight was drained above.
     for (uint32_t pid : ledger_.running_pids())
       if (!process_alive(static_cast<int>(pid))) {
         ledger_.process_exited(pid, now);
-        collector_.forget(pid);
+        forget(pid);
       }
     exited_.clear();
     rescan();
@@ -504,6 +504,15 @@ class Session {
     }
   }
 
+  // An exited process's kernel books are given back, and its PID is new again: a process that
+  // reuses it is tracked from its own first record (and seen_ stays as large as the processes
+  // alive, not all there ever were).
+  void forget(uint32_t pid) {
+    collector_.forget(pid);
+    seen_.erase(static_cast<int>(pid));
+    if (last_seen_ == pid) last_seen_ = 0;
+  }
+
   void on_event(const fg_event& e) {
     // A process first met through its events started after the probes were in place (the
     // ones running before were adopted when their library was attached): traced from its
@@ -529,7 +538,7 @@ class Session {
     if (opts_.stacks && (e.type == FG_EV_PROC_EXIT || e.type == FG_EV_PROC_EXEC)) symbolizer_.forget(e.tgid);
     ledger_.consume(e);
     if (e.type == FG_EV_PROC_EXIT) exited_.push_back(e.tgid);
-    last_seen_ = e.tgid;  // in seen_ now (seen_ only grows): the next record of it skips the lookup
+    last_seen_ = e.tgid;  // in seen_ now (until forget()): the next record of it skips the lookup
   }
 
   const TraceOptions& opts_;
