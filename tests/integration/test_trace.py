@@ -219,6 +219,27 @@ def bpf_fds_of(pid):
     return progs, links
 
 
+def bss_of(pid):
+    """The global variables (.bss) of the BPF object process `pid` loaded, by name (bpftool)."""
+    maps = set()
+    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+        try:
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                m = re.search(r"^map_id:\s*(\d+)$", f.read(), re.M)
+        except OSError:
+            continue
+        if m:
+            maps.add(int(m.group(1)))
+    for i in maps:
+        shown = json.loads(subprocess.run(["bpftool", "-j", "map", "show", "id", str(i)], capture_output=True,
+                                          text=True, timeout=TIMEOUT, check=True).stdout)
+        if shown.get("name", "").endswith(".bss"):
+            dump = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "id", str(i)], capture_output=True,
+                                             text=True, timeout=TIMEOUT, check=True).stdout)
+            return {k: v for var in dump[0]["formatted"]["value"][".bss"] for k, v in var.items()}
+    raise AssertionError(f"no .bss map held by {pid}")
+
+
 def entry_bytes(pid, symbol):
     """The first 5 bytes of an exported function of the backend, as mapped in process pid."""
     nm = subprocess.run(["nm", "-D", "--defined-only", backend_lib()], capture_output=True, text=True,
@@ -396,6 +417,49 @@ class BothWays(TraceCase):
         self.assertEqual({k: books["uprobe"][k] for k in HEAD_KEYS + ["devices"]},
                          {k: books["usdt"][k] for k in HEAD_KEYS + ["devices"]})
 
+
+    def test_page_walk_and_helper_read_the_same_out_parameters(self):
+        # The return programs read out-parameters (the pointer cudaMalloc wrote, a pitch, a
+        # context) through the page tables where the kernel allows, and through
+        # bpf_probe_read_user with FAKEGPU_TRACE_NO_WALK=1: the same figures either way.
+        heads = {}
+        for way, env in (("walk", self.env()), ("helper", self.env(FAKEGPU_TRACE_NO_WALK="1"))):
+            with self.subTest(way=way):
+                rc, s, p = self.trace_run("--uprobes-only", cmd=[trace_workload(), "all"], env=env)
+                self.assertEqual(rc, 0, p.describe())
+                self.assertNotIn("disagreed", p.stderr)
+                q = s["processes"][0]
+                self.assert_books(q, ALL_DEVICES, ALL_HEAD, way)
+                heads[way] = {k: q[k] for k in HEAD_KEYS + ["devices"]}
+        self.assertEqual(heads["walk"], heads["helper"])
+
+    def test_page_walk_is_checked_against_the_helper(self):
+        # Its first 64 reads host-wide are checked against bpf_probe_read_user (the programs'
+        # walk_agreed counts them); with FAKEGPU_TRACE_NO_WALK=1 the helper alone reads.
+        with open("/proc/kallsyms") as f:
+            possible = os.uname().machine == "x86_64" and any(line.rstrip().endswith(" bpf_rdonly_cast") for line in f)
+        for way, env in (("walk", self.env()), ("helper", self.env(FAKEGPU_TRACE_NO_WALK="1"))):
+            with self.subTest(way=way):
+                t = self.start([tracer(), "monitor", "--uprobes-only", "-q", "-i", "3600"], env=env)
+                t.err.until(lambda line: "ready:" in line, "the ready line")
+                names = {bpf_objects()[0].get(i) for i in bpf_fds_of(t.pid)[0]}
+                walking = way == "walk" and possible
+                self.assertEqual(("api_exit_multi_walk" in names, "api_exit_multi" in names), (walking, not walking),
+                                 names)
+                if walking:
+                    # The collector turns the walk on once it has read /proc/kallsyms, after
+                    # the ready line: wait for that (a hang guard bounds it).
+                    deadline = time.monotonic() + TIMEOUT
+                    while bss_of(t.pid)["walk_ready"] != 1:
+                        self.assertLess(time.monotonic(), deadline, "walk_ready never set")
+                p = self.box.run([trace_workload(), "churn", "100", "4"], env=env)
+                self.assertEqual(p.returncode, 0, p.describe())
+                if walking:
+                    bss = bss_of(t.pid)
+                    self.assertEqual((bss["walk_agreed"], bss["walk_disagreed"]), (64, 0), bss)
+                t.popen.send_signal(signal.SIGINT)
+                self.assertEqual(t.wait(), 0, t.describe())
+                self.assertNotIn("disagreed", t.err.text())
 
     def test_primary_context_release_frees_both_ways(self):
         # trace_workload primary: 4 MiB in device 3's primary context, then its last release.

@@ -14,9 +14,11 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <string_view>
 #include <thread>
 
 #include "fakegpu.skel.h"
@@ -26,10 +28,14 @@ namespace {
 
 // libbpf's messages go to stderr only when they are warnings or worse and FAKEGPU_TRACE_DEBUG
 // is not set; with it, everything (the verifier log included) is shown.
+// A load that has a fallback (open_and_load): its verifier log is not the user's concern.
+bool g_load_has_fallback = false;
+
 int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
   static const bool debug = std::getenv("FAKEGPU_TRACE_DEBUG") != nullptr;
   if (level == LIBBPF_DEBUG && !debug) return 0;
   if (level == LIBBPF_INFO && !debug) return 0;
+  if (g_load_has_fallback && !debug) return 0;
   return std::vfprintf(stderr, fmt, args);
 }
 
@@ -97,7 +103,20 @@ struct LinkCreateUprobeMulti {
 static_assert(sizeof(LinkCreateUprobeMulti) == 64);
 }  // namespace
 
-void Collector::open_and_load(bool multi) {
+// Whether to try the return program that reads user memory through the page tables
+// (fakegpu.bpf.c, read_user_u64): on x86-64 unless FAKEGPU_TRACE_NO_WALK is set. A kernel
+// without bpf_rdonly_cast (before 6.2) rejects it, and open_and_load loads the other one
+// (looking the kfunc up first would parse the kernel's BTF once more: ~70 ms of `attach`).
+static bool page_walk_wanted() {
+#if defined(__x86_64__)
+  const char* off = std::getenv("FAKEGPU_TRACE_NO_WALK");
+  return !(off && *off && std::strcmp(off, "0") != 0);
+#else
+  return false;
+#endif
+}
+
+void Collector::open_and_load(bool multi, bool walk) {
   skel_ = fakegpu_bpf__open();
   if (!skel_) throw TraceError("cannot open the BPF object: " + errno_text(errno), kExitFailed);
   skel_->rodata->cfg.filter_pids = opts_.filter_pids;
@@ -136,21 +155,30 @@ void Collector::open_and_load(bool multi) {
   bpf_program__set_autoload(skel_->progs.api_enter, !multi);
   bpf_program__set_autoload(skel_->progs.api_exit, !multi);
   bpf_program__set_autoload(skel_->progs.api_enter_multi, multi);
-  bpf_program__set_autoload(skel_->progs.api_exit_multi, multi);
+  bpf_program__set_autoload(skel_->progs.api_exit_multi, multi && !walk);
+  bpf_program__set_autoload(skel_->progs.api_exit_multi_walk, multi && walk);
   // With multi links, the USDT programs go through them too: every site of a probe in one
   // link instead of a perf event per site, each of which waited for a grace period when
   // released (`run -- true` took ~1.45 s, now ~0.5 s; the cost per hit is the same).
   if (multi)
-    for (bpf_program* p : {skel_->progs.api_enter_multi, skel_->progs.api_exit_multi, skel_->progs.usdt_alloc,
-                           skel_->progs.usdt_free, skel_->progs.usdt_implicit_free, skel_->progs.usdt_ctx_switch})
+    for (bpf_program* p : {skel_->progs.api_enter_multi, skel_->progs.api_exit_multi, skel_->progs.api_exit_multi_walk,
+                           skel_->progs.usdt_alloc, skel_->progs.usdt_free, skel_->progs.usdt_implicit_free,
+                           skel_->progs.usdt_ctx_switch})
       bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(kBpfTraceUprobeMulti));
-  if (int err = fakegpu_bpf__load(skel_); err) {
+  g_load_has_fallback = multi || walk;
+  const int err = fakegpu_bpf__load(skel_);
+  g_load_has_fallback = false;
+  if (err) {
     fakegpu_bpf__destroy(skel_);
     skel_ = nullptr;
-    if (multi && err != -EPERM && err != -EACCES) return open_and_load(false);  // an older kernel
+    if (err != -EPERM && err != -EACCES) {  // an older kernel
+      if (walk) return open_and_load(multi, false);
+      if (multi) return open_and_load(false, false);
+    }
     load_failed(err);
   }
   multi_ = multi;
+  walk_ = multi && walk;
 }
 
 int Collector::attach_multi(bpf_program* prog, const std::string& path, const std::vector<uint64_t>& offsets,
@@ -177,7 +205,7 @@ Collector::Collector(const CollectorOptions& opts) : opts_(opts) {
         "fakegpu-trace needs privileges to load BPF programs: run it with sudo (or grant CAP_BPF, CAP_PERFMON and "
         "CAP_SYS_RESOURCE)",
         kExitPermission);
-  open_and_load(true);
+  open_and_load(true, page_walk_wanted());
   for (bpf_program* p : {skel_->progs.proc_exit, skel_->progs.proc_fork, skel_->progs.proc_exec}) {
     bpf_link* l = bpf_program__attach(p);
     if (!l) {
@@ -341,8 +369,10 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
   }
   if (!multi_offsets.empty()) {
     for (bool ret : {false, true}) {
-      const int fd = attach_multi(ret ? skel_->progs.api_exit_multi : skel_->progs.api_enter_multi, path, multi_offsets,
-                                  multi_cookies, {}, ret);
+      bpf_program* prog = !ret ? skel_->progs.api_enter_multi
+                          : walk_ ? skel_->progs.api_exit_multi_walk
+                                  : skel_->progs.api_exit_multi;
+      const int fd = attach_multi(prog, path, multi_offsets, multi_cookies, {}, ret);
       if (fd < 0)
         throw TraceError("cannot attach the entry/return probes in " + path + ": " + errno_text(fd), kExitUnsupported);
       fds.emplace_back(fd);
@@ -353,6 +383,31 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
   by_inode_[{st.st_dev, st.st_ino}] = libs_.size();
   libs_.push_back(lib);
   return libs_.back();
+}
+
+bool Collector::enable_page_walk() {
+  if (!walk_ || !skel_->bss) return false;
+  std::ifstream in("/proc/kallsyms");
+  std::string line;
+  uint64_t page_offset_base = 0, physical_mask = 0;
+  bool addresses = false;  // kallsyms shows addresses (kptr_restrict lets this process see them)
+  while (std::getline(in, line)) {
+    char* end = nullptr;
+    const uint64_t addr = std::strtoull(line.c_str(), &end, 16);
+    addresses = addresses || addr != 0;
+    const std::string_view rest(end);  // " D name" (a module's: " d name\t[module]")
+    if (rest.size() > 3 && rest.substr(3) == "page_offset_base") page_offset_base = addr;
+    if (rest.size() > 3 && rest.substr(3) == "physical_mask") physical_mask = addr;
+  }
+  if (!addresses) return false;
+  skel_->bss->walk_page_offset_base = page_offset_base;
+  skel_->bss->walk_physical_mask = physical_mask;
+  __atomic_store_n(&skel_->bss->walk_ready, 1u, __ATOMIC_RELEASE);
+  return true;
+}
+
+uint64_t Collector::page_walk_disagreements() const {
+  return walk_ && skel_->bss ? __atomic_load_n(&skel_->bss->walk_disagreed, __ATOMIC_RELAXED) : 0;
 }
 
 int Collector::poll(int timeout_ms, const std::function<void(const fg_event&)>& sink) {

@@ -99,6 +99,14 @@ class Collector {
 
   std::vector<KernelBook> books() const;
   KernelHealth health() const;
+  // Whether the return program reads user memory through the page tables, and how many of
+  // its checked reads disagreed with bpf_probe_read_user (one turns it off; fakegpu.bpf.c).
+  bool page_walk() const { return walk_; }
+  uint64_t page_walk_disagreements() const;
+  // Looks up the kernel's memory layout (/proc/kallsyms, ~35 ms: after the probes are live)
+  // and lets the return program start walking; false where it cannot (no return program
+  // that walks, or kallsyms hides addresses).
+  bool enable_page_walk();
   std::vector<CallCount> calls() const;
   std::vector<CopyCount> copies() const;
   std::map<uint32_t, uint64_t> launches() const;
@@ -151,10 +159,11 @@ class Collector {
   std::vector<Link> links_;
   std::vector<LinkFd> multi_links_;  // multi-uprobe links (per library: entry, return, each USDT probe)
   bool multi_ = false;            // the kernel takes multi-uprobe links
+  bool walk_ = false;             // the return program reads user memory through the page tables
   std::vector<AttachedLibrary> libs_;
   std::map<std::pair<uint64_t, uint64_t>, size_t> by_inode_;  // (dev, ino) → libs_ index
   void detach_all() noexcept;
-  void open_and_load(bool multi);
+  void open_and_load(bool multi, bool walk);
   // One multi-uprobe link of `prog` at `offsets` of path (cookies and semaphores: one each, or
   // empty); a file descriptor, or -errno.
   int attach_multi(bpf_program* prog, const std::string& path, const std::vector<uint64_t>& offsets,
