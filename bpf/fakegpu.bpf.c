@@ -751,7 +751,7 @@ static __always_inline bool timed_call(void)
  * 5-level layout, a zero result (a faulting load reads 0).
  *
  * The walk is checked against the helper: on its first FG_WALK_TRUST reads host-wide and on
- * every timed call (--latency-every) after. One disagreement turns it off for good (the
+ * a random 1 in 8 timed calls after (1 in 64 calls with the default --latency-every 8). One disagreement turns it off for good (the
  * helper's value is the one used; walk_disagreed tells the collector, which says so). The
  * helper remains the reference; FAKEGPU_TRACE_NO_WALK=1 makes the collector use it only.
  */
@@ -1003,6 +1003,9 @@ static __always_inline int leave(struct pt_regs *ctx, const bool walk)
 	/* Untimed calls' records carry no clock read either: the collector stamps them. */
 	const bool timed = v.ts != FG_UNTIMED;
 	const __u64 now = timed ? bpf_ktime_get_ns() : 0;
+	/* The page walk's reads checked against the helper (read_user_u64): a random 1 in 8
+	 * timed calls (the clock's low bits), 1 in 64 calls by default. */
+	const bool check = timed && (now & 7) == 0;
 	account_call(tgid, func, now - v.ts, rc != 0, timed);
 
 	switch (class) {
@@ -1013,7 +1016,7 @@ static __always_inline int leave(struct pt_regs *ctx, const bool walk)
 		if (class == FG_C_ALLOC_PITCH) {
 			__u64 pitch = 0;
 			if (rc == 0)
-				read_user_u64(walk, timed, v.a1, &pitch);
+				read_user_u64(walk, check, v.a1, &pitch);
 			size = pitch * v.a3;
 		}
 		__s32 device = kind == FG_MEM_HOST ? -1 : t->device;
@@ -1021,7 +1024,7 @@ static __always_inline int leave(struct pt_regs *ctx, const bool walk)
 			/* cuMemCreate(handle *, size, const CUmemAllocationProp *prop, flags): the
 			 * device is prop->location (type at offset 8, id at 12), not the context's. */
 			__u64 loc = 0; /* type (low half), id (high half) */
-			if (v.a2 && read_user_u64(walk, timed, v.a2 + 8, &loc) == 0 &&
+			if (v.a2 && read_user_u64(walk, check, v.a2 + 8, &loc) == 0 &&
 			    (__u32)loc == 1 /* CU_MEM_LOCATION_TYPE_DEVICE */)
 				device = (__s32)(loc >> 32);
 		}
@@ -1030,7 +1033,7 @@ static __always_inline int leave(struct pt_regs *ctx, const bool walk)
 			return 0;
 		}
 		__u64 ptr = 0;
-		if (read_user_u64(walk, timed, v.a0, &ptr) != 0 || ptr == 0 || size == 0)
+		if (read_user_u64(walk, check, v.a0, &ptr) != 0 || ptr == 0 || size == 0)
 			return 0; /* cudaMalloc(&p, 0): success, nothing allocated */
 		if (api == FG_API_RUNTIME) /* the runtime now holds this device's primary context */
 			runtime_holds(t, tgid, t->device);
@@ -1082,7 +1085,7 @@ static __always_inline int leave(struct pt_regs *ctx, const bool walk)
 		if (rc != 0)
 			return 0;
 		__u64 c = 0;
-		read_user_u64(walk, timed, v.a0, &c);
+		read_user_u64(walk, check, v.a0, &c);
 		__s32 dev = (__s32)(class == FG_C_CTX_CREATE ? v.a2
 				    : class == FG_C_CTX_CREATE4 ? v.a3
 									       : v.a1);
