@@ -841,11 +841,11 @@ static __always_inline long read_user_u64(bool walk, bool check, __u64 addr, __u
 	return 0;
 }
 
-/* The calling thread's state; created on its first traced call when `create`. */
-static __always_inline struct thread_state *thread_state(bool create)
+/* The calling thread's state (task: the current one); created on its first traced call when
+ * `create`. */
+static __always_inline struct thread_state *thread_state(struct task_struct *task, bool create)
 {
-	return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
-				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	return bpf_task_storage_get(&threads, task, 0, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 }
 
 static __always_inline struct stash_val *stash_of(struct thread_state *t, __u32 api)
@@ -858,7 +858,7 @@ static __always_inline int enter(struct pt_regs *ctx)
 	/* The process id only where it is filtered on (monitor leaves out the helper call). */
 	if (cfg.filter_pids && !traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	struct thread_state *t = thread_state(true);
+	struct thread_state *t = thread_state(bpf_get_current_task_btf(), true);
 	if (!t)
 		return 0; /* no memory for it: the return counts a missing entry record */
 	struct stash_val *v = stash_of(t, COOKIE_API(bpf_get_attach_cookie(ctx)));
@@ -980,15 +980,18 @@ static __always_inline void account_call(__u32 tgid, __u32 func, __u64 ns, bool 
 
 static __always_inline int leave(struct pt_regs *ctx, const bool walk)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32;
+	/* The task's ids and its storage from one helper call (bpf_get_current_pid_tgid() is
+	 * another). */
+	struct task_struct *task = bpf_get_current_task_btf();
+	const __u32 tgid = task->tgid;
+	const __u64 id = (__u64)tgid << 32 | (__u32)task->pid;
 	if (!traced(tgid))
 		return 0;
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	const __u32 class = COOKIE_CLASS(cookie);
 	if (class == FG_C_ALLOC || class == FG_C_FREE)
 		ring_warm(); /* the calls that write a record (the rest are rare or only counted) */
-	struct thread_state *t = thread_state(false);
+	struct thread_state *t = thread_state(task, false);
 	struct stash_val *sp = t ? stash_of(t, COOKIE_API(cookie)) : 0;
 	if (!sp || !sp->ts) {
 		stat_inc(FG_STAT_MISSING_ENTRY); /* attached between entry and return */

@@ -32,6 +32,11 @@
 //   trace_workload churn PAIRS KIB
 //       device 0: cudaMalloc 8 MiB (held), PAIRS x (cudaMalloc KIB KiB + cudaFree), cudaFree
 //       the 8 MiB, then cudaMalloc 1 MiB that is leaked.
+//   trace_workload huge PAIRS
+//       device 0: PAIRS x (cudaMalloc 4 KiB + cudaFree) whose out-parameter lies in a
+//       transparent huge page (a 2 MiB-aligned anonymous region with MADV_HUGEPAGE), so the
+//       collector's page walk reads it through a 2 MiB page-table entry. Prints "pid N: huge
+//       page: yes" (or "no" where the kernel gave none), then "pid N: huge done".
 // Every mode prints "pid N: ..." lines on stdout (flushed); any failed call ends the program
 // with status 1 and names the call on stderr.
 #include "workloads/cuda_min.h"
@@ -44,7 +49,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <fstream>
 #include <string>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -242,6 +249,43 @@ void churn(long pairs, size_t kib) {
   say("churn done");
 }
 
+// Whether the mapping holding `addr` is backed by transparent huge pages (/proc/self/smaps).
+bool in_huge_page(const void* addr) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  const auto a = reinterpret_cast<uintptr_t>(addr);
+  while (std::getline(smaps, line)) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2) {  // a mapping's first line
+      inside = lo <= a && a < hi;
+    } else if (inside && line.rfind("AnonHugePages:", 0) == 0) {
+      return std::strtol(line.c_str() + 14, nullptr, 10) > 0;
+    }
+  }
+  return false;
+}
+
+void huge(long pairs) {
+  constexpr size_t kHuge = 2 * kMiB;
+  void* raw = mmap(nullptr, 2 * kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) {
+    std::perror("trace_workload: mmap");
+    std::exit(1);
+  }
+  char* region = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(raw) + kHuge - 1) & ~(kHuge - 1));
+  (void)madvise(region, kHuge, MADV_HUGEPAGE);  // a kernel without THP leaves small pages
+  std::memset(region, 0, kHuge);
+  void** out = reinterpret_cast<void**>(region + 12345 * sizeof(void*));  // not the first small page
+  say(in_huge_page(out) ? "huge page: yes" : "huge page: no");
+  ok(cudaSetDevice(0), "cudaSetDevice(0)");
+  for (long i = 0; i < pairs; ++i) {
+    ok(cudaMalloc(out, 4096), "cudaMalloc");
+    ok(cudaFree(*out), "cudaFree");
+  }
+  say("huge done");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -265,8 +309,9 @@ int main(int argc, char** argv) {
   }
   if (mode == "spawn" && argc > 4) return spawn(std::atoi(argv[2]), std::strtoull(argv[3], nullptr, 10), argv + 4);
   if (mode == "churn" && argc > 3) return churn(std::atol(argv[2]), std::strtoull(argv[3], nullptr, 10)), 0;
+  if (mode == "huge" && argc > 2) return huge(std::atol(argv[2])), 0;
   std::fprintf(stderr,
                "usage: trace_workload mixed [hold] [EXIT] | threads | ctx | async | primary | all | "
-               "spawn DEV MIB PROGRAM [ARGS...] | churn PAIRS KIB\n");
+               "spawn DEV MIB PROGRAM [ARGS...] | churn PAIRS KIB | huge PAIRS\n");
   return 2;
 }
