@@ -231,6 +231,9 @@ Collector::Collector(const CollectorOptions& opts) : opts_(opts) {
     ring_.reset();
     throw TraceError(std::string("cannot read the event ring: ") + e.what(), kExitUnsupported);
   }
+  // Reading /proc/kallsyms takes ~35 ms: beside the attaching, not before the ready line nor
+  // in the reader's way (with --stacks a short-lived process must be read while it lives).
+  if (walk_) layout_reader_ = std::thread([this] { enable_page_walk(); });
 }
 
 template <class T>
@@ -247,6 +250,7 @@ Collector::Mapped<T>::~Mapped() {
 }
 
 Collector::~Collector() {
+  if (layout_reader_.joinable()) layout_reader_.join();
   ring_.reset();
   detach_all();  // every probe before the programs go
   if (skel_) fakegpu_bpf__destroy(skel_);
@@ -385,7 +389,7 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
   return libs_.back();
 }
 
-bool Collector::enable_page_walk() {
+bool Collector::enable_page_walk() noexcept try {
   if (!walk_ || !skel_->bss) return false;
   std::ifstream in("/proc/kallsyms");
   std::string line;
@@ -404,6 +408,8 @@ bool Collector::enable_page_walk() {
   skel_->bss->walk_physical_mask = physical_mask;
   __atomic_store_n(&skel_->bss->walk_ready, 1u, __ATOMIC_RELEASE);
   return true;
+} catch (const std::exception&) {
+  return false;  // the helper keeps reading
 }
 
 uint64_t Collector::page_walk_disagreements() const {

@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <thread>
 #include <vector>
 
 struct fakegpu_bpf;
@@ -103,10 +104,6 @@ class Collector {
   // its checked reads disagreed with bpf_probe_read_user (one turns it off; fakegpu.bpf.c).
   bool page_walk() const { return walk_; }
   uint64_t page_walk_disagreements() const;
-  // Looks up the kernel's memory layout (/proc/kallsyms, ~35 ms: after the probes are live)
-  // and lets the return program start walking; false where it cannot (no return program
-  // that walks, or kallsyms hides addresses).
-  bool enable_page_walk();
   std::vector<CallCount> calls() const;
   std::vector<CopyCount> copies() const;
   std::map<uint32_t, uint64_t> launches() const;
@@ -160,6 +157,11 @@ class Collector {
   std::vector<LinkFd> multi_links_;  // multi-uprobe links (per library: entry, return, each USDT probe)
   bool multi_ = false;            // the kernel takes multi-uprobe links
   bool walk_ = false;             // the return program reads user memory through the page tables
+  // Looks up the kernel's memory layout (/proc/kallsyms) and lets the return program start
+  // walking; false where it cannot (no return program that walks, or kallsyms hides
+  // addresses). Run on layout_reader_, started by the constructor.
+  bool enable_page_walk() noexcept;
+  std::thread layout_reader_;
   std::vector<AttachedLibrary> libs_;
   std::map<std::pair<uint64_t, uint64_t>, size_t> by_inode_;  // (dev, ino) → libs_ index
   void detach_all() noexcept;

@@ -172,8 +172,6 @@ class Session {
         throw TraceError("cannot run " + opts_.command[0] + ": " + std::strerror(e), e == ENOENT ? 127 : 126);
       }
     }
-    // Neither the ready line nor the command waits for this (~35 ms); the helper reads meanwhile.
-    collector_.enable_page_walk();
     const uint64_t interval = static_cast<uint64_t>(opts_.interval_s * 1e9);
     uint64_t next_refresh = start + interval;
     std::optional<int> command_status;
