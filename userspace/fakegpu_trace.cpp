@@ -25,7 +25,9 @@ constexpr const char* kExitCodes =
     "`fakegpu-trace check`); 12 PID gone or no CUDA library found; 13 tracing failed.\n"
     "run: the command's status, or 3 a GPU's peak went over --max-peak, 4 a process leaked with --fail-on-leak, "
     "5 events were lost while a threshold was set; 125 fakegpu-trace failed, 126 the command cannot be executed, "
-    "127 the command was not found.";
+    "127 the command was not found.\n"
+    "Environment: FAKEGPU_TRACE_NO_WALK=1 reads what calls return in user memory with bpf_probe_read_user only, "
+    "not through the page tables; FAKEGPU_TRACE_DEBUG=1 shows libbpf's log.";
 
 void on_signal(int) { fgtrace::request_stop(); }
 
