@@ -765,7 +765,7 @@ extern void *bpf_rdonly_cast(const void *obj__ign, __u32 btf_id__k) __ksym __wea
 #define FG_PHYS_BITS_MAX 52
 #define FG_WALK_TRUST 64
 
-__u64 walk_agreed = 0;	  /* reads checked and equal, counted up to FG_WALK_TRUST */
+__u64 walk_agreed = 0;	  /* reads checked and equal, counted up to FG_WALK_TRUST (CPUs racing: a few more) */
 __u64 walk_disagreed = 0; /* reads checked and different: the walk is off */
 /* The kernel's layout, set by the collector once it is ready (Collector::enable_page_walk,
  * from /proc/kallsyms: libbpf's typeless ksyms would read it before the probes attach, ~60 ms
