@@ -33,7 +33,10 @@ TEST_CASE("usdt: every probe site of the built backend keeps its arguments in th
   CHECK(probes == std::vector<std::string>{"alloc", "ctx_switch", "free", "implicit_free"});
   for (const char* name : {"alloc", "free", "implicit_free"})
     for (const auto& args : elf.usdt_arguments("fakegpu", name)) CHECK(args == "8@%rdi 8@%rsi 8@%rdx");
-  CHECK(elf.usdt_arguments("fakegpu", "ctx_switch") == std::vector<std::string>{"8@%rdi 8@%rsi"});
+  // One site, or more where an optimized build inlines the function that fires it (Release).
+  const auto ctx_switch = elf.usdt_arguments("fakegpu", "ctx_switch");
+  CHECK_FALSE(ctx_switch.empty());
+  for (const auto& args : ctx_switch) CHECK(args == "8@%rdi 8@%rsi");
   CHECK(elf.usdt_arguments("fakegpu", "alloc").size() >= 3);  // the API's allocation paths
   CHECK(fgtrace::usdt_layout_problem(elf).empty());
 }
