@@ -751,9 +751,10 @@ static __always_inline bool timed_call(void)
  * 5-level layout, a zero result (a faulting load reads 0).
  *
  * The walk is checked against the helper: on its first FG_WALK_TRUST reads host-wide and on
- * a random 1 in 8 timed calls after (1 in 64 calls with the default --latency-every 8). One disagreement turns it off for good (the
- * helper's value is the one used; walk_disagreed tells the collector, which says so). The
- * helper remains the reference; FAKEGPU_TRACE_NO_WALK=1 makes the collector use it only.
+ * a random 1 in 8 timed calls after (1 in 64 calls with the default --latency-every 8). One
+ * disagreement turns it off for good (the helper's value is the one used; walk_disagreed
+ * tells the collector, which says so). The helper remains the reference;
+ * FAKEGPU_TRACE_NO_WALK=1 makes the collector use it only.
  */
 extern void *bpf_rdonly_cast(const void *obj__ign, __u32 btf_id__k) __ksym __weak;
 
@@ -765,8 +766,10 @@ extern void *bpf_rdonly_cast(const void *obj__ign, __u32 btf_id__k) __ksym __wea
 #define FG_PHYS_BITS_MAX 52
 #define FG_WALK_TRUST 64
 
-__u64 walk_agreed = 0;	  /* reads checked and equal, counted up to FG_WALK_TRUST (CPUs racing: a few more) */
-__u64 walk_disagreed = 0; /* reads checked and different: the walk is off */
+/* Reads checked and equal, counted up to FG_WALK_TRUST (a few more where CPUs race), and
+ * reads checked and different (the walk is off). */
+__u64 walk_agreed = 0;
+__u64 walk_disagreed = 0;
 /* The kernel's layout, set by the collector once it is ready (Collector::enable_page_walk,
  * from /proc/kallsyms: libbpf's typeless ksyms would read it before the probes attach, ~60 ms
  * of `attach`). Until walk_ready, the helper reads. */

@@ -106,7 +106,7 @@ static_assert(sizeof(LinkCreateUprobeMulti) == 64);
 // Whether to try the return program that reads user memory through the page tables
 // (fakegpu.bpf.c, read_user_u64): on x86-64 unless FAKEGPU_TRACE_NO_WALK is set. A kernel
 // without bpf_rdonly_cast (before 6.2) rejects it, and open_and_load loads the other one
-// (looking the kfunc up first would parse the kernel's BTF once more: ~70 ms of `attach`).
+// (looking the kfunc up first would parse the kernel's BTF once more, before the attaching).
 static bool page_walk_wanted() {
 #if defined(__x86_64__)
   const char* off = std::getenv("FAKEGPU_TRACE_NO_WALK");
