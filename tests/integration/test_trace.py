@@ -451,8 +451,8 @@ class BothWays(TraceCase):
                 self.assertEqual(("api_exit_multi_walk" in names, "api_exit_multi" in names), (walking, not walking),
                                  names)
                 if walking:
-                    # The collector turns the walk on once it has read /proc/kallsyms, after
-                    # the ready line: wait for that (a hang guard bounds it).
+                    # The collector turns the walk on once a thread has read /proc/kallsyms,
+                    # which may finish after the ready line: wait for it (a hang guard bounds it).
                     deadline = time.monotonic() + TIMEOUT
                     while bss_of(t.pid)["walk_ready"] != 1:
                         self.assertLess(time.monotonic(), deadline, "walk_ready never set")
