@@ -416,6 +416,19 @@ static __always_inline void count_record(__u64 pos, __u64 fill)
 		bpf_ringbuf_output(&doorbell, &pos, sizeof(pos), BPF_RB_FORCE_WAKEUP);
 }
 
+/* The ring's positions (struct fg_ring_pos), and the slot of position `pos`. */
+static __always_inline struct fg_ring_pos *ring_positions(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&ring_pos, &zero);
+}
+
+static __always_inline void *ring_slot(__u64 pos)
+{
+	__u32 idx = (__u32)(pos & cfg.ring_mask);
+	return bpf_map_lookup_elem(&ring, &idx);
+}
+
 /*
  * Claims the next `n` (1 or 2) positions of the event ring (struct fg_ring_pos): the first
  * slot to fill, or NULL when the ring is full (the record is lost, and counted). *fill: the
@@ -424,8 +437,7 @@ static __always_inline void count_record(__u64 pos, __u64 fill)
  */
 static __always_inline struct fg_ring_slot *ring_claim(__u64 *pos, __u64 *fill, __u32 n)
 {
-	__u32 zero = 0;
-	struct fg_ring_pos *p = bpf_map_lookup_elem(&ring_pos, &zero);
+	struct fg_ring_pos *p = ring_positions();
 	if (!p)
 		return 0;
 	for (int i = 0; i < 32; i++) {
@@ -437,10 +449,9 @@ static __always_inline struct fg_ring_slot *ring_claim(__u64 *pos, __u64 *fill, 
 		if (used - 1 > cfg.ring_mask)
 			break; /* full */
 		if (__sync_val_compare_and_swap(&p->head, head, head + n) == head) {
-			__u32 idx = (__u32)(head & cfg.ring_mask);
 			*pos = head;
 			*fill = used;
-			return bpf_map_lookup_elem(&ring, &idx);
+			return ring_slot(head);
 		}
 	}
 	stat_inc(FG_STAT_RB_DROPS);
@@ -457,12 +468,10 @@ static __always_inline struct fg_ring_slot *ring_claim(__u64 *pos, __u64 *fill, 
  */
 static __always_inline void ring_warm(void)
 {
-	__u32 zero = 0;
-	struct fg_ring_pos *p = bpf_map_lookup_elem(&ring_pos, &zero);
+	struct fg_ring_pos *p = ring_positions();
 	if (!p)
 		return;
-	__u32 idx = (__u32)(*(volatile __u64 *)&p->head & cfg.ring_mask);
-	struct fg_ring_slot *slot = bpf_map_lookup_elem(&ring, &idx);
+	struct fg_ring_slot *slot = ring_slot(*(volatile __u64 *)&p->head);
 	if (slot)
 		(void)*(volatile __u32 *)&slot->committed;
 }
@@ -538,8 +547,7 @@ static __always_inline void emit(const struct record *r)
 	if (!slot)
 		return;
 	if (ext) {
-		__u32 idx = (__u32)((pos + 1) & cfg.ring_mask);
-		struct fg_ring_ext *e = bpf_map_lookup_elem(&ring, &idx);
+		struct fg_ring_ext *e = ring_slot(pos + 1);
 		if (!e) /* cannot happen: the index is masked */
 			return;
 		e->status = r->status;

@@ -186,6 +186,7 @@ struct fg_alloc_rec {
 #define FG_WIRE_COMM 0x0f	  /* type of a comm slot */
 #define FG_WIRE_KIND_SHIFT 4	  /* wire `type` bits 4-6: enum fg_mem_kind; 7 = another value */
 #define FG_WIRE_KIND_OTHER 7
+#define FG_WIRE_KIND_MASK (7 << FG_WIRE_KIND_SHIFT)
 #define FG_WIRE_EXT 0x80	  /* the next position holds this record's struct fg_ring_ext */
 #define FG_WIRE_SIZE_BITS 48	  /* `size_func`: size in the low 48 bits, func in the top 16 */
 #define FG_WIRE_NO_FUNC 0xffff	  /* no function index (fg_event.func ~0u) */

@@ -26,11 +26,12 @@
 namespace fgtrace {
 namespace {
 
-// libbpf's messages go to stderr only when they are warnings or worse and FAKEGPU_TRACE_DEBUG
-// is not set; with it, everything (the verifier log included) is shown.
 // A load that has a fallback (open_and_load): its verifier log is not the user's concern.
 bool g_load_has_fallback = false;
 
+// libbpf's messages go to stderr only when they are warnings or worse, FAKEGPU_TRACE_DEBUG is
+// not set and the load has no fallback; with it, everything (the verifier log included) is
+// shown.
 int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list args) {
   static const bool debug = std::getenv("FAKEGPU_TRACE_DEBUG") != nullptr;
   if (level == LIBBPF_DEBUG && !debug) return 0;

@@ -100,9 +100,8 @@ class Collector {
 
   std::vector<KernelBook> books() const;
   KernelHealth health() const;
-  // Whether the return program reads user memory through the page tables, and how many of
-  // its checked reads disagreed with bpf_probe_read_user (one turns it off; fakegpu.bpf.c).
-  bool page_walk() const { return walk_; }
+  // How many of the return program's page-walk reads, checked, disagreed with
+  // bpf_probe_read_user (one turns the walk off; fakegpu.bpf.c).
   uint64_t page_walk_disagreements() const;
   std::vector<CallCount> calls() const;
   std::vector<CopyCount> copies() const;

@@ -159,7 +159,7 @@ bool SlotDecoder::decode(const fg_ring_slot& slot, const fg_ring_ext* ext, fg_ev
     return false;
   }
   constexpr uint64_t kSizeMask = (uint64_t{1} << FG_WIRE_SIZE_BITS) - 1;
-  const uint32_t kind = (slot.type >> FG_WIRE_KIND_SHIFT) & 7u;
+  const uint32_t kind = (slot.type & FG_WIRE_KIND_MASK) >> FG_WIRE_KIND_SHIFT;
   const uint32_t func = static_cast<uint32_t>(slot.size_func >> FG_WIRE_SIZE_BITS);
   ev = fg_event{};
   ev.tgid = slot.tgid;
