@@ -88,6 +88,28 @@ struct {
 	__uint(value_size, FG_STACK_DEPTH * sizeof(__u64));
 } stacks SEC(".maps");
 
+/* --stacks: each stack's frames as build id + file offset (struct fg_stack_files), keyed by
+ * its id in `stacks` and taken the first time the id is seen; allocated as used. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct fg_stack_files);
+} stack_files SEC(".maps");
+
+/* An empty struct fg_stack_files: a stack's entry is inserted from it and filled in place (a
+ * per-CPU scratch copy could be shared by two preempted programs on one CPU). */
+static const struct fg_stack_files no_stack_files;
+
+/* --stacks: the file each process exec'd (struct fg_exec_path), keyed by tgid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct fg_exec_path);
+} exec_paths SEC(".maps");
+
 /* Processes to trace when cfg.filter_pids (attach -p, run). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -574,6 +596,24 @@ static __always_inline enum first_event first_of(bool booked, const struct book 
 	return !booked ? FIRST_LOOKUP : b->created ? FIRST_YES : FIRST_NO;
 }
 
+/* --stacks: the first time stack `id` is seen, its frames as build id + file offset (the
+ * kernel reads each file's build id, so this is done once per stack, not per call). */
+static __noinline void note_stack_files(void *ctx, __u32 id)
+{
+	if (bpf_map_lookup_elem(&stack_files, &id))
+		return;
+	/* The program that inserts the entry fills it; the allocation's record, emitted after,
+	 * tells the collector to read it. */
+	if (bpf_map_update_elem(&stack_files, &id, &no_stack_files, BPF_NOEXIST) != 0)
+		return;
+	struct fg_stack_files *s = bpf_map_lookup_elem(&stack_files, &id);
+	if (!s)
+		return;
+	long n = bpf_get_stack(ctx, s->frame, sizeof(s->frame), BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
+	if (n > 0)
+		s->frames = (__u32)n / sizeof(s->frame[0]);
+}
+
 /* Books and emits a completed allocation (id: bpf_get_current_pid_tgid(); ts: see struct
  * record). */
 static __always_inline void on_alloc(void *ctx, __u64 id, __s32 device, __u64 ptr, __u64 size, __u32 kind,
@@ -588,9 +628,11 @@ static __always_inline void on_alloc(void *ctx, __u64 id, __s32 device, __u64 pt
 	}
 	__u64 aux = 0; /* user stack id + 1 */
 	if (cfg.stacks) {
-		long id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
-		if (id >= 0)
-			aux = (__u64)id + 1;
+		long sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+		if (sid >= 0) {
+			aux = (__u64)sid + 1;
+			note_stack_files(ctx, (__u32)sid);
+		}
 	}
 	emit(&(struct record){ .type = FG_EV_ALLOC, .device = device, .ptr = ptr, .size = size, .kind = kind,
 			       .api = api, .source = source, .func = func, .aux = aux, .ts = ts,
@@ -1276,9 +1318,16 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 }
 
 SEC("tp_btf/sched_process_exec")
-int BPF_PROG(proc_exec, struct task_struct *p)
+int BPF_PROG(proc_exec, struct task_struct *p, int old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
+	if (cfg.stacks) {
+		/* Every exec (monitor meets a new GPU process at its first call, after this): the
+		 * file mapped, bprm->interp, the file opened last (a script's interpreter). */
+		struct fg_exec_path path;
+		if (bpf_probe_read_kernel_str(path.path, sizeof(path.path), BPF_CORE_READ(bprm, interp)) > 0)
+			bpf_map_update_elem(&exec_paths, &tgid, &path, BPF_ANY);
+	}
 	if (!traced_process(tgid))
 		return 0;
 	/* A new program: its calls start from the runtime's defaults (device 0, no context). */

@@ -25,6 +25,11 @@ struct task_struct {
 	struct mm_struct *mm;
 } __attribute__((preserve_access_index));
 
+/* --stacks: the file an exec maps (sched_process_exec). */
+struct linux_binprm {
+	const char *interp;
+} __attribute__((preserve_access_index));
+
 /* The page-table walk (fakegpu.bpf.c, walk_user_u64) reads mm->pgd. */
 struct mm_struct {
 	void *pgd;

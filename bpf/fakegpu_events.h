@@ -8,7 +8,7 @@
 #ifndef FAKEGPU_EVENTS_H
 #define FAKEGPU_EVENTS_H
 
-#define FAKEGPU_EVENTS_ABI 4
+#define FAKEGPU_EVENTS_ABI 5
 
 #define FG_COMM_LEN 16
 #define FG_MAX_DEVICES 256	/* ledger device slots; device -1 = host / unknown */
@@ -273,5 +273,37 @@ struct fg_config {
 
 /* User stacks recorded with --stacks: frames kept per stack (the map's value size / 8). */
 #define FG_STACK_DEPTH 64
+
+/*
+ * --stacks: a stack's frames as the files they run in, taken when the stack is first seen
+ * (stack_files, keyed by the stack's id). A return address means something only in its
+ * process's mappings, which go with the process; a build id and a file offset name the code
+ * for good, so a process that exits before the collector reads its maps is still named.
+ * A frame is the kernel's struct bpf_stack_build_id (userspace/core/event.cpp checks).
+ */
+#define FG_BUILD_ID_SIZE 20
+enum fg_file_frame_status {
+	FG_FRAME_EMPTY = 0,	/* no frame */
+	FG_FRAME_FILE = 1,	/* build_id + offset into the file */
+	FG_FRAME_IP = 2,	/* no build id could be read: the return address */
+};
+struct fg_file_frame {
+	__s32 status;			 /* enum fg_file_frame_status */
+	__u8 build_id[FG_BUILD_ID_SIZE];
+	__u64 offset_or_ip;
+};
+struct fg_stack_files {
+	__u32 frames;			 /* frames used */
+	__u32 pad;
+	struct fg_file_frame frame[FG_STACK_DEPTH];
+};
+
+/* --stacks: the file each process exec'd (exec_paths, keyed by tgid, least recently written
+ * dropped first), as execve was given it: the collector names that program's frames from it
+ * after the process is gone. */
+#define FG_PATH_LEN 256
+struct fg_exec_path {
+	char path[FG_PATH_LEN];
+};
 
 #endif /* FAKEGPU_EVENTS_H */

@@ -20,6 +20,7 @@ import signal
 import subprocess
 import threading
 import time
+import urllib.request
 
 import fgtest
 from fgtest import MiB
@@ -175,6 +176,12 @@ def pid_line(prefix_re):
         return pred.match is not None
 
     return pred
+
+
+def stopped(pid):
+    """Whether process pid is stopped (SIGSTOP): its main thread's state."""
+    with open(f"/proc/{pid}/status") as f:
+        return re.search(r"^State:\s+T", f.read(), re.M) is not None
 
 
 def json_line(line):
@@ -736,22 +743,83 @@ class Monitor(TraceCase):
 
 # ---- 9a. --stacks: leaked bytes by user stack, symbolized ---------------------------------------
 class Stacks(TraceCase):
+    MODES = (("usdt", []), ("uprobe", ["--uprobes-only"]))
+
+    def assert_leak_named(self, s, pid, mode):
+        """The leaked stack of `mixed` in summary s, named; returns its frames."""
+        stacks = s["leaked_stacks"]
+        # mixed leaks one allocation: the 2 MiB of cudaMallocManaged, called from mixed().
+        self.assertEqual([(st["pid"], st["comm"], st["bytes"], st["allocs"]) for st in stacks],
+                         [(pid, "trace_workload", 2 * MiB, 1)], json.dumps(stacks, indent=1))
+        return self.assert_frames_named(stacks[0]["frames"], mode)
+
+    def assert_frames_named(self, frames, mode):
+        app = [f for f in frames if f.endswith("[trace_workload]")]
+        self.assertEqual([f.split("+")[0] for f in app], ["(anonymous namespace)::mixed(bool)", "main"],
+                         frames)
+        if mode == "usdt":  # the probe fires inside the backend, below the API entry
+            self.assertIn("fgimpl_cudaMallocManaged", " ".join(frames))
+        return frames
+
     def test_leak_is_reported_with_its_symbolized_stack_both_ways(self):
-        for mode, options in (("usdt", []), ("uprobe", ["--uprobes-only"])):
+        for mode, options in self.MODES:
             with self.subTest(mode=mode):
                 rc, s, p = self.trace_run("--stacks", "--top", "5", *options, cmd=[trace_workload(), "mixed"])
                 self.assertEqual(rc, 0, p.describe())
-                pid = s["processes"][0]["pid"]
-                stacks = s["leaked_stacks"]
-                # mixed leaks one allocation: the 2 MiB of cudaMallocManaged, called from mixed().
-                self.assertEqual([(st["pid"], st["comm"], st["bytes"], st["allocs"]) for st in stacks],
-                                 [(pid, "trace_workload", 2 * MiB, 1)], json.dumps(stacks, indent=1))
-                frames = stacks[0]["frames"]
-                app = [f for f in frames if f.endswith("[trace_workload]")]
-                self.assertEqual([f.split("+")[0] for f in app], ["(anonymous namespace)::mixed(bool)", "main"],
-                                 frames)
-                if mode == "usdt":  # the probe fires inside the backend, below the API entry
-                    self.assertIn("fgimpl_cudaMallocManaged", " ".join(frames))
+                self.assert_leak_named(s, s["processes"][0]["pid"], mode)
+
+    def test_a_process_gone_before_its_maps_are_read_is_still_named(self):
+        """The collector reads a process's maps while it runs; one that exits first (a short
+        command on a busy host) is named from the build ids the kernel took with its stacks.
+        Here the traced shell stops the collector (SIGSTOP, and waits until it is stopped),
+        runs the workload to its end, then continues the collector: every record of the
+        workload is read after its maps are gone. Its frames read the same as a live one's."""
+        script = ('kill -STOP $PPID && until grep -q "^State:.*stopped" /proc/$PPID/status; do :; done; '
+                  '"$0" mixed; status=$?; kill -CONT $PPID; exit $status')
+        for mode, options in self.MODES:
+            with self.subTest(mode=mode):
+                rc, s, p = self.trace_run("--stacks", *options, cmd=["sh", "-c", script, trace_workload()])
+                self.assertEqual(rc, 0, p.describe())
+                workload = [proc["pid"] for proc in s["processes"] if proc["comm"] == "trace_workload"]
+                self.assertEqual(len(workload), 1, json.dumps(s["processes"], indent=1))
+                gone = self.assert_leak_named(s, workload[0], mode)
+                rc, s, p = self.trace_run("--stacks", *options, cmd=[trace_workload(), "mixed"])
+                self.assertEqual(rc, 0, p.describe())
+                self.assertEqual(gone, self.assert_leak_named(s, s["processes"][0]["pid"], mode))
+
+
+    def test_monitor_names_a_process_it_meets_after_the_process_is_gone(self):
+        """monitor meets a new process at its first call, after its exec: with --stacks the
+        exec tracepoint keeps every exec's file, so the program's frames are named though the
+        monitor (stopped here while the workload runs to its end) never saw the process live."""
+        mon = self.start([tracer(), "monitor", "--stacks", "-j", "-i", "0.1", "--listen", "127.0.0.1:0"],
+                         stdin=subprocess.DEVNULL)
+        mon.err.until(lambda line: "ready:" in line, "the monitor's ready line")
+        served = [m for m in (re.search(r"serving http://(\S+?)/ ", line) for line in mon.err.seen) if m]
+        self.assertEqual(len(served), 1, mon.describe())
+        os.kill(mon.pid, signal.SIGSTOP)
+        try:
+            deadline = time.monotonic() + TIMEOUT
+            while not stopped(mon.pid):
+                self.assertLess(time.monotonic(), deadline, "the monitor did not stop")
+            w = subprocess.run([trace_workload(), "mixed"], env=self.env(), cwd=self.box.dir,
+                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT)
+        finally:
+            os.kill(mon.pid, signal.SIGCONT)
+        self.assertEqual(w.returncode, 0, w.stderr)
+        pid = int(re.search(r"^pid (\d+): ", w.stdout, re.M).group(1))
+
+        def exited(line):
+            j = json_line(line)
+            return j is not None and any(p["pid"] == pid and p["state"] == "exited" for p in j["processes"])
+
+        mon.out.until(exited, f"pid {pid} exited")  # the API publishes the same refresh first
+        with urllib.request.urlopen(f"http://{served[0].group(1)}/api/v1/processes/{pid}", timeout=TIMEOUT) as r:
+            stacks = json.load(r)["leaked_stacks"]
+        self.assertEqual([(st["bytes"], st["allocs"]) for st in stacks], [(2 * MiB, 1)], json.dumps(stacks, indent=1))
+        self.assert_frames_named(stacks[0]["frames"], "usdt")
+        os.kill(mon.pid, signal.SIGTERM)
+        self.assertEqual(mon.wait(), 0, mon.describe())
 
 
 # ---- 9b. a forked child that calls the API without exec ------------------------------------------

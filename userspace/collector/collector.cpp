@@ -126,6 +126,8 @@ void Collector::open_and_load(bool multi, bool walk) {
   skel_->rodata->cfg.latency_threshold =
       opts_.latency_every <= 1 ? 0 : static_cast<uint32_t>((uint64_t{1} << 32) / opts_.latency_every);
   bpf_map__set_max_entries(skel_->maps.stacks, opts_.stacks ? opts_.max_stacks : 1);
+  bpf_map__set_max_entries(skel_->maps.stack_files, opts_.stacks ? opts_.max_stacks : 1);
+  bpf_map__set_max_entries(skel_->maps.exec_paths, opts_.stacks ? 16384 : 1);
   // The event ring: the most slots (a power of two, at least kMinRingSlots) that fit in the
   // requested size.
   const uint64_t slots = ring_slots(opts_.ringbuf_bytes);
@@ -494,6 +496,18 @@ std::vector<uint64_t> Collector::stack(uint32_t id) const {
   const auto end = std::find(ips.begin(), ips.end(), 0);
   ips.erase(end, ips.end());
   return ips;
+}
+
+std::vector<fg_file_frame> Collector::stack_files(uint32_t id) const {
+  fg_stack_files s{};
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.stack_files), &id, &s) != 0) return {};
+  return {s.frame, s.frame + std::min<uint32_t>(s.frames, FG_STACK_DEPTH)};
+}
+
+std::string Collector::exec_path(uint32_t tgid) const {
+  fg_exec_path p{};
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.exec_paths), &tgid, &p) != 0) return {};
+  return std::string(p.path, strnlen(p.path, sizeof p.path));
 }
 
 KernelHealth Collector::health() const {

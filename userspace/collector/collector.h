@@ -108,6 +108,12 @@ class Collector {
   std::map<uint32_t, uint64_t> launches() const;
   // The return addresses of user stack `id` (innermost first); empty if unknown.
   std::vector<uint64_t> stack(uint32_t id) const;
+  // The same stack's frames as build id + file offset, taken in the kernel when the stack was
+  // first seen (they name the code after its process is gone); empty if unknown.
+  std::vector<fg_file_frame> stack_files(uint32_t id) const;
+  // With stacks, the file process tgid last exec'd while the programs were loaded, as execve
+  // was given it (maybe relative to its working directory); empty if unknown.
+  std::string exec_path(uint32_t tgid) const;
   // Drops a process's in-kernel books (after its exit was reported).
   void forget(uint32_t tgid);
 

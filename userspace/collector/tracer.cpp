@@ -249,6 +249,7 @@ class Session {
   bool attach(const std::string& path) {
     if (collector_.attached(path)) return false;
     const AttachedLibrary& lib = collector_.attach_library(path);
+    if (opts_.stacks) symbolizer_.add_file(path);  // its frames are named after a process is gone
     if (!lib.usdt_problem.empty() && !opts_.uprobes_only)
       warn_once(path, path + ": " + lib.usdt_problem + ": traced through entry/return probes instead");
     return true;
@@ -516,6 +517,38 @@ class Session {
     if (last_seen_ == pid) last_seen_ = 0;
   }
 
+  // --stacks: a stack is symbolized when first seen, while its process is alive if the reader
+  // keeps up (/proc/PID/maps goes with the process); the frames its maps cannot name are named
+  // from the build ids the kernel took with the stack, in the files added to the symbolizer.
+  void name_stacks(const fg_event& e) {
+    if (e.type == FG_EV_PROC_EXIT) {  // every stack of it was named when first seen
+      symbolizer_.forget(e.tgid);
+      return;
+    }
+    if (e.type == FG_EV_PROC_EXEC) {  // a new image, and its program's file
+      symbolizer_.forget(e.tgid);
+      symbolizer_.add_file(program_file(e.tgid));
+    }
+    symbolizer_.prepare(e.tgid);  // its maps, read while it runs
+    if (e.type == FG_EV_ALLOC && e.aux != 0) {
+      const auto key = std::make_pair(e.tgid, static_cast<uint32_t>(e.aux - 1));
+      if (!stack_frames_.count(key))
+        stack_frames_[key] =
+            symbolizer_.frames(e.tgid, collector_.stack(key.second), collector_.stack_files(key.second));
+    }
+  }
+
+  // The file process tgid exec'd (while the probes were in place), as a path the collector can open: execve's argument, made
+  // absolute through the process's working directory when relative (empty if that is gone).
+  std::string program_file(uint32_t tgid) const {
+    std::string path = collector_.exec_path(tgid);
+    if (path.empty() || path[0] == '/') return path;
+    char cwd[4096];
+    const std::string link = "/proc/" + std::to_string(tgid) + "/cwd";
+    const ssize_t n = ::readlink(link.c_str(), cwd, sizeof cwd - 1);
+    return n > 0 ? std::string(cwd, static_cast<size_t>(n)) + "/" + path : std::string();
+  }
+
   void on_event(const fg_event& e) {
     // A process first met through its events started after the probes were in place (the
     // ones running before were adopted when their library was attached): traced from its
@@ -526,19 +559,11 @@ class Session {
         std::string comm(e.comm, strnlen(e.comm, sizeof e.comm));
         if (comm.empty()) comm = process_comm(static_cast<int>(e.tgid));
         ledger_.track_process(e.tgid, comm, ppid_of(static_cast<int>(e.tgid)), e.ts_ns, false);
+        if (opts_.stacks) symbolizer_.add_file(program_file(e.tgid));  // exec'd before its first call
       }
     }
     if (e.type == FG_EV_PROC_FORK) seen_.insert(static_cast<int>(e.aux));
-    // A stack is symbolized when first seen, while its process is alive: the leak report at
-    // exit needs the names, and /proc/PID/maps goes with the process.
-    if (opts_.stacks && e.type != FG_EV_PROC_EXIT) symbolizer_.prepare(e.tgid);  // maps read while it runs
-    if (opts_.stacks && e.type == FG_EV_ALLOC && e.aux != 0) {
-      const auto key = std::make_pair(e.tgid, static_cast<uint32_t>(e.aux - 1));
-      if (!stack_frames_.count(key)) stack_frames_[key] = symbolizer_.frames(e.tgid, collector_.stack(key.second));
-    }
-    // Every stack was named when first seen: an exited process's maps are not needed again,
-    // and an exec'd one has a new image.
-    if (opts_.stacks && (e.type == FG_EV_PROC_EXIT || e.type == FG_EV_PROC_EXEC)) symbolizer_.forget(e.tgid);
+    if (opts_.stacks) name_stacks(e);
     ledger_.consume(e);
     if (e.type == FG_EV_PROC_EXIT) exited_.push_back(e.tgid);
     last_seen_ = e.tgid;  // in seen_ now (until forget()): the next record of it skips the lookup

@@ -3,11 +3,13 @@
 #include <cstddef>
 #include <cstring>
 
+#include <linux/bpf.h>
+
 namespace fgtrace {
 
 // The contract, checked where it is read: the same bytes as the BPF side (clang -target bpf,
 // LP64 little endian). A change here without a FAKEGPU_EVENTS_ABI bump is a bug.
-static_assert(FAKEGPU_EVENTS_ABI == 4, "contract changed: review decode() and these offsets");
+static_assert(FAKEGPU_EVENTS_ABI == 5, "contract changed: review decode() and these offsets");
 static_assert(sizeof(fg_event) == 80);
 static_assert(alignof(fg_event) == 8);
 static_assert(offsetof(fg_event, ts_ns) == 0);
@@ -36,6 +38,13 @@ static_assert(offsetof(fg_ring_slot, type) == 12 && offsetof(fg_ring_slot, devic
               offsetof(fg_ring_slot, ptr) == 16 && offsetof(fg_ring_slot, size_func) == 24);
 static_assert(sizeof(fg_ring_ext) == 32 && offsetof(fg_ring_ext, committed) == 0 &&
               offsetof(fg_ring_ext, ts_ns) == 8 && offsetof(fg_ring_ext, device) == 24);
+// --stacks: a stack's file frames are the kernel's struct bpf_stack_build_id, byte for byte.
+static_assert(sizeof(fg_file_frame) == sizeof(bpf_stack_build_id) && FG_BUILD_ID_SIZE == BPF_BUILD_ID_SIZE);
+static_assert(offsetof(fg_file_frame, build_id) == offsetof(bpf_stack_build_id, build_id) &&
+              offsetof(fg_file_frame, offset_or_ip) == offsetof(bpf_stack_build_id, offset));
+static_assert(int{FG_FRAME_EMPTY} == int{BPF_STACK_BUILD_ID_EMPTY} && int{FG_FRAME_FILE} == int{BPF_STACK_BUILD_ID_VALID} &&
+              int{FG_FRAME_IP} == int{BPF_STACK_BUILD_ID_IP});
+static_assert(sizeof(fg_stack_files) == 8 + FG_STACK_DEPTH * 32 && sizeof(fg_exec_path) == FG_PATH_LEN);
 static_assert(FG_EV_PROC_EXEC < FG_WIRE_COMM && FG_MEM_KINDS <= FG_WIRE_KIND_OTHER);  // they fit the wire `type`
 static_assert(FG_API_INTERNAL < (1 << FG_WIRE_SOURCE_SHIFT) && FG_SRC_KERNEL < (1 << (8 - FG_WIRE_SOURCE_SHIFT)));  // and `api_source`
 static_assert(sizeof(fg_ring_pos) == 128 && offsetof(fg_ring_pos, tail) == 64);  // head, tail: own cache lines
