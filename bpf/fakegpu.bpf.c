@@ -603,7 +603,8 @@ static __noinline void note_stack_files(void *ctx, __u32 id)
 	if (bpf_map_lookup_elem(&stack_files, &id))
 		return;
 	/* The program that inserts the entry fills it; the allocation's record, emitted after,
-	 * tells the collector to read it. */
+	 * tells the collector to read it. (Another thread's first record of the same stack,
+	 * microseconds apart, can find it not yet filled: then only the maps name it.) */
 	if (bpf_map_update_elem(&stack_files, &id, &no_stack_files, BPF_NOEXIST) != 0)
 		return;
 	struct fg_stack_files *s = bpf_map_lookup_elem(&stack_files, &id);
