@@ -422,7 +422,7 @@ static __always_inline struct fg_alloc_rec *alloc_claim(__u32 tgid, __u64 ptr)
  * consumer. The consumer drains the ring on a timer while records flow; the doorbell is for a
  * ring that fills faster than that. It rings only once the ring holds cfg.wake_fill slots
  * (a quarter of it), and then every (cfg.wakeup_mask + 1)-th record of a CPU (cfg.wake_fill
- * and the mask 0: every record, for --stacks). A wake-up from here comes from the traced
+ * and the mask 0: every record). A wake-up from here comes from the traced
  * thread's CPU, and the scheduler tends to run the woken reader on that CPU, its drain taking
  * the traced process's time; waking it also costs a self-IPI (~1.3 us on these VMs,
  * design.md).

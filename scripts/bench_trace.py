@@ -9,6 +9,7 @@ backend's USDT probes, through entry/return probes, and by bpftrace counting the
   2. 200,000 alloc+free pairs per second for 10 s: drops, collector CPU (% of one core), RSS
   3. attach: time from starting `fakegpu-trace attach` to its "ready" line (probes live)
   4. the dashboard's snapshot stream: collector CPU with and without a /api/v1/stream reader
+  5. --stacks: a whole `run` of many alloc+free pairs with and without it
 """
 import json
 import os
@@ -275,6 +276,24 @@ def stream_overhead(env, procs=100, seconds=10):
           f"(adds {streamed - quiet:+.2f} points; {got['frames']} frames, {got['bytes'] / max(got['frames'], 1) / 1024:.0f} KiB each)")
 
 
+def stacks_cost(env, pairs=200_000, runs=5):
+    """--stacks: `run` over `pairs` cudaMalloc+cudaFree pairs from one stack, with and without
+    --stacks, taking turns; whole commands (attach and exit included)."""
+    print(f"\n== --stacks: `run` over {pairs:,} alloc+free pairs with and without it, taking turns, median of {runs}")
+    trace = os.path.join(BIN, "fakegpu-trace")
+    cmd = [os.path.join(BIN, "trace_workload"), "churn", str(pairs), "64"]
+    took = {"without": [], "with": []}
+    for _ in range(runs):
+        for way, extra in (("without", []), ("with", ["--stacks"])):
+            t0 = time.monotonic()
+            subprocess.run([trace, "run", *extra, "--", *cmd], env=env, check=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+            took[way].append(time.monotonic() - t0)
+    without, with_ = statistics.median(took["without"]), statistics.median(took["with"])
+    print(f"run: {without * 1000:.0f} ms without --stacks, {with_ * 1000:.0f} ms with ({with_ / without:.2f}x; "
+          f"{(with_ - without) / pairs * 1e9 / 2:.0f} ns more per traced call)")
+
+
 def main():
     if os.geteuid() != 0:
         print("SKIPPED: the collector benchmarks need root (sudo scripts/bench.sh)")
@@ -286,6 +305,7 @@ def main():
         sustained(env)
         attach_ready(env)
         stream_overhead(env)
+        stacks_cost(env)
     return 0
 
 

@@ -93,3 +93,18 @@ TEST_CASE("symbolizer: a frame named by nothing keeps its address, or its build 
   CHECK(frames == std::vector<std::string>{"0x1f3c [build-id abababababababababababababababababababab]",
                                            "0x7f0000002000", "0x7f0000003000"});
 }
+
+namespace {
+// A function of this test binary, found through its own maps.
+__attribute__((noinline)) int live_function(int x) { return x * 3 + 1; }
+}  // namespace
+
+TEST_CASE("symbolizer: a live process's frames are named through its maps first", "[trace][stacks]") {
+  StackSymbolizer s;
+  const auto at = reinterpret_cast<uint64_t>(&live_function);
+  // The file frame says something else: the maps, read while the process lives, come first.
+  const std::string unknown(FG_BUILD_ID_SIZE, '\xab');
+  const auto frames = s.frames(static_cast<uint32_t>(::getpid()), {at + 2, at + 5}, {file_frame(unknown, 0x10), file_frame(unknown, 0x20)});
+  CHECK(frames == std::vector<std::string>{"(anonymous namespace)::live_function(int)+0x2 [unit_tests]",
+                                           "(anonymous namespace)::live_function(int)+0x5 [unit_tests]"});
+}

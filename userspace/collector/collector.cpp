@@ -141,14 +141,12 @@ void Collector::open_and_load(bool multi, bool walk) {
   // own CPU (side by side, the doorbell every 16384 records cost the traced calls 9-16 % more).
   // Reading in batches is cheaper for them too (a reader woken every 4096 records cost ~7 ns
   // more per call than one woken every 16384, side by side).
-  if (!opts_.wake_every_record) {
-    const uint64_t cpus = possible_cpus();
-    const uint64_t budget = slots / 16 / cpus;  // records per CPU
-    uint32_t every = 1;
-    while (every * 2 <= budget && every < 65536) every *= 2;
-    skel_->rodata->cfg.wakeup_mask = every - 1;
-    skel_->rodata->cfg.wake_fill = static_cast<uint32_t>(slots / 4);
-  }
+  const uint64_t cpus = possible_cpus();
+  const uint64_t budget = slots / 16 / cpus;  // records per CPU
+  uint32_t every = 1;
+  while (every * 2 <= budget && every < 65536) every *= 2;
+  skel_->rodata->cfg.wakeup_mask = every - 1;
+  skel_->rodata->cfg.wake_fill = static_cast<uint32_t>(slots / 4);
   bpf_map__set_max_entries(skel_->maps.ring, static_cast<uint32_t>(slots));
   uint32_t allocs = 16;
   while (allocs < opts_.max_allocs && allocs < (1u << 30)) allocs <<= 1;
@@ -235,7 +233,7 @@ Collector::Collector(const CollectorOptions& opts) : opts_(opts) {
     throw TraceError(std::string("cannot read the event ring: ") + e.what(), kExitUnsupported);
   }
   // Reading /proc/kallsyms takes ~35 ms: beside the attaching, not before the ready line nor
-  // in the reader's way (with --stacks a short-lived process must be read while it lives).
+  // in the reader's way.
   if (walk_) layout_reader_ = std::thread([this] { enable_page_walk(); });
 }
 

@@ -30,7 +30,6 @@ struct CollectorOptions {
   bool follow_children = false;  // forked children of traced processes are traced too
   uint64_t ringbuf_bytes = 16ull << 20;
   uint32_t max_allocs = 1u << 18;  // live allocations the entry/return path can remember (rounded up to a power of two)
-  bool wake_every_record = false;  // else batched: each CPU wakes the reader every 1/8 ring or so
   bool force_uprobes = false;    // ignore USDT probes (compare both ways on one workload)
   bool stacks = false;           // record each allocation's user stack (--stacks)
   uint32_t latency_every = 8;    // entry/return probes time a random 1 in N calls (1: every call)

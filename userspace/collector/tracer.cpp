@@ -16,7 +16,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -162,7 +161,6 @@ class Session {
         break;
     }
     start_server();
-    if (opts_.stacks) read_ahead_of_exits();
     announce_ready();
     const uint64_t start = monotonic_ns();
     if (child) {
@@ -230,19 +228,8 @@ class Session {
     c.latency_every = o.latency_every;
     c.force_uprobes = o.uprobes_only;
     c.stacks = o.stacks;
-    // Stacks are symbolized through /proc/PID/maps, which goes with the process: with
-    // --stacks every event wakes the collector at once, so a short-lived process is read
-    // while it runs.
-    c.wake_every_record = o.stacks;
     return c;
   }
-
-  // Stacks are named through /proc/PID/maps, which an exiting process takes with it: on a
-  // busy host (a CI machine running tests side by side) a reader at normal priority woke too
-  // late for short-lived commands. With --stacks this thread (which reads the events; the
-  // command, forked earlier, and the server's threads keep their priority) asks for the
-  // highest nice priority; as root that is granted, otherwise it runs as it was.
-  static void read_ahead_of_exits() { (void)::setpriority(PRIO_PROCESS, 0, -20); }
 
   // Attaches a library once; in monitor mode, processes already using a newly attached copy
   // were running before its probes: they are adopted with their baselines.
