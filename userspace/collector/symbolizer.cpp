@@ -6,11 +6,11 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 
 namespace fgtrace {
 
@@ -53,7 +53,6 @@ std::string basename_of(const char* path) {
   const char* slash = std::strrchr(path, '/');
   return slash ? slash + 1 : path;
 }
-
 
 // "function+0xoff [library]" for address `look` in module m (the call itself for a return
 // address: look is one byte before it, and the offset printed is the return address's).
