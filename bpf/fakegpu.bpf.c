@@ -633,6 +633,8 @@ static __always_inline void on_alloc(void *ctx, __u64 id, __s32 device, __u64 pt
 		if (sid >= 0) {
 			aux = (__u64)sid + 1;
 			note_stack_files(ctx, (__u32)sid);
+		} else {
+			stat_inc(FG_STAT_STACKS_LOST);
 		}
 	}
 	emit(&(struct record){ .type = FG_EV_ALLOC, .device = device, .ptr = ptr, .size = size, .kind = kind,

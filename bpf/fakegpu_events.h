@@ -236,6 +236,8 @@ enum fg_stat {
 	FG_STAT_MISSING_ENTRY = 2,  /* return probe without its entry record */
 	FG_STAT_UNMATCHED_FREE = 3, /* free of a pointer the books never saw allocated */
 	FG_STAT_ALLOC_MAP_FULL = 4, /* an allocation record or a book could not be stored (full) */
+	FG_STAT_STACKS_LOST = 5,    /* --stacks: an allocation's stack could not be stored (its
+				       slot in the stack table taken, or the table full) */
 	FG_STAT_MAX = 8,
 };
 

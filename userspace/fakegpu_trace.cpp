@@ -84,6 +84,7 @@ struct Common {
   std::string listen, token_file;
   std::string ringbuf = "16MiB";
   uint32_t max_allocs = 1u << 18;
+  uint32_t max_stacks = 16384;
   uint32_t latency_every = 8;
   void add(CLI::App* app, bool with_output) {
     app->add_option("--lib", libs, "also trace this CUDA library (libcudart, libcuda or the fake backend)")
@@ -109,6 +110,10 @@ struct Common {
     app->add_flag("--stacks", stacks,
                   "record each allocation's user stack; list the top stacks by outstanding (run: leaked) bytes");
     app->add_option("--top", top, "how many stacks --stacks lists")->check(CLI::Range(1, 1000));
+    app->add_option("--max-stacks", max_stacks,
+                    "distinct stacks --stacks keeps (a table of that many slots, rounded up to a power of two, "
+                    "~0.5 KiB each; an allocation whose stack finds its slot taken is counted in stacks_lost)")
+        ->check(CLI::Range(1u, 1u << 18));
     app->add_option("--max-allocs", max_allocs,
                     "live allocations the entry/return probes can remember (rounded up to a power of two)")
         ->check(CLI::Range(16u, 1u << 24));
@@ -128,6 +133,7 @@ struct Common {
     o.latency_every = latency_every;
     o.stacks = stacks;
     o.top_stacks = top;
+    o.max_stacks = max_stacks;
     o.quiet = quiet;
     o.listen = listen;
     o.allow_remote = allow_remote;

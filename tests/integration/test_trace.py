@@ -767,6 +767,20 @@ class Stacks(TraceCase):
                 rc, s, p = self.trace_run("--stacks", "--top", "5", *options, cmd=[trace_workload(), "mixed"])
                 self.assertEqual(rc, 0, p.describe())
                 self.assert_leak_named(s, s["processes"][0]["pid"], mode)
+                self.assertEqual(s["drops"]["stacks_lost"], 0)
+
+    def test_a_stack_without_a_slot_is_counted_and_the_books_stay_exact(self):
+        """--max-stacks 1: one slot. mixed allocates from four call sites; the first stack
+        (cudaMalloc 3 MiB) takes the slot, the other three are counted as lost, among them the
+        leak's: no leaked stack to list, the leak itself still booked, the verdict trusted."""
+        for mode, options in self.MODES:
+            with self.subTest(mode=mode):
+                rc, s, p = self.trace_run("--stacks", "--max-stacks", "1", *options, cmd=[trace_workload(), "mixed"])
+                self.assertEqual(rc, 0, p.describe())
+                self.assertEqual((s["drops"]["stacks_lost"], s["drops"]["events_lost"], s["leaked_stacks"]),
+                                 (3, False, []), json.dumps(s["drops"], indent=1))
+                proc = s["processes"][0]
+                self.assertEqual((proc["allocs"], proc["leaked_bytes"], proc["leaked_allocs"]), (4, 2 * MiB, 1))
 
     def test_a_process_gone_before_its_maps_are_read_is_still_named(self):
         """The collector reads a process's maps while it runs; one that exits first (a short

@@ -672,6 +672,12 @@ TEST_CASE("stacks: outstanding and leaked bytes by stack, top N, symbolized", "[
         "\t\tcudaMalloc\n"
         "\t\tframe5\n");
   CHECK(render_stacks({}, StackSet::Outstanding) == "No outstanding allocations with a recorded stack.\n");
+  CHECK(render_stacks({}, StackSet::Outstanding, 1) ==
+        "No outstanding allocations with a recorded stack.\n"
+        "1 allocation has no recorded stack: the kernel's stack table had no slot for it (a larger --max-stacks helps).\n");
+  CHECK(render_stacks({top[0]}, StackSet::Outstanding, 3).ends_with(
+      "\t\tframe5\n3 allocations have no recorded stack: the kernel's stack table had no slot for it (a larger "
+      "--max-stacks helps).\n"));
   CHECK(stacks_json({top[0]}).dump() ==
         R"([{"pid":70,"comm":"py","stack_id":5,"bytes":300,"allocs":2,"frames":["cudaMalloc","frame5"]}])");
 }

@@ -523,6 +523,7 @@ KernelHealth Collector::health() const {
   h.missing_entry = sum(FG_STAT_MISSING_ENTRY);
   h.unmatched_free = sum(FG_STAT_UNMATCHED_FREE);
   h.alloc_map_full = sum(FG_STAT_ALLOC_MAP_FULL);
+  h.stacks_lost = sum(FG_STAT_STACKS_LOST);
   return h;
 }
 

@@ -60,7 +60,7 @@ class ElfSymbols;
 std::string usdt_layout_problem(const ElfSymbols& elf);
 
 struct KernelHealth {
-  uint64_t events = 0, rb_drops = 0, missing_entry = 0, unmatched_free = 0, alloc_map_full = 0;
+  uint64_t events = 0, rb_drops = 0, missing_entry = 0, unmatched_free = 0, alloc_map_full = 0, stacks_lost = 0;
 };
 
 struct KernelBook {

@@ -228,6 +228,7 @@ class Session {
     c.latency_every = o.latency_every;
     c.force_uprobes = o.uprobes_only;
     c.stacks = o.stacks;
+    c.max_stacks = o.max_stacks;
     return c;
   }
 
@@ -404,6 +405,7 @@ class Session {
     h.missing_entry = kh.missing_entry;
     h.unmatched_free = kh.unmatched_free;
     h.alloc_map_full = kh.alloc_map_full;
+    h.stacks_lost = kh.stacks_lost;
     for (const auto& l : collector_.libraries()) h.libraries.push_back({l.path, l.mode});
     ledger_.set_health(h);
     // The in-kernel books: exact even when ring-buffer records were lost.
@@ -489,7 +491,7 @@ class Session {
       out_ << render_table(snap, t) << '\n';
       if (opts_.stacks)
         out_ << render_stacks(top_stacks(snap, StackSet::Outstanding, opts_.top_stacks, stack_text_),
-                              StackSet::Outstanding)
+                              StackSet::Outstanding, snap.health.stacks_lost)
              << '\n';
       out_ << std::flush;
     }

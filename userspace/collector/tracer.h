@@ -24,6 +24,7 @@ struct TraceOptions {
   double exited_ttl_s = 300;          // exited processes stay in the output this long
   bool stacks = false;                // --stacks: user stacks of outstanding/leaked allocations
   size_t top_stacks = 10;             // how many stacks the outputs list
+  uint32_t max_stacks = 16384;        // --max-stacks: distinct stacks the kernel keeps
   bool quiet = false;                 // --quiet: no table / JSON lines on stdout (serve only)
   // --listen (attach, monitor): the HTTP server (dashboard, /metrics, JSON API); empty: none
   std::string listen;

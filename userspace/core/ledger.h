@@ -79,6 +79,7 @@ struct Health {
   uint64_t missing_entry = 0;   // FG_STAT_MISSING_ENTRY
   uint64_t unmatched_free = 0;  // FG_STAT_UNMATCHED_FREE
   uint64_t alloc_map_full = 0;  // FG_STAT_ALLOC_MAP_FULL
+  uint64_t stacks_lost = 0;     // FG_STAT_STACKS_LOST (--stacks; not a lost event: the books stay exact)
   std::vector<TracedLibrary> libraries;
 };
 

@@ -272,6 +272,7 @@ ordered_json health_json(const Snapshot& s) {
           {"missing_entry", h.missing_entry},
           {"alloc_map_full", h.alloc_map_full},
           {"unmatched_free", h.unmatched_free},
+          {"stacks_lost", h.stacks_lost},
           {"ledger",
            {{"events", c.events},
             {"bad_records", c.bad_records},

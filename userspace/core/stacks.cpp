@@ -25,19 +25,25 @@ std::vector<StackReport> top_stacks(const Snapshot& snap, StackSet set, size_t n
   return all;
 }
 
-std::string render_stacks(const std::vector<StackReport>& stacks, StackSet set) {
-  if (stacks.empty())
-    return std::string("No ") + (set == StackSet::Leaked ? "leaked" : "outstanding") +
-           " allocations with a recorded stack.\n";
-  std::string out = "Top " + std::to_string(stacks.size()) + " stacks by " +
-                    (set == StackSet::Leaked ? "leaked" : "outstanding") + " bytes:\n";
-  for (const StackReport& r : stacks) {
-    out += "\t" + human_size(r.bytes) + " in " + std::to_string(r.allocs) +
-           (r.allocs == 1 ? " allocation" : " allocations") + " from pid " + std::to_string(r.pid) +
-           " (" + r.comm + "), stack " + std::to_string(r.stack_id) + ":\n";
-    if (r.frames.empty()) out += "\t\t[not symbolized]\n";
-    for (const std::string& f : r.frames) out += "\t\t" + f + "\n";
+std::string render_stacks(const std::vector<StackReport>& stacks, StackSet set, uint64_t lost) {
+  std::string out;
+  if (stacks.empty()) {
+    out = std::string("No ") + (set == StackSet::Leaked ? "leaked" : "outstanding") +
+          " allocations with a recorded stack.\n";
+  } else {
+    out = "Top " + std::to_string(stacks.size()) + " stacks by " + (set == StackSet::Leaked ? "leaked" : "outstanding") +
+          " bytes:\n";
+    for (const StackReport& r : stacks) {
+      out += "\t" + human_size(r.bytes) + " in " + std::to_string(r.allocs) +
+             (r.allocs == 1 ? " allocation" : " allocations") + " from pid " + std::to_string(r.pid) + " (" + r.comm +
+             "), stack " + std::to_string(r.stack_id) + ":\n";
+      if (r.frames.empty()) out += "\t\t[not symbolized]\n";
+      for (const std::string& f : r.frames) out += "\t\t" + f + "\n";
+    }
   }
+  if (lost != 0)
+    out += std::to_string(lost) + (lost == 1 ? " allocation has" : " allocations have") +
+           " no recorded stack: the kernel's stack table had no slot for it (a larger --max-stacks helps).\n";
   return out;
 }
 

@@ -43,7 +43,8 @@ std::vector<StackReport> top_stacks(const Snapshot& snap, StackSet set, size_t n
 //           1.0 GiB in 4 allocations from pid 4242 (python3), stack 7:
 //                   cudaMalloc+0x1a
 //                   main+0x42
-std::string render_stacks(const std::vector<StackReport>& stacks, StackSet set);
+// `lost`: allocations whose stack the kernel could not store (Health::stacks_lost), said after.
+std::string render_stacks(const std::vector<StackReport>& stacks, StackSet set, uint64_t lost = 0);
 nlohmann::ordered_json stacks_json(const std::vector<StackReport>& stacks);
 
 }  // namespace fgtrace

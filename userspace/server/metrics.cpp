@@ -491,6 +491,9 @@ std::string render_metrics(const Snapshot& snap, const std::vector<DeviceInfo>& 
   counter("fakegpu_collector_alloc_map_full_total",
           "Allocations, books or call counters the kernel could not store because its table was full.",
           h.alloc_map_full);
+  counter("fakegpu_collector_stacks_lost_total",
+          "--stacks: allocations whose user stack the kernel could not store (booked, without a stack).",
+          h.stacks_lost);
 
   std::map<std::string, uint64_t, std::less<>> modes{{"uprobe", 0}, {"usdt", 0}};
   for (const TracedLibrary& l : h.libraries) modes[l.mode] += 1;

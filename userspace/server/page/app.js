@@ -681,6 +681,7 @@
     item('missing entry records', String(h.missing_entry), h.missing_entry > 0);
     item('alloc map full', String(h.alloc_map_full), h.alloc_map_full > 0);
     item('unmatched frees', String(h.unmatched_free));
+    if (h.stacks_lost > 0) item('stacks lost (--max-stacks)', String(h.stacks_lost), true);
     item('libraries', h.libraries.length ? h.libraries.map((l) => l.path + ' (' + l.mode + ')').join('\n')
       : 'none attached');
   }
