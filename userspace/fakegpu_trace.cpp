@@ -107,13 +107,14 @@ struct Common {
     app->add_option("--ringbuf-size", ringbuf,
                     "event ring size (e.g. 16MiB): 32-byte slots, a power of two of them, at least 16; a record takes one, "
                     "two when it carries more (a time, an error status, a stack id)");
-    app->add_flag("--stacks", stacks,
+    CLI::Option* stacks_flag = app->add_flag("--stacks", stacks,
                   "record each allocation's user stack; list the top stacks by outstanding (run: leaked) bytes");
     app->add_option("--top", top, "how many stacks --stacks lists")->check(CLI::Range(1, 1000));
     app->add_option("--max-stacks", max_stacks,
                     "distinct stacks --stacks keeps (a table of that many slots, rounded up to a power of two, "
                     "~0.5 KiB each; an allocation whose stack finds its slot taken is counted in stacks_lost)")
-        ->check(CLI::Range(1u, 1u << 18));
+        ->check(CLI::Range(1u, 1u << 18))
+        ->needs(stacks_flag);
     app->add_option("--max-allocs", max_allocs,
                     "live allocations the entry/return probes can remember (rounded up to a power of two)")
         ->check(CLI::Range(16u, 1u << 24));

@@ -905,6 +905,9 @@ class Errors(TraceCase):
         self.assert_fails(self.trace("run", "--max-peak", "12XB", "--", "true"), 2, "--max-peak", "unknown unit 'XB'")
         self.assert_fails(self.trace("run"), 2, "command", "required")
         self.assert_fails(self.trace("run", "--ringbuf-size", "lots", "--", "true"), 2, "--ringbuf-size", "lots")
+        self.assert_fails(self.trace("run", "--stacks", "--max-stacks", "0", "--", "true"), 2, "--max-stacks",
+                          "not in range 1 to 262144")
+        self.assert_fails(self.trace("run", "--max-stacks", "64", "--", "true"), 2, "--max-stacks", "--stacks")
 
     def test_pid_that_does_not_exist_exits_12(self):
         gone = subprocess.Popen(["true"])
