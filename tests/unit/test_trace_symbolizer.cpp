@@ -43,7 +43,8 @@ ElfFacts elf_facts(const std::string& path, const char* name) {
     } else if (sh.sh_type == SHT_SYMTAB) {
       for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; ++i) {
         GElf_Sym sym;
-        const char* sym_name = gelf_getsym(data, static_cast<int>(i), &sym) ? elf_strptr(elf, sh.sh_link, sym.st_name) : nullptr;
+        const char* sym_name =
+            gelf_getsym(data, static_cast<int>(i), &sym) ? elf_strptr(elf, sh.sh_link, sym.st_name) : nullptr;
         GElf_Shdr in;
         if (sym_name && std::strcmp(sym_name, name) == 0 && gelf_getshdr(elf_getscn(elf, sym.st_shndx), &in))
           out.function_offset = sym.st_value - in.sh_addr + in.sh_offset;
@@ -104,7 +105,8 @@ TEST_CASE("symbolizer: a live process's frames are named through its maps first"
   const auto at = reinterpret_cast<uint64_t>(&live_function);
   // The file frame says something else: the maps, read while the process lives, come first.
   const std::string unknown(FG_BUILD_ID_SIZE, '\xab');
-  const auto frames = s.frames(static_cast<uint32_t>(::getpid()), {at + 2, at + 5}, {file_frame(unknown, 0x10), file_frame(unknown, 0x20)});
+  const auto frames = s.frames(static_cast<uint32_t>(::getpid()), {at + 2, at + 5},
+                               {file_frame(unknown, 0x10), file_frame(unknown, 0x20)});
   CHECK(frames == std::vector<std::string>{"(anonymous namespace)::live_function(int)+0x2 [unit_tests]",
                                            "(anonymous namespace)::live_function(int)+0x5 [unit_tests]"});
 }

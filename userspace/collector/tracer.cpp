@@ -527,8 +527,9 @@ class Session {
     }
   }
 
-  // The file process tgid exec'd (while the probes were in place), as a path the collector can open: execve's argument, made
-  // absolute through the process's working directory when relative (empty if that is gone).
+  // The file process tgid exec'd (while the programs were loaded), as a path the collector can
+  // open: execve's argument, made absolute through the process's working directory when
+  // relative (empty if that is gone).
   std::string program_file(uint32_t tgid) const {
     std::string path = collector_.exec_path(tgid);
     if (path.empty() || path[0] == '/') return path;

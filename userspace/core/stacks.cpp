@@ -31,8 +31,8 @@ std::string render_stacks(const std::vector<StackReport>& stacks, StackSet set, 
     out = std::string("No ") + (set == StackSet::Leaked ? "leaked" : "outstanding") +
           " allocations with a recorded stack.\n";
   } else {
-    out = "Top " + std::to_string(stacks.size()) + " stacks by " + (set == StackSet::Leaked ? "leaked" : "outstanding") +
-          " bytes:\n";
+    out = "Top " + std::to_string(stacks.size()) + " stacks by " +
+          (set == StackSet::Leaked ? "leaked" : "outstanding") + " bytes:\n";
     for (const StackReport& r : stacks) {
       out += "\t" + human_size(r.bytes) + " in " + std::to_string(r.allocs) +
              (r.allocs == 1 ? " allocation" : " allocations") + " from pid " + std::to_string(r.pid) + " (" + r.comm +
