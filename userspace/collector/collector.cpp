@@ -127,7 +127,7 @@ void Collector::open_and_load(bool multi, bool walk) {
       opts_.latency_every <= 1 ? 0 : static_cast<uint32_t>((uint64_t{1} << 32) / opts_.latency_every);
   bpf_map__set_max_entries(skel_->maps.stacks, opts_.stacks ? opts_.max_stacks : 1);
   bpf_map__set_max_entries(skel_->maps.stack_files, opts_.stacks ? opts_.max_stacks : 1);
-  bpf_map__set_max_entries(skel_->maps.exec_paths, opts_.stacks ? 16384 : 1);
+  if (!opts_.stacks) bpf_map__set_max_entries(skel_->maps.exec_paths, 1);  // else as declared
   // The event ring: the most slots (a power of two, at least kMinRingSlots) that fit in the
   // requested size.
   const uint64_t slots = ring_slots(opts_.ringbuf_bytes);

@@ -105,15 +105,21 @@ void StackSymbolizer::DwflCloser::operator()(Dwfl* d) const { dwfl_end(d); }
 
 StackSymbolizer::~StackSymbolizer() = default;
 
+StackSymbolizer::Session StackSymbolizer::read_maps(pid_t pid) {
+  Session s(dwfl_begin(&kProcCallbacks));
+  if (!s) return s;
+  dwfl_report_begin(s.get());
+  const int err = dwfl_linux_proc_report(s.get(), pid);
+  dwfl_report_end(s.get(), nullptr, nullptr);
+  if (err != 0) s.reset();
+  return s;
+}
+
 Dwfl* StackSymbolizer::session(uint32_t pid, bool refresh) {
   auto it = sessions_.find(pid);
   if (it != sessions_.end() && !refresh) return it->second.get();
-  Session s(dwfl_begin(&kProcCallbacks));
-  if (!s) return it != sessions_.end() ? it->second.get() : nullptr;
-  dwfl_report_begin(s.get());
-  const int err = dwfl_linux_proc_report(s.get(), static_cast<pid_t>(pid));
-  dwfl_report_end(s.get(), nullptr, nullptr);
-  if (err != 0) {
+  Session s = read_maps(static_cast<pid_t>(pid));
+  if (!s) {
     // Gone, or not readable. A refresh keeps the maps read before (they still name what was
     // mapped then); a first read is remembered as failed, so it is not tried again per event.
     if (it != sessions_.end()) return it->second.get();
@@ -145,13 +151,7 @@ const StackSymbolizer::FileModule* StackSymbolizer::file_with_build_id(const std
   if (found != by_build_id_.end()) return &found->second;
   if (!own_files_added_) {  // the libraries every C++ program maps (libc, libstdc++, ld.so)
     own_files_added_ = true;
-    Session self(dwfl_begin(&kProcCallbacks));
-    if (self) {
-      dwfl_report_begin(self.get());
-      const int err = dwfl_linux_proc_report(self.get(), ::getpid());
-      dwfl_report_end(self.get(), nullptr, nullptr);
-      if (err == 0) add_files_of(self.get());
-    }
+    if (Session self = read_maps(::getpid())) add_files_of(self.get());
   }
   // Files not indexed yet are read now, once each.
   std::vector<std::string> todo;

@@ -9,6 +9,7 @@
 // with add_file() or mapped by any process read before.
 #pragma once
 #include <linux/types.h>
+#include <sys/types.h>
 
 #include "fakegpu_events.h"
 
@@ -56,6 +57,8 @@ class StackSymbolizer {
     Session dwfl;
     Dwfl_Module* module = nullptr;
   };
+  // pid's mappings as libdwfl reads them from /proc/PID/maps; null if they cannot be read.
+  static Session read_maps(pid_t pid);
   Dwfl* session(uint32_t pid, bool refresh);
   void add_files_of(Dwfl* d);
   const FileModule* file_with_build_id(const std::string& build_id);

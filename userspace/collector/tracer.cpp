@@ -549,7 +549,8 @@ class Session {
         std::string comm(e.comm, strnlen(e.comm, sizeof e.comm));
         if (comm.empty()) comm = process_comm(static_cast<int>(e.tgid));
         ledger_.track_process(e.tgid, comm, ppid_of(static_cast<int>(e.tgid)), e.ts_ns, false);
-        if (opts_.stacks) symbolizer_.add_file(program_file(e.tgid));  // exec'd before its first call
+        if (opts_.stacks && e.type != FG_EV_PROC_EXEC)  // it exec'd before its first call
+          symbolizer_.add_file(program_file(e.tgid));
       }
     }
     if (e.type == FG_EV_PROC_FORK) seen_.insert(static_cast<int>(e.aux));
