@@ -596,23 +596,26 @@ static __always_inline enum first_event first_of(bool booked, const struct book 
 	return !booked ? FIRST_LOOKUP : b->created ? FIRST_YES : FIRST_NO;
 }
 
-/* --stacks: the first time stack `id` is seen, its frames as build id + file offset (the
- * kernel reads each file's build id, so this is done once per stack, not per call). */
+/* --stacks: stack `id`'s frames as build id + file offset, taken the first time the id is seen
+ * (the kernel reads each file's build id, so this is done once per stack, not per call). A
+ * program emits its record only after the entry is filled: by itself, or found filled. Two
+ * threads' first records of one stack can come microseconds apart; the second then finds the
+ * entry inserted but not yet filled (frames == 0) and fills it too, with the same frames (one
+ * stack id, one stack). */
 static __noinline void note_stack_files(void *ctx, __u32 id)
 {
-	if (bpf_map_lookup_elem(&stack_files, &id))
-		return;
-	/* The program that inserts the entry fills it; the allocation's record, emitted after,
-	 * tells the collector to read it. (Another thread's first record of the same stack,
-	 * microseconds apart, can find it not yet filled: then only the maps name it.) */
-	if (bpf_map_update_elem(&stack_files, &id, &no_stack_files, BPF_NOEXIST) != 0)
-		return;
 	struct fg_stack_files *s = bpf_map_lookup_elem(&stack_files, &id);
-	if (!s)
+	if (s && *(volatile __u32 *)&s->frames)
 		return;
+	if (!s) { /* inserted empty, then filled in place */
+		bpf_map_update_elem(&stack_files, &id, &no_stack_files, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&stack_files, &id);
+		if (!s)
+			return; /* the table is full: only the maps name it */
+	}
 	long n = bpf_get_stack(ctx, s->frame, sizeof(s->frame), BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
 	if (n > 0)
-		s->frames = (__u32)n / sizeof(s->frame[0]);
+		*(volatile __u32 *)&s->frames = (__u32)n / sizeof(s->frame[0]);
 }
 
 /* Books and emits a completed allocation (id: bpf_get_current_pid_tgid(); ts: see struct

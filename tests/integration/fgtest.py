@@ -202,7 +202,8 @@ def main():
     r = prog.result
     failed = len(r.failures) + len(r.errors) + len(r.unexpectedSuccesses)
     skipped = len(r.skipped)
-    passed = r.testsRun - failed - skipped
+    # A class whose setUpClass failed adds an error but runs none of its tests.
+    passed = max(r.testsRun - failed - skipped, 0)
     line = f"{passed} passed, {failed} failed"
     if skipped:
         line += f", {skipped} skipped"
