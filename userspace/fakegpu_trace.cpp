@@ -112,7 +112,8 @@ struct Common {
     app->add_option("--top", top, "how many stacks --stacks lists")->check(CLI::Range(1, 1000));
     app->add_option("--max-stacks", max_stacks,
                     "distinct stacks --stacks keeps (a table of that many slots, rounded up to a power of two, "
-                    "~0.5 KiB each; an allocation whose stack finds its slot taken is counted in stacks_lost)")
+                    "~0.5 KiB each, and 2 KiB more per stack seen; an allocation whose stack finds its slot taken is "
+                    "counted in stacks_lost)")
         ->check(CLI::Range(1u, 1u << 18))
         ->needs(stacks_flag);
     app->add_option("--max-allocs", max_allocs,
