@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages fakegpu needs (as root; a no-op when all are present).
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config python3 binutils
-      nlohmann-json3-dev libcli11-dev catch2 robin-map-dev systemtap-sdt-dev
+      nlohmann-json3-dev libcli11-dev catch2 robin-map-dev systemtap-sdt-dev libzstd-dev liblz4-dev
       clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libboost-dev
       python3-numba
       libjs-chart.js prometheus chromium)  # the dashboard's charts; its Prometheus and browser tests

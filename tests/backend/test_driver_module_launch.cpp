@@ -177,14 +177,16 @@ TEST_CASE("driver: module images: file, options, fat binary, cubin", "[driver]")
   CU_OK(CU(cuModuleUnload)(m));
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuModuleLoadDataEx)(&m, kPtx, 2, nullptr, vals));
 
-  // A fat binary (header only) and an ELF cubin: kernels are not inspected, any name resolves.
+  // A fat binary with no code for the device (header only): any name resolves, the
+  // launches are recorded. An ELF cubin's kernels are read from its symbols: this one has
+  // none.
   const unsigned char fatbin[16] = {0x50, 0xED, 0x55, 0xBA, 1, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   CU_OK(CU(cuModuleLoadFatBinary)(&m, fatbin));
   CU_OK(CU(cuModuleGetFunction)(&f, m, "_Z6kernelPf"));
   CU_OK(CU(cuModuleUnload)(m));
   unsigned char elf[64] = {0x7F, 'E', 'L', 'F', 2, 1, 1};
   CU_OK(CU(cuModuleLoadData)(&m, elf));
-  CU_OK(CU(cuModuleGetFunction)(&f, m, "anything"));
+  CU_EQ(CUDA_ERROR_NOT_FOUND, CU(cuModuleGetFunction)(&f, m, "anything"));
   CU_OK(CU(cuModuleUnload)(m));
 
   CUmoduleLoadingMode mode = CU_MODULE_EAGER_LOADING;

@@ -1,6 +1,5 @@
 // CUDA Driver API: cuGetProcAddress(_v2) — (name, version, flags) -> the exported entry point
-// of the right ABI (census §5.2), its per-thread twin with flags 2, and the failures; plus
-// cuGetExportTable.
+// of the right ABI (census §5.2), its per-thread twin with flags 2, and the failures.
 #include "backend/driver_test.h"
 
 #include <fstream>
@@ -156,17 +155,4 @@ TEST_CASE("driver: every listed entry point resolves at its newest version", "[d
     ++names;
   }
   CHECK(names >= 440);
-}
-
-TEST_CASE("driver: cuGetExportTable answers CUDA_ERROR_NOT_FOUND", "[driver]") {
-  // CUDART_INTERFACE {6bd5fb6c-5bf4-e74a-8987-d93912fd9df9}: NVIDIA's cudart needs it; not implemented.
-  const unsigned char id[16] = {0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a,
-                                0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd, 0x9d, 0xf9};
-  CUuuid uuid;
-  std::memcpy(uuid.bytes, id, 16);
-  const void* table = &uuid;
-  CU_EQ(CUDA_ERROR_NOT_FOUND, CU(cuGetExportTable)(&table, &uuid));
-  CHECK(table == nullptr);
-  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuGetExportTable)(nullptr, &uuid));
-  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuGetExportTable)(&table, nullptr));
 }

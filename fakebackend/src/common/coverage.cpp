@@ -54,19 +54,22 @@ static void ensure_backend() noexcept {
   }
 }
 
+// Counts a call to an unserved entry point; true the first time `name` is seen.
+static bool count_stub(const char* name) noexcept {
+  auto& s = state();
+  std::lock_guard lock(s.mu);
+  try {
+    return s.data.stubs[name]++ == 0;
+  } catch (...) {
+    return false;
+  }
+}
+
 int stub_called(ApiId id) noexcept {
   ensure_backend();
   const ApiInfo& info = api_info(id);
   if (strict()) strict_abort("call to", info.name);
-  bool first = false;
-  {
-    auto& s = state();
-    std::lock_guard lock(s.mu);
-    try {
-      first = s.data.stubs[info.name]++ == 0;
-    } catch (...) {
-    }
-  }
+  const bool first = count_stub(info.name);
   const log::Src src = info.family == ApiFamily::Runtime ? log::Src::Runtime
                        : info.family == ApiFamily::Driver ? log::Src::Driver
                                                           : log::Src::Nvml;
@@ -77,6 +80,15 @@ int stub_called(ApiId id) noexcept {
     case ApiFamily::Driver: return kCuErrorNotSupported;
     case ApiFamily::Nvml: return kNvmlErrorNotSupported;
   }
+  return kCuErrorNotSupported;
+}
+
+int export_gap(const char* name) noexcept {
+  ensure_backend();
+  if (strict()) strict_abort("call to", name);
+  if (count_stub(name) && log::enabled(log::Level::Info))
+    log::write(log::Level::Info, log::Src::Driver, "%s is not supported by the fake backend (returning NOT_SUPPORTED)",
+               name);
   return kCuErrorNotSupported;
 }
 

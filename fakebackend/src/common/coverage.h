@@ -14,6 +14,9 @@ namespace fg::coverage {
 int stub_called(ApiId id) noexcept;
 // Guard for the few non-error-returning names should one lack an implementation.
 [[noreturn]] void unimplemented_noerr(ApiId id) noexcept;
+// A slot of a driver export table (cuGetExportTable) the fake does not serve was called:
+// recorded under `name` like a stub (strict aborts); returns CUDA_ERROR_NOT_SUPPORTED.
+int export_gap(const char* name) noexcept;
 // cuGetProcAddress / cudaGetDriverEntryPoint could not resolve `name` at `version`.
 void unresolved_proc(const char* name, int version, unsigned long long flags) noexcept;
 

@@ -217,6 +217,7 @@ Status Backend::ctx_create(Device* dev, unsigned flags, Context** out) {
 }
 
 void Backend::implicit_free_ctx(Context* ctx) {
+  run_local_dtors(ctx);
   // Everything the context still holds is freed, as destroying a real context does.
   for (const Allocation& a : allocs_.snapshot()) {
     if (a.ctx != ctx) continue;
@@ -269,7 +270,9 @@ Status Backend::set_current(Context* ctx) {
   if (!ctx) {
     if (!st.empty()) st.pop_back();
   } else {
-    if (!ctx_valid(ctx)) return Status::InvalidContext;
+    // A primary context may be made current before it is retained (it is then inactive
+    // until the retain, and calls that need a context say it is destroyed).
+    if (!ctx_valid(ctx) && !is_primary_handle(ctx)) return Status::InvalidContext;
     if (st.empty())
       st.push_back(ctx);
     else
@@ -344,18 +347,80 @@ size_t Backend::ctx_limit(Context* ctx, int limit) {
   return ctx->limits[limit];
 }
 
-Status Backend::primary_retain(Device* dev, Context** out) {
-  if (!dev) return Status::InvalidDevice;
-  if (!out) return Status::InvalidValue;
-  std::lock_guard lock(dev->primary_mu);
+namespace {
+Context* make_primary(Device* dev, std::atomic<uint64_t>& next_id) {
   if (!dev->primary) {
     auto* ctx = new Context;
     ctx->dev = dev;
     ctx->primary = true;
-    ctx->id = next_id_++;
+    ctx->active.store(false, std::memory_order_relaxed);
+    ctx->id = next_id++;
     dev->primary = ctx;
   }
-  Context* ctx = dev->primary;
+  return dev->primary;
+}
+}  // namespace
+
+Context* Backend::primary_handle(Device* dev) {
+  if (!dev) return nullptr;
+  std::lock_guard lock(dev->primary_mu);
+  return make_primary(dev, next_id_);
+}
+
+bool Backend::is_primary_handle(const Context* ctx) noexcept {
+  if (!ctx) return false;
+  for (auto& d : devices_) {
+    std::lock_guard lock(d->primary_mu);
+    if (d->primary == ctx) return true;
+  }
+  return false;
+}
+
+Status Backend::ctx_local_put(Context* ctx, void* key, void* value, Context::LocalDtor dtor) {
+  std::lock_guard lock(ctx->mu);
+  for (Context::Local& l : ctx->locals)
+    if (l.key == key) {
+      l.value = value;
+      l.dtor = dtor;
+      return Status::Ok;
+    }
+  ctx->locals.push_back({key, value, dtor});
+  return Status::Ok;
+}
+
+Status Backend::ctx_local_get(Context* ctx, const void* key, void** value) {
+  std::lock_guard lock(ctx->mu);
+  for (const Context::Local& l : ctx->locals)
+    if (l.key == key) {
+      *value = l.value;
+      return Status::Ok;
+    }
+  return Status::NotFound;
+}
+
+Status Backend::ctx_local_delete(Context* ctx, const void* key) {
+  std::lock_guard lock(ctx->mu);
+  std::erase_if(ctx->locals, [key](const Context::Local& l) { return l.key == key; });
+  return Status::Ok;
+}
+
+// The destructors run before the context's memory goes: they free what their owner
+// allocated in it (through the driver), as they would on a real context.
+void Backend::run_local_dtors(Context* ctx) {
+  std::vector<Context::Local> locals;
+  {
+    std::lock_guard lock(ctx->mu);
+    locals.swap(ctx->locals);
+  }
+  for (const Context::Local& l : locals)
+    if (l.dtor) l.dtor(ctx, l.key, l.value);
+}
+
+Status Backend::primary_retain(Device* dev, Context** out) {
+  if (!dev) return Status::InvalidDevice;
+  if (!out) return Status::InvalidValue;
+  std::lock_guard lock(dev->primary_mu);
+  Context* ctx = make_primary(dev, next_id_);
   if (dev->primary_refs++ == 0) {
     // Created, or revived after a release to zero / reset: it starts afresh.
     reset_state(ctx);

@@ -69,6 +69,17 @@ struct Context {
   int cache_config = 0;
   int shmem_config = 0;
   std::unordered_set<int> peers;    // devices with peer access enabled from this context
+  // Context-local storage (NVIDIA's runtime keeps its per-context state here, through the
+  // driver's export table c693336e…): per key a value and the destructor run, as
+  // dtor(context, key, value), when the context is destroyed or reset. One key per runtime
+  // copy in the process, so a short vector. Guarded by mu.
+  using LocalDtor = void (*)(void* ctx, void* key, void* value);
+  struct Local {
+    void* key;
+    void* value;
+    LocalDtor dtor;
+  };
+  std::vector<Local> locals;
 };
 
 // ---- streams and events ----------------------------------------------------------------------
@@ -145,8 +156,8 @@ struct Module {
   const void* image = nullptr;      // runtime fat binary (wrapper), for variables' initial values
   std::map<std::string, std::unique_ptr<Function>> functions;
   std::map<std::string, Symbol> globals;
-  std::vector<std::string> entry_names;  // kernels found in PTX text (for cuModuleGetFunction)
-  bool from_ptx = false;
+  std::vector<std::string> entry_names;  // kernels found in the PTX or cubin (for cuModuleGetFunction)
+  bool names_complete = false;         // entry_names lists every kernel (PTX, or a cubin read)
 };
 
 // ---- memory pools (cudaMallocAsync / cuMemAllocAsync) -----------------------------------------
@@ -224,6 +235,16 @@ class Backend {
   // fallback (CUDA_ERROR_UNSUPPORTED_LIMIT).
   Status ctx_set_limit(Context* ctx, int limit, size_t value);
   size_t ctx_limit(Context* ctx, int limit);
+  // The device's primary context without retaining or activating it (NVIDIA's runtime
+  // takes the handle at start-up and makes it current before it retains it). The same
+  // handle primary_retain returns.
+  Context* primary_handle(Device* dev);
+  bool is_primary_handle(const Context* ctx) noexcept;
+  // Context-local storage: put overwrites; get is NotFound on a miss; delete succeeds
+  // whether the key is there or not.
+  Status ctx_local_put(Context* ctx, void* key, void* value, Context::LocalDtor dtor);
+  Status ctx_local_get(Context* ctx, const void* key, void** value);
+  Status ctx_local_delete(Context* ctx, const void* key);
   Status primary_retain(Device* dev, Context** out);
   Status primary_release(Device* dev);
   Status primary_reset(Device* dev);         // destroys what it holds; keeps flags
@@ -320,6 +341,11 @@ class Backend {
   void register_function(Module* m, const void* host_fun, const char* device_name);
   void register_var(Module* m, void* host_var, const char* name, size_t size, bool constant, bool managed,
                     void** managed_ptr_out);
+  // Storage of a device variable (a module's or library's global): host memory the copies
+  // and pointer queries of every API accept as device (or managed) memory, not booked as an
+  // allocation (module memory is not part of cudaMalloc's books on a real GPU either).
+  void* variable_storage(size_t size, const void* init, bool managed, int device);
+  void variable_release(void* p);
   Function* function_by_host(const void* host_fun) noexcept;
   Symbol* symbol_by_host(const void* host_var) noexcept;
   Status module_load(Context* ctx, const void* image, size_t size_hint, Module** out);  // PTX text, cubin or fatbin
@@ -328,6 +354,8 @@ class Backend {
   bool function_valid(const Function* f) noexcept;
   Status module_get_function(Module* m, const char* name, Function** out);
   Status module_get_global(Module* m, const char* name, void** dptr, size_t* bytes);
+  // Every kernel the module is known to define (its entry_names), as functions.
+  Status module_functions(Module* m, std::vector<Function*>* out);
   // Records a launch (validated geometry); kernels are not executed.
   Status launch(Function* f, const unsigned grid[3], const unsigned block[3], size_t shmem, Stream* s);
   std::vector<LaunchRecord> launches();
@@ -348,6 +376,9 @@ class Backend {
   Backend();
   void init();
   void implicit_free_ctx(Context* ctx);
+  void run_local_dtors(Context* ctx);
+  Function* function_locked(Module* m, const std::string& name);  // finds or adds; mu_ held
+  void variable_release_locked(void* p);
   void publish_arena(Arena* a);
   void give_back(const Allocation& a) noexcept;
   void reset_state(Context* ctx);

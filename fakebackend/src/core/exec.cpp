@@ -269,61 +269,6 @@ Status Backend::stream_host_func(Stream* s, std::function<void()> fn) {
 }
 
 // ---- modules ------------------------------------------------------------------------------------
-namespace {
-// Kernel names declared in PTX text: ".entry name(" or ".visible .entry name(".
-std::vector<std::string> ptx_entries(const char* text, size_t len) {
-  std::vector<std::string> out;
-  std::string_view v(text, len);
-  size_t pos = 0;
-  while ((pos = v.find(".entry", pos)) != std::string_view::npos) {
-    pos += 6;
-    while (pos < v.size() && isspace(static_cast<unsigned char>(v[pos]))) ++pos;
-    size_t b = pos;
-    while (pos < v.size() && (isalnum(static_cast<unsigned char>(v[pos])) || v[pos] == '_' || v[pos] == '$' || v[pos] == '.'))
-      ++pos;
-    if (pos > b) out.emplace_back(v.substr(b, pos - b));
-  }
-  return out;
-}
-// Global variables declared in PTX: ".global .align 4 .b8 name[16];" / ".const …".
-void ptx_globals(const char* text, size_t len, std::map<std::string, Symbol>& out) {
-  std::string_view v(text, len);
-  for (const char* kw : {".global", ".const"}) {
-    size_t pos = 0;
-    while ((pos = v.find(kw, pos)) != std::string_view::npos) {
-      size_t eol = v.find_first_of(";\n", pos);
-      std::string_view line = v.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
-      pos += std::strlen(kw);
-      if (line.find('(') != std::string_view::npos) continue;  // a function declaration
-      size_t elem = 4;
-      const bool is_float = line.find(".f32") != std::string_view::npos || line.find(".f64") != std::string_view::npos;
-      for (auto [tag, n] : {std::pair{".b8", 1}, {".u8", 1}, {".s8", 1}, {".b16", 2}, {".u16", 2}, {".s16", 2},
-                            {".f16", 2}, {".b32", 4}, {".u32", 4}, {".s32", 4}, {".f32", 4}, {".b64", 8},
-                            {".u64", 8}, {".s64", 8}, {".f64", 8}})
-        if (line.find(tag) != std::string_view::npos) {
-          elem = static_cast<size_t>(n);
-          break;
-        }
-      // The name is the last identifier before '[', '=' or the end.
-      size_t end = line.find_first_of("[=");
-      std::string_view head = line.substr(0, end == std::string_view::npos ? line.size() : end);
-      while (!head.empty() && isspace(static_cast<unsigned char>(head.back()))) head.remove_suffix(1);
-      size_t b = head.find_last_of(" \t");
-      if (b == std::string_view::npos) continue;
-      std::string name(head.substr(b + 1));
-      size_t count = 1;
-      if (end != std::string_view::npos && line[end] == '[') count = std::strtoull(line.data() + end + 1, nullptr, 10);
-      if (name.empty() || name[0] == '.') continue;
-      Symbol sym;
-      sym.name = name;
-      sym.size = elem * (count ? count : 1);
-      sym.constant = std::strcmp(kw, ".const") == 0;
-      sym.init = fatbin::ptx_initializer(line, elem, is_float);
-      out.emplace(name, sym);
-    }
-  }
-}
-}  // namespace
 
 Module* Backend::register_fatbinary(const void* fatbin_wrapper) {
   auto* m = new Module;
@@ -373,7 +318,7 @@ void Backend::register_var(Module* m, void* host_var, const char* name, size_t s
   // Each variable gets its own storage; not booked as an allocation (module memory, like
   // the real driver's, is not part of cudaMalloc's books). Its initial value is in the fat
   // binary's cubin (nvcc's host shadow has none); failing that, the host shadow's bytes.
-  void* storage = std::calloc(1, size ? size : 1);
+  void* storage = variable_storage(size, nullptr, managed, 0);
   if (storage && size && !fatbin::initial_value(m->image, name, storage, size) && host_var && !managed)
     std::memcpy(storage, host_var, size);
   sym.dev_ptr = storage;
@@ -381,14 +326,31 @@ void Backend::register_var(Module* m, void* host_var, const char* name, size_t s
   std::lock_guard lock(mu_);
   auto [it, inserted] = m->globals.insert_or_assign(name, sym);
   if (host_var) host_symbols_[host_var] = &it->second;
-  if (storage) {
-    Allocation a;
-    a.base = reinterpret_cast<uintptr_t>(storage);
-    a.size = size ? size : 1;
-    a.kind = managed ? MemKind::Managed : MemKind::Registered;
-    a.device = 0;
-    registered_.emplace(a.base, a);
-  }
+}
+
+void* Backend::variable_storage(size_t size, const void* init, bool managed, int device) {
+  void* storage = std::calloc(1, size ? size : 1);
+  if (!storage) return nullptr;
+  if (init && size) std::memcpy(storage, init, size);
+  Allocation a;
+  a.base = reinterpret_cast<uintptr_t>(storage);
+  a.size = size ? size : 1;
+  a.kind = managed ? MemKind::Managed : MemKind::Registered;
+  a.device = device;
+  std::lock_guard lock(mu_);
+  registered_.emplace(a.base, a);
+  return storage;
+}
+
+void Backend::variable_release_locked(void* p) {
+  if (!p) return;
+  registered_.erase(reinterpret_cast<uintptr_t>(p));
+  std::free(p);
+}
+
+void Backend::variable_release(void* p) {
+  std::lock_guard lock(mu_);
+  variable_release_locked(p);
 }
 
 Function* Backend::function_by_host(const void* host_fun) noexcept {
@@ -411,10 +373,11 @@ Status Backend::module_load(Context* ctx, const void* image, size_t size_hint, M
   const auto* bytes = static_cast<const unsigned char*>(image);
   uint32_t magic = 0;
   std::memcpy(&magic, bytes, sizeof magic);
-  if (magic == 0x464C457F) {  // ELF cubin: kernels are not inspected
-    m->origin = "cubin";
-  } else if (magic == 0xBA55ED50 || magic == 0x466243B1) {
-    m->origin = "fatbinary";
+  fatbin::Code code;
+  if (magic == 0x464C457F || magic == 0xBA55ED50 || magic == 0x466243B1) {
+    // The code this device would run: its cubin, or the PTX the driver would compile.
+    m->origin = magic == 0x464C457F ? "cubin" : "fatbinary";
+    code = fatbin::select_code(image, ctx->dev->model.cc_major * 10 + ctx->dev->model.cc_minor);
   } else {
     // PTX text (NUL-terminated, as the API requires).
     const char* text = static_cast<const char*>(image);
@@ -424,20 +387,20 @@ Status Backend::module_load(Context* ctx, const void* image, size_t size_hint, M
       return Status::InvalidValue;  // CUDA_ERROR_INVALID_IMAGE at the shim
     }
     m->origin = "ptx";
-    m->from_ptx = true;
-    m->entry_names = ptx_entries(text, len);
-    ptx_globals(text, len, m->globals);
-    for (auto& [name, sym] : m->globals) {
-      sym.dev_ptr = std::calloc(1, sym.size);
-      if (!sym.dev_ptr) continue;
-      std::memcpy(sym.dev_ptr, sym.init.data(), std::min(sym.init.size(), sym.size));
-      Allocation a;
-      a.base = reinterpret_cast<uintptr_t>(sym.dev_ptr);
-      a.size = sym.size;
-      a.kind = MemKind::Registered;
-      a.device = ctx->dev->ordinal;
-      std::lock_guard lock(mu_);
-      registered_.emplace(a.base, a);
+    code = fatbin::ptx_code(std::string_view(text, len));
+  }
+  if (code.kind != fatbin::Code::Kind::None) {
+    m->entry_names = fatbin::kernels(code);
+    m->names_complete = true;
+    for (fatbin::Variable& v : fatbin::variables(code)) {
+      Symbol sym;
+      sym.name = v.name;
+      sym.size = v.init.size();
+      sym.constant = v.constant;
+      sym.managed = v.managed;
+      sym.dev_ptr = variable_storage(sym.size, v.init.data(), sym.managed, ctx->dev->ordinal);
+      sym.init = std::move(v.init);
+      m->globals.insert_or_assign(sym.name, std::move(sym));
     }
   }
   std::lock_guard lock(mu_);
@@ -456,11 +419,7 @@ Status Backend::module_unload(Module* m) {
   if (!m || !modules_.count(m)) return Status::InvalidHandle;
   modules_.erase(m);
   for (auto& [name, f] : m->functions) functions_.erase(f.get());
-  for (auto& [name, sym] : m->globals) {
-    if (!sym.dev_ptr) continue;
-    registered_.erase(reinterpret_cast<uintptr_t>(sym.dev_ptr));
-    std::free(sym.dev_ptr);
-  }
+  for (auto& [name, sym] : m->globals) variable_release_locked(sym.dev_ptr);
   m->magic = 0;
   // Function handles of the module become invalid (function_valid checks the module).
   return Status::Ok;
@@ -476,19 +435,32 @@ Status Backend::module_get_function(Module* m, const char* name, Function** out)
   if (!name || !out) return Status::InvalidValue;
   std::lock_guard lock(mu_);
   if (!m || !modules_.count(m)) return Status::InvalidHandle;
+  // A module whose code was read knows all its kernels; from an image with no code for
+  // this device any name is accepted (the launch is recorded, never executed).
+  if (m->names_complete && !m->functions.count(name) &&
+      std::find(m->entry_names.begin(), m->entry_names.end(), name) == m->entry_names.end())
+    return Status::NotFound;
+  *out = function_locked(m, name);
+  return Status::Ok;
+}
+
+Function* Backend::function_locked(Module* m, const std::string& name) {
   auto it = m->functions.find(name);
   if (it == m->functions.end()) {
-    // PTX modules know their entries; cubins and fat binaries are not parsed, so any name
-    // is accepted there (the launch is recorded, never executed).
-    if (m->from_ptx && std::find(m->entry_names.begin(), m->entry_names.end(), name) == m->entry_names.end())
-      return Status::NotFound;
     auto f = std::make_unique<Function>();
     f->module = m;
     f->name = name;
     it = m->functions.emplace(name, std::move(f)).first;
     functions_.insert(it->second.get());
   }
-  *out = it->second.get();
+  return it->second.get();
+}
+
+Status Backend::module_functions(Module* m, std::vector<Function*>* out) {
+  std::lock_guard lock(mu_);
+  if (!m || !modules_.count(m)) return Status::InvalidHandle;
+  out->clear();
+  for (const std::string& name : m->entry_names) out->push_back(function_locked(m, name));
   return Status::Ok;
 }
 

@@ -1,17 +1,26 @@
 #include "core/fatbin.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include <lz4.h>
+#include <zstd.h>
 
 namespace fg::fatbin {
 namespace {
 
 constexpr uint32_t kWrapperMagic = 0x466243B1;  // __fatBinC_Wrapper_t
 constexpr uint32_t kFatbinMagic = 0xBA55ED50;
+constexpr uint32_t kElfMagic = 0x464C457F;
+constexpr uint16_t kKindPtx = 1;
 constexpr uint16_t kKindElf = 2;
-constexpr uint64_t kFlagCompressed = 0x2000;
+// Entry flags: the payload is compressed, with LZ4 (CUDA 11.x-12.x) or Zstandard (12.8+).
+constexpr uint64_t kFlagLz4 = 0x2000;
+constexpr uint64_t kFlagZstd = 0x8000;
 
 template <class T>
 T rd(const unsigned char* p) {
@@ -20,9 +29,11 @@ T rd(const unsigned char* p) {
   return v;
 }
 
-// ELF64 cubin: finds `name` in .symtab and copies its bytes from its section.
-bool from_cubin(const unsigned char* elf, uint64_t len, std::string_view name, void* out, size_t size) {
-  if (len < 64 || std::memcmp(elf, "\x7f" "ELF", 4) != 0 || elf[4] != 2) return false;
+// An ELF64 cubin's symbol table: calls fn(name, info, other, section index, value, size,
+// section header) for each symbol. False when the ELF is not one we can read.
+template <class F>
+bool each_symbol(const unsigned char* elf, uint64_t len, F&& fn) {
+  if (len < 64 || rd<uint32_t>(elf) != kElfMagic || elf[4] != 2) return false;
   const uint64_t shoff = rd<uint64_t>(elf + 0x28);
   const uint16_t shentsize = rd<uint16_t>(elf + 0x3a), shnum = rd<uint16_t>(elf + 0x3c);
   if (shentsize < 64 || shoff + uint64_t{shnum} * shentsize > len) return false;
@@ -37,48 +48,268 @@ bool from_cubin(const unsigned char* elf, uint64_t len, std::string_view name, v
     for (uint64_t s = sym_off; s + 24 <= sym_off + sym_size; s += 24) {
       const uint32_t nm = rd<uint32_t>(elf + s);
       if (nm >= str_size) continue;
-      const char* sym_name = reinterpret_cast<const char*>(elf + str_off + nm);
-      if (std::string_view(sym_name, strnlen(sym_name, str_size - nm)) != name) continue;
+      const char* n = reinterpret_cast<const char*>(elf + str_off + nm);
       const uint16_t shndx = rd<uint16_t>(elf + s + 6);
-      const uint64_t value = rd<uint64_t>(elf + s + 8);
-      if (shndx == 0 || shndx >= shnum) return false;
-      const uint32_t type = rd<uint32_t>(sh(shndx) + 4);
-      const uint64_t addr = rd<uint64_t>(sh(shndx) + 0x10), off = rd<uint64_t>(sh(shndx) + 0x18);
-      const uint64_t sec_size = rd<uint64_t>(sh(shndx) + 0x20);
-      const uint64_t at = value >= addr ? value - addr : value;  // cubins keep section offsets
-      if (type == 8) {  // SHT_NOBITS: zero-initialised
-        std::memset(out, 0, size);
+      const unsigned char* section = shndx > 0 && shndx < shnum ? sh(shndx) : nullptr;
+      if (fn(std::string_view(n, strnlen(n, str_size - nm)), elf[s + 4], elf[s + 5], section, rd<uint64_t>(elf + s + 8),
+             rd<uint64_t>(elf + s + 16)))
         return true;
-      }
-      if (type != 1 || at + size > sec_size || off + at + size > len) return false;  // SHT_PROGBITS
-      std::memcpy(out, elf + off + at, size);
-      return true;
     }
   }
-  return false;
+  return true;
 }
 
-}  // namespace
+// Copies a data symbol's bytes out of its section (zeros for SHT_NOBITS); false when the
+// section does not hold them.
+bool symbol_bytes(const unsigned char* elf, uint64_t len, const unsigned char* section, uint64_t value, void* out,
+                  size_t size) {
+  if (!section) return false;
+  const uint32_t type = rd<uint32_t>(section + 4);
+  const uint64_t addr = rd<uint64_t>(section + 0x10), off = rd<uint64_t>(section + 0x18);
+  const uint64_t sec_size = rd<uint64_t>(section + 0x20);
+  const uint64_t at = value >= addr ? value - addr : value;  // cubins keep section offsets
+  if (type == 8) {  // SHT_NOBITS: zero-initialised
+    std::memset(out, 0, size);
+    return true;
+  }
+  if (type != 1 || at + size > sec_size || off + at + size > len) return false;  // SHT_PROGBITS
+  std::memcpy(out, elf + off + at, size);
+  return true;
+}
 
-bool initial_value(const void* wrapper_or_image, std::string_view name, void* out, size_t size) noexcept {
-  if (!wrapper_or_image || !out || size == 0) return false;
-  auto* p = static_cast<const unsigned char*>(wrapper_or_image);
+// The size of a bare cubin in memory: its section headers end the file.
+uint64_t cubin_size(const unsigned char* elf) {
+  const uint64_t shoff = rd<uint64_t>(elf + 0x28);
+  const uint16_t shentsize = rd<uint16_t>(elf + 0x3a), shnum = rd<uint16_t>(elf + 0x3c);
+  return shoff + uint64_t{shentsize} * shnum;
+}
+
+// One entry of a fat binary, its payload decompressed on demand.
+struct Entry {
+  uint16_t kind = 0;
+  int arch = 0;
+  const unsigned char* header = nullptr;
+
+  // The payload as the compiler wrote it; empty when it cannot be decompressed.
+  std::vector<unsigned char> payload() const {
+    const uint32_t hsize = rd<uint32_t>(header + 4);
+    const unsigned char* data = header + hsize;
+    const uint64_t padded = rd<uint64_t>(header + 8);
+    const uint64_t stored = rd<uint32_t>(header + 0x10) ? rd<uint32_t>(header + 0x10) : padded;
+    const uint64_t flags = rd<uint64_t>(header + 0x28);
+    const uint64_t full = rd<uint64_t>(header + 0x38);
+    std::vector<unsigned char> out;
+    if (flags & kFlagZstd) {
+      if (full == 0 || full > (1ull << 32)) return out;
+      out.resize(full);
+      const size_t n = ZSTD_decompress(out.data(), out.size(), data, stored);
+      if (ZSTD_isError(n)) out.clear();
+      else out.resize(n);
+    } else if (flags & kFlagLz4) {
+      if (full == 0 || full > (1ull << 31) || stored > (1ull << 31)) return out;
+      out.resize(full);
+      const int n = LZ4_decompress_safe(reinterpret_cast<const char*>(data), reinterpret_cast<char*>(out.data()),
+                                        static_cast<int>(stored), static_cast<int>(full));
+      if (n < 0) out.clear();
+      else out.resize(static_cast<size_t>(n));
+    } else {
+      out.assign(data, data + padded);
+    }
+    return out;
+  }
+};
+
+// The entries of a fat binary, or of the one a wrapper points at; empty for anything else.
+std::vector<Entry> entries(const void* image) {
+  std::vector<Entry> out;
+  auto* p = static_cast<const unsigned char*>(image);
   if (rd<uint32_t>(p) == kWrapperMagic) p = static_cast<const unsigned char*>(rd<const void*>(p + 8));
-  if (!p || rd<uint32_t>(p) != kFatbinMagic) return false;
+  if (!p || rd<uint32_t>(p) != kFatbinMagic) return out;
   const uint16_t header = rd<uint16_t>(p + 6);
   const uint64_t total = rd<uint64_t>(p + 8);
-  // Entries: kind (u16), version (u16), header size (u32), padded payload size (u64), …,
-  // flags (u64) at +0x20; the payload follows the entry header.
+  // Entry header: kind (u16), version (u16), header size (u32), padded payload size (u64),
+  // stored size (u32) at +0x10, architecture (u32) at +0x1c, flags (u64) at +0x28,
+  // decompressed size (u64) at +0x38; the payload follows the header.
   for (uint64_t at = header; at + 0x40 <= header + total;) {
     const unsigned char* e = p + at;
     const uint32_t ehdr = rd<uint32_t>(e + 4);
     const uint64_t payload = rd<uint64_t>(e + 8);
-    if (ehdr < 0x28 || payload == 0) break;
-    const uint64_t flags = rd<uint64_t>(e + 0x20);
-    if (rd<uint16_t>(e) == kKindElf && !(flags & kFlagCompressed) &&
-        from_cubin(e + ehdr, payload, name, out, size))
-      return true;
+    if (ehdr < 0x40 || payload == 0) break;
+    out.push_back({rd<uint16_t>(e), static_cast<int>(rd<uint32_t>(e + 0x1c)), e});
     at += ehdr + payload;
+  }
+  return out;
+}
+
+
+// Kernel names declared in PTX text: ".entry name(" or ".visible .entry name(".
+std::vector<std::string> ptx_kernels(std::string_view v) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while ((pos = v.find(".entry", pos)) != std::string_view::npos) {
+    pos += 6;
+    while (pos < v.size() && std::isspace(static_cast<unsigned char>(v[pos]))) ++pos;
+    const size_t b = pos;
+    while (pos < v.size() &&
+           (std::isalnum(static_cast<unsigned char>(v[pos])) || v[pos] == '_' || v[pos] == '$' || v[pos] == '.'))
+      ++pos;
+    if (pos > b) out.emplace_back(v.substr(b, pos - b));
+  }
+  return out;
+}
+
+// Variables declared in PTX: ".global .align 4 .b8 name[16];", ".const …", and managed
+// ones (".global .attribute(.managed) …").
+std::vector<Variable> ptx_variables(std::string_view v) {
+  std::vector<Variable> out;
+  for (std::string_view kw : {".global", ".const"}) {
+    size_t pos = 0;
+    while ((pos = v.find(kw, pos)) != std::string_view::npos) {
+      const size_t eol = v.find_first_of(";\n", pos);
+      std::string_view line = v.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
+      pos += kw.size();
+      const size_t paren = line.find('(');
+      if (paren != std::string_view::npos && line.substr(paren, 10) != "(.managed)") continue;  // a function
+      size_t elem = 4;
+      const bool is_float = line.find(".f32") != std::string_view::npos || line.find(".f64") != std::string_view::npos;
+      for (auto [tag, n] : {std::pair{".b8", 1}, {".u8", 1}, {".s8", 1}, {".b16", 2}, {".u16", 2}, {".s16", 2},
+                            {".f16", 2}, {".b32", 4}, {".u32", 4}, {".s32", 4}, {".f32", 4}, {".b64", 8},
+                            {".u64", 8}, {".s64", 8}, {".f64", 8}})
+        if (line.find(tag) != std::string_view::npos) {
+          elem = static_cast<size_t>(n);
+          break;
+        }
+      // The name is the last identifier before '[', '=' or the end.
+      const size_t end = line.find_first_of("[=");
+      std::string_view head = line.substr(0, end == std::string_view::npos ? line.size() : end);
+      while (!head.empty() && std::isspace(static_cast<unsigned char>(head.back()))) head.remove_suffix(1);
+      const size_t b = head.find_last_of(" \t");
+      if (b == std::string_view::npos) continue;
+      std::string name(head.substr(b + 1));
+      size_t count = 1;
+      if (end != std::string_view::npos && line[end] == '[')
+        count = std::strtoull(std::string(line.substr(end + 1, 24)).c_str(), nullptr, 10);
+      if (name.empty() || name[0] == '.') continue;
+      Variable var;
+      var.name = std::move(name);
+      var.init = ptx_initializer(line, elem, is_float);
+      var.init.resize(elem * (count ? count : 1));
+      var.constant = kw == ".const";
+      var.managed = line.find(".managed") != std::string_view::npos;
+      out.push_back(std::move(var));
+    }
+  }
+  return out;
+}
+std::vector<std::string> cubin_kernels(const Code& cubin) {
+  std::vector<std::string> out;
+  if (cubin.kind != Code::Kind::Cubin) return out;
+  each_symbol(cubin.bytes.data(), cubin.bytes.size(),
+              [&](std::string_view name, uint8_t info, uint8_t other, const unsigned char*, uint64_t, uint64_t) {
+                constexpr uint8_t kFunc = 2, kCudaEntry = 0x10;  // STT_FUNC, STO_CUDA_ENTRY
+                if ((info & 0xf) == kFunc && (other & kCudaEntry) && !name.empty() &&
+                    std::find(out.begin(), out.end(), name) == out.end())
+                  out.emplace_back(name);
+                return false;
+              });
+  return out;
+}
+
+std::vector<Variable> cubin_variables(const Code& cubin) {
+  std::vector<Variable> out;
+  if (cubin.kind != Code::Kind::Cubin) return out;
+  const unsigned char* elf = cubin.bytes.data();
+  const uint64_t len = cubin.bytes.size();
+  each_symbol(elf, len,
+              [&](std::string_view name, uint8_t info, uint8_t other, const unsigned char* section, uint64_t value,
+                  uint64_t size) {
+                constexpr uint8_t kObject = 1, kCudaManaged = 0x4;  // STT_OBJECT, STO_CUDA_MANAGED
+                if ((info & 0xf) != kObject || size == 0 || size > (1ull << 32) || name.empty() || !section) return false;
+                Variable v;
+                v.name = name;
+                v.init.resize(size);
+                if (!symbol_bytes(elf, len, section, value, v.init.data(), size)) return false;
+                v.managed = (other & kCudaManaged) != 0;
+                // A constant bank is allocated but not writable (SHF_ALLOC without SHF_WRITE).
+                v.constant = (rd<uint64_t>(section + 8) & 0x3) == 0x2;
+                out.push_back(std::move(v));
+                return false;
+              });
+  return out;
+}
+
+}  // namespace
+
+Code ptx_code(std::string_view text) {
+  Code code;
+  code.kind = Code::Kind::Ptx;
+  while (!text.empty() && text.back() == '\0') text.remove_suffix(1);
+  code.bytes.assign(text.begin(), text.end());
+  code.bytes.push_back(0);
+  return code;
+}
+
+std::vector<std::string> kernels(const Code& code) {
+  if (code.kind == Code::Kind::Ptx)
+    return ptx_kernels(std::string_view(reinterpret_cast<const char*>(code.bytes.data()), code.bytes.size() - 1));
+  return cubin_kernels(code);
+}
+
+std::vector<Variable> variables(const Code& code) {
+  if (code.kind == Code::Kind::Ptx)
+    return ptx_variables(std::string_view(reinterpret_cast<const char*>(code.bytes.data()), code.bytes.size() - 1));
+  return cubin_variables(code);
+}
+
+Code select_code(const void* image, int cc) {
+  Code code;
+  if (!image) return code;
+  try {
+    auto* p = static_cast<const unsigned char*>(image);
+    if (rd<uint32_t>(p) == kElfMagic) {
+      code.kind = Code::Kind::Cubin;
+      code.bytes.assign(p, p + cubin_size(p));
+      return code;
+    }
+    const std::vector<Entry> all = entries(image);
+    const Entry* best = nullptr;
+    for (const Entry& e : all)  // SASS runs on the same major, same or later minor
+      if (e.kind == kKindElf && e.arch / 10 == cc / 10 && e.arch <= cc && (!best || e.arch > best->arch)) best = &e;
+    if (!best)
+      for (const Entry& e : all)
+        if (e.kind == kKindPtx && e.arch <= cc && (!best || e.arch > best->arch)) best = &e;
+    if (!best) return code;
+    code.bytes = best->payload();
+    if (code.bytes.empty()) return code;
+    code.arch = best->arch;
+    code.kind = best->kind == kKindElf ? Code::Kind::Cubin : Code::Kind::Ptx;
+    if (code.kind == Code::Kind::Ptx) {
+      // PTX payloads are padded with NULs; keep the text and one terminator.
+      code.bytes.resize(strnlen(reinterpret_cast<const char*>(code.bytes.data()), code.bytes.size()));
+      code.bytes.push_back(0);
+    }
+  } catch (...) {
+    code = Code{};
+  }
+  return code;
+}
+
+bool initial_value(const void* wrapper_or_image, std::string_view name, void* out, size_t size) noexcept {
+  if (!wrapper_or_image || !out || size == 0) return false;
+  try {
+    for (const Entry& e : entries(wrapper_or_image)) {
+      if (e.kind != kKindElf) continue;
+      const std::vector<unsigned char> elf = e.payload();
+      bool found = false;
+      each_symbol(elf.data(), elf.size(),
+                  [&](std::string_view n, uint8_t, uint8_t, const unsigned char* section, uint64_t value, uint64_t) {
+                    if (n != name) return false;
+                    found = symbol_bytes(elf.data(), elf.size(), section, value, out, size);
+                    return true;
+                  });
+      if (found) return true;
+    }
+  } catch (...) {
   }
   return false;
 }

@@ -3,6 +3,7 @@
 // shadows carry no initializer), and those of PTX globals in the PTX text.
 #pragma once
 #include <cstddef>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -10,9 +11,40 @@ namespace fg::fatbin {
 
 // Copies the initial bytes of device variable `name` from the cubins of the fat binary that
 // `wrapper` (the __fatBinC_Wrapper_t passed to __cudaRegisterFatBinary) or `image` (a raw
-// fat binary, magic 0xBA55ED50) describes. Returns false when no uncompressed cubin defines
-// the symbol; `out` is then untouched. Zero-initialised (.bss-like) symbols give zeros.
+// fat binary, magic 0xBA55ED50) describes. Returns false when no cubin defines the symbol;
+// `out` is then untouched. Zero-initialised (.bss-like) symbols give zeros.
 bool initial_value(const void* wrapper_or_image, std::string_view name, void* out, size_t size) noexcept;
+
+// One piece of device code of an image, as the driver would load it.
+struct Code {
+  enum class Kind { None, Cubin, Ptx };
+  Kind kind = Kind::None;
+  int arch = 0;                      // sm_XY / compute_XY as XY
+  std::vector<unsigned char> bytes;  // decompressed; PTX text ends with a NUL
+};
+
+// The code a device of compute capability `cc` (major * 10 + minor) runs from `image` (an
+// ELF cubin, a raw fat binary or a __fatBinC_Wrapper_t): the cubin of the newest
+// architecture of the same major not above cc, else the PTX of the newest architecture not
+// above cc (which the driver would compile). Compressed entries (LZ4, Zstandard) are
+// decompressed. Kind::None when nothing fits or nothing can be read.
+Code select_code(const void* image, int cc);
+
+// PTX text as code (for a module loaded from PTX).
+Code ptx_code(std::string_view text);
+
+// The kernels (entry functions) the code defines, each name once.
+std::vector<std::string> kernels(const Code& code);
+
+// The variables (__device__, __constant__, __managed__) the code defines, with their
+// initial bytes (zeros for uninitialised ones).
+struct Variable {
+  std::string name;
+  std::vector<unsigned char> init;  // size() is the variable's size
+  bool constant = false;
+  bool managed = false;
+};
+std::vector<Variable> variables(const Code& code);
 
 // The initializer of a PTX declaration line ("... .u32 x[2] = {1, 2}" / "= 0f3FA00000"),
 // as `elem`-byte little-endian values; empty if the line has none.

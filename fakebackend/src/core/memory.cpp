@@ -76,12 +76,22 @@ struct ThreadCaches {
 namespace {
 // Only a pointer lives in TLS: the library uses initial-exec TLS (the trampolines' counter
 // pointer), which puts all of its TLS in the small static block a dlopen'ed library gets.
+// Frees can come after the thread's TLS destructors have run: NVIDIA's runtime releases
+// its contexts from an atexit handler, after the main thread's thread_local objects are
+// gone. The holder then hands out no cache and the block goes straight to its arena.
+// (The mark is a separate trivial object: stores into a dying object's own members are
+// dead to the compiler.)
+FG_TLS thread_local bool t_caches_gone = false;
 struct ThreadCachesHolder {
   ThreadCaches* caches = nullptr;
-  ~ThreadCachesHolder() { delete caches; }
-  ThreadCaches& get() {
+  ~ThreadCachesHolder() {
+    t_caches_gone = true;
+    delete caches;
+  }
+  ThreadCaches* get() {
+    if (t_caches_gone) return nullptr;
     if (!caches) caches = new ThreadCaches;
-    return *caches;
+    return caches;
   }
 };
 FG_TLS thread_local ThreadCachesHolder t_caches;
@@ -192,8 +202,10 @@ bool Arena::refill(int cls, std::vector<uintptr_t>& out, size_t want) {
 void* Arena::allocate(uint64_t bytes, uint64_t* span) {
   if (bytes <= (1ull << kMaxClassShift)) {
     const int cls = class_of(bytes);
-    auto& cache = t_caches.get().of(this, cls);
-    if (cache.empty() && !refill(cls, cache, kRefill)) return nullptr;
+    std::vector<uintptr_t> one;  // the thread's cache is gone (exit handlers): one block
+    ThreadCaches* caches = t_caches.get();
+    auto& cache = caches ? caches->of(this, cls) : one;
+    if (cache.empty() && !refill(cls, cache, caches ? kRefill : 1)) return nullptr;
     uintptr_t b = cache.back();
     cache.pop_back();
     *span = 1ull << (cls + kMinClassShift);
@@ -216,7 +228,13 @@ void Arena::deallocate(void* p, uint64_t span) noexcept {
   if (span <= (1ull << kMaxClassShift)) {
     const int cls = class_of(span);
     try {
-      auto& cache = t_caches.get().of(this, cls);
+      ThreadCaches* caches = t_caches.get();
+      if (!caches) {
+        std::lock_guard lock(mu_);
+        classes_[cls].free.push_back(b);
+        return;
+      }
+      auto& cache = caches->of(this, cls);
       cache.push_back(b);
       if (cache.size() > kCacheMax) {
         std::lock_guard lock(mu_);

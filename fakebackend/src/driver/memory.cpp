@@ -416,7 +416,9 @@ extern "C" FG_IMPL CUresult fgimpl_cuPointerGetAttribute(void* data, CUpointer_a
 }
 
 // Unlike cuPointerGetAttribute, an unknown pointer is not an error: every value gets its
-// "null" default (DEVICE_ORDINAL -2, as cudart reports for unregistered memory).
+// "null" default, except DEVICE_ORDINAL -2 and HOST_POINTER the pointer itself (ordinary
+// host memory, which cudaPointerGetAttributes reports as unregistered with that host
+// pointer; NVIDIA's runtime takes both from here).
 extern "C" FG_IMPL CUresult fgimpl_cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute* attributes,
                                                           void** data, CUdeviceptr ptr) {
   return api([&](Backend& b) -> CUresult {
@@ -429,6 +431,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuPointerGetAttributes(unsigned int numAttrib
       std::memset(data[i], 0, attribute_size(at));
       if (!pi.known) {
         if (at == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL) put<int>(data[i], -2);
+        if (at == CU_POINTER_ATTRIBUTE_HOST_POINTER) put(data[i], ptr_of(ptr));
         continue;
       }
       // Attributes that do not apply to this pointer keep their zero default.

@@ -12,6 +12,8 @@
 // allows).
 #include "driver/internal.h"
 
+#include "core/fatbin.h"
+
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -178,6 +180,13 @@ struct Kernel {
 struct Library {
   std::vector<char> image;
   bool ptx = false;
+  // __managed__ variables: one storage per library, for every context, reachable before
+  // any context exists (NVIDIA's runtime asks for them at start-up).
+  struct Managed {
+    void* ptr;
+    size_t size;
+  };
+  std::map<std::string, Managed> managed;
   std::unordered_map<const Context*, Module*> modules;     // loaded per context on first use
   std::map<std::string, std::unique_ptr<Kernel>> kernels;  // by name; handles stay valid until unload
 };
@@ -222,6 +231,19 @@ CUresult library_module(Backend& b, Library* lib, Module** out) {
   return CUDA_SUCCESS;
 }
 
+// The library's kernel handle for `name`, made on first request; libraries().mu held.
+Kernel* library_kernel(Library* lib, const std::string& name) {
+  auto it = lib->kernels.find(name);
+  if (it == lib->kernels.end()) {
+    auto k = std::make_unique<Kernel>();
+    k->lib = lib;
+    k->name = name;
+    it = lib->kernels.emplace(name, std::move(k)).first;
+    libraries().kernels.emplace(it->second.get(), lib);
+  }
+  return it->second.get();
+}
+
 CUresult kernel_function(Backend& b, Kernel* k, Function** out) {
   Module* m = nullptr;
   if (CUresult r = library_module(b, k->lib, &m)) return r;
@@ -253,6 +275,16 @@ CUresult library_load(const void* code, CUlibrary* library, unsigned numJitOptio
       Module* m = nullptr;
       if (CUresult r = load_status(b.module_load(ctx, lib->image.data(), lib->ptx ? size - 1 : 0, &m))) return r;
       lib->modules[ctx] = m;
+    }
+    // Managed variables from the code of the current device (device 0 without a context).
+    const Context* cur = b.current_ctx();
+    const Device* dev = cur ? cur->dev : b.device(0);
+    if (dev) {
+      const fatbin::Code code = lib->ptx ? fatbin::ptx_code(std::string_view(lib->image.data(), size - 1))
+                                         : fatbin::select_code(image, dev->model.cc_major * 10 + dev->model.cc_minor);
+      for (const fatbin::Variable& v : fatbin::variables(code))
+        if (v.managed)
+          lib->managed[v.name] = {b.variable_storage(v.init.size(), v.init.data(), true, dev->ordinal), v.init.size()};
     }
     jit_outputs(numJitOptions, jitOptions, jitOptionsValues);
     auto& L = libraries();
@@ -544,7 +576,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuModuleGetFunctionCount(unsigned int* count,
     if (!count) return CUDA_ERROR_INVALID_VALUE;
     Module* m = nullptr;
     if (CUresult r = module_arg(b, mod, &m)) return r;
-    *count = static_cast<unsigned>(m->from_ptx ? m->entry_names.size() : m->functions.size());
+    *count = static_cast<unsigned>(m->names_complete ? m->entry_names.size() : m->functions.size());
     return CUDA_SUCCESS;
   });
 }
@@ -556,7 +588,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuModuleEnumerateFunctions(CUfunction* functi
     Module* m = nullptr;
     if (CUresult r = module_arg(b, mod, &m)) return r;
     std::vector<std::string> names = m->entry_names;
-    if (!m->from_ptx)
+    if (!m->names_complete)
       for (const auto& [name, f] : m->functions) names.push_back(name);
     if (numFunctions > names.size()) return CUDA_ERROR_INVALID_VALUE;
     for (unsigned i = 0; i < numFunctions; ++i) {
@@ -689,6 +721,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryUnload(CUlibrary library) {
     lock.unlock();
     for (auto& [ctx, m] : lib->modules)
       if (m && b.module_valid(m)) (void)b.module_unload(m);
+    for (auto& [name, v] : lib->managed) b.variable_release(v.ptr);
     delete lib;
     return CUDA_SUCCESS;
   });
@@ -701,17 +734,10 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetKernel(CUkernel* pKernel, CUlibra
     auto& L = libraries();
     std::lock_guard lock(L.mu);
     if (!lib || !L.libs.count(lib)) return CUDA_ERROR_INVALID_HANDLE;
-    auto it = lib->kernels.find(name);
-    if (it == lib->kernels.end()) {
-      if (lib->ptx && !ptx_has_entry(std::string_view(lib->image.data(), lib->image.size() - 1), name))
-        return CUDA_ERROR_NOT_FOUND;
-      auto k = std::make_unique<Kernel>();
-      k->lib = lib;
-      k->name = name;
-      it = lib->kernels.emplace(name, std::move(k)).first;
-      L.kernels.emplace(it->second.get(), lib);
-    }
-    *pKernel = reinterpret_cast<CUkernel>(it->second.get());
+    if (!lib->kernels.count(name) && lib->ptx &&
+        !ptx_has_entry(std::string_view(lib->image.data(), lib->image.size() - 1), name))
+      return CUDA_ERROR_NOT_FOUND;
+    *pKernel = reinterpret_cast<CUkernel>(library_kernel(lib, name));
     return CUDA_SUCCESS;
   });
 }
@@ -728,8 +754,9 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetModule(CUmodule* pMod, CUlibrary 
   });
 }
 
-extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library,
-                                                      const char* name) {
+namespace {
+// A library variable in the current context.
+CUresult library_variable(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
   return api([&](Backend& b) -> CUresult {
     if (!name) return CUDA_ERROR_INVALID_VALUE;
     Library* lib = library_of(library);
@@ -741,6 +768,56 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetGlobal(CUdeviceptr* dptr, size_t*
     if (CUresult r = to_cu(b.module_get_global(m, name, &p, &n))) return r;
     if (dptr) *dptr = dptr_of(p);
     if (bytes) *bytes = n;
+    return CUDA_SUCCESS;
+  });
+}
+}  // namespace
+
+extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library,
+                                                      const char* name) {
+  return library_variable(dptr, bytes, library, name);
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes, CUlibrary library,
+                                                       const char* name) {
+  return api([&](Backend&) -> CUresult {
+    if (!name) return CUDA_ERROR_INVALID_VALUE;
+    Library* lib = library_of(library);
+    if (!library_valid(lib)) return CUDA_ERROR_INVALID_HANDLE;
+    auto it = lib->managed.find(name);
+    if (it == lib->managed.end() || !it->second.ptr) return CUDA_ERROR_NOT_FOUND;
+    if (dptr) *dptr = dptr_of(it->second.ptr);
+    if (bytes) *bytes = it->second.size;
+    return CUDA_SUCCESS;
+  });
+}
+
+// The kernels of a library: those its code for the current context's device defines.
+extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetKernelCount(unsigned int* count, CUlibrary library) {
+  return api([&](Backend& b) -> CUresult {
+    if (!count) return CUDA_ERROR_INVALID_VALUE;
+    Library* lib = library_of(library);
+    if (!library_valid(lib)) return CUDA_ERROR_INVALID_HANDLE;
+    Module* m = nullptr;
+    if (CUresult r = library_module(b, lib, &m)) return r;
+    *count = static_cast<unsigned>(m->entry_names.size());
+    return CUDA_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL CUresult fgimpl_cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels,
+                                                            CUlibrary library) {
+  return api([&](Backend& b) -> CUresult {
+    if (!kernels) return CUDA_ERROR_INVALID_VALUE;
+    Library* lib = library_of(library);
+    if (!library_valid(lib)) return CUDA_ERROR_INVALID_HANDLE;
+    Module* m = nullptr;
+    if (CUresult r = library_module(b, lib, &m)) return r;
+    if (numKernels > m->entry_names.size()) return CUDA_ERROR_INVALID_VALUE;
+    auto& L = libraries();
+    std::lock_guard lock(L.mu);
+    for (unsigned i = 0; i < numKernels; ++i)
+      kernels[i] = reinterpret_cast<CUkernel>(library_kernel(lib, m->entry_names[i]));
     return CUDA_SUCCESS;
   });
 }

@@ -1,4 +1,4 @@
-// cuGetProcAddress (11.3) / cuGetProcAddress_v2 (12.0) and cuGetExportTable.
+// cuGetProcAddress (11.3) / cuGetProcAddress_v2 (12.0). cuGetExportTable: export_tables.cpp.
 //
 // NVIDIA's cudart reaches the driver only through cuGetProcAddress_v2(name, version, flags)
 // (census §3.2, §5.2). The answer is the entry point of the newest ABI of `name` introduced
@@ -12,10 +12,6 @@
 // The address handed out is that of the EXPORTED symbol (looked up with dlsym in this
 // library), so a caller going through the pointer crosses the same probed entry point as a
 // caller linking the name.
-//
-// cuGetExportTable: the private tables of NVIDIA's cudart (CUDART_INTERFACE, tools hooks,
-// integrity check, …) are not implemented; every request answers CUDA_ERROR_NOT_FOUND and
-// is recorded in the coverage report under "cuGetExportTable{<uuid>}".
 #include "driver/common.h"
 
 #include "common/api_ids.h"
@@ -24,7 +20,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
 #include <cstring>
 #include <dlfcn.h>
 #include <mutex>
@@ -195,16 +190,4 @@ extern "C" FG_IMPL CUresult fgimpl_cuGetProcAddress(const char* symbol, void** p
 extern "C" FG_IMPL CUresult fgimpl_cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, uint64_t flags,
                                                        CUdriverProcAddressQueryResult* symbolStatus) {
   return api_noinit([&] { return get_proc(symbol, pfn, cudaVersion, flags, symbolStatus); });
-}
-
-extern "C" FG_IMPL CUresult fgimpl_cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) {
-  if (!ppExportTable || !pExportTableId) return CUDA_ERROR_INVALID_VALUE;
-  *ppExportTable = nullptr;
-  const auto* u = reinterpret_cast<const unsigned char*>(pExportTableId->bytes);
-  char key[64];
-  std::snprintf(key, sizeof key,
-                "cuGetExportTable{%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x}", u[0], u[1],
-                u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
-  coverage::unresolved_proc(key, 0, 0);
-  return CUDA_ERROR_NOT_FOUND;
 }
