@@ -256,7 +256,12 @@ CUresult library_load(const void* code, CUlibrary* library, unsigned numJitOptio
   return api([&](Backend& b) -> CUresult {
     if (!library || !code) return CUDA_ERROR_INVALID_VALUE;
     if (CUresult r = check_options(numJitOptions, jitOptions, jitOptionsValues)) return r;
-    if (CUresult r = check_options(numLibraryOptions, libraryOptions, libraryOptionValues)) return r;
+    // CU_LIBRARY_BINARY_IS_PRESERVED takes no value: cuBLASLt passes it with no value array.
+    if (numLibraryOptions > 0 && !libraryOptions) return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < numLibraryOptions; ++i) {
+      if (libraryOptions[i] >= CU_LIBRARY_NUM_OPTIONS) return CUDA_ERROR_INVALID_VALUE;
+      if (libraryOptions[i] != CU_LIBRARY_BINARY_IS_PRESERVED && !libraryOptionValues) return CUDA_ERROR_INVALID_VALUE;
+    }
     const void* image = code;
     if (magic_of(code) == kFatWrapperMagic) {  // the wrapper points at the fat binary
       const void* data = nullptr;

@@ -1,0 +1,49 @@
+// cuBLAS on the fake GPU: NVIDIA's libcublas (its own copy of NVIDIA's runtime inside)
+// over the fake driver. Prints key=value facts; run_client_tests.py checks them.
+#include "rt_check.h"
+
+#include <cublas_v2.h>
+
+namespace {
+size_t used_bytes() {
+  size_t free_b = 0, total = 0;
+  CK(cudaMemGetInfo(&free_b, &total));
+  return total - free_b;
+}
+}  // namespace
+
+int main() {
+  const int n = 256;
+  const size_t bytes = size_t{n} * n * sizeof(float);
+  cublasHandle_t h = nullptr;
+  std::printf("create=%d\n", static_cast<int>(cublasCreate(&h)));
+  cudaStream_t s = nullptr;
+  CK(cudaStreamCreate(&s));
+  std::printf("set_stream=%d\n", static_cast<int>(cublasSetStream(h, s)));
+  void* workspace = nullptr;
+  CK(cudaMalloc(&workspace, 4 << 20));
+  std::printf("set_workspace=%d\n", static_cast<int>(cublasSetWorkspace(h, workspace, 4 << 20)));
+  float *a = nullptr, *b = nullptr, *c = nullptr;
+  CK(cudaMalloc(&a, bytes));
+  CK(cudaMalloc(&b, bytes));
+  CK(cudaMalloc(&c, bytes));
+  std::printf("used_with_buffers=%zu\n", used_bytes());
+  const float one = 1.0f, zero = 0.0f;
+  std::printf("sgemm=%d\n", static_cast<int>(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n,
+                                                         &zero, c, n)));
+  std::printf("gemm_ex=%d\n",
+              static_cast<int>(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, &one, a, CUDA_R_32F, n, b,
+                                            CUDA_R_32F, n, &zero, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
+                                            CUBLAS_GEMM_DEFAULT)));
+  std::printf("bad_size=%d\n", static_cast<int>(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, -1, n, n, &one, a, n, b,
+                                                            n, &zero, c, n)));
+  FACT_ERR("stream_sync", cudaStreamSynchronize(s));
+  std::printf("destroy=%d\n", static_cast<int>(cublasDestroy(h)));
+  CK(cudaFree(a));
+  CK(cudaFree(b));
+  CK(cudaFree(c));
+  CK(cudaFree(workspace));
+  CK(cudaStreamDestroy(s));
+  std::printf("used_at_exit=%zu\n", used_bytes());
+  return 0;
+}
