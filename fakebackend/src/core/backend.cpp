@@ -20,6 +20,11 @@ namespace {
 
 std::atomic<Backend*> g_backend{nullptr};
 FG_TLS thread_local ThreadState t_state;
+// Set once the thread's state is destroyed: NVIDIA's libraries call the driver from their
+// exit handlers, after the main thread's thread_local objects are gone; the thread then
+// has no current context. (A separate trivial object: stores into a dying object's own
+// members are dead to the compiler.)
+FG_TLS thread_local bool t_state_gone = false;
 
 constexpr unsigned kind_bit(MemKind k) { return 1u << static_cast<unsigned>(k); }
 
@@ -87,6 +92,7 @@ void fork_child_handler() {
 }  // namespace
 
 ThreadState& thread_state() noexcept { return t_state; }
+ThreadState::~ThreadState() { t_state_gone = true; }
 
 Backend* Backend::peek() noexcept { return g_backend.load(std::memory_order_acquire); }
 
@@ -190,6 +196,7 @@ bool Backend::ctx_valid(const Context* ctx) noexcept {
 }
 
 Context* Backend::current_ctx() noexcept {
+  if (t_state_gone) return nullptr;
   auto& st = t_state.ctx_stack;
   return st.empty() ? nullptr : st.back();
 }

@@ -188,6 +188,10 @@ struct ThreadState {
   std::vector<LaunchConfig> call_configs;  // __cudaPushCallConfiguration stack
   int capture_mode = 0;             // cudaThreadExchangeStreamCaptureMode
   Stream* per_thread_stream = nullptr;
+  ThreadState() = default;
+  ThreadState(const ThreadState&) = delete;
+  ThreadState& operator=(const ThreadState&) = delete;
+  ~ThreadState();  // marks the thread's state gone (calls from exit handlers come after)
 };
 ThreadState& thread_state() noexcept;
 
