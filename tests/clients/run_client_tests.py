@@ -187,6 +187,16 @@ def toolkit_case(fn):
     return fn
 
 
+def library_case(program):
+    """A client of one of NVIDIA's libraries: skipped, with the reason the build left in
+    PROGRAM.skip, where the toolkit lacks that library."""
+    def mark(fn):
+        fn.needs = "toolkit"
+        fn.library_program = program
+        return fn
+    return mark
+
+
 def numba_case(fn):
     fn.needs = "numba"
     return fn
@@ -349,7 +359,7 @@ def vectoradd(c):
 
 
 @case
-@toolkit_case
+@library_case("cublas")
 def cublas(c):
     """NVIDIA's cuBLAS (toolkit lib64, its own copy of NVIDIA's runtime inside) over the fake
     driver: create, stream, workspace, Sgemm and GemmEx succeed, a bad size is refused, the
@@ -373,6 +383,194 @@ def cublas(c):
     launches = r["kernel_launches"]
     c.check.eq("kernel launches recorded (Sgemm 1, GemmEx 1 + 2 split-K reductions)", sum(launches.values()), 4)
     c.check.true("an sgemm kernel launched by name", any("sgemm" in k for k in launches), str(launches))
+
+
+def library_run(c, program, argv=(), env=None):
+    """Runs a library client with a report; returns (facts, other stdout lines, report)."""
+    rep = os.path.join(c.tmp, "report.json")
+    out = c.run([c.program(program), *argv], env or c.env(report=rep)).stdout.splitlines()
+    facts = dict(l.split("=", 1) for l in out if "=" in l)
+    return facts, [l for l in out if "=" not in l], (c.report(rep) if env is None else None)
+
+
+def used(key, value):
+    """The facts lib_check::print_used prints: the runtime's and NVML's bytes in use."""
+    return {key: str(value), key + "_nvml": str(value)}
+
+
+def check_library_report(c, r, what, peak, launches, device=0):
+    """Nothing leaked or unsupported, the device's peak as the program saw it, every launch
+    recorded by name."""
+    check_no_leaks(c, r, what)
+    dev = r["devices"][device]
+    c.check.eq(f"{what}: report device {device} peak", dev["used_memory_peak"], peak)
+    c.check.eq(f"{what}: report device {device} current", dev["used_memory_current"], 0)
+    c.check.eq(f"{what}: kernel launches recorded", sum(r["kernel_launches"].values()), launches)
+
+
+@case
+@library_case("cufft")
+def cufft(c):
+    """NVIDIA's cuFFT over the fake driver: a 1-D C2C plan made, executed both ways and
+    destroyed, cuFFT's own tables counted until it unloads, bad sizes and plans refused with
+    cuFFT's codes."""
+    got, _, r = library_run(c, "cufft")
+    data = 1024 * 8
+    tables = 6967984  # what cuFFT 12 (toolkit 13.0) allocates once for itself, held to exit
+    c.check.facts("cufft", got, {
+        **used("used_with_data", data), "plan1d": "0", **used("used_with_plan", data + tables),
+        "get_size": "0", "work_size": "0", "exec_forward": "0", "exec_inverse": "0", "sync": "cudaSuccess",
+        "destroy": "0", **used("used_after_destroy", data + tables),
+        "plan_size_0": "8",            # CUFFT_INVALID_SIZE
+        "exec_destroyed_plan": "1",    # CUFFT_INVALID_PLAN
+        **used("used_at_exit", tables)})
+    check_library_report(c, r, "cufft", data + tables, 2)
+
+
+@case
+@library_case("curand")
+def curand(c):
+    """NVIDIA's cuRAND over the fake driver: a seeded pseudo-random generator generates
+    uniform and normal numbers, its state is counted and freed, an odd normal count and a
+    null generator get cuRAND's codes."""
+    got, _, r = library_run(c, "curand")
+    out = (1 << 16) * 4
+    state = 196608  # the XORWOW generator's states
+    c.check.facts("curand", got, {
+        "create": "0", "seed": "0", "uniform": "0", **used("used_with_generator", out + state),
+        "normal": "0", "normal_odd_count": "105",  # CURAND_STATUS_LENGTH_NOT_MULTIPLE
+        "sync": "cudaSuccess", "destroy": "0", **used("used_after_destroy", out),
+        "uniform_null_generator": "101",            # CURAND_STATUS_NOT_INITIALIZED
+        **used("used_at_exit", 0)})
+    # Seeding, the uniform and the normal generation.
+    check_library_report(c, r, "curand", out + state, 3)
+
+
+@case
+@library_case("cusparse")
+def cusparse(c):
+    """NVIDIA's cuSPARSE over the fake driver: a CSR matrix, dense vectors, SpMV with its
+    buffer; a negative dimension gets cuSPARSE's code; cuSPARSE allocates nothing itself."""
+    got, _, r = library_run(c, "cusparse")
+    mine = 5 * 4 + 8 * 4 + 8 * 4 + 4 * 4 + 4 * 4 + 11  # CSR arrays, x, y, and the 11-byte SpMV buffer
+    c.check.facts("cusparse", got, {
+        "create": "0", "create_csr": "0", "create_x": "0", "create_y": "0", "spmv_buffer_size": "0", "spmv": "0",
+        "sync": "cudaSuccess", **used("used_with_buffers", mine),
+        "create_csr_negative_rows": "3",  # CUSPARSE_STATUS_INVALID_VALUE
+        "destroy_csr": "0", "destroy_x": "0", "destroy_y": "0", "destroy": "0", **used("used_at_exit", 0)})
+    check_library_report(c, r, "cusparse", mine, 2)
+
+
+@case
+@library_case("cusolver")
+def cusolver(c):
+    """NVIDIA's cuSOLVER over the fake driver: a Cholesky factorisation with its workspace
+    (cuSOLVER's own cuBLAS memory counted), a negative order refused with cuSOLVER's code."""
+    got, _, r = library_run(c, "cusolver")
+    lwork = 40
+    mine = 64 * 64 * 4 + 4 + (lwork + 1) * 4
+    own = 12715008  # cuSOLVER's and its cuBLAS's own allocations (toolkit 13.0, A100 model)
+    c.check.facts("cusolver", got, {
+        "create": "0", "potrf_buffer_size": "0", "lwork": str(lwork), "potrf": "0", "sync": "cudaSuccess",
+        **used("used_with_workspace", mine + own),
+        "potrf_negative_order": "3",  # CUSOLVER_STATUS_INVALID_VALUE
+        "destroy": "0", **used("used_at_exit", 0)})
+    check_library_report(c, r, "cusolver", mine + own, 3)
+
+
+@case
+@library_case("cudnn")
+def cudnn(c):
+    """NVIDIA's cuDNN 9 over the fake driver: handle, tensor / filter / convolution
+    descriptors, output shape, workspace size and an implicit-GEMM forward convolution;
+    a zero batch gets cuDNN's code; its own memory counted and freed."""
+    got, _, r = library_run(c, "cudnn")
+    mine = (2 * 3 * 32 * 32 + 8 * 3 * 3 * 3 + 2 * 8 * 32 * 32) * 4
+    own = 20740  # what cuDNN 9.19 allocates for its handle
+    c.check.facts("cudnn", got, {
+        "version": "91900", "create": "0", "create_x": "0", "create_y": "0", "create_w": "0", "create_conv": "0",
+        "set_x": "0", "set_w": "0", "set_conv": "0", "output_dim": "0", "output_shape": "2,8,32,32", "set_y": "0",
+        "workspace_size": "0", "workspace_bytes": "0", "forward": "0", "sync": "cudaSuccess",
+        **used("used_with_tensors", mine + own),
+        "set_x_zero_batch": "2000",  # CUDNN_STATUS_BAD_PARAM
+        "destroy_x": "0", "destroy_y": "0", "destroy_w": "0", "destroy_conv": "0", "destroy": "0",
+        **used("used_at_exit", 0)})
+    check_library_report(c, r, "cudnn", mine + own, 1)
+    c.check.true("the implicit-GEMM kernel launched by name",
+                 any("implicit_convolve_sgemm" in k for k in r["kernel_launches"]), str(r["kernel_launches"]))
+
+
+@case
+@library_case("nvrtc")
+def nvrtc(c):
+    """NVRTC and nvJitLink with the fake driver: a kernel compiled to a cubin and to PTX, the
+    PTX linked by nvJitLink, each image loaded, queried, launched and unloaded; a compile
+    error and a garbage image get their codes."""
+    got, _, r = library_run(c, "nvrtc")
+    expect = {"compile_cubin": "0", "compile_ptx": "0", "ptx_has_entry": "1",
+              "compile_error": "6",  # NVRTC_ERROR_COMPILATION
+              "link_create": "0", "link_add_ptx": "0", "link_complete": "0", "link_get_cubin": "0",
+              "init": "0", "ctx_create": "0",
+              "load_garbage": "200"}  # CUDA_ERROR_INVALID_IMAGE
+    for image in ("cubin", "ptx", "linked"):
+        for step in ("load", "get_function", "num_regs_query", "launch", "sync", "unload"):
+            expect[f"{image}_{step}"] = "0"
+    c.check.facts("nvrtc", got, expect)
+    check_no_leaks(c, r, "nvrtc")
+    c.check.eq("nvrtc: kernel launches", r["kernel_launches"], {"axpy": 3})
+    c.check.eq("nvrtc: report device 0 peak", r["devices"][0]["used_memory_peak"], 2 * 4096)
+
+
+NCCL_OWN = 41943040  # what NCCL 2.28 allocates per rank for two ring channels (A100 model)
+
+
+@case
+@library_case("nccl")
+def nccl_init_all(c):
+    """NVIDIA's NCCL over the fake driver and NVML, two devices in one process:
+    ncclCommInitAll, a grouped all-reduce that completes, NCCL's own memory counted on each
+    device and freed with the communicators; a bad data type gets NCCL's code."""
+    got, _, r = library_run(c, "nccl")
+    buf = (1 << 20) * 4
+    c.check.facts("nccl", got, {
+        "init_all": "0", "group_start": "0", "all_reduce0": "0", "all_reduce1": "0", "group_end": "0",
+        "sync0": "cudaSuccess", **used("used_dev0", buf + NCCL_OWN),
+        "sync1": "cudaSuccess", **used("used_dev1", buf + NCCL_OWN),
+        "bad_data_type": "4",  # ncclInvalidArgument
+        "destroy0": "0", "destroy1": "0", **used("used_at_exit_dev0", 0), **used("used_at_exit_dev1", 0)})
+    check_no_leaks(c, r, "nccl")
+    for dev in (0, 1):
+        c.check.eq(f"nccl: report device {dev} peak", r["devices"][dev]["used_memory_peak"], buf + NCCL_OWN)
+    c.check.eq("nccl: all-reduce kernels (one per rank)", sum(r["kernel_launches"].values()), 2)
+
+
+@case
+@library_case("nccl")
+def nccl_rank_per_process(c):
+    """NCCL with one rank per process on the shared fake GPUs (rank r on device r): the
+    unique id passed on, ncclCommInitRank, an all-reduce through NCCL's CUDA-IPC (VMM
+    file-descriptor) transport; each rank's memory on its own device only, as NVML sees it."""
+    ledger = os.path.join(c.tmp, "ledger")
+    rep = os.path.join(c.tmp, "report-%p.json")
+    got = c.facts([c.program("nccl"), "spawn"], c.env(shared_ledger=ledger, report=rep))
+    buf = (1 << 20) * 4
+    expect = {"get_unique_id": "0", "ranks_exited_0": "2"}
+    for rank in (0, 1):
+        p = f"rank{rank}_"
+        expect.update({p + "init": "0", p + "all_reduce": "0", p + "sync": "cudaSuccess",
+                       **used(p + "used", buf + NCCL_OWN), p + "destroy": "0"})
+    c.check.facts("nccl ranks", got, expect)
+    reports = [c.report(os.path.join(c.tmp, f)) for f in sorted(os.listdir(c.tmp)) if f.startswith("report-")]
+    c.check.eq("nccl ranks: reports (the two ranks; the parent never touches a GPU)", len(reports), 2)
+    by_device = {}
+    for r in reports:
+        busy = [d["index"] for d in r["devices"] if d["used_memory_peak"]]
+        c.check.eq(f"nccl ranks: devices used by pid {r['pid']}", len(busy), 1)
+        if busy:
+            by_device[busy[0]] = r
+    c.check.eq("nccl ranks: devices used", sorted(by_device), [0, 1])
+    for dev, r in by_device.items():
+        check_library_report(c, r, f"nccl rank on device {dev}", buf + NCCL_OWN, 1, device=dev)
 
 
 STREAMS_FACTS = {
@@ -979,6 +1177,11 @@ def main(argv):
     needs = getattr(fn, "needs", None)
     if needs == "toolkit" and args.toolkit_missing:
         print(f"SKIPPED: {args.toolkit_missing}")
+        return SKIP
+    skip_file = os.path.join(args.bin_dir, getattr(fn, "library_program", "") + ".skip")
+    if hasattr(fn, "library_program") and os.path.exists(skip_file):
+        with open(skip_file) as f:
+            print(f"SKIPPED: {f.read().strip()}")
         return SKIP
     if needs == "numba":
         probe = None

@@ -394,6 +394,16 @@ enum nvmlGpuP2PCapsIndex_t : int {
     NVML_P2P_CAPS_INDEX_UNKNOWN = 5,
 };
 
+enum nvmlNvLinkCapability_t : int {
+    NVML_NVLINK_CAP_P2P_SUPPORTED  = 0,
+    NVML_NVLINK_CAP_SYSMEM_ACCESS  = 1,
+    NVML_NVLINK_CAP_P2P_ATOMICS    = 2,
+    NVML_NVLINK_CAP_SYSMEM_ATOMICS = 3,
+    NVML_NVLINK_CAP_SLI_BRIDGE     = 4,
+    NVML_NVLINK_CAP_VALID          = 5,
+    NVML_NVLINK_CAP_COUNT          = 6,
+};
+
 enum nvmlGpuVirtualizationMode_t : int {
     NVML_GPU_VIRTUALIZATION_MODE_NONE        = 0,  // bare metal
     NVML_GPU_VIRTUALIZATION_MODE_PASSTHROUGH = 1,
@@ -588,6 +598,26 @@ struct nvmlConfComputeMemSizeInfo_st {
 };
 using nvmlConfComputeMemSizeInfo_t = nvmlConfComputeMemSizeInfo_st;
 
+// Confidential computing, system-wide: nvmlSystemGetConfComputeState (unversioned) and
+// nvmlSystemGetConfComputeSettings (versioned, adds the multi-GPU mode). All fields are the
+// NVML_CC_SYSTEM_* enumerations; 0 is "unavailable" / "disabled" / "none" throughout.
+struct nvmlConfComputeSystemState_t {
+    unsigned int environment;
+    unsigned int ccFeature;
+    unsigned int devToolsMode;
+};
+
+struct nvmlSystemConfComputeSettings_v1_t {
+    unsigned int version;
+    unsigned int environment;
+    unsigned int ccFeature;
+    unsigned int devToolsMode;
+    unsigned int multiGpuMode;
+};
+using nvmlSystemConfComputeSettings_t = nvmlSystemConfComputeSettings_v1_t;
+inline constexpr unsigned int nvmlSystemConfComputeSettings_v1 =
+    nvmlStructVersion(sizeof(nvmlSystemConfComputeSettings_v1_t), 1);
+
 // nvmlDeviceGetGpuFabricInfo (unversioned, deprecated).
 struct nvmlGpuFabricInfo_t {
     unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
@@ -648,6 +678,8 @@ static_assert(sizeof(nvmlFieldValue_t) == 40);
 static_assert(sizeof(nvmlEventData_t) == 32);
 static_assert(sizeof(nvmlTemperature_t) == 12);
 static_assert(sizeof(nvmlConfComputeMemSizeInfo_t) == 16);
+static_assert(sizeof(nvmlConfComputeSystemState_t) == 12);
+static_assert(sizeof(nvmlSystemConfComputeSettings_v1_t) == 20);
 static_assert(sizeof(nvmlGpuFabricInfo_t) == 28);
 static_assert(sizeof(nvmlGpuFabricInfo_v2_t) == 36);
 static_assert(sizeof(nvmlGpuFabricInfo_v3_t) == 40);
@@ -657,6 +689,7 @@ static_assert(nvmlMemory_v2 == 0x02000028U);
 static_assert(nvmlProcessDetailList_v1 == 0x01000018U);
 static_assert(nvmlTemperature_v1 == 0x0100000CU);
 static_assert(nvmlGpuFabricInfo_v2 == 0x02000024U);
+static_assert(nvmlSystemConfComputeSettings_v1 == 0x01000014U);
 static_assert(nvmlGpuFabricInfo_v3 == 0x03000028U);
 
 }  // namespace fgapi

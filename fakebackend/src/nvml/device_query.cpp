@@ -272,6 +272,32 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetTopologyCommonAncestor(nvmlD
   });
 }
 
+// Peer access as the driver offers it (cuDeviceCanAccessPeer): between two different devices of
+// the same architecture. A device with itself answers OK (NCCL asks every pair, the diagonal
+// included, and stops on an error); NVLINK is NOT_SUPPORTED because the fake has no NVLink.
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2,
+                                                            nvmlGpuP2PCapsIndex_t p2pIndex,
+                                                            nvmlGpuP2PStatus_t* p2pStatus) {
+  return with_device(device1, [&](DeviceHandle& a) -> nvmlReturn_t {
+    DeviceHandle* b = from_handle(device2);
+    if (!b || !p2pStatus) return NVML_ERROR_INVALID_ARGUMENT;
+    const bool same_arch = a.model.cc_major == b->model.cc_major && a.model.cc_minor == b->model.cc_minor;
+    switch (p2pIndex) {
+      case NVML_P2P_CAPS_INDEX_READ:
+      case NVML_P2P_CAPS_INDEX_WRITE:
+      case NVML_P2P_CAPS_INDEX_ATOMICS:
+      case NVML_P2P_CAPS_INDEX_PROP:
+        *p2pStatus = same_arch ? NVML_P2P_STATUS_OK : NVML_P2P_STATUS_GPU_NOT_SUPPORTED;
+        return NVML_SUCCESS;
+      case NVML_P2P_CAPS_INDEX_NVLINK:
+        *p2pStatus = NVML_P2P_STATUS_NOT_SUPPORTED;
+        return NVML_SUCCESS;
+      default:
+        return NVML_ERROR_INVALID_ARGUMENT;
+    }
+  });
+}
+
 // ---- fabric (NVSwitch / multi-node NVLink) -------------------------------------------------------
 // No fabric: Hopper and later answer with state NOT_SUPPORTED (as on a system without
 // NVSwitches), older parts do not support the query.

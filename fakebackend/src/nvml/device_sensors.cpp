@@ -368,6 +368,12 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetNvLinkState(nvmlDevice_t dev
   return no_nvlink(device, link, is_active);
 }
 
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetNvLinkCapability(nvmlDevice_t device, unsigned int link,
+                                                                   nvmlNvLinkCapability_t /*capability*/,
+                                                                   unsigned int* cap_result) {
+  return no_nvlink(device, link, cap_result);
+}
+
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link,
                                                                          nvmlIntNvLinkDeviceType_t* type) {
   return no_nvlink(device, link, type);

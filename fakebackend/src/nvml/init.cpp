@@ -167,6 +167,26 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlSystemGetNVMLVersion(char* version, u
   return with_init([&] { return copy_string(kNvmlVersion, version, length); });
 }
 
+// Confidential computing is off on the fake system: no CC environment, the feature disabled,
+// no developer tools mode, no protected multi-GPU mode (every field 0).
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlSystemGetConfComputeState(nvmlConfComputeSystemState_t* state) {
+  return with_init([&] {
+    if (!state) return NVML_ERROR_INVALID_ARGUMENT;
+    *state = nvmlConfComputeSystemState_t{};
+    return NVML_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlSystemGetConfComputeSettings(nvmlSystemConfComputeSettings_t* settings) {
+  return with_init([&] {
+    if (!settings) return NVML_ERROR_INVALID_ARGUMENT;
+    if (settings->version != nvmlSystemConfComputeSettings_v1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    *settings = nvmlSystemConfComputeSettings_t{};
+    settings->version = nvmlSystemConfComputeSettings_v1;
+    return NVML_SUCCESS;
+  });
+}
+
 // The CUDA driver version does not need nvmlInit (the real library asks libcuda directly).
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlSystemGetCudaDriverVersion(int* cuda_driver_version) {
   if (!cuda_driver_version) return NVML_ERROR_INVALID_ARGUMENT;
