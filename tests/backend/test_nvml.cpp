@@ -247,6 +247,22 @@ TEST_CASE("nvml: system versions", "[nvml]") {
   NVML_CHECK(NVML_ERROR_INVALID_ARGUMENT, nvml<SysStringFn>("nvmlSystemGetDriverVersion")(nullptr, 80));
 }
 
+TEST_CASE("nvml: confidential computing is off on the fake system", "[nvml]") {
+  NvmlSession s;
+  nvmlConfComputeSystemState_t state{9, 9, 9};
+  NVML_CHECK(NVML_SUCCESS, nvml<nvmlReturn_t(nvmlConfComputeSystemState_t*)>("nvmlSystemGetConfComputeState")(&state));
+  CHECK((state.environment == 0 && state.ccFeature == 0 && state.devToolsMode == 0));
+  auto settings_fn = nvml<nvmlReturn_t(nvmlSystemConfComputeSettings_t*)>("nvmlSystemGetConfComputeSettings");
+  nvmlSystemConfComputeSettings_t settings{nvmlSystemConfComputeSettings_v1, 9, 9, 9, 9};
+  NVML_CHECK(NVML_SUCCESS, settings_fn(&settings));
+  CHECK(settings.version == nvmlSystemConfComputeSettings_v1);
+  CHECK((settings.environment == 0 && settings.ccFeature == 0 && settings.devToolsMode == 0 &&
+         settings.multiGpuMode == 0));
+  settings.version = 0;
+  NVML_CHECK(NVML_ERROR_ARGUMENT_VERSION_MISMATCH, settings_fn(&settings));
+  NVML_CHECK(NVML_ERROR_INVALID_ARGUMENT, settings_fn(nullptr));
+}
+
 TEST_CASE("nvml: error strings are the real library's", "[nvml]") {
   CHECK(std::string(err(NVML_SUCCESS)) == "Success");
   CHECK(std::string(err(NVML_ERROR_UNINITIALIZED)) == "Uninitialized");
@@ -658,6 +674,26 @@ TEST_CASE("nvml: sensors, clocks, power and modes of the default profile", "[nvm
   int type = 0;
   NVML_CHECK(NVML_ERROR_NOT_SUPPORTED,
              nvml<nvmlReturn_t(nvmlDevice_t, unsigned, int*)>("nvmlDeviceGetNvLinkRemoteDeviceType")(d, 0, &type));
+  unsigned cap = 7;
+  auto link_cap = nvml<nvmlReturn_t(nvmlDevice_t, unsigned, nvmlNvLinkCapability_t, unsigned*)>(
+      "nvmlDeviceGetNvLinkCapability");
+  NVML_CHECK(NVML_ERROR_NOT_SUPPORTED, link_cap(d, 0, NVML_NVLINK_CAP_P2P_SUPPORTED, &cap));
+  NVML_CHECK(NVML_ERROR_INVALID_ARGUMENT, link_cap(d, 0, NVML_NVLINK_CAP_P2P_SUPPORTED, nullptr));
+
+  // Peer-to-peer as cuDeviceCanAccessPeer offers it (same architecture); every pair answers,
+  // the diagonal included (NCCL asks for it); NVLink is not there.
+  auto p2p = nvml<nvmlReturn_t(nvmlDevice_t, nvmlDevice_t, nvmlGpuP2PCapsIndex_t, nvmlGpuP2PStatus_t*)>(
+      "nvmlDeviceGetP2PStatus");
+  nvmlGpuP2PStatus_t st = NVML_P2P_STATUS_UNKNOWN;
+  NVML_CHECK(NVML_SUCCESS, p2p(d, device(1), NVML_P2P_CAPS_INDEX_READ, &st));
+  CHECK(st == NVML_P2P_STATUS_OK);
+  NVML_CHECK(NVML_SUCCESS, p2p(d, d, NVML_P2P_CAPS_INDEX_WRITE, &st));
+  CHECK(st == NVML_P2P_STATUS_OK);
+  NVML_CHECK(NVML_SUCCESS, p2p(d, device(1), NVML_P2P_CAPS_INDEX_NVLINK, &st));
+  CHECK(st == NVML_P2P_STATUS_NOT_SUPPORTED);
+  NVML_CHECK(NVML_ERROR_INVALID_ARGUMENT, p2p(d, device(1), NVML_P2P_CAPS_INDEX_UNKNOWN, &st));
+  NVML_CHECK(NVML_ERROR_INVALID_ARGUMENT, p2p(d, nullptr, NVML_P2P_CAPS_INDEX_READ, &st));
+  NVML_CHECK(NVML_ERROR_INVALID_ARGUMENT, p2p(d, device(1), NVML_P2P_CAPS_INDEX_READ, nullptr));
 
   // Topology of the DGX A100 layout.
   auto topo = nvml<nvmlReturn_t(nvmlDevice_t, nvmlDevice_t, nvmlGpuTopologyLevel_t*)>("nvmlDeviceGetTopologyCommonAncestor");
