@@ -1,16 +1,8 @@
 // cuBLAS on the fake GPU: NVIDIA's libcublas (its own copy of NVIDIA's runtime inside)
 // over the fake driver. Prints key=value facts; run_client_tests.py checks them.
-#include "rt_check.h"
+#include "lib_check.h"
 
 #include <cublas_v2.h>
-
-namespace {
-size_t used_bytes() {
-  size_t free_b = 0, total = 0;
-  CK(cudaMemGetInfo(&free_b, &total));
-  return total - free_b;
-}
-}  // namespace
 
 int main() {
   const int n = 256;
@@ -27,7 +19,7 @@ int main() {
   CK(cudaMalloc(&a, bytes));
   CK(cudaMalloc(&b, bytes));
   CK(cudaMalloc(&c, bytes));
-  std::printf("used_with_buffers=%zu\n", used_bytes());
+  lib_check::print_used("used_with_buffers");
   const float one = 1.0f, zero = 0.0f;
   std::printf("sgemm=%d\n", static_cast<int>(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n,
                                                          &zero, c, n)));
@@ -44,6 +36,6 @@ int main() {
   CK(cudaFree(c));
   CK(cudaFree(workspace));
   CK(cudaStreamDestroy(s));
-  std::printf("used_at_exit=%zu\n", used_bytes());
+  lib_check::print_used("used_at_exit");
   return 0;
 }

@@ -358,33 +358,6 @@ def vectoradd(c):
         c.check.eq(f"report calls[{name}]", calls.get(name), count)
 
 
-@case
-@library_case("cublas")
-def cublas(c):
-    """NVIDIA's cuBLAS (toolkit lib64, its own copy of NVIDIA's runtime inside) over the fake
-    driver: create, stream, workspace, Sgemm and GemmEx succeed, a bad size is refused, the
-    memory cuBLAS allocates for itself is counted, nothing is left at exit."""
-    rep = os.path.join(c.tmp, "report.json")
-    out = c.run([c.program("cublas")], c.env(report=rep)).stdout.splitlines()
-    # cuBLAS itself prints the bad argument on stdout, as it does on a real GPU.
-    warning = " ** On entry to SGEMM  parameter number 3 had an illegal value"
-    c.check.eq("cuBLAS's message for the bad size", [l for l in out if "=" not in l], [warning])
-    got = dict(l.split("=", 1) for l in out if "=" in l)
-    n = 256
-    mine = 3 * n * n * 4 + (4 << 20)  # three matrices and the workspace handed to cuBLAS
-    own = 8520704  # what cuBLAS 13.0 allocates for itself at its first calls (A100 model)
-    c.check.facts("cublas", got, {
-        "create": "0", "set_stream": "0", "set_workspace": "0", "used_with_buffers": str(mine + own),
-        "sgemm": "0", "gemm_ex": "0", "bad_size": "7", "stream_sync": "cudaSuccess", "destroy": "0",
-        "used_at_exit": "0"})
-    r = c.report(rep)
-    check_no_leaks(c, r, "cublas")
-    c.check.eq("report device 0 peak", r["devices"][0]["used_memory_peak"], mine + own)
-    launches = r["kernel_launches"]
-    c.check.eq("kernel launches recorded (Sgemm 1, GemmEx 1 + 2 split-K reductions)", sum(launches.values()), 4)
-    c.check.true("an sgemm kernel launched by name", any("sgemm" in k for k in launches), str(launches))
-
-
 def library_run(c, program, argv=(), env=None):
     """Runs a library client with a report; returns (facts, other stdout lines, report)."""
     rep = os.path.join(c.tmp, "report.json")
@@ -406,6 +379,33 @@ def check_library_report(c, r, what, peak, launches, device=0):
     c.check.eq(f"{what}: report device {device} peak", dev["used_memory_peak"], peak)
     c.check.eq(f"{what}: report device {device} current", dev["used_memory_current"], 0)
     c.check.eq(f"{what}: kernel launches recorded", sum(r["kernel_launches"].values()), launches)
+
+
+@case
+@library_case("cublas")
+def cublas(c):
+    """NVIDIA's cuBLAS (toolkit lib64, its own copy of NVIDIA's runtime inside) over the fake
+    driver: create, stream, workspace, Sgemm and GemmEx succeed, a bad size is refused, the
+    memory cuBLAS allocates for itself is counted, nothing is left at exit."""
+    rep = os.path.join(c.tmp, "report.json")
+    out = c.run([c.program("cublas")], c.env(report=rep)).stdout.splitlines()
+    # cuBLAS itself prints the bad argument on stdout, as it does on a real GPU.
+    warning = " ** On entry to SGEMM  parameter number 3 had an illegal value"
+    c.check.eq("cuBLAS's message for the bad size", [l for l in out if "=" not in l], [warning])
+    got = dict(l.split("=", 1) for l in out if "=" in l)
+    n = 256
+    mine = 3 * n * n * 4 + (4 << 20)  # three matrices and the workspace handed to cuBLAS
+    own = 8520704  # what cuBLAS 13.0 allocates for itself at its first calls (A100 model)
+    c.check.facts("cublas", got, {
+        "create": "0", "set_stream": "0", "set_workspace": "0", **used("used_with_buffers", mine + own),
+        "sgemm": "0", "gemm_ex": "0", "bad_size": "7", "stream_sync": "cudaSuccess", "destroy": "0",
+        **used("used_at_exit", 0)})
+    r = c.report(rep)
+    check_no_leaks(c, r, "cublas")
+    c.check.eq("report device 0 peak", r["devices"][0]["used_memory_peak"], mine + own)
+    launches = r["kernel_launches"]
+    c.check.eq("kernel launches recorded (Sgemm 1, GemmEx 1 + 2 split-K reductions)", sum(launches.values()), 4)
+    c.check.true("an sgemm kernel launched by name", any("sgemm" in k for k in launches), str(launches))
 
 
 @case

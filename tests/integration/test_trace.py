@@ -509,6 +509,73 @@ class BothWays(TraceCase):
                         self.assertTrue(n / 8 * 0.75 < c["timed"] < n / 8 * 1.25, (f, c["timed"], n))
 
 
+# ---- 2b. NVIDIA's own runtime over the fake driver ---------------------------------------------------
+class NvidiaRuntime(TraceCase):
+    """Programs that carry NVIDIA's runtime (nvcc's default static build, cuBLAS): the fake sees
+    their driver calls only; the books still equal the backend's report and NVML, both ways."""
+    MODES = (("usdt", []), ("uprobe", ["--uprobes-only"]))
+
+    def client(self, name):
+        path = fgtest.build_path("tests", "clients", name)
+        if not os.access(path, os.X_OK):
+            self.skipTest(f"{path} is not built (it needs the CUDA toolkit: see tests/clients/CMakeLists.txt)")
+        return path
+
+    def traced(self, mode, options, program):
+        report = self.box.path(f"report-{mode}-%p.json")
+        env = self.env(FAKEGPU_REPORT=report, LD_LIBRARY_PATH=fgtest.libdir())
+        rc, s, p = self.trace_run(*options, cmd=[program], env=env)
+        self.assertEqual(rc, 0, p.describe())
+        self.assertEqual(self.library_modes(s).get(backend_lib()), mode, s["libraries"])
+        self.assertFalse(s["drops"]["events_lost"], s["drops"])
+        self.assertEqual(len(s["processes"]), 1, p.describe())
+        proc = s["processes"][0]
+        with open(report.replace("%p", str(proc["pid"]))) as f:
+            r = json.load(f)
+        return proc, r, p
+
+    def assert_books_equal_report(self, proc, r, what):
+        gpu = [d for d in proc["devices"] if d["device"] >= 0]
+        self.assertEqual({d["index"]: d["used_memory_peak"] for d in r["devices"] if d["used_memory_peak"]},
+                         {d["device"]: d["peak_bytes"] for d in gpu}, what)
+        self.assertEqual((r["leaks"]["count"], r["leaks"]["bytes"]), (proc["leaked_allocs"], proc["leaked_bytes"]),
+                         what)
+        # Every allocation call succeeded. (Frees are not compared with the call count: a
+        # cuMemFree(0), which cuBLAS makes, is a call but no free.)
+        self.assertEqual(r["calls"].get("cuMemAlloc_v2", 0), proc["allocs"], what)
+
+    def test_static_runtime_program_books_equal_the_report_both_ways(self):
+        program = self.client("vectoradd_static")
+        books = {}
+        for mode, options in self.MODES:
+            with self.subTest(mode=mode):
+                proc, r, _ = self.traced(mode, options, program)
+                # vectoradd: three 256 KiB buffers, a 4 KiB one it leaks on purpose, and a
+                # double free (a failed call, on no device: the pointer is no longer anyone's).
+                self.assert_books(proc, [dev(-1, 0, 0, 0, failed=1),
+                                         dev(0, 3 * 256 * KiB + 4 * KiB, 4, 3, leaked=4 * KiB, leaked_allocs=1)],
+                                  msg=mode)
+                self.assert_books_equal_report(proc, r, mode)
+                books[mode] = proc
+        self.assertEqual({k: books["uprobe"][k] for k in HEAD_KEYS + ["devices"]},
+                         {k: books["usdt"][k] for k in HEAD_KEYS + ["devices"]})
+
+    def test_cublas_program_books_equal_the_report_and_nvml_both_ways(self):
+        program = self.client("cublas")
+        for mode, options in self.MODES:
+            with self.subTest(mode=mode):
+                proc, r, p = self.traced(mode, options, program)
+                facts = dict(l.split("=", 1) for l in p.stdout.splitlines() if "=" in l and not l.startswith(" "))
+                # What the program saw in NVML while it held its peak is the books' peak.
+                peak = int(facts["used_with_buffers_nvml"])
+                self.assertEqual(int(facts["used_with_buffers"]), peak, mode)
+                gpu = [d for d in proc["devices"] if d["device"] >= 0]
+                self.assertEqual([(d["device"], d["peak_bytes"], d["leaked_bytes"], d["live_bytes"]) for d in gpu],
+                                 [(0, peak, 0, 0)], mode)
+                self.assertEqual(proc["allocs"], proc["frees"], mode)
+                self.assert_books_equal_report(proc, r, mode)
+
+
 # ---- 3-6. processes, threads, contexts, async and VMM ---------------------------------------------
 class Workloads(TraceCase):
     def test_fork_and_exec_children_have_their_own_books(self):

@@ -230,7 +230,8 @@ void Backend::implicit_free_ctx(Context* ctx) {
     if (a.ctx != ctx) continue;
     if (auto gone = allocs_.erase(a.base)) {
       give_back(*gone);
-      FG_USDT_IMPLICIT_FREE(gone->device, gone->base, gone->size, static_cast<int>(gone->kind), 1);
+      if (!announced_at_exit(gone->base))
+        FG_USDT_IMPLICIT_FREE(gone->device, gone->base, gone->size, static_cast<int>(gone->kind), 1);
     }
   }
   std::vector<Stream*> streams;
@@ -650,9 +651,16 @@ Status Backend::mem_free(void* p, unsigned kinds, ApiOrigin api, Allocation* fre
     return Status::InvalidPointer;
   }
   give_back(*gone);
-  FG_USDT_FREE(gone->device, b, gone->size, static_cast<int>(gone->kind), 0, static_cast<int>(api));
+  if (!announced_at_exit(b))
+    FG_USDT_FREE(gone->device, b, gone->size, static_cast<int>(gone->kind), 0, static_cast<int>(api));
   if (freed) *freed = *gone;
   return Status::Ok;
+}
+
+bool Backend::announced_at_exit(uintptr_t base) noexcept {
+  if (!exit_reported_.load(std::memory_order_acquire)) return false;
+  std::lock_guard lock(exit_mu_);
+  return exit_announced_.erase(base) != 0;
 }
 
 std::optional<Allocation> Backend::mem_find(const void* p) noexcept {

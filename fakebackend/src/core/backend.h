@@ -388,12 +388,19 @@ class Backend {
   void reset_state(Context* ctx);
   void pool_note(uint64_t id, int64_t delta) noexcept;
   bool range_ok(const void* p, size_t n, bool write) noexcept;
+  // True (once) for an allocation the exit report already announced as freed at exit: its
+  // later free (NVIDIA's runtime releases its contexts from exit handlers that run after
+  // the report, and static destructors may free) must not be announced a second time.
+  bool announced_at_exit(uintptr_t base) noexcept;
 
   std::vector<std::unique_ptr<Device>> devices_;
   std::unique_ptr<ledger::Ledger> ledger_;
   AllocTable allocs_;
   std::atomic<bool> driver_init_{false};
   std::chrono::steady_clock::time_point start_;
+  std::atomic<bool> exit_reported_{false};
+  std::mutex exit_mu_;
+  std::unordered_set<uintptr_t> exit_announced_;  // bases, under exit_mu_
 
   std::mutex mu_;  // contexts, streams, events, modules, pools, registered ranges
   std::unordered_set<const Context*> contexts_;

@@ -108,8 +108,14 @@ void Backend::write_report() noexcept {
         FG_LOG(Info, Core, "report written to %s", path.c_str());
       }
     }
-    for (const Allocation& a : live)
-      FG_USDT_IMPLICIT_FREE(a.device, a.base, a.size, static_cast<int>(a.kind), 2);
+    {
+      std::lock_guard lock(exit_mu_);
+      for (const Allocation& a : live) {
+        FG_USDT_IMPLICIT_FREE(a.device, a.base, a.size, static_cast<int>(a.kind), 2);
+        exit_announced_.insert(a.base);
+      }
+    }
+    exit_reported_.store(true, std::memory_order_release);
     ledger_->release_process();
   } catch (const std::exception& e) {
     FG_LOG(Warn, Core, "report failed: %s", e.what());
