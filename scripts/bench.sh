@@ -21,6 +21,9 @@ print(f"start-up over 31 processes: median {statistics.median(samples) / 1000:.2
       f"min {min(samples) / 1000:.2f} ms, max {max(samples) / 1000:.2f} ms")
 PY
 echo
+echo "== NVIDIA's runtime over the fake driver, side by side with the fake's (static cudaMalloc+cudaFree <= 1.5x the fake's and <= 3x malloc; start-up <= 10 ms; cuBLAS to cublasCreate <= 1 s)"
+python3 "$root/scripts/bench_runtimes.py" "$build"
+echo
 echo "== /metrics rendering of fakegpu-trace's exporter (target: 1,000 processes x 8 devices <= 20 ms)"
 "$build/bin/bench_metrics"
 echo

@@ -1,10 +1,18 @@
 // cuBLAS on the fake GPU: NVIDIA's libcublas (its own copy of NVIDIA's runtime inside)
-// over the fake driver. Prints key=value facts; run_client_tests.py checks them.
+// over the fake driver. Prints key=value facts; run_client_tests.py checks them. With the
+// argument "startup" it stops as soon as cublasCreate returns (scripts/bench.sh times that).
 #include "lib_check.h"
 
 #include <cublas_v2.h>
 
-int main() {
+#include <cstring>
+#include <unistd.h>
+
+int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "startup") == 0) {  // scripts/bench.sh: start-up to cublasCreate
+    cublasHandle_t h = nullptr;
+    _exit(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS ? 0 : 1);
+  }
   const int n = 256;
   const size_t bytes = size_t{n} * n * sizeof(float);
   cublasHandle_t h = nullptr;

@@ -184,15 +184,30 @@ void Backend::after_fork_child() noexcept {
   new (&arena_mu_) std::mutex;
   new (&mu_) std::mutex;
   contexts_.clear();
+  ctx_generation_.fetch_add(1, std::memory_order_acq_rel);
   streams_.clear();
   events_.clear();
 }
 
 // ---- contexts ------------------------------------------------------------------------------------
+// NVIDIA's runtime checks its context several times per call (context-local storage, context
+// checks): a thread remembers the last context it found valid, until any context goes.
+namespace {
+struct ValidCtx {
+  const Context* ctx = nullptr;
+  uint64_t generation = 0;
+};
+thread_local ValidCtx t_valid;  // trivially destructible: usable from exit handlers too
+}  // namespace
+
 bool Backend::ctx_valid(const Context* ctx) noexcept {
   if (!ctx) return false;
+  const uint64_t generation = ctx_generation_.load(std::memory_order_acquire);
+  if (t_valid.ctx == ctx && t_valid.generation == generation) return ctx->active.load(std::memory_order_acquire);
   std::lock_guard lock(mu_);
-  return contexts_.count(ctx) && ctx->active.load(std::memory_order_acquire);
+  const bool ok = contexts_.count(ctx) && ctx->active.load(std::memory_order_acquire);
+  if (ok) t_valid = {ctx, generation};
+  return ok;
 }
 
 Context* Backend::current_ctx() noexcept {
@@ -270,6 +285,7 @@ Status Backend::ctx_destroy(Context* ctx) {
   // recognisable; it is no longer in contexts_.
   std::lock_guard lock(mu_);
   contexts_.erase(ctx);
+  ctx_generation_.fetch_add(1, std::memory_order_acq_rel);
   return Status::Ok;
 }
 
@@ -455,6 +471,7 @@ Status Backend::primary_release(Device* dev) {
     to_free->active.store(false, std::memory_order_release);
     std::lock_guard l2(mu_);
     contexts_.erase(to_free);
+    ctx_generation_.fetch_add(1, std::memory_order_acq_rel);
   }
   return Status::Ok;
 }
@@ -473,6 +490,7 @@ Status Backend::primary_reset(Device* dev) {
   ctx->active.store(false, std::memory_order_release);
   std::lock_guard l2(mu_);
   contexts_.erase(ctx);
+  ctx_generation_.fetch_add(1, std::memory_order_acq_rel);
   return Status::Ok;
 }
 
