@@ -9,7 +9,7 @@ import fgtest
 from fgtest import T4_NAME, T4_TOTAL
 
 OPTIONS = ("-d,--devices", "-c,--config", "-r,--report", "-l,--log", "--ledger", "-i,--isolated", "-s,--strict",
-           "-p,--preload", "-h,--help")
+           "-p,--preload", "--runtime", "--cudart", "-h,--help")
 
 
 class Running(fgtest.TestCase):
@@ -134,7 +134,7 @@ class ExitStatus(fgtest.TestCase):
         for opt in OPTIONS:
             self.assertIn(opt, p.stdout)
         for var in ("FAKEGPU_DEVICES", "FAKEGPU_CONFIG", "FAKEGPU_REPORT", "FAKEGPU_LOG", "FAKEGPU_LEDGER",
-                    "FAKEGPU_ISOLATED", "FAKEGPU_STRICT"):
+                    "FAKEGPU_ISOLATED", "FAKEGPU_STRICT", "FAKEGPU_RUNTIME"):
             self.assertIn(var, p.stdout)
         self.assertIn("Exit status", p.stdout)
         self.assertRegex(p.stdout, re.compile(r"127"))
