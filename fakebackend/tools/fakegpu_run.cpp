@@ -5,10 +5,11 @@
 // (--runtime), sets the FAKEGPU_* variables given as options, and execs the command: its
 // exit status is the command's.
 //
-// --runtime auto    whatever the program finds: the fake's libcudart from our directory,
-//                   NVIDIA's where the program's RUNPATH finds it, NVIDIA's static copy.
-// --runtime fake    LD_PRELOAD the backend: its cuda* symbols win even over a NVIDIA
-//                   libcudart found through RUNPATH. A statically linked runtime cannot be
+// --runtime auto    whatever the program finds: the fake's libcudart from our directory
+//                   (LD_LIBRARY_PATH comes before a DT_RUNPATH), NVIDIA's where an old-style
+//                   DT_RPATH (searched before LD_LIBRARY_PATH) finds it, NVIDIA's static copy.
+// --runtime fake    LD_PRELOAD the backend: its cuda* symbols win even where a DT_RPATH
+//                   loads NVIDIA's libcudart too. A statically linked runtime cannot be
 //                   replaced: the backend warns, naming the program (core/runtimes.cpp).
 // --runtime nvidia  NVIDIA's libcudart.so.13 directory in front of ours. It must hold no
 //                   libcuda.so.1 / libnvidia-ml.so.1: those would replace the fake driver.
@@ -116,12 +117,12 @@ int main(int argc, char** argv) {
   app.add_flag("-i,--isolated", isolated, "per-process devices instead of host-wide ones (FAKEGPU_ISOLATED=1)");
   app.add_flag("-s,--strict", strict, "abort on the first call the fake does not support (FAKEGPU_STRICT=1)");
   app.add_option("--runtime", runtime,
-                 "CUDA Runtime: auto (what the program finds), fake (LD_PRELOAD the fake's, even over NVIDIA's "
-                 "found through RUNPATH; not possible for a statically linked one), nvidia (NVIDIA's "
-                 "libcudart.so.13 in front of the fake's) (FAKEGPU_RUNTIME)")
+                 "auto: what the program finds; fake: LD_PRELOAD the fake's, also over NVIDIA's found through "
+                 "an RPATH (a statically linked one cannot be replaced); nvidia: NVIDIA's libcudart.so.13 "
+                 "first (FAKEGPU_RUNTIME)")
       ->check(CLI::IsMember({"auto", "fake", "nvidia"}));
   app.add_option("--cudart", cudart,
-                 "NVIDIA's libcudart.so.13 or its directory, for --runtime nvidia (default $CUDA_HOME/lib64, "
+                 "NVIDIA's libcudart.so.13 or its directory for --runtime nvidia (default $CUDA_HOME/lib64, "
                  "/usr/local/cuda/lib64)");
   app.add_flag("-p,--preload", preload, "also LD_PRELOAD the backend (same as --runtime fake)");
   // Everything from the first non-option argument on is the command's, options included
