@@ -133,6 +133,7 @@ class Ctx:
         self.tmp = tmp
         self.check = Checker()
         self.cudart = "shared"  # which build of the nvcc programs: "shared" or "static"
+        self.cuda_root = args.cuda_root
 
     def env(self, shared_ledger=None, report=None, **extra):
         env = {k: v for k, v in os.environ.items()
@@ -783,7 +784,10 @@ def driver_init(c):
     """The seed tutorial's cuInit / version / name programs, every device's identity."""
     needed = c.run(["readelf", "-d", c.program("driver_init")], os.environ).stdout
     c.check.true("driver_init NEEDED libcuda.so.1", "[libcuda.so.1]" in needed, needed)
-    got = c.facts([c.program("driver_init")], c.env())
+    c.check.facts("driver_init", c.facts([c.program("driver_init")], c.env()), driver_init_expect())
+
+
+def driver_init_expect():
     e = {"count_before_init": "CUDA_ERROR_NOT_INITIALIZED", "error_string_before_init": "CUDA_SUCCESS",
          "invalid_device_message": "invalid device ordinal", "init_flags_1": "CUDA_ERROR_INVALID_VALUE",
          "driver_version": str(DRIVER_VERSION), "device0_name": PROFILES["a100-80gb"]["name"], "count": "8",
@@ -797,7 +801,7 @@ def driver_init(c):
                   f"dev{i}.sms": str(p["sms"]), f"dev{i}.pci": f"{dom:x}:{bus:x}:0",
                   f"dev{i}.pci_bus_id": f"{dom:04X}:{bus:02X}:00.0", f"dev{i}.by_pci_bus_id": str(i),
                   f"dev{i}.uuid": uuid_of(prof, pos)})
-    c.check.facts("driver_init", got, e)
+    return e
 
 
 @case
@@ -1157,6 +1161,168 @@ def cross_process_capacity(c):
         holder.kill()
 
 
+# ---- the development names, runtime selection, NVIDIA's shared runtime, CMake's defaults -----------
+
+
+def readelf(c, flag, path):
+    return c.run(["readelf", flag, "-W", path], os.environ).stdout
+
+
+def needed(c, path):
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", readelf(c, "-d", path))
+
+
+def runtimes_of(c, rep):
+    return c.report(rep).get("runtimes")
+
+
+def fake_runtime(c):
+    return [{"kind": "fake", "object": os.path.realpath(os.path.join(c.build, "libfake_gpu.so"))}]
+
+
+def nvidia_shared(c):
+    return [{"kind": "nvidia-shared", "object": os.path.join(c.cuda_root, "lib64", "libcudart.so.13")}]
+
+
+@case
+@toolkit_case
+def linked_driver_devname(c):
+    """driver_init linked with -L build/lib -lcuda (the fake's development name, a stub with
+    SONAME libcuda.so.1): NEEDED libcuda.so.1, not libfake_gpu.so; the same facts."""
+    prog = c.program("driver_init_devname")
+    libs = needed(c, prog)
+    c.check.true("NEEDED libcuda.so.1", "libcuda.so.1" in libs, str(libs))
+    c.check.true("no NEEDED libfake_gpu.so", "libfake_gpu.so" not in libs, str(libs))
+    c.check.facts("driver_init_devname", c.facts([prog], c.env()), driver_init_expect())
+
+
+LINKED_NAMES_FACTS = {
+    "runtime_get_version": "cudaSuccess", "runtime_version": "13000", "get_device_count": "cudaSuccess",
+    "count": "8", "malloc": "cudaSuccess", "roundtrip": "1", "nvml_init": "0", "nvml_count_result": "0",
+    "nvml_count": "8", "nvml_name": PROFILES["a100-80gb"]["name"], "nvml_used_while_allocated": "4096",
+    "free": "cudaSuccess", "nvml_used_after_free": "0", "nvml_shutdown": "0"}
+
+
+@case
+@toolkit_case
+def linked_runtime_devnames(c):
+    """A C program linked with -L build/lib -lcudart -lnvidia-ml records NEEDED
+    libcudart.so.13 / libnvidia-ml.so.1 and imports cudaMalloc@libcudart.so.13; it runs on
+    the fake's runtime, and unchanged on NVIDIA's libcudart.so.13 (toolkit lib64 first)."""
+    prog = c.program("linked_names")
+    libs = needed(c, prog)
+    for lib in ("libcudart.so.13", "libnvidia-ml.so.1"):
+        c.check.true(f"NEEDED {lib}", lib in libs, str(libs))
+    c.check.true("no NEEDED libfake_gpu.so", "libfake_gpu.so" not in libs, str(libs))
+    imports = c.run(["nm", "-D", "--undefined-only", prog], os.environ).stdout
+    c.check.true("imports cudaMalloc@libcudart.so.13", "cudaMalloc@libcudart.so.13" in imports, imports)
+    c.check.true("NVML imported unversioned, as from NVIDIA's",
+                 re.search(r"\bnvmlInit_v2$", imports, re.M) is not None, imports)
+    verneed = re.findall(r"File: (\S+)\s+Cnt: \d+\n((?:\s+0x\w+:\s+Name: \S+.*\n)+)", readelf(c, "-V", prog))
+    cudart_versions = [re.findall(r"Name: (\S+)", names) for f, names in verneed if f.startswith("libcudart")]
+    c.check.eq("version requirements on libcudart", cudart_versions, [["libcudart.so.13"]])
+    rep = os.path.join(c.tmp, "fake.json")
+    c.check.facts("linked_names (fake runtime)", c.facts([prog], c.env(report=rep)), LINKED_NAMES_FACTS)
+    c.check.eq("runtimes (fake)", runtimes_of(c, rep), fake_runtime(c))
+    rep = os.path.join(c.tmp, "nvidia.json")
+    env = c.env(report=rep)
+    env["LD_LIBRARY_PATH"] = os.path.join(c.cuda_root, "lib64") + ":" + c.lib
+    c.check.facts("linked_names (NVIDIA's libcudart.so.13)", c.facts([prog], env), LINKED_NAMES_FACTS)
+    c.check.eq("runtimes (NVIDIA's)", runtimes_of(c, rep), nvidia_shared(c))
+
+
+@case
+@toolkit_case
+def runtime_select(c):
+    """fakegpu-run --runtime: auto keeps what the program finds (NVIDIA's libcudart through
+    its RPATH), fake preloads the fake's over it, nvidia puts the toolkit's first; a static
+    runtime under --runtime fake is named in a warning; a missing NVIDIA runtime is an error."""
+    tool = os.path.join(c.build, "bin", "fakegpu-run")
+
+    def run(args, prog, expect_rc=0):
+        rep = os.path.join(c.tmp, "report.json")
+        env = c.env(report=rep, CUDA_HOME=c.cuda_root)
+        del env["LD_LIBRARY_PATH"]
+        p = c.run([tool] + args + [prog], env, expect_rc=expect_rc)
+        return p, (c.report(rep) if expect_rc == 0 else None)
+
+    rpath_prog, plain = c.program("linked_names_rpath"), c.program("linked_names")
+    for args, prog, expect in (([], rpath_prog, nvidia_shared(c)), (["--runtime", "auto"], plain, fake_runtime(c)),
+                               (["--runtime", "fake"], rpath_prog, fake_runtime(c)),
+                               (["-p"], rpath_prog, fake_runtime(c)),
+                               (["--runtime", "nvidia"], plain, nvidia_shared(c)),
+                               (["--runtime", "nvidia", "--cudart", os.path.join(c.cuda_root, "lib64")], plain,
+                                nvidia_shared(c))):
+        what = " ".join(["fakegpu-run"] + args + [os.path.basename(prog)])
+        p, r = run(args, prog)
+        got = {k: v for k, v in (l.split("=", 1) for l in p.stdout.splitlines())}
+        c.check.facts(what, got, LINKED_NAMES_FACTS)
+        c.check.eq(f"{what}: runtimes", r["runtimes"], expect)
+        c.check.eq(f"{what}: stderr", p.stderr, "")
+    static = c.program("devquery_static")
+    p, r = run(["--runtime", "fake"], static)
+    c.check.eq("static under --runtime fake: runtimes", r["runtimes"], [{"kind": "nvidia-static", "object": static}])
+    c.check.true("static under --runtime fake: warning naming the program",
+                 f"{static} has NVIDIA's CUDA Runtime statically linked in" in p.stderr, p.stderr)
+    p, _ = run(["--runtime", "nvidia", "--cudart", os.path.join(c.tmp, "none")], plain, expect_rc=127)
+    c.check.true("--cudart missing path", "--runtime nvidia: --cudart " in p.stderr, p.stderr)
+    p, _ = run(["--runtime", "nvidia", "--cudart", c.lib], plain, expect_rc=127)
+    c.check.true("--cudart pointing at the fake", "is the fake's own runtime, not NVIDIA's" in p.stderr, p.stderr)
+
+
+@case
+@toolkit_case
+def nvidia_cudart_dlopen(c):
+    """NVIDIA's libcudart.so.13 dlopen()ed from the toolkit by a program linking no cudart:
+    device query, exact memory round trip, cudaMemGetInfo and NVML agree, streams, events,
+    a captured memset + copy graph launched; the report books it all to NVIDIA's runtime."""
+    rep = os.path.join(c.tmp, "report.json")
+    got = c.facts([c.program("nvidia_dlopen")], c.env(report=rep))
+    p = PROFILES["a100-80gb"]
+    two = 2 * (3 << 20)
+    expect = {"runtime_version": "cudaSuccess:13000", "device_count": "cudaSuccess:8", "get_properties": "cudaSuccess",
+              "name": p["name"], "totalGlobalMem": str(p["total"]), "cc": "%d.%d" % p["cc"],
+              "multiProcessorCount": str(p["sms"]), "malloc_a": "cudaSuccess", "malloc_b": "cudaSuccess",
+              "memcpy_htod": "cudaSuccess", "memcpy_dtoh": "cudaSuccess", "roundtrip_exact": "1",
+              "mem_get_info": "cudaSuccess", "used_with_two_buffers": str(two), "nvml_used_with_two_buffers": str(two),
+              "stream_create": "cudaSuccess", "event_create": "cudaSuccess", "event_record": "cudaSuccess",
+              "memset_async": "cudaSuccess", "event_synchronize": "cudaSuccess", "elapsed": "cudaSuccess",
+              "elapsed_nonneg": "1", "stream_synchronize": "cudaSuccess", "begin_capture": "cudaSuccess",
+              "end_capture": "cudaSuccess", "graph_nodes": "2", "a_untouched_before_launch": "1",
+              "instantiate": "cudaSuccess", "graph_launch": "cudaSuccess", "graph_sync": "cudaSuccess",
+              "a_bytes_0x5a_after_launch": str(3 << 20), "stream_destroy": "cudaSuccess", "free_a": "cudaSuccess",
+              "free_b": "cudaSuccess", "used_after_free": "0", "nvml_used_after_free": "0", "last_error": "cudaSuccess"}
+    c.check.facts("nvidia_dlopen", got, expect)
+    r = c.report(rep)
+    c.check.eq("report runtimes", r["runtimes"], nvidia_shared(c))
+    c.check.eq("report device 0 peak", r["devices"][0]["used_memory_peak"], two)
+    c.check.eq("no fake runtime calls", sorted(n for n in r["calls"] if n.startswith("cuda")), [])
+    check_no_leaks(c, r, "nvidia_dlopen")
+
+
+@case
+@toolkit_case
+def cmake_default_project(c):
+    """A CMake CUDA project with CMake's defaults (static NVIDIA runtime, sm_80), configured,
+    built and run on the fake: CMake's compiler checks need no GPU; launch recorded, memory exact."""
+    src, build = os.path.join(HERE, "cmake_project"), os.path.join(c.tmp, "build")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FAKEGPU_", "CUDA", "LD_"))}
+    c.run(["cmake", "-S", src, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
+           "-DCMAKE_CUDA_COMPILER=" + os.path.join(c.cuda_root, "bin", "nvcc")], env, timeout=240)
+    c.run(["cmake", "--build", build, "-j2"], env, timeout=240)
+    prog = os.path.join(build, "saxpy")
+    c.check.true("no libcudart NEEDED (CMake's default: static runtime)",
+                 not any(l.startswith("libcudart") for l in needed(c, prog)), str(needed(c, prog)))
+    rep = os.path.join(c.tmp, "report.json")
+    c.check.facts("saxpy", c.facts([prog], c.env(report=rep)), {
+        "malloc": "cudaSuccess", "used": str(8 << 20), "memcpy_htod": "cudaSuccess", "launch": "cudaSuccess",
+        "synchronize": "cudaSuccess", "memcpy_dtoh": "cudaSuccess", "x_roundtrip": "1", "used_after_free": "0"})
+    r = c.report(rep)
+    c.check.eq("report runtimes", r["runtimes"], [{"kind": "nvidia-static", "object": prog}])
+    c.check.eq("report kernel_launches", r["kernel_launches"], {"_Z5saxpyifPKfPf": 1})
+    check_no_leaks(c, r, "saxpy")
+
+
 # ---- main ----------------------------------------------------------------------------------------------
 
 
@@ -1167,6 +1333,7 @@ def main(argv):
     ap.add_argument("--build-dir", help="the build tree (lib/, bin/workload)")
     ap.add_argument("--bin-dir", help="where the client programs were built")
     ap.add_argument("--toolkit-missing", default="", help="why the toolkit programs were not built")
+    ap.add_argument("--cuda-root", default="", help="the CUDA toolkit the programs were built with")
     args = ap.parse_args(argv[1:])
     if args.list:
         print("\n".join(CASES))

@@ -9,7 +9,7 @@ import fgtest
 from fgtest import T4_NAME, T4_TOTAL
 
 OPTIONS = ("-d,--devices", "-c,--config", "-r,--report", "-l,--log", "--ledger", "-i,--isolated", "-s,--strict",
-           "-p,--preload", "-h,--help")
+           "-p,--preload", "--runtime", "--cudart", "-h,--help")
 
 
 class Running(fgtest.TestCase):
@@ -134,7 +134,7 @@ class ExitStatus(fgtest.TestCase):
         for opt in OPTIONS:
             self.assertIn(opt, p.stdout)
         for var in ("FAKEGPU_DEVICES", "FAKEGPU_CONFIG", "FAKEGPU_REPORT", "FAKEGPU_LOG", "FAKEGPU_LEDGER",
-                    "FAKEGPU_ISOLATED", "FAKEGPU_STRICT"):
+                    "FAKEGPU_ISOLATED", "FAKEGPU_STRICT", "FAKEGPU_RUNTIME"):
             self.assertIn(var, p.stdout)
         self.assertIn("Exit status", p.stdout)
         self.assertRegex(p.stdout, re.compile(r"127"))
@@ -152,9 +152,17 @@ class Installed(fgtest.TestCase):
         names = sorted(os.listdir(os.path.join(libdirs[0], "lib")))
         self.assertEqual(names, ["libcuda.so", "libcuda.so.1", "libcudart.so", "libcudart.so.12", "libcudart.so.13",
                                  "libnvidia-ml.so", "libnvidia-ml.so.1"])
-        for n in names:  # each a link to the one library: one backend state per process
-            self.assertEqual(os.path.realpath(os.path.join(libdirs[0], "lib", n)),
-                             os.path.realpath(os.path.join(libdirs[0], "libfake_gpu.so")))
+        backend = os.path.realpath(os.path.join(libdirs[0], "libfake_gpu.so"))
+        for n in ("libcuda.so.1", "libcudart.so.12", "libcudart.so.13", "libnvidia-ml.so.1"):
+            # the run-time names: links to the one library, one backend state per process
+            self.assertEqual(os.path.realpath(os.path.join(libdirs[0], "lib", n)), backend)
+        for n, soname in (("libcuda.so", "libcuda.so.1"), ("libcudart.so", "libcudart.so.13"),
+                          ("libnvidia-ml.so", "libnvidia-ml.so.1")):
+            # the development names: link stubs with the real SONAME, filters of the backend
+            d = self.box.run(["readelf", "-d", os.path.join(libdirs[0], "lib", n)]).stdout
+            self.assertIn(f"Library soname: [{soname}]", d)
+            self.assertIn("Filter library: [libfake_gpu.so]", d)
+            self.assertIn("Library runpath: [$ORIGIN/..]", d)
         # The installed fakegpu-run finds the installed libraries: the probe loads them by name.
         p = self.ok(self.box.run([os.path.join(prefix, "bin", "fakegpu-run"), "-d", "t4", fgtest.PYTHON, fgtest.PROBE,
                                   "-", "props"]))

@@ -1,11 +1,13 @@
 // The report at exit: fake_gpu_report.json, compatible with the FakeGPU seed guide
 // (devices: name, uuid, total_memory, used_memory_peak, used_memory_current), plus
 // outstanding allocations (leaks), call counts per API, kernel launches by name and
-// coverage gaps (NOT_SUPPORTED stubs called, unresolved driver entry points).
+// coverage gaps (NOT_SUPPORTED stubs called, unresolved driver entry points) and the CUDA
+// Runtimes that served the process (core/runtimes.h).
 #include "common/calls.h"
 #include "common/coverage.h"
 #include "common/log.h"
 #include "core/backend.h"
+#include "core/runtimes.h"
 #include "core/usdt.h"
 
 #include <nlohmann/json.hpp>
@@ -71,12 +73,17 @@ void Backend::write_report() noexcept {
       }
       json calls = json::object();
       const auto counts = calls::snapshot();
+      bool fake_runtime_calls = false;
       for (size_t i = 0; i < kApiCount; ++i) {
         if (!counts[i]) continue;
         const ApiInfo& info = api_info(i);
+        fake_runtime_calls = fake_runtime_calls || info.family == ApiFamily::Runtime;
         std::string name = info.legacy12 ? std::string(info.name) + "@libcudart.so.12" : info.name;
         calls[name] = counts[i];
       }
+      json runtimes = json::array();
+      for (const runtimes::Seen& r : runtimes::snapshot(fake_runtime_calls))
+        runtimes.push_back({{"kind", r.kind}, {"object", r.object}});
       json kernels = json::object();
       for (const auto& l : launches()) kernels[l.kernel] = l.count;
       const auto cov = coverage::snapshot();
@@ -85,6 +92,7 @@ void Backend::write_report() noexcept {
                      {"devices", devices},
                      {"leaks", {{"count", live.size()}, {"bytes", leaked_bytes}, {"allocations", leaks}}},
                      {"calls", calls},
+                     {"runtimes", runtimes},
                      {"kernel_launches", kernels},
                      {"coverage", {{"unsupported_calls", cov.stubs}, {"unresolved_entry_points", cov.unresolved}}}};
       const std::string text = report.dump(2) + "\n";

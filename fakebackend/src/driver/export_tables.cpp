@@ -19,6 +19,7 @@
 
 #include "common/coverage.h"
 #include "core/integrity.h"
+#include "core/runtimes.h"
 
 #include <array>
 #include <cstdio>
@@ -346,6 +347,9 @@ extern "C" FG_IMPL CUresult fgimpl_cuGetExportTable(const void** ppExportTable, 
   const auto* u = reinterpret_cast<const unsigned char*>(pExportTableId->bytes);
   for (int t = 0; t < kTableCount; ++t)
     if (same(kIds[t], u)) {
+      // Only NVIDIA's runtime asks for this one: note which copy of it runs (the trampoline
+      // jumped here, so the return address is in the caller).
+      if (t == kCudartInterface) runtimes::nvidia_seen(__builtin_return_address(0));
       *ppExportTable = kTables[t];
       return CUDA_SUCCESS;
     }

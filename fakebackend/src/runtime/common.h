@@ -12,6 +12,7 @@
 #pragma once
 #include "common/impl.h"
 #include "core/backend.h"
+#include "core/runtimes.h"
 #include "fakegpu/cuda_types.h"
 
 #include <utility>
@@ -69,7 +70,10 @@ inline cudaError_t ret(Status s) noexcept { return ret(to_cuda(s)); }
 // cudaErrorUnknown, and any failure is recorded as the last error.
 template <class F>
 cudaError_t api(F&& body) noexcept {
-  return ret(guarded<cudaError_t>(fgapi::cudaErrorMemoryAllocation, fgapi::cudaErrorUnknown, std::forward<F>(body)));
+  const cudaError_t e =
+      ret(guarded<cudaError_t>(fgapi::cudaErrorMemoryAllocation, fgapi::cudaErrorUnknown, std::forward<F>(body)));
+  runtimes::fake_used();  // after the body: the backend's own first lines (its devices) come first
+  return e;
 }
 
 inline Backend& be() { return Backend::get(); }
