@@ -232,6 +232,13 @@ CUresult library_module(Backend& b, Library* lib, Module** out) {
 }
 
 // The library's kernel handle for `name`, made on first request; libraries().mu held.
+// The same for a handle from the caller: CUDA_ERROR_INVALID_HANDLE unless it is a library.
+CUresult library_module(Backend& b, CUlibrary h, Module** out) {
+  Library* lib = library_of(h);
+  if (!library_valid(lib)) return CUDA_ERROR_INVALID_HANDLE;
+  return library_module(b, lib, out);
+}
+
 Kernel* library_kernel(Library* lib, const std::string& name) {
   auto it = lib->kernels.find(name);
   if (it == lib->kernels.end()) {
@@ -278,8 +285,7 @@ CUresult library_load(const void* code, CUlibrary* library, unsigned numJitOptio
     // Loaded into the current context now (errors surface here), into others on first use.
     if (Context* ctx = b.current_ctx(); ctx && ctx->active.load()) {
       Module* m = nullptr;
-      if (CUresult r = load_status(b.module_load(ctx, lib->image.data(), lib->ptx ? size - 1 : 0, &m))) return r;
-      lib->modules[ctx] = m;
+      if (CUresult r = library_module(b, lib.get(), &m)) return r;
     }
     // Managed variables from the code of the current device (device 0 without a context).
     const Context* cur = b.current_ctx();
@@ -750,10 +756,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetKernel(CUkernel* pKernel, CUlibra
 extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetModule(CUmodule* pMod, CUlibrary library) {
   return api([&](Backend& b) -> CUresult {
     if (!pMod) return CUDA_ERROR_INVALID_VALUE;
-    Library* lib = library_of(library);
-    if (!library_valid(lib)) return CUDA_ERROR_INVALID_HANDLE;
     Module* m = nullptr;
-    if (CUresult r = library_module(b, lib, &m)) return r;
+    if (CUresult r = library_module(b, library, &m)) return r;
     *pMod = handle_of_module(m);
     return CUDA_SUCCESS;
   });
@@ -764,10 +768,8 @@ namespace {
 CUresult library_variable(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
   return api([&](Backend& b) -> CUresult {
     if (!name) return CUDA_ERROR_INVALID_VALUE;
-    Library* lib = library_of(library);
-    if (!library_valid(lib)) return CUDA_ERROR_INVALID_HANDLE;
     Module* m = nullptr;
-    if (CUresult r = library_module(b, lib, &m)) return r;
+    if (CUresult r = library_module(b, library, &m)) return r;
     void* p = nullptr;
     size_t n = 0;
     if (CUresult r = to_cu(b.module_get_global(m, name, &p, &n))) return r;
@@ -801,10 +803,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetManaged(CUdeviceptr* dptr, size_t
 extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetKernelCount(unsigned int* count, CUlibrary library) {
   return api([&](Backend& b) -> CUresult {
     if (!count) return CUDA_ERROR_INVALID_VALUE;
-    Library* lib = library_of(library);
-    if (!library_valid(lib)) return CUDA_ERROR_INVALID_HANDLE;
     Module* m = nullptr;
-    if (CUresult r = library_module(b, lib, &m)) return r;
+    if (CUresult r = library_module(b, library, &m)) return r;
     *count = static_cast<unsigned>(m->entry_names.size());
     return CUDA_SUCCESS;
   });
@@ -814,15 +814,13 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryEnumerateKernels(CUkernel* kernels, 
                                                             CUlibrary library) {
   return api([&](Backend& b) -> CUresult {
     if (!kernels) return CUDA_ERROR_INVALID_VALUE;
-    Library* lib = library_of(library);
-    if (!library_valid(lib)) return CUDA_ERROR_INVALID_HANDLE;
     Module* m = nullptr;
-    if (CUresult r = library_module(b, lib, &m)) return r;
+    if (CUresult r = library_module(b, library, &m)) return r;
     if (numKernels > m->entry_names.size()) return CUDA_ERROR_INVALID_VALUE;
     auto& L = libraries();
     std::lock_guard lock(L.mu);
     for (unsigned i = 0; i < numKernels; ++i)
-      kernels[i] = reinterpret_cast<CUkernel>(library_kernel(lib, m->entry_names[i]));
+      kernels[i] = reinterpret_cast<CUkernel>(library_kernel(library_of(library), m->entry_names[i]));
     return CUDA_SUCCESS;
   });
 }
