@@ -6,6 +6,7 @@
 #include "core/config.h"
 #include "core/usdt.h"
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +26,33 @@ FG_TLS thread_local ThreadState t_state;
 // has no current context. (A separate trivial object: stores into a dying object's own
 // members are dead to the compiler.)
 FG_TLS thread_local bool t_state_gone = false;
+
+// NVIDIA's runtime asks for the current context several times per call (context-local
+// storage, context checks) and reads its context-local state on every call: a thread keeps
+// its current context beside its stack, remembers the last
+// context it found valid, until any context goes, and the few locals it read last, until
+// any context's locals change. One trivially destructible thread_local (one TLS lookup per
+// use in a dlopen()ed library; usable from exit handlers too).
+struct LocalHit {
+  const Context* ctx = nullptr;
+  const void* key = nullptr;
+  void* value = nullptr;
+  uint64_t generation = 0;
+};
+struct ThreadCaches {
+  Context* current = nullptr;  // t_state.ctx_stack.back(), or null (also once t_state is gone)
+  const Context* valid_ctx = nullptr;
+  uint64_t valid_generation = 0;
+  std::array<LocalHit, 4> local_hits{};
+  unsigned local_next = 0;
+};
+FG_TLS thread_local ThreadCaches t_caches;
+
+// After every change to this thread's context stack.
+void sync_current() noexcept {
+  const auto& st = t_state.ctx_stack;
+  t_caches.current = st.empty() ? nullptr : st.back();
+}
 
 constexpr unsigned kind_bit(MemKind k) { return 1u << static_cast<unsigned>(k); }
 
@@ -87,12 +115,16 @@ void at_exit_handler() {
 void fork_child_handler() {
   if (Backend* b = Backend::peek()) b->after_fork_child();
   t_state.ctx_stack.clear();
+  sync_current();
 }
 
 }  // namespace
 
 ThreadState& thread_state() noexcept { return t_state; }
-ThreadState::~ThreadState() { t_state_gone = true; }
+ThreadState::~ThreadState() {
+  t_state_gone = true;
+  t_caches.current = nullptr;
+}
 
 Backend* Backend::peek() noexcept { return g_backend.load(std::memory_order_acquire); }
 
@@ -190,31 +222,22 @@ void Backend::after_fork_child() noexcept {
 }
 
 // ---- contexts ------------------------------------------------------------------------------------
-// NVIDIA's runtime checks its context several times per call (context-local storage, context
-// checks): a thread remembers the last context it found valid, until any context goes.
-namespace {
-struct ValidCtx {
-  const Context* ctx = nullptr;
-  uint64_t generation = 0;
-};
-thread_local ValidCtx t_valid;  // trivially destructible: usable from exit handlers too
-}  // namespace
 
 bool Backend::ctx_valid(const Context* ctx) noexcept {
   if (!ctx) return false;
   const uint64_t generation = ctx_generation_.load(std::memory_order_acquire);
-  if (t_valid.ctx == ctx && t_valid.generation == generation) return ctx->active.load(std::memory_order_acquire);
+  ThreadCaches& tc = t_caches;
+  if (tc.valid_ctx == ctx && tc.valid_generation == generation) return ctx->active.load(std::memory_order_acquire);
   std::lock_guard lock(mu_);
   const bool ok = contexts_.count(ctx) && ctx->active.load(std::memory_order_acquire);
-  if (ok) t_valid = {ctx, generation};
+  if (ok) {
+    tc.valid_ctx = ctx;
+    tc.valid_generation = generation;
+  }
   return ok;
 }
 
-Context* Backend::current_ctx() noexcept {
-  if (t_state_gone) return nullptr;
-  auto& st = t_state.ctx_stack;
-  return st.empty() ? nullptr : st.back();
-}
+Context* Backend::current_ctx() noexcept { return t_caches.current; }
 
 static void announce_switch(Context* ctx) {
   FG_USDT_CTX_SWITCH(ctx ? ctx->dev->ordinal : -1, reinterpret_cast<uintptr_t>(ctx));
@@ -233,6 +256,7 @@ Status Backend::ctx_create(Device* dev, unsigned flags, Context** out) {
     contexts_.insert(ctx);
   }
   t_state.ctx_stack.push_back(ctx);
+  sync_current();
   announce_switch(ctx);
   *out = ctx;
   return Status::Ok;
@@ -280,6 +304,7 @@ Status Backend::ctx_destroy(Context* ctx) {
   auto& st = t_state.ctx_stack;
   const bool was_current = !st.empty() && st.back() == ctx;
   std::erase(st, ctx);
+  sync_current();
   if (was_current) announce_switch(current_ctx());
   // The Context object itself stays allocated (a few bytes) so stale handles stay
   // recognisable; it is no longer in contexts_.
@@ -302,6 +327,7 @@ Status Backend::set_current(Context* ctx) {
     else
       st.back() = ctx;
   }
+  sync_current();
   announce_switch(current_ctx());
   return Status::Ok;
 }
@@ -309,6 +335,7 @@ Status Backend::set_current(Context* ctx) {
 Status Backend::push_current(Context* ctx) {
   if (!ctx_valid(ctx)) return Status::InvalidContext;
   t_state.ctx_stack.push_back(ctx);
+  sync_current();
   announce_switch(ctx);
   return Status::Ok;
 }
@@ -318,6 +345,7 @@ Status Backend::pop_current(Context** out) {
   if (st.empty()) return Status::InvalidContext;
   Context* top = st.back();
   st.pop_back();
+  sync_current();
   if (out) *out = top;
   announce_switch(current_ctx());
   return Status::Ok;
@@ -402,6 +430,7 @@ bool Backend::is_primary_handle(const Context* ctx) noexcept {
 
 Status Backend::ctx_local_put(Context* ctx, void* key, void* value, Context::LocalDtor dtor) {
   std::lock_guard lock(ctx->mu);
+  locals_generation_.fetch_add(1, std::memory_order_acq_rel);
   for (Context::Local& l : ctx->locals)
     if (l.key == key) {
       l.value = value;
@@ -413,10 +442,18 @@ Status Backend::ctx_local_put(Context* ctx, void* key, void* value, Context::Loc
 }
 
 Status Backend::ctx_local_get(Context* ctx, const void* key, void** value) {
+  const uint64_t generation = locals_generation_.load(std::memory_order_acquire);
+  ThreadCaches& tc = t_caches;
+  for (const LocalHit& h : tc.local_hits)
+    if (h.ctx == ctx && h.key == key && h.generation == generation) {
+      *value = h.value;
+      return Status::Ok;
+    }
   std::lock_guard lock(ctx->mu);
   for (const Context::Local& l : ctx->locals)
     if (l.key == key) {
       *value = l.value;
+      tc.local_hits[tc.local_next++ % tc.local_hits.size()] = {ctx, key, l.value, generation};
       return Status::Ok;
     }
   return Status::NotFound;
@@ -424,6 +461,7 @@ Status Backend::ctx_local_get(Context* ctx, const void* key, void** value) {
 
 Status Backend::ctx_local_delete(Context* ctx, const void* key) {
   std::lock_guard lock(ctx->mu);
+  locals_generation_.fetch_add(1, std::memory_order_acq_rel);
   std::erase_if(ctx->locals, [key](const Context::Local& l) { return l.key == key; });
   return Status::Ok;
 }
@@ -435,6 +473,7 @@ void Backend::run_local_dtors(Context* ctx) {
   {
     std::lock_guard lock(ctx->mu);
     locals.swap(ctx->locals);
+    locals_generation_.fetch_add(1, std::memory_order_acq_rel);
   }
   for (const Context::Local& l : locals)
     if (l.dtor) l.dtor(ctx, l.key, l.value);
@@ -513,6 +552,7 @@ Status Backend::runtime_set_device(int ordinal) {
     st.push_back(ctx);
   else
     st.back() = ctx;
+  sync_current();
   announce_switch(ctx);
   return Status::Ok;
 }

@@ -398,7 +398,8 @@ class Backend {
   AllocTable allocs_;
   std::atomic<bool> driver_init_{false};
   std::chrono::steady_clock::time_point start_;
-  std::atomic<uint64_t> ctx_generation_{0};  // bumped whenever a context leaves contexts_
+  std::atomic<uint64_t> ctx_generation_{0};     // bumped whenever a context leaves contexts_
+  std::atomic<uint64_t> locals_generation_{0};  // bumped whenever any context's locals change
   std::atomic<bool> exit_reported_{false};
   std::mutex exit_mu_;
   std::unordered_set<uintptr_t> exit_announced_;  // bases, under exit_mu_
