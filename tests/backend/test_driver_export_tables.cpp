@@ -156,6 +156,8 @@ TEST_CASE("driver: context-local storage keeps a value per context and key, and 
   CU_OK(get(&v, c.ctx, &key1));
   CHECK(v == &v2);
   CU_OK(put(c.ctx, &key2, &v1, nullptr));
+  CU_OK(get(&v, c.ctx, &key2));  // read (and so remembered by this thread) before the delete
+  CHECK(v == &v1);
   CU_OK(del(c.ctx, &key2));
   CU_EQ(CUDA_ERROR_INVALID_HANDLE, get(&v, c.ctx, &key2));
   CU_OK(del(c.ctx, &key2));  // deleting what is gone succeeds
@@ -170,6 +172,8 @@ TEST_CASE("driver: context-local storage keeps a value per context and key, and 
   CHECK(g_dtor_args[0] == ctx);
   CHECK(g_dtor_args[1] == &key1);
   CHECK(g_dtor_args[2] == &v2);
+  // The context this thread used a moment ago is no longer valid.
+  CU_EQ(CUDA_ERROR_INVALID_CONTEXT, get(&v, ctx, &key1));
 }
 
 TEST_CASE("driver: context-local storage of a primary context is destroyed by its reset", "[driver]") {
@@ -182,12 +186,14 @@ TEST_CASE("driver: context-local storage of a primary context is destroyed by it
   auto get = slot<CUresult(void**, CUcontext, void*)>(cls, 2);
   int key = 0, value = 0;
   CU_OK(put(p, &key, &value, record_dtor));
+  void* v = nullptr;
+  CU_OK(get(&v, p, &key));
+  CHECK(v == &value);
   g_dtor_calls = 0;
   CU_OK(CU(cuDevicePrimaryCtxReset_v2)(1));
   CHECK(g_dtor_calls == 1);
   CHECK(g_dtor_args[0] == p);
   CU_OK(CU(cuDevicePrimaryCtxRetain)(&p, 1));
-  void* v = nullptr;
   CU_EQ(CUDA_ERROR_INVALID_HANDLE, get(&v, p, &key));  // a reset context starts empty
   CU_OK(CU(cuDevicePrimaryCtxRelease_v2)(1));
   CHECK(g_dtor_calls == 1);
