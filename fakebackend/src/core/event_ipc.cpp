@@ -88,7 +88,8 @@ Status create(std::shared_ptr<Shared>* out) {
     t.used[i] = true;
     t.next = i + 1;
     Slot* slot = &t.slots[i];
-    slot->pending.store(0, std::memory_order_relaxed);
+    slot->issued.store(0, std::memory_order_relaxed);
+    slot->done.store(0, std::memory_order_relaxed);
     const uint32_t gen = slot->generation.fetch_add(1, std::memory_order_acq_rel) + 1;
     s->slot = slot;
     s->index = i;
@@ -160,26 +161,36 @@ void release(Shared* s) noexcept {
 
 void handle_of(const Shared* s, unsigned char out[64]) noexcept { std::memcpy(out, s->handle, sizeof s->handle); }
 
-void record_queued(Shared* s) noexcept { s->slot->pending.fetch_add(1, std::memory_order_acq_rel); }
+// Sequence numbers wrap; "a at or after b" is the signed distance.
+static bool at_or_after(uint32_t a, uint32_t b) noexcept { return static_cast<int32_t>(a - b) >= 0; }
 
-void record_reached(Shared* s) noexcept {
-  if (s->slot->pending.fetch_sub(1, std::memory_order_acq_rel) == 1)
-    futex(&s->slot->pending, FUTEX_WAKE, INT_MAX, nullptr);
+uint32_t record_queued(Shared* s) noexcept { return s->slot->issued.fetch_add(1, std::memory_order_acq_rel) + 1; }
+
+void record_reached(Shared* s, uint32_t seq) noexcept {
+  uint32_t cur = s->slot->done.load(std::memory_order_acquire);
+  while (!at_or_after(cur, seq)) {
+    if (s->slot->done.compare_exchange_weak(cur, seq, std::memory_order_acq_rel)) {
+      futex(&s->slot->done, FUTEX_WAKE, INT_MAX, nullptr);
+      return;
+    }
+  }
 }
 
-bool complete(const Shared* s) noexcept { return s->slot->pending.load(std::memory_order_acquire) == 0; }
+uint32_t latest(const Shared* s) noexcept { return s->slot->issued.load(std::memory_order_acquire); }
 
-void wait(const Shared* s) noexcept {
+bool reached(const Shared* s, uint32_t seq) noexcept {
+  return at_or_after(s->slot->done.load(std::memory_order_acquire), seq);
+}
+
+void wait(const Shared* s, uint32_t seq) noexcept {
   // The timeout only bounds how long a waiter goes without checking that the creator
-  // still runs; completion itself wakes it at once.
+  // still runs; reaching the record itself wakes it at once.
   const timespec tick{0, 100 * 1000 * 1000};
   for (;;) {
-    const uint32_t v = s->slot->pending.load(std::memory_order_acquire);
-    if (v == 0) return;
-    futex(&s->slot->pending, FUTEX_WAIT, v, &tick);
-    if (s->imported && s->slot->pending.load(std::memory_order_acquire) != 0 &&
-        !ledger::process_alive(s->owner_pid, s->owner_start))
-      return;
+    const uint32_t d = s->slot->done.load(std::memory_order_acquire);
+    if (at_or_after(d, seq)) return;
+    futex(&s->slot->done, FUTEX_WAIT, d, &tick);
+    if (s->imported && !reached(s, seq) && !ledger::process_alive(s->owner_pid, s->owner_start)) return;
   }
 }
 

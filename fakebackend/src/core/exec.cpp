@@ -235,7 +235,7 @@ Status Backend::event_record(Event* e, Stream* s) {
     std::lock_guard lock(e->mu);
     ++e->pending;
   }
-  if (e->shared) event_ipc::record_queued(e->shared.get());
+  const uint32_t seq = e->shared ? event_ipc::record_queued(e->shared.get()) : 0;
   // The time is taken where the record is reached; the event completes once the record
   // has left the queue, so a waiter that wakes sees the stream idle (cudaStreamQuery).
   return stream_enqueue(
@@ -244,26 +244,29 @@ Status Backend::event_record(Event* e, Stream* s) {
         std::lock_guard lock(e->mu);
         e->when = std::chrono::steady_clock::now();
       },
-      [e] {
+      [e, seq] {
         std::lock_guard lock(e->mu);
         e->recorded = true;
         --e->pending;
         e->cv.notify_all();
-        if (e->shared) event_ipc::record_reached(e->shared.get());
+        if (e->shared) event_ipc::record_reached(e->shared.get(), seq);
       });
 }
 
-// An interprocess event's shared count includes this process's own records (record_queued
-// goes with ++pending), so it alone decides for such events.
+// An interprocess event's shared sequence numbers count this process's own records too
+// (record_queued goes with ++pending), so they alone decide for such events.
 Status Backend::event_query(Event* e) noexcept {
-  if (e->shared) return event_ipc::complete(e->shared.get()) ? Status::Ok : Status::NotReady;
+  if (e->shared) {
+    event_ipc::Shared* sh = e->shared.get();
+    return event_ipc::reached(sh, event_ipc::latest(sh)) ? Status::Ok : Status::NotReady;
+  }
   std::lock_guard lock(e->mu);
   return e->pending ? Status::NotReady : Status::Ok;
 }
 
 Status Backend::event_sync(Event* e) {
-  if (e->shared) {
-    event_ipc::wait(e->shared.get());
+  if (e->shared) {  // the records made so far, not those made while it waits
+    event_ipc::wait(e->shared.get(), event_ipc::latest(e->shared.get()));
     return Status::Ok;
   }
   std::unique_lock lock(e->mu);
@@ -292,9 +295,10 @@ Status Backend::stream_wait_event(Stream* s, Event* e) {
   // Stream capture (core/graph.h): waiting on a captured event joins the capture.
   if (Status st = Status::Ok; graph::intercept_wait(s, e, &st)) return st;
   if (e->shared) {
-    if (event_ipc::complete(e->shared.get())) return Status::Ok;
+    const uint32_t seq = event_ipc::latest(e->shared.get());  // the latest record now
+    if (event_ipc::reached(e->shared.get(), seq)) return Status::Ok;
     // The queued wait keeps the shared state alive should the event be destroyed first.
-    return enqueue_async(queued_work_, s, [shared = e->shared] { event_ipc::wait(shared.get()); });
+    return enqueue_async(queued_work_, s, [shared = e->shared, seq] { event_ipc::wait(shared.get(), seq); });
   }
   {
     std::lock_guard lock(e->mu);
