@@ -13,7 +13,11 @@ Checks, for cudart.def, cuda.def, nvml.def and cuda_proc_versions.def:
     --census DIR): every libcudart.so.13 export is a BOTH/SPLIT/V13 name and every V12 name
     is absent from it; every libcuda stub export is in cuda.def and vice versa; every name of
     cudaTypedefs_pfn_versions.txt is in the table with the same versions; every request of
-    cudart_getproc_requests_static.txt resolves.
+    cudart_getproc_requests_static.txt resolves; the names beyond the stub are GL/EGL/VDPAU
+    interop names;
+  * with the toolkit headers (--cuda-include, default /usr/local/cuda/include): every
+    PFN_* typedef of cudaGLTypedefs.h / cudaEGLTypedefs.h / cudaVDPAUTypedefs.h (but the
+    Windows-only cuWGLGetDevice) is in the table with the same versions.
 Prints the counts per list. Exit status 0 when everything holds, 1 otherwise.
 Standard library only.
 """
@@ -32,6 +36,10 @@ PROC_RE = re.compile(r"FG_PROC\((%s), \((\d+(?:, \d+)*)\)\)" % IDENT)
 PROC_PT_RE = re.compile(r"FG_PROC_PT\((%s), (\d+), (%s_(?:ptds|ptsz))\)" % (IDENT, IDENT))
 PROC_ALIAS_RE = re.compile(r"FG_PROC_ALIAS\((%s), (\d+), (%s)\)" % (IDENT, IDENT))
 GUARD_RE = re.compile(r"#\s*(ifndef|ifdef|define|undef|endif)\b(\s+FG_PROC_(PT|ALIAS)(_DEFAULTED_)?\b.*)?$")
+
+# The graphics interop names (cudaGL.h, cudaEGL.h, cudaVDPAU.h), which the real libcuda.so.1
+# exports beyond the toolkit's stub.
+INTEROP_RE = re.compile(r"cu(GL|EGL|VDPAU|Graphics(GL|EGL|VDPAU)|GraphicsResourceGetMappedEgl|EventCreateFromEGL)")
 
 errors = []
 
@@ -215,9 +223,11 @@ def check_census(census, cudart, cuda_names, procs, pts, aliases):
         stub = set(read_list(p))
         for n in sorted(stub - cuda_names):
             err("cuda.def: libcuda export %s is missing" % n)
+        # Beyond the stub: the graphics interop names the real driver exports.
         for n in sorted(cuda_names - stub):
-            err("cuda.def: %s is not a libcuda stub export" % n)
-        done.append("libcuda stub exports (%d)" % len(stub))
+            if not INTEROP_RE.match(n):
+                err("cuda.def: %s is neither a libcuda stub export nor a GL/EGL/VDPAU interop name" % n)
+        done.append("libcuda stub exports (%d) + interop names (%d)" % (len(stub), len(cuda_names - stub)))
     p = os.path.join(census, "cudaTypedefs_pfn_versions.txt")
     if os.path.exists(p):
         count = 0
@@ -252,13 +262,36 @@ def check_census(census, cudart, cuda_names, procs, pts, aliases):
                 err("cuGetProcAddress(%s, %d, %d) -> %s, not in cuda.def" % (name, ver, flags, sym))
             elif flags & 2 and not re.search(r"_pt(ds|sz)$", sym) and pts.get(name):
                 err("cuGetProcAddress(%s, %d, 2) -> %s has no per-thread twin" % (name, ver, sym))
-        # Requests for names outside the table (GL/EGL/VDPAU interop) answer NOT_FOUND.
         for n in sorted(set(unresolved)):
-            if not re.match(r"cu(GL|WGL|EGL|VDPAU|Graphics(GL|EGL|VDPAU)|GraphicsResourceGetMappedEgl|EventCreateFromEGL)", n):
-                err("cudart asks for %s, which the table cannot serve" % n)
-        done.append("cudart cuGetProcAddress requests (%d, %d interop names answered NOT_FOUND)"
-                    % (count, len(set(unresolved))))
+            err("cudart asks for %s, which the table cannot serve" % n)
+        done.append("cudart cuGetProcAddress requests (%d, all resolve)" % count)
     return done
+
+
+def check_interop_headers(include, procs, pts, cuda_names):
+    """Every PFN_* typedef of the toolkit's cudaGLTypedefs.h, cudaEGLTypedefs.h and
+    cudaVDPAUTypedefs.h is in the table with the same versions and per-thread twins, and
+    every symbol it implies is exported (cuWGLGetDevice, Windows-only, excepted)."""
+    vers, pt = {}, {}
+    for h in ("cudaGLTypedefs.h", "cudaEGLTypedefs.h", "cudaVDPAUTypedefs.h"):
+        text = open(os.path.join(include, h), encoding="utf-8").read()
+        for name, ver, suffix in re.findall(r"PFN_(\w+?)_v(\d+)(_ptds|_ptsz)?\b", text):
+            if name.startswith("cuWGL"):
+                continue
+            if suffix:
+                pt.setdefault(name, set()).add("%s%s" % (ver, suffix))
+            else:
+                vers.setdefault(name, set()).add(int(ver))
+    for name, vs in sorted(vers.items()):
+        if procs.get(name) != sorted(vs):
+            err("cuda_proc_versions.def: interop %s should be FG_PROC with %s, has %s" % (name, sorted(vs), procs.get(name)))
+        have = sorted("%d_%s" % (v, sym.rsplit("_", 1)[1]) for v, sym in pts.get(name, []))
+        if have != sorted(pt.get(name, [])):
+            err("cuda_proc_versions.def: per-thread twins of interop %s: typedefs %s, table %s"
+                % (name, sorted(pt.get(name, [])), have))
+        if not INTEROP_RE.match(name):
+            err("check-api-lists.py: INTEROP_RE does not cover %s" % name)
+    return "interop typedefs of %s (%d names)" % (include, len(vers))
 
 
 def main():
@@ -269,6 +302,8 @@ def main():
     ap.add_argument("--census", default=os.path.join(root, "..", "shared", "research",
                                                     "census-probes", "results"),
                     help="census results directory; its checks are skipped when absent")
+    ap.add_argument("--cuda-include", default="/usr/local/cuda/include",
+                    help="toolkit headers for the interop typedef check; skipped when absent")
     args = ap.parse_args()
 
     cudart = parse_cudart(os.path.join(args.api, "cudart.def"))
@@ -290,6 +325,10 @@ def main():
         done = check_census(os.path.abspath(args.census), cudart, cuda_names, procs, pts, aliases)
     else:
         print("note: census results not found at %s; export-list checks skipped" % args.census)
+    if os.path.exists(os.path.join(args.cuda_include, "cudaGLTypedefs.h")):
+        done.append(check_interop_headers(args.cuda_include, procs, pts, cuda_names))
+    else:
+        print("note: cudaGLTypedefs.h not found in %s; interop typedef checks skipped" % args.cuda_include)
 
     by_node, by_ret = {}, {}
     for _, node, ret in cudart:

@@ -6,7 +6,10 @@
 2. Every exported function starts with the 5-byte NOP 0f 1f 44 00 00 (cheap uprobe site).
 3. Every USDT probe site (.note.stapsdt) is a 5-byte NOP, and the probes the collector
    uses exist: fakegpu:alloc, free, implicit_free, ctx_switch.
-4. Only the library's own thread-locals use the static TLS model, and they stay small:
+4. Names that loaders bind by a fixed list at start-up are exported: the GL/EGL/VDPAU interop
+   names of the real libcuda.so.1 and FFmpeg's nv-codec-headers list (dynlink_loader.h),
+   whose first missing name makes the loader give up.
+5. Only the library's own thread-locals use the static TLS model, and they stay small:
    a static-model reference to another library's TLS (libstdc++'s) makes loading that
    library later fail ("cannot allocate memory in static TLS block", seen with numba),
    and a TLS block larger than glibc's spare static space makes dlopen of us fail.
@@ -19,6 +22,34 @@ import sys
 from pathlib import Path
 
 NOP5 = bytes.fromhex("0f1f440000")
+
+# Bound by name at start-up; a missing one stops the program (see the docstring, point 4).
+FIXED_LISTS = {
+    "GL/EGL/VDPAU interop of libcuda.so.1": """
+        cuGLCtxCreate cuGLCtxCreate_v2 cuGLGetDevices cuGLGetDevices_v2 cuGLInit cuGLMapBufferObject
+        cuGLMapBufferObjectAsync cuGLMapBufferObjectAsync_v2 cuGLMapBufferObjectAsync_v2_ptsz
+        cuGLMapBufferObject_v2 cuGLMapBufferObject_v2_ptds cuGLRegisterBufferObject
+        cuGLSetBufferObjectMapFlags cuGLUnmapBufferObject cuGLUnmapBufferObjectAsync
+        cuGLUnregisterBufferObject cuGraphicsGLRegisterBuffer cuGraphicsGLRegisterImage
+        cuEGLStreamConsumerAcquireFrame cuEGLStreamConsumerConnect cuEGLStreamConsumerConnectWithFlags
+        cuEGLStreamConsumerDisconnect cuEGLStreamConsumerReleaseFrame cuEGLStreamProducerConnect
+        cuEGLStreamProducerDisconnect cuEGLStreamProducerPresentFrame cuEGLStreamProducerReturnFrame
+        cuEventCreateFromEGLSync cuGraphicsEGLRegisterImage cuGraphicsResourceGetMappedEglFrame
+        cuGraphicsVDPAURegisterOutputSurface cuGraphicsVDPAURegisterVideoSurface cuVDPAUCtxCreate
+        cuVDPAUCtxCreate_v2 cuVDPAUGetDevice""",
+    "FFmpeg nv-codec-headers (cuda_load_functions)": """
+        cuInit cuDeviceGetCount cuDeviceGet cuDeviceGetAttribute cuDeviceGetName cuDeviceComputeCapability
+        cuCtxCreate_v2 cuCtxSetLimit cuCtxPushCurrent_v2 cuCtxPopCurrent_v2 cuCtxDestroy_v2 cuMemAlloc_v2
+        cuMemAllocPitch_v2 cuMemsetD8Async cuMemFree_v2 cuMemcpy cuMemcpyAsync cuMemcpy2D_v2
+        cuMemcpy2DAsync_v2 cuGetErrorName cuGetErrorString cuCtxGetDevice cuDevicePrimaryCtxRetain
+        cuDevicePrimaryCtxRelease cuDevicePrimaryCtxSetFlags cuDevicePrimaryCtxGetState
+        cuDevicePrimaryCtxReset cuStreamCreate cuStreamQuery cuStreamSynchronize cuStreamDestroy_v2
+        cuStreamAddCallback cuEventCreate cuEventDestroy_v2 cuEventSynchronize cuEventQuery cuEventRecord
+        cuLaunchKernel cuLinkCreate cuLinkAddData cuLinkComplete cuLinkDestroy cuModuleLoadData
+        cuModuleUnload cuModuleGetFunction cuModuleGetGlobal cuTexObjectCreate cuTexObjectDestroy
+        cuGLGetDevices_v2 cuGraphicsGLRegisterImage cuGraphicsUnregisterResource cuGraphicsMapResources
+        cuGraphicsUnmapResources cuGraphicsSubResourceGetMappedArray""",
+}
 
 
 def parse_lists(api: Path):
@@ -117,6 +148,10 @@ def main():
         failures.append(f"{len(missing)} listed names not exported, e.g. {missing[:10]}")
     if extra:
         failures.append(f"{len(extra)} exports not in the lists, e.g. {extra[:10]}")
+    for what, names in FIXED_LISTS.items():
+        absent = [n for n in names.split() if f"{n}@libcuda.so.1" not in have]
+        if absent:
+            failures.append(f"{what}: {len(absent)} names not exported, e.g. {absent[:10]}")
     elf = Elf(args.lib)
     bad = [n for n, a in have.items() if elf.read(a, 5) != NOP5]
     if bad:

@@ -14,7 +14,7 @@ a test can read how far the process got. Steps (arguments separated by ':'):
   malloc:DEV:BYTES      cudaSetDevice + cudaMalloc; the pointer is kept   {"err"}
   freeall               cudaFree of every kept pointer  {"errs"}
   meminfo:DEV           cudaSetDevice + cudaMemGetInfo  {"err", "free", "total"}
-  interop               cudaGraphicsUnregisterResource  {"err"}   (interop: never served by the fake)
+  texobj                cudaDestroyTextureObject  {"err"}   (texture objects: never served by the fake)
   cuarray               cuInit + cuArrayCreate_v2       {"err"}
   proc:NAME:VERSION     cuGetProcAddress_v2             {"err", "status", "found"}
   launch:NAME:TIMES     cuModuleLoadData of PTX declaring NAME, then TIMES cuLaunchKernel
@@ -127,8 +127,8 @@ class Probe:
         err = self.rt.cudaMemGetInfo(ctypes.byref(free), ctypes.byref(total))
         return {"err": err, "free": free.value, "total": total.value}
 
-    def step_interop(self):
-        return {"err": self.rt.cudaGraphicsUnregisterResource(ctypes.c_void_p(0))}
+    def step_texobj(self):
+        return {"err": self.rt.cudaDestroyTextureObject(ctypes.c_ulonglong(0))}
 
     def step_cuarray(self):
         err = self.drv.cuInit(ctypes.c_uint(0))

@@ -5,9 +5,9 @@ import fgtest
 
 PREFIXES = ("[FakeGPU] ", "[FakeCUDA] ", "[FakeCUDA-Driver] ", "[FakeNVML] ")
 # One step per API family, each reaching a NOT_SUPPORTED stub once (logged at info).
-MIXED = ("count", "malloc:0:4096", "freeall", "interop", "interop", "cuarray", "nvmlstub", "nvml")
+MIXED = ("count", "malloc:0:4096", "freeall", "texobj", "texobj", "cuarray", "nvmlstub", "nvml")
 STUB_LINES = [
-    "[FakeCUDA] cudaGraphicsUnregisterResource is not supported by the fake backend (returning NOT_SUPPORTED)",
+    "[FakeCUDA] cudaDestroyTextureObject is not supported by the fake backend (returning NOT_SUPPORTED)",
     "[FakeCUDA-Driver] cuArrayCreate_v2 is not supported by the fake backend (returning NOT_SUPPORTED)",
     "[FakeNVML] nvmlDeviceGetAccountingMode is not supported by the fake backend (returning NOT_SUPPORTED)",
 ]

@@ -2779,4 +2779,55 @@ static_assert(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT == 16 &&
 static_assert(CU_GET_PROC_ADDRESS_DEFAULT == 0 && CU_GET_PROC_ADDRESS_LEGACY_STREAM == 1 &&
               CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM == 2);
 
+// ===========================================================================
+// Graphics interop (cudaGL.h, cudaEGL.h, cudaVDPAU.h and the runtime's
+// cuda_gl_interop.h / cuda_egl_interop.h / cuda_vdpau_interop.h): only what the
+// fake's entry points name. The window-system handles are their own headers' types
+// (GLuint/GLenum: unsigned int; EGL handles: void*; VDPAU handles: uint32_t).
+// ===========================================================================
+using GLuint = unsigned int;
+using GLenum = unsigned int;
+using EGLint = int32_t;
+using EGLImageKHR = void*;
+using EGLStreamKHR = void*;
+using EGLSyncKHR = void*;
+using VdpDevice = uint32_t;
+using VdpVideoSurface = uint32_t;
+using VdpOutputSurface = uint32_t;
+using VdpGetProcAddress = int(uint32_t device, uint32_t function_id, void** function_pointer);
+
+enum CUGLDeviceList {
+    CU_GL_DEVICE_LIST_ALL           = 0x01,
+    CU_GL_DEVICE_LIST_CURRENT_FRAME = 0x02,
+    CU_GL_DEVICE_LIST_NEXT_FRAME    = 0x03,
+};
+enum cudaGLDeviceList {
+    cudaGLDeviceListAll          = 1,
+    cudaGLDeviceListCurrentFrame = 2,
+    cudaGLDeviceListNextFrame    = 3,
+};
+// CUgraphicsRegisterFlags / cudaGraphicsRegisterFlags: the defined bits.
+inline constexpr unsigned CU_GRAPHICS_REGISTER_FLAGS_ALL = 0x1 | 0x2 | 0x4 | 0x8;
+// CUgraphicsMapResourceFlags / cudaGraphicsMapFlags: 0 none, 1 read-only, 2 write-discard.
+inline constexpr unsigned CU_GRAPHICS_MAP_RESOURCE_FLAGS_MAX = 2;
+
+struct CUeglStreamConnection_st;
+using CUeglStreamConnection = CUeglStreamConnection_st*;
+// cudaEGL.h: CUeglFrame (MAX_PLANES 3); the enum members are ints.
+struct CUeglFrame_st {
+    union {
+        CUarray pArray[3];
+        void* pPitch[3];
+    } frame;
+    unsigned int width, height, depth, pitch, planeCount, numChannels;
+    int frameType;       // CUeglFrameType
+    int eglColorFormat;  // CUeglColorFormat
+    int cuFormat;        // CUarray_format
+};
+using CUeglFrame = CUeglFrame_st;
+using CUeglFrame_v1 = CUeglFrame_st;
+static_assert(sizeof(CUeglFrame) == 64);  // 3 pointers, 9 four-byte fields, padded to 8
+struct cudaEglFrame_st;  // the runtime's frame: the fake never fills one
+using cudaEglStreamConnection = CUeglStreamConnection;
+
 }  // namespace fgapi

@@ -92,6 +92,20 @@ int export_gap(const char* name) noexcept {
   return kCuErrorNotSupported;
 }
 
+void capability_gap(const char* name, const char* capability) noexcept {
+  ensure_backend();
+  if (strict()) {
+    log::write(log::Level::Error, log::Src::Core, "FAKEGPU_STRICT: %s needs %s, which the fake GPU does not have; aborting",
+               name, capability);
+    std::abort();
+  }
+  const log::Src src = std::strncmp(name, "cuda", 4) == 0 ? log::Src::Runtime : log::Src::Driver;
+  if (count_stub(name) && log::enabled(log::Level::Info))
+    log::write(log::Level::Info, src,
+               "%s: no %s on the fake GPU (answering as NVIDIA's driver does on a machine without it)", name,
+               capability);
+}
+
 void unimplemented_noerr(ApiId id) noexcept {
   log::write(log::Level::Error, log::Src::Core, "%s is not implemented by the fake backend; aborting",
              api_info(id).name);

@@ -1,5 +1,5 @@
-// Coverage of the API surface: which NOT_SUPPORTED stubs were called and which
-// cuGetProcAddress names could not be resolved. Listed in the exit report;
+// Coverage of the API surface: which NOT_SUPPORTED stubs (and calls needing a capability
+// the fake lacks) were called and which cuGetProcAddress names could not be resolved. Listed in the exit report;
 // FAKEGPU_STRICT=1 turns the first gap into an abort with its name.
 #pragma once
 #include "common/api_ids.h"
@@ -17,6 +17,11 @@ int stub_called(ApiId id) noexcept;
 // A slot of a driver export table (cuGetExportTable) the fake does not serve was called:
 // recorded under `name` like a stub (strict aborts); returns CUDA_ERROR_NOT_SUPPORTED.
 int export_gap(const char* name) noexcept;
+// A call answered the way NVIDIA's driver answers on a machine without what it needs
+// (`capability`, e.g. "OpenGL": graphics interop has no OpenGL, EGL or VDPAU here): the
+// caller returns that answer itself; this records `name` like a stub, so the report's
+// coverage shows the fake lacks it, and FAKEGPU_STRICT=1 aborts naming it.
+void capability_gap(const char* name, const char* capability) noexcept;
 // cuGetProcAddress / cudaGetDriverEntryPoint could not resolve `name` at `version`.
 void unresolved_proc(const char* name, int version, unsigned long long flags) noexcept;
 

@@ -4,6 +4,8 @@
 #include "common/calls.h"
 #include "common/log.h"
 #include "core/config.h"
+#include "core/event_ipc.h"
+#include "core/peer_fd.h"
 #include "core/usdt.h"
 
 #include <array>
@@ -219,6 +221,7 @@ void Backend::after_fork_child() noexcept {
   ctx_generation_.fetch_add(1, std::memory_order_acq_rel);
   streams_.clear();
   events_.clear();
+  event_ipc::after_fork_child();
 }
 
 // ---- contexts ------------------------------------------------------------------------------------
@@ -907,9 +910,7 @@ Status Backend::ipc_open(const unsigned char handle[64], void** out) {
   if (h.magic != kIpcMagic || h.size == 0) return Status::InvalidValue;
   if (h.pid == ::getpid()) return Status::InvalidContext;  // as real: a process cannot open its own handle
   if (ledger::process_start_time(h.pid) != h.start_time) return Status::InvalidValue;  // exporter gone
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/fd/%d", h.pid, h.fd);
-  int fd = ::open(path, O_RDWR | O_CLOEXEC);
+  int fd = open_peer_fd(h.pid, h.start_time, h.fd);
   if (fd < 0) {
     FG_LOG(Warn, Core, "IPC handle of process %d: cannot open its device memory (%s)", h.pid, std::strerror(errno));
     return Status::InvalidValue;

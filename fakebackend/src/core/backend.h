@@ -34,6 +34,9 @@ struct MemPool;
 namespace graph {
 struct Capture;  // core/graph.h
 }
+namespace event_ipc {
+struct Shared;  // core/event_ipc.h
+}
 
 // ---- devices ---------------------------------------------------------------------------------
 struct Device {
@@ -113,6 +116,8 @@ struct Stream {
 };
 
 inline constexpr uint32_t kEventMagic = 0xE7E4A11A;
+inline constexpr unsigned kEventDisableTiming = 0x2;  // CU_EVENT_DISABLE_TIMING = cudaEventDisableTiming
+inline constexpr unsigned kEventInterprocess = 0x4;   // CU_EVENT_INTERPROCESS = cudaEventInterprocess
 struct Event {
   uint32_t magic = kEventMagic;
   Context* ctx = nullptr;
@@ -125,6 +130,9 @@ struct Event {
   // Stream capture (core/graph.h): id of the capture sequence that last recorded the event
   // (0: recorded outside any capture). Waiting on it joins that capture.
   std::atomic<uint64_t> capture_id{0};
+  // Interprocess events (created with the flag, or opened from a handle): the completion
+  // state shared with the other processes (core/event_ipc.h); null for the others.
+  std::shared_ptr<event_ipc::Shared> shared;
 };
 
 // ---- modules, functions, kernels -------------------------------------------------------------
@@ -335,6 +343,10 @@ class Backend {
   Status event_sync(Event* e);
   Status event_elapsed(Event* start, Event* end, float* ms);
   Status stream_wait_event(Stream* s, Event* e);
+  // Interprocess events: the 64-byte handle of an event created with the interprocess flag
+  // (InvalidHandle for any other), and an event of ctx standing for another process's one.
+  Status event_ipc_handle(Event* e, unsigned char handle[64]);
+  Status event_ipc_open(Context* ctx, const unsigned char handle[64], Event** out);
   // Host function / callback: runs on the stream's worker thread after earlier work.
   Status stream_host_func(Stream* s, std::function<void()> fn);
 

@@ -2,6 +2,7 @@
 #include "core/backend.h"
 
 #include "common/log.h"
+#include "core/event_ipc.h"
 #include "core/fatbin.h"
 #include "core/graph.h"
 
@@ -170,6 +171,35 @@ Status Backend::event_create(Context* ctx, unsigned flags, Event** out) {
   auto* e = new Event;
   e->ctx = ctx;
   e->flags = flags;
+  if (flags & kEventInterprocess) {
+    if (Status st = event_ipc::create(&e->shared); st != Status::Ok) {
+      delete e;
+      return st;
+    }
+  }
+  std::lock_guard lock(mu_);
+  events_.insert(e);
+  *out = e;
+  return Status::Ok;
+}
+
+Status Backend::event_ipc_handle(Event* e, unsigned char handle[64]) {
+  if (!handle) return Status::InvalidValue;
+  if (!e->shared) return Status::InvalidHandle;
+  event_ipc::handle_of(e->shared.get(), handle);
+  return Status::Ok;
+}
+
+Status Backend::event_ipc_open(Context* ctx, const unsigned char handle[64], Event** out) {
+  if (!handle || !out) return Status::InvalidValue;
+  if (!ctx_valid(ctx)) return Status::InvalidContext;
+  std::shared_ptr<event_ipc::Shared> shared;
+  if (Status st = event_ipc::open(handle, &shared); st != Status::Ok) return st;
+  auto* e = new Event;
+  e->ctx = ctx;
+  e->flags = kEventDisableTiming | kEventInterprocess;  // "behaves like a locally created event
+                                                       // with the disable-timing flag"
+  e->shared = std::move(shared);
   std::lock_guard lock(mu_);
   events_.insert(e);
   *out = e;
@@ -191,6 +221,7 @@ Status Backend::event_destroy(Event* e) {
   std::unique_lock lock(e->mu);
   e->cv.wait(lock, [e] { return e->pending == 0; });
   lock.unlock();
+  e->shared.reset();
   e->magic = 0;
   delete e;
   return Status::Ok;
@@ -204,6 +235,7 @@ Status Backend::event_record(Event* e, Stream* s) {
     std::lock_guard lock(e->mu);
     ++e->pending;
   }
+  const uint32_t seq = e->shared ? event_ipc::record_queued(e->shared.get()) : 0;
   // The time is taken where the record is reached; the event completes once the record
   // has left the queue, so a waiter that wakes sees the stream idle (cudaStreamQuery).
   return stream_enqueue(
@@ -212,20 +244,31 @@ Status Backend::event_record(Event* e, Stream* s) {
         std::lock_guard lock(e->mu);
         e->when = std::chrono::steady_clock::now();
       },
-      [e] {
+      [e, seq] {
         std::lock_guard lock(e->mu);
         e->recorded = true;
         --e->pending;
         e->cv.notify_all();
+        if (e->shared) event_ipc::record_reached(e->shared.get(), seq);
       });
 }
 
+// An interprocess event's shared sequence numbers count this process's own records too
+// (record_queued goes with ++pending), so they alone decide for such events.
 Status Backend::event_query(Event* e) noexcept {
+  if (e->shared) {
+    event_ipc::Shared* sh = e->shared.get();
+    return event_ipc::reached(sh, event_ipc::latest(sh)) ? Status::Ok : Status::NotReady;
+  }
   std::lock_guard lock(e->mu);
   return e->pending ? Status::NotReady : Status::Ok;
 }
 
 Status Backend::event_sync(Event* e) {
+  if (e->shared) {  // the records made so far, not those made while it waits
+    event_ipc::wait(e->shared.get(), event_ipc::latest(e->shared.get()));
+    return Status::Ok;
+  }
   std::unique_lock lock(e->mu);
   e->cv.wait(lock, [e] { return e->pending == 0; });
   return Status::Ok;
@@ -251,6 +294,12 @@ Status Backend::event_elapsed(Event* start, Event* end, float* ms) {
 Status Backend::stream_wait_event(Stream* s, Event* e) {
   // Stream capture (core/graph.h): waiting on a captured event joins the capture.
   if (Status st = Status::Ok; graph::intercept_wait(s, e, &st)) return st;
+  if (e->shared) {
+    const uint32_t seq = event_ipc::latest(e->shared.get());  // the latest record now
+    if (event_ipc::reached(e->shared.get(), seq)) return Status::Ok;
+    // The queued wait keeps the shared state alive should the event be destroyed first.
+    return enqueue_async(queued_work_, s, [shared = e->shared, seq] { event_ipc::wait(shared.get(), seq); });
+  }
   {
     std::lock_guard lock(e->mu);
     if (e->pending == 0) return Status::Ok;  // already complete: nothing to wait for

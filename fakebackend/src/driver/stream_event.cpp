@@ -378,3 +378,32 @@ extern "C" FG_IMPL CUresult fgimpl_cuEventElapsedTime(float* pMilliseconds, CUev
 extern "C" FG_IMPL CUresult fgimpl_cuEventElapsedTime_v2(float* pMilliseconds, CUevent hStart, CUevent hEnd) {
   return elapsed(pMilliseconds, hStart, hEnd);
 }
+
+// ---- interprocess events ---------------------------------------------------------------------------
+// The shared state is core/event_ipc.h. An event without CU_EVENT_INTERPROCESS has no handle:
+// CUDA_ERROR_INVALID_HANDLE, the answer NVIDIA's driver gives there (HIP's parameter tests,
+// which also run over CUDA, accept only the invalid-handle code or HIP's own
+// invalid-configuration code for it: ROCm/HIP tests/catch/multiproc/hipIpcEventHandle.cc).
+extern "C" FG_IMPL CUresult fgimpl_cuIpcGetEventHandle(CUipcEventHandle* pHandle, CUevent event) {
+  return api([&](Backend& b) -> CUresult {
+    if (!pHandle || !event) return CUDA_ERROR_INVALID_VALUE;
+    Event* e = nullptr;
+    if (CUresult r = event_arg(b, event, &e)) return r;
+    return to_cu(b.event_ipc_handle(e, reinterpret_cast<unsigned char*>(pHandle->reserved)));
+  });
+}
+
+// Opening a handle in the process that made it is CUDA_ERROR_INVALID_CONTEXT, as for memory
+// handles (NVIDIA's driver answers "invalid device context" there: ROCm/hip pull 1984, run
+// over CUDA 10; pytorch/pytorch pull 15974).
+extern "C" FG_IMPL CUresult fgimpl_cuIpcOpenEventHandle(CUevent* phEvent, CUipcEventHandle handle) {
+  return api([&](Backend& b) -> CUresult {
+    if (!phEvent) return CUDA_ERROR_INVALID_VALUE;
+    Context* ctx = nullptr;
+    if (CUresult r = current(b, &ctx)) return r;
+    Event* e = nullptr;
+    if (CUresult r = to_cu(b.event_ipc_open(ctx, reinterpret_cast<const unsigned char*>(handle.reserved), &e))) return r;
+    *phEvent = reinterpret_cast<CUevent>(e);
+    return CUDA_SUCCESS;
+  });
+}

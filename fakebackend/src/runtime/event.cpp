@@ -139,3 +139,31 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaEventElapsedTime(float* ms, cudaEvent_
 extern "C" FG_IMPL cudaError_t fgimpl_cudaEventElapsedTime_v2(float* ms, cudaEvent_t start, cudaEvent_t end) {
   return api([&] { return elapsed(ms, start, end); });
 }
+
+// ---- interprocess events ------------------------------------------------------------------------
+// The driver's rules (driver/stream_event.cpp), in the runtime's codes: an event without
+// cudaEventInterprocess → cudaErrorInvalidResourceHandle; a handle opened in the process
+// that made it → cudaErrorDeviceUninitialized (201, "invalid device context").
+extern "C" FG_IMPL cudaError_t fgimpl_cudaIpcGetEventHandle(cudaIpcEventHandle_t* handle, cudaEvent_t event) {
+  return api([&]() -> cudaError_t {
+    if (!handle || !event) return cudaErrorInvalidValue;
+    fg::Event* ev = nullptr;
+    if (cudaError_t e = valid_event(event, &ev); e != cudaSuccess) return e;
+    static_assert(sizeof(cudaIpcEventHandle_t) == 64);
+    return to_cuda(be().event_ipc_handle(ev, reinterpret_cast<unsigned char*>(handle->reserved)));
+  });
+}
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaIpcOpenEventHandle(cudaEvent_t* event, cudaIpcEventHandle_t handle) {
+  return api([&]() -> cudaError_t {
+    if (!event) return cudaErrorInvalidValue;
+    fg::Context* ctx = nullptr;
+    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+    fg::Event* ev = nullptr;
+    if (fg::Status s = be().event_ipc_open(ctx, reinterpret_cast<const unsigned char*>(handle.reserved), &ev);
+        s != fg::Status::Ok)
+      return to_cuda(s);
+    *event = reinterpret_cast<cudaEvent_t>(ev);
+    return cudaSuccess;
+  });
+}
