@@ -444,14 +444,21 @@ Status Backend::ctx_local_put(Context* ctx, void* key, void* value, Context::Loc
   return Status::Ok;
 }
 
-Status Backend::ctx_local_get(Context* ctx, const void* key, void** value) {
+bool Backend::ctx_local_remembered(const Context* ctx, const void* key, void** value) noexcept {
+  if (!ctx) return false;  // (the empty entries hold a null context)
   const uint64_t generation = locals_generation_.load(std::memory_order_acquire);
-  ThreadCaches& tc = t_caches;
-  for (const LocalHit& h : tc.local_hits)
+  for (const LocalHit& h : t_caches.local_hits)
     if (h.ctx == ctx && h.key == key && h.generation == generation) {
       *value = h.value;
-      return Status::Ok;
+      return true;
     }
+  return false;
+}
+
+Status Backend::ctx_local_get(Context* ctx, const void* key, void** value) {
+  if (ctx_local_remembered(ctx, key, value)) return Status::Ok;
+  const uint64_t generation = locals_generation_.load(std::memory_order_acquire);
+  ThreadCaches& tc = t_caches;
   std::lock_guard lock(ctx->mu);
   for (const Context::Local& l : ctx->locals)
     if (l.key == key) {

@@ -256,6 +256,9 @@ class Backend {
   // whether the key is there or not.
   Status ctx_local_put(Context* ctx, void* key, void* value, Context::LocalDtor dtor);
   Status ctx_local_get(Context* ctx, const void* key, void** value);
+  // A value this thread read before and that has not changed since. Needs no valid ctx: a
+  // context's teardown clears what every thread remembers (its locals' destructors run).
+  bool ctx_local_remembered(const Context* ctx, const void* key, void** value) noexcept;
   Status ctx_local_delete(Context* ctx, const void* key);
   Status primary_retain(Device* dev, Context** out);
   Status primary_release(Device* dev);

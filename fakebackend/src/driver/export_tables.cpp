@@ -220,6 +220,8 @@ CUresult cls_delete(CUcontext h, void* key) {
 CUresult cls_get(void** value, CUcontext h, void* key) {
   return api([&](Backend& b) -> CUresult {
     if (!value) return CUDA_ERROR_INVALID_VALUE;
+    // The runtime's every call reads its state here: what this thread read before first.
+    if (b.ctx_local_remembered(h ? ctx_of(h) : b.current_ctx(), key, value)) return CUDA_SUCCESS;
     Context* c = nullptr;
     if (CUresult r = named_ctx(b, h, &c)) return r;
     return b.ctx_local_get(c, key, value) == Status::Ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
