@@ -3,33 +3,17 @@
 //   1. cudaMalloc+cudaFree of 1 MiB vs malloc+free of 1 MiB, with 1 and 2 threads
 //   2. cudaMemcpy host->device of 64 MiB vs memcpy of 64 MiB
 // Start-up cost is measured by scripts/bench.sh (a fresh process per sample).
+#include "bench_common.h"
 #include "workloads/cuda_min.h"
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 #include <vector>
 
-namespace {
-using Clock = std::chrono::steady_clock;
-
-template <class F>
-double ns_per_iter(int threads, long iters, F&& body) {
-  std::vector<std::thread> ts;
-  auto t0 = Clock::now();
-  for (int t = 0; t < threads; ++t) ts.emplace_back([&] { body(iters); });
-  for (auto& t : ts) t.join();
-  return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(iters);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-}  // namespace
+using bench::Clock;
+using bench::median;
+using bench::ns_per_iter;
 
 int main(int argc, char** argv) {
   const long iters = argc > 1 ? std::atol(argv[1]) : 200000;
@@ -52,13 +36,7 @@ int main(int argc, char** argv) {
           cudaFree(p);
         }
       });
-      double b = ns_per_iter(threads, iters, [&](long k) {
-        for (long i = 0; i < k; ++i) {
-          void* p = std::malloc(one_mib);
-          asm volatile("" ::"r"(p) : "memory");
-          std::free(p);
-        }
-      });
+      double b = ns_per_iter(threads, iters, [&](long k) { bench::malloc_free_pairs(k, one_mib); });
       fake.push_back(a);
       libc.push_back(b);
       ratio.push_back(a / b);

@@ -5,31 +5,15 @@
 //                                       alternating; prints "cuda_ns=… libc_ns=…" (medians)
 //   bench_runtimes startup              returns as soon as cudaGetDeviceCount has (the
 //                                       caller times the whole process)
+#include "bench_common.h"
+
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <unistd.h>
 #include <vector>
-
-namespace {
-using Clock = std::chrono::steady_clock;
-
-template <class F>
-double ns_per_pair(long iters, F&& body) {
-  const auto t0 = Clock::now();
-  for (long i = 0; i < iters; ++i) body();
-  return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(iters);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-}  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "startup") == 0) {
@@ -49,17 +33,15 @@ int main(int argc, char** argv) {
   cudaFree(warm);
   std::vector<double> cuda, libc;
   for (int r = 0; r < rounds; ++r) {
-    cuda.push_back(ns_per_pair(iters, [] {
-      void* p = nullptr;
-      if (cudaMalloc(&p, kMiB) != cudaSuccess) std::abort();
-      cudaFree(p);
+    cuda.push_back(bench::ns_per_iter(1, iters, [](long k) {
+      for (long i = 0; i < k; ++i) {
+        void* p = nullptr;
+        if (cudaMalloc(&p, kMiB) != cudaSuccess) std::abort();
+        cudaFree(p);
+      }
     }));
-    libc.push_back(ns_per_pair(iters, [] {
-      void* p = std::malloc(kMiB);
-      asm volatile("" ::"r"(p) : "memory");
-      std::free(p);
-    }));
+    libc.push_back(bench::ns_per_iter(1, iters, [](long k) { bench::malloc_free_pairs(k, kMiB); }));
   }
-  std::printf("cuda_ns=%.1f libc_ns=%.1f\n", median(cuda), median(libc));
+  std::printf("cuda_ns=%.1f libc_ns=%.1f\n", bench::median(cuda), bench::median(libc));
   return 0;
 }
