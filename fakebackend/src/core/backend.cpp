@@ -23,11 +23,6 @@ namespace {
 
 std::atomic<Backend*> g_backend{nullptr};
 FG_TLS thread_local ThreadState t_state;
-// Set once the thread's state is destroyed: NVIDIA's libraries call the driver from their
-// exit handlers, after the main thread's thread_local objects are gone; the thread then
-// has no current context. (A separate trivial object: stores into a dying object's own
-// members are dead to the compiler.)
-FG_TLS thread_local bool t_state_gone = false;
 
 // NVIDIA's runtime asks for the current context several times per call (context-local
 // storage, context checks) and reads its context-local state on every call: a thread keeps
@@ -123,10 +118,10 @@ void fork_child_handler() {
 }  // namespace
 
 ThreadState& thread_state() noexcept { return t_state; }
-ThreadState::~ThreadState() {
-  t_state_gone = true;
-  t_caches.current = nullptr;
-}
+// NVIDIA's libraries call the driver from their exit handlers, after the main thread's
+// thread_local objects are gone: the thread then has no current context. (t_caches is a
+// separate trivial object: stores into a dying object's own members are dead to the compiler.)
+ThreadState::~ThreadState() { t_caches.current = nullptr; }
 
 Backend* Backend::peek() noexcept { return g_backend.load(std::memory_order_acquire); }
 
