@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -24,8 +25,11 @@ constexpr const char* kExitCodes =
     "Exit status: 0 ok; 2 bad arguments; 10 not privileged (run with sudo); 11 the kernel lacks a feature (see "
     "`fakegpu-trace check`); 12 PID gone or no CUDA library found; 13 tracing failed.\n"
     "run: the command's status, or 3 a GPU's peak went over --max-peak, 4 a process leaked with --fail-on-leak, "
-    "5 events were lost while a threshold was set; 125 fakegpu-trace failed, 126 the command cannot be executed, "
-    "127 the command was not found.\n"
+    "5 events were lost while a threshold was set, 6 the OOM risk reached --fail-on-oom-risk; 125 fakegpu-trace "
+    "failed, 126 the command cannot be executed, 127 the command was not found.\n"
+    "OOM risk (T = --oom-threshold, u = usage %, e = forecast seconds until full): critical u >= (100+T)/2 or "
+    "e <= 60; high u >= T or e <= 300; medium u >= 0.8*T or e <= 1800; else low. e comes from a least-squares fit "
+    "over --oom-window and counts when its confidence (R^2 x min(1, (samples-2)/8)) is >= 0.5.\n"
     "Environment: FAKEGPU_TRACE_NO_WALK=1 reads what calls return in user memory with bpf_probe_read_user only, "
     "not through the page tables; FAKEGPU_TRACE_DEBUG=1 shows libbpf's log.";
 
@@ -62,6 +66,36 @@ uint64_t parse_size_option(const std::string& name, const std::string& text) {
   return *v;
 }
 
+// A finite number in [lo, hi] (lo excluded when open_lo) for option `name`, else a message
+// that names the option, the input and the expected form (CLI11 would accept "nan" or "inf").
+double parse_number_option(const std::string& name, const std::string& text, double lo, double hi, bool open_lo,
+                           const std::string& form) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(v) || v > hi || (open_lo ? v <= lo : v < lo))
+    throw CLI::ValidationError(name, "'" + text + "' is not " + form);
+  return v;
+}
+
+// --leak-rate: a size per minute ("10MiB", "10MiB/min", "512K/min").
+uint64_t parse_rate_option(const std::string& text) {
+  std::string t = text;
+  constexpr std::string_view kPerMin = "/min";
+  if (t.size() > kPerMin.size() && t.compare(t.size() - kPerMin.size(), kPerMin.size(), kPerMin) == 0)
+    t.resize(t.size() - kPerMin.size());
+  std::string err;
+  auto v = fgtrace::parse_size(t, &err);
+  if (!v || *v == 0)
+    throw CLI::ValidationError("--leak-rate", (v ? "'" + text + "' is zero" : err) +
+                                                  " (a growth per minute, e.g. --leak-rate 10MiB/min)");
+  return *v;
+}
+
 // A bearer token file: its first line, without surrounding blanks; refused when empty.
 std::string read_token(const std::string& path) {
   std::ifstream f(path);
@@ -86,7 +120,18 @@ struct Common {
   uint32_t max_allocs = 1u << 18;
   uint32_t max_stacks = 16384;
   uint32_t latency_every = 8;
+  std::string oom_threshold = "85", oom_window = "60", leak_age, leak_rate = "10MiB", history = "3600";
+  bool no_analyses = false;
   void add(CLI::App* app, bool with_output) {
+    app->add_option("--oom-threshold", oom_threshold,
+                    "OOM risk: usage percentage (0-100] at which a device is at high risk (default 85)");
+    app->add_option("--oom-window", oom_window,
+                    "OOM forecast and growth: fit the last SEC seconds of refreshes (default 60)");
+    app->add_option("--leak-age", leak_age,
+                    "list outstanding allocations at least SEC seconds old, per process (by stack with --stacks)");
+    app->add_option("--leak-rate", leak_rate,
+                    "flag processes whose GPU memory grows at least SIZE per minute (e.g. 10MiB/min; default 10MiB)");
+    app->add_flag("--no-analyses", no_analyses, "books only: no forecast, leak-age, growth or fragmentation");
     app->add_option("--lib", libs, "also trace this CUDA library (libcudart, libcuda or the fake backend)")
         ->check(CLI::ExistingFile);
     if (with_output) {
@@ -98,8 +143,14 @@ struct Common {
       app->add_flag("--allow-remote", allow_remote, "let --listen bind an address other than loopback");
       app->add_option("--auth-token-file", token_file, "require 'Authorization: Bearer TOKEN' (TOKEN: the file's first line)")
           ->check(CLI::ExistingFile);
+      app->add_option("--history", history,
+                      "with --listen: keep SEC seconds of refreshes for /api/v1/history and the page (default 3600)");
       app->add_option("--max-processes", max_processes,
                       "/metrics: processes with their own series (by usage), the rest summed as pid=\"other\"; 0: all");
+    } else {
+      app->add_option("-i,--interval", interval,
+                      "sample the books for the OOM forecast and growth every SEC seconds (default 1)")
+          ->check(CLI::PositiveNumber);
     }
     app->add_option("-d,--duration", duration, "stop after SEC seconds")->check(CLI::PositiveNumber);
     app->add_flag("--uprobes-only", uprobes_only,
@@ -140,6 +191,17 @@ struct Common {
     o.listen = listen;
     o.allow_remote = allow_remote;
     o.max_processes = max_processes;
+    o.analyses = !no_analyses;
+    o.analysis.oom_threshold_pct = parse_number_option("--oom-threshold", oom_threshold, 0, 100, true,
+                                                       "a percentage in (0, 100], e.g. --oom-threshold 85");
+    o.analysis.window_s = parse_number_option("--oom-window", oom_window, 0, 86400 * 7, true,
+                                              "a number of seconds above 0 (at most a week), e.g. --oom-window 60");
+    if (!leak_age.empty())
+      o.analysis.leak_age_s = parse_number_option("--leak-age", leak_age, 0, 1e9, false,
+                                                  "a number of seconds, 0 or more, e.g. --leak-age 60");
+    o.analysis.leak_rate_bytes_per_min = parse_rate_option(leak_rate);
+    o.history_s = parse_number_option("--history", history, 0, 86400 * 7, true,
+                                      "a number of seconds above 0 (at most a week), e.g. --history 3600");
     if (!listen.empty()) {  // checked before any probe is attached
       std::string err;
       const auto addr = fgtrace::server::parse_listen_address(listen, &err);
@@ -177,6 +239,8 @@ int main(int argc, char** argv) {
                          "  sudo fakegpu-trace monitor -q --listen 127.0.0.1:9400   dashboard and /metrics\n"
                          "  sudo fakegpu-trace run --fail-on-leak --max-peak 8GiB -- pytest tests/gpu\n"
                          "  sudo fakegpu-trace run --stacks -- ./app      leaks by user stack in the summary\n"
+                         "  sudo fakegpu-trace run --fail-on-oom-risk high -i 0.5 -- python train.py\n"
+                         "  sudo fakegpu-trace attach -p 1234 --leak-age 300 --stacks   what it has held for 5 min\n"
                          "  fakegpu-trace check                          can this machine trace?\n\n") +
              kExitCodes);
 
@@ -189,12 +253,15 @@ int main(int argc, char** argv) {
   auto* monitor = app.add_subcommand("monitor", "trace every process on the host that uses a CUDA library");
   monitor_opts.add(monitor, true);
 
-  std::string max_peak, summary;
+  std::string max_peak, summary, fail_on_oom_risk;
   bool fail_on_leak = false;
   std::vector<std::string> command;
   auto* run = app.add_subcommand("run", "run a command and trace it and its descendants; print a JSON summary");
   run->add_option("--max-peak", max_peak, "fail (exit 3) if a GPU's peak goes over SIZE (e.g. 8GiB)");
   run->add_flag("--fail-on-leak", fail_on_leak, "fail (exit 4) if a process exits holding GPU memory");
+  run->add_option("--fail-on-oom-risk", fail_on_oom_risk,
+                  "fail (exit 6) if a device's or process's OOM risk reaches LEVEL (low, medium, high, critical) "
+                  "at any refresh");
   run->add_option("--summary", summary, "also write the JSON summary to FILE");
   run_opts.add(run, false);
   run->add_option("command", command, "the command and its arguments (after --)")->required();
@@ -227,6 +294,14 @@ int main(int argc, char** argv) {
       opts.fail_on_leak = fail_on_leak;
       opts.summary_file = summary;
       if (!max_peak.empty()) opts.max_peak = parse_size_option("--max-peak", max_peak);
+      if (!fail_on_oom_risk.empty()) {
+        opts.fail_on_oom_risk = fgtrace::parse_risk_level(fail_on_oom_risk);
+        if (!opts.fail_on_oom_risk)
+          throw CLI::ValidationError("--fail-on-oom-risk", "'" + fail_on_oom_risk +
+                                                               "' is not a risk level: use low, medium, high or critical");
+        if (opts.analyses == false)
+          throw CLI::ValidationError("--fail-on-oom-risk", "needs the analyses: drop --no-analyses");
+      }
     }
   } catch (const CLI::Error& e) {
     std::fprintf(stderr, "fakegpu-trace: %s\n", e.what());

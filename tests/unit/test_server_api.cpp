@@ -244,7 +244,8 @@ TEST_CASE("api: the summary is everything the page needs, in a fixed order", "[s
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   CHECK(keys == std::vector<std::string>{"schema", "time", "time_unix_ms", "sequence", "version", "interval_s", "total",
-                                         "devices", "host", "processes", "health", "alerts"});
+                                         "devices", "host", "processes", "health", "alerts", "analysis",
+                                         "history"});
   CHECK(j["devices"].size() == 2);
   CHECK(j["host"]["live_bytes"] == 64 * MiB);
   CHECK(j["version"] == "9.9.9");

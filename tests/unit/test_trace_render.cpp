@@ -194,8 +194,8 @@ TEST_CASE("render: the CI summary follows its schema", "[trace][render]") {
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
   // nlohmann::json sorts keys; the schema fixes the set.
-  CHECK(keys == std::vector<std::string>{"command", "command_exit_status", "drops", "duration_s", "leaked_stacks",
-                                         "libraries", "processes", "schema", "total", "verdict"});
+  CHECK(keys == std::vector<std::string>{"analysis", "command", "command_exit_status", "drops", "duration_s",
+                                         "leaked_stacks", "libraries", "processes", "schema", "total", "verdict"});
   CHECK(j["schema"] == "fakegpu-trace/summary/v1");
   CHECK(j["command"] == json::array({"python3", "train.py"}));
   CHECK(j["command_exit_status"] == 0);
@@ -266,7 +266,7 @@ TEST_CASE("render: the CI summary follows its schema", "[trace][render]") {
   std::vector<std::string> order;
   for (auto it = ordered.begin(); it != ordered.end(); ++it) order.push_back(it.key());
   CHECK(order == std::vector<std::string>{"schema", "command", "command_exit_status", "duration_s", "verdict",
-                                          "total", "processes", "drops", "libraries"});
+                                          "total", "processes", "drops", "libraries", "analysis"});
 }
 
 TEST_CASE("verdict: exit codes for peak, leak and lost events", "[trace][render]") {

@@ -37,6 +37,21 @@
 //       transparent huge page (a 2 MiB-aligned anonymous region with MADV_HUGEPAGE), so the
 //       collector's page walk reads it through a 2 MiB page-table entry. Prints "pid N: huge
 //       page: yes" (or "no" where the kernel gave none), then "pid N: huge done".
+//   trace_workload grow STEPS MIB PERIOD_MS
+//       device 0: STEPS x cudaMalloc MIB MiB, one every PERIOD_MS ms (absolute deadlines, so
+//       the pace does not drift), all held. Prints "pid N: grown STEPS x MIB MiB, first T0
+//       last T1" (CLOCK_MONOTONIC ns of the first and the last allocation: the rate the
+//       program really had is (STEPS - 1) * MIB MiB / (T1 - T0)), frees everything, exits 0.
+//   trace_workload aged
+//       device 0: cudaMalloc 1 MiB and 2 MiB, prints "pid N: first batch", waits for one line
+//       on stdin; cudaMalloc 3 MiB and 4 MiB, prints "pid N: second batch", waits for stdin
+//       to close, frees all four.
+//   trace_workload frag
+//       device 0: 15 x cudaMalloc 4 MiB (each prints "pid N: block I at 0xPTR"), then frees
+//       blocks 1, 3, 5, 7, 9, 12 and 13; prints "pid N: fragmented", waits for stdin to
+//       close, frees the rest. On a 64 MiB device whose arena gives the blocks one after the
+//       other: live 0, 2, 4, 6, 8, 10, 11, 14 (32 MiB); free extents 4 MiB x 5, 8 MiB (12-13)
+//       and 4 MiB (15): free 32 MiB, largest 8 MiB, ratio 0.75.
 // Every mode prints "pid N: ..." lines on stdout (flushed); any failed call ends the program
 // with status 1 and names the call on stderr.
 #include "workloads/cuda_min.h"
@@ -54,6 +69,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <thread>
+#include <time.h>
 #include <unistd.h>
 #include <vector>
 
@@ -286,6 +302,68 @@ void huge(long pairs) {
   say("huge done");
 }
 
+uint64_t now_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+void grow(long steps, size_t mib, long period_ms) {
+  ok(cudaSetDevice(0), "cudaSetDevice(0)");
+  std::vector<void*> held(static_cast<size_t>(steps), nullptr);
+  uint64_t first = 0, last = 0;
+  timespec next{};
+  ::clock_gettime(CLOCK_MONOTONIC, &next);
+  for (long i = 0; i < steps; ++i) {
+    ok(cudaMalloc(&held[static_cast<size_t>(i)], mib * kMiB), "cudaMalloc (grow)");
+    last = now_ns();
+    if (i == 0) first = last;
+    if (i + 1 == steps) break;
+    next.tv_nsec += period_ms * 1'000'000L;
+    while (next.tv_nsec >= 1'000'000'000L) next.tv_nsec -= 1'000'000'000L, next.tv_sec += 1;
+    while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nullptr) == EINTR) {
+    }
+  }
+  std::printf("pid %d: grown %ld x %zu MiB, first %llu last %llu\n", static_cast<int>(::getpid()), steps, mib,
+              static_cast<unsigned long long>(first), static_cast<unsigned long long>(last));
+  std::fflush(stdout);
+  for (void* p : held) ok(cudaFree(p), "cudaFree (grow)");
+}
+
+void aged() {
+  ok(cudaSetDevice(0), "cudaSetDevice(0)");
+  void* p[4] = {};
+  ok(cudaMalloc(&p[0], 1 * kMiB), "cudaMalloc 1 MiB");
+  ok(cudaMalloc(&p[1], 2 * kMiB), "cudaMalloc 2 MiB");
+  say("first batch");
+  while (true) {
+    const int c = std::getchar();
+    if (c == '\n' || c == EOF) break;
+  }
+  ok(cudaMalloc(&p[2], 3 * kMiB), "cudaMalloc 3 MiB");
+  ok(cudaMalloc(&p[3], 4 * kMiB), "cudaMalloc 4 MiB");
+  say("second batch");
+  wait_for_eof();
+  for (void* q : p) ok(cudaFree(q), "cudaFree (aged)");
+}
+
+void frag() {
+  ok(cudaSetDevice(0), "cudaSetDevice(0)");
+  void* b[15] = {};
+  for (int i = 0; i < 15; ++i) {
+    ok(cudaMalloc(&b[i], 4 * kMiB), "cudaMalloc 4 MiB (frag)");
+    std::printf("pid %d: block %d at %p\n", static_cast<int>(::getpid()), i, b[i]);
+  }
+  for (int i : {1, 3, 5, 7, 9, 12, 13}) {
+    ok(cudaFree(b[i]), "cudaFree (frag)");
+    b[i] = nullptr;
+  }
+  say("fragmented");
+  wait_for_eof();
+  for (void* q : b)
+    if (q) ok(cudaFree(q), "cudaFree (frag)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -310,8 +388,12 @@ int main(int argc, char** argv) {
   if (mode == "spawn" && argc > 4) return spawn(std::atoi(argv[2]), std::strtoull(argv[3], nullptr, 10), argv + 4);
   if (mode == "churn" && argc > 3) return churn(std::atol(argv[2]), std::strtoull(argv[3], nullptr, 10)), 0;
   if (mode == "huge" && argc > 2) return huge(std::atol(argv[2])), 0;
+  if (mode == "grow" && argc > 4)
+    return grow(std::atol(argv[2]), std::strtoull(argv[3], nullptr, 10), std::atol(argv[4])), 0;
+  if (mode == "aged") return aged(), 0;
+  if (mode == "frag") return frag(), 0;
   std::fprintf(stderr,
                "usage: trace_workload mixed [hold] [EXIT] | threads | ctx | async | primary | all | "
-               "spawn DEV MIB PROGRAM [ARGS...] | churn PAIRS KIB | huge PAIRS\n");
+               "spawn DEV MIB PROGRAM [ARGS...] | churn PAIRS KIB | huge PAIRS | grow STEPS MIB PERIOD_MS | aged | frag\n");
   return 2;
 }

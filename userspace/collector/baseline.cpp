@@ -181,7 +181,28 @@ DeviceReaderCache& reader_cache() {
 
 }  // namespace
 
-std::vector<BackendDevice> backend_devices(const std::vector<int>& pids, const std::string& shm_dir) {
+std::map<int32_t, uint64_t> device_arenas(int pid) {
+  std::map<int32_t, uint64_t> out;
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  constexpr std::string_view kName = "/memfd:fakegpu-device-";
+  while (std::getline(maps, line)) {
+    const size_t at = line.find(kName);
+    if (at == std::string::npos) continue;
+    char* end = nullptr;
+    const long dev = std::strtol(line.c_str() + at + kName.size(), &end, 10);
+    const uint64_t begin = std::strtoull(line.c_str(), nullptr, 16);
+    // The arena is one mapping; the lowest start wins should the kernel ever split it.
+    if (end != line.c_str() + at + kName.size() && dev >= 0) {
+      auto [it, fresh] = out.try_emplace(static_cast<int32_t>(dev), begin);
+      if (!fresh) it->second = std::min(it->second, begin);
+    }
+  }
+  return out;
+}
+
+std::vector<BackendDevice> backend_devices(const std::vector<int>& pids, const std::string& shm_dir,
+                                           std::map<int, std::vector<BackendDevice>>* by_pid_out) {
   DeviceReaderCache& cache = reader_cache();
   std::set<std::string> paths;
   std::map<int, std::string> by_pid;
@@ -220,11 +241,13 @@ std::vector<BackendDevice> backend_devices(const std::vector<int>& pids, const s
   struct Read {
     size_t live = 0;
     std::vector<BackendDevice> devices;
+    std::pair<dev_t, ino_t> key;
   };
   std::vector<Read> reads;
   for (const auto& [key, lp] : cache.ledgers) {
     const MappedLedger& l = *lp;
     Read r;
+    r.key = key;
     std::vector<uint32_t> ready;
     for (uint32_t d = 0; d < lg::kMaxDevices; ++d)
       if (lg::state_of(l.device(d).state.load(std::memory_order_acquire)) == lg::kReady) ready.push_back(d);
@@ -251,6 +274,15 @@ std::vector<BackendDevice> backend_devices(const std::vector<int>& pids, const s
       r.devices.push_back(std::move(dev));
     }
     reads.push_back(std::move(r));
+  }
+  if (by_pid_out) {
+    by_pid_out->clear();
+    for (const auto& [pid, path] : cache.ledger_by_pid) {
+      struct stat st{};
+      if (path.empty() || ::stat(path.c_str(), &st) != 0) continue;
+      for (const Read& r : reads)
+        if (r.key == std::make_pair(st.st_dev, st.st_ino)) (*by_pid_out)[pid] = r.devices;
+    }
   }
   std::stable_sort(reads.begin(), reads.end(), [](const Read& a, const Read& b) { return a.live > b.live; });
   std::map<std::string, BackendDevice> by_uuid;

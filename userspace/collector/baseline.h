@@ -3,6 +3,7 @@
 // shows its true usage (exact tracking follows from there).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,14 @@ struct BackendDevice {
   uint64_t total = 0;
   uint64_t used = 0;     // device + managed bytes of every live process
 };
-std::vector<BackendDevice> backend_devices(const std::vector<int>& pids, const std::string& shm_dir = "/dev/shm");
+// by_pid (optional): each given process's devices as its own ledger describes them (the
+// capacity the process itself sees, whichever ledger wins an ordinal host-wide).
+std::vector<BackendDevice> backend_devices(const std::vector<int>& pids, const std::string& shm_dir = "/dev/shm",
+                                           std::map<int, std::vector<BackendDevice>>* by_pid = nullptr);
+
+// Where the fake backend's arena of device memory for each device begins in process pid
+// (its "/memfd:fakegpu-device-N" mapping in /proc/PID/maps; see fakebackend/src/core/memory.h),
+// by device. Empty for a process that has none (yet) or is gone.
+std::map<int32_t, uint64_t> device_arenas(int pid);
 
 }  // namespace fgtrace

@@ -148,7 +148,13 @@ class Child {
 
 class Session {
  public:
-  Session(const TraceOptions& opts, std::ostream& out) : opts_(opts), out_(out), collector_(collector_options(opts)) {}
+  Session(const TraceOptions& opts, std::ostream& out)
+      : opts_(opts),
+        out_(out),
+        collector_(collector_options(opts)),
+        history_(server::history_samples_for(opts.history_s, opts.interval_s)) {
+    if (opts.analyses) analyzer_.emplace(opts.analysis);
+  }
 
   int run() {
     std::optional<Child> child;
@@ -200,13 +206,14 @@ class Session {
       command_status = child->poll();
     }
     const Snapshot& snap = snap_;  // the final refresh's
-    const Verdict verdict = evaluate(snap, opts_.max_peak, opts_.fail_on_leak);
+    const Verdict verdict = evaluate(snap, opts_.max_peak, opts_.fail_on_leak, opts_.fail_on_oom_risk);
     RunInfo info;
     info.command = opts_.command;
     info.exit_status = command_status.value_or(0);
     info.duration_s = static_cast<double>(monotonic_ns() - start) / 1e9;
     info.max_peak = opts_.max_peak;
     info.fail_on_leak = opts_.fail_on_leak;
+    info.fail_on_oom_risk = opts_.fail_on_oom_risk;
     if (opts_.stacks) info.leaked_stacks = top_stacks(snap, StackSet::Leaked, opts_.top_stacks, stack_text_);
     const std::string summary = render_summary(snap, info, verdict);
     out_ << summary << std::flush;
@@ -438,7 +445,48 @@ class Session {
     rescan();
     ledger_.expire(now, static_cast<uint64_t>(opts_.exited_ttl_s * 1e9));
     snap_ = ledger_.snapshot(true);  // one per refresh: the server, the outputs and the verdict read it
+    read_devices();
+    if (analyzer_) snap_.analysis = analyzer_->update(ledger_, snap_, now, analysis_inputs());
     publish();
+  }
+
+  // The devices as the backend's ledgers describe them, once per refresh (the analyses and
+  // the server read them): host-wide, and as each traced process's own ledger has them.
+  void read_devices() {
+    std::vector<int> pids;
+    for (uint32_t pid : ledger_.running_pids()) pids.push_back(static_cast<int>(pid));
+    devices_ = backend_devices(pids, "/dev/shm", &devices_by_pid_);
+  }
+
+  AnalysisInputs analysis_inputs() {
+    AnalysisInputs in;
+    const auto capacity = [](const BackendDevice& d) { return DeviceCapacity{d.ordinal, d.total, d.used}; };
+    // run traces one command (and its descendants): its devices are those of its own ledger,
+    // whatever other ledgers on the host number alike. monitor and attach: the host's.
+    if (opts_.mode == TraceOptions::Mode::Run && !devices_by_pid_.empty()) {
+      std::set<int32_t> seen;
+      for (const auto& [pid, devs] : devices_by_pid_)
+        for (const BackendDevice& d : devs)
+          if (seen.insert(d.ordinal).second) in.devices.push_back(capacity(d));
+    } else {
+      for (const BackendDevice& d : devices_) in.devices.push_back(capacity(d));
+    }
+    for (const auto& [pid, devs] : devices_by_pid_)
+      for (const BackendDevice& d : devs) in.process_devices[static_cast<uint32_t>(pid)].push_back(capacity(d));
+    // Arenas: /proc/PID/maps is read again only when a process holds memory on a device whose
+    // arena it has not been seen with (a process that is not the fake backend's is read once
+    // per new device, not at every refresh).
+    for (const ProcessView& p : snap_.processes) {
+      if (p.exited) continue;
+      auto& checked = arenas_checked_[p.pid];
+      bool read = false;
+      for (const DeviceUsage& d : p.devices)
+        if (d.device >= 0 && d.live_bytes > 0 && checked.insert(d.device).second) read = true;
+      if (read) arenas_[p.pid] = device_arenas(static_cast<int>(p.pid));
+      if (auto it = arenas_.find(p.pid); it != arenas_.end())
+        for (const auto& [dev, begin] : it->second) in.arenas[{p.pid, dev}] = begin;
+    }
+    return in;
   }
 
   // The HTTP server (--listen): started once the probes are live, so its first state is real.
@@ -456,6 +504,7 @@ class Session {
       throw TraceError("cannot serve on " + opts_.listen + ": " + err, kExitUsage);
     }
     snap_ = ledger_.snapshot(true);
+    read_devices();
     publish();
     std::fprintf(stderr, "fakegpu-trace: serving http://%s/ (dashboard), /metrics, /api/v1/%s\n",
                  server_->address().c_str(), opts_.auth_token.empty() ? "" : " (bearer token required)");
@@ -467,15 +516,18 @@ class Session {
     if (!server_) return;
     auto st = std::make_shared<server::State>();
     st->snapshot = snap_;
-    std::vector<int> pids;
-    for (uint32_t pid : ledger_.running_pids()) pids.push_back(static_cast<int>(pid));
-    for (const BackendDevice& d : backend_devices(pids))
-      st->devices.push_back({d.ordinal, d.uuid, d.name, d.total, d.used});
+    for (const BackendDevice& d : devices_) st->devices.push_back({d.ordinal, d.uuid, d.name, d.total, d.used});
     if (opts_.stacks) st->stack_frames = stack_frames_;
     st->time_unix_ms = static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
     st->sequence = ++published_;
     st->interval_s = opts_.interval_s;
+    // The history: this refresh's sample, then every kept one (shared, not copied).
+    history_.append(std::make_shared<const server::HistorySample>(server::history_sample(*st)));
+    st->history = history_.samples();
+    st->history_s = opts_.history_s;
+    st->history_max_samples = history_.max_samples();
+    st->history_bytes = history_.memory_bytes();
     server_->publish(std::move(st));
   }
 
@@ -489,10 +541,13 @@ class Session {
       t.time_text = wall_time();
       t.interval_s = opts_.interval_s;
       out_ << render_table(snap, t) << '\n';
-      if (opts_.stacks)
+      if (opts_.stacks) {
         out_ << render_stacks(top_stacks(snap, StackSet::Outstanding, opts_.top_stacks, stack_text_),
                               StackSet::Outstanding, snap.health.stacks_lost)
              << '\n';
+        if (snap.analysis && opts_.analysis.leak_age_s)
+          out_ << render_stacks(top_stacks(snap, StackSet::Aged, opts_.top_stacks, stack_text_), StackSet::Aged) << '\n';
+      }
       out_ << std::flush;
     }
   }
@@ -502,6 +557,8 @@ class Session {
   // alive, not all there ever were).
   void forget(uint32_t pid) {
     collector_.forget(pid);
+    arenas_.erase(pid);
+    arenas_checked_.erase(pid);
     seen_.erase(static_cast<int>(pid));
     if (last_seen_ == pid) last_seen_ = 0;
   }
@@ -573,6 +630,12 @@ class Session {
   StackSymbolizer symbolizer_;
   std::unique_ptr<server::Server> server_;
   uint64_t published_ = 0;
+  std::optional<Analyzer> analyzer_;  // none with --no-analyses
+  server::History history_;           // with --listen: the last --history seconds of refreshes
+  std::vector<BackendDevice> devices_;                        // read_devices(): host-wide
+  std::map<int, std::vector<BackendDevice>> devices_by_pid_;  // and per traced process
+  std::map<uint32_t, std::map<int32_t, uint64_t>> arenas_;    // pid -> device -> arena start
+  std::map<uint32_t, std::set<int32_t>> arenas_checked_;      // devices /proc/PID/maps was read for
   std::map<std::pair<uint32_t, uint32_t>, std::vector<std::string>> stack_frames_;  // (pid, stack id)
   Symbolizer stack_text_ = [this](uint32_t pid, uint32_t id) -> std::vector<std::string> {
     auto it = stack_frames_.find({pid, id});

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/analysis.h"
+
 namespace fgtrace {
 
 struct TraceOptions {
@@ -31,10 +33,15 @@ struct TraceOptions {
   bool allow_remote = false;          // --allow-remote: bind an address other than loopback
   std::string auth_token;             // from --auth-token-file; empty: no authentication
   size_t max_processes = 500;         // --max-processes: /metrics series per process, the rest "other"
+  // The analyses (core/analysis.h): OOM forecast, live leaks, fragmentation.
+  bool analyses = true;               // --no-analyses: the books only (the benchmark's baseline)
+  AnalysisOptions analysis;           // --oom-threshold, --oom-window, --leak-age, --leak-rate
+  double history_s = 3600;            // --history (with --listen): the span /api/v1/history keeps
   // run
   std::vector<std::string> command;
   std::optional<uint64_t> max_peak;
   bool fail_on_leak = false;
+  std::optional<RiskLevel> fail_on_oom_risk;  // --fail-on-oom-risk LEVEL
   std::string summary_file;
 };
 

@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,8 @@
 #include "event.h"
 
 namespace fgtrace {
+
+struct Analysis;  // analysis.h: forecasts, live leaks, fragmentation (filled by the collector)
 
 // Latency histogram: bucket i counts calls with latency in [2^i, 2^(i+1)) ns; bucket 0 also
 // holds 0 ns.
@@ -200,6 +203,9 @@ struct Snapshot {
   uint64_t launches = 0;
   Health health;
   LedgerCounters counters;
+  // The analyses of the same refresh (Analyzer::update); null when none were made (the
+  // ledger never fills it). Shared: copies of a snapshot share one immutable analysis.
+  std::shared_ptr<const Analysis> analysis;
 
   bool any_since_attach() const noexcept;
 };
@@ -243,6 +249,16 @@ class AllocationLedger {
   Snapshot snapshot(bool include_exited) const;
   // Forgets exited processes whose exit is at least ttl_ns before now_ns; returns how many.
   size_t expire(uint64_t now_ns, uint64_t ttl_ns);
+
+  // Calls f(const OutstandingAllocation&) for every allocation the running process `pid`
+  // holds now (none for an unknown or exited pid), in no particular order.
+  template <class F>
+  void for_each_outstanding(uint32_t pid, F&& f) const {
+    const auto it = running_.find(pid);
+    if (it == running_.end()) return;
+    for (const auto& [ptr, a] : it->second.outstanding)
+      f(OutstandingAllocation{ptr, a.size, a.book->v.device, a.book->v.kind, a.api, a.ts_ns, a.stack_id});
+  }
 
   const LedgerCounters& counters() const noexcept { return counters_; }
   bool running(uint32_t pid) const noexcept { return running_.count(pid) != 0; }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 
@@ -182,7 +183,73 @@ std::string libraries_line(const Snapshot& s) {
   return out + "\n";
 }
 
+std::string fixed(double v, int decimals) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// The analyses: one row per GPU (forecast and fragmentation), one per running process with
+// GPU memory (growth, risk, aged allocations), the worst risk so far.
+std::string analysis_table(const Snapshot& s, const Analysis& a) {
+  std::string out = right("DEV", 4) + cell("USED%", 6, false) + cell("GROWTH", 13, false) +
+                    cell("FULL IN", 9, false) + "  " + left("RISK", 8) + cell("CONF", 4, false) +
+                    cell("FRAG", 5, false) + cell("LARGEST FREE", 12, false) + "\n";
+  for (const DeviceAnalysis& d : a.devices) {
+    const Forecast& f = d.forecast;
+    out += right(device_label(d.device), 4) + cell(f.usage_pct ? fixed(*f.usage_pct, 1) + "%" : "-", 6, false) +
+           cell(rate_text(f.trend.rate_bps), 13, false) + cell(eta_text(f.eta_s), 9, false) + "  " +
+           left(f.risk ? to_string(*f.risk) : "-", 8) + cell(fixed(f.trend.confidence, 2), 4, false) +
+           cell(d.fragmentation ? fixed(d.fragmentation->ratio, 2) : "-", 5, false) +
+           cell(d.fragmentation ? human_size(d.fragmentation->largest_free) : "-", 12, false) + "\n";
+  }
+  const std::string aged_head =
+      a.options.leak_age_s ? "AGED >= " + eta_text(*a.options.leak_age_s) : std::string("AGED (--leak-age)");
+  std::string rows;
+  for (const ProcessView& p : s.processes) {
+    const ProcessAnalysis* pa = a.process(p.pid, p.start_ns);
+    if (!pa || pa->exited || pa->devices.empty()) continue;
+    const std::string comm = p.comm.empty() ? "-" : p.comm.substr(0, 15);
+    rows += right(std::to_string(p.pid), 7) + " " + left(comm, 15) +
+            cell(rate_text(pa->growth_bytes_per_min, "min") + (pa->growing ? "!" : ""), 14, false) +
+            cell(fixed(pa->growth.confidence, 2), 4, false) + "  " + left(pa->risk ? to_string(*pa->risk) : "-", 8) +
+            "  " +
+            (pa->aged_listed ? std::to_string(pa->aged_count) + (pa->aged_count == 1 ? " alloc, " : " allocs, ") +
+                                   human_size(pa->aged_bytes)
+                             : std::string("-")) +
+            "\n";
+  }
+  if (!rows.empty())
+    out += "\n" + right("PID", 7) + " " + left("COMMAND", 15) + cell("GROWTH", 14, false) + cell("CONF", 4, false) +
+           "  " + left("RISK", 8) + "  " + aged_head + "\n" + rows;
+  out += "OOM risk: threshold " + fixed(a.options.oom_threshold_pct, 1) + "%, window " + eta_text(a.options.window_s) +
+         "; worst so far " + (a.worst_risk ? to_string(*a.worst_risk) : "-") + "; growing: >= " +
+         human_size(a.options.leak_rate_bytes_per_min) + "/min (marked !)\n\n";
+  return out;
+}
+
 }  // namespace
+
+std::string rate_text(double bps, const char* per) {
+  const double mag = std::fabs(bps);
+  std::string text = mag < 0.5 ? "0 B" : human_size(static_cast<uint64_t>(std::llround(mag)));
+  return (mag < 0.5 ? "" : bps > 0 ? "+" : "-") + text + "/" + per;
+}
+
+std::string eta_text(std::optional<double> seconds) {
+  if (!seconds || !std::isfinite(*seconds)) return "-";
+  const double v = *seconds;
+  char buf[32];
+  if (v < 60)
+    std::snprintf(buf, sizeof buf, "%.0f s", v);
+  else if (v < 3600)
+    std::snprintf(buf, sizeof buf, "%.1f min", v / 60);
+  else if (v < 86400)
+    std::snprintf(buf, sizeof buf, "%.1f h", v / 3600);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f d", v / 86400);
+  return buf;
+}
 
 std::string render_table(const Snapshot& s, const TableOptions& opts) {
   std::string out;
@@ -213,6 +280,7 @@ std::string render_table(const Snapshot& s, const TableOptions& opts) {
   for (const DeviceUsage& d : s.devices)
     if (d.device < 0) out += device_row(device_label(d.device), d.live_bytes, d.peak_bytes, d.leaked_bytes, d.processes);
   out += "\n";
+  if (s.analysis) out += analysis_table(s, *s.analysis);
 
   out += right("PID", 7) + " " + left("COMMAND", 15) + " " + right("DEV", 4) + "  " + left("KIND", 7) +
          cell("LIVE", 10, false) + cell("PEAK", 10, false) + cell("ALLOCS", 8, false) + cell("FREES", 8, false) +
@@ -399,6 +467,108 @@ ordered_json copies_json(const std::array<CopyStats, kCopyDirections>& copies) {
   return j;
 }
 
+namespace {
+
+ordered_json opt(const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); }
+ordered_json opt(const std::optional<RiskLevel>& r) { return r ? ordered_json(to_string(*r)) : ordered_json(nullptr); }
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+}  // namespace
+
+ordered_json forecast_json(const Forecast& f) {
+  return {{"capacity_bytes", f.capacity ? ordered_json(f.capacity) : ordered_json(nullptr)},
+          {"used_bytes", f.used},
+          {"usage_pct", opt(f.usage_pct)},
+          {"growth_bytes_per_s", f.trend.rate_bps},
+          {"samples", f.trend.samples},
+          {"span_s", f.trend.span_s},
+          {"r2", f.trend.r2},
+          {"confidence", f.trend.confidence},
+          {"eta_s", opt(f.eta_s)},
+          {"risk", opt(f.risk)}};
+}
+
+ordered_json fragmentation_json(const std::optional<Fragmentation>& f) {
+  if (!f) return nullptr;
+  return {{"address_space_begin", hex(f->window_begin)},
+          {"capacity_bytes", f->capacity},
+          {"used_bytes", f->used_bytes},
+          {"free_bytes", f->free_bytes},
+          {"largest_free_bytes", f->largest_free},
+          {"free_extents", f->free_extents},
+          {"ratio", f->ratio}};
+}
+
+ordered_json process_analysis_json(const ProcessAnalysis& p) {
+  ordered_json devs = ordered_json::array();
+  for (const ProcessDeviceAnalysis& d : p.devices)
+    devs.push_back({{"device", d.device},
+                    {"live_bytes", d.live_bytes},
+                    {"forecast", forecast_json(d.forecast)},
+                    {"fragmentation", fragmentation_json(d.fragmentation)}});
+  ordered_json j = {{"pid", p.pid},
+                    {"start_ns", p.start_ns},
+                    {"state", p.exited ? "exited" : "running"},
+                    {"growth_bytes_per_min", p.growth_bytes_per_min},
+                    {"growth_confidence", p.growth.confidence},
+                    {"growth_samples", p.growth.samples},
+                    {"growing", p.growing},
+                    {"risk", opt(p.risk)},
+                    {"worst_risk", opt(p.worst_risk)},
+                    {"devices", std::move(devs)}};
+  if (!p.aged_listed) {
+    j["aged"] = nullptr;
+    return j;
+  }
+  ordered_json allocs = ordered_json::array();
+  for (const OutstandingAllocation& a : p.aged)
+    allocs.push_back({{"ptr", hex(a.ptr)},
+                      {"size", a.size},
+                      {"device", a.device},
+                      {"kind", to_string(a.kind)},
+                      {"api", to_string(a.api)},
+                      {"ts_ns", a.ts_ns},
+                      {"stack_id", a.stack_id ? ordered_json(*a.stack_id) : ordered_json(nullptr)}});
+  ordered_json stacks = ordered_json::array();
+  for (const StackUsage& st : p.aged_stacks)
+    stacks.push_back({{"stack_id", st.stack_id}, {"bytes", st.bytes}, {"allocs", st.allocs}});
+  j["aged"] = {{"as_of_ns", p.aged_as_of_ns},
+               {"count", p.aged_count},
+               {"bytes", p.aged_bytes},
+               {"allocations", std::move(allocs)},
+               {"stacks", std::move(stacks)}};
+  return j;
+}
+
+ordered_json analysis_json(const Analysis& a) {
+  ordered_json devs = ordered_json::array();
+  for (const DeviceAnalysis& d : a.devices)
+    devs.push_back({{"device", d.device},
+                    {"forecast", forecast_json(d.forecast)},
+                    {"fragmentation", fragmentation_json(d.fragmentation)},
+                    {"fragmentation_pid", d.fragmentation ? ordered_json(d.fragmentation_pid) : ordered_json(nullptr)},
+                    {"address_spaces", d.address_spaces}});
+  ordered_json procs = ordered_json::array();
+  for (const ProcessAnalysis& p : a.processes) procs.push_back(process_analysis_json(p));
+  ordered_json worst = ordered_json::array();
+  for (const WorstForecast& w : a.worst)
+    worst.push_back({{"device", w.device}, {"at_ns", w.t_ns}, {"forecast", forecast_json(w.forecast)}});
+  return {{"as_of_ns", a.as_of_ns},
+          {"oom_threshold_pct", a.options.oom_threshold_pct},
+          {"window_s", a.options.window_s},
+          {"leak_age_s", opt(a.options.leak_age_s)},
+          {"leak_rate_bytes_per_min", a.options.leak_rate_bytes_per_min},
+          {"worst_risk", opt(a.worst_risk)},
+          {"devices", std::move(devs)},
+          {"processes", std::move(procs)},
+          {"worst", std::move(worst)}};
+}
+
 ordered_json snapshot_json(const Snapshot& s, std::string_view time_text) {
   ordered_json procs = ordered_json::array();
   for (const ProcessView& p : s.processes) {
@@ -417,7 +587,8 @@ ordered_json snapshot_json(const Snapshot& s, std::string_view time_text) {
           {"devices", devices_json(s.devices, true, true)},
           {"processes", std::move(procs)},
           {"health", health_json(s)},
-          {"libraries", libraries_json(s)}};
+          {"libraries", libraries_json(s)},
+          {"analysis", s.analysis ? analysis_json(*s.analysis) : ordered_json(nullptr)}};
 }
 
 std::string render_json_line(const Snapshot& s, std::string_view time_text) {
@@ -431,6 +602,7 @@ const char* Verdict::status() const noexcept {
     case kExitPeakExceeded: return "peak_exceeded";
     case kExitLeaked: return "leaked";
     case kExitEventsLost: return "events_lost";
+    case kExitOomRisk: return "oom_risk";
     default: return "ok";
   }
 }
@@ -441,9 +613,10 @@ std::string bytes_text(uint64_t b) { return human_size(b) + " (" + std::to_strin
 
 }  // namespace
 
-Verdict evaluate(const Snapshot& s, std::optional<uint64_t> max_peak, bool fail_on_leak) {
+Verdict evaluate(const Snapshot& s, std::optional<uint64_t> max_peak, bool fail_on_leak,
+                 std::optional<RiskLevel> fail_on_oom_risk) {
   Verdict v;
-  v.checked = max_peak.has_value() || fail_on_leak;
+  v.checked = max_peak.has_value() || fail_on_leak || fail_on_oom_risk.has_value();
   v.events_lost = events_lost(s);
   if (max_peak) {
     for (const DeviceUsage& d : s.devices) {
@@ -466,6 +639,22 @@ Verdict evaluate(const Snapshot& s, std::optional<uint64_t> max_peak, bool fail_
       }
     }
   }
+  if (fail_on_oom_risk && s.analysis && s.analysis->worst_risk && *s.analysis->worst_risk >= *fail_on_oom_risk) {
+    const Analysis& a = *s.analysis;
+    v.oom_risk = true;
+    for (const WorstForecast& w : a.worst) {
+      if (!w.forecast.risk || *w.forecast.risk < *fail_on_oom_risk) continue;
+      v.reasons.push_back("device " + std::to_string(w.device) + " reached OOM risk " + to_string(*w.forecast.risk) +
+                          " (usage " + fixed(w.forecast.usage_pct.value_or(0), 1) + "%, growth " +
+                          rate_text(w.forecast.trend.rate_bps) + ", full in " + eta_text(w.forecast.eta_s) +
+                          "), at or over --fail-on-oom-risk " + to_string(*fail_on_oom_risk));
+    }
+    for (const ProcessAnalysis& p : a.processes) {
+      if (!p.worst_risk || *p.worst_risk < *fail_on_oom_risk) continue;
+      v.reasons.push_back("pid " + std::to_string(p.pid) + " reached OOM risk " + to_string(*p.worst_risk) +
+                          ", at or over --fail-on-oom-risk " + to_string(*fail_on_oom_risk));
+    }
+  }
   if (v.checked && v.events_lost) {
     const Health& h = s.health;
     v.reasons.push_back("events were lost (ring-buffer drops " + std::to_string(h.rb_drops) +
@@ -480,6 +669,8 @@ Verdict evaluate(const Snapshot& s, std::optional<uint64_t> max_peak, bool fail_
     v.code = kExitPeakExceeded;
   else if (v.leaked)
     v.code = kExitLeaked;
+  else if (v.oom_risk)
+    v.code = kExitOomRisk;
   return v;
 }
 
@@ -506,6 +697,7 @@ ordered_json summary_json(const Snapshot& s, const RunInfo& run, const Verdict& 
         {"exit_code", verdict.exit_status(run.exit_status)},
         {"max_peak_bytes", run.max_peak ? ordered_json(*run.max_peak) : ordered_json(nullptr)},
         {"fail_on_leak", run.fail_on_leak},
+        {"fail_on_oom_risk", run.fail_on_oom_risk ? ordered_json(to_string(*run.fail_on_oom_risk)) : ordered_json(nullptr)},
         {"trustworthy", !verdict.events_lost},
         {"reasons", reasons}}},
       {"total",
@@ -518,7 +710,8 @@ ordered_json summary_json(const Snapshot& s, const RunInfo& run, const Verdict& 
         {"launches", s.launches}}},
       {"processes", std::move(procs)},
       {"drops", health_json(s)},
-      {"libraries", libraries_json(s)}};
+      {"libraries", libraries_json(s)},
+      {"analysis", s.analysis ? analysis_json(*s.analysis) : ordered_json(nullptr)}};
   if (run.leaked_stacks) out["leaked_stacks"] = stacks_json(*run.leaked_stacks);
   return out;
 }

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis.h"
 #include "ledger.h"
 #include "stacks.h"
 
@@ -33,8 +34,11 @@ struct TableOptions {
   double interval_s = 1.0;  // shown in the header
 };
 
-// Header, per-device totals, one row per (process, device, kind), the health line (always),
-// the traced libraries and their mode (always), the since-attach footnote when it applies.
+// Header, per-device totals, the analyses when the snapshot carries them (per device: usage,
+// growth, time until full, risk, confidence, fragmentation; per process: growth, risk and,
+// with --leak-age, its aged allocations), one row per (process, device, kind), the health
+// line (always), the traced libraries and their mode (always), the since-attach footnote
+// when it applies.
 std::string render_table(const Snapshot& snap, const TableOptions& opts);
 
 // ---- JSON lines (attach -j) -------------------------------------------------------------
@@ -49,6 +53,15 @@ nlohmann::ordered_json books_json(const std::vector<BookView>& books);
 nlohmann::ordered_json kernel_books_json(const std::vector<KernelBookView>& books);
 nlohmann::ordered_json copies_json(const std::array<CopyStats, kCopyDirections>& copies);
 
+// The analyses (analysis.h) as JSON: schema in userspace/core/SUMMARY.md ("analysis").
+nlohmann::ordered_json forecast_json(const Forecast& f);
+nlohmann::ordered_json fragmentation_json(const std::optional<Fragmentation>& f);  // null when none
+nlohmann::ordered_json process_analysis_json(const ProcessAnalysis& p);
+nlohmann::ordered_json analysis_json(const Analysis& a);
+// "+1.5 MiB/s", "-512 B/s", "0 B/s"; "45 s", "12.5 min", "3.2 h", "-" for none.
+std::string rate_text(double bytes_per_s, const char* per = "s");
+std::string eta_text(std::optional<double> seconds);
+
 // True when the kernel or the ledger saw events go missing: ring-buffer drops, return probes
 // without their entry, allocation records that found the map full, records decode() refused,
 // or an address allocated twice (its free was lost). Unmatched frees are shown but do not
@@ -60,25 +73,30 @@ bool events_lost(const Snapshot& snap) noexcept;
 inline constexpr int kExitPeakExceeded = 3;  // a GPU's peak went over --max-peak
 inline constexpr int kExitLeaked = 4;        // --fail-on-leak and a process leaked
 inline constexpr int kExitEventsLost = 5;    // a threshold was asked for but events were lost
+inline constexpr int kExitOomRisk = 6;       // --fail-on-oom-risk and the risk reached that level
 
 struct Verdict {
   int code = 0;  // 0: nothing broken, fakegpu-trace exits with the command's status
-  bool checked = false;  // --max-peak or --fail-on-leak given
+  bool checked = false;  // --max-peak, --fail-on-leak or --fail-on-oom-risk given
   bool peak_exceeded = false;
   bool leaked = false;
+  bool oom_risk = false;
   bool events_lost = false;
   std::vector<std::string> reasons;  // one sentence per broken threshold / loss
 
   int exit_status(int command_status) const noexcept { return code != 0 ? code : command_status; }
-  const char* status() const noexcept;  // "ok", "peak_exceeded", "leaked", "events_lost"
+  const char* status() const noexcept;  // "ok", "peak_exceeded", "leaked", "oom_risk", "events_lost"
 };
 
 // Thresholds over a snapshot that includes exited processes. --max-peak applies to each GPU
 // (device >= 0): the high-water of all traced processes' bytes on it. A leak is what an
 // exited process still held (processes still running hold, they have not leaked).
-// Precedence: events lost (5) over peak (3) over leak (4): with events missing neither a
-// broken nor a kept threshold can be trusted.
-Verdict evaluate(const Snapshot& snap, std::optional<uint64_t> max_peak, bool fail_on_leak);
+// --fail-on-oom-risk LEVEL: the highest risk any device or process reached at any refresh
+// (Analysis::worst_risk) is LEVEL or above.
+// Precedence: events lost (5) over peak (3) over leak (4) over OOM risk (6): with events
+// missing neither a broken nor a kept threshold can be trusted.
+Verdict evaluate(const Snapshot& snap, std::optional<uint64_t> max_peak, bool fail_on_leak,
+                 std::optional<RiskLevel> fail_on_oom_risk = std::nullopt);
 
 struct RunInfo {
   std::vector<std::string> command;
@@ -86,6 +104,7 @@ struct RunInfo {
   double duration_s = 0;
   std::optional<uint64_t> max_peak;
   bool fail_on_leak = false;
+  std::optional<RiskLevel> fail_on_oom_risk;
   std::optional<std::vector<StackReport>> leaked_stacks;  // with --stacks
 };
 

@@ -22,6 +22,7 @@ using Symbolizer = std::function<std::vector<std::string>(uint32_t pid, uint32_t
 enum class StackSet {
   Outstanding,  // held now by running processes
   Leaked,       // still held when their process exited (or exec'd)
+  Aged,         // held now and older than --leak-age (Snapshot::analysis; none without it)
 };
 
 struct StackReport {

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "../core/analysis.h"
 #include "../core/render.h"
 
 namespace fgtrace::server {
@@ -55,7 +56,18 @@ ordered_json process_devices(const ProcessView& p) {
   return arr;
 }
 
-ordered_json process_entry(const ProcessView& p) {
+// The process's analyses (growth, OOM risk, aged allocations, fragmentation); null without.
+ordered_json analysis_of(const State& s, const ProcessView& p) {
+  const ProcessAnalysis* pa = s.snapshot.analysis ? s.snapshot.analysis->process(p.pid, p.start_ns) : nullptr;
+  if (!pa) return nullptr;
+  ordered_json j = process_analysis_json(*pa);
+  j.erase("pid");
+  j.erase("start_ns");
+  j.erase("state");
+  return j;
+}
+
+ordered_json process_entry(const State& s, const ProcessView& p) {
   uint64_t calls = 0, errors = 0;
   for (const CallStats& c : p.calls) {
     calls += c.calls;
@@ -79,12 +91,13 @@ ordered_json process_entry(const ProcessView& p) {
           {"api_calls", calls},
           {"api_errors", errors},
           {"launches", p.launches},
-          {"devices", process_devices(p)}};
+          {"devices", process_devices(p)},
+          {"analysis", analysis_of(s, p)}};
 }
 
 ordered_json processes_array(const State& s) {
   ordered_json arr = ordered_json::array();
-  for (const ProcessView& p : s.snapshot.processes) arr.push_back(process_entry(p));
+  for (const ProcessView& p : s.snapshot.processes) arr.push_back(process_entry(s, p));
   return arr;
 }
 
@@ -125,6 +138,11 @@ ordered_json devices_array(const State& s) {
                    {"leaked_bytes", u.leaked_bytes},
                    {"leaked_allocs", u.leaked_allocs},
                    {"processes", u.processes}};
+    // The analyses (core/analysis.h); null without them.
+    const DeviceAnalysis* da = s.snapshot.analysis ? s.snapshot.analysis->device(ordinal) : nullptr;
+    j["forecast"] = da ? forecast_json(da->forecast) : ordered_json(nullptr);
+    j["fragmentation"] = da ? fragmentation_json(da->fragmentation) : ordered_json(nullptr);
+    j["fragmentation_pid"] = da && da->fragmentation ? ordered_json(da->fragmentation_pid) : ordered_json(nullptr);
     arr.push_back(std::move(j));
   }
   return arr;
@@ -187,7 +205,7 @@ std::optional<ordered_json> api_process(const State& s, uint32_t pid) {
   if (!pick) return std::nullopt;
   const ProcessView& p = *pick;
   ordered_json j = envelope(s);
-  ordered_json entry = process_entry(p);  // a named object: items() only refers to it
+  ordered_json entry = process_entry(s, p);  // a named object: items() only refers to it
   for (auto& [key, value] : entry.items()) j[key] = std::move(value);
   j["exit_event_seen"] = p.exit_event_seen;
   j["instances"] = instances;
@@ -211,6 +229,8 @@ std::optional<ordered_json> api_process(const State& s, uint32_t pid) {
   j["outstanding_allocations"] = std::move(allocs);
   j["outstanding_stacks"] = stacks_array(s, p.pid, p.outstanding_stacks);
   j["leaked_stacks"] = stacks_array(s, p.pid, p.leaked_stacks);
+  const ProcessAnalysis* pa = s.snapshot.analysis ? s.snapshot.analysis->process(p.pid, p.start_ns) : nullptr;
+  j["aged_stacks"] = pa && pa->aged_listed ? stacks_array(s, p.pid, pa->aged_stacks) : ordered_json(nullptr);
   return j;
 }
 
@@ -247,6 +267,37 @@ ordered_json api_alerts(const State& s) {
                    {"message", "device " + std::to_string(d.ordinal) + (d.name.empty() ? "" : " (" + d.name + ")") +
                                    " is " + percent(ratio) + " full: " + human_size(d.used) + " of " +
                                    human_size(d.total)}});
+  }
+  if (snap.analysis) {
+    const Analysis& a = *snap.analysis;
+    for (const DeviceAnalysis& d : a.devices) {
+      const Forecast& f = d.forecast;
+      if (!f.risk || *f.risk < RiskLevel::High) continue;
+      arr.push_back({{"type", "oom_risk"},
+                     {"severity", *f.risk == RiskLevel::Critical ? "error" : "warning"},
+                     {"device", d.device},
+                     {"risk", to_string(*f.risk)},
+                     {"usage_pct", *f.usage_pct},
+                     {"eta_s", f.eta_s ? ordered_json(*f.eta_s) : ordered_json(nullptr)},
+                     {"confidence", f.trend.confidence},
+                     {"message", "device " + std::to_string(d.device) + ": OOM risk " + to_string(*f.risk) + " (" +
+                                     percent(*f.usage_pct / 100.0) + " in use, " + rate_text(f.trend.rate_bps) +
+                                     ", full in " + eta_text(f.eta_s) + ")"}});
+    }
+    for (const ProcessAnalysis& pa : a.processes) {
+      if (pa.exited || !pa.growing) continue;
+      std::string comm;
+      for (const ProcessView& p : snap.processes)
+        if (p.pid == pa.pid && p.start_ns == pa.start_ns) comm = p.comm;
+      arr.push_back({{"type", "growing"},
+                     {"severity", "warning"},
+                     {"pid", pa.pid},
+                     {"comm", comm},
+                     {"growth_bytes_per_min", pa.growth_bytes_per_min},
+                     {"message", "pid " + std::to_string(pa.pid) + " (" + comm + ") grows " +
+                                     rate_text(pa.growth_bytes_per_min, "min") + ", at or over --leak-rate " +
+                                     human_size(a.options.leak_rate_bytes_per_min) + "/min"}});
+    }
   }
   std::vector<const ProcessView*> leakers;
   for (const ProcessView& p : snap.processes)
@@ -298,6 +349,59 @@ ordered_json api_summary(const State& s, std::string_view version) {
   health["libraries"] = std::move(libs);
   j["health"] = std::move(health);
   j["alerts"] = api_alerts(s);
+  if (snap.analysis) {
+    const Analysis& a = *snap.analysis;
+    j["analysis"] = {{"oom_threshold_pct", a.options.oom_threshold_pct},
+                     {"window_s", a.options.window_s},
+                     {"leak_age_s", a.options.leak_age_s ? ordered_json(*a.options.leak_age_s) : ordered_json(nullptr)},
+                     {"leak_rate_bytes_per_min", a.options.leak_rate_bytes_per_min},
+                     {"worst_risk", a.worst_risk ? ordered_json(to_string(*a.worst_risk)) : ordered_json(nullptr)}};
+  } else {
+    j["analysis"] = nullptr;
+  }
+  j["history"] = {{"samples", s.history.size()},
+                  {"max_samples", s.history_max_samples},
+                  {"history_s", s.history_s},
+                  {"bytes", s.history_bytes}};
+  return j;
+}
+
+ordered_json api_history(const State& s, uint64_t since_unix_ms) {
+  ordered_json j = envelope(s);
+  j["interval_s"] = s.interval_s;
+  j["history_s"] = s.history_s;
+  j["max_samples"] = s.history_max_samples;
+  j["bytes"] = s.history_bytes;
+  ordered_json samples = ordered_json::array();
+  for (const auto& sp : s.history) {
+    const HistorySample& h = *sp;
+    if (h.time_unix_ms <= since_unix_ms) continue;
+    ordered_json devs = ordered_json::array();
+    for (const HistoryDevice& d : h.devices) {
+      ordered_json frag = nullptr;
+      if (d.fragmentation)
+        frag = {{"free_bytes", d.fragmentation->free_bytes},
+                {"largest_free_bytes", d.fragmentation->largest_free},
+                {"ratio", d.fragmentation->ratio}};
+      devs.push_back({{"device", d.device},
+                      {"total_bytes", d.total_bytes ? ordered_json(d.total_bytes) : ordered_json(nullptr)},
+                      {"used_bytes", d.used_bytes},
+                      {"traced_live_bytes", d.traced_live_bytes},
+                      {"growth_bytes_per_s", d.growth_bytes_per_s},
+                      {"eta_s", d.eta_s ? ordered_json(*d.eta_s) : ordered_json(nullptr)},
+                      {"risk", d.risk ? ordered_json(to_string(*d.risk)) : ordered_json(nullptr)},
+                      {"fragmentation", std::move(frag)}});
+    }
+    ordered_json procs = ordered_json::array();
+    for (const HistoryProcess& p : h.processes)
+      procs.push_back({{"pid", p.pid},
+                       {"start_ns", p.start_ns},
+                       {"comm", p.comm},
+                       {"device", p.device},
+                       {"live_bytes", p.live_bytes}});
+    samples.push_back({{"time_unix_ms", h.time_unix_ms}, {"devices", std::move(devs)}, {"processes", std::move(procs)}});
+  }
+  j["samples"] = std::move(samples);
   return j;
 }
 

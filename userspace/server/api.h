@@ -37,6 +37,10 @@ nlohmann::ordered_json api_alerts(const State& state);
 // GET /api/v1/summary and each /api/v1/stream event: everything the page needs at once.
 nlohmann::ordered_json api_summary(const State& state, std::string_view version);
 
+// GET /api/v1/history: the kept samples, oldest first (schema in API.md). since_unix_ms:
+// only samples after that time (the page asks for what it lacks).
+nlohmann::ordered_json api_history(const State& state, uint64_t since_unix_ms = 0);
+
 // Compact JSON; invalid UTF-8 (a comm is any bytes the kernel holds) becomes U+FFFD instead
 // of throwing.
 std::string dump_json(const nlohmann::ordered_json& j);

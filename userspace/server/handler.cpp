@@ -30,7 +30,7 @@ std::string_view trim(std::string_view s) noexcept {
 
 constexpr std::string_view kProcessPrefix = "/api/v1/processes/";
 
-enum class Route { Page, Asset, Metrics, Healthz, Summary, Processes, Process, Devices, Stream, None };
+enum class Route { Page, Asset, Metrics, Healthz, Summary, Processes, Process, Devices, History, Stream, None };
 
 Route route(std::string_view path, const Asset** asset) {
   if (path == "/" || path == "/index.html") {
@@ -46,6 +46,7 @@ Route route(std::string_view path, const Asset** asset) {
   if (path == "/api/v1/summary") return Route::Summary;
   if (path == "/api/v1/processes") return Route::Processes;
   if (path == "/api/v1/devices") return Route::Devices;
+  if (path == "/api/v1/history") return Route::History;
   if (path == kStreamPath) return Route::Stream;
   if (path.starts_with(kProcessPrefix) && path.find('/', kProcessPrefix.size()) == std::string_view::npos)
     return Route::Process;
@@ -67,6 +68,23 @@ int hex_value(char c) noexcept {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
+}
+
+// The value of query parameter `key` ("since" in "/x?since=5&y"), undecoded; nullopt when absent.
+std::optional<std::string_view> query_param(std::string_view target, std::string_view key) {
+  const size_t q = target.find('?');
+  if (q == std::string_view::npos) return std::nullopt;
+  std::string_view query = target.substr(q + 1);
+  if (const size_t hash = query.find('#'); hash != std::string_view::npos) query = query.substr(0, hash);
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    const std::string_view param = query.substr(0, amp);
+    if (param.size() > key.size() && param.substr(0, key.size()) == key && param[key.size()] == '=')
+      return param.substr(key.size() + 1);
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return std::nullopt;
 }
 
 // RFC 6750 §2.3: the access_token query parameter, %XX-decoded ('+' is kept: tokens are
@@ -188,6 +206,16 @@ Response dispatch(const Request& req, const State& state, const HandlerConfig& c
     case Route::Summary: return json_response(api_summary(state, version));
     case Route::Processes: return json_response(api_processes(state));
     case Route::Devices: return json_response(api_devices(state));
+    case Route::History: {
+      uint64_t since = 0;
+      if (const auto text = query_param(req.target, "since")) {
+        const auto r = std::from_chars(text->data(), text->data() + text->size(), since);
+        if (r.ec != std::errc() || r.ptr != text->data() + text->size())
+          return error_response(400, "bad since '" + std::string(*text) +
+                                         "': expected a time in milliseconds since the Unix epoch (time_unix_ms)");
+      }
+      return json_response(api_history(state, since));
+    }
     case Route::Process: {
       const std::string_view text = path.substr(kProcessPrefix.size());
       const auto pid = parse_pid(text);

@@ -6,6 +6,7 @@
 #include <map>
 #include <utility>
 
+#include "../core/analysis.h"
 #include "../core/event.h"
 
 #ifndef FAKEGPU_TRACE_VERSION
@@ -360,6 +361,111 @@ void histogram(std::string& out, const CallStats& c) {
   sample(out, std::string(kName) + "_count", head, count);
 }
 
+// The analyses (core/analysis.h): forecasts and fragmentation per device, growth, risk and
+// aged allocations per running process (the max_processes with the most memory; exited
+// processes have none: their figures stopped at exit).
+void analysis_families(std::string& out, const Analysis& a, const Snapshot& snap, const std::vector<DeviceInfo>& devices,
+                       size_t max_processes) {
+  std::string labels;
+  const auto device_labels = [&](int32_t device) {
+    labels.clear();
+    labels += "device=\"";
+    device_value(labels, device);
+    labels += '"';
+    std::string_view uuid;
+    for (const DeviceInfo& i : devices)
+      if (i.ordinal == device) uuid = i.uuid;
+    label(labels, "uuid", uuid);
+    return std::string_view(labels);
+  };
+  const auto device_family = [&](std::string_view name, std::string_view help, auto value) {
+    bool any = false;
+    for (const DeviceAnalysis& d : a.devices) {
+      const std::optional<double> v = value(d);
+      if (!v) continue;
+      if (!any) family(out, name, "gauge", help);
+      any = true;
+      sample(out, name, device_labels(d.device), *v);
+    }
+  };
+  device_family("fakegpu_device_memory_growth_bytes_per_second",
+                "Growth of the memory in use on the device: least-squares slope over the --oom-window.",
+                [](const DeviceAnalysis& d) { return std::optional<double>(d.forecast.trend.rate_bps); });
+  device_family("fakegpu_device_oom_eta_seconds",
+                "Forecast time until the device is full at its growth rate (+Inf: not filling up, or not confident).",
+                [](const DeviceAnalysis& d) {
+                  if (d.forecast.capacity == 0) return std::optional<double>();
+                  return std::optional<double>(d.forecast.eta_s.value_or(INFINITY));
+                });
+  device_family("fakegpu_device_oom_risk",
+                "OOM risk of the device: 0 low, 1 medium, 2 high, 3 critical (from --oom-threshold and the forecast).",
+                [](const DeviceAnalysis& d) {
+                  return d.forecast.risk ? std::optional<double>(static_cast<double>(*d.forecast.risk))
+                                         : std::optional<double>();
+                });
+  device_family("fakegpu_device_oom_forecast_confidence",
+                "Confidence of the device's growth forecast, 0 to 1 (R² weighted by the number of samples).",
+                [](const DeviceAnalysis& d) { return std::optional<double>(d.forecast.trend.confidence); });
+  device_family("fakegpu_device_fragmentation_ratio",
+                "1 - largest free extent / free bytes of the device's most fragmented process address space.",
+                [](const DeviceAnalysis& d) {
+                  return d.fragmentation ? std::optional<double>(d.fragmentation->ratio) : std::optional<double>();
+                });
+  device_family("fakegpu_device_largest_free_extent_bytes",
+                "Largest free extent of the device's most fragmented process address space.",
+                [](const DeviceAnalysis& d) {
+                  return d.fragmentation ? std::optional<double>(static_cast<double>(d.fragmentation->largest_free))
+                                         : std::optional<double>();
+                });
+
+  // Running processes, the ones with the most memory first, one series each.
+  std::vector<std::pair<const ProcessView*, const ProcessAnalysis*>> procs;
+  for (const ProcessView& p : snap.processes) {
+    const ProcessAnalysis* pa = p.exited ? nullptr : a.process(p.pid, p.start_ns);
+    if (pa && !pa->exited) procs.emplace_back(&p, pa);
+  }
+  std::stable_sort(procs.begin(), procs.end(), [](const auto& x, const auto& y) {
+    return x.first->live_bytes != y.first->live_bytes ? x.first->live_bytes > y.first->live_bytes
+                                                      : x.first->pid < y.first->pid;
+  });
+  if (max_processes > 0 && procs.size() > max_processes) procs.resize(max_processes);
+  std::sort(procs.begin(), procs.end(), [](const auto& x, const auto& y) { return x.first->pid < y.first->pid; });
+  const auto process_family = [&](std::string_view name, std::string_view help, auto value) {
+    bool any = false;
+    for (const auto& [p, pa] : procs) {
+      const std::optional<double> v = value(*pa);
+      if (!v) continue;
+      if (!any) family(out, name, "gauge", help);
+      any = true;
+      labels.clear();
+      label(labels, "pid", std::to_string(p->pid), true);
+      label(labels, "comm", p->comm);
+      sample(out, name, labels, *v);
+    }
+  };
+  process_family("fakegpu_process_memory_growth_bytes_per_minute",
+                 "Growth of a running process's GPU memory: least-squares slope over the --oom-window.",
+                 [](const ProcessAnalysis& p) { return std::optional<double>(p.growth_bytes_per_min); });
+  process_family("fakegpu_process_memory_growing",
+                 "1 when a running process's GPU memory grows at --leak-rate or faster (confidently), else 0.",
+                 [](const ProcessAnalysis& p) { return std::optional<double>(p.growing ? 1.0 : 0.0); });
+  process_family("fakegpu_process_oom_risk", "OOM risk of a running process: 0 low, 1 medium, 2 high, 3 critical.",
+                 [](const ProcessAnalysis& p) {
+                   return p.risk ? std::optional<double>(static_cast<double>(*p.risk)) : std::optional<double>();
+                 });
+  process_family("fakegpu_process_aged_allocations",
+                 "--leak-age: allocations a running process holds that are at least that old.",
+                 [](const ProcessAnalysis& p) {
+                   return p.aged_listed ? std::optional<double>(static_cast<double>(p.aged_count))
+                                        : std::optional<double>();
+                 });
+  process_family("fakegpu_process_aged_bytes", "--leak-age: bytes of the allocations at least that old.",
+                 [](const ProcessAnalysis& p) {
+                   return p.aged_listed ? std::optional<double>(static_cast<double>(p.aged_bytes))
+                                        : std::optional<double>();
+                 });
+}
+
 }  // namespace
 
 // ---- the page -----------------------------------------------------------------------------
@@ -445,6 +551,8 @@ std::string render_metrics(const Snapshot& snap, const std::vector<DeviceInfo>& 
                   "High-water mark of the traced processes' memory on the device since tracing began.",
                   &DeviceUsage::peak_bytes);
   }
+
+  if (snap.analysis) analysis_families(out, *snap.analysis, snap, devices, opts.max_processes);
 
   // Per API function, all processes in the snapshot.
   if (!snap.calls.empty()) {

@@ -4,11 +4,13 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "../core/ledger.h"
+#include "history.h"
 
 namespace fgtrace::server {
 
@@ -33,6 +35,12 @@ struct State {
   uint64_t time_unix_ms = 0;        // wall clock of the refresh (ms since the Unix epoch)
   uint64_t sequence = 0;            // refresh count, 1 for the first publish; 0: nothing yet
   double interval_s = 1.0;          // the refresh period (the page's time axis)
+  // The server's history up to and including this refresh (oldest first, shared immutable
+  // samples), for /api/v1/history; empty when none is kept.
+  std::vector<std::shared_ptr<const HistorySample>> history;
+  double history_s = 0;             // --history: the span kept
+  size_t history_max_samples = 0;   // the ring's bound
+  size_t history_bytes = 0;         // what the kept samples occupy
 };
 
 }  // namespace fgtrace::server

@@ -1,5 +1,6 @@
-// fakegpu-trace dashboard: /api/v1/summary once, then one /api/v1/stream event per collector
-// refresh (Server-Sent Events). Schema: userspace/server/API.md.
+// fakegpu-trace dashboard: /api/v1/history (what the server kept from before the page was
+// opened), /api/v1/summary once, then one /api/v1/stream event per collector refresh
+// (Server-Sent Events). Schema: userspace/server/API.md.
 //
 // Bounded work whatever the load: history covers at most an hour and at most MAX_POINTS
 // samples (older ones are thinned), each device chart has at most TOP_PER_DEVICE process
@@ -7,7 +8,8 @@
 // with animation off, and rendering happens at most once per animation frame.
 //
 // For tests: window.fakegpuState holds the latest snapshot, the history and the chart series;
-// the table is <table id="processes"> with one <tr data-pid="…"> per process.
+// the table is <table id="processes"> with one <tr data-pid="…"> per process; each chart's
+// canvas carries data-series (what it shows now) and data-first-series (its first drawing).
 //
 // Transport: the event stream, or polling /api/v1/summary once per refresh interval. Headless
 // Chrome polls by default: snapshot tools (--dump-dom --virtual-time-budget) wait for every
@@ -23,7 +25,7 @@
 
   const state = {
     snapshot: null,       // the latest /api/v1/summary document
-    history: [],          // [{t, devices: {device: {key: bytes}}}], oldest first
+    history: [],          // [{t, devices: {device: {key: bytes}}, totals, frag: {device: ratio}, names}]
     series: {},           // device -> [{label, key, data: [{x, y}]}] as last drawn
     charts: {},           // device -> Chart
     detail: null,         // the last /api/v1/processes/{pid} document shown
@@ -130,6 +132,7 @@
 
   async function connect() {
     try {
+      await loadHistory();
       ingest(await getJson('/api/v1/summary'));
     } catch (e) {
       if (e instanceof Unauthorized) {
@@ -145,6 +148,34 @@
     // EventSource cannot send an Authorization header: with a token, read the stream with fetch.
     else if (!state.token && typeof EventSource === 'function') connectEventSource();
     else connectFetchStream();
+  }
+
+  // The server's history (monitor/attach --listen keep --history seconds of refreshes): the
+  // samples this page has not recorded itself, so a page opened late draws the past. A server
+  // without it (404) or an error leaves the history as it is.
+  async function loadHistory() {
+    const last = state.history.length ? state.history[state.history.length - 1].t : 0;
+    let doc;
+    try {
+      doc = await getJson('/api/v1/history' + (last ? '?since=' + last : ''));
+    } catch (e) {
+      if (e instanceof Unauthorized) throw e;
+      return;
+    }
+    for (const h of doc.samples || []) {
+      const sample = { t: h.time_unix_ms, devices: {}, totals: {}, frag: {}, names: {} };
+      for (const d of h.devices) {
+        sample.devices[d.device] = {};
+        sample.totals[d.device] = d.traced_live_bytes;
+        sample.frag[d.device] = d.fragmentation ? d.fragmentation.ratio : null;
+      }
+      for (const p of h.processes) {
+        const k = procKey(p);
+        (sample.devices[p.device] || (sample.devices[p.device] = {}))[k] = p.live_bytes;
+        sample.names[k] = p.pid + ' ' + p.comm;
+      }
+      pushSample(sample);
+    }
   }
 
   // One /api/v1/summary per refresh interval; the next request only once this one answered.
@@ -259,8 +290,13 @@
   function record(doc) {
     // totals: each device's sum, so a chart's "other" is the total less its top processes
     // (a subtraction per sample, not a pass over every process of every sample).
-    const sample = { t: doc.time_unix_ms || Date.now(), devices: {}, totals: {} };
-    for (const d of doc.devices) sample.devices[d.device] = {};
+    const sample = { t: doc.time_unix_ms || Date.now(), devices: {}, totals: {}, frag: {}, names: {} };
+    const h0 = state.history;
+    if (h0.length && h0[h0.length - 1].t >= sample.t) return;  // the server's history has it already
+    for (const d of doc.devices) {
+      sample.devices[d.device] = {};
+      sample.frag[d.device] = d.fragmentation ? d.fragmentation.ratio : null;
+    }
     for (const p of doc.processes) {
       for (const d of p.devices) {
         if (!d.live_bytes) continue;
@@ -268,6 +304,10 @@
         sample.totals[d.device] = (sample.totals[d.device] || 0) + d.live_bytes;
       }
     }
+    pushSample(sample);
+  }
+
+  function pushSample(sample) {
     const h = state.history;
     h.push(sample);
     while (h.length && h[0].t < sample.t - HISTORY_MS) h.shift();
@@ -318,13 +358,19 @@
     let card = document.querySelector('#devices .device[data-device="' + d.device + '"]');
     if (card) return card;
     card = el('div', { class: 'device', 'data-device': d.device });
-    card.append(el('h3'), el('div', { class: 'usage' }));
+    card.append(el('h3'), el('div', { class: 'usage' }), el('div', { class: 'forecast' }));
     const meter = el('div', { class: 'meter' });
     meter.appendChild(el('div', { class: 'fill' }));
     card.appendChild(meter);
     const box = el('div', { class: 'chart-box' });
     box.appendChild(el('canvas', { id: 'device-chart-' + deviceLabel(d.device) }));
     card.appendChild(box);
+    if (d.device >= 0) {
+      // Fragmentation over time: 1 - largest free extent / free bytes (API.md).
+      const fbox = el('div', { class: 'chart-box small frag' });
+      fbox.appendChild(el('canvas', { id: 'frag-chart-' + deviceLabel(d.device) }));
+      card.appendChild(fbox);
+    }
     // GPUs in order, host memory last.
     const cards = [...document.querySelectorAll('#devices .device')];
     const after = cards.find((c) => {
@@ -350,6 +396,8 @@
       if (d.total_bytes) usage = bytes(d.used_bytes) + ' of ' + bytes(d.total_bytes) + ' in use (' +
         (d.used_ratio * 100).toFixed(1) + '%) · ' + usage;
       card.querySelector('.usage').textContent = usage;
+      card.querySelector('.forecast').textContent = forecastText(d);
+      card.dataset.risk = (d.forecast && d.forecast.risk) || '';
       card.querySelector('.meter .fill').style.width =
         (d.total_bytes ? Math.min(100, d.used_ratio * 100) : 0).toFixed(1) + '%';
     }
@@ -366,26 +414,43 @@
     }
     for (const card of document.querySelectorAll('#devices .device')) {
       if (!seen.has(card.dataset.device)) {
-        const chart = state.charts[card.dataset.device];
-        if (chart) { chart.destroy(); delete state.charts[card.dataset.device]; }
+        for (const key of [card.dataset.device, 'frag-' + card.dataset.device]) {
+          const chart = state.charts[key];
+          if (chart) { chart.destroy(); delete state.charts[key]; }
+        }
         card.remove();
       }
     }
   }
 
-  // Stacked areas: the TOP_PER_DEVICE processes with the most memory on the device now (or,
-  // when none holds any, over the history), the rest summed as "other".
+  // "OOM risk high · +1.0 MiB/s · full in 45 s (confidence 0.82) · fragmentation 0.12,
+  // largest free 1.2 GiB".
+  function forecastText(d) {
+    const f = d.forecast;
+    if (!f) return '';
+    const rate = f.growth_bytes_per_s;
+    let t = 'OOM risk ' + (f.risk || 'unknown') + ' · ' + (rate >= 0 ? '+' : '−') + bytes(Math.round(Math.abs(rate))) +
+      '/s · full in ' + (f.eta_s === null ? '–' : seconds(f.eta_s)) + ' (confidence ' + f.confidence.toFixed(2) + ')';
+    if (d.fragmentation) t += ' · fragmentation ' + d.fragmentation.ratio.toFixed(2) + ', largest free ' +
+      bytes(d.fragmentation.largest_free_bytes) + ' of ' + bytes(d.fragmentation.free_bytes);
+    return t;
+  }
+  function seconds(v) {
+    if (v < 60) return v.toFixed(0) + ' s';
+    if (v < 3600) return (v / 60).toFixed(1) + ' min';
+    if (v < 86400) return (v / 3600).toFixed(1) + ' h';
+    return (v / 86400).toFixed(1) + ' d';
+  }
+
+  // Stacked areas: the TOP_PER_DEVICE processes with the most memory on the device over the
+  // history (a process that has exited keeps its area in the past), the rest as "other".
   function deviceSeries(device, s) {
     const names = {};
+    for (const sample of state.history) Object.assign(names, sample.names || {});
     for (const p of s.processes) names[procKey(p)] = p.pid + ' ' + p.comm;
     const now = {};
-    const last = state.history[state.history.length - 1];
-    const current = (last && last.devices[device]) || {};
-    for (const [k, v] of Object.entries(current)) now[k] = v;
-    if (!Object.keys(now).length) {
-      for (const sample of state.history)
-        for (const [k, v] of Object.entries(sample.devices[device] || {})) now[k] = Math.max(now[k] || 0, v);
-    }
+    for (const sample of state.history)
+      for (const [k, v] of Object.entries(sample.devices[device] || {})) now[k] = Math.max(now[k] || 0, v);
     const top = Object.keys(now).sort((a, b) => now[b] - now[a]).slice(0, TOP_PER_DEVICE);
     const series = top.map((k) => ({ key: k, label: names[k] || k.split(':')[0], data: [] }));
     const other = { key: 'other', label: 'other', data: [] };
@@ -441,13 +506,49 @@
     return options;
   }
 
+  function seriesSummary(series) {
+    return JSON.stringify(series.map((ser) => ({
+      label: ser.label, last: ser.data.length ? ser.data[ser.data.length - 1].y : 0,
+      max: ser.data.reduce((m, p) => Math.max(m, p.y), 0), points: ser.data.length })));
+  }
+
+  // The device's fragmentation ratio over the history (a gap where it was not measured).
+  function drawFragChart(d) {
+    const canvas = document.getElementById('frag-chart-' + deviceLabel(d.device));
+    if (!canvas) return;
+    const series = [{ key: 'frag-' + d.device, label: 'fragmentation', data: state.history.map((h) => ({
+      x: h.t, y: h.frag && h.frag[d.device] !== undefined ? h.frag[d.device] : null })) }];
+    state.series['frag-' + d.device] = series;
+    canvas.dataset.series = seriesSummary(series.map((ser) => ({ ...ser, data: ser.data.filter((p) => p.y !== null) })));
+    if (!canvas.dataset.firstSeries) canvas.dataset.firstSeries = canvas.dataset.series;
+    if (!hasCharts()) return;
+    const datasets = [{ label: 'fragmentation (1 − largest free / free)', data: series[0].data, fill: false,
+      spanGaps: false, borderColor: 'hsla(30, 80%, 45%, 1)' }];
+    const key = 'frag-' + d.device;
+    let chart = state.charts[key];
+    if (!chart) {
+      const options = chartOptions();
+      options.scales.y = { stacked: false, min: 0, max: 1, ticks: { maxTicksLimit: 3 } };
+      options.plugins.tooltip.callbacks.label = (it) => it.dataset.label + ': ' + it.parsed.y.toFixed(3);
+      chart = state.charts[key] = new window.Chart(canvas, { type: 'line', data: { datasets }, options });
+    } else {
+      chart.data.datasets[0].data = datasets[0].data;
+      timeAxis(chart.options.scales.x);
+      chart.update('none');
+    }
+  }
+
   function drawDeviceChart(d, s) {
     const series = deviceSeries(d.device, s);
     state.series[d.device] = series;
     const canvas = document.getElementById('device-chart-' + deviceLabel(d.device));
-    // What the chart shows now, for tests that read the page's DOM: each area and its latest value.
-    if (canvas) canvas.dataset.series = JSON.stringify(series.map((ser) => ({
-      label: ser.label, last: ser.data.length ? ser.data[ser.data.length - 1].y : 0 })));
+    // What the chart shows now, for tests that read the page's DOM: each area, its latest and
+    // largest value and its points; the first drawing is kept too (the page's first paint).
+    if (canvas) {
+      canvas.dataset.series = seriesSummary(series);
+      if (!canvas.dataset.firstSeries) canvas.dataset.firstSeries = canvas.dataset.series;
+    }
+    if (d.device >= 0) drawFragChart(d);
     if (!hasCharts()) return;
     const datasets = series.map((ser) => ({
       label: ser.label, data: ser.data, fill: true, stack: 'memory',
@@ -475,8 +576,9 @@
 
   // ---- process table ------------------------------------------------------------------------
 
-  const COLUMNS = ['pid', 'comm', 'device', 'live', 'peak', 'leaked', 'calls', 'failures'];
-  const NUMERIC = new Set(['pid', 'live', 'peak', 'leaked', 'calls', 'failures']);
+  const COLUMNS = ['pid', 'comm', 'device', 'live', 'peak', 'leaked', 'growth', 'risk', 'aged', 'calls', 'failures'];
+  const NUMERIC = new Set(['pid', 'live', 'peak', 'leaked', 'growth', 'aged', 'calls', 'failures']);
+  const RISKS = ['low', 'medium', 'high', 'critical'];
   const rows = new Map();  // procKey -> tr
 
   function procDevices(p) {
@@ -486,6 +588,10 @@
   function sortValue(p, key) {
     if (key === 'device') return procDevices(p);
     if (key === 'comm') return p.comm;
+    const a = p.analysis;
+    if (key === 'growth') return a ? a.growth_bytes_per_min : 0;
+    if (key === 'risk') return a && a.risk ? RISKS.indexOf(a.risk) : -1;
+    if (key === 'aged') return a && a.aged ? a.aged.bytes : -1;
     return p[key];
   }
 
@@ -523,6 +629,14 @@
       cell(tr, 'live', p.state === 'exited' ? 'exited' : bytes(p.live_bytes), p.live_bytes + ' bytes');
       cell(tr, 'peak', bytes(p.peak_bytes), p.peak_bytes + ' bytes');
       cell(tr, 'leaked', p.state === 'exited' ? bytes(p.leaked_bytes) : '–', p.leaked_bytes + ' bytes');
+      const a = p.analysis;
+      const g = a ? a.growth_bytes_per_min : 0;
+      tr.classList.toggle('growing', !!(a && a.growing));
+      cell(tr, 'growth', a && p.state !== 'exited' ? (g >= 0 ? '+' : '−') + bytes(Math.round(Math.abs(g))) + '/min' : '–',
+        a ? 'least-squares over the window, confidence ' + a.growth_confidence.toFixed(2) : '');
+      cell(tr, 'risk', a && a.risk && p.state !== 'exited' ? a.risk : '–', a && a.worst_risk ? 'worst so far: ' + a.worst_risk : '');
+      cell(tr, 'aged', a && a.aged && p.state !== 'exited' ? a.aged.count + ' · ' + bytes(a.aged.bytes) : '–',
+        'outstanding allocations at least --leak-age old');
       cell(tr, 'calls', String(p.api_calls));
       cell(tr, 'failures', String(p.api_errors), p.failed_calls + ' failed allocation/free calls');
       // Move only rows that are out of place: the DOM is left alone when the order holds.
