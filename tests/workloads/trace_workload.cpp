@@ -37,11 +37,12 @@
 //       transparent huge page (a 2 MiB-aligned anonymous region with MADV_HUGEPAGE), so the
 //       collector's page walk reads it through a 2 MiB page-table entry. Prints "pid N: huge
 //       page: yes" (or "no" where the kernel gave none), then "pid N: huge done".
-//   trace_workload grow STEPS MIB PERIOD_MS
+//   trace_workload grow STEPS MIB PERIOD_MS [hold]
 //       device 0: STEPS x cudaMalloc MIB MiB, one every PERIOD_MS ms (absolute deadlines, so
 //       the pace does not drift), all held. Prints "pid N: grown STEPS x MIB MiB, first T0
 //       last T1" (CLOCK_MONOTONIC ns of the first and the last allocation: the rate the
-//       program really had is (STEPS - 1) * MIB MiB / (T1 - T0)), frees everything, exits 0.
+//       program really had is (STEPS - 1) * MIB MiB / (T1 - T0)); with `hold` waits for stdin
+//       to close; frees everything, exits 0.
 //   trace_workload aged
 //       device 0: cudaMalloc 1 MiB and 2 MiB, prints "pid N: first batch", waits for one line
 //       on stdin; cudaMalloc 3 MiB and 4 MiB, prints "pid N: second batch", waits for stdin
@@ -308,7 +309,7 @@ uint64_t now_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-void grow(long steps, size_t mib, long period_ms) {
+void grow(long steps, size_t mib, long period_ms, bool hold) {
   ok(cudaSetDevice(0), "cudaSetDevice(0)");
   std::vector<void*> held(static_cast<size_t>(steps), nullptr);
   uint64_t first = 0, last = 0;
@@ -327,6 +328,7 @@ void grow(long steps, size_t mib, long period_ms) {
   std::printf("pid %d: grown %ld x %zu MiB, first %llu last %llu\n", static_cast<int>(::getpid()), steps, mib,
               static_cast<unsigned long long>(first), static_cast<unsigned long long>(last));
   std::fflush(stdout);
+  if (hold) wait_for_eof();
   for (void* p : held) ok(cudaFree(p), "cudaFree (grow)");
 }
 
@@ -389,11 +391,13 @@ int main(int argc, char** argv) {
   if (mode == "churn" && argc > 3) return churn(std::atol(argv[2]), std::strtoull(argv[3], nullptr, 10)), 0;
   if (mode == "huge" && argc > 2) return huge(std::atol(argv[2])), 0;
   if (mode == "grow" && argc > 4)
-    return grow(std::atol(argv[2]), std::strtoull(argv[3], nullptr, 10), std::atol(argv[4])), 0;
+    return grow(std::atol(argv[2]), std::strtoull(argv[3], nullptr, 10), std::atol(argv[4]),
+                argc > 5 && std::string(argv[5]) == "hold"),
+           0;
   if (mode == "aged") return aged(), 0;
   if (mode == "frag") return frag(), 0;
   std::fprintf(stderr,
                "usage: trace_workload mixed [hold] [EXIT] | threads | ctx | async | primary | all | "
-               "spawn DEV MIB PROGRAM [ARGS...] | churn PAIRS KIB | huge PAIRS | grow STEPS MIB PERIOD_MS | aged | frag\n");
+               "spawn DEV MIB PROGRAM [ARGS...] | churn PAIRS KIB | huge PAIRS | grow STEPS MIB PERIOD_MS [hold] | aged | frag\n");
   return 2;
 }

@@ -463,12 +463,19 @@ class Session {
     const auto capacity = [](const BackendDevice& d) { return DeviceCapacity{d.ordinal, d.total, d.used}; };
     // run traces one command (and its descendants): its devices are those of its own ledger,
     // whatever other ledgers on the host number alike. monitor and attach: the host's.
-    if (opts_.mode == TraceOptions::Mode::Run && !devices_by_pid_.empty()) {
+    // Once its processes have exited their devices stay those (with nothing in use), not the
+    // host's.
+    if (opts_.mode == TraceOptions::Mode::Run) {
       std::set<int32_t> seen;
       for (const auto& [pid, devs] : devices_by_pid_)
         for (const BackendDevice& d : devs)
-          if (seen.insert(d.ordinal).second) in.devices.push_back(capacity(d));
-    } else {
+          if (seen.insert(d.ordinal).second) run_devices_[d.ordinal] = capacity(d);
+      for (auto& [ordinal, c] : run_devices_) {
+        if (!seen.count(ordinal)) c.used = 0;
+        in.devices.push_back(c);
+      }
+    }
+    if (in.devices.empty()) {
       for (const BackendDevice& d : devices_) in.devices.push_back(capacity(d));
     }
     for (const auto& [pid, devs] : devices_by_pid_)
@@ -634,6 +641,7 @@ class Session {
   server::History history_;           // with --listen: the last --history seconds of refreshes
   std::vector<BackendDevice> devices_;                        // read_devices(): host-wide
   std::map<int, std::vector<BackendDevice>> devices_by_pid_;  // and per traced process
+  std::map<int32_t, DeviceCapacity> run_devices_;             // run: the command's devices, as last read
   std::map<uint32_t, std::map<int32_t, uint64_t>> arenas_;    // pid -> device -> arena start
   std::map<uint32_t, std::set<int32_t>> arenas_checked_;      // devices /proc/PID/maps was read for
   std::map<std::pair<uint32_t, uint32_t>, std::vector<std::string>> stack_frames_;  // (pid, stack id)
