@@ -10,6 +10,9 @@ backend's USDT probes, through entry/return probes, and by bpftrace counting the
   3. attach: time from starting `fakegpu-trace attach` to its "ready" line (probes live)
   4. the dashboard's snapshot stream: collector CPU with and without a /api/v1/stream reader
   5. --stacks: a whole `run` of many alloc+free pairs with and without it
+  6. the memory analyses (OOM forecast, --leak-age, growth, fragmentation, the server's
+     history): collector CPU at 200,000 events/s with and without them, taking turns, and
+     the history's memory
 """
 import json
 import os
@@ -314,6 +317,53 @@ def stacks_cost(env, pairs=200_000, runs=5):
           f"{(with_ - without) / pairs * 1e9 / 2:.0f} ns more per traced call)")
 
 
+def analyses_cost(env, seconds=10, rounds=3, holders=16):
+    """The analyses' CPU at 200,000 events/s (100,000 alloc+free pairs a second): the same
+    `monitor --listen -i 1` with the analyses on (--leak-age, so every refresh also walks each
+    process's outstanding allocations for ages and fragmentation) and with --no-analyses, taking
+    turns; `holders` processes hold memory on the devices meanwhile."""
+    import re
+    import urllib.request
+    print(f"\n== analyses: collector CPU at 200,000 events/s for {seconds} s, with and without them, taking turns, "
+          f"median of {rounds} (target: adds <= 5 %)")
+    held = [subprocess.Popen([os.path.join(BIN, "workload"), "alloc", str(i % 8), "64", "hold"], env=env,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for i in range(holders)]
+    for h in held:
+        h.stdout.readline()  # holding
+    trace = os.path.join(BIN, "fakegpu-trace")
+    hz = os.sysconf("SC_CLK_TCK")
+    cpu = {"with": [], "without": []}
+    history = None
+    try:
+        for _ in range(rounds):
+            for way, extra in (("with", ["--leak-age", "1"]), ("without", ["--no-analyses"])):
+                lines = []
+                p = start_and_wait([trace, "monitor", "-q", "-i", "1", "--listen", "127.0.0.1:0", *extra], env,
+                                   lambda l: lines.append(l) or "ready:" in l)
+                url = next(m.group(1) for m in (re.search(r"serving (http://\S+?/) ", l) for l in lines) if m)
+                t0, c0 = time.monotonic(), cpu_ticks(p.pid)
+                subprocess.run([os.path.join(BIN, "bench_trace_workload"), str(100_000 * seconds), "100000"], env=env,
+                               check=True, capture_output=True)
+                cpu[way].append((cpu_ticks(p.pid) - c0) / hz / (time.monotonic() - t0) * 100)
+                if way == "with":
+                    with urllib.request.urlopen(url + "api/v1/summary", timeout=30) as r:
+                        history = json.load(r)["history"]
+                stop(p)
+    finally:
+        for h in held:
+            h.stdin.close()
+            h.wait()
+    w, wo = statistics.median(cpu["with"]), statistics.median(cpu["without"])
+    print(f"collector with the analyses: {w:.2f} % of one core; without (--no-analyses): {wo:.2f} % "
+          f"(adds {w - wo:+.2f} points, {(w - wo) / wo * 100 if wo else 0:+.1f} %); runs: "
+          f"with {', '.join(f'{x:.1f}' for x in cpu['with'])}, without {', '.join(f'{x:.1f}' for x in cpu['without'])}")
+    if history:
+        per = history["bytes"] / max(history["samples"], 1)
+        print(f"history: {history['samples']} samples, {history['bytes'] / 1024:.1f} KiB "
+              f"({per:.0f} B per sample; bounded at {history['max_samples']} samples = --history "
+              f"{history['history_s']:.0f} s at -i 1: at most {per * history['max_samples'] / 1024:.0f} KiB at this load)")
+
+
 def main():
     if os.geteuid() != 0:
         print("SKIPPED: the collector benchmarks need root (sudo scripts/bench.sh)")
@@ -326,6 +376,7 @@ def main():
         attach_ready(env)
         stream_overhead(env)
         stacks_cost(env)
+        analyses_cost(env)
     return 0
 
 

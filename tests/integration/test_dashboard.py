@@ -264,6 +264,45 @@ class Browser(Served):
         print(f"note: screenshot saved as {shot}", flush=True)
 
 
+    def test_a_page_opened_after_the_workload_ran_draws_its_past_on_first_paint(self):
+        """History on the server: the workload holds, exits, and only then is the page opened;
+        its first drawing already has the workload's areas from /api/v1/history."""
+        if not CHROMIUM:
+            self.skipTest("chromium is not installed (Debian chromium; scripts/deps.sh installs it)")
+        self.held()  # published, so in the history
+        self.work.close_stdin()
+        self.assertEqual(self.work.wait(), 0)
+
+        def exited():
+            status, _, body = self.get(f"/api/v1/processes/{self.pid}")
+            return status == 200 and json.loads(body)["state"] == "exited"
+        self.until("the workload's exit in the books", exited)
+        status, _, body = self.get("/api/v1/history")
+        self.assertEqual(status, 200)
+        h = json.loads(body)
+        self.assertEqual((h["interval_s"], h["history_s"], h["max_samples"]), (0.2, 3600, 18001))
+        self.assertLessEqual(len(h["samples"]), h["max_samples"])
+        held = {(p["device"], p["live_bytes"]) for s in h["samples"] for p in s["processes"] if p["pid"] == self.pid}
+        self.assertEqual(held, {(1, 5 * MiB), (5, 5 * MiB)})
+        profile = tempfile.mkdtemp(dir=self.box.dir)
+        dom = subprocess.run([CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                              f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom", self.base + "/"],
+                             capture_output=True, text=True, timeout=120).stdout
+        first = {m.group(1): json.loads(m.group(2).replace("&quot;", '"')) for m in
+                 re.finditer(r'<canvas[^>]*id="device-chart-(\d+)"[^>]*data-first-series="([^"]*)"', dom)}
+        label = f"{self.pid} trace_workload"
+        for device in ("1", "5"):
+            self.assertIn(device, first, dom[:3000])
+            mine = [a for a in first[device] if a["label"] == label]
+            self.assertEqual([a["max"] for a in mine], [5 * MiB], first[device])
+            self.assertGreaterEqual(mine[0]["points"], 2, mine)  # the past, not just this refresh
+        # Fragmentation over time, per GPU, drawn from the same history.
+        frag = {m.group(1): json.loads(m.group(2).replace("&quot;", '"')) for m in
+                re.finditer(r'<canvas[^>]*id="frag-chart-(\d+)"[^>]*data-first-series="([^"]*)"', dom)}
+        self.assertIn("1", frag, dom[:3000])
+        self.assertGreaterEqual(frag["1"][0]["points"], 1, frag["1"])
+
+
 class ListenArguments(fgtest.TestCase):
     def test_bad_listen_options_exit_2_before_tracing(self):
         empty = self.box.path("empty-token")
@@ -288,7 +327,7 @@ class Fleet(fgtest.TestCase):
         p = subprocess.run([PROMTOOL, "check", "rules", os.path.join(DEPLOY, "fakegpu-rules.yml")],
                            capture_output=True, text=True, timeout=TIMEOUT)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertIn("SUCCESS: 7 rules found", p.stdout)
+        self.assertIn("SUCCESS: 10 rules found", p.stdout)
         conf = self.box.path("prometheus.yml")
         token = self.box.path("token")
         with open(token, "w") as f:
@@ -348,6 +387,9 @@ class PrometheusServer(Served):
                                    ("-1", "host"): 1 * MiB})
             ratio = self.until("the recording rule", lambda: query("fakegpu:device_memory_used:ratio"), timeout=60)
             self.assertTrue(all(0 <= float(r["value"][1]) <= 1 for r in ratio), ratio)
+            # The OOM forecast's risk per device, the series the FakeGPUDeviceOOMRisk alert reads.
+            risk = self.until("the OOM risk series", lambda: query("fakegpu_device_oom_risk"), timeout=60)
+            self.assertTrue(all(float(r["value"][1]) in (0, 1, 2, 3) for r in risk), risk)
         finally:
             prom.popen.send_signal(signal.SIGTERM)
             prom.wait()

@@ -332,4 +332,13 @@ TEST_CASE("History: a bounded ring, its memory counted, served as /api/v1/histor
   CHECK(json::parse(r.body)["samples"].size() == 2);  // 11000 and 12000
   req.target = "/api/v1/history?since=yesterday";
   CHECK(server::handle(req, st).status == 400);
+  req.target = "/api/v1/history?points=0";
+  CHECK(server::handle(req, st).status == 400);
+  // At most 2 of the 5, every third counted back from the newest: 12000 and 9000.
+  req.target = "/api/v1/history?points=2";
+  const json thin = json::parse(server::handle(req, st).body);
+  CHECK(thin["stride"] == 3);
+  REQUIRE(thin["samples"].size() == 2);
+  CHECK(thin["samples"][0]["time_unix_ms"] == 9000);
+  CHECK(thin["samples"][1]["time_unix_ms"] == 12000);
 }

@@ -366,16 +366,22 @@ ordered_json api_summary(const State& s, std::string_view version) {
   return j;
 }
 
-ordered_json api_history(const State& s, uint64_t since_unix_ms) {
+ordered_json api_history(const State& s, uint64_t since_unix_ms, size_t max_points) {
   ordered_json j = envelope(s);
   j["interval_s"] = s.interval_s;
   j["history_s"] = s.history_s;
   j["max_samples"] = s.history_max_samples;
   j["bytes"] = s.history_bytes;
+  // The samples asked for, then every stride-th counted back from the newest.
+  size_t first = 0;
+  while (first < s.history.size() && s.history[first]->time_unix_ms <= since_unix_ms) ++first;
+  const size_t n = s.history.size() - first;
+  const size_t stride = max_points > 0 && n > max_points ? (n + max_points - 1) / max_points : 1;
+  j["stride"] = stride;
   ordered_json samples = ordered_json::array();
-  for (const auto& sp : s.history) {
-    const HistorySample& h = *sp;
-    if (h.time_unix_ms <= since_unix_ms) continue;
+  for (size_t i = first; i < s.history.size(); ++i) {
+    if ((s.history.size() - 1 - i) % stride != 0) continue;
+    const HistorySample& h = *s.history[i];
     ordered_json devs = ordered_json::array();
     for (const HistoryDevice& d : h.devices) {
       ordered_json frag = nullptr;
@@ -396,7 +402,7 @@ ordered_json api_history(const State& s, uint64_t since_unix_ms) {
     for (const HistoryProcess& p : h.processes)
       procs.push_back({{"pid", p.pid},
                        {"start_ns", p.start_ns},
-                       {"comm", p.comm},
+                       {"comm", p.name()},
                        {"device", p.device},
                        {"live_bytes", p.live_bytes}});
     samples.push_back({{"time_unix_ms", h.time_unix_ms}, {"devices", std::move(devs)}, {"processes", std::move(procs)}});

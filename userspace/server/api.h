@@ -38,8 +38,9 @@ nlohmann::ordered_json api_alerts(const State& state);
 nlohmann::ordered_json api_summary(const State& state, std::string_view version);
 
 // GET /api/v1/history: the kept samples, oldest first (schema in API.md). since_unix_ms:
-// only samples after that time (the page asks for what it lacks).
-nlohmann::ordered_json api_history(const State& state, uint64_t since_unix_ms = 0);
+// only samples after that time (the page asks for what it lacks). max_points > 0: at most
+// that many, evenly spread over the span asked for, the newest always included.
+nlohmann::ordered_json api_history(const State& state, uint64_t since_unix_ms = 0, size_t max_points = 0);
 
 // Compact JSON; invalid UTF-8 (a comm is any bytes the kernel holds) becomes U+FFFD instead
 // of throwing.

@@ -87,6 +87,11 @@ std::optional<std::string_view> query_param(std::string_view target, std::string
   return std::nullopt;
 }
 
+bool parse_u64(std::string_view text, uint64_t& out) {
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), out);
+  return r.ec == std::errc() && r.ptr == text.data() + text.size() && !text.empty();
+}
+
 // RFC 6750 §2.3: the access_token query parameter, %XX-decoded ('+' is kept: tokens are
 // often base64).
 std::optional<std::string> query_token(std::string_view target) {
@@ -207,14 +212,13 @@ Response dispatch(const Request& req, const State& state, const HandlerConfig& c
     case Route::Processes: return json_response(api_processes(state));
     case Route::Devices: return json_response(api_devices(state));
     case Route::History: {
-      uint64_t since = 0;
-      if (const auto text = query_param(req.target, "since")) {
-        const auto r = std::from_chars(text->data(), text->data() + text->size(), since);
-        if (r.ec != std::errc() || r.ptr != text->data() + text->size())
-          return error_response(400, "bad since '" + std::string(*text) +
-                                         "': expected a time in milliseconds since the Unix epoch (time_unix_ms)");
-      }
-      return json_response(api_history(state, since));
+      uint64_t since = 0, points = 0;
+      if (const auto text = query_param(req.target, "since"); text && !parse_u64(*text, since))
+        return error_response(400, "bad since '" + std::string(*text) +
+                                       "': expected a time in milliseconds since the Unix epoch (time_unix_ms)");
+      if (const auto text = query_param(req.target, "points"); text && (!parse_u64(*text, points) || points == 0))
+        return error_response(400, "bad points '" + std::string(*text) + "': expected how many samples at most, 1 or more");
+      return json_response(api_history(state, since, static_cast<size_t>(points)));
     }
     case Route::Process: {
       const std::string_view text = path.substr(kProcessPrefix.size());

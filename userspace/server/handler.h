@@ -9,7 +9,8 @@
 //   GET /api/v1/processes
 //   GET /api/v1/processes/{pid}
 //   GET /api/v1/devices
-//   GET /api/v1/history        the server's bounded history (?since=UNIX_MS: newer samples only)
+//   GET /api/v1/history        the server's bounded history (?since=UNIX_MS: newer samples only;
+//                              ?points=N: at most N, evenly spread, the newest included)
 //   GET /api/v1/stream         Server-Sent Events: Response::stream tells the server to keep
 //                              the connection and send one event per publish
 //

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 
 #include "state.h"
@@ -11,12 +12,11 @@ namespace fgtrace::server {
 size_t HistorySample::memory_bytes() const noexcept {
   // The object, its vectors' storage, comms longer than the small-string buffer, and the
   // shared_ptr control block that make_shared puts beside it.
-  size_t n = sizeof(HistorySample) + 2 * sizeof(void*) + devices.capacity() * sizeof(HistoryDevice) +
-             processes.capacity() * sizeof(HistoryProcess);
-  for (const HistoryProcess& p : processes)
-    if (p.comm.capacity() > 15) n += p.comm.capacity() + 1;
-  return n;
+  return sizeof(HistorySample) + 2 * sizeof(void*) + devices.capacity() * sizeof(HistoryDevice) +
+         processes.capacity() * sizeof(HistoryProcess);
 }
+
+std::string_view HistoryProcess::name() const noexcept { return {comm, strnlen(comm, sizeof comm)}; }
 
 HistorySample history_sample(const State& s) {
   HistorySample h;
@@ -51,7 +51,15 @@ HistorySample history_sample(const State& s) {
   std::map<int32_t, std::vector<HistoryProcess>> by_device;
   for (const ProcessView& p : snap.processes)
     for (const DeviceUsage& d : p.devices)
-      if (d.device >= 0 && d.live_bytes > 0) by_device[d.device].push_back({p.pid, p.start_ns, d.device, d.live_bytes, p.comm});
+      if (d.device >= 0 && d.live_bytes > 0) {
+        HistoryProcess hp;
+        hp.start_ns = p.start_ns;
+        hp.live_bytes = d.live_bytes;
+        hp.pid = p.pid;
+        hp.device = d.device;
+        p.comm.copy(hp.comm, sizeof hp.comm - 1);  // longer names (a path run was given) are cut
+        by_device[d.device].push_back(hp);
+      }
   for (auto& [dev, procs] : by_device) {
     const auto bigger = [](const HistoryProcess& a, const HistoryProcess& b) {
       return a.live_bytes != b.live_bytes ? a.live_bytes > b.live_bytes : a.pid < b.pid;

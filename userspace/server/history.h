@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "../core/analysis.h"
@@ -22,8 +23,8 @@ namespace fgtrace::server {
 
 struct State;
 
-// Processes with their own series per device in a sample (the page draws 8 and "other").
-inline constexpr size_t kHistoryProcessesPerDevice = 16;
+// Processes with their own series per device in a sample (the page draws as many and "other").
+inline constexpr size_t kHistoryProcessesPerDevice = 8;
 
 struct HistoryDevice {
   int32_t device = 0;
@@ -37,11 +38,13 @@ struct HistoryDevice {
 };
 
 struct HistoryProcess {
-  uint32_t pid = 0;
   uint64_t start_ns = 0;
-  int32_t device = 0;
   uint64_t live_bytes = 0;
-  std::string comm;
+  uint32_t pid = 0;
+  int32_t device = 0;
+  char comm[16] = {};  // the kernel's comm length: 15 characters and a NUL, no heap
+
+  std::string_view name() const noexcept;
 };
 
 struct HistorySample {

@@ -157,7 +157,7 @@
     const last = state.history.length ? state.history[state.history.length - 1].t : 0;
     let doc;
     try {
-      doc = await getJson('/api/v1/history' + (last ? '?since=' + last : ''));
+      doc = await getJson('/api/v1/history?points=' + MAX_POINTS + (last ? '&since=' + last : ''));
     } catch (e) {
       if (e instanceof Unauthorized) throw e;
       return;
@@ -529,6 +529,7 @@
     if (!chart) {
       const options = chartOptions();
       options.scales.y = { stacked: false, min: 0, max: 1, ticks: { maxTicksLimit: 3 } };
+      options.plugins.legend = { display: false };  // the card's text says what it is
       options.plugins.tooltip.callbacks.label = (it) => it.dataset.label + ': ' + it.parsed.y.toFixed(3);
       chart = state.charts[key] = new window.Chart(canvas, { type: 'line', data: { datasets }, options });
     } else {
