@@ -197,6 +197,10 @@ std::string analysis_table(const Snapshot& s, const Analysis& a) {
                     cell("FRAG", 5, false) + cell("LARGEST FREE", 12, false) + "\n";
   for (const DeviceAnalysis& d : a.devices) {
     const Forecast& f = d.forecast;
+    // GPUs nobody uses and no traced process touches: nothing to forecast (JSON lists them).
+    const bool traced = std::any_of(s.devices.begin(), s.devices.end(),
+                                    [&](const DeviceUsage& u) { return u.device == d.device && u.peak_bytes > 0; });
+    if (f.used == 0 && !traced && f.trend.rate_bps == 0) continue;
     out += right(device_label(d.device), 4) + cell(f.usage_pct ? fixed(*f.usage_pct, 1) + "%" : "-", 6, false) +
            cell(rate_text(f.trend.rate_bps), 13, false) + cell(eta_text(f.eta_s), 9, false) + "  " +
            left(f.risk ? to_string(*f.risk) : "-", 8) + cell(fixed(f.trend.confidence, 2), 4, false) +
