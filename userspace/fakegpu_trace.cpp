@@ -124,13 +124,17 @@ struct Common {
   bool no_analyses = false;
   void add(CLI::App* app, bool with_output) {
     app->add_option("--oom-threshold", oom_threshold,
-                    "OOM risk: usage percentage (0-100] at which a device is at high risk (default 85)");
+                    "OOM risk: usage percentage (0-100] at which a device is at high risk (default 85)")
+        ->type_name("PCT");
     app->add_option("--oom-window", oom_window,
-                    "OOM forecast and growth: fit the last SEC seconds of refreshes (default 60)");
+                    "OOM forecast and growth: fit the last SEC seconds of refreshes (default 60)")
+        ->type_name("SEC");
     app->add_option("--leak-age", leak_age,
-                    "list outstanding allocations at least SEC seconds old, per process (by stack with --stacks)");
+                    "list outstanding allocations at least SEC seconds old, per process (by stack with --stacks)")
+        ->type_name("SEC");
     app->add_option("--leak-rate", leak_rate,
-                    "flag processes whose GPU memory grows at least SIZE per minute (e.g. 10MiB/min; default 10MiB)");
+                    "flag processes whose GPU memory grows at least SIZE per minute (e.g. 10MiB/min; default 10MiB)")
+        ->type_name("SIZE");
     app->add_flag("--no-analyses", no_analyses, "books only: no forecast, leak-age, growth or fragmentation");
     app->add_option("--lib", libs, "also trace this CUDA library (libcudart, libcuda or the fake backend)")
         ->check(CLI::ExistingFile);
@@ -144,7 +148,8 @@ struct Common {
       app->add_option("--auth-token-file", token_file, "require 'Authorization: Bearer TOKEN' (TOKEN: the file's first line)")
           ->check(CLI::ExistingFile);
       app->add_option("--history", history,
-                      "with --listen: keep SEC seconds of refreshes for /api/v1/history and the page (default 3600)");
+                      "with --listen: keep SEC seconds of refreshes for /api/v1/history and the page (default 3600)")
+          ->type_name("SEC");
       app->add_option("--max-processes", max_processes,
                       "/metrics: processes with their own series (by usage), the rest summed as pid=\"other\"; 0: all");
     } else {
@@ -261,7 +266,8 @@ int main(int argc, char** argv) {
   run->add_flag("--fail-on-leak", fail_on_leak, "fail (exit 4) if a process exits holding GPU memory");
   run->add_option("--fail-on-oom-risk", fail_on_oom_risk,
                   "fail (exit 6) if a device's or process's OOM risk reaches LEVEL (low, medium, high, critical) "
-                  "at any refresh");
+                  "at any refresh")
+      ->type_name("LEVEL");
   run->add_option("--summary", summary, "also write the JSON summary to FILE");
   run_opts.add(run, false);
   run->add_option("command", command, "the command and its arguments (after --)")->required();
