@@ -282,8 +282,13 @@ class Browser(Served):
         h = json.loads(body)
         self.assertEqual((h["interval_s"], h["history_s"], h["max_samples"]), (0.2, 3600, 18001))
         self.assertLessEqual(len(h["samples"]), h["max_samples"])
-        held = {(p["device"], p["live_bytes"]) for s in h["samples"] for p in s["processes"] if p["pid"] == self.pid}
-        self.assertEqual(held, {(1, 5 * MiB), (5, 5 * MiB)})
+        # Its most on each device (a refresh may also have caught it between two allocations).
+        most = {}
+        for sample in h["samples"]:
+            for p in sample["processes"]:
+                if p["pid"] == self.pid:
+                    most[p["device"]] = max(most.get(p["device"], 0), p["live_bytes"])
+        self.assertEqual(most, {1: 5 * MiB, 5: 5 * MiB})
         profile = tempfile.mkdtemp(dir=self.box.dir)
         dom = subprocess.run([CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
                               f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom", self.base + "/"],
