@@ -245,6 +245,31 @@ def attach_ready(env):
     print(f"attach ready: median {statistics.median(samples):.0f} ms (min {min(samples):.0f}, max {max(samples):.0f})")
 
 
+def hold(env, n, mib):
+    """n processes (bin/workload alloc) each holding `mib` MiB on devices 0..7 in turn, once
+    all of them say they hold it."""
+    held = [subprocess.Popen([os.path.join(BIN, "workload"), "alloc", str(i % 8), str(mib), "hold"], env=env,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for i in range(n)]
+    for h in held:
+        h.stdout.readline()  # holding
+    return held
+
+
+def release(held):
+    for h in held:
+        h.stdin.close()
+        h.wait()
+
+
+def serve(env, *extra):
+    """`monitor -q -i 1 --listen` on a free loopback port: (process, "http://ADDRESS/")."""
+    import re
+    lines = []
+    p = start_and_wait([os.path.join(BIN, "fakegpu-trace"), "monitor", "-q", "-i", "1", "--listen", "127.0.0.1:0",
+                        *extra], env, lambda l: lines.append(l) or "ready:" in l)
+    return p, next(m.group(1) for m in (re.search(r"serving (http://\S+?/) ", l) for l in lines) if m)
+
+
 def cpu_ticks(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -254,20 +279,12 @@ def cpu_ticks(pid):
 def stream_overhead(env, procs=100, seconds=10):
     """The dashboard's snapshot stream: collector CPU with and without a reader of
     /api/v1/stream (what the page keeps open), at a 1 s refresh with `procs` processes."""
-    import re
     import threading
     import urllib.request
     print(f"\n== dashboard stream: collector CPU at -i 1 with {procs} processes, {seconds} s without and "
           f"{seconds} s with a /api/v1/stream reader (target: adds <= 5 % of one core)")
-    holders = [subprocess.Popen([os.path.join(BIN, "workload"), "alloc", str(i % 8), "1", "hold"], env=env,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for i in range(procs)]
-    for h in holders:
-        h.stdout.readline()  # holding
-    trace = os.path.join(BIN, "fakegpu-trace")
-    lines = []
-    p = start_and_wait([trace, "monitor", "-q", "-i", "1", "--listen", "127.0.0.1:0"], env,
-                       lambda l: lines.append(l) or "ready:" in l)
-    url = next(m.group(1) for m in (re.search(r"serving (http://\S+?/) ", l) for l in lines) if m)
+    holders = hold(env, procs, 1)
+    p, url = serve(env)
     hz = os.sysconf("SC_CLK_TCK")
 
     def measure():
@@ -292,9 +309,7 @@ def stream_overhead(env, procs=100, seconds=10):
     streamed = measure()
     stop_reader.set()
     stop(p)
-    for h in holders:
-        h.stdin.close()
-        h.wait()
+    release(holders)
     print(f"collector without a reader: {quiet:.2f} % of one core; with one: {streamed:.2f} % "
           f"(adds {streamed - quiet:+.2f} points; {got['frames']} frames, {got['bytes'] / max(got['frames'], 1) / 1024:.0f} KiB each)")
 
@@ -322,25 +337,17 @@ def analyses_cost(env, seconds=10, rounds=3, holders=16):
     `monitor --listen -i 1` with the analyses on (--leak-age, so every refresh also walks each
     process's outstanding allocations for ages and fragmentation) and with --no-analyses, taking
     turns; `holders` processes hold memory on the devices meanwhile."""
-    import re
     import urllib.request
     print(f"\n== analyses: collector CPU at 200,000 events/s for {seconds} s, with and without them, taking turns, "
           f"median of {rounds} (target: adds <= 5 %)")
-    held = [subprocess.Popen([os.path.join(BIN, "workload"), "alloc", str(i % 8), "64", "hold"], env=env,
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for i in range(holders)]
-    for h in held:
-        h.stdout.readline()  # holding
-    trace = os.path.join(BIN, "fakegpu-trace")
+    held = hold(env, holders, 64)
     hz = os.sysconf("SC_CLK_TCK")
     cpu = {"with": [], "without": []}
     history = None
     try:
         for _ in range(rounds):
             for way, extra in (("with", ["--leak-age", "1"]), ("without", ["--no-analyses"])):
-                lines = []
-                p = start_and_wait([trace, "monitor", "-q", "-i", "1", "--listen", "127.0.0.1:0", *extra], env,
-                                   lambda l: lines.append(l) or "ready:" in l)
-                url = next(m.group(1) for m in (re.search(r"serving (http://\S+?/) ", l) for l in lines) if m)
+                p, url = serve(env, *extra)
                 t0, c0 = time.monotonic(), cpu_ticks(p.pid)
                 subprocess.run([os.path.join(BIN, "bench_trace_workload"), str(100_000 * seconds), "100000"], env=env,
                                check=True, capture_output=True)
@@ -350,9 +357,7 @@ def analyses_cost(env, seconds=10, rounds=3, holders=16):
                         history = json.load(r)["history"]
                 stop(p)
     finally:
-        for h in held:
-            h.stdin.close()
-            h.wait()
+        release(held)
     w, wo = statistics.median(cpu["with"]), statistics.median(cpu["without"])
     print(f"collector with the analyses: {w:.2f} % of one core; without (--no-analyses): {wo:.2f} % "
           f"(adds {w - wo:+.2f} points, {(w - wo) / wo * 100 if wo else 0:+.1f} %); runs: "

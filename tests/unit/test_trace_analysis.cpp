@@ -219,6 +219,19 @@ TEST_CASE("Analyzer: aged allocations are exactly those at least --leak-age old"
   CHECK(pj["aged"]["allocations"][2]["ptr"] == "0x3000");
   CHECK(render_table(snap, {}).find("3 allocs, 6.0 MiB") != std::string::npos);
 
+  // A refresh later with the same books: what crossed the boundary joins (kept, not re-walked).
+  snap.analysis = an.update(l, snap, 12 * kSec + 1, {});
+  const ProcessAnalysis* later = snap.analysis->process(100, 0);
+  CHECK(later->aged_count == 4);
+  CHECK(later->aged_bytes == 10 * MiB);
+  CHECK(later->aged.back().ptr == 0x4000);
+  // The books change (a free): rebuilt from the ledger.
+  l.apply(at(ev(EventType::Free, 100, 0, MemKind::Device, 0x2000, 0), 12 * kSec + 2));
+  snap = l.snapshot(true);
+  snap.analysis = an.update(l, snap, 12 * kSec + 3, {});
+  CHECK(snap.analysis->process(100, 0)->aged_count == 3);
+  CHECK(snap.analysis->process(100, 0)->aged_bytes == 8 * MiB);
+
   // Without --leak-age: no listing at all.
   Analyzer none(AnalysisOptions{});
   snap.analysis = none.update(l, snap, 12 * kSec, {});

@@ -156,6 +156,34 @@ void raise(std::optional<RiskLevel>& worst, std::optional<RiskLevel> r) {
 
 }  // namespace
 
+void Analyzer::rebuild(Held& h, const AllocationLedger& ledger, const ProcessView& p, uint64_t version,
+                       const std::map<int32_t, std::pair<uint64_t, uint64_t>>& arenas) {
+  h = Held{};
+  h.built = true;
+  h.version = version;
+  std::vector<OutstandingAllocation> all;
+  all.reserve(p.outstanding_count);
+  h.by_age.reserve(p.outstanding_count);
+  std::map<int32_t, std::vector<Extent>> extents;
+  ledger.for_each_outstanding(p.pid, [&](const OutstandingAllocation& o) {
+    all.push_back(o);
+    h.by_age.push_back({o.ts_ns, o.size, o.stack_id.value_or(0), o.stack_id.has_value()});
+    if (o.kind == MemKind::Device && arenas.count(o.device)) extents[o.device].push_back({o.ptr, o.ptr + o.size});
+  });
+  // The compact records sorted whole (the age boundary walks them); the whole records only
+  // as far as the listing needs (the kOutstandingListed oldest, ties by pointer).
+  std::sort(h.by_age.begin(), h.by_age.end(), [](const Held::Aging& x, const Held::Aging& y) { return x.ts_ns < y.ts_ns; });
+  const auto older = [](const OutstandingAllocation& x, const OutstandingAllocation& y) {
+    return x.ts_ns != y.ts_ns ? x.ts_ns < y.ts_ns : x.ptr < y.ptr;
+  };
+  const size_t keep = std::min(all.size(), kOutstandingListed);
+  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep), all.end(), older);
+  all.resize(keep);
+  h.oldest = std::move(all);
+  for (const auto& [dev, key] : arenas)
+    h.fragmentation[dev] = {key, fragmentation(key.first, key.second, std::move(extents[dev]))};
+}
+
 std::shared_ptr<const Analysis> Analyzer::update(const AllocationLedger& ledger, const Snapshot& snap, uint64_t now,
                                                  const AnalysisInputs& in) {
   auto out = std::make_shared<Analysis>();
@@ -164,8 +192,8 @@ std::shared_ptr<const Analysis> Analyzer::update(const AllocationLedger& ledger,
   a.options = options_;
   const uint64_t window = static_cast<uint64_t>(options_.window_s * 1e9);
   const double t = options_.oom_threshold_pct;
-  const std::optional<uint64_t> age =
-      options_.leak_age_s ? std::optional<uint64_t>(static_cast<uint64_t>(*options_.leak_age_s * 1e9)) : std::nullopt;
+  const bool listing = options_.leak_age_s.has_value();  // --leak-age
+  const uint64_t age = listing ? static_cast<uint64_t>(*options_.leak_age_s * 1e9) : 0;
 
   // Devices: the device-wide bytes in use (the backend's figure when it knows the device, the
   // traced books otherwise), against its capacity.
@@ -222,40 +250,46 @@ std::shared_ptr<const Analysis> Analyzer::update(const AllocationLedger& ledger,
       raise(pa.risk, pd.forecast.risk);
       pa.devices.push_back(std::move(pd));
     }
-    // One pass over what it holds: the aged allocations and each arena's live extents.
-    std::map<int32_t, std::vector<Extent>> extents;
-    std::unordered_map<uint32_t, StackUsage> stacks;
-    pa.aged_listed = age.has_value();
-    pa.aged_as_of_ns = now;
-    ledger.for_each_outstanding(p.pid, [&](const OutstandingAllocation& o) {
-      if (o.kind == MemKind::Device && o.device >= 0) extents[o.device].push_back({o.ptr, o.ptr + o.size});
-      if (!age || o.ts_ns > now || now - o.ts_ns < *age) return;
-      pa.aged_count += 1;
-      pa.aged_bytes += o.size;
-      pa.aged.push_back(o);
-      if (o.stack_id) {
-        StackUsage& su = stacks[*o.stack_id];
-        su.stack_id = *o.stack_id;
-        su.bytes += o.size;
-        su.allocs += 1;
-      }
-    });
-    auto older = [](const OutstandingAllocation& x, const OutstandingAllocation& y) {
-      return x.ts_ns != y.ts_ns ? x.ts_ns < y.ts_ns : x.ptr < y.ptr;
-    };
-    if (pa.aged.size() > kOutstandingListed) {
-      std::nth_element(pa.aged.begin(), pa.aged.begin() + kOutstandingListed, pa.aged.end(), older);
-      pa.aged.resize(kOutstandingListed);
+    // What it holds: rebuilt only when its books changed (or an arena or capacity did).
+    std::map<int32_t, std::pair<uint64_t, uint64_t>> arenas;  // device -> (arena start, capacity)
+    for (const ProcessDeviceAnalysis& pd : pa.devices)
+      if (const auto it = in.arenas.find({p.pid, pd.device}); it != in.arenas.end() && pd.forecast.capacity != 0)
+        arenas[pd.device] = {it->second, pd.forecast.capacity};
+    const uint64_t version = p.allocs + p.frees + p.implicit_frees + p.leaked_allocs;
+    bool same_arenas = st.held.fragmentation.size() == arenas.size();
+    for (const auto& [dev, key] : arenas) {
+      const auto it = st.held.fragmentation.find(dev);
+      same_arenas = same_arenas && it != st.held.fragmentation.end() && it->second.first == key;
     }
-    std::sort(pa.aged.begin(), pa.aged.end(), older);
-    for (const auto& [id, su] : stacks) pa.aged_stacks.push_back(su);
-    std::sort(pa.aged_stacks.begin(), pa.aged_stacks.end(), [](const StackUsage& x, const StackUsage& y) {
-      return x.bytes != y.bytes ? x.bytes > y.bytes : x.stack_id < y.stack_id;
-    });
+    if (!st.held.built || st.held.version != version || !same_arenas) rebuild(st.held, ledger, p, version, arenas);
+    Held& h = st.held;
+    pa.aged_listed = listing;
+    pa.aged_as_of_ns = now;
+    if (listing) {
+      // The boundary only moves forward while the books stay the same: add what crossed it.
+      while (h.aged_end < h.by_age.size() && h.by_age[h.aged_end].ts_ns <= now &&
+             now - h.by_age[h.aged_end].ts_ns >= age) {
+        const Held::Aging& g = h.by_age[h.aged_end++];
+        h.aged_bytes += g.size;
+        if (g.has_stack) {
+          StackUsage& su = h.aged_stacks[g.stack_id];
+          su.stack_id = g.stack_id;
+          su.bytes += g.size;
+          su.allocs += 1;
+        }
+      }
+      pa.aged_count = h.aged_end;
+      pa.aged_bytes = h.aged_bytes;
+      pa.aged.assign(h.oldest.begin(), h.oldest.begin() + static_cast<std::ptrdiff_t>(std::min(h.aged_end, h.oldest.size())));
+      for (const auto& [id, su] : h.aged_stacks) pa.aged_stacks.push_back(su);
+      std::sort(pa.aged_stacks.begin(), pa.aged_stacks.end(), [](const StackUsage& x, const StackUsage& y) {
+        return x.bytes != y.bytes ? x.bytes > y.bytes : x.stack_id < y.stack_id;
+      });
+    }
     for (ProcessDeviceAnalysis& pd : pa.devices) {
-      const auto arena = in.arenas.find({p.pid, pd.device});
-      if (arena == in.arenas.end() || pd.forecast.capacity == 0) continue;
-      pd.fragmentation = fragmentation(arena->second, pd.forecast.capacity, std::move(extents[pd.device]));
+      const auto f = h.fragmentation.find(pd.device);
+      if (f == h.fragmentation.end()) continue;
+      pd.fragmentation = f->second.second;
       for (DeviceAnalysis& d : a.devices) {
         if (d.device != pd.device) continue;
         d.address_spaces += 1;

@@ -43,6 +43,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -210,11 +211,35 @@ class Analyzer {
   const AnalysisOptions& options() const noexcept { return options_; }
 
  private:
+  // What a process holds, kept between refreshes while its books do not change (a process
+  // holding memory steadily costs a refresh nothing but the advance of the age boundary).
+  struct Held {
+    struct Aging {
+      uint64_t ts_ns = 0;
+      uint64_t size = 0;
+      uint32_t stack_id = 0;
+      bool has_stack = false;
+    };
+    bool built = false;
+    uint64_t version = 0;                        // the books' change count it was built at
+    std::vector<Aging> by_age;                   // every held allocation, oldest first
+    std::vector<OutstandingAllocation> oldest;   // the first kOutstandingListed, whole
+    size_t aged_end = 0;                         // by_age[0, aged_end) are old enough
+    uint64_t aged_bytes = 0;
+    std::unordered_map<uint32_t, StackUsage> aged_stacks;
+    // device -> (arena start, capacity) it was measured with, and the result
+    std::map<int32_t, std::pair<std::pair<uint64_t, uint64_t>, Fragmentation>> fragmentation;
+  };
   struct ProcState {
     TrendSeries gpu;
     std::map<int32_t, TrendSeries> devices;
     ProcessAnalysis last;  // the last analysis while it ran
+    Held held;
   };
+
+  // Rebuilds `held` from the ledger: one walk over the process's allocations.
+  void rebuild(Held& held, const AllocationLedger& ledger, const ProcessView& p, uint64_t version,
+               const std::map<int32_t, std::pair<uint64_t, uint64_t>>& arenas);
 
   AnalysisOptions options_;
   std::map<int32_t, TrendSeries> device_series_;

@@ -508,6 +508,16 @@ ordered_json fragmentation_json(const std::optional<Fragmentation>& f) {
           {"ratio", f->ratio}};
 }
 
+ordered_json outstanding_allocation_json(const OutstandingAllocation& a) {
+  return {{"ptr", hex(a.ptr)},
+          {"size", a.size},
+          {"device", a.device},
+          {"kind", to_string(a.kind)},
+          {"api", to_string(a.api)},
+          {"ts_ns", a.ts_ns},
+          {"stack_id", a.stack_id ? ordered_json(*a.stack_id) : ordered_json(nullptr)}};
+}
+
 ordered_json process_analysis_json(const ProcessAnalysis& p) {
   ordered_json devs = ordered_json::array();
   for (const ProcessDeviceAnalysis& d : p.devices)
@@ -530,14 +540,7 @@ ordered_json process_analysis_json(const ProcessAnalysis& p) {
     return j;
   }
   ordered_json allocs = ordered_json::array();
-  for (const OutstandingAllocation& a : p.aged)
-    allocs.push_back({{"ptr", hex(a.ptr)},
-                      {"size", a.size},
-                      {"device", a.device},
-                      {"kind", to_string(a.kind)},
-                      {"api", to_string(a.api)},
-                      {"ts_ns", a.ts_ns},
-                      {"stack_id", a.stack_id ? ordered_json(*a.stack_id) : ordered_json(nullptr)}});
+  for (const OutstandingAllocation& a : p.aged) allocs.push_back(outstanding_allocation_json(a));
   ordered_json stacks = ordered_json::array();
   for (const StackUsage& st : p.aged_stacks)
     stacks.push_back({{"stack_id", st.stack_id}, {"bytes", st.bytes}, {"allocs", st.allocs}});

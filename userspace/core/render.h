@@ -57,6 +57,8 @@ nlohmann::ordered_json copies_json(const std::array<CopyStats, kCopyDirections>&
 nlohmann::ordered_json forecast_json(const Forecast& f);
 nlohmann::ordered_json fragmentation_json(const std::optional<Fragmentation>& f);  // null when none
 nlohmann::ordered_json process_analysis_json(const ProcessAnalysis& p);
+// One held allocation: ptr (hex text), size, device, kind, api, ts_ns, stack_id (null: none).
+nlohmann::ordered_json outstanding_allocation_json(const OutstandingAllocation& a);
 nlohmann::ordered_json analysis_json(const Analysis& a);
 // "+1.5 MiB/s", "-512 B/s", "0 B/s"; "45 s", "12.5 min", "3.2 h", "-" for none.
 std::string rate_text(double bytes_per_s, const char* per = "s");

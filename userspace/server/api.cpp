@@ -215,17 +215,7 @@ std::optional<ordered_json> api_process(const State& s, uint32_t pid) {
   j["copies"] = copies_json(p.copies);
   j["outstanding_count"] = p.outstanding_count;
   ordered_json allocs = ordered_json::array();
-  for (const OutstandingAllocation& a : p.outstanding_allocations) {
-    char ptr[24];
-    std::snprintf(ptr, sizeof ptr, "0x%llx", static_cast<unsigned long long>(a.ptr));
-    allocs.push_back({{"ptr", ptr},
-                      {"size", a.size},
-                      {"device", a.device},
-                      {"kind", to_string(a.kind)},
-                      {"api", to_string(a.api)},
-                      {"ts_ns", a.ts_ns},
-                      {"stack_id", a.stack_id ? ordered_json(*a.stack_id) : ordered_json(nullptr)}});
-  }
+  for (const OutstandingAllocation& a : p.outstanding_allocations) allocs.push_back(outstanding_allocation_json(a));
   j["outstanding_allocations"] = std::move(allocs);
   j["outstanding_stacks"] = stacks_array(s, p.pid, p.outstanding_stacks);
   j["leaked_stacks"] = stacks_array(s, p.pid, p.leaked_stacks);

@@ -3,6 +3,10 @@
 // series (max_processes = 0). Goal: <= 20 ms. Prints the median of the runs and the page size.
 // Then the server's history for that machine: the memory of a full ring (--history 3600 at
 // -i 1), the time to take one sample and to render /api/v1/history as the page asks for it.
+// Then the analyses' cost per refresh (Analyzer::update: fits, forecasts, --leak-age and
+// fragmentation, which walk every outstanding allocation) for that many processes holding
+// 262,144 allocations between them (--max-allocs' default): the collector's CPU for them is
+// that time once per refresh, whatever the event rate.
 //
 //   build/bin/bench_metrics [processes] [devices] [runs]
 //   build/bin/bench_metrics --serve [processes] [devices]
@@ -16,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "../core/analysis.h"
 #include "api.h"
 #include "history.h"
 #include "metrics.h"
@@ -111,6 +116,47 @@ void history_figures(const Snapshot& snap, const std::vector<DeviceInfo>& infos)
               kHistoryProcessesPerDevice, per_sample, render, body.size() / 1024);
 }
 
+// Analyzer::update on a ledger of `processes` processes holding `allocs` allocations in all,
+// spread over the devices, with --leak-age and every process's arena known.
+void analysis_figures(size_t processes, int devices, size_t allocs, int runs) {
+  AllocationLedger ledger;
+  AnalysisInputs in;
+  const size_t per = std::max<size_t>(1, allocs / processes);
+  for (size_t i = 0; i < processes; ++i) {
+    const uint32_t pid = static_cast<uint32_t>(10000 + i);
+    ledger.track_process(pid, "worker", 1, 0, false);
+    for (int d = 0; d < devices; ++d) in.arenas[{pid, d}] = (0x7f00ull << 32) + (static_cast<uint64_t>(d) << 36);
+    for (size_t k = 0; k < per; ++k) {
+      Event e;
+      e.type = EventType::Alloc;
+      e.pid = e.tid = pid;
+      e.device = static_cast<int32_t>(k % static_cast<size_t>(devices));
+      e.kind = MemKind::Device;
+      e.size = 1 << 20;
+      e.ptr = in.arenas[{pid, e.device}] + (k / static_cast<size_t>(devices)) * (2 << 20);
+      e.ts_ns = 1'000'000'000ull + k;
+      ledger.apply(e);
+    }
+  }
+  for (int d = 0; d < devices; ++d) in.devices.push_back({d, 80ull << 30, 40ull << 30});
+  AnalysisOptions o;
+  o.leak_age_s = 1;
+  Analyzer an(o);
+  const Snapshot snap = ledger.snapshot(true);
+  std::vector<double> ms;
+  for (int r = 0; r < runs; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto a = an.update(ledger, snap, 10'000'000'000ull + static_cast<uint64_t>(r) * 1'000'000'000ull, in);
+    ms.push_back(ms_since(t0));
+  }
+  const double first = ms.front();  // every allocation walked (books changed)
+  std::sort(ms.begin(), ms.end());
+  std::printf("analyses: %zu processes x %d devices holding %zu allocations: %.2f ms per refresh while the books "
+              "stay (median of %d; %.2f %% of one core at -i 1, at any event rate), %.2f ms when every process's "
+              "books changed (all allocations walked)\n",
+              processes, devices, per * processes, ms[ms.size() / 2], runs, ms[ms.size() / 2] / 10.0, first);
+}
+
 }  // namespace
 
 // The page benchmark's server: the synthetic state, published once.
@@ -170,6 +216,7 @@ int main(int argc, char** argv) {
   std::sort(ms.begin(), ms.end());
   const double median = ms[ms.size() / 2];
   history_figures(snap, infos);
+  analysis_figures(processes, devices, 262144, 15);
   std::printf("render_metrics: %zu processes x %d devices: median %.2f ms (min %.2f, max %.2f, %d runs); "
               "page %zu bytes, %zu lines (goal: <= 20 ms)\n",
               processes, devices, median, ms.front(), ms.back(), runs, page, lines);
