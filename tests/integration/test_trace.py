@@ -903,20 +903,102 @@ class Stacks(TraceCase):
         self.assertEqual(mon.wait(), 0, mon.describe())
 
 
-# ---- 9b. a forked child that calls the API without exec ------------------------------------------
-class ForkedChild(TraceCase):
-    def test_forked_child_calling_the_api_survives_optimized_probes(self):
-        # The kernel rewrites a probed 5-byte NOP into a call to a trampoline page that fork
-        # does not copy (6.18): without the backend's fork guard (common/fork_guard.cpp) the
-        # child's first API call died with SIGSEGV (wait status 11).
-        rc, s, p = self.trace_run(cmd=[fgtest.PYTHON, fgtest.PROBE, fgtest.libdir(), "malloc:0:%d" % MiB,
-                                       "meminfo:0", "meminfo:0", "forkleak:1:%d" % (2 * MiB)])
-        self.assertEqual(rc, 0, p.describe())
-        steps = [json.loads(line) for line in p.stdout.splitlines() if line.startswith('{"step"')]
-        fork = [st for st in steps if st["step"] == "forkleak"]
-        self.assertEqual([(f["status"]) for f in fork], [0], p.describe())
-        parent = [q for q in s["processes"] if q["pid"] != fork[0]["child"]]
-        self.assertEqual([(q["allocs"], q["leaked_bytes"]) for q in parent], [(1, MiB)], json.dumps(s["processes"]))
+# ---- 9b. programs that fork (without exec) while traced ------------------------------------------
+# trace_workload forks N: N children before the parent's first call, the parent's 4 MiB on
+# device 0, N children more; every 4th child execs (comm "exe": it runs /proc/self/exe). Each
+# child: 2 MiB on device 1 allocated and freed, then 1 MiB held at exit (a leak).
+FORK_CHILD = [dev(1, 2 * MiB, 2, 1, leaked=MiB, leaked_allocs=1)]
+FORK_PARENT = [dev(0, 4 * MiB, 1, 1)]
+
+
+class ForkedChildren(TraceCase):
+    """The kernel (6.18) optimizes a probed 5-byte NOP into a call to a trampoline page that
+    fork does not copy: the backend's fork guard (common/fork_guard.cpp) re-arms those sites
+    in the child, which then runs and is traced like any process."""
+    MODES = (("usdt", []), ("uprobe", ["--uprobes-only"]))
+    N = 100
+
+    @staticmethod
+    def devices(q):
+        """The summary's per-device books, or the same figures from the monitor's per-kind books."""
+        if "devices" in q:
+            return q["devices"]
+        return [dev(b["device"], b["peak_bytes"], b["allocs"], b["frees"], leaked=b["leaked_bytes"],
+                    leaked_allocs=b["leaked_allocs"], live=b["live_bytes"], failed=b["failed_calls"])
+                for b in q["books"]]
+
+    def assert_family(self, processes, parent, n, where):
+        children = [q for q in processes if q["ppid"] == parent]
+        described = json.dumps([{k: q.get(k) for k in ("pid", "ppid", "comm", "state", "devices", "books")}
+                                for q in processes])
+        self.assertEqual(len(children), 2 * n, where + described)
+        for q in children:
+            self.assertEqual((q["state"], self.devices(q)), ("exited", FORK_CHILD), where + json.dumps(q))
+        self.assertEqual(sorted(q["comm"] for q in children), sorted(["trace_workload"] * (3 * n // 2) + ["exe"] * (n // 2)))
+
+    def test_hundreds_of_forked_children_run_and_have_their_own_books_under_run(self):
+        for mode, options in self.MODES:
+            with self.subTest(mode=mode):
+                rc, s, p = self.trace_run(*options, cmd=[trace_workload(), "forks", self.N])
+                self.assertEqual(rc, 0, p.describe())
+                parent = int(re.search(r"^pid (\d+): forks done$", p.stdout, re.M).group(1))
+                self.assertFalse(s["drops"]["events_lost"], s["drops"])
+                self.assertEqual(s["drops"]["ledger"]["exits_without_event"], 0, s["drops"])
+                self.assertEqual(len(s["processes"]), 2 * self.N + 1, p.describe())
+                self.assert_books(self.process(s, parent), FORK_PARENT)
+                self.assert_family(s["processes"], parent, self.N, mode)
+
+    def monitor(self, options):
+        mon = self.start([tracer(), "monitor", *options, "-j", "-i", "3600"], stdin=subprocess.DEVNULL)
+        mon.err.until(lambda line: "ready:" in line, "the monitor's ready line")
+        return mon
+
+    def final_line(self, mon):
+        """The monitor's last JSON line, written when SIGTERM stops it."""
+        os.kill(mon.pid, signal.SIGTERM)
+        self.assertEqual(mon.wait(), 0, mon.describe())
+        lines = [j for j in map(json_line, mon.out.seen) if j is not None]
+        self.assertTrue(lines, mon.describe())
+        return lines[-1]
+
+    def test_hundreds_of_forked_children_under_monitor(self):
+        for mode, options in self.MODES:
+            with self.subTest(mode=mode):
+                mon = self.monitor(options)
+                w = subprocess.run([trace_workload(), "forks", str(self.N)], env=self.env(), cwd=self.box.dir,
+                                   stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT)
+                self.assertEqual(w.returncode, 0, w.stderr)
+                parent = int(re.search(r"^pid (\d+): forks done$", w.stdout, re.M).group(1))
+                last = self.final_line(mon)
+                mine = [q for q in last["processes"] if q["pid"] == parent or q["ppid"] == parent]
+                self.assertEqual(self.devices(self.process({"processes": mine}, parent)), FORK_PARENT)
+                self.assert_family(mine, parent, self.N, mode)
+
+    def gated(self):
+        w = self.start([trace_workload(), "forks", 10, "gate"])
+        w.out.until(pid_line("children waiting"), "the workload's children waiting")
+        return w, int(w.out.seen[-1].split()[1].rstrip(":"))
+
+    def test_children_forked_before_tracing_starts_are_traced_from_their_first_call(self):
+        for mode, options in self.MODES:
+            with self.subTest(mode=mode):
+                w, parent = self.gated()  # the parent's 4 MiB is allocated before the monitor starts
+                mon = self.monitor(options)
+                w.close_stdin()
+                self.assertEqual(w.wait(), 0, w.describe())
+                last = self.final_line(mon)
+                self.assert_family([q for q in last["processes"] if q["ppid"] == parent], parent, 10, mode)
+
+    def test_children_keep_working_when_tracing_stops_while_they_wait(self):
+        for mode, options in self.MODES:
+            with self.subTest(mode=mode):
+                mon = self.monitor(options)
+                w, _ = self.gated()  # the parent's call went through probes; its children are forked
+                os.kill(mon.pid, signal.SIGTERM)
+                self.assertEqual(mon.wait(), 0, mon.describe())
+                w.close_stdin()  # the children call the API now, with no tracer left
+                self.assertEqual(w.wait(), 0, w.describe())
+                self.assertIn("forks done", w.out.text())
 
 
 # ---- 10. a ring buffer too small -----------------------------------------------------------------

@@ -380,6 +380,21 @@ class Session {
   // Kernel counters into the ledger; libraries newly mapped; exited processes' kernel
   // books dropped once their last figures are in.
   void refresh(uint64_t now) {
+    // A process whose exit record was lost (ring buffer full) is gone all the same. One that
+    // left /proc since the last drain committed its last records before it left (its exit
+    // tracepoint runs first): drain once more, then what is still running in the books has
+    // exited without its record.
+    std::vector<uint32_t> gone;
+    for (uint32_t pid : ledger_.running_pids())
+      if (!process_alive(static_cast<int>(pid))) gone.push_back(pid);
+    if (!gone.empty())
+      while (collector_.poll(0, sink_) > 0) {
+      }
+    for (uint32_t pid : gone)
+      if (ledger_.running(pid)) {
+        ledger_.process_exited(pid, now);
+        exited_.push_back(pid);  // forgotten once its last kernel figures are in (below)
+      }
     const auto funcs = traced_functions();
     for (const CallCount& c : collector_.calls()) {
       CallStats s;
@@ -427,13 +442,6 @@ class Session {
     for (auto& [pid, books] : kbooks)
       if (seen_.count(static_cast<int>(pid))) ledger_.set_kernel_books(pid, std::move(books));
     for (uint32_t pid : exited_) forget(pid);
-    // A process whose exit record was lost (ring buffer full) is gone all the same: its exit
-    // tracepoint ran before it left /proc, so a record still in flight was drained above.
-    for (uint32_t pid : ledger_.running_pids())
-      if (!process_alive(static_cast<int>(pid))) {
-        ledger_.process_exited(pid, now);
-        forget(pid);
-      }
     exited_.clear();
     rescan();
     ledger_.expire(now, static_cast<uint64_t>(opts_.exited_ttl_s * 1e9));

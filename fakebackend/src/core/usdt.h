@@ -37,7 +37,9 @@ constexpr uint64_t usdt_info(int device, int kind, int api, int status) {
 #if defined(__x86_64__)
 // The note (SystemTap SDT v3): pc, the .stapsdt.base address (prelink adjustment), the
 // semaphore (none), then provider, name and argument strings. `%%` is a literal `%` in an
-// asm template with operands.
+// asm template with operands. The note is not loaded into memory; fg_usdt_sites (allocated)
+// lists the sites again for the fork guard (common/fork_guard.cpp), each as its address
+// relative to its entry.
 #define FG_USDT_SITE_(name, args)                                                             \
   "990: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"                                                 \
   ".pushsection .note.stapsdt, \"?\", \"note\"\n"                                             \
@@ -52,6 +54,10 @@ constexpr uint64_t usdt_info(int device, int kind, int api, int status) {
   ".asciz \"" #name "\"\n"                                                                    \
   ".asciz \"" args "\"\n"                                                                     \
   "994: .balign 4\n"                                                                          \
+  ".popsection\n"                                                                             \
+  ".pushsection fg_usdt_sites, \"a\", @progbits\n"                                            \
+  ".balign 4\n"                                                                               \
+  ".4byte 990b - .\n"                                                                         \
   ".popsection\n"                                                                             \
   ".ifndef _.stapsdt.base\n"                                                                  \
   ".pushsection .stapsdt.base, \"aG\", \"progbits\", .stapsdt.base, comdat\n"                 \
