@@ -189,13 +189,16 @@ int main(int argc, char** argv) {
   auto* monitor = app.add_subcommand("monitor", "trace every process on the host that uses a CUDA library");
   monitor_opts.add(monitor, true);
 
-  std::string max_peak, summary;
+  std::string max_peak, summary, timeline;
   bool fail_on_leak = false;
   std::vector<std::string> command;
   auto* run = app.add_subcommand("run", "run a command and trace it and its descendants; print a JSON summary");
   run->add_option("--max-peak", max_peak, "fail (exit 3) if a GPU's peak goes over SIZE (e.g. 8GiB)");
   run->add_flag("--fail-on-leak", fail_on_leak, "fail (exit 4) if a process exits holding GPU memory");
   run->add_option("--summary", summary, "also write the JSON summary to FILE");
+  run->add_option("--timeline", timeline,
+                  "write memory over time per device and process, OOM errors and leaks as a trace-event JSON "
+                  "FILE (open it in ui.perfetto.dev or chrome://tracing)");
   run_opts.add(run, false);
   run->add_option("command", command, "the command and its arguments (after --)")->required();
   run->prefix_command(false);
@@ -226,6 +229,7 @@ int main(int argc, char** argv) {
       opts.command = command;
       opts.fail_on_leak = fail_on_leak;
       opts.summary_file = summary;
+      opts.timeline_file = timeline;
       if (!max_peak.empty()) opts.max_peak = parse_size_option("--max-peak", max_peak);
     }
   } catch (const CLI::Error& e) {

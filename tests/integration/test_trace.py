@@ -1001,6 +1001,52 @@ class ForkedChildren(TraceCase):
                 self.assertIn("forks done", w.out.text())
 
 
+# ---- 9c. run --timeline: a trace-event JSON Perfetto opens ---------------------------------------
+class Timeline(TraceCase):
+    MODES = (("usdt", []), ("uprobe", ["--uprobes-only"]))
+    TIB = 1 << 40
+
+    def test_counters_equal_the_books_and_ooms_and_leaks_are_instants(self):
+        # trace_workload mixed (its books: MIXED_DEVICES), then a probe whose 1 TiB cudaMalloc
+        # on device 0 fails with cudaErrorMemoryAllocation (2).
+        script = '"$0" mixed && "$1" "$2" - "malloc:0:$3"'
+        for mode, options in self.MODES:
+            with self.subTest(mode=mode):
+                timeline = self.box.path(f"timeline-{mode}.json")
+                env = self.env(LD_LIBRARY_PATH=fgtest.libdir())
+                rc, s, p = self.trace_run("--timeline", timeline, *options, env=env,
+                                          cmd=["sh", "-c", script, trace_workload(), fgtest.PYTHON, fgtest.PROBE,
+                                               self.TIB])
+                self.assertEqual(rc, 0, p.describe())
+                self.assertIn('"err": 2', p.stdout)
+                with open(timeline) as f:
+                    doc = json.load(f)  # valid JSON, or this fails
+                events = doc["traceEvents"]
+                workload = [q for q in s["processes"] if q["comm"] == "trace_workload"][0]
+                probe = [q for q in s["processes"] if q["failed_calls"] == 1][0]
+                names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+                self.assertEqual((names[0], names[workload["pid"]]),
+                                 ("GPUs (all processes)", f"trace_workload (pid {workload['pid']})"))
+                tracks = {}
+                for e in events:
+                    if e["ph"] == "C":
+                        tracks.setdefault((e["pid"], e["name"]), []).append((e["ts"], e["args"]["bytes"]))
+                label = lambda d: "host pinned memory" if d < 0 else f"GPU {d} memory"
+                # Each track: its highest value is the books' peak, its last the live bytes at the end.
+                expect = {(workload["pid"], label(d["device"])): (d["peak_bytes"], d["live_bytes"])
+                          for d in workload["devices"]}
+                expect.update({(0, label(d["device"])): (d["peak_bytes"], 0)  # every process has exited
+                               for d in s["total"]["devices"] if d["peak_bytes"]})
+                self.assertEqual({k: (max(b for _, b in v), v[-1][1]) for k, v in tracks.items()}, expect)
+                for k, v in tracks.items():
+                    self.assertEqual([t for t, _ in v], sorted(t for t, _ in v), k)
+                instants = sorted(((e["name"], e["pid"], e["args"]) for e in events if e["ph"] == "i"),
+                                  key=lambda i: i[0])
+                self.assertEqual(instants, [
+                    ("leak at exit", workload["pid"], {"leaked_bytes": 2 * MiB, "leaked_allocs": 1}),
+                    ("out of memory", probe["pid"], {"device": 0, "bytes": self.TIB, "status": 2})])
+
+
 # ---- 10. a ring buffer too small -----------------------------------------------------------------
 class LostEvents(TraceCase):
     PAIRS, KIB = 20000, 64

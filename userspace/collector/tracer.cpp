@@ -10,6 +10,7 @@
 #include "core/ledger.h"
 #include "core/render.h"
 #include "core/stacks.h"
+#include "core/timeline.h"
 #include "server/server.h"
 
 #include <dirent.h>
@@ -148,7 +149,15 @@ class Child {
 
 class Session {
  public:
-  Session(const TraceOptions& opts, std::ostream& out) : opts_(opts), out_(out), collector_(collector_options(opts)) {}
+  Session(const TraceOptions& opts, std::ostream& out) : opts_(opts), out_(out), collector_(collector_options(opts)) {
+    if (!opts_.timeline_file.empty()) {
+      // Opened before the command starts: a path that cannot be written fails the run at once.
+      timeline_out_.open(opts_.timeline_file, std::ios::trunc);
+      if (!timeline_out_) throw TraceError("cannot write the timeline to " + opts_.timeline_file + ": " + std::strerror(errno));
+      timeline_.emplace();
+      ledger_.set_observer(&*timeline_);
+    }
+  }
 
   int run() {
     std::optional<Child> child;
@@ -214,6 +223,11 @@ class Session {
       std::ofstream f(opts_.summary_file);
       f << summary;
       if (!f) throw TraceError("cannot write the summary to " + opts_.summary_file);
+    }
+    if (timeline_) {
+      timeline_->write(timeline_out_, snap);
+      timeline_out_.close();
+      if (!timeline_out_) throw TraceError("cannot write the timeline to " + opts_.timeline_file);
     }
     return verdict.exit_status(info.exit_status);
   }
@@ -576,6 +590,8 @@ class Session {
   uint32_t last_seen_ = 0;  // the last record's process (in seen_): most records follow one of theirs
   std::set<std::string> warned_;
   std::vector<uint32_t> exited_;
+  std::optional<Timeline> timeline_;  // --timeline
+  std::ofstream timeline_out_;
   Snapshot snap_;  // the books as of the last refresh
   std::function<void(const fg_event&)> sink_ = [this](const fg_event& e) { on_event(e); };
   StackSymbolizer symbolizer_;

@@ -36,6 +36,7 @@ struct TraceOptions {
   std::optional<uint64_t> max_peak;
   bool fail_on_leak = false;
   std::string summary_file;
+  std::string timeline_file;          // --timeline: Perfetto / Chrome trace-event JSON (core/timeline.h)
 };
 
 // Runs the session; returns the exit status (run: the command's, or a threshold's).

@@ -26,6 +26,10 @@
 #include <cstdint>
 
 namespace fg {
+// The API return codes the sites report: the same numbers in the runtime and the driver.
+constexpr int kUsdtOutOfMemory = 2;   // cudaErrorMemoryAllocation, CUDA_ERROR_OUT_OF_MEMORY
+constexpr int kUsdtInvalidValue = 1;  // cudaErrorInvalidValue, CUDA_ERROR_INVALID_VALUE (unknown pointer)
+
 constexpr uint64_t usdt_info(int device, int kind, int api, int status) {
   return static_cast<uint64_t>(static_cast<uint16_t>(static_cast<int16_t>(device))) |
          (static_cast<uint64_t>(static_cast<uint8_t>(kind)) << 16) |
