@@ -189,7 +189,7 @@ int main(int argc, char** argv) {
   auto* monitor = app.add_subcommand("monitor", "trace every process on the host that uses a CUDA library");
   monitor_opts.add(monitor, true);
 
-  std::string max_peak, summary, timeline;
+  std::string max_peak, summary, timeline, html;
   bool fail_on_leak = false;
   std::vector<std::string> command;
   auto* run = app.add_subcommand("run", "run a command and trace it and its descendants; print a JSON summary");
@@ -199,6 +199,9 @@ int main(int argc, char** argv) {
   run->add_option("--timeline", timeline,
                   "write memory over time per device and process, OOM errors and leaks as a trace-event JSON "
                   "FILE (open it in ui.perfetto.dev or chrome://tracing)");
+  run->add_option("--html", html,
+                  "write a self-contained HTML page: verdict, memory over time per device and process, OOM "
+                  "failures, books and top leaks");
   run_opts.add(run, false);
   run->add_option("command", command, "the command and its arguments (after --)")->required();
   run->prefix_command(false);
@@ -230,6 +233,7 @@ int main(int argc, char** argv) {
       opts.fail_on_leak = fail_on_leak;
       opts.summary_file = summary;
       opts.timeline_file = timeline;
+      opts.html_file = html;
       if (!max_peak.empty()) opts.max_peak = parse_size_option("--max-peak", max_peak);
     }
   } catch (const CLI::Error& e) {

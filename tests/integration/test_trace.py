@@ -1047,6 +1047,51 @@ class Timeline(TraceCase):
                     ("out of memory", probe["pid"], {"device": 0, "bytes": self.TIB, "status": 2})])
 
 
+# ---- 9d. run --html: one self-contained page ------------------------------------------------------
+class HtmlReport(TraceCase):
+    def test_page_renders_its_charts_and_tables_in_headless_chromium(self):
+        chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+        if not chromium:
+            self.skipTest("chromium is not installed (Debian chromium; scripts/deps.sh installs it)")
+        page = self.box.path("report.html")
+        script = '"$0" mixed && "$1" "$2" - "malloc:0:$3"'
+        rc, s, p = self.trace_run("--html", page, env=self.env(LD_LIBRARY_PATH=fgtest.libdir()),
+                                  cmd=["sh", "-c", script, trace_workload(), fgtest.PYTHON, fgtest.PROBE, 1 << 40])
+        self.assertEqual(rc, 0, p.describe())
+        with open(page) as f:
+            html = f.read()
+        self.assertIsNone(re.search(r'\b(src|href)=|https?://[^"\s]*\.(js|css)', html), "the page loads something")
+        profile = self.box.path("chromium-profile")
+        dom = subprocess.run([chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                              f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom",
+                              "file://" + page], capture_output=True, text=True, timeout=120).stdout
+        self.assertIn('data-rendered="1"', dom, dom[:2000])
+        workload = [q for q in s["processes"] if q["comm"] == "trace_workload"][0]
+        probe = [q for q in s["processes"] if q["failed_calls"] == 1][0]
+        label = f"trace_workload ({workload['pid']})"
+        charts = {}
+        for m in re.finditer(r'<svg([^>]*)>(.*?)</svg>', dom, re.S):
+            ident = re.search(r'id="([^"]+)"', m.group(1)).group(1)
+            lines = {l.group(1): int(l.group(2)) for l in
+                     re.finditer(r'<path[^>]*data-label="([^"]+)"[^>]*data-last="(\d+)"', m.group(2))}
+            charts[ident] = (int(re.search(r'data-points="(\d+)"', m.group(1)).group(1)), lines)
+        # Devices 1 and 5 and host memory, each with the device total and the workload; every
+        # line ends at 0 (the workload exited); the workload's own chart has its three devices.
+        self.assertEqual(sorted(charts), sorted(["device-chart--1", "device-chart-1", "device-chart-5",
+                                                 f"process-chart-{workload['pid']}"]), dom[:3000])
+        for ident in ("device-chart--1", "device-chart-1", "device-chart-5"):
+            self.assertGreater(charts[ident][0], 0, ident)
+            self.assertEqual(charts[ident][1], {"all processes": 0, label: 0}, ident)
+        self.assertEqual(charts[f"process-chart-{workload['pid']}"][1], {"host pinned": 0, "GPU 1": 0, "GPU 5": 0})
+        cells = lambda row: [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+        row = re.search(r'<tr data-pid="%d">(.*?)</tr>' % workload["pid"], dom, re.S)
+        self.assertEqual(cells(row.group(1)), [label, "exited", "10.0 MiB", "2.0 MiB", "4", "3", "0"])
+        leak = re.search(r'<tr data-leak-pid="%d">(.*?)</tr>' % workload["pid"], dom, re.S)
+        self.assertEqual(cells(leak.group(1)), [label, "2.0 MiB", "1", "GPU 1"])
+        oom = re.search(r'<h2>Out-of-memory failures</h2><div id="ooms"><table>(.*?)</table>', dom, re.S)
+        self.assertEqual(cells(oom.group(1))[:3], [f"python3 ({probe['pid']})", "GPU 0", "1.0 TiB"])
+
+
 # ---- 10. a ring buffer too small -----------------------------------------------------------------
 class LostEvents(TraceCase):
     PAIRS, KIB = 20000, 64

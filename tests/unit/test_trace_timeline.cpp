@@ -1,6 +1,6 @@
 // Unit tests: the timeline of `fakegpu-trace run --timeline` (core/timeline.h), fed by the
 // ledger as it applies records: counter samples (every peak and final value exact, bounded),
-// out-of-memory and leak instants, the Chrome trace-event document.
+// out-of-memory and leak instants, the Chrome trace-event document; the HTML page's embedded data.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../../userspace/core/html_report.h"
 #include "../../userspace/core/ledger.h"
 #include "../../userspace/core/timeline.h"
 
@@ -154,4 +155,16 @@ TEST_CASE("timeline: out-of-memory failures and leaks at exit are instant events
   CHECK(instants[2]["name"] == "leak at exit");
   CHECK(instants[2]["ts"] == 10000.0);
   CHECK(instants[2]["args"] == json{{"leaked_bytes", 5 * MiB}, {"leaked_allocs", 1}});
+}
+
+TEST_CASE("html report: embedded JSON cannot end its script element", "[timeline]") {
+  const json doc = {{"comm", "</script><script>alert(1)</script>"}, {"sep", "a\u2028b"}};
+  const std::string text = json_for_script(doc);
+  CHECK(text.find("</") == std::string::npos);
+  CHECK(text.find("\xE2\x80\xA8") == std::string::npos);
+  CHECK(json::parse(text) == doc);
+  std::ostringstream page;
+  write_html_report(page, {{"processes", json::array({{{"comm", "</script>"}}})}}, json::object());
+  CHECK(page.str().find("<script type=\"application/json\" id=\"summary\">{\"processes\":[{\"comm\":\"<\\/script>\"}]}</script>") !=
+        std::string::npos);
 }

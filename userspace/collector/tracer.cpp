@@ -7,6 +7,7 @@
 #include "collector/functions.h"
 #include "collector/ring_reader.h"
 #include "collector/symbolizer.h"
+#include "core/html_report.h"
 #include "core/ledger.h"
 #include "core/render.h"
 #include "core/stacks.h"
@@ -150,10 +151,15 @@ class Child {
 class Session {
  public:
   Session(const TraceOptions& opts, std::ostream& out) : opts_(opts), out_(out), collector_(collector_options(opts)) {
-    if (!opts_.timeline_file.empty()) {
-      // Opened before the command starts: a path that cannot be written fails the run at once.
-      timeline_out_.open(opts_.timeline_file, std::ios::trunc);
-      if (!timeline_out_) throw TraceError("cannot write the timeline to " + opts_.timeline_file + ": " + std::strerror(errno));
+    // Opened before the command starts: a path that cannot be written fails the run at once.
+    auto open = [](std::ofstream& f, const std::string& path, const char* what) {
+      if (path.empty()) return;
+      f.open(path, std::ios::trunc);
+      if (!f) throw TraceError(std::string("cannot write the ") + what + " to " + path + ": " + std::strerror(errno));
+    };
+    open(timeline_out_, opts_.timeline_file, "timeline");
+    open(html_out_, opts_.html_file, "HTML report");
+    if (timeline_out_.is_open() || html_out_.is_open()) {
       timeline_.emplace();
       ledger_.set_observer(&*timeline_);
     }
@@ -224,10 +230,15 @@ class Session {
       f << summary;
       if (!f) throw TraceError("cannot write the summary to " + opts_.summary_file);
     }
-    if (timeline_) {
+    if (timeline_out_.is_open()) {
       timeline_->write(timeline_out_, snap);
       timeline_out_.close();
       if (!timeline_out_) throw TraceError("cannot write the timeline to " + opts_.timeline_file);
+    }
+    if (html_out_.is_open()) {
+      write_html_report(html_out_, nlohmann::json::parse(summary), timeline_->series());
+      html_out_.close();
+      if (!html_out_) throw TraceError("cannot write the HTML report to " + opts_.html_file);
     }
     return verdict.exit_status(info.exit_status);
   }
@@ -591,7 +602,7 @@ class Session {
   std::set<std::string> warned_;
   std::vector<uint32_t> exited_;
   std::optional<Timeline> timeline_;  // --timeline
-  std::ofstream timeline_out_;
+  std::ofstream timeline_out_, html_out_;
   Snapshot snap_;  // the books as of the last refresh
   std::function<void(const fg_event&)> sink_ = [this](const fg_event& e) { on_event(e); };
   StackSymbolizer symbolizer_;

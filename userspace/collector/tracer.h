@@ -37,6 +37,7 @@ struct TraceOptions {
   bool fail_on_leak = false;
   std::string summary_file;
   std::string timeline_file;          // --timeline: Perfetto / Chrome trace-event JSON (core/timeline.h)
+  std::string html_file;              // --html: a self-contained page (core/html_report.h)
 };
 
 // Runs the session; returns the exit status (run: the command's, or a threshold's).

@@ -97,6 +97,31 @@ void Timeline::alloc_failed(uint64_t ts_ns, uint32_t pid, int32_t device, uint64
   ooms_.push_back({std::max(ts_ns, t0_), pid, device, size, status});
 }
 
+std::vector<Timeline::Sample> Timeline::all_samples(const Track& t) const {
+  std::vector<Sample> all = t.kept;
+  Track open = t;
+  close(open, all);
+  return all;
+}
+
+nlohmann::json Timeline::series() const {
+  const uint64_t t0 = t0_ == UINT64_MAX ? 0 : t0_;
+  auto points = [&](const Track& t) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const Sample& s : all_samples(t)) out.push_back({static_cast<double>(s.ts - std::min(s.ts, t0)) / 1e6, s.value});
+    return out;
+  };
+  nlohmann::json doc = {{"devices", nlohmann::json::array()}, {"processes", nlohmann::json::array()},
+                        {"ooms", nlohmann::json::array()}};
+  for (const auto& [device, t] : devices_) doc["devices"].push_back({{"device", device}, {"points", points(t)}});
+  for (const auto& [key, t] : processes_)
+    doc["processes"].push_back({{"pid", key.first}, {"device", key.second}, {"points", points(t)}});
+  for (const Oom& o : ooms_)
+    doc["ooms"].push_back({{"ms", static_cast<double>(o.ts - std::min(o.ts, t0)) / 1e6}, {"pid", o.pid},
+                           {"device", o.device}, {"bytes", o.size}});
+  return doc;
+}
+
 size_t Timeline::samples() const noexcept {
   size_t n = kept_;
   for (const auto& [key, t] : processes_) n += t.open ? 2 : 0;
@@ -113,11 +138,8 @@ void Timeline::write(std::ostream& out, const Snapshot& final_books) const {
     first = false;
   };
   auto counters = [&](uint32_t pid, int32_t device, const Track& t) {
-    std::vector<Sample> all = t.kept;
-    Track open = t;
-    close(open, all);
     const std::string name = track_name(device);
-    for (const Sample& s : all)
+    for (const Sample& s : all_samples(t))
       emit({{"name", name}, {"ph", "C"}, {"pid", pid}, {"ts", us(s.ts)}, {"args", {{"bytes", s.value}}}});
   };
 

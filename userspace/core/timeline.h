@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "ledger.h"
 
 namespace fgtrace {
@@ -33,6 +35,10 @@ class Timeline final : public LevelObserver {
 
   // The document. Process names and exits (leaks) come from the final books.
   void write(std::ostream& out, const Snapshot& final_books) const;
+  // The same samples for a page (core/html_report.h), times in ms since the first record:
+  // {"devices": [{"device", "points": [[ms, bytes], ...]}],
+  //  "processes": [{"pid", "device", "points": [...]}], "ooms": [{"ms", "pid", "device", "bytes"}]}
+  nlohmann::json series() const;
 
   size_t samples() const noexcept;          // kept now, open windows included
   uint64_t resolution_ns() const noexcept { return resolution_; }
@@ -58,6 +64,7 @@ class Timeline final : public LevelObserver {
     int32_t status;
   };
   void put(Track& t, uint64_t ts, uint64_t value);
+  std::vector<Sample> all_samples(const Track& t) const;  // kept ones, then the open window's
   static void close(Track& t, std::vector<Sample>& into);
   void coarsen();
 
