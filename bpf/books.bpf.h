@@ -113,13 +113,20 @@ struct book {
  * slot on the way is claimed with a compare-and-swap (a racing claimer of the same key finds
  * the winner's tag there). Returns the slot, or -1 when `probes` slots are all taken.
  */
+/* The tag of the i-th slot searched from `home` (*idx: its index), or NULL. */
+static __always_inline __u64 *tag_probe(void *tags, __u32 home, __u32 i, __u32 mask, __u32 *idx)
+{
+	*idx = (home + i) & mask;
+	return bpf_map_lookup_elem(tags, idx);
+}
+
 static __always_inline long tag_slot(void *tags, __u64 tag, __u32 mask, bool *created)
 {
 	const __u32 home = (__u32)((tag * 0x9E3779B97F4A7C15ULL) >> 40);
 	*created = false;
+	__u32 idx;
 	for (__u32 i = 0; i < FG_TAG_PROBES; i++) {
-		__u32 idx = (home + i) & mask;
-		__u64 *t = bpf_map_lookup_elem(tags, &idx);
+		__u64 *t = tag_probe(tags, home, i, mask, &idx);
 		if (!t)
 			break;
 		__u64 v = *(volatile __u64 *)t;
@@ -129,8 +136,7 @@ static __always_inline long tag_slot(void *tags, __u64 tag, __u32 mask, bool *cr
 			break; /* never used: the key is not further on */
 	}
 	for (__u32 i = 0; i < FG_TAG_PROBES; i++) {
-		__u32 idx = (home + i) & mask;
-		__u64 *t = bpf_map_lookup_elem(tags, &idx);
+		__u64 *t = tag_probe(tags, home, i, mask, &idx);
 		if (!t)
 			break;
 		__u64 v = *(volatile __u64 *)t;

@@ -84,6 +84,18 @@ fg_event decoded(const fg_event& e, size_t* size = nullptr, bool comm = false) {
   return out;
 }
 
+fg_event call_event(uint32_t pid, uint32_t type, uint32_t func, uint32_t kind, uint32_t api, uint32_t source) {
+  fg_event e{};
+  e.tid = pid;
+  e.tgid = pid;
+  e.type = type;
+  e.func = func;
+  e.kind = kind;
+  e.api = api;
+  e.source = source;
+  return e;
+}
+
 void check_same(const fg_event& out, const fg_event& in) {
   CHECK(out.ts_ns == in.ts_ns);
   CHECK(out.tgid == in.tgid);
@@ -105,17 +117,11 @@ void check_same(const fg_event& out, const fg_event& in) {
 TEST_CASE("ring: a call's record is 32 bytes and decodes to its event, every field in place", "[trace][ring]") {
   CHECK(sizeof(fg_record) == 32);
   CHECK(sizeof(fg_record_ext) == 24);
-  fg_event e{};
+  fg_event e = call_event(4300, FG_EV_ALLOC, 17, FG_MEM_VMM, FG_API_DRIVER, FG_SRC_UPROBE);
   e.tid = 4321;
-  e.tgid = 4300;
-  e.func = 17;
   e.ptr = 0x7f0000001000;
-  e.size = ~0ull;  // any size
+  e.size = ~0ull;    // any size
   e.device = 70000;  // any device
-  e.type = FG_EV_ALLOC;
-  e.kind = FG_MEM_VMM;
-  e.api = FG_API_DRIVER;
-  e.source = FG_SRC_UPROBE;
   size_t size = 0;
   check_same(decoded(e, &size), e);
   CHECK(size == FG_REC_BASE);
@@ -130,14 +136,7 @@ TEST_CASE("ring: a call's record is 32 bytes and decodes to its event, every fie
 }
 
 TEST_CASE("ring: a time, an aux value or an error status comes in the extension", "[trace][ring]") {
-  fg_event e{};
-  e.tid = 7;
-  e.tgid = 7;
-  e.type = FG_EV_ALLOC_FAIL;
-  e.func = 3;
-  e.kind = FG_MEM_MANAGED;
-  e.api = FG_API_INTERNAL;
-  e.source = FG_SRC_KERNEL;
+  fg_event e = call_event(7, FG_EV_ALLOC_FAIL, 3, FG_MEM_MANAGED, FG_API_INTERNAL, FG_SRC_KERNEL);
   SECTION("a kernel time") { e.ts_ns = 123456789; }
   SECTION("an aux value (stack id, reason, child pid)") { e.aux = 1ull << 40; }
   SECTION("an error status") { e.status = -2; }
@@ -147,12 +146,7 @@ TEST_CASE("ring: a time, an aux value or an error status comes in the extension"
 }
 
 TEST_CASE("ring: a process's first record carries its comm, after the extension if there is one", "[trace][ring]") {
-  fg_event e{};
-  e.tid = 9;
-  e.tgid = 9;
-  e.type = FG_EV_PROC_FORK;
-  e.func = ~0u;
-  e.source = FG_SRC_KERNEL;
+  fg_event e = call_event(9, FG_EV_PROC_FORK, ~0u, FG_MEM_DEVICE, FG_API_INTERNAL, FG_SRC_KERNEL);
   std::memcpy(e.comm, "trainer-rank-07!", FG_COMM_LEN);  // all 16 bytes, no terminator
   size_t size = 0;
   check_same(decoded(e, &size, true), e);
