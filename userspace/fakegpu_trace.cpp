@@ -3,6 +3,7 @@
 // A thin main: argument parsing and exit codes; the work is in collector/ and core/.
 #include "collector/collector.h"
 #include "collector/errors.h"
+#include "collector/ring_reader.h"
 #include "collector/tracer.h"
 #include "core/render.h"
 #include "server/server.h"
@@ -15,6 +16,8 @@
 #include <iostream>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace {
 
 using fgtrace::TraceError;
@@ -26,8 +29,7 @@ constexpr const char* kExitCodes =
     "run: the command's status, or 3 a GPU's peak went over --max-peak, 4 a process leaked with --fail-on-leak, "
     "5 events were lost while a threshold was set; 125 fakegpu-trace failed, 126 the command cannot be executed, "
     "127 the command was not found.\n"
-    "Environment: FAKEGPU_TRACE_NO_WALK=1 reads what calls return in user memory with bpf_probe_read_user only, "
-    "not through the page tables; FAKEGPU_TRACE_DEBUG=1 shows libbpf's log.";
+    "Environment: FAKEGPU_TRACE_DEBUG=1 shows libbpf's log.";
 
 void on_signal(int) { fgtrace::request_stop(); }
 
@@ -105,8 +107,10 @@ struct Common {
     app->add_flag("--uprobes-only", uprobes_only,
                   "trace the fake backend through entry/return probes too, not its USDT probes");
     app->add_option("--ringbuf-size", ringbuf,
-                    "event ring size (e.g. 16MiB): 32-byte slots, a power of two of them, at least 16; a record takes one, "
-                    "two when it carries more (a time, an error status, a stack id)");
+                    "the BPF ring buffer's size (default 16MiB): a power of two and a multiple of the page size (" +
+                        std::to_string(::sysconf(_SC_PAGESIZE) / 1024) +
+                        "KiB here), up to 2GiB; a record takes 40 bytes, up to 80 when it carries a time, an error "
+                        "status, a stack id or the process name");
     CLI::Option* stacks_flag = app->add_flag("--stacks", stacks,
                   "record each allocation's user stack; list the top stacks by outstanding (run: leaked) bytes");
     app->add_option("--top", top, "how many stacks --stacks lists")->check(CLI::Range(1, 1000));
@@ -131,6 +135,10 @@ struct Common {
     o.json = json;
     o.uprobes_only = uprobes_only;
     o.ringbuf_bytes = parse_size_option("--ringbuf-size", ringbuf);
+    if (const std::string p =
+            fgtrace::ringbuf_size_problem(o.ringbuf_bytes, static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)));
+        !p.empty())
+      throw CLI::ValidationError("--ringbuf-size", p);
     o.max_allocs = max_allocs;
     o.latency_every = latency_every;
     o.stacks = stacks;

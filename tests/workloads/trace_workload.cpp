@@ -34,9 +34,9 @@
 //       the 8 MiB, then cudaMalloc 1 MiB that is leaked.
 //   trace_workload huge PAIRS
 //       device 0: PAIRS x (cudaMalloc 4 KiB + cudaFree) whose out-parameter lies in a
-//       transparent huge page (a 2 MiB-aligned anonymous region with MADV_HUGEPAGE), so the
-//       collector's page walk reads it through a 2 MiB page-table entry. Prints "pid N: huge
-//       page: yes" (or "no" where the kernel gave none), then "pid N: huge done".
+//       transparent huge page (a 2 MiB-aligned anonymous region with MADV_HUGEPAGE), mapped
+//       by a 2 MiB page-table entry. Prints "pid N: huge page: yes" (or "no" where the kernel
+//       gave none), then "pid N: huge done".
 //   trace_workload forks N [gate]
 //       Forks N children before the parent's first CUDA call, then allocates 4 MiB on device 0
 //       (cudaMalloc), then forks N children more; every 4th child execs `trace_workload child`

@@ -436,9 +436,7 @@ class Session {
       ledger_.set_copy_totals(c.tgid, static_cast<CopyDirection>(c.direction), c.bytes, c.count);
     for (const auto& [tgid, n] : collector_.launches()) ledger_.set_launch_totals(tgid, n);
     const KernelHealth kh = collector_.health();
-    if (collector_.page_walk_disagreements() != 0)
-      warn_once("page-walk", "warning: reading user memory through the page tables disagreed with "
-                             "bpf_probe_read_user; it is off from then on (the figures use the helper's values)");
+    ledger_.count_bad_records(collector_.take_bad_records());
     Health h;
     h.events = kh.events;
     h.rb_drops = kh.rb_drops;

@@ -224,6 +224,8 @@ class AllocationLedger {
   // decode() refuses it.
   bool consume(const void* data, size_t size);
   bool consume(const fg_event& raw);  // the same for a whole record, without copying it
+  // Records the transport refused before they became an fg_event (a size no record has).
+  void count_bad_records(uint64_t n) noexcept { counters_.bad_records += n; }
   void apply(const Event& ev);
 
   // A process the collector starts tracing (attach -p, or the command of `run`).
