@@ -34,6 +34,7 @@ struct task_struct {
 	int pid;
 	int tgid;
 	char comm[16];
+	struct task_struct *real_parent;
 } __attribute__((preserve_access_index));
 
 /* --stacks: the file an exec maps (sched_process_exec). */

@@ -74,6 +74,8 @@ struct fg_event {
 	char comm[FG_COMM_LEN];	 /* task comm on scheduler events and a process's first
 				    GPU event in monitor mode; else empty (it costs a helper
 				    call per event: user space keeps it per process) */
+	__u32 ppid;		 /* the parent's tgid, with the comm; else 0 */
+	__u32 pad;
 };
 
 /*
@@ -163,8 +165,10 @@ struct fg_alloc_rec {
  * the record's size says follows, in this order:
  *   FG_REC_BASE      the record alone: most USDT and entry/return records
  *   + FG_REC_EXT     struct fg_record_ext: a kernel time, an aux value or an error status
- *   + FG_COMM_LEN    the task comm (fg_event.comm), on a process's first record
- * so a record is 32, 48, 56 or 72 bytes (the ring buffer adds an 8-byte header and rounds to
+ *   + FG_REC_PROC    struct fg_record_proc: the task comm, the parent and the time, on a
+ *                    process's first record (a process met in monitor mode may be gone
+ *                    before the collector reads /proc: the record says who it was)
+ * so a record is 32, 56, 64 or 88 bytes (the ring buffer adds an 8-byte header and rounds to
  * 8). The common record is short on purpose: the ring buffer's cache lines move from the
  * traced thread's CPU to the collector's and back once per lap, and fewer lines per record is
  * less of the traced call's time. Any other size is a contract mismatch.
@@ -193,10 +197,17 @@ struct fg_record_ext {
 	__s32 status;
 	__u32 pad;	  /* zero */
 };
+struct fg_record_proc {
+	char comm[FG_COMM_LEN];
+	__u64 ts_ns;	  /* when the record was made (CLOCK_MONOTONIC) */
+	__u32 ppid;	  /* the parent's tgid (real_parent) */
+	__u32 pad;	  /* zero */
+};
 #define FG_REC_BASE ((__u32)sizeof(struct fg_record))
 #define FG_REC_WITH_EXT ((__u32)(sizeof(struct fg_record) + sizeof(struct fg_record_ext)))
-#define FG_REC_WITH_COMM ((__u32)(sizeof(struct fg_record) + FG_COMM_LEN))
-#define FG_REC_WITH_EXT_COMM ((__u32)(sizeof(struct fg_record) + sizeof(struct fg_record_ext) + FG_COMM_LEN))
+#define FG_REC_WITH_PROC ((__u32)(sizeof(struct fg_record) + sizeof(struct fg_record_proc)))
+#define FG_REC_WITH_EXT_PROC \
+	((__u32)(sizeof(struct fg_record) + sizeof(struct fg_record_ext) + sizeof(struct fg_record_proc)))
 
 /* Collector health, one slot per CPU, summed by user space: nothing is dropped silently. */
 enum fg_stat {

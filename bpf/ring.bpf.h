@@ -24,8 +24,9 @@ struct {
 } events SEC(".maps");
 
 /*
- * Whether a record is the first of its process. The first carries the comm (a helper call
- * and 16 bytes that later records skip: user space keeps it per process) and, in monitor
+ * Whether a record is the first of its process. The first carries the comm, the parent and
+ * the time (helper calls and 32 bytes that later records skip: user space keeps them per
+ * process) and, in monitor
  * mode, enters the process in gpu_procs, which the scheduler tracepoints consult. The memory
  * paths know it without a lookup: a process's first memory event creates its first book.
  */
@@ -61,17 +62,17 @@ struct rec_ext {
 	struct fg_record rec;
 	struct fg_record_ext ext;
 };
-struct rec_comm {
+struct rec_proc {
 	struct fg_record rec;
-	char comm[FG_COMM_LEN];
+	struct fg_record_proc proc;
 };
-struct rec_ext_comm {
+struct rec_ext_proc {
 	struct fg_record rec;
 	struct fg_record_ext ext;
-	char comm[FG_COMM_LEN];
+	struct fg_record_proc proc;
 };
 _Static_assert(sizeof(struct fg_record) == FG_REC_BASE && sizeof(struct rec_ext) == FG_REC_WITH_EXT &&
-		       sizeof(struct rec_comm) == FG_REC_WITH_COMM && sizeof(struct rec_ext_comm) == FG_REC_WITH_EXT_COMM,
+		       sizeof(struct rec_proc) == FG_REC_WITH_PROC && sizeof(struct rec_ext_proc) == FG_REC_WITH_EXT_PROC,
 	       "record shapes as the contract sizes them");
 
 static __always_inline void fill_record(struct fg_record *out, const struct record *r, __u64 id)
@@ -84,6 +85,16 @@ static __always_inline void fill_record(struct fg_record *out, const struct reco
 	out->func = FG_REC_FUNC(r->func);
 	out->type_kind = FG_REC_TYPE_KIND(r->type, r->kind);
 	out->api_source = FG_REC_API_SOURCE(r->api, r->source);
+}
+
+/* Who the process is, once per process: its name, its parent and the time. */
+static __always_inline void fill_proc(struct fg_record_proc *out)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	bpf_get_current_comm(out->comm, sizeof(out->comm));
+	out->ts_ns = bpf_ktime_get_ns();
+	out->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	out->pad = 0;
 }
 
 static __always_inline void fill_ext(struct fg_record_ext *out, const struct record *r)
@@ -137,19 +148,19 @@ static __always_inline void emit(const struct record *r)
 		fill_ext(&p->ext, r);
 		ring_submit(p);
 	} else if (!ext) {
-		struct rec_comm *p = bpf_ringbuf_reserve(&events, sizeof(*p), 0);
+		struct rec_proc *p = bpf_ringbuf_reserve(&events, sizeof(*p), 0);
 		if (!p)
 			goto lost;
 		fill_record(&p->rec, r, id);
-		bpf_get_current_comm(p->comm, sizeof(p->comm));
+		fill_proc(&p->proc);
 		ring_submit(p);
 	} else {
-		struct rec_ext_comm *p = bpf_ringbuf_reserve(&events, sizeof(*p), 0);
+		struct rec_ext_proc *p = bpf_ringbuf_reserve(&events, sizeof(*p), 0);
 		if (!p)
 			goto lost;
 		fill_record(&p->rec, r, id);
 		fill_ext(&p->ext, r);
-		bpf_get_current_comm(p->comm, sizeof(p->comm));
+		fill_proc(&p->proc);
 		ring_submit(p);
 	}
 	return;

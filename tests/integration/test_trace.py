@@ -899,9 +899,9 @@ class ForkedChildren(TraceCase):
 
     def assert_family(self, processes, parent, n, where):
         children = [q for q in processes if q["ppid"] == parent]
-        described = json.dumps([{k: q.get(k) for k in ("pid", "ppid", "comm", "state", "devices", "books")}
-                                for q in processes])
-        self.assertEqual(len(children), 2 * n, where + described)
+        others = [{k: q.get(k) for k in ("pid", "ppid", "comm", "state", "books")}
+                  for q in processes if q["ppid"] != parent and q["pid"] != parent]
+        self.assertEqual(len(children), 2 * n, f"{where}: not the parent's children: {json.dumps(others)}")
         for q in children:
             self.assertEqual((q["state"], self.devices(q)), ("exited", FORK_CHILD), where + json.dumps(q))
         self.assertEqual(sorted(q["comm"] for q in children), sorted(["trace_workload"] * (3 * n // 2) + ["exe"] * (n // 2)))

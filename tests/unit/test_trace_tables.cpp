@@ -37,9 +37,9 @@ TEST_CASE("ring: --ringbuf-size takes a power of two that is a multiple of the p
 TEST_CASE("ring: the programs wake the reader only for a ring buffer filling faster than its timer",
           "[trace][ring]") {
   // Each CPU checks every `every` records (at most 1/16 of the ring buffer in records of the
-  // largest size, 80 bytes, across all CPUs), and wakes the reader once a quarter is used.
+  // largest size, 96 bytes, across all CPUs), and wakes the reader once a quarter is used.
   const fgtrace::WakeupPolicy def = fgtrace::wakeup_policy(16u << 20, 2);
-  CHECK(def.every == 4096);  // 16 MiB / 16 / 80 / 2 = 6553
+  CHECK(def.every == 4096);  // 16 MiB / 16 / 96 / 2 = 5461
   CHECK(def.fill_bytes == 4u << 20);
   const fgtrace::WakeupPolicy page = fgtrace::wakeup_policy(4096, 2);
   CHECK(page.every == 1);
@@ -51,8 +51,8 @@ TEST_CASE("ring: the programs wake the reader only for a ring buffer filling fas
 
 namespace {
 // What the programs write for an event (bpf/ring.bpf.h, emit()): the record, its extension
-// when it needs one, its comm when it carries one.
-std::vector<unsigned char> encode(const fg_event& e, bool comm = false) {
+// when it needs one, the process block (comm, parent, time) on a process's first record.
+std::vector<unsigned char> encode(const fg_event& e, bool first = false, uint64_t first_ts = 0) {
   fg_record r{};
   r.tgid = e.tgid;
   r.tid = e.tid;
@@ -72,12 +72,20 @@ std::vector<unsigned char> encode(const fg_event& e, bool comm = false) {
     out.resize(out.size() + sizeof x);
     std::memcpy(out.data() + sizeof r, &x, sizeof x);
   }
-  if (comm) out.insert(out.end(), e.comm, e.comm + FG_COMM_LEN);
+  if (first) {
+    fg_record_proc p{};
+    std::memcpy(p.comm, e.comm, FG_COMM_LEN);
+    p.ts_ns = first_ts;
+    p.ppid = e.ppid;
+    const size_t at = out.size();
+    out.resize(at + sizeof p);
+    std::memcpy(out.data() + at, &p, sizeof p);
+  }
   return out;
 }
 
-fg_event decoded(const fg_event& e, size_t* size = nullptr, bool comm = false) {
-  const auto wire = encode(e, comm);
+fg_event decoded(const fg_event& e, size_t* size = nullptr, bool first = false, uint64_t first_ts = 0) {
+  const auto wire = encode(e, first, first_ts);
   if (size) *size = wire.size();
   fg_event out{};
   REQUIRE(fgtrace::decode_record(wire.data(), wire.size(), out));
@@ -145,18 +153,26 @@ TEST_CASE("ring: a time, an aux value or an error status comes in the extension"
   CHECK(size == FG_REC_WITH_EXT);
 }
 
-TEST_CASE("ring: a process's first record carries its comm, after the extension if there is one", "[trace][ring]") {
-  fg_event e = call_event(9, FG_EV_PROC_FORK, ~0u, FG_MEM_DEVICE, FG_API_INTERNAL, FG_SRC_KERNEL);
+TEST_CASE("ring: a process's first record carries its comm, parent and time, after the extension if there is one",
+          "[trace][ring]") {
+  fg_event e = call_event(9, FG_EV_ALLOC, ~0u, FG_MEM_DEVICE, FG_API_RUNTIME, FG_SRC_USDT);
   std::memcpy(e.comm, "trainer-rank-07!", FG_COMM_LEN);  // all 16 bytes, no terminator
+  e.ppid = 4;
   size_t size = 0;
-  check_same(decoded(e, &size, true), e);
-  CHECK(size == FG_REC_WITH_COMM);
+  fg_event out = decoded(e, &size, true, 777);
+  e.ts_ns = 777;  // a record without its own time takes the block's
+  check_same(out, e);
+  CHECK(out.ppid == 4);
+  CHECK(size == FG_REC_WITH_PROC);
+  e.type = FG_EV_PROC_FORK;
+  e.source = FG_SRC_KERNEL;
   e.aux = 12345;  // the child
-  e.ts_ns = 99;
-  const fg_event out = decoded(e, &size, true);
+  e.ts_ns = 99;   // the extension's time comes first
+  out = decoded(e, &size, true, 777);
   check_same(out, e);
   CHECK(std::string(out.comm, FG_COMM_LEN) == "trainer-rank-07!");
-  CHECK(size == FG_REC_WITH_EXT_COMM);
+  CHECK(out.ppid == 4);
+  CHECK(size == FG_REC_WITH_EXT_PROC);
 }
 
 TEST_CASE("ring: a kind outside enum fg_mem_kind and a function index of 16 bits or more decode as none",
@@ -175,12 +191,12 @@ TEST_CASE("ring: a kind outside enum fg_mem_kind and a function index of 16 bits
 TEST_CASE("ring: a record of a size no record has is refused", "[trace][ring]") {
   const std::vector<unsigned char> bytes(128, 0xab);
   fg_event out{};
-  for (size_t size : {size_t{0}, size_t{8}, size_t{31}, size_t{33}, size_t{40}, size_t{64}, size_t{80}, size_t{128}}) {
+  for (size_t size : {size_t{0}, size_t{8}, size_t{31}, size_t{33}, size_t{40}, size_t{48}, size_t{72}, size_t{128}}) {
     INFO(size);
     CHECK_FALSE(fgtrace::decode_record(bytes.data(), size, out));
   }
-  for (size_t size : {size_t{FG_REC_BASE}, size_t{FG_REC_WITH_EXT}, size_t{FG_REC_WITH_COMM},
-                      size_t{FG_REC_WITH_EXT_COMM}}) {
+  for (size_t size : {size_t{FG_REC_BASE}, size_t{FG_REC_WITH_EXT}, size_t{FG_REC_WITH_PROC},
+                      size_t{FG_REC_WITH_EXT_PROC}}) {
     INFO(size);
     CHECK(fgtrace::decode_record(bytes.data(), size, out));
   }

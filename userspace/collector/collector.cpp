@@ -67,7 +67,7 @@ WakeupPolicy wakeup_policy(uint64_t bytes, uint64_t cpus) {
   // faster than its timer: once it is a quarter full, each CPU every `every` records, so that
   // all CPUs together check again before another sixteenth is used even when every record is
   // the largest, at most every 65536.
-  constexpr uint64_t kLargestRecord = 8 + FG_REC_WITH_EXT_COMM;  // the ring buffer's header, then the record
+  constexpr uint64_t kLargestRecord = 8 + FG_REC_WITH_EXT_PROC;  // the ring buffer's header, then the record
   const uint64_t budget = bytes / 16 / kLargestRecord / std::max<uint64_t>(cpus, 1);  // records per CPU
   WakeupPolicy p;
   while (p.every * 2 <= budget && p.every < 65536) p.every *= 2;

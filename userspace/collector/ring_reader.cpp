@@ -33,12 +33,12 @@ std::string size_text(uint64_t bytes) {
 }  // namespace
 
 bool decode_record(const void* data, size_t size, fg_event& ev) {
-  bool ext = false, comm = false;
+  bool ext = false, proc = false;
   switch (size) {
     case FG_REC_BASE: break;
     case FG_REC_WITH_EXT: ext = true; break;
-    case FG_REC_WITH_COMM: comm = true; break;
-    case FG_REC_WITH_EXT_COMM: ext = comm = true; break;
+    case FG_REC_WITH_PROC: proc = true; break;
+    case FG_REC_WITH_EXT_PROC: ext = proc = true; break;
     default: return false;
   }
   const auto* at = static_cast<const unsigned char*>(data);
@@ -65,7 +65,13 @@ bool decode_record(const void* data, size_t size, fg_event& ev) {
     ev.aux = x.aux;
     ev.status = x.status;
   }
-  if (comm) std::memcpy(ev.comm, at, FG_COMM_LEN);
+  if (proc) {
+    fg_record_proc p;
+    std::memcpy(&p, at, sizeof p);
+    std::memcpy(ev.comm, p.comm, FG_COMM_LEN);
+    ev.ppid = p.ppid;
+    if (ev.ts_ns == 0) ev.ts_ns = p.ts_ns;
+  }
   return true;
 }
 

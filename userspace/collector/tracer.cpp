@@ -579,7 +579,9 @@ class Session {
       if (e.type != FG_EV_PROC_EXIT) {
         std::string comm(e.comm, strnlen(e.comm, sizeof e.comm));
         if (comm.empty()) comm = process_comm(static_cast<int>(e.tgid));
-        ledger_.track_process(e.tgid, comm, ppid_of(static_cast<int>(e.tgid)), e.ts_ns, false);
+        // The record names the parent where it is a process's first; /proc otherwise.
+        const uint32_t ppid = e.ppid ? e.ppid : ppid_of(static_cast<int>(e.tgid));
+        ledger_.track_process(e.tgid, comm, ppid, e.ts_ns, false);
         if (opts_.stacks && e.type != FG_EV_PROC_EXEC)  // it exec'd before its first call
           symbolizer_.add_file(program_file(e.tgid));
       }

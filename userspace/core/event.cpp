@@ -10,7 +10,7 @@ namespace fgtrace {
 // The contract, checked where it is read: the same bytes as the BPF side (clang -target bpf,
 // LP64 little endian). A change here without a FAKEGPU_EVENTS_ABI bump is a bug.
 static_assert(FAKEGPU_EVENTS_ABI == 6, "contract changed: review decode() and these offsets");
-static_assert(sizeof(fg_event) == 80);
+static_assert(sizeof(fg_event) == 88);
 static_assert(alignof(fg_event) == 8);
 static_assert(offsetof(fg_event, ts_ns) == 0);
 static_assert(offsetof(fg_event, tgid) == 8);
@@ -26,6 +26,7 @@ static_assert(offsetof(fg_event, source) == 50);
 static_assert(offsetof(fg_event, func) == 52);
 static_assert(offsetof(fg_event, aux) == 56);
 static_assert(offsetof(fg_event, comm) == 64);
+static_assert(offsetof(fg_event, ppid) == 80);
 static_assert(FG_COMM_LEN == 16);
 static_assert(sizeof(fg_book_key) == 16);
 static_assert(sizeof(fg_book) == 64);
@@ -38,7 +39,7 @@ static_assert(sizeof(fg_record) == 32 && offsetof(fg_record, ptr) == 8 && offset
               offsetof(fg_record, device) == 24 && offsetof(fg_record, func) == 28 &&
               offsetof(fg_record, type_kind) == 30 && offsetof(fg_record, api_source) == 31);
 static_assert(sizeof(fg_record_ext) == 24 && offsetof(fg_record_ext, aux) == 8 && offsetof(fg_record_ext, status) == 16);
-static_assert(FG_REC_BASE == 32 && FG_REC_WITH_EXT == 56 && FG_REC_WITH_COMM == 48 && FG_REC_WITH_EXT_COMM == 72);
+static_assert(FG_REC_BASE == 32 && FG_REC_WITH_EXT == 56 && FG_REC_WITH_PROC == 64 && FG_REC_WITH_EXT_PROC == 88);
 // --stacks: a stack's file frames are the kernel's struct bpf_stack_build_id, byte for byte.
 static_assert(sizeof(fg_file_frame) == sizeof(bpf_stack_build_id) && FG_BUILD_ID_SIZE == BPF_BUILD_ID_SIZE);
 static_assert(offsetof(fg_file_frame, build_id) == offsetof(bpf_stack_build_id, build_id) &&
