@@ -11,74 +11,19 @@
  *    memory and books the result. Each attachment carries a cookie saying which function it
  *    is.
  *
- * The books (maps `book_slots` and `book_counts`) are the truth; the event ring (maps `ring`
- * and `ring_pos`, fakegpu_events.h) carries the detail for the collector's per-allocation
- * ledger. Wake-ups are batched (count_record), and every event that cannot be delivered is
- * counted (map `stats`).
+ * The books (books.bpf.h) are the truth; the event records (ring.bpf.h) carry the detail for
+ * the collector's per-allocation ledger, through a BPF ring buffer, and every record that
+ * cannot be delivered is counted (map `stats`).
  */
 #include "fakegpu.bpf.h"
+#include "books.bpf.h"
+#include "ring.bpf.h"
 
-#include <bpf/bpf_core_read.h>
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
-
-#include "fakegpu_events.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* Load-time knobs, set between open and load. */
-const volatile struct fg_config cfg = {};
-
 /* ---- maps ---------------------------------------------------------------------------- */
-
-/* The event ring (struct fg_ring_slot, and fg_ring_ext in the same slots): resized from the
- * command line before load. */
-_Static_assert(sizeof(struct fg_ring_slot) == 32 && sizeof(struct fg_ring_ext) == 32, "half a cache line");
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1 << 16);
-	__type(key, __u32);
-	__type(value, struct fg_ring_slot);
-} ring SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct fg_ring_pos);
-} ring_pos SEC(".maps");
-
-/* Wakes the collector (count_record); what it carries is not read. */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
-} doorbell SEC(".maps");
-
-/* The books (fakegpu_events.h): shared part and per-CPU counters, indexed alike. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, FG_BOOK_SLOTS);
-	__type(key, __u32);
-	__type(value, struct fg_book_slot);
-} book_slots SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, FG_BOOK_SLOTS);
-	__type(key, __u32);
-	__type(value, struct fg_book_counts);
-} book_counts SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, FG_STAT_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} stats SEC(".maps");
 
 /* User stacks of allocations (--stacks; the collector sizes it to 1 entry otherwise). */
 struct {
@@ -109,39 +54,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct fg_exec_path);
 } exec_paths SEC(".maps");
-
-/* Processes to trace when cfg.filter_pids (attach -p, run). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, __u8);
-} pids SEC(".maps");
-
-/*
- * Processes seen calling a GPU API. Without a pid filter (monitor) the scheduler
- * tracepoints report only these: every other fork, exec and exit on the host is not ours.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u8);
-} gpu_procs SEC(".maps");
-
-/*
- * Entry/return path: live allocations, so a free knows its size, device and kind. An
- * open-addressing table like the books' (a hash map's update and delete cost ~50 ns a
- * call): struct fg_alloc_rec, searched from the home slot of (tgid, ptr), claimed with a
- * compare-and-swap on `ptr`. --max-allocs sets the size (a power of two).
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1 << 18);
-	__type(key, __u32);
-	__type(value, struct fg_alloc_rec);
-} allocs SEC(".maps");
 
 /*
  * Entry/return path: each thread's state, in task-local storage (freed with the thread; no
@@ -213,382 +125,7 @@ struct {
 	__type(value, __u64);
 } resets SEC(".maps");
 
-/* Call counts and latency per (process, traced function). */
-#define FG_LAT_BUCKETS 32
-struct call_val {
-	__u64 calls;
-	__u64 fails;
-	__u64 timed; /* calls timed (timed_call): total_ns, max_ns and hist cover these */
-	__u64 total_ns;
-	__u64 max_ns;
-	__u64 hist[FG_LAT_BUCKETS]; /* log2(ns) */
-};
-/* An open-addressing table like the books': tags (FG_CALL_TAG) shared, counts per CPU. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, FG_CALL_SLOTS);
-	__type(key, __u32);
-	__type(value, __u64);
-} call_tags SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, FG_CALL_SLOTS);
-	__type(key, __u32);
-	__type(value, struct call_val);
-} calls SEC(".maps");
-
-/* Bytes copied per (process, direction). */
-struct copy_key {
-	__u32 tgid;
-	__u32 dir; /* cudaMemcpyKind: 0 HtoH, 1 HtoD, 2 DtoH, 3 DtoD, 4 default */
-};
-struct copy_val {
-	__u64 bytes;
-	__u64 count;
-};
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct copy_key);
-	__type(value, struct copy_val);
-} copies SEC(".maps");
-
-/* Kernel launches per process. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, __u64);
-} launches SEC(".maps");
-
-/* ---- helpers --------------------------------------------------------------------------- */
-
-static __always_inline void stat_inc(__u32 which)
-{
-	__u64 *v = bpf_map_lookup_elem(&stats, &which);
-	if (v)
-		*v += 1; /* per-CPU slot: no atomics needed */
-}
-
-static __always_inline bool traced(__u32 tgid)
-{
-	return !cfg.filter_pids || bpf_map_lookup_elem(&pids, &tgid);
-}
-
-/* Scheduler events: the filtered pids, or (monitor) processes that used a GPU API. */
-static __always_inline bool traced_process(__u32 tgid)
-{
-	return cfg.filter_pids ? bpf_map_lookup_elem(&pids, &tgid) != 0 : bpf_map_lookup_elem(&gpu_procs, &tgid) != 0;
-}
-
-/* A book: its shared part (live and peak, updated atomically) and this CPU's counters (plain
- * adds). */
-struct book {
-	struct fg_book_slot *shared;
-	struct fg_book_counts *mine;
-	bool created; /* this call created it: the process's first book */
-};
-
-/*
- * The open-addressing tables (books, call counts) keep a u64 tag at the start of each value
- * of an array map (`tags`, `mask` + 1 slots): FG_TAG_FREE never used, FG_TAG_DELETED
- * forgotten by the collector (reusable), else a key with bit 0 set. A key is searched from
- * its home slot, first up to a slot never used; when absent, the first free or forgotten
- * slot on the way is claimed with a compare-and-swap (a racing claimer of the same key finds
- * the winner's tag there). Returns the slot, or -1 when `probes` slots are all taken.
- */
-static __always_inline long tag_slot(void *tags, __u64 tag, __u32 mask, bool *created)
-{
-	const __u32 home = (__u32)((tag * 0x9E3779B97F4A7C15ULL) >> 40);
-	*created = false;
-	for (__u32 i = 0; i < FG_TAG_PROBES; i++) {
-		__u32 idx = (home + i) & mask;
-		__u64 *t = bpf_map_lookup_elem(tags, &idx);
-		if (!t)
-			break;
-		__u64 v = *(volatile __u64 *)t;
-		if (v == tag)
-			return idx;
-		if (v == FG_TAG_FREE)
-			break; /* never used: the key is not further on */
-	}
-	for (__u32 i = 0; i < FG_TAG_PROBES; i++) {
-		__u32 idx = (home + i) & mask;
-		__u64 *t = bpf_map_lookup_elem(tags, &idx);
-		if (!t)
-			break;
-		__u64 v = *(volatile __u64 *)t;
-		if (v == FG_TAG_FREE || v == FG_TAG_DELETED) {
-			__u64 was = __sync_val_compare_and_swap(t, v, tag);
-			if (was == v) {
-				*created = true;
-				return idx;
-			}
-			v = was;
-		}
-		if (v == tag)
-			return idx;
-	}
-	stat_inc(FG_STAT_ALLOC_MAP_FULL);
-	return -1;
-}
-
-static __always_inline bool book_at(__u32 idx, struct book *b)
-{
-	b->shared = bpf_map_lookup_elem(&book_slots, &idx);
-	b->mine = bpf_map_lookup_elem(&book_counts, &idx);
-	return b->shared && b->mine;
-}
-
-/* Fills *b with (tgid, device, kind)'s book, created when absent; false: the table is full. */
-static __always_inline bool book_of(__u32 tgid, __s32 device, __u32 kind, struct book *b)
-{
-	long idx = tag_slot(&book_slots, FG_BOOK_TAG(tgid, device, kind), FG_BOOK_SLOTS - 1, &b->created);
-	return idx >= 0 && book_at((__u32)idx, b);
-}
-
-/* live += delta, then lift the peak: a bounded compare-and-swap loop. */
-static __always_inline void book_live(struct fg_book_slot *b, __s64 delta)
-{
-	__u64 live = __sync_fetch_and_add(&b->live_bytes, delta) + delta;
-	if (delta <= 0)
-		return;
-	for (int i = 0; i < 4; i++) {
-		__u64 peak = b->peak_bytes;
-		if (live <= peak)
-			return;
-		if (__sync_val_compare_and_swap(&b->peak_bytes, peak, live) == peak)
-			return;
-	}
-}
-
-static __always_inline __u32 alloc_home(__u32 tgid, __u64 ptr)
-{
-	return (__u32)(((ptr ^ ((__u64)tgid << 40)) * 0x9E3779B97F4A7C15ULL) >> 32) & cfg.allocs_mask;
-}
-
-/* The record of (tgid, ptr), or NULL. */
-static __always_inline struct fg_alloc_rec *alloc_find(__u32 tgid, __u64 ptr)
-{
-	const __u32 home = alloc_home(tgid, ptr);
-	for (__u32 i = 0; i < FG_ALLOC_PROBES; i++) {
-		__u32 idx = (home + i) & cfg.allocs_mask;
-		struct fg_alloc_rec *r = bpf_map_lookup_elem(&allocs, &idx);
-		if (!r)
-			return 0;
-		__u64 p = *(volatile __u64 *)&r->ptr;
-		if (p == ptr && r->tgid == tgid)
-			return r;
-		if (p == FG_ALLOC_FREE)
-			return 0; /* never used: the key is not further on */
-	}
-	return 0;
-}
-
-/* Frees a record: its slot is reusable, and lookups still probe past it. */
-static __always_inline void alloc_forget(struct fg_alloc_rec *r)
-{
-	r->tgid = 0;
-	*(volatile __u64 *)&r->ptr = FG_ALLOC_DELETED;
-}
-
-/* A record for (tgid, ptr) (the one still there if its free was missed), or NULL: full. */
-static __always_inline struct fg_alloc_rec *alloc_claim(__u32 tgid, __u64 ptr)
-{
-	struct fg_alloc_rec *r = alloc_find(tgid, ptr);
-	if (r)
-		return r;
-	const __u32 home = alloc_home(tgid, ptr);
-	for (__u32 i = 0; i < FG_ALLOC_PROBES; i++) {
-		__u32 idx = (home + i) & cfg.allocs_mask;
-		r = bpf_map_lookup_elem(&allocs, &idx);
-		if (!r)
-			break;
-		__u64 p = *(volatile __u64 *)&r->ptr;
-		if ((p == FG_ALLOC_FREE || p == FG_ALLOC_DELETED) &&
-		    __sync_val_compare_and_swap(&r->ptr, p, ptr) == p) {
-			r->tgid = tgid;
-			return r;
-		}
-	}
-	stat_inc(FG_STAT_ALLOC_MAP_FULL);
-	return 0;
-}
-
-/*
- * Counts a record on this CPU and rings the doorbell when it is the one that wakes the
- * consumer. The consumer drains the ring on a timer while records flow; the doorbell is for a
- * ring that fills faster than that. It rings only once the ring holds cfg.wake_fill slots
- * (a quarter of it), and then every (cfg.wakeup_mask + 1)-th record of a CPU (cfg.wake_fill
- * and the mask 0: every record). A wake-up from here comes from the traced
- * thread's CPU, and the scheduler tends to run the woken reader on that CPU, its drain taking
- * the traced process's time; waking it also costs a self-IPI (~1.3 us on these VMs,
- * design.md).
- */
-static __always_inline void count_record(__u64 pos, __u64 fill)
-{
-	__u32 k = FG_STAT_EVENTS;
-	__u64 *n = bpf_map_lookup_elem(&stats, &k);
-	if (!n)
-		return;
-	*n += 1; /* per-CPU slot: no atomics needed */
-	if ((*n & cfg.wakeup_mask) == 0 && fill >= cfg.wake_fill)
-		bpf_ringbuf_output(&doorbell, &pos, sizeof(pos), BPF_RB_FORCE_WAKEUP);
-}
-
-/* The ring's positions (struct fg_ring_pos), and the slot of position `pos`. */
-static __always_inline struct fg_ring_pos *ring_positions(void)
-{
-	__u32 zero = 0;
-	return bpf_map_lookup_elem(&ring_pos, &zero);
-}
-
-static __always_inline void *ring_slot(__u64 pos)
-{
-	__u32 idx = (__u32)(pos & cfg.ring_mask);
-	return bpf_map_lookup_elem(&ring, &idx);
-}
-
-/*
- * Claims the next `n` (1 or 2) positions of the event ring (struct fg_ring_pos): the first
- * slot to fill, or NULL when the ring is full (the record is lost, and counted). *fill: the
- * slots the ring holds with these. A failed compare-and-swap means another CPU took the
- * position: try the next, a bounded number of times.
- */
-static __always_inline struct fg_ring_slot *ring_claim(__u64 *pos, __u64 *fill, __u32 n)
-{
-	struct fg_ring_pos *p = ring_positions();
-	if (!p)
-		return 0;
-	for (int i = 0; i < 32; i++) {
-		__u64 head = *(volatile __u64 *)&p->head;
-		__u64 tail = *(volatile __u64 *)&p->tail;
-		if ((__s64)(tail - head) > 0)
-			continue; /* the reader got past this head (others claimed on): read again */
-		__u64 used = head + n - tail;
-		if (used - 1 > cfg.ring_mask)
-			break; /* full */
-		if (__sync_val_compare_and_swap(&p->head, head, head + n) == head) {
-			*pos = head;
-			*fill = used;
-			return ring_slot(head);
-		}
-	}
-	stat_inc(FG_STAT_RB_DROPS);
-	return 0;
-}
-
-/*
- * Loads the cache line the next record will be written to, first thing in a program that
- * writes one. The collector read that line a lap earlier, so it is no longer this CPU's: a
- * store to it waits for the line at the next barrier (the program's own atomics, or the
- * uprobe return path's), measured at 2-4 % of a traced call. Loaded here, the line arrives
- * while the program does its other work, and the record's stores find it. Only a hint: the
- * head may move before the claim (another CPU's record), which costs nothing but the load.
- */
-static __always_inline void ring_warm(void)
-{
-	struct fg_ring_pos *p = ring_positions();
-	if (!p)
-		return;
-	struct fg_ring_slot *slot = ring_slot(*(volatile __u64 *)&p->head);
-	if (slot)
-		(void)*(volatile __u32 *)&slot->committed;
-}
-
-/*
- * Whether a record is the first of its process. The first carries the comm (a helper call
- * that later records skip: user space keeps it per process) and, in monitor mode, enters the
- * process in gpu_procs, which the scheduler tracepoints consult. The memory paths know it
- * without a lookup: a process's first memory event creates its first book.
- */
-enum first_event {
-	FIRST_LOOKUP = 0, /* not known: look the process up in gpu_procs */
-	FIRST_NO,
-	FIRST_YES,
-};
-
-/* One record's fields (emit fills the rest: pid, tid, comm). */
-struct record {
-	__u32 type;
-	__s32 device;
-	__u64 ptr;
-	__u64 size;
-	__u32 kind;
-	__s32 status;
-	__u16 api;
-	__u16 source;
-	__u32 func;
-	__u64 aux;
-	/* CLOCK_MONOTONIC where the program reads the clock anyway (entry/return probes time
-	 * the call; scheduler events), else 0: the collector stamps the record when it reads
-	 * it. A clock read is ~30 ns on these VMs, a third of the USDT program. */
-	__u64 ts;
-	enum first_event first;
-	__u64 pid_tgid; /* bpf_get_current_pid_tgid() when the caller has it, else 0 */
-};
-
-/* Publishes a filled slot: its fields' stores come before `committed` (x86-64 keeps them in
- * that order for the reader). */
-static __always_inline void commit(struct fg_ring_slot *slot, __u64 pos)
-{
-	asm volatile("" ::: "memory");
-	*(volatile __u32 *)&slot->committed = (__u32)(pos + 1);
-}
-
-static __always_inline void emit(const struct record *r)
-{
-	__u64 id = r->pid_tgid ? r->pid_tgid : bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32;
-	bool first = r->source == FG_SRC_KERNEL || r->first == FIRST_YES;
-	if (r->source != FG_SRC_KERNEL && !cfg.filter_pids) { /* monitor: gpu_procs knows GPU processes */
-		if (r->first == FIRST_LOOKUP)
-			first = !bpf_map_lookup_elem(&gpu_procs, &tgid);
-		if (first) {
-			__u8 one = 1;
-			bpf_map_update_elem(&gpu_procs, &tgid, &one, BPF_ANY);
-		}
-	}
-	__u64 pos = 0, fill = 0;
-	struct fg_ring_slot *slot;
-	if (first) { /* the comm goes in a slot of its own, just before the record */
-		slot = ring_claim(&pos, &fill, 1);
-		if (!slot)
-			return;
-		slot->tid = (__u32)id;
-		slot->tgid = tgid;
-		slot->type = FG_WIRE_COMM;
-		bpf_get_current_comm(&slot->ptr, 2 * sizeof(__u64));
-		commit(slot, pos); /* not counted: the record after it is the event */
-	}
-	/* One slot unless the record carries what only the extension holds. */
-	const bool ext = FG_WIRE_NEEDS_EXT(r->ts, r->aux, r->status, r->size, r->device);
-	slot = ring_claim(&pos, &fill, ext ? 2 : 1);
-	if (!slot)
-		return;
-	if (ext) {
-		struct fg_ring_ext *e = ring_slot(pos + 1);
-		if (!e) /* cannot happen: the index is masked */
-			return;
-		e->status = r->status;
-		e->ts_ns = r->ts;
-		e->aux = r->aux;
-		e->device = r->device;
-		e->size_high = (__u16)(r->size >> FG_WIRE_SIZE_BITS);
-		e->committed = (__u32)(pos + 2);
-	}
-	slot->tid = (__u32)id;
-	slot->tgid = tgid;
-	slot->ptr = r->ptr;
-	slot->size_func = FG_WIRE_SIZE_FUNC(r->size, r->func);
-	slot->device = (__s16)r->device;
-	slot->type = FG_WIRE_TYPE(r->type, r->kind, ext);
-	slot->api_source = FG_WIRE_API_SOURCE(r->api, r->source);
-	commit(slot, pos);
-	count_record(pos, fill);
-}
+/* ---- booking and emitting ----------------------------------------------------------------- */
 
 /* A record's `first` from the book its call used. */
 static __always_inline enum first_event first_of(bool booked, const struct book *b)
@@ -614,8 +151,10 @@ static __noinline void note_stack_files(void *ctx, __u32 id)
 			return; /* the table is full: only the maps name it */
 	}
 	long n = bpf_get_stack(ctx, s->frame, sizeof(s->frame), BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
+	/* Published with a compare-and-swap, a full barrier on every architecture: whoever
+	 * reads a count reads the frames it covers. A racing filler's count is the same. */
 	if (n > 0)
-		*(volatile __u32 *)&s->frames = (__u32)n / sizeof(s->frame[0]);
+		__sync_val_compare_and_swap(&s->frames, 0, (__u32)n / sizeof(s->frame[0]));
 }
 
 /* Books and emits a completed allocation (id: bpf_get_current_pid_tgid(); ts: see struct
@@ -680,7 +219,7 @@ static __always_inline void on_failure(__u64 id, __u32 type, __s32 device, __u64
 /* ---- USDT: the fake backend's own probes ------------------------------------------------ */
 /*
  * The backend's probe sites keep their arguments in the first three argument registers
- * (notes "8@%rdi 8@%rsi 8@%rdx", fakebackend/src/core/usdt.h), and the collector attaches
+ * (FG_USDT_ARGUMENTS, fakegpu_events.h; fakebackend/src/core/usdt.h), and the collector attaches
  * these programs only after checking every site's note says so: the arguments are loaded
  * from pt_regs directly, with no spec lookup and no guarded read per argument (libbpf's
  * bpf_usdt_arg() path cost about a third of the program).
@@ -696,7 +235,6 @@ int usdt_alloc(struct pt_regs *ctx)
 	const __u64 id = bpf_get_current_pid_tgid();
 	if (!traced(id >> 32))
 		return 0;
-	ring_warm();
 	const __u64 ptr = USDT_ARG0(ctx), size = USDT_ARG1(ctx), info = USDT_ARG2(ctx);
 	__s32 device = FG_USDT_INFO_DEVICE(info), status = FG_USDT_INFO_STATUS(info);
 	__u32 kind = FG_USDT_INFO_KIND(info), api = FG_USDT_INFO_API(info);
@@ -714,7 +252,6 @@ int usdt_free(struct pt_regs *ctx)
 	const __u64 id = bpf_get_current_pid_tgid();
 	if (!traced(id >> 32))
 		return 0;
-	ring_warm();
 	const __u64 ptr = USDT_ARG0(ctx), size = USDT_ARG1(ctx), info = USDT_ARG2(ctx);
 	__s32 device = FG_USDT_INFO_DEVICE(info), status = FG_USDT_INFO_STATUS(info);
 	__u32 kind = FG_USDT_INFO_KIND(info), api = FG_USDT_INFO_API(info);
@@ -733,7 +270,6 @@ int usdt_implicit_free(struct pt_regs *ctx)
 	const __u64 id = bpf_get_current_pid_tgid();
 	if (!traced(id >> 32))
 		return 0;
-	ring_warm();
 	const __u64 ptr = USDT_ARG0(ctx), size = USDT_ARG1(ctx), info = USDT_ARG2(ctx);
 	on_free(id, FG_USDT_INFO_DEVICE(info), ptr, size, FG_USDT_INFO_KIND(info), FG_API_INTERNAL, FG_SRC_USDT, ~0u,
 		true, FG_USDT_INFO_API(info), 0);
@@ -796,108 +332,14 @@ static __always_inline bool timed_call(void)
 }
 
 /*
- * Reading an out-parameter from user memory (the pointer cudaMalloc wrote, a pitch, a
- * context). bpf_probe_read_user costs ~50 ns a read on these VMs, so where the kernel
- * allows (x86-64 with 4-level paging, bpf_rdonly_cast: kernel 6.2+; the collector then
- * loads api_exit_multi_walk) the return program walks the calling process's page tables
- * itself and reads the word through the kernel's direct map of physical memory: seven
- * fault-safe loads (bpf_rdonly_cast, then a load that reads 0 instead of faulting), measured
- * ~1.5 % of a traced call less. Anything unusual falls back to the helper: a page or table
- * not present, a word across a page boundary, an address above 4-level user space, a
- * 5-level layout, a zero result (a faulting load reads 0).
- *
- * The walk is checked against the helper: on its first FG_WALK_TRUST reads host-wide and on
- * a random 1 in 8 timed calls after (1 in 64 calls with the default --latency-every 8). One
- * disagreement turns it off for good (the helper's value is the one used; walk_disagreed
- * tells the collector, which says so). The helper remains the reference;
- * FAKEGPU_TRACE_NO_WALK=1 makes the collector use it only.
+ * *addr, a u64 in the calling process's memory: 0 when read, else the helper's error. The
+ * return programs read out-parameters the call has just written (the pointer cudaMalloc
+ * wrote, a pitch, a context) or arguments it has just read (cuMemCreate's properties), so
+ * the page is present and bpf_probe_read_user, which cannot sleep to fault one in, reads it.
  */
-extern void *bpf_rdonly_cast(const void *obj__ign, __u32 btf_id__k) __ksym __weak;
-
-#define FG_PAGE_OFFSET_L4 0xffff888000000000ULL /* the direct map without randomization */
-#define FG_KERNEL_HALF_L4 0xffff800000000000ULL /* 5-level layouts place it below this */
-#define FG_USER_TOP_L4 (1ULL << 47)
-#define FG_PTE_PRESENT 0x1ULL
-#define FG_PTE_HUGE 0x80ULL /* a 1 GiB (PUD) or 2 MiB (PMD) page */
-#define FG_PHYS_BITS_MAX 52
-#define FG_WALK_TRUST 64
-
-/* Reads checked and equal, counted up to FG_WALK_TRUST (a few more where CPUs race), and
- * reads checked and different (the walk is off). */
-__u64 walk_agreed = 0;
-__u64 walk_disagreed = 0;
-/* The kernel's layout, set by the collector once it is ready (Collector::enable_page_walk,
- * from /proc/kallsyms: libbpf's typeless ksyms would read it before the probes attach, ~60 ms
- * of `attach`). Until walk_ready, the helper reads. */
-__u64 walk_page_offset_base = 0; /* &page_offset_base (a randomized layout), 0: a fixed one */
-__u64 walk_physical_mask = 0;	 /* &physical_mask (memory encryption), 0: none */
-__u32 walk_ready = 0;
-
-/* The kernel word at `addr`, or 0 where it cannot be read. */
-static __always_inline __u64 kernel_word(__u64 addr)
+static __always_inline long read_user_u64(__u64 addr, __u64 *out)
 {
-	struct rb_node *w = bpf_rdonly_cast((void *)addr, bpf_core_type_id_kernel(struct rb_node));
-	return w->__rb_parent_color;
-}
-
-/* The address of the next table, or of the page: the entry's frame, in the direct map. */
-static __always_inline __u64 entry_frame(__u64 base, __u64 entry, __u64 phys_mask, __u32 page_shift)
-{
-	return base + (entry & phys_mask & ~((1ULL << page_shift) - 1));
-}
-
-static __always_inline bool walk_user_u64(__u64 addr, __u64 *out)
-{
-	if (!walk_ready || (addr & 0xfff) > 0xff8 || addr >= FG_USER_TOP_L4)
-		return false;
-	const __u64 base = walk_page_offset_base ? kernel_word(walk_page_offset_base) : FG_PAGE_OFFSET_L4;
-	if (base < FG_KERNEL_HALF_L4)
-		return false;
-	const __u64 phys_mask = (walk_physical_mask ? kernel_word(walk_physical_mask) : ~0ULL) &
-				((1ULL << FG_PHYS_BITS_MAX) - 1);
-	const __u64 mm = kernel_word(bpf_get_current_task() + bpf_core_field_offset(struct task_struct, mm));
-	__u64 table = kernel_word(mm + bpf_core_field_offset(struct mm_struct, pgd));
-	if (!mm || !table)
-		return false;
-	__u64 page = 0;
-	/* PGD (bits 39-47), PUD (30-38), PMD (21-29), PTE (12-20); PUD and PMD entries may map
-	 * a huge page. */
-	for (__u32 shift = 39; shift >= 12; shift -= 9) {
-		const __u64 entry = kernel_word(table + 8 * ((addr >> shift) & 511));
-		if (!(entry & FG_PTE_PRESENT))
-			return false;
-		if (shift == 12 || ((shift == 30 || shift == 21) && (entry & FG_PTE_HUGE))) {
-			page = entry_frame(base, entry, phys_mask, shift) + (addr & ((1ULL << shift) - 1));
-			break;
-		}
-		table = entry_frame(base, entry, phys_mask, 12);
-	}
-	if (!page)
-		return false;
-	*out = kernel_word(page);
-	return *out != 0;
-}
-
-/* *addr, a u64 in the calling process's memory: 0 when read, else the helper's error. */
-static __always_inline long read_user_u64(bool walk, bool check, __u64 addr, __u64 *out)
-{
-	__u64 walked;
-	if (!walk || walk_disagreed || !walk_user_u64(addr, &walked))
-		return bpf_probe_read_user(out, sizeof(*out), (void *)addr);
-	if (!check && walk_agreed >= FG_WALK_TRUST) {
-		*out = walked;
-		return 0;
-	}
-	long err = bpf_probe_read_user(out, sizeof(*out), (void *)addr);
-	if (err)
-		return err;
-	if (*out == walked) {
-		if (walk_agreed < FG_WALK_TRUST)
-			__sync_fetch_and_add(&walk_agreed, 1);
-	} else {
-		__sync_fetch_and_add(&walk_disagreed, 1);
-	}
-	return 0;
+	return bpf_probe_read_user(out, sizeof(*out), (void *)addr);
 }
 
 /* The calling thread's state (task: the current one); created on its first traced call when
@@ -1000,44 +442,7 @@ static long free_ctx_allocation(void *map, __u32 *idx, struct fg_alloc_rec *r, s
 	return 0;
 }
 
-/* floor(log2(v)) for v >= 1, 0 for 0: branch-free. */
-static __always_inline __u32 log2_u64(__u64 v)
-{
-	__u32 r = 0, shift;
-	shift = (v > 0xffffffffULL) << 5; v >>= shift; r |= shift;
-	shift = (v > 0xffff) << 4; v >>= shift; r |= shift;
-	shift = (v > 0xff) << 3; v >>= shift; r |= shift;
-	shift = (v > 0xf) << 2; v >>= shift; r |= shift;
-	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
-	return r | (__u32)(v >> 1);
-}
-
-/* Counts and times a call: per-CPU values (no atomics), summed by the collector. */
-static __always_inline void account_call(__u32 tgid, __u32 func, __u64 ns, bool failed, bool timed)
-{
-	bool created;
-	long idx = tag_slot(&call_tags, FG_CALL_TAG(tgid, func), FG_CALL_SLOTS - 1, &created);
-	if (idx < 0)
-		return;
-	__u32 i = (__u32)idx;
-	struct call_val *v = bpf_map_lookup_elem(&calls, &i);
-	if (!v)
-		return;
-	v->calls += 1;
-	v->fails += failed;
-	if (!timed)
-		return;
-	v->timed += 1;
-	v->total_ns += ns;
-	if (ns > v->max_ns)
-		v->max_ns = ns;
-	__u32 bucket = log2_u64(ns);
-	if (bucket > FG_LAT_BUCKETS - 1)
-		bucket = FG_LAT_BUCKETS - 1;
-	v->hist[bucket & (FG_LAT_BUCKETS - 1)] += 1;
-}
-
-static __always_inline int leave(struct pt_regs *ctx, const bool walk)
+static __always_inline int leave(struct pt_regs *ctx)
 {
 	/* The task's ids and its storage from one helper call (bpf_get_current_pid_tgid() is
 	 * another). */
@@ -1048,8 +453,6 @@ static __always_inline int leave(struct pt_regs *ctx, const bool walk)
 		return 0;
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	const __u32 class = COOKIE_CLASS(cookie);
-	if (class == FG_C_ALLOC || class == FG_C_FREE)
-		ring_warm(); /* the calls that write a record (the rest are rare or only counted) */
 	struct thread_state *t = thread_state(task, false);
 	struct stash_val *sp = t ? stash_of(t, COOKIE_API(cookie)) : 0;
 	if (!sp || !sp->ts) {
@@ -1065,9 +468,6 @@ static __always_inline int leave(struct pt_regs *ctx, const bool walk)
 	/* Untimed calls' records carry no clock read either: the collector stamps them. */
 	const bool timed = v.ts != FG_UNTIMED;
 	const __u64 now = timed ? bpf_ktime_get_ns() : 0;
-	/* The page walk's reads checked against the helper (read_user_u64): a random 1 in 8
-	 * timed calls (the clock's low bits), 1 in 64 calls by default. */
-	const bool check = timed && (now & 7) == 0;
 	account_call(tgid, func, now - v.ts, rc != 0, timed);
 
 	switch (class) {
@@ -1078,7 +478,7 @@ static __always_inline int leave(struct pt_regs *ctx, const bool walk)
 		if (class == FG_C_ALLOC_PITCH) {
 			__u64 pitch = 0;
 			if (rc == 0)
-				read_user_u64(walk, check, v.a1, &pitch);
+				read_user_u64(v.a1, &pitch);
 			size = pitch * v.a3;
 		}
 		__s32 device = kind == FG_MEM_HOST ? -1 : t->device;
@@ -1086,7 +486,7 @@ static __always_inline int leave(struct pt_regs *ctx, const bool walk)
 			/* cuMemCreate(handle *, size, const CUmemAllocationProp *prop, flags): the
 			 * device is prop->location (type at offset 8, id at 12), not the context's. */
 			__u64 loc = 0; /* type (low half), id (high half) */
-			if (v.a2 && read_user_u64(walk, check, v.a2 + 8, &loc) == 0 &&
+			if (v.a2 && read_user_u64(v.a2 + 8, &loc) == 0 &&
 			    (__u32)loc == 1 /* CU_MEM_LOCATION_TYPE_DEVICE */)
 				device = (__s32)(loc >> 32);
 		}
@@ -1095,7 +495,7 @@ static __always_inline int leave(struct pt_regs *ctx, const bool walk)
 			return 0;
 		}
 		__u64 ptr = 0;
-		if (read_user_u64(walk, check, v.a0, &ptr) != 0 || ptr == 0 || size == 0)
+		if (read_user_u64(v.a0, &ptr) != 0 || ptr == 0 || size == 0)
 			return 0; /* cudaMalloc(&p, 0): success, nothing allocated */
 		if (api == FG_API_RUNTIME) /* the runtime now holds this device's primary context */
 			runtime_holds(t, tgid, t->device);
@@ -1147,7 +547,7 @@ static __always_inline int leave(struct pt_regs *ctx, const bool walk)
 		if (rc != 0)
 			return 0;
 		__u64 c = 0;
-		read_user_u64(walk, check, v.a0, &c);
+		read_user_u64(v.a0, &c);
 		__s32 dev = (__s32)(class == FG_C_CTX_CREATE ? v.a2
 				    : class == FG_C_CTX_CREATE4 ? v.a3
 									       : v.a1);
@@ -1261,7 +661,7 @@ int api_enter(struct pt_regs *ctx)
 SEC("uretprobe")
 int api_exit(struct pt_regs *ctx)
 {
-	return leave(ctx, false);
+	return leave(ctx);
 }
 
 SEC("uprobe")
@@ -1273,15 +673,7 @@ int api_enter_multi(struct pt_regs *ctx)
 SEC("uprobe")
 int api_exit_multi(struct pt_regs *ctx)
 {
-	return leave(ctx, false);
-}
-
-/* api_exit_multi reading user memory through the page tables (read_user_u64): loaded
- * instead of it where the kernel has what the walk needs. */
-SEC("uprobe")
-int api_exit_multi_walk(struct pt_regs *ctx)
-{
-	return leave(ctx, true);
+	return leave(ctx);
 }
 
 /* A scheduler event: exit, fork (aux: the child) or exec. */

@@ -1,9 +1,17 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Kernel-only declarations for fakegpu.bpf.c. UAPI headers give the BPF and register
- * definitions; the few kernel types the programs read are declared by hand with
- * preserve_access_index, so libbpf relocates each field access against the running
+ * What every part of fakegpu-trace's BPF side shares: the kernel types the programs read, the
+ * load-time configuration, the health counters and the process filter. UAPI headers give the
+ * BPF and register definitions; the few kernel types the programs read are declared by hand
+ * with preserve_access_index, so libbpf relocates each field access against the running
  * kernel's BTF (CO-RE) and no generated vmlinux.h is needed.
+ *
+ * The parts, as in bcc's libbpf-tools, all in one object (fakegpu.bpf.c includes them):
+ *   fakegpu.bpf.h  this file
+ *   ring.bpf.h     the event records: the BPF ring buffer, wake-ups, drops
+ *   books.bpf.h    the books: per (process, device, kind) bytes and calls, the live
+ *                  allocations of the entry/return path, call counters
+ *   fakegpu.bpf.c  the programs: USDT, entry/return probes, scheduler tracepoints
  */
 #ifndef FAKEGPU_BPF_H
 #define FAKEGPU_BPF_H
@@ -12,17 +20,21 @@
 #include <linux/bpf.h>
 #include <asm/ptrace.h>
 
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "fakegpu_events.h"
+
 typedef _Bool bool;
 #define true 1
 #define false 0
-
-struct mm_struct;
 
 struct task_struct {
 	int pid;
 	int tgid;
 	char comm[16];
-	struct mm_struct *mm;
+	struct task_struct *real_parent;
 } __attribute__((preserve_access_index));
 
 /* --stacks: the file an exec maps (sched_process_exec). */
@@ -30,15 +42,52 @@ struct linux_binprm {
 	const char *interp;
 } __attribute__((preserve_access_index));
 
-/* The page-table walk (fakegpu.bpf.c, walk_user_u64) reads mm->pgd. */
-struct mm_struct {
-	void *pgd;
-} __attribute__((preserve_access_index));
+/* Load-time knobs, set between open and load. */
+const volatile struct fg_config cfg = {};
 
-/* A kernel struct that starts with an unsigned long: the walk reads any kernel word as
- * its first field (bpf_rdonly_cast to it, then a fault-safe load). */
-struct rb_node {
-	unsigned long __rb_parent_color;
-} __attribute__((preserve_access_index));
+/* Collector health (enum fg_stat), one slot per CPU: nothing is dropped silently. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FG_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void stat_inc(__u32 which)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &which);
+	if (v)
+		*v += 1; /* per-CPU slot: no atomics needed */
+}
+
+/* Processes to trace when cfg.filter_pids (attach -p, run). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} pids SEC(".maps");
+
+/*
+ * Processes seen calling a GPU API. Without a pid filter (monitor) the scheduler
+ * tracepoints report only these: every other fork, exec and exit on the host is not ours.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} gpu_procs SEC(".maps");
+
+static __always_inline bool traced(__u32 tgid)
+{
+	return !cfg.filter_pids || bpf_map_lookup_elem(&pids, &tgid);
+}
+
+/* Scheduler events: the filtered pids, or (monitor) processes that used a GPU API. */
+static __always_inline bool traced_process(__u32 tgid)
+{
+	return cfg.filter_pids ? bpf_map_lookup_elem(&pids, &tgid) != 0 : bpf_map_lookup_elem(&gpu_procs, &tgid) != 0;
+}
 
 #endif /* FAKEGPU_BPF_H */

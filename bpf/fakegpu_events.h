@@ -8,7 +8,7 @@
 #ifndef FAKEGPU_EVENTS_H
 #define FAKEGPU_EVENTS_H
 
-#define FAKEGPU_EVENTS_ABI 5
+#define FAKEGPU_EVENTS_ABI 6
 
 #define FG_COMM_LEN 16
 #define FG_MAX_DEVICES 256	/* ledger device slots; device -1 = host / unknown */
@@ -49,9 +49,8 @@ enum fg_api {
 	FG_API_INTERNAL = 2,
 };
 
-/* One event as the collector sees it, 80 bytes: the programs write it to the event ring in
- * the half-line wire form (struct fg_ring_slot, below), which the collector rebuilds this
- * from. */
+/* One event as the collector sees it, 80 bytes: the programs write it to the BPF ring buffer
+ * in the shorter wire form (struct fg_record, below), which the collector rebuilds this from. */
 struct fg_event {
 	__u64 ts_ns;		 /* CLOCK_MONOTONIC when observed (bpf_ktime_get_ns) on
 				    process events and timed entry/return records; 0 on
@@ -75,6 +74,8 @@ struct fg_event {
 	char comm[FG_COMM_LEN];	 /* task comm on scheduler events and a process's first
 				    GPU event in monitor mode; else empty (it costs a helper
 				    call per event: user space keeps it per process) */
+	__u32 ppid;		 /* the parent's tgid, with the comm; else 0 */
+	__u32 pad;
 };
 
 /*
@@ -160,79 +161,58 @@ struct fg_alloc_rec {
 };
 
 /*
- * The event ring: fixed-size slots in a memory-mapped array (map `ring`), positions in
- * another (map `ring_pos`), both mapped by the collector. A program claims the next one or
- * two positions with one compare-and-swap, fills the slots and sets the first one's
- * `committed` to its position + 1 last; the collector reads slots in position order up to
- * the first not yet committed for its position (it never writes to them) and publishes its
- * tail. Positions give one order to the records of all CPUs. x86-64: stores are seen in
- * program order, so a plain store of `committed` publishes the record.
- *
- * A slot is half a cache line (the array's values start page-aligned): most records are one
- * slot, so two records share a line and a producer takes ownership of a new line every
- * second record. Owning a line the collector read a lap earlier is a miss that the return
- * to user space waits for, the largest cost a record adds to the traced call (ABI 3 used a
- * whole line per record). A record that needs more than one slot holds (a kernel time, an
- * aux value, an error status, a size of 2^48 or more, a device outside -32768..32767) is
- * two slots: the slot, flagged FG_WIRE_EXT, and an extension (struct fg_ring_ext) in the
- * next position. The task comm does not fit either: where a record carries it
- * (fg_event.comm), the program writes an FG_WIRE_COMM slot just before it, from the same
- * thread, with the comm in place of ptr and size.
- * `committed` is 32 bits and every slot, extensions included, starts with its own: a slot
- * holds either its position's contents or a lap earlier's, which differ in their low 32
- * bits while the ring has fewer than 2^32 slots.
+ * The wire form of an event in the BPF ring buffer (map `events`): struct fg_record, then what
+ * the record's size says follows, in this order:
+ *   FG_REC_BASE      the record alone: most USDT and entry/return records
+ *   + FG_REC_EXT     struct fg_record_ext: a kernel time, an aux value or an error status
+ *   + FG_REC_PROC    struct fg_record_proc: the task comm, the parent and the time, on a
+ *                    process's first record (a process met in monitor mode may be gone
+ *                    before the collector reads /proc: the record says who it was)
+ * so a record is 32, 56, 64 or 88 bytes (the ring buffer adds an 8-byte header and rounds to
+ * 8). The common record is short on purpose: the ring buffer's cache lines move from the
+ * traced thread's CPU to the collector's and back once per lap, and fewer lines per record is
+ * less of the traced call's time. Any other size is a contract mismatch.
  */
-#define FG_WIRE_TYPE_MASK 0x0f	  /* wire `type`: enum fg_event_type, or FG_WIRE_COMM */
-#define FG_WIRE_COMM 0x0f	  /* type of a comm slot */
-#define FG_WIRE_KIND_SHIFT 4	  /* wire `type` bits 4-6: enum fg_mem_kind; 7 = another value */
-#define FG_WIRE_KIND_OTHER 7
-#define FG_WIRE_KIND_MASK (7 << FG_WIRE_KIND_SHIFT)
-#define FG_WIRE_EXT 0x80	  /* the next position holds this record's struct fg_ring_ext */
-#define FG_WIRE_SIZE_BITS 48	  /* `size_func`: size in the low 48 bits, func in the top 16 */
-#define FG_WIRE_NO_FUNC 0xffff	  /* no function index (fg_event.func ~0u) */
-#define FG_WIRE_SOURCE_SHIFT 4	  /* `api_source`: enum fg_api in bits 0-3, enum fg_source above */
-/* The encoding, shared by the programs and the tests. */
-#define FG_WIRE_NEEDS_EXT(ts, aux, status, size, device) \
-	((ts) || (aux) || (status) || ((__u64)(size) >> FG_WIRE_SIZE_BITS) || (device) != (__s32)(__s16)(device))
-#define FG_WIRE_TYPE(type, kind, ext)                                                              \
-	((__u8)((type) | ((kind) < FG_MEM_KINDS ? (kind) : FG_WIRE_KIND_OTHER) << FG_WIRE_KIND_SHIFT | \
-		(ext ? FG_WIRE_EXT : 0)))
-#define FG_WIRE_API_SOURCE(api, source) ((__u8)((api) | (source) << FG_WIRE_SOURCE_SHIFT))
-#define FG_WIRE_SIZE_FUNC(size, func)                       \
-	(((__u64)(size) & ((1ULL << FG_WIRE_SIZE_BITS) - 1)) | \
-	 (__u64)((func) < FG_WIRE_NO_FUNC ? (func) : FG_WIRE_NO_FUNC) << FG_WIRE_SIZE_BITS)
-struct fg_ring_slot {
-	__u32 committed; /* (u32)(position + 1) once the record for that position is complete */
-	__u32 tid;
+#define FG_REC_KIND_OTHER 0xf	  /* type_kind: a kind outside enum fg_mem_kind */
+#define FG_REC_NO_FUNC 0xffff	  /* func: no function index (fg_event.func ~0u) */
+#define FG_REC_TYPE_KIND(type, kind) \
+	((__u8)(((type) & 0xf) | ((kind) < FG_MEM_KINDS ? (kind) : FG_REC_KIND_OTHER) << 4))
+#define FG_REC_API_SOURCE(api, source) ((__u8)(((api) & 0xf) | ((source) & 0xf) << 4))
+#define FG_REC_FUNC(func) ((__u16)((func) < FG_REC_NO_FUNC ? (func) : FG_REC_NO_FUNC))
+/* Whether a record carries struct fg_record_ext. */
+#define FG_REC_NEEDS_EXT(ts, aux, status) ((ts) || (aux) || (status))
+struct fg_record {
 	__u32 tgid;
-	__u8 type;	 /* FG_WIRE_TYPE_MASK | kind << FG_WIRE_KIND_SHIFT | FG_WIRE_EXT */
-	__u8 api_source; /* FG_WIRE_API_SOURCE(enum fg_api, enum fg_source) */
-	__s16 device;	 /* FG_WIRE_EXT: see fg_ring_ext.device */
-	__u64 ptr;	 /* FG_WIRE_COMM: comm[0..7] */
-	__u64 size_func; /* size (low 48 bits; FG_WIRE_EXT: + fg_ring_ext.size_high << 48),
-			    function index << 48; FG_WIRE_COMM: comm[8..15] */
+	__u32 tid;
+	__u64 ptr;
+	__u64 size;
+	__s32 device;
+	__u16 func;	  /* FG_REC_FUNC(fg_event.func) */
+	__u8 type_kind;	  /* FG_REC_TYPE_KIND(enum fg_event_type, enum fg_mem_kind) */
+	__u8 api_source;  /* FG_REC_API_SOURCE(enum fg_api, enum fg_source) */
 };
-struct fg_ring_ext {
-	__u32 committed; /* (u32)(its own position + 1): written before the record's slot */
-	__s32 status;
+struct fg_record_ext {
 	__u64 ts_ns;
 	__u64 aux;
-	__s32 device;
-	__u16 size_high; /* size >> 48 */
-	__u16 pad;
+	__s32 status;
+	__u32 pad;	  /* zero */
 };
-
-struct fg_ring_pos {
-	__u64 head;	/* next position to claim (programs) */
-	__u64 pad1[7];
-	__u64 tail;	/* first position not yet consumed (collector) */
-	__u64 pad2[7];
+struct fg_record_proc {
+	char comm[FG_COMM_LEN];
+	__u64 ts_ns;	  /* when the record was made (CLOCK_MONOTONIC) */
+	__u32 ppid;	  /* the parent's tgid (real_parent) */
+	__u32 pad;	  /* zero */
 };
+#define FG_REC_BASE ((__u32)sizeof(struct fg_record))
+#define FG_REC_WITH_EXT ((__u32)(sizeof(struct fg_record) + sizeof(struct fg_record_ext)))
+#define FG_REC_WITH_PROC ((__u32)(sizeof(struct fg_record) + sizeof(struct fg_record_proc)))
+#define FG_REC_WITH_EXT_PROC \
+	((__u32)(sizeof(struct fg_record) + sizeof(struct fg_record_ext) + sizeof(struct fg_record_proc)))
 
 /* Collector health, one slot per CPU, summed by user space: nothing is dropped silently. */
 enum fg_stat {
-	FG_STAT_EVENTS = 0,	    /* records written to the event ring */
-	FG_STAT_RB_DROPS = 1,	    /* records lost: the event ring was full */
+	FG_STAT_EVENTS = 0,	    /* records submitted to the ring buffer */
+	FG_STAT_RB_DROPS = 1,	    /* records lost: the ring buffer was full */
 	FG_STAT_MISSING_ENTRY = 2,  /* return probe without its entry record */
 	FG_STAT_UNMATCHED_FREE = 3, /* free of a pointer the books never saw allocated */
 	FG_STAT_ALLOC_MAP_FULL = 4, /* an allocation record or a book could not be stored (full) */
@@ -253,20 +233,28 @@ enum fg_stat {
 
 /*
  * Where the probes keep their arguments (the notes' argument strings): the BPF programs load
- * them from these registers, so the collector uses a library's USDT probes only when every
- * site says exactly this (ctx_switch has the first two). x86-64.
+ * them from the first three argument registers (PT_REGS_PARM1..3), so the collector uses a
+ * library's USDT probes only when every site says exactly this (ctx_switch has the first
+ * two). The backend places its sites this way on x86-64 (fakebackend/src/core/usdt.h) and has
+ * none on other architectures, where the collector traces entry/return probes; an arm64 site
+ * naming x0..x2 would be read as the same registers.
  */
+#if defined(__aarch64__) || defined(__TARGET_ARCH_arm64)
+#define FG_USDT_ARGUMENTS "8@x0 8@x1 8@x2"
+#define FG_USDT_ARGUMENTS_CTX_SWITCH "8@x0 8@x1"
+#else
 #define FG_USDT_ARGUMENTS "8@%rdi 8@%rsi 8@%rdx"
 #define FG_USDT_ARGUMENTS_CTX_SWITCH "8@%rdi 8@%rsi"
+#endif
 
 /* Load-time configuration (const volatile rodata, set between open and load). */
 struct fg_config {
 	__u32 filter_pids;	/* 1: only processes in the pids map (attach / run) */
 	__u32 follow_children;	/* 1: forked children join the pids map (run) */
-	__u32 wakeup_mask;	/* a CPU's records wake the consumer when their count & mask
-				   is 0 (a power of two minus 1; 0: every record) ... */
-	__u32 wake_fill;	/* ... and the ring holds at least this many slots (0: always) */
-	__u32 ring_mask;	/* event ring slots - 1 (a power of two minus 1) */
+	__u32 wakeup_mask;	/* a CPU's records may wake the consumer when their count &
+				   mask is 0 (a power of two minus 1; 0: every record) ... */
+	__u32 wake_bytes;	/* ... if the ring buffer then holds at least this many bytes
+				   (0: always) */
 	__u32 allocs_mask;	/* allocs slots - 1 (--max-allocs, a power of two minus 1) */
 	__u32 latency_threshold; /* entry/return: a call is timed when a random u32 is below
 				    this (2^32 / --latency-every); 0: every call */

@@ -6,7 +6,11 @@ backend's USDT probes, through entry/return probes, and by bpftrace counting the
   1. overhead per traced call (alloc or free): (traced - untraced) per pair / 2, with three
      copies of the backend (fakegpu-trace's, bpftrace's, untraced) used by processes that
      take turns (bench_trace_interleaved), both tracers live at once
+     and the traced pair's cost beside the figure measured before the BPF ring-buffer
+     transport (BEFORE_RINGBUF, below)
   2. 200,000 alloc+free pairs per second for 10 s: drops, collector CPU (% of one core), RSS
+  2b. the highest sustained event rate with zero drops and exact books: the offered rate
+     stepped up until records are lost, the books are off or the workload can offer no more
   3. attach: time from starting `fakegpu-trace attach` to its "ready" line (probes live)
   4. the dashboard's snapshot stream: collector CPU with and without a /api/v1/stream reader
   5. --stacks: a whole `run` of many alloc+free pairs with and without it
@@ -32,6 +36,13 @@ BLOCK = 10_000  # overhead: pairs per turn of a library copy
 TURNS = 5       # turns per copy and run
 RUNS = 12       # runs per session
 SESSIONS = 3    # the copies' roles rotate between sessions
+
+# The traced cudaMalloc+cudaFree pair's cost (ns: untraced pair + 2 x the added cost per traced
+# call, medians of overhead()) measured by this script on the tree before records went through a
+# BPF ring buffer (the hand-made ring in a BPF array, the page-table walk), on this kind of
+# machine. The target: the pair costs no more than 10 % above it.
+BEFORE_RINGBUF_DATE = "2026-11-25, commit b452d65"
+BEFORE_RINGBUF = {"USDT": 1236, "entry/return": 3609}
 
 
 def start_and_wait(cmd, env, ready, timeout=30, stdout=subprocess.DEVNULL):
@@ -135,32 +146,44 @@ def overhead(env):
     Three copies of the backend (one per tracer, one untraced) are used by one process each,
     taking turns in blocks (bench_trace_interleaved): both tracers are live at once and every
     copy sees each phase of this noisy machine. Runs alternate the turn order, and sessions
-    rotate the roles between the copies."""
+    rotate the roles between the copies. With FAKEGPU_BENCH_BEFORE naming a fakegpu-trace binary
+    of an earlier build (its BPF programs are inside it), a fourth copy is traced by that one, live
+    at the same time: the earlier build's cost side by side with this one's."""
     have_bt = shutil.which("bpftrace") is not None
+    before_bin = os.environ.get("FAKEGPU_BENCH_BEFORE")
     print(f"== overhead per traced call (targets: USDT <= 0.6 us, entry/return <= 1.5 us, and no more than bpftrace "
           f"counting the same probes): cudaMalloc+cudaFree pairs on three copies of the backend, one traced by "
           f"fakegpu-trace, one by bpftrace, one untraced, taking turns in blocks of {BLOCK:,}; {SESSIONS} sessions "
           f"(roles rotated) x {RUNS} runs x {TURNS} turns; medians")
     if not have_bt:
         print("bpftrace is not installed: fakegpu-trace against the untraced copy only (apt-get install bpftrace)")
+    if before_bin:
+        print(f"and a fourth copy traced by the earlier build {before_bin} (FAKEGPU_BENCH_BEFORE)")
+    tracers = ["fakegpu-trace", "bpftrace"] + (["before"] if before_bin else [])
+    ncopies = len(tracers) + 1
     copies_dir = tempfile.mkdtemp(dir=BUILD, prefix="bench-copies.")
     try:
         # Names fakegpu-trace does not discover by itself: each copy is traced only where named.
         copies = []
-        for c in "abc":
+        for c in "abcd"[:ncopies]:
             copies.append(os.path.join(copies_dir, f"fgbench-{c}.so"))
             shutil.copyfile(LIB, copies[-1])
         for way in ("USDT", "entry/return"):
-            added = {"fakegpu-trace": [], "bpftrace": []}
+            added = {t: [] for t in tracers}
             base, ratios, prog = [], [], {}
             for s in range(SESSIONS):
-                role = {"fakegpu-trace": copies[s % 3], "bpftrace": copies[(s + 1) % 3], "untraced": copies[(s + 2) % 3]}
-                mine = [os.path.join(BIN, "fakegpu-trace"), "monitor", "-q", "-i", "3600", "--lib", role["fakegpu-trace"]]
-                if way != "USDT":
-                    mine.append("--uprobes-only")
+                role = {t: copies[(s + i) % ncopies] for i, t in enumerate(tracers + ["untraced"])}
+                def fakegpu_trace(binary, lib):
+                    return [binary, "monitor", "-q", "-i", "3600", "--lib", lib] + (
+                        ["--uprobes-only"] if way != "USDT" else [])
                 live = {}
                 try:
-                    live["fakegpu-trace"] = start_and_wait(mine, env, lambda l: "ready:" in l)
+                    live["fakegpu-trace"] = start_and_wait(fakegpu_trace(os.path.join(BIN, "fakegpu-trace"),
+                                                                         role["fakegpu-trace"]), env,
+                                                           lambda l: "ready:" in l)
+                    if before_bin:
+                        live["before"] = start_and_wait(fakegpu_trace(before_bin, role["before"]), env,
+                                                        lambda l: "ready:" in l)
                     if have_bt:
                         cmd, ready = bpftrace_program(way, role["bpftrace"])
                         live["bpftrace"] = start_and_wait(cmd, env, ready)
@@ -168,7 +191,7 @@ def overhead(env):
                         prog = program_ns_per_call(live, list(role.values()), env)
                     for r in range(RUNS):
                         order = list(role.values())
-                        k = (r // 2) % 3
+                        k = (r // 2) % ncopies
                         order = order[k:] + order[:k]
                         if r % 2:
                             order.reverse()  # each copy follows each other one
@@ -186,8 +209,19 @@ def overhead(env):
             for n, xs in added.items():
                 if xs:
                     in_bpf = f", BPF programs {prog[n]:.0f} ns" if n in prog else ""
-                    print(f"  {n + (' (counting)' if n == 'bpftrace' else ''):<24} +{statistics.median(xs) / 1000:.3f} us "
-                          f"per traced call{in_bpf}")
+                    label = {"bpftrace": "bpftrace (counting)", "before": "fakegpu-trace, earlier build"}.get(n, n)
+                    print(f"  {label:<29} +{statistics.median(xs) / 1000:.3f} us per traced call{in_bpf}")
+            pair = statistics.median(base) + 2 * statistics.median(added["fakegpu-trace"])
+            before = BEFORE_RINGBUF.get(way)
+            against = (f"; before the ring-buffer transport ({BEFORE_RINGBUF_DATE}): {before:.0f} ns, now "
+                       f"{pair / before:.2f}x that (target <= 1.10x)") if before else ""
+            print(f"  traced alloc+free pair under fakegpu-trace: {pair:.0f} ns (untraced pair + 2 x added){against}")
+            if added.get("before"):
+                pair_before = statistics.median(base) + 2 * statistics.median(added["before"])
+                lo, hi = ratio_interval([b + 2 * x for b, x in zip(base, added["fakegpu-trace"])],
+                                        [b + 2 * x for b, x in zip(base, added["before"])])
+                print(f"  side by side, the earlier build's traced pair: {pair_before:.0f} ns; this build {pair / pair_before:.2f}x "
+                      f"that (95 % bootstrap interval {lo:.2f}-{hi:.2f}x; target <= 1.10x)")
             if ratios:
                 mine_m, its_m = statistics.median(added["fakegpu-trace"]), statistics.median(added["bpftrace"])
                 ratios.sort()
@@ -226,6 +260,68 @@ def sustained(env):
     print(f"collector: {cpu:.1f} % of one core{per_event}, peak RSS {hwm / 1024:.1f} MiB")
     print(f"collector: events {health.get('events')}, ring-buffer drops {health.get('rb_drops')}, "
           f"missing entry records {health.get('missing_entry')}, unmatched frees {health.get('unmatched_free')}")
+
+
+def rate_step(env, rate, seconds, paced=True):
+    """fakegpu-trace monitor while bench_trace_workload offers `rate` events/s (alloc + free, half
+    as many pairs) for `seconds` (paced=False: as fast as it goes, that many events): the rate
+    achieved, the collector's CPU share (% of one core) over the workload, and what the
+    collector's final snapshot says of the records and books."""
+    trace = os.path.join(BIN, "fakegpu-trace")
+    p = start_and_wait([trace, "monitor", "-j", "-i", "3600"], env, lambda l: "ready:" in l, stdout=subprocess.PIPE)
+    pairs = int(rate * seconds) // 2
+    t0, c0 = time.monotonic(), cpu_ticks(p.pid)
+    w = subprocess.run([os.path.join(BIN, "bench_trace_workload"), str(pairs), str(rate // 2) if paced else "0"],
+                       env=env, check=True, capture_output=True, text=True)
+    wall, c1 = time.monotonic() - t0, cpu_ticks(p.pid)
+    p.send_signal(signal.SIGINT)
+    final, _ = p.communicate(timeout=120)
+    snap = json.loads(final.strip().splitlines()[-1])
+    secs = float(w.stdout.split("seconds=")[1].split()[0])
+    mine = [q for q in snap["processes"] if q["comm"].startswith("bench_trace_wor")]
+    calls = pairs + 1  # and the untimed warm-up pair
+    exact = (len(mine) == 1 and (mine[0]["allocs"], mine[0]["frees"], mine[0]["unmatched_frees"],
+                                 mine[0]["leaked_bytes"]) == (calls, calls, 0, 0)
+             and [(b["alloc_calls"], b["free_calls"], b["live_bytes"]) for b in mine[0]["kernel_books"]]
+             == [(calls, calls, 0)])
+    return {"achieved": 2 * pairs / secs, "cpu": (c1 - c0) / os.sysconf("SC_CLK_TCK") / wall * 100,
+            "drops": snap["health"]["rb_drops"], "exact": exact,
+            "books": mine[0] if len(mine) == 1 else f"{len(mine)} workload processes in the snapshot"}
+
+
+def max_rate(env, seconds=5):
+    print(f"\n== highest sustained event rate (targets: >= 1,000,000 events/s with zero drops and exact books; at "
+          f"200,000 events/s the collector <= 30 % of one core): fakegpu-trace monitor, bench_trace_workload "
+          f"offering each rate for {seconds} s, stepped up until records are lost, the books are off or the "
+          f"workload can offer no more (last step: as fast as it goes)")
+    best, failed = None, False
+
+    def step(rate, paced):
+        st = rate_step(env, rate, seconds, paced)
+        offered = f"{rate:>9,} events/s" if paced else "unpaced         "
+        books = "exact" if st["exact"] else f"NOT exact: {st['books']}"
+        print(f"offered {offered}: achieved {st['achieved']:>9,.0f}, collector {st['cpu']:5.1f} % of one core, "
+              f"ring-buffer drops {st['drops']}, books {books}", flush=True)
+        return st
+
+    for rate in (200_000, 500_000, 1_000_000, 1_500_000, 2_000_000, 2_500_000, 3_000_000):
+        st = step(rate, True)
+        if st["drops"] or not st["exact"]:
+            failed = True
+            break
+        if best is None or st["achieved"] > best["achieved"]:
+            best = st
+        if st["achieved"] < 0.95 * rate:
+            break  # the workload's own limit
+    if not failed:
+        st = step(3_000_000, False)
+        if not st["drops"] and st["exact"] and (best is None or st["achieved"] > best["achieved"]):
+            best = st
+    if best:
+        print(f"highest sustained rate with zero drops and exact books: {best['achieved']:,.0f} events/s, the collector "
+              f"at {best['cpu']:.1f} % of one core")
+    else:
+        print("highest sustained rate with zero drops and exact books: none of the steps")
 
 
 def attach_ready(env):
@@ -378,6 +474,7 @@ def main():
         env.pop("FAKEGPU_ISOLATED", None)
         overhead(env)
         sustained(env)
+        max_rate(env)
         attach_ready(env)
         stream_overhead(env)
         stacks_cost(env)

@@ -6,6 +6,11 @@ PKGS=(build-essential cmake pkg-config python3 binutils
       clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libboost-dev
       python3-numba
       libjs-chart.js prometheus chromium)  # the dashboard's charts; its Prometheus and browser tests
+# The other architecture's UAPI headers: the BPF programs are compiled for it too (ctest bpf:cross_arch_object).
+case $(uname -m) in
+  x86_64) PKGS+=(linux-libc-dev-arm64-cross) ;;
+  aarch64) PKGS+=(linux-libc-dev-amd64-cross) ;;
+esac
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

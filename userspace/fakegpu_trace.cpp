@@ -3,6 +3,7 @@
 // A thin main: argument parsing and exit codes; the work is in collector/ and core/.
 #include "collector/collector.h"
 #include "collector/errors.h"
+#include "collector/ring_reader.h"
 #include "collector/tracer.h"
 #include "core/render.h"
 #include "server/server.h"
@@ -15,6 +16,8 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+
+#include <unistd.h>
 
 namespace {
 
@@ -30,8 +33,7 @@ constexpr const char* kExitCodes =
     "OOM risk (T = --oom-threshold, u = usage %, e = forecast seconds until full): critical u >= (100+T)/2 or "
     "e <= 60; high u >= T or e <= 300; medium u >= 0.8*T or e <= 1800; else low. e comes from a least-squares fit "
     "over --oom-window and counts when its confidence (R^2 x min(1, (samples-2)/8)) is >= 0.5.\n"
-    "Environment: FAKEGPU_TRACE_NO_WALK=1 reads what calls return in user memory with bpf_probe_read_user only, "
-    "not through the page tables; FAKEGPU_TRACE_DEBUG=1 shows libbpf's log.";
+    "Environment: FAKEGPU_TRACE_DEBUG=1 shows libbpf's log.";
 
 void on_signal(int) { fgtrace::request_stop(); }
 
@@ -161,8 +163,10 @@ struct Common {
     app->add_flag("--uprobes-only", uprobes_only,
                   "trace the fake backend through entry/return probes too, not its USDT probes");
     app->add_option("--ringbuf-size", ringbuf,
-                    "event ring size (e.g. 16MiB): 32-byte slots, a power of two of them, at least 16; a record takes one, "
-                    "two when it carries more (a time, an error status, a stack id)");
+                    "the BPF ring buffer's size (default 16MiB): a power of two and a multiple of the page size (" +
+                        std::to_string(::sysconf(_SC_PAGESIZE) / 1024) +
+                        "KiB here), up to 2GiB; a record takes 40 bytes, up to 80 when it carries a time, an error "
+                        "status, a stack id or the process name");
     CLI::Option* stacks_flag = app->add_flag("--stacks", stacks,
                   "record each allocation's user stack; list the top stacks by outstanding (run: leaked) bytes");
     app->add_option("--top", top, "how many stacks --stacks lists")->check(CLI::Range(1, 1000));
@@ -187,6 +191,10 @@ struct Common {
     o.json = json;
     o.uprobes_only = uprobes_only;
     o.ringbuf_bytes = parse_size_option("--ringbuf-size", ringbuf);
+    if (const std::string p =
+            fgtrace::ringbuf_size_problem(o.ringbuf_bytes, static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)));
+        !p.empty())
+      throw CLI::ValidationError("--ringbuf-size", p);
     o.max_allocs = max_allocs;
     o.latency_every = latency_every;
     o.stacks = stacks;
@@ -258,7 +266,7 @@ int main(int argc, char** argv) {
   auto* monitor = app.add_subcommand("monitor", "trace every process on the host that uses a CUDA library");
   monitor_opts.add(monitor, true);
 
-  std::string max_peak, summary, fail_on_oom_risk;
+  std::string max_peak, summary, timeline, html, fail_on_oom_risk;
   bool fail_on_leak = false;
   std::vector<std::string> command;
   auto* run = app.add_subcommand("run", "run a command and trace it and its descendants; print a JSON summary");
@@ -269,6 +277,12 @@ int main(int argc, char** argv) {
                   "at any refresh")
       ->type_name("LEVEL");
   run->add_option("--summary", summary, "also write the JSON summary to FILE");
+  run->add_option("--timeline", timeline,
+                  "write memory over time per device and process, OOM errors and leaks as a trace-event JSON "
+                  "FILE (open it in ui.perfetto.dev or chrome://tracing)");
+  run->add_option("--html", html,
+                  "write a self-contained HTML page: verdict, memory over time per device and process, OOM "
+                  "failures, books and top leaks");
   run_opts.add(run, false);
   run->add_option("command", command, "the command and its arguments (after --)")->required();
   run->prefix_command(false);
@@ -299,6 +313,8 @@ int main(int argc, char** argv) {
       opts.command = command;
       opts.fail_on_leak = fail_on_leak;
       opts.summary_file = summary;
+      opts.timeline_file = timeline;
+      opts.html_file = html;
       if (!max_peak.empty()) opts.max_peak = parse_size_option("--max-peak", max_peak);
       if (!fail_on_oom_risk.empty()) {
         opts.fail_on_oom_risk = fgtrace::parse_risk_level(fail_on_oom_risk);

@@ -226,8 +226,8 @@ def bpf_fds_of(pid):
     return progs, links
 
 
-def bss_of(pid):
-    """The global variables (.bss) of the BPF object process `pid` loaded, by name (bpftool)."""
+def map_ids_of(pid):
+    """The BPF map ids a process holds file descriptors of (from fdinfo)."""
     maps = set()
     for fd in os.listdir(f"/proc/{pid}/fdinfo"):
         try:
@@ -237,14 +237,7 @@ def bss_of(pid):
             continue
         if m:
             maps.add(int(m.group(1)))
-    for i in maps:
-        shown = json.loads(subprocess.run(["bpftool", "-j", "map", "show", "id", str(i)], capture_output=True,
-                                          text=True, timeout=TIMEOUT, check=True).stdout)
-        if shown.get("name", "").endswith(".bss"):
-            dump = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "id", str(i)], capture_output=True,
-                                             text=True, timeout=TIMEOUT, check=True).stdout)
-            return {k: v for var in dump[0]["formatted"]["value"][".bss"] for k, v in var.items()}
-    raise AssertionError(f"no .bss map held by {pid}")
+    return maps
 
 
 def entry_bytes(pid, symbol):
@@ -425,58 +418,35 @@ class BothWays(TraceCase):
                          {k: books["usdt"][k] for k in HEAD_KEYS + ["devices"]})
 
 
-    def test_page_walk_and_helper_read_the_same_out_parameters(self):
-        # The return programs read out-parameters (the pointer cudaMalloc wrote, a pitch, a
-        # context) through the page tables where the kernel allows, and through
-        # bpf_probe_read_user with FAKEGPU_TRACE_NO_WALK=1: the same figures either way.
-        heads = {}
-        for way, env in (("walk", self.env()), ("helper", self.env(FAKEGPU_TRACE_NO_WALK="1"))):
-            with self.subTest(way=way):
-                rc, s, p = self.trace_run("--uprobes-only", cmd=[trace_workload(), "all"], env=env)
-                self.assertEqual(rc, 0, p.describe())
-                self.assertNotIn("disagreed", p.stderr)
-                q = s["processes"][0]
-                self.assert_books(q, ALL_DEVICES, ALL_HEAD, way)
-                heads[way] = {k: q[k] for k in HEAD_KEYS + ["devices"]}
-        self.assertEqual(heads["walk"], heads["helper"])
-
-    def test_page_walk_is_checked_against_the_helper(self):
-        # Its first 64 reads host-wide are checked against bpf_probe_read_user (the programs'
-        # walk_agreed counts them); here they read an out-parameter that lies in a transparent
-        # huge page (a 2 MiB page-table entry). With FAKEGPU_TRACE_NO_WALK=1 the helper alone
-        # reads. Either way the books are exact.
-        with open("/proc/kallsyms") as f:
-            possible = os.uname().machine == "x86_64" and any(line.rstrip().endswith(" bpf_rdonly_cast") for line in f)
+    def test_out_parameters_in_a_huge_page_are_read_exactly(self):
+        # The return programs read out-parameters (the pointer cudaMalloc wrote) with
+        # bpf_probe_read_user; here the out-parameter lies in a transparent huge page (a 2 MiB
+        # page-table entry). Every pair is booked and every free matched.
         pairs = 100
-        for way, env in (("walk", self.env()), ("helper", self.env(FAKEGPU_TRACE_NO_WALK="1"))):
-            with self.subTest(way=way):
-                t = self.start([tracer(), "monitor", "--uprobes-only", "-j", "-i", "3600"], env=env,
-                               stdin=subprocess.DEVNULL)
-                t.err.until(lambda line: "ready:" in line, "the ready line")
-                names = {bpf_objects()[0].get(i) for i in bpf_fds_of(t.pid)[0]}
-                walking = way == "walk" and possible
-                self.assertEqual(("api_exit_multi_walk" in names, "api_exit_multi" in names), (walking, not walking),
-                                 names)
-                if walking:
-                    # The collector turns the walk on once a thread has read /proc/kallsyms,
-                    # which may finish after the ready line: wait for it (a hang guard bounds it).
-                    deadline = time.monotonic() + TIMEOUT
-                    while bss_of(t.pid)["walk_ready"] != 1:
-                        self.assertLess(time.monotonic(), deadline, "walk_ready never set")
-                w = self.box.run([trace_workload(), "huge", str(pairs)], env=env)
-                self.assertEqual(w.returncode, 0, w.describe())
-                if "huge page: no" in w.stdout:
-                    print(f"note: no transparent huge page here ({w.stdout.strip()}); small pages only", flush=True)
-                if walking:
-                    bss = bss_of(t.pid)
-                    self.assertEqual((bss["walk_agreed"], bss["walk_disagreed"]), (64, 0), bss)
-                t.popen.send_signal(signal.SIGINT)
-                self.assertEqual(t.wait(), 0, t.describe())
-                self.assertNotIn("disagreed", t.err.text())
-                pid = int(re.search(r"pid (\d+): huge done", w.stdout).group(1))
-                q = self.process(json_line(t.out.seen[-1]), pid)
-                self.assertEqual((q["allocs"], q["frees"], q["unmatched_frees"], q["leaked_bytes"]), (pairs, pairs, 0, 0),
-                                 q)
+        t = self.start([tracer(), "monitor", "--uprobes-only", "-j", "-i", "3600"], stdin=subprocess.DEVNULL)
+        t.err.until(lambda line: "ready:" in line, "the ready line")
+        w = self.box.run([trace_workload(), "huge", str(pairs)], env=self.env())
+        self.assertEqual(w.returncode, 0, w.describe())
+        if "huge page: no" in w.stdout:
+            print(f"note: no transparent huge page here ({w.stdout.strip()}); small pages only", flush=True)
+        t.popen.send_signal(signal.SIGINT)
+        self.assertEqual(t.wait(), 0, t.describe())
+        pid = int(re.search(r"pid (\d+): huge done", w.stdout).group(1))
+        q = self.process(json_line(t.out.seen[-1]), pid)
+        self.assertEqual((q["allocs"], q["frees"], q["unmatched_frees"], q["leaked_bytes"]), (pairs, pairs, 0, 0), q)
+
+    def test_records_travel_through_a_bpf_ring_buffer_of_the_size_asked_for(self):
+        # One BPF_MAP_TYPE_RINGBUF (`events`) of --ringbuf-size bytes carries the records;
+        # nothing else of the collector's is a ring.
+        t = self.start([tracer(), "monitor", "-q", "-i", "3600", "--ringbuf-size", "256KiB"], stdin=subprocess.DEVNULL)
+        t.err.until(lambda line: "ready:" in line, "the ready line")
+        maps = [json.loads(subprocess.run(["bpftool", "-j", "map", "show", "id", str(i)], capture_output=True,
+                                          text=True, timeout=TIMEOUT, check=True).stdout) for i in map_ids_of(t.pid)]
+        t.popen.send_signal(signal.SIGINT)
+        self.assertEqual(t.wait(), 0, t.describe())
+        rings = [(m["name"], m["type"], m["max_entries"]) for m in maps if m["type"] == "ringbuf"]
+        self.assertEqual(rings, [("events", "ringbuf", 256 * KiB)], maps)
+        self.assertFalse({"ring", "ring_pos", "doorbell"} & {m["name"] for m in maps}, maps)
 
     def test_primary_context_release_frees_both_ways(self):
         # trace_workload primary: 4 MiB in device 3's primary context, then its last release.
@@ -903,20 +873,193 @@ class Stacks(TraceCase):
         self.assertEqual(mon.wait(), 0, mon.describe())
 
 
-# ---- 9b. a forked child that calls the API without exec ------------------------------------------
-class ForkedChild(TraceCase):
-    def test_forked_child_calling_the_api_survives_optimized_probes(self):
-        # The kernel rewrites a probed 5-byte NOP into a call to a trampoline page that fork
-        # does not copy (6.18): without the backend's fork guard (common/fork_guard.cpp) the
-        # child's first API call died with SIGSEGV (wait status 11).
-        rc, s, p = self.trace_run(cmd=[fgtest.PYTHON, fgtest.PROBE, fgtest.libdir(), "malloc:0:%d" % MiB,
-                                       "meminfo:0", "meminfo:0", "forkleak:1:%d" % (2 * MiB)])
+# ---- 9b. programs that fork (without exec) while traced ------------------------------------------
+# trace_workload forks N: N children before the parent's first call, the parent's 4 MiB on
+# device 0, N children more; every 4th child execs (comm "exe": it runs /proc/self/exe). Each
+# child: 2 MiB on device 1 allocated and freed, then 1 MiB held at exit (a leak).
+FORK_CHILD = [dev(1, 2 * MiB, 2, 1, leaked=MiB, leaked_allocs=1)]
+FORK_PARENT = [dev(0, 4 * MiB, 1, 1)]
+
+
+class ForkedChildren(TraceCase):
+    """The kernel (6.18) optimizes a probed 5-byte NOP into a call to a trampoline page that
+    fork does not copy: the backend's fork guard (common/fork_guard.cpp) re-arms those sites
+    in the child, which then runs and is traced like any process."""
+    MODES = (("usdt", []), ("uprobe", ["--uprobes-only"]))
+    N = 100
+
+    @staticmethod
+    def devices(q):
+        """The summary's per-device books, or the same figures from the monitor's per-kind books."""
+        if "devices" in q:
+            return q["devices"]
+        return [dev(b["device"], b["peak_bytes"], b["allocs"], b["frees"], leaked=b["leaked_bytes"],
+                    leaked_allocs=b["leaked_allocs"], live=b["live_bytes"], failed=b["failed_calls"])
+                for b in q["books"]]
+
+    def assert_family(self, processes, parent, n, where):
+        children = [q for q in processes if q["ppid"] == parent]
+        others = [{k: q.get(k) for k in ("pid", "ppid", "comm", "state", "books")}
+                  for q in processes if q["ppid"] != parent and q["pid"] != parent]
+        self.assertEqual(len(children), 2 * n, f"{where}: not the parent's children: {json.dumps(others)}")
+        for q in children:
+            self.assertEqual((q["state"], self.devices(q)), ("exited", FORK_CHILD), where + json.dumps(q))
+        self.assertEqual(sorted(q["comm"] for q in children), sorted(["trace_workload"] * (3 * n // 2) + ["exe"] * (n // 2)))
+
+    def test_hundreds_of_forked_children_run_and_have_their_own_books_under_run(self):
+        for mode, options in self.MODES:
+            with self.subTest(mode=mode):
+                rc, s, p = self.trace_run(*options, cmd=[trace_workload(), "forks", self.N])
+                self.assertEqual(rc, 0, p.describe())
+                parent = int(re.search(r"^pid (\d+): forks done$", p.stdout, re.M).group(1))
+                self.assertFalse(s["drops"]["events_lost"], s["drops"])
+                self.assertEqual(s["drops"]["ledger"]["exits_without_event"], 0, s["drops"])
+                self.assertEqual(len(s["processes"]), 2 * self.N + 1, p.describe())
+                self.assert_books(self.process(s, parent), FORK_PARENT)
+                self.assert_family(s["processes"], parent, self.N, mode)
+
+    def monitor(self, options):
+        mon = self.start([tracer(), "monitor", *options, "-j", "-i", "3600"], stdin=subprocess.DEVNULL)
+        mon.err.until(lambda line: "ready:" in line, "the monitor's ready line")
+        return mon
+
+    def final_line(self, mon):
+        """The monitor's last JSON line, written when SIGTERM stops it."""
+        os.kill(mon.pid, signal.SIGTERM)
+        self.assertEqual(mon.wait(), 0, mon.describe())
+        lines = [j for j in map(json_line, mon.out.seen) if j is not None]
+        self.assertTrue(lines, mon.describe())
+        return lines[-1]
+
+    def test_hundreds_of_forked_children_under_monitor(self):
+        for mode, options in self.MODES:
+            with self.subTest(mode=mode):
+                mon = self.monitor(options)
+                w = subprocess.run([trace_workload(), "forks", str(self.N)], env=self.env(), cwd=self.box.dir,
+                                   stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT)
+                self.assertEqual(w.returncode, 0, w.stderr)
+                parent = int(re.search(r"^pid (\d+): forks done$", w.stdout, re.M).group(1))
+                last = self.final_line(mon)
+                mine = [q for q in last["processes"] if q["pid"] == parent or q["ppid"] == parent]
+                self.assertEqual(self.devices(self.process({"processes": mine}, parent)), FORK_PARENT)
+                self.assert_family(mine, parent, self.N, mode)
+
+    def gated(self):
+        w = self.start([trace_workload(), "forks", 10, "gate"])
+        w.out.until(pid_line("children waiting"), "the workload's children waiting")
+        return w, int(w.out.seen[-1].split()[1].rstrip(":"))
+
+    def test_children_forked_before_tracing_starts_are_traced_from_their_first_call(self):
+        for mode, options in self.MODES:
+            with self.subTest(mode=mode):
+                w, parent = self.gated()  # the parent's 4 MiB is allocated before the monitor starts
+                mon = self.monitor(options)
+                w.close_stdin()
+                self.assertEqual(w.wait(), 0, w.describe())
+                last = self.final_line(mon)
+                self.assert_family([q for q in last["processes"] if q["ppid"] == parent], parent, 10, mode)
+
+    def test_children_keep_working_when_tracing_stops_while_they_wait(self):
+        for mode, options in self.MODES:
+            with self.subTest(mode=mode):
+                mon = self.monitor(options)
+                w, _ = self.gated()  # the parent's call went through probes; its children are forked
+                os.kill(mon.pid, signal.SIGTERM)
+                self.assertEqual(mon.wait(), 0, mon.describe())
+                w.close_stdin()  # the children call the API now, with no tracer left
+                self.assertEqual(w.wait(), 0, w.describe())
+                self.assertIn("forks done", w.out.text())
+
+
+# ---- 9c. run --timeline: a trace-event JSON Perfetto opens ---------------------------------------
+class Timeline(TraceCase):
+    MODES = (("usdt", []), ("uprobe", ["--uprobes-only"]))
+    TIB = 1 << 40
+
+    def test_counters_equal_the_books_and_ooms_and_leaks_are_instants(self):
+        # trace_workload mixed (its books: MIXED_DEVICES), then a probe whose 1 TiB cudaMalloc
+        # on device 0 fails with cudaErrorMemoryAllocation (2).
+        script = '"$0" mixed && "$1" "$2" - "malloc:0:$3"'
+        for mode, options in self.MODES:
+            with self.subTest(mode=mode):
+                timeline = self.box.path(f"timeline-{mode}.json")
+                env = self.env(LD_LIBRARY_PATH=fgtest.libdir())
+                rc, s, p = self.trace_run("--timeline", timeline, *options, env=env,
+                                          cmd=["sh", "-c", script, trace_workload(), fgtest.PYTHON, fgtest.PROBE,
+                                               self.TIB])
+                self.assertEqual(rc, 0, p.describe())
+                self.assertIn('"err": 2', p.stdout)
+                with open(timeline) as f:
+                    doc = json.load(f)  # valid JSON, or this fails
+                events = doc["traceEvents"]
+                workload = [q for q in s["processes"] if q["comm"] == "trace_workload"][0]
+                probe = [q for q in s["processes"] if q["failed_calls"] == 1][0]
+                names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+                self.assertEqual((names[0], names[workload["pid"]]),
+                                 ("GPUs (all processes)", f"trace_workload (pid {workload['pid']})"))
+                tracks = {}
+                for e in events:
+                    if e["ph"] == "C":
+                        tracks.setdefault((e["pid"], e["name"]), []).append((e["ts"], e["args"]["bytes"]))
+                label = lambda d: "host pinned memory" if d < 0 else f"GPU {d} memory"
+                # Each track: its highest value is the books' peak, its last the live bytes at the end.
+                expect = {(workload["pid"], label(d["device"])): (d["peak_bytes"], d["live_bytes"])
+                          for d in workload["devices"]}
+                expect.update({(0, label(d["device"])): (d["peak_bytes"], 0)  # every process has exited
+                               for d in s["total"]["devices"] if d["peak_bytes"]})
+                self.assertEqual({k: (max(b for _, b in v), v[-1][1]) for k, v in tracks.items()}, expect)
+                for k, v in tracks.items():
+                    self.assertEqual([t for t, _ in v], sorted(t for t, _ in v), k)
+                instants = sorted(((e["name"], e["pid"], e["args"]) for e in events if e["ph"] == "i"),
+                                  key=lambda i: i[0])
+                self.assertEqual(instants, [
+                    ("leak at exit", workload["pid"], {"leaked_bytes": 2 * MiB, "leaked_allocs": 1}),
+                    ("out of memory", probe["pid"], {"device": 0, "bytes": self.TIB, "status": 2})])
+
+
+# ---- 9d. run --html: one self-contained page ------------------------------------------------------
+class HtmlReport(TraceCase):
+    def test_page_renders_its_charts_and_tables_in_headless_chromium(self):
+        chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+        if not chromium:
+            self.skipTest("chromium is not installed (Debian chromium; scripts/deps.sh installs it)")
+        page = self.box.path("report.html")
+        script = '"$0" mixed && "$1" "$2" - "malloc:0:$3"'
+        rc, s, p = self.trace_run("--html", page, env=self.env(LD_LIBRARY_PATH=fgtest.libdir()),
+                                  cmd=["sh", "-c", script, trace_workload(), fgtest.PYTHON, fgtest.PROBE, 1 << 40])
         self.assertEqual(rc, 0, p.describe())
-        steps = [json.loads(line) for line in p.stdout.splitlines() if line.startswith('{"step"')]
-        fork = [st for st in steps if st["step"] == "forkleak"]
-        self.assertEqual([(f["status"]) for f in fork], [0], p.describe())
-        parent = [q for q in s["processes"] if q["pid"] != fork[0]["child"]]
-        self.assertEqual([(q["allocs"], q["leaked_bytes"]) for q in parent], [(1, MiB)], json.dumps(s["processes"]))
+        with open(page) as f:
+            html = f.read()
+        self.assertIsNone(re.search(r'\b(src|href)=|https?://[^"\s]*\.(js|css)', html), "the page loads something")
+        profile = self.box.path("chromium-profile")
+        dom = subprocess.run([chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                              f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom",
+                              "file://" + page], capture_output=True, text=True, timeout=120).stdout
+        self.assertIn('data-rendered="1"', dom, dom[:2000])
+        workload = [q for q in s["processes"] if q["comm"] == "trace_workload"][0]
+        probe = [q for q in s["processes"] if q["failed_calls"] == 1][0]
+        label = f"trace_workload ({workload['pid']})"
+        charts = {}
+        for m in re.finditer(r'<svg([^>]*)>(.*?)</svg>', dom, re.S):
+            ident = re.search(r'id="([^"]+)"', m.group(1)).group(1)
+            lines = {l.group(1): int(l.group(2)) for l in
+                     re.finditer(r'<path[^>]*data-label="([^"]+)"[^>]*data-last="(\d+)"', m.group(2))}
+            charts[ident] = (int(re.search(r'data-points="(\d+)"', m.group(1)).group(1)), lines)
+        # Devices 1 and 5 and host memory, each with the device total and the workload; every
+        # line ends at 0 (the workload exited); the workload's own chart has its three devices.
+        self.assertEqual(sorted(charts), sorted(["device-chart--1", "device-chart-1", "device-chart-5",
+                                                 f"process-chart-{workload['pid']}"]), dom[:3000])
+        for ident in ("device-chart--1", "device-chart-1", "device-chart-5"):
+            self.assertGreater(charts[ident][0], 0, ident)
+            self.assertEqual(charts[ident][1], {"all processes": 0, label: 0}, ident)
+        self.assertEqual(charts[f"process-chart-{workload['pid']}"][1], {"host pinned": 0, "GPU 1": 0, "GPU 5": 0})
+        cells = lambda row: [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+        row = re.search(r'<tr data-pid="%d">(.*?)</tr>' % workload["pid"], dom, re.S)
+        self.assertEqual(cells(row.group(1)), [label, "exited", "10.0 MiB", "2.0 MiB", "4", "3", "0"])
+        leak = re.search(r'<tr data-leak-pid="%d">(.*?)</tr>' % workload["pid"], dom, re.S)
+        self.assertEqual(cells(leak.group(1)), [label, "2.0 MiB", "1", "GPU 1"])
+        oom = re.search(r'<h2>Out-of-memory failures</h2><div id="ooms"><table>(.*?)</table>', dom, re.S)
+        self.assertEqual(cells(oom.group(1))[:3], [f"python3 ({probe['pid']})", "GPU 0", "1.0 TiB"])
 
 
 # ---- 10. a ring buffer too small -----------------------------------------------------------------
@@ -926,7 +1069,8 @@ class LostEvents(TraceCase):
     def test_tiny_ring_buffer_reports_drops_and_the_kernel_books_stay_exact(self):
         # The reader keeps up with a 4 KiB ring on an idle machine; the command stops it
         # (SIGSTOP to its parent, the collector) while the workload runs, as a busy host would
-        # deschedule it: 40,000 records into room for 128, so records are lost for certain.
+        # deschedule it: 40,000 records into room for ~100 (a 4 KiB ring buffer, 40 bytes a
+        # record), so records are lost for certain.
         stalled = 'kill -STOP $PPID; "$0" churn "$1" "$2"; s=$?; kill -CONT $PPID; exit $s'
         rc, s, p = self.trace_run("--ringbuf-size", "4096", "--fail-on-leak",
                                   cmd=["sh", "-c", stalled, trace_workload(), self.PAIRS, self.KIB])
@@ -972,6 +1116,13 @@ class Errors(TraceCase):
         self.assert_fails(self.trace("run", "--max-peak", "12XB", "--", "true"), 2, "--max-peak", "unknown unit 'XB'")
         self.assert_fails(self.trace("run"), 2, "command", "required")
         self.assert_fails(self.trace("run", "--ringbuf-size", "lots", "--", "true"), 2, "--ringbuf-size", "lots")
+        page = os.sysconf("SC_PAGESIZE")
+        self.assert_fails(self.trace("run", "--ringbuf-size", "0", "--", "true"), 2, "--ringbuf-size", "0 bytes",
+                          "power of two and a multiple of the page size")
+        self.assert_fails(self.trace("run", "--ringbuf-size", "3MiB", "--", "true"), 2, "--ringbuf-size",
+                          "3145728 bytes", "the nearest are 2MiB and 4MiB")
+        self.assert_fails(self.trace("run", "--ringbuf-size", str(page // 2), "--", "true"), 2, "--ringbuf-size",
+                          f"use {page // 1024}KiB")
         self.assert_fails(self.trace("run", "--stacks", "--max-stacks", "0", "--", "true"), 2, "--max-stacks",
                           "not in range 1 to 262144")
         self.assert_fails(self.trace("run", "--max-stacks", "64", "--", "true"), 2, "--max-stacks", "--stacks")

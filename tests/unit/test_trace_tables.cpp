@@ -1,6 +1,7 @@
-// The kernel-shared tables' contract, checked without BPF: the event ring's size from
-// --ringbuf-size and its slots' encoding and decoding, and the open-addressing tables' tags (bpf/fakegpu_events.h), which the
-// collector decodes into (process, device, kind) and (process, function).
+// The kernel-shared tables' contract, checked without BPF: the ring buffer's size from
+// --ringbuf-size, its wake-up policy and its records' encoding and decoding, and the
+// open-addressing tables' tags (bpf/fakegpu_events.h), which the collector decodes into
+// (process, device, kind) and (process, function).
 #include "collector/collector.h"
 #include "collector/ring_reader.h"
 
@@ -9,57 +10,98 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
-TEST_CASE("ring: --ringbuf-size gives the most 32-byte slots that fit, a power of two, at least 16",
+TEST_CASE("ring: --ringbuf-size takes a power of two that is a multiple of the page size, and names the fix",
           "[trace][ring]") {
-  CHECK(sizeof(fg_ring_slot) == 32);  // half a cache line
-  CHECK(sizeof(fg_ring_ext) == 32);
-  CHECK(fgtrace::ring_slots(16u << 20) == 524288);  // the default: all 16 MiB
-  CHECK(fgtrace::ring_slots(1u << 20) == 32768);
-  CHECK(fgtrace::ring_slots(4096) == 128);
-  CHECK(fgtrace::ring_slots(6000) == 128);  // 187 fit
-  CHECK(fgtrace::ring_slots(32 * 256) == 256);  // exactly 256 fit
-  CHECK(fgtrace::ring_slots(32 * 256 - 1) == 128);
-  CHECK(fgtrace::ring_slots(0) == fgtrace::kMinRingSlots);
-  CHECK(fgtrace::ring_slots(1) == 16);
+  using fgtrace::ringbuf_size_problem;
+  CHECK(ringbuf_size_problem(16u << 20, 4096).empty());  // the default
+  CHECK(ringbuf_size_problem(4096, 4096).empty());       // one page
+  CHECK(ringbuf_size_problem(uint64_t{1} << 31, 4096).empty());
+  CHECK(ringbuf_size_problem(65536, 65536).empty());
+  const std::string rule =
+      "a BPF ring buffer's size is a power of two and a multiple of the page size, from 4KiB to 2GiB";
+  CHECK(ringbuf_size_problem(0, 4096) == "0 bytes: " + rule + " (16MiB by default)");
+  CHECK(ringbuf_size_problem(6000, 4096) == "6000 bytes: " + rule + "; the nearest are 4KiB and 8KiB");
+  CHECK(ringbuf_size_problem(3 * 4096, 4096) == "12288 bytes: " + rule + "; the nearest are 8KiB and 16KiB");
+  CHECK(ringbuf_size_problem((16u << 20) + 1, 4096) ==
+        "16777217 bytes: " + rule + "; the nearest are 16MiB and 32MiB");
+  CHECK(ringbuf_size_problem(2048, 4096) == "2048 bytes: " + rule + "; use 4KiB");
+  CHECK(ringbuf_size_problem(uint64_t{1} << 32, 4096) == "4GiB is too large: " + rule);
+  // 64 KiB pages (some arm64 kernels): a power of two below a page is not one.
+  CHECK(ringbuf_size_problem(16384, 65536) ==
+        "16384 bytes: a BPF ring buffer's size is a power of two and a multiple of the page size, from 64KiB to "
+        "2GiB; use 64KiB");
+}
+
+TEST_CASE("ring: the programs wake the reader only for a ring buffer filling faster than its timer",
+          "[trace][ring]") {
+  // Each CPU checks every `every` records (at most 1/16 of the ring buffer in records of the
+  // largest size, 96 bytes, across all CPUs), and wakes the reader once a quarter is used.
+  const fgtrace::WakeupPolicy def = fgtrace::wakeup_policy(16u << 20, 2);
+  CHECK(def.every == 4096);  // 16 MiB / 16 / 96 / 2 = 5461
+  CHECK(def.fill_bytes == 4u << 20);
+  const fgtrace::WakeupPolicy page = fgtrace::wakeup_policy(4096, 2);
+  CHECK(page.every == 1);
+  CHECK(page.fill_bytes == 1024);
+  CHECK(fgtrace::wakeup_policy(uint64_t{1} << 31, 1).every == 65536);  // the most
+  CHECK(fgtrace::wakeup_policy(uint64_t{1} << 31, 1).fill_bytes == 1u << 29);
+  CHECK(fgtrace::wakeup_policy(16u << 20, 0).every == 8192);  // no CPU count: taken as one
 }
 
 namespace {
-// What the programs write for an event (bpf/fakegpu.bpf.c, emit()): the slot, and the
-// extension when the event needs one.
-struct Wire {
-  fg_ring_slot slot{};
-  fg_ring_ext ext{};
-  bool extended = false;
-};
-
-Wire encode(const fg_event& e) {
-  Wire w;
-  w.extended = FG_WIRE_NEEDS_EXT(e.ts_ns, e.aux, e.status, e.size, e.device);
-  w.slot.tid = e.tid;
-  w.slot.tgid = e.tgid;
-  w.slot.type = FG_WIRE_TYPE(e.type, e.kind, w.extended);
-  w.slot.api_source = FG_WIRE_API_SOURCE(e.api, e.source);
-  w.slot.device = static_cast<__s16>(e.device);
-  w.slot.ptr = e.ptr;
-  w.slot.size_func = FG_WIRE_SIZE_FUNC(e.size, e.func);
-  if (w.extended) {
-    w.ext.status = e.status;
-    w.ext.ts_ns = e.ts_ns;
-    w.ext.aux = e.aux;
-    w.ext.device = e.device;
-    w.ext.size_high = static_cast<__u16>(e.size >> FG_WIRE_SIZE_BITS);
+// What the programs write for an event (bpf/ring.bpf.h, emit()): the record, its extension
+// when it needs one, the process block (comm, parent, time) on a process's first record.
+std::vector<unsigned char> encode(const fg_event& e, bool first = false, uint64_t first_ts = 0) {
+  fg_record r{};
+  r.tgid = e.tgid;
+  r.tid = e.tid;
+  r.ptr = e.ptr;
+  r.size = e.size;
+  r.device = e.device;
+  r.func = FG_REC_FUNC(e.func);
+  r.type_kind = FG_REC_TYPE_KIND(e.type, e.kind);
+  r.api_source = FG_REC_API_SOURCE(e.api, e.source);
+  std::vector<unsigned char> out(sizeof r);
+  std::memcpy(out.data(), &r, sizeof r);
+  if (FG_REC_NEEDS_EXT(e.ts_ns, e.aux, e.status)) {
+    fg_record_ext x{};
+    x.ts_ns = e.ts_ns;
+    x.aux = e.aux;
+    x.status = e.status;
+    out.resize(out.size() + sizeof x);
+    std::memcpy(out.data() + sizeof r, &x, sizeof x);
   }
-  return w;
+  if (first) {
+    fg_record_proc p{};
+    std::memcpy(p.comm, e.comm, FG_COMM_LEN);
+    p.ts_ns = first_ts;
+    p.ppid = e.ppid;
+    const size_t at = out.size();
+    out.resize(at + sizeof p);
+    std::memcpy(out.data() + at, &p, sizeof p);
+  }
+  return out;
 }
 
-fg_event decoded(const fg_event& e, bool* extended = nullptr) {
-  const Wire w = encode(e);
-  if (extended) *extended = w.extended;
-  fgtrace::SlotDecoder d;
+fg_event decoded(const fg_event& e, size_t* size = nullptr, bool first = false, uint64_t first_ts = 0) {
+  const auto wire = encode(e, first, first_ts);
+  if (size) *size = wire.size();
   fg_event out{};
-  REQUIRE(d.decode(w.slot, w.extended ? &w.ext : nullptr, out));
+  REQUIRE(fgtrace::decode_record(wire.data(), wire.size(), out));
   return out;
+}
+
+fg_event call_event(uint32_t pid, uint32_t type, uint32_t func, uint32_t kind, uint32_t api, uint32_t source) {
+  fg_event e{};
+  e.tid = pid;
+  e.tgid = pid;
+  e.type = type;
+  e.func = func;
+  e.kind = kind;
+  e.api = api;
+  e.source = source;
+  return e;
 }
 
 void check_same(const fg_event& out, const fg_event& in) {
@@ -76,76 +118,61 @@ void check_same(const fg_event& out, const fg_event& in) {
   CHECK(out.source == in.source);
   CHECK(out.func == in.func);
   CHECK(out.aux == in.aux);
-  CHECK(out.comm[0] == '\0');
-}
-
-fg_ring_slot record_slot(uint32_t tid, uint32_t type, uint64_t ptr) {
-  fg_event e{};
-  e.tid = tid;
-  e.tgid = 100;
-  e.type = type;
-  e.ptr = ptr;
-  e.func = ~0u;
-  return encode(e).slot;
-}
-
-fg_ring_slot comm_slot(uint32_t tid, const char* comm) {
-  fg_ring_slot s{};
-  s.tid = tid;
-  s.tgid = 100;
-  s.type = FG_WIRE_COMM;
-  char buf[FG_COMM_LEN] = {};
-  std::memcpy(buf, comm, std::min(std::strlen(comm), sizeof buf));  // NUL-padded, maybe unterminated
-  std::memcpy(&s.ptr, buf, 8);
-  std::memcpy(&s.size_func, buf + 8, 8);
-  return s;
+  CHECK(std::string(out.comm, strnlen(out.comm, FG_COMM_LEN)) == std::string(in.comm, strnlen(in.comm, FG_COMM_LEN)));
 }
 }  // namespace
 
-TEST_CASE("ring: a call's record fits one slot and decodes to its event, every field in place", "[trace][ring]") {
-  fg_event e{};
+TEST_CASE("ring: a call's record is 32 bytes and decodes to its event, every field in place", "[trace][ring]") {
+  CHECK(sizeof(fg_record) == 32);
+  CHECK(sizeof(fg_record_ext) == 24);
+  fg_event e = call_event(4300, FG_EV_ALLOC, 17, FG_MEM_VMM, FG_API_DRIVER, FG_SRC_UPROBE);
   e.tid = 4321;
-  e.tgid = 4300;
-  e.func = 17;
   e.ptr = 0x7f0000001000;
-  e.size = (1ull << 48) - 1;  // the largest a slot holds
-  e.device = 5;
-  e.type = FG_EV_ALLOC;
-  e.kind = FG_MEM_VMM;
-  e.api = FG_API_DRIVER;
-  e.source = FG_SRC_UPROBE;
-  bool extended = true;
-  const fg_event out = decoded(e, &extended);
-  CHECK_FALSE(extended);
-  check_same(out, e);
+  e.size = ~0ull;    // any size
+  e.device = 70000;  // any device
+  size_t size = 0;
+  check_same(decoded(e, &size), e);
+  CHECK(size == FG_REC_BASE);
   // USDT records carry no function; host memory is device -1.
   e.func = ~0u;
   e.device = -1;
   e.kind = FG_MEM_HOST;
   e.source = FG_SRC_USDT;
   e.api = FG_API_RUNTIME;
-  check_same(decoded(e, &extended), e);
-  CHECK_FALSE(extended);
+  check_same(decoded(e, &size), e);
+  CHECK(size == FG_REC_BASE);
 }
 
-TEST_CASE("ring: what a slot cannot hold goes to the extension in the next slot", "[trace][ring]") {
-  fg_event e{};
-  e.tid = 7;
-  e.tgid = 7;
-  e.type = FG_EV_ALLOC_FAIL;
-  e.func = 3;
-  e.kind = FG_MEM_MANAGED;
-  e.api = FG_API_INTERNAL;
-  e.source = FG_SRC_KERNEL;
-  bool extended = false;
+TEST_CASE("ring: a time, an aux value or an error status comes in the extension", "[trace][ring]") {
+  fg_event e = call_event(7, FG_EV_ALLOC_FAIL, 3, FG_MEM_MANAGED, FG_API_INTERNAL, FG_SRC_KERNEL);
   SECTION("a kernel time") { e.ts_ns = 123456789; }
   SECTION("an aux value (stack id, reason, child pid)") { e.aux = 1ull << 40; }
   SECTION("an error status") { e.status = -2; }
-  SECTION("a size of 2^48 or more") { e.size = ~0ull; }
-  SECTION("a device outside 16 bits") { e.device = 70000; }
-  SECTION("a negative device outside 16 bits") { e.device = -40000; }
-  check_same(decoded(e, &extended), e);
-  CHECK(extended);
+  size_t size = 0;
+  check_same(decoded(e, &size), e);
+  CHECK(size == FG_REC_WITH_EXT);
+}
+
+TEST_CASE("ring: a process's first record carries its comm, parent and time, after the extension if there is one",
+          "[trace][ring]") {
+  fg_event e = call_event(9, FG_EV_ALLOC, ~0u, FG_MEM_DEVICE, FG_API_RUNTIME, FG_SRC_USDT);
+  std::memcpy(e.comm, "trainer-rank-07!", FG_COMM_LEN);  // all 16 bytes, no terminator
+  e.ppid = 4;
+  size_t size = 0;
+  fg_event out = decoded(e, &size, true, 777);
+  e.ts_ns = 777;  // a record without its own time takes the block's
+  check_same(out, e);
+  CHECK(out.ppid == 4);
+  CHECK(size == FG_REC_WITH_PROC);
+  e.type = FG_EV_PROC_FORK;
+  e.source = FG_SRC_KERNEL;
+  e.aux = 12345;  // the child
+  e.ts_ns = 99;   // the extension's time comes first
+  out = decoded(e, &size, true, 777);
+  check_same(out, e);
+  CHECK(std::string(out.comm, FG_COMM_LEN) == "trainer-rank-07!");
+  CHECK(out.ppid == 4);
+  CHECK(size == FG_REC_WITH_EXT_PROC);
 }
 
 TEST_CASE("ring: a kind outside enum fg_mem_kind and a function index of 16 bits or more decode as none",
@@ -161,36 +188,18 @@ TEST_CASE("ring: a kind outside enum fg_mem_kind and a function index of 16 bits
   CHECK(out.status == 1);
 }
 
-TEST_CASE("ring: a comm slot goes to the next record of its thread only, once", "[trace][ring]") {
-  fgtrace::SlotDecoder d;
-  fg_event ev{};
-  CHECK_FALSE(d.decode(comm_slot(7, "trainer-rank-07!"), nullptr, ev));  // all 16 bytes, no terminator
-  CHECK_FALSE(d.decode(comm_slot(8, "other"), nullptr, ev));
-  CHECK(d.pending() == 2);
-  REQUIRE(d.decode(record_slot(9, FG_EV_FREE, 1), nullptr, ev));  // another thread's record between
-  CHECK(ev.comm[0] == '\0');
-  REQUIRE(d.decode(record_slot(7, FG_EV_ALLOC, 2), nullptr, ev));
-  CHECK(std::string(ev.comm, FG_COMM_LEN) == "trainer-rank-07!");
-  CHECK(ev.ptr == 2);
-  REQUIRE(d.decode(record_slot(7, FG_EV_FREE, 2), nullptr, ev));  // used up
-  CHECK(ev.comm[0] == '\0');
-  REQUIRE(d.decode(record_slot(8, FG_EV_CTX_SWITCH, 0), nullptr, ev));
-  CHECK(std::string(ev.comm) == "other");
-  CHECK(d.pending() == 0);
-}
-
-TEST_CASE("ring: comms whose records were lost are bounded, a thread's newest kept", "[trace][ring]") {
-  fgtrace::SlotDecoder d;
-  fg_event ev{};
-  CHECK_FALSE(d.decode(comm_slot(1, "old"), nullptr, ev));
-  CHECK_FALSE(d.decode(comm_slot(1, "new"), nullptr, ev));  // its record was lost: the newer one stands
-  CHECK(d.pending() == 1);
-  for (uint32_t tid = 2; tid < 2 + fgtrace::SlotDecoder::kMaxPending; ++tid) d.decode(comm_slot(tid, "x"), nullptr, ev);
-  CHECK(d.pending() == fgtrace::SlotDecoder::kMaxPending);
-  REQUIRE(d.decode(record_slot(1, FG_EV_ALLOC, 1), nullptr, ev));  // the oldest gave way
-  CHECK(ev.comm[0] == '\0');
-  REQUIRE(d.decode(record_slot(2 + fgtrace::SlotDecoder::kMaxPending - 1, FG_EV_ALLOC, 1), nullptr, ev));
-  CHECK(std::string(ev.comm) == "x");
+TEST_CASE("ring: a record of a size no record has is refused", "[trace][ring]") {
+  const std::vector<unsigned char> bytes(128, 0xab);
+  fg_event out{};
+  for (size_t size : {size_t{0}, size_t{8}, size_t{31}, size_t{33}, size_t{40}, size_t{48}, size_t{72}, size_t{128}}) {
+    INFO(size);
+    CHECK_FALSE(fgtrace::decode_record(bytes.data(), size, out));
+  }
+  for (size_t size : {size_t{FG_REC_BASE}, size_t{FG_REC_WITH_EXT}, size_t{FG_REC_WITH_PROC},
+                      size_t{FG_REC_WITH_EXT_PROC}}) {
+    INFO(size);
+    CHECK(fgtrace::decode_record(bytes.data(), size, out));
+  }
 }
 
 TEST_CASE("ring: the reader drains every 10 ms while records come, backing off to 100 ms when none do",

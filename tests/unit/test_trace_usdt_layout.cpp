@@ -30,8 +30,8 @@ TEST_CASE("usdt: every probe site of the built backend keeps its arguments in th
   const ElfSymbols elf(std::string(FAKEGPU_TEST_LIBDIR) + "/libcudart.so.13");
   auto probes = elf.usdt_probes("fakegpu");
   std::sort(probes.begin(), probes.end());
-  CHECK(probes == std::vector<std::string>{"alloc", "ctx_switch", "free", "implicit_free"});
-  for (const char* name : {"alloc", "free", "implicit_free"})
+  CHECK(probes == std::vector<std::string>{"alloc", "ctx_switch", "free", "implicit_free", "launch"});
+  for (const char* name : {"alloc", "free", "implicit_free", "launch"})
     for (const auto& args : elf.usdt_arguments("fakegpu", name)) CHECK(args == "8@%rdi 8@%rsi 8@%rdx");
   // One site, or more where an optimized build inlines the function that fires it (Release).
   const auto ctx_switch = elf.usdt_arguments("fakegpu", "ctx_switch");

@@ -34,9 +34,18 @@
 //       the 8 MiB, then cudaMalloc 1 MiB that is leaked.
 //   trace_workload huge PAIRS
 //       device 0: PAIRS x (cudaMalloc 4 KiB + cudaFree) whose out-parameter lies in a
-//       transparent huge page (a 2 MiB-aligned anonymous region with MADV_HUGEPAGE), so the
-//       collector's page walk reads it through a 2 MiB page-table entry. Prints "pid N: huge
-//       page: yes" (or "no" where the kernel gave none), then "pid N: huge done".
+//       transparent huge page (a 2 MiB-aligned anonymous region with MADV_HUGEPAGE), mapped
+//       by a 2 MiB page-table entry. Prints "pid N: huge page: yes" (or "no" where the kernel
+//       gave none), then "pid N: huge done".
+//   trace_workload forks N [gate]
+//       Forks N children before the parent's first CUDA call, then allocates 4 MiB on device 0
+//       (cudaMalloc), then forks N children more; every 4th child execs `trace_workload child`
+//       (the same pattern in a fresh image). The children of both batches run at once. With
+//       `gate` the children wait until the parent has printed "pid N: children waiting" and
+//       its stdin has closed. The parent then waits for every child, frees its 4 MiB, prints
+//       "pid N: forks done" and exits with 1, naming the child, if one did not exit with 0.
+//   trace_workload child
+//       device 1: cudaMalloc 2 MiB, cudaFree, cudaMalloc 1 MiB, exit(0) holding it (a leak).
 //   trace_workload grow STEPS MIB PERIOD_MS [hold]
 //       device 0: STEPS x cudaMalloc MIB MiB, one every PERIOD_MS ms (absolute deadlines, so
 //       the pace does not drift), all held. Prints "pid N: grown STEPS x MIB MiB, first T0
@@ -252,6 +261,68 @@ int spawn(int dev, size_t mib, char** argv) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+[[noreturn]] void child() {
+  void *p = nullptr, *leak = nullptr;
+  ok(cudaSetDevice(1), "cudaSetDevice(1)");
+  ok(cudaMalloc(&p, 2 * kMiB), "cudaMalloc 2 MiB");
+  ok(cudaFree(p), "cudaFree 2 MiB");
+  ok(cudaMalloc(&leak, kMiB), "cudaMalloc 1 MiB");
+  std::exit(0);
+}
+
+// One batch of forks(): the i-th child of the whole run execs when i % 4 == 3. A gated child
+// blocks until the gate's write end is closed by everyone (the read returns end of file).
+void fork_batch(int n, int first, const int gate[2], std::vector<pid_t>& children) {
+  for (int i = first; i < first + n; ++i) {
+    const pid_t pid = ::fork();
+    if (pid < 0) ok(errno, "fork");
+    if (pid == 0) {
+      if (gate) {
+        ::close(gate[1]);
+        char c;
+        while (::read(gate[0], &c, 1) < 0 && errno == EINTR) {
+        }
+      }
+      if (i % 4 == 3) {
+        char self[] = "/proc/self/exe", mode[] = "child";
+        char* args[] = {self, mode, nullptr};
+        ::execv(self, args);
+        ok(errno, "exec /proc/self/exe child");
+      }
+      child();
+    }
+    children.push_back(pid);
+  }
+}
+
+int forks(int n, bool gated) {
+  int gate[2] = {-1, -1};
+  if (gated && ::pipe(gate) != 0) ok(errno, "pipe");
+  std::vector<pid_t> children;
+  fork_batch(n, 0, gated ? gate : nullptr, children);
+  void* p = nullptr;
+  ok(cudaSetDevice(0), "cudaSetDevice(0)");
+  ok(cudaMalloc(&p, 4 * kMiB), "cudaMalloc 4 MiB");
+  fork_batch(n, n, gated ? gate : nullptr, children);
+  if (gated) {
+    ::close(gate[0]);
+    say("children waiting");
+    wait_for_eof();
+    ::close(gate[1]);
+  }
+  int failed = 0;
+  for (pid_t c : children) {
+    int st = 0;
+    while (::waitpid(c, &st, 0) < 0 && errno == EINTR) {
+    }
+    if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0) && failed++ == 0)
+      std::fprintf(stderr, "trace_workload: child %d ended with wait status %d\n", static_cast<int>(c), st);
+  }
+  ok(cudaFree(p), "cudaFree 4 MiB");
+  say("forks done");
+  return failed ? 1 : 0;
+}
+
 void churn(long pairs, size_t kib) {
   void *held = nullptr, *leak = nullptr;
   ok(cudaSetDevice(0), "cudaSetDevice(0)");
@@ -390,6 +461,8 @@ int main(int argc, char** argv) {
   if (mode == "spawn" && argc > 4) return spawn(std::atoi(argv[2]), std::strtoull(argv[3], nullptr, 10), argv + 4);
   if (mode == "churn" && argc > 3) return churn(std::atol(argv[2]), std::strtoull(argv[3], nullptr, 10)), 0;
   if (mode == "huge" && argc > 2) return huge(std::atol(argv[2])), 0;
+  if (mode == "forks" && argc > 2) return forks(std::atoi(argv[2]), argc > 3 && std::string(argv[3]) == "gate");
+  if (mode == "child") child();
   if (mode == "grow" && argc > 4)
     return grow(std::atol(argv[2]), std::strtoull(argv[3], nullptr, 10), std::atol(argv[4]),
                 argc > 5 && std::string(argv[5]) == "hold"),
@@ -398,6 +471,7 @@ int main(int argc, char** argv) {
   if (mode == "frag") return frag(), 0;
   std::fprintf(stderr,
                "usage: trace_workload mixed [hold] [EXIT] | threads | ctx | async | primary | all | "
-               "spawn DEV MIB PROGRAM [ARGS...] | churn PAIRS KIB | huge PAIRS | grow STEPS MIB PERIOD_MS [hold] | aged | frag\n");
+               "spawn DEV MIB PROGRAM [ARGS...] | churn PAIRS KIB | huge PAIRS | forks N [gate] | child | "
+               "grow STEPS MIB PERIOD_MS [hold] | aged | frag\n");
   return 2;
 }

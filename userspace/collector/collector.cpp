@@ -18,7 +18,6 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
-#include <string_view>
 #include <thread>
 
 #include "fakegpu.skel.h"
@@ -60,10 +59,20 @@ size_t possible_cpus() { return static_cast<size_t>(std::max(1, libbpf_num_possi
 
 }  // namespace
 
-uint64_t ring_slots(uint64_t bytes) {
-  uint64_t slots = kMinRingSlots;
-  while (slots * 2 * sizeof(fg_ring_slot) <= bytes && slots < (1ull << 31)) slots *= 2;
-  return slots;
+WakeupPolicy wakeup_policy(uint64_t bytes, uint64_t cpus) {
+  // A forced wake-up comes from the traced thread's CPU and the scheduler tends to run the
+  // reader there; a timer fires on the reader's own CPU (side by side, a wake-up every 16384
+  // records cost the traced calls 9-16 % more than the timer alone). Reading in batches is
+  // cheaper for them too. So the programs wake the reader only for a ring buffer filling
+  // faster than its timer: once it is a quarter full, each CPU every `every` records, so that
+  // all CPUs together check again before another sixteenth is used even when every record is
+  // the largest, at most every 65536.
+  constexpr uint64_t kLargestRecord = 8 + FG_REC_WITH_EXT_PROC;  // the ring buffer's header, then the record
+  const uint64_t budget = bytes / 16 / kLargestRecord / std::max<uint64_t>(cpus, 1);  // records per CPU
+  WakeupPolicy p;
+  while (p.every * 2 <= budget && p.every < 65536) p.every *= 2;
+  p.fill_bytes = static_cast<uint32_t>(std::min<uint64_t>(bytes / 4, UINT32_MAX));
+  return p;
 }
 
 uint64_t monotonic_ns() {
@@ -104,20 +113,7 @@ struct LinkCreateUprobeMulti {
 static_assert(sizeof(LinkCreateUprobeMulti) == 64);
 }  // namespace
 
-// Whether to try the return program that reads user memory through the page tables
-// (fakegpu.bpf.c, read_user_u64): on x86-64 unless FAKEGPU_TRACE_NO_WALK is set. A kernel
-// without bpf_rdonly_cast (before 6.2) rejects it, and open_and_load loads the other one
-// (looking the kfunc up first would parse the kernel's BTF once more, before the attaching).
-static bool page_walk_wanted() {
-#if defined(__x86_64__)
-  const char* off = std::getenv("FAKEGPU_TRACE_NO_WALK");
-  return !(off && *off && std::strcmp(off, "0") != 0);
-#else
-  return false;
-#endif
-}
-
-void Collector::open_and_load(bool multi, bool walk) {
+void Collector::open_and_load(bool multi) {
   skel_ = fakegpu_bpf__open();
   if (!skel_) throw TraceError("cannot open the BPF object: " + errno_text(errno), kExitFailed);
   skel_->rodata->cfg.filter_pids = opts_.filter_pids;
@@ -128,26 +124,11 @@ void Collector::open_and_load(bool multi, bool walk) {
   bpf_map__set_max_entries(skel_->maps.stacks, opts_.stacks ? opts_.max_stacks : 1);
   bpf_map__set_max_entries(skel_->maps.stack_files, opts_.stacks ? opts_.max_stacks : 1);
   if (!opts_.stacks) bpf_map__set_max_entries(skel_->maps.exec_paths, 1);  // else as declared
-  // The event ring: the most slots (a power of two, at least kMinRingSlots) that fit in the
-  // requested size.
-  const uint64_t slots = ring_slots(opts_.ringbuf_bytes);
-  skel_->rodata->cfg.ring_mask = static_cast<uint32_t>(slots - 1);
-  // Wake-ups: the reader drains the ring on a timer while records flow (Tracer), and the
-  // programs ring the doorbell only for a ring filling faster than that: once it is a quarter
-  // full, each CPU every `every` records (a power of two), so that all CPUs together ring again
-  // before another eighth is used even when every record takes two slots (16384 records per
-  // CPU on 2 CPUs by default), at most every 65536. A doorbell wake-up comes from the traced
-  // thread's CPU and the scheduler tends to run the reader there; a timer fires on the reader's
-  // own CPU (side by side, the doorbell every 16384 records cost the traced calls 9-16 % more).
-  // Reading in batches is cheaper for them too (a reader woken every 4096 records cost ~7 ns
-  // more per call than one woken every 16384, side by side).
-  const uint64_t cpus = possible_cpus();
-  const uint64_t budget = slots / 16 / cpus;  // records per CPU
-  uint32_t every = 1;
-  while (every * 2 <= budget && every < 65536) every *= 2;
-  skel_->rodata->cfg.wakeup_mask = every - 1;
-  skel_->rodata->cfg.wake_fill = static_cast<uint32_t>(slots / 4);
-  bpf_map__set_max_entries(skel_->maps.ring, static_cast<uint32_t>(slots));
+  // The ring buffer, and when the programs wake its reader (bpf/ring.bpf.h).
+  bpf_map__set_max_entries(skel_->maps.events, static_cast<uint32_t>(opts_.ringbuf_bytes));
+  const WakeupPolicy wake = wakeup_policy(opts_.ringbuf_bytes, possible_cpus());
+  skel_->rodata->cfg.wakeup_mask = wake.every - 1;
+  skel_->rodata->cfg.wake_bytes = wake.fill_bytes;
   uint32_t allocs = 16;
   while (allocs < opts_.max_allocs && allocs < (1u << 30)) allocs <<= 1;
   skel_->rodata->cfg.allocs_mask = allocs - 1;
@@ -156,30 +137,24 @@ void Collector::open_and_load(bool multi, bool walk) {
   bpf_program__set_autoload(skel_->progs.api_enter, !multi);
   bpf_program__set_autoload(skel_->progs.api_exit, !multi);
   bpf_program__set_autoload(skel_->progs.api_enter_multi, multi);
-  bpf_program__set_autoload(skel_->progs.api_exit_multi, multi && !walk);
-  bpf_program__set_autoload(skel_->progs.api_exit_multi_walk, multi && walk);
+  bpf_program__set_autoload(skel_->progs.api_exit_multi, multi);
   // With multi links, the USDT programs go through them too: every site of a probe in one
   // link instead of a perf event per site, each of which waited for a grace period when
   // released (`run -- true` took ~1.45 s, now ~0.5 s; the cost per hit is the same).
   if (multi)
-    for (bpf_program* p : {skel_->progs.api_enter_multi, skel_->progs.api_exit_multi, skel_->progs.api_exit_multi_walk,
-                           skel_->progs.usdt_alloc, skel_->progs.usdt_free, skel_->progs.usdt_implicit_free,
+    for (bpf_program* p : {skel_->progs.api_enter_multi, skel_->progs.api_exit_multi, skel_->progs.usdt_alloc, skel_->progs.usdt_free, skel_->progs.usdt_implicit_free,
                            skel_->progs.usdt_ctx_switch})
       bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(kBpfTraceUprobeMulti));
-  g_load_has_fallback = multi || walk;
+  g_load_has_fallback = multi;
   const int err = fakegpu_bpf__load(skel_);
   g_load_has_fallback = false;
   if (err) {
     fakegpu_bpf__destroy(skel_);
     skel_ = nullptr;
-    if (err != -EPERM && err != -EACCES) {  // an older kernel
-      if (walk) return open_and_load(multi, false);
-      if (multi) return open_and_load(false, false);
-    }
+    if (err != -EPERM && err != -EACCES && multi) return open_and_load(false);  // an older kernel
     load_failed(err);
   }
   multi_ = multi;
-  walk_ = multi && walk;
 }
 
 int Collector::attach_multi(bpf_program* prog, const std::string& path, const std::vector<uint64_t>& offsets,
@@ -206,7 +181,10 @@ Collector::Collector(const CollectorOptions& opts) : opts_(opts) {
         "fakegpu-trace needs privileges to load BPF programs: run it with sudo (or grant CAP_BPF, CAP_PERFMON and "
         "CAP_SYS_RESOURCE)",
         kExitPermission);
-  open_and_load(true, page_walk_wanted());
+  if (const std::string p = ringbuf_size_problem(opts_.ringbuf_bytes, static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)));
+      !p.empty())
+    throw TraceError("--ringbuf-size: " + p, kExitUsage);
+  open_and_load(true);
   for (bpf_program* p : {skel_->progs.proc_exit, skel_->progs.proc_fork, skel_->progs.proc_exec}) {
     bpf_link* l = bpf_program__attach(p);
     if (!l) {
@@ -220,8 +198,7 @@ Collector::Collector(const CollectorOptions& opts) : opts_(opts) {
     links_.emplace_back(l);
   }
   try {
-    ring_ = std::make_unique<RingReader>(bpf_map__fd(skel_->maps.ring), bpf_map__max_entries(skel_->maps.ring),
-                                         bpf_map__fd(skel_->maps.ring_pos), bpf_map__fd(skel_->maps.doorbell));
+    ring_ = std::make_unique<RingReader>(bpf_map__fd(skel_->maps.events));
     book_slots_.map(bpf_map__fd(skel_->maps.book_slots), FG_BOOK_SLOTS);
     call_tags_.map(bpf_map__fd(skel_->maps.call_tags), FG_CALL_SLOTS);
     allocs_.map(bpf_map__fd(skel_->maps.allocs), bpf_map__max_entries(skel_->maps.allocs));
@@ -230,11 +207,8 @@ Collector::Collector(const CollectorOptions& opts) : opts_(opts) {
     fakegpu_bpf__destroy(skel_);
     skel_ = nullptr;
     ring_.reset();
-    throw TraceError(std::string("cannot read the event ring: ") + e.what(), kExitUnsupported);
+    throw TraceError(e.what(), kExitUnsupported);
   }
-  // Reading /proc/kallsyms takes ~35 ms: beside the attaching, not before the ready line nor
-  // in the reader's way.
-  if (walk_) layout_reader_ = std::thread([this] { enable_page_walk(); });
 }
 
 template <class T>
@@ -251,7 +225,6 @@ Collector::Mapped<T>::~Mapped() {
 }
 
 Collector::~Collector() {
-  if (layout_reader_.joinable()) layout_reader_.join();
   ring_.reset();
   detach_all();  // every probe before the programs go
   if (skel_) fakegpu_bpf__destroy(skel_);
@@ -374,9 +347,7 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
   }
   if (!multi_offsets.empty()) {
     for (bool ret : {false, true}) {
-      bpf_program* prog = !ret ? skel_->progs.api_enter_multi
-                          : walk_ ? skel_->progs.api_exit_multi_walk
-                                  : skel_->progs.api_exit_multi;
+      bpf_program* prog = ret ? skel_->progs.api_exit_multi : skel_->progs.api_enter_multi;
       const int fd = attach_multi(prog, path, multi_offsets, multi_cookies, {}, ret);
       if (fd < 0)
         throw TraceError("cannot attach the entry/return probes in " + path + ": " + errno_text(fd), kExitUnsupported);
@@ -388,33 +359,6 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
   by_inode_[{st.st_dev, st.st_ino}] = libs_.size();
   libs_.push_back(lib);
   return libs_.back();
-}
-
-bool Collector::enable_page_walk() noexcept try {
-  if (!walk_ || !skel_->bss) return false;
-  std::ifstream in("/proc/kallsyms");
-  std::string line;
-  uint64_t page_offset_base = 0, physical_mask = 0;
-  bool addresses = false;  // kallsyms shows addresses (kptr_restrict lets this process see them)
-  while (std::getline(in, line)) {
-    char* end = nullptr;
-    const uint64_t addr = std::strtoull(line.c_str(), &end, 16);
-    addresses = addresses || addr != 0;
-    const std::string_view rest(end);  // " D name" (a module's: " d name\t[module]")
-    if (rest.size() > 3 && rest.substr(3) == "page_offset_base") page_offset_base = addr;
-    if (rest.size() > 3 && rest.substr(3) == "physical_mask") physical_mask = addr;
-  }
-  if (!addresses) return false;
-  skel_->bss->walk_page_offset_base = page_offset_base;
-  skel_->bss->walk_physical_mask = physical_mask;
-  __atomic_store_n(&skel_->bss->walk_ready, 1u, __ATOMIC_RELEASE);
-  return true;
-} catch (const std::exception&) {
-  return false;  // the helper keeps reading
-}
-
-uint64_t Collector::page_walk_disagreements() const {
-  return walk_ && skel_->bss ? __atomic_load_n(&skel_->bss->walk_disagreed, __ATOMIC_RELAXED) : 0;
 }
 
 int Collector::poll(int timeout_ms, const std::function<void(const fg_event&)>& sink) {
@@ -646,7 +590,7 @@ std::vector<CheckItem> check_system() {
   if (root && btf) {
     try {
       CollectorOptions o;
-      o.ringbuf_bytes = 4096;
+      o.ringbuf_bytes = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));  // the smallest ring buffer
       o.max_allocs = 16;
       Collector c(o);
       out.push_back({"BPF programs, ring buffer and scheduler tracepoints", true, "loaded and attached"});

@@ -16,7 +16,6 @@
 #include <memory>
 #include <string>
 #include <utility>
-#include <thread>
 #include <vector>
 
 struct fakegpu_bpf;
@@ -28,7 +27,7 @@ namespace fgtrace {
 struct CollectorOptions {
   bool filter_pids = false;      // trace only the pids added with add_pid (and, if following, their children)
   bool follow_children = false;  // forked children of traced processes are traced too
-  uint64_t ringbuf_bytes = 16ull << 20;
+  uint64_t ringbuf_bytes = 16ull << 20;  // the BPF ring buffer (ringbuf_size_problem says what it takes)
   uint32_t max_allocs = 1u << 18;  // live allocations the entry/return path can remember (rounded up to a power of two)
   bool force_uprobes = false;    // ignore USDT probes (compare both ways on one workload)
   bool stacks = false;           // record each allocation's user stack (--stacks)
@@ -45,10 +44,14 @@ struct AttachedLibrary {
   size_t functions = 0;  // traced functions the library exports
 };
 
-// The event ring's slots for a size in bytes (--ringbuf-size): the most that fit, a power of
-// two, at least kMinRingSlots.
-inline constexpr uint64_t kMinRingSlots = 16;
-uint64_t ring_slots(uint64_t bytes);
+// The wake-up policy of the programs (bpf/ring.bpf.h) for a ring buffer of `bytes` on `cpus`
+// CPUs: a CPU's every `every`-th record (a power of two) wakes the collector when the ring
+// buffer then holds `fill_bytes` or more.
+struct WakeupPolicy {
+  uint32_t every = 1;
+  uint32_t fill_bytes = 0;
+};
+WakeupPolicy wakeup_policy(uint64_t bytes, uint64_t cpus);
 
 // CLOCK_MONOTONIC in ns: the clock of bpf_ktime_get_ns() and of the events' ts_ns.
 uint64_t monotonic_ns();
@@ -99,9 +102,9 @@ class Collector {
 
   std::vector<KernelBook> books() const;
   KernelHealth health() const;
-  // How many of the return program's page-walk reads, checked, disagreed with
-  // bpf_probe_read_user (one turns the walk off; fakegpu.bpf.c).
-  uint64_t page_walk_disagreements() const;
+  // Records of the ring buffer that no record shape has (a contract mismatch), not
+  // delivered: so many since the last call.
+  uint64_t take_bad_records() { return ring_->take_bad_records(); }
   std::vector<CallCount> calls() const;
   std::vector<CopyCount> copies() const;
   std::map<uint32_t, uint64_t> launches() const;
@@ -160,16 +163,10 @@ class Collector {
   std::vector<Link> links_;
   std::vector<LinkFd> multi_links_;  // multi-uprobe links (per library: entry, return, each USDT probe)
   bool multi_ = false;            // the kernel takes multi-uprobe links
-  bool walk_ = false;             // the return program reads user memory through the page tables
-  // Looks up the kernel's memory layout (/proc/kallsyms) and lets the return program start
-  // walking; false where it cannot (no return program that walks, or kallsyms hides
-  // addresses). Run on layout_reader_, started by the constructor.
-  bool enable_page_walk() noexcept;
-  std::thread layout_reader_;
   std::vector<AttachedLibrary> libs_;
   std::map<std::pair<uint64_t, uint64_t>, size_t> by_inode_;  // (dev, ino) → libs_ index
   void detach_all() noexcept;
-  void open_and_load(bool multi, bool walk);
+  void open_and_load(bool multi);
   // One multi-uprobe link of `prog` at `offsets` of path (cookies and semaphores: one each, or
   // empty); a file descriptor, or -errno.
   int attach_multi(bpf_program* prog, const std::string& path, const std::vector<uint64_t>& offsets,

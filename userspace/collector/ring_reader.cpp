@@ -3,189 +3,156 @@
 #include "collector/collector.h"  // monotonic_ns()
 #include "collector/errors.h"
 
+#include <bpf/libbpf.h>
 #include <linux/types.h>
 #include <sys/epoll.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <string>
 
 #include "fakegpu_events.h"
 
 namespace fgtrace {
 namespace {
 
-// A long drain publishes its tail every this many records (32 KiB), so the programs get the
-// room back without the tail's cache line moving once per record.
-constexpr uint64_t kPublishEvery = 512;
-// How far ahead a drain prefetches slots (two to a cache line): 8 lines.
-constexpr uint64_t kPrefetchAhead = 16;
+std::string errno_message(const char* what, int e) { return std::string(what) + ": " + std::strerror(e); }
 
-std::string errno_message(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
-
-size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
-
-// Maps `bytes` of BPF map `fd` at `offset`; nullptr on failure (errno set).
-void* map(int fd, size_t bytes, int prot, off_t offset = 0) {
-  void* p = ::mmap(nullptr, bytes, prot, MAP_SHARED, fd, offset);
-  return p == MAP_FAILED ? nullptr : p;
+// 4096 → "4KiB", 16 << 20 → "16MiB": the form --ringbuf-size takes (sizes here are powers of
+// two, so whole numbers of the largest unit that divides them).
+std::string size_text(uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"", "KiB", "MiB", "GiB"};
+  size_t unit = 0;
+  while (unit + 1 < std::size(kUnits) && bytes >= 1024 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return std::to_string(bytes) + (unit == 0 ? " bytes" : kUnits[unit]);
 }
 
 }  // namespace
 
-RingReader::RingReader(int ring_fd, size_t slots, int pos_fd, int doorbell_fd)
-    : slots_(slots), page_(static_cast<size_t>(::sysconf(_SC_PAGESIZE))) {
-  if (slots == 0 || (slots & (slots - 1)) != 0) throw TraceError("the event ring's slot count must be a power of two");
-  // A mmapable BPF array maps its values back to back, the whole rounded up to pages.
-  ring_bytes_ = round_up(slots * sizeof(fg_ring_slot), page_);
-  pos_bytes_ = round_up(sizeof(fg_ring_pos), page_);
-  ring_ = static_cast<fg_ring_slot*>(map(ring_fd, ring_bytes_, PROT_READ | PROT_WRITE));
-  pos_ = static_cast<fg_ring_pos*>(map(pos_fd, pos_bytes_, PROT_READ | PROT_WRITE));
-  doorbell_consumer_ = map(doorbell_fd, page_, PROT_READ | PROT_WRITE);
-  doorbell_producer_ = map(doorbell_fd, page_, PROT_READ, static_cast<off_t>(page_));
-  if (!ring_ || !pos_ || !doorbell_consumer_ || !doorbell_producer_) {
-    const std::string msg = errno_message("cannot map the event ring");
-    unmap();
-    throw TraceError(msg);
+bool decode_record(const void* data, size_t size, fg_event& ev) {
+  bool ext = false, proc = false;
+  switch (size) {
+    case FG_REC_BASE: break;
+    case FG_REC_WITH_EXT: ext = true; break;
+    case FG_REC_WITH_PROC: proc = true; break;
+    case FG_REC_WITH_EXT_PROC: ext = proc = true; break;
+    default: return false;
   }
-  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-  epoll_event ev{};
-  ev.events = EPOLLIN | EPOLLET;  // woken by the doorbell, not by every pending record
-  if (epoll_fd_ < 0 || ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, doorbell_fd, &ev) != 0) {
-    const std::string msg = errno_message("cannot wait on the event ring's doorbell");
-    if (epoll_fd_ >= 0) ::close(epoll_fd_);
-    unmap();
-    throw TraceError(msg);
+  const auto* at = static_cast<const unsigned char*>(data);
+  fg_record rec;
+  std::memcpy(&rec, at, sizeof rec);
+  at += sizeof rec;
+  ev = fg_event{};
+  ev.tgid = rec.tgid;
+  ev.tid = rec.tid;
+  ev.type = rec.type_kind & 0xfu;
+  const uint32_t kind = rec.type_kind >> 4;
+  ev.kind = kind == FG_REC_KIND_OTHER ? ~0u : kind;  // any other number decodes as unknown
+  ev.device = rec.device;
+  ev.ptr = rec.ptr;
+  ev.size = rec.size;
+  ev.api = rec.api_source & 0xfu;
+  ev.source = rec.api_source >> 4;
+  ev.func = rec.func == FG_REC_NO_FUNC ? ~0u : rec.func;
+  if (ext) {
+    fg_record_ext x;
+    std::memcpy(&x, at, sizeof x);
+    at += sizeof x;
+    ev.ts_ns = x.ts_ns;
+    ev.aux = x.aux;
+    ev.status = x.status;
   }
+  if (proc) {
+    fg_record_proc p;
+    std::memcpy(&p, at, sizeof p);
+    std::memcpy(ev.comm, p.comm, FG_COMM_LEN);
+    ev.ppid = p.ppid;
+    if (ev.ts_ns == 0) ev.ts_ns = p.ts_ns;
+  }
+  return true;
 }
 
-void RingReader::unmap() noexcept {
-  if (ring_) ::munmap(ring_, ring_bytes_);
-  if (pos_) ::munmap(pos_, pos_bytes_);
-  if (doorbell_consumer_) ::munmap(doorbell_consumer_, page_);
-  if (doorbell_producer_) ::munmap(const_cast<void*>(doorbell_producer_), page_);
-  ring_ = nullptr;
-  pos_ = nullptr;
-  doorbell_consumer_ = nullptr;
-  doorbell_producer_ = nullptr;
+std::string ringbuf_size_problem(uint64_t bytes, uint64_t page_size) {
+  const bool power_of_two = bytes != 0 && (bytes & (bytes - 1)) == 0;
+  if (power_of_two && bytes >= page_size && bytes <= kMaxRingbufBytes) return {};  // a page is a power of two too
+  const std::string rule = "a BPF ring buffer's size is a power of two and a multiple of the page size, from " +
+                           size_text(page_size) + " to " + size_text(kMaxRingbufBytes);
+  if (bytes == 0) return "0 bytes: " + rule + " (16MiB by default)";
+  if (bytes > kMaxRingbufBytes) return size_text(bytes) + " is too large: " + rule;
+  uint64_t below = page_size;
+  while (below * 2 <= bytes) below *= 2;
+  const std::string nearest =
+      bytes < page_size ? "; use " + size_text(page_size)
+                        : "; the nearest are " + size_text(below) + " and " + size_text(below * 2);
+  return std::to_string(bytes) + " bytes: " + rule + nearest;
+}
+
+RingReader::RingReader(int ringbuf_fd) {
+  rb_ = ring_buffer__new(ringbuf_fd, &RingReader::on_record, this, nullptr);
+  if (!rb_) throw TraceError(errno_message("cannot read the event ring buffer", errno));
+  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLET;  // woken by the programs' forced wake-ups, not by every pending record
+  if (epoll_fd_ < 0 || ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, ringbuf_fd, &ev) != 0) {
+    const int e = errno;
+    if (epoll_fd_ >= 0) ::close(epoll_fd_);
+    ring_buffer__free(rb_);
+    throw TraceError(errno_message("cannot wait on the event ring buffer", e));
+  }
 }
 
 RingReader::~RingReader() {
   ::close(epoll_fd_);
-  unmap();
+  ring_buffer__free(rb_);
 }
 
 size_t RingReader::poll(int timeout_ms, const Sink& sink) {
   epoll_event ev{};
   if (::epoll_wait(epoll_fd_, &ev, 1, timeout_ms) < 0 && errno != EINTR)
-    throw TraceError(errno_message("waiting on the event ring failed"));
+    throw TraceError(errno_message("waiting on the event ring buffer failed", errno));
   // Wake-ups are batched in the kernel: take whatever is pending, woken or not.
   return drain(sink);
 }
 
 size_t RingReader::drain(const Sink& sink) {
-  // The doorbell's records only woke us: all of them are consumed at once.
-  const uint64_t rung = __atomic_load_n(static_cast<const uint64_t*>(doorbell_producer_), __ATOMIC_ACQUIRE);
-  __atomic_store_n(static_cast<uint64_t*>(doorbell_consumer_), rung, __ATOMIC_RELEASE);
-
-  const uint64_t mask = slots_ - 1;
-  uint64_t pos = __atomic_load_n(&pos_->tail, __ATOMIC_RELAXED);  // only this reader writes it
-  const uint64_t end = __atomic_load_n(&pos_->head, __ATOMIC_ACQUIRE);  // not chased past this
-  uint64_t published = pos;
-  // The tail is published on every way out, a throwing sink included: the records before it
-  // were delivered.
-  struct Publish {
-    __u64* at;
-    const uint64_t& pos;
-    uint64_t& published;
-    ~Publish() {
-      if (pos != published) __atomic_store_n(at, pos, __ATOMIC_RELEASE);
-    }
-  } publish{&pos_->tail, pos, published};
-
-  size_t records = 0;
-  uint64_t read_ns = 0;  // the clock, read once per drain where a record needs it
-  while (pos < end) {
-    // The slots were written on other CPUs: ask for the lines a few records ahead now, so
-    // that their transfers overlap instead of stalling the loop one after another.
-    if (pos + kPrefetchAhead < end) __builtin_prefetch(&ring_[(pos + kPrefetchAhead) & mask]);
-    const fg_ring_slot& slot = ring_[pos & mask];
-    // Claimed but still being filled (it holds an earlier lap's record until then).
-    if (__atomic_load_n(&slot.committed, __ATOMIC_ACQUIRE) != static_cast<uint32_t>(pos + 1)) break;
-    const fg_ring_slot copy = slot;
-    // An extension was written before the slot that flags it was committed, and claimed with
-    // it: it is in the next position, below `end`.
-    fg_ring_ext ext;
-    const bool extended = (copy.type & FG_WIRE_EXT) != 0;
-    if (extended) std::memcpy(&ext, &ring_[(pos + 1) & mask], sizeof ext);
-    pos += extended ? 2 : 1;
-    fg_event ev;
-    if (decoder_.decode(copy, extended ? &ext : nullptr, ev)) {
-      // USDT records (and untimed entry/return ones) carry no kernel time (fg_event::ts_ns):
-      // stamped as read: while records flow, at most a drain period (DrainPacer, 10 ms) after
-      // the call; after a pause, up to 100 ms.
-      if (ev.ts_ns == 0) {
-        if (read_ns == 0) read_ns = monotonic_ns();
-        ev.ts_ns = read_ns;
-      }
-      ++records;
-      sink(ev);
-    }
-    if (pos - published >= kPublishEvery) {
-      __atomic_store_n(&pos_->tail, pos, __ATOMIC_RELEASE);
-      published = pos;
-    }
-  }
-  return records;
+  sink_ = &sink;
+  read_ns_ = 0;
+  delivered_ = 0;
+  error_ = nullptr;
+  const int n = ring_buffer__consume(rb_);
+  sink_ = nullptr;
+  if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  if (n < 0) throw TraceError(errno_message("reading the event ring buffer failed", -n));
+  return delivered_;
 }
 
-bool SlotDecoder::decode(const fg_ring_slot& slot, const fg_ring_ext* ext, fg_event& ev) {
-  static_assert(sizeof(PendingComm::comm) == FG_COMM_LEN && sizeof(slot.ptr) + sizeof(slot.size_func) == FG_COMM_LEN);
-  const uint32_t type = slot.type & FG_WIRE_TYPE_MASK;
-  if (type == FG_WIRE_COMM) {
-    PendingComm c{slot.tid, {}};
-    std::memcpy(c.comm, &slot.ptr, sizeof(slot.ptr));
-    std::memcpy(c.comm + sizeof(slot.ptr), &slot.size_func, sizeof(slot.size_func));
-    // At most one per thread: a comm whose record was lost (ring full) gives way.
-    for (auto& p : comms_)
-      if (p.tid == c.tid) {
-        p = c;
-        return false;
-      }
-    if (comms_.size() == kMaxPending) comms_.erase(comms_.begin());
-    comms_.push_back(c);
-    return false;
+int RingReader::on_record(void* ctx, void* data, size_t size) {
+  auto* self = static_cast<RingReader*>(ctx);
+  fg_event ev;
+  if (!decode_record(data, size, ev)) {
+    self->bad_records_ += 1;
+    return 0;
   }
-  constexpr uint64_t kSizeMask = (uint64_t{1} << FG_WIRE_SIZE_BITS) - 1;
-  const uint32_t kind = (slot.type & FG_WIRE_KIND_MASK) >> FG_WIRE_KIND_SHIFT;
-  const uint32_t func = static_cast<uint32_t>(slot.size_func >> FG_WIRE_SIZE_BITS);
-  ev = fg_event{};
-  ev.tgid = slot.tgid;
-  ev.tid = slot.tid;
-  ev.type = type;
-  ev.ptr = slot.ptr;
-  ev.size = slot.size_func & kSizeMask;
-  ev.kind = kind == FG_WIRE_KIND_OTHER ? ~0u : kind;  // any other number decodes as unknown
-  ev.api = slot.api_source & ((1u << FG_WIRE_SOURCE_SHIFT) - 1);
-  ev.source = slot.api_source >> FG_WIRE_SOURCE_SHIFT;
-  ev.func = func == FG_WIRE_NO_FUNC ? ~0u : func;
-  ev.device = slot.device;
-  if (ext) {
-    ev.ts_ns = ext->ts_ns;
-    ev.aux = ext->aux;
-    ev.status = ext->status;
-    ev.device = ext->device;
-    ev.size |= static_cast<uint64_t>(ext->size_high) << FG_WIRE_SIZE_BITS;
+  // USDT records (and untimed entry/return ones) carry no kernel time (fg_event::ts_ns):
+  // stamped as read: while records flow, at most a drain period (DrainPacer, 10 ms) after the
+  // call; after a pause, up to 100 ms.
+  if (ev.ts_ns == 0) {
+    if (self->read_ns_ == 0) self->read_ns_ = monotonic_ns();
+    ev.ts_ns = self->read_ns_;
   }
-  for (auto it = comms_.begin(); it != comms_.end(); ++it)
-    if (it->tid == slot.tid) {
-      std::memcpy(ev.comm, it->comm, FG_COMM_LEN);
-      comms_.erase(it);
-      break;
-    }
-  return true;
+  try {
+    (*self->sink_)(ev);
+  } catch (...) {
+    // Not through libbpf's C frames: handed to drain(), which rethrows it. A non-zero return
+    // stops the drain before this record is consumed.
+    self->error_ = std::current_exception();
+    return -1;
+  }
+  ++self->delivered_;
+  return 0;
 }
 
 }  // namespace fgtrace

@@ -1,56 +1,41 @@
-// The consumer of the event ring (struct fg_ring_slot / fg_ring_pos, bpf/fakegpu_events.h):
-// fixed-size slots in a memory-mapped BPF array that the programs claim with one
-// compare-and-swap on the head position. It replaced BPF_MAP_TYPE_RINGBUF, whose reserve
-// takes a spinlock with interrupts off and whose commit is another atomic: together ~40 ns
-// of the ~90 ns a USDT program cost (scripts/bench.sh).
-//  - A drain reads the slots from its tail up to the head it found on entry, stops at the
-//    first slot not yet committed for its position (a program still filling it; it is read
-//    next time) and publishes its tail every 512 records and at the end, so the tail's cache
-//    line does not move once per record. It never writes to the slots.
-//  - A slot is half a cache line, the wire form of struct fg_event; a record that needs more
-//    (a kernel time, aux, an error status) takes the next slot too, for its extension; the
-//    comm comes in a slot of its own before the record that carries it (SlotDecoder).
-//  - The reader drains on a timer while records flow (DrainPacer). Waits are edge-triggered
-//    on the doorbell, a small BPF ring buffer the programs write to once the ring is a quarter
-//    full, every (cfg.wakeup_mask + 1)-th record of a CPU; its contents are skipped unread.
+// The consumer of the event ring buffer (map `events`, a BPF_MAP_TYPE_RINGBUF: bpf/ring.bpf.h).
+// libbpf's ring_buffer reads the records; this turns each one (struct fg_record and what
+// follows it, bpf/fakegpu_events.h) into the collector's struct fg_event, and paces the reads:
+//  - The reader drains on a timer while records flow (DrainPacer). The programs submit most
+//    records without a wake-up and force one only for a ring buffer that fills faster than
+//    that; the reader waits for those edge-triggered, on an epoll instance of its own.
+//    libbpf's ring_buffer__poll waits level-triggered: it would return as soon as one record
+//    is pending, and the timer would become a busy loop of small drains.
+//  - Records without a kernel time (most: fg_event.ts_ns) are stamped with the time of the
+//    drain that reads them.
 #pragma once
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
-#include <vector>
+#include <string>
+#include <utility>
 
 struct fg_event;
-struct fg_ring_slot;
-struct fg_ring_ext;
-struct fg_ring_pos;
+struct ring_buffer;
 
 namespace fgtrace {
 
-// Rebuilds events (struct fg_event) from the ring's half-line slots. A comm slot
-// (FG_WIRE_COMM) is held for the next record of its thread, which the program wrote just
-// after it; records of other threads may come between.
-class SlotDecoder {
- public:
-  // True: `ev` is the slot's event (with `ext`, the extension of a slot flagged FG_WIRE_EXT),
-  // with its thread's pending comm if there is one. False: a comm slot, kept.
-  bool decode(const fg_ring_slot& slot, const fg_ring_ext* ext, fg_event& ev);
-  size_t pending() const { return comms_.size(); }
-  // Comms kept at most: one whose record was lost (the ring was full) waits for its thread's
-  // next record, and the oldest gives way beyond this.
-  static constexpr size_t kMaxPending = 256;
+// The record the programs wrote (`size` bytes at `data`) as an event, every field rewritten
+// (comm empty unless the record carries it); false: no record has that size (a contract
+// mismatch), `ev` unspecified.
+bool decode_record(const void* data, size_t size, fg_event& ev);
 
- private:
-  struct PendingComm {
-    uint32_t tid;
-    char comm[16];
-  };
-  std::vector<PendingComm> comms_;
-};
+// Why `bytes` cannot be the ring buffer's size (--ringbuf-size), or empty when it can: the
+// kernel takes a power of two that is a multiple of the page size, and at most 2 GiB (its
+// size is a 32-bit number).
+inline constexpr uint64_t kMaxRingbufBytes = uint64_t{1} << 31;
+std::string ringbuf_size_problem(uint64_t bytes, uint64_t page_size);
 
-// How long the reader waits for the doorbell before it drains anyway: kBusyMs after a drain
+// How long the reader waits for a wake-up before it drains anyway: kBusyMs after a drain
 // that delivered records, doubling after each one that did not, up to kIdleMs. A timer fires
-// on the reader's own CPU, where the doorbell rings on the traced thread's, and the scheduler
+// on the reader's own CPU, where a wake-up comes from the traced thread's, and the scheduler
 // tends to run the woken reader there: its drain then takes the traced process's time.
 class DrainPacer {
  public:
@@ -65,32 +50,33 @@ class DrainPacer {
 
 class RingReader {
  public:
-  // Maps the ring map `ring_fd` (`slots` slots, a power of two), its positions `pos_fd` and
-  // the doorbell ring buffer's positions (`doorbell_fd`). Throws TraceError.
-  RingReader(int ring_fd, size_t slots, int pos_fd, int doorbell_fd);
+  // Reads the ring buffer map `ringbuf_fd`. Throws TraceError.
+  explicit RingReader(int ringbuf_fd);
   ~RingReader();
   RingReader(const RingReader&) = delete;
   RingReader& operator=(const RingReader&) = delete;
 
-  // Receives each record in order; records without a kernel time (ts_ns 0) come stamped
-  // with the time of the drain that read them.
+  // Receives each record in order.
   using Sink = std::function<void(const fg_event& ev)>;
   // Waits up to timeout_ms (0: not at all) for a wake-up, then drains. Returns the number of
   // records delivered.
   size_t poll(int timeout_ms, const Sink& sink);
-  // Delivers the records committed so far, without waiting.
+  // Delivers the records submitted so far, without waiting. A sink that throws stops the
+  // drain, and its exception comes out of here (the record it was given is consumed).
   size_t drain(const Sink& sink);
+  // Records of a size no record has, not delivered: so many since the last call.
+  uint64_t take_bad_records() { return std::exchange(bad_records_, 0); }
 
  private:
+  ring_buffer* rb_ = nullptr;
   int epoll_fd_ = -1;
-  size_t slots_ = 0, page_ = 0;
-  size_t ring_bytes_ = 0, pos_bytes_ = 0;
-  fg_ring_slot* ring_ = nullptr;
-  fg_ring_pos* pos_ = nullptr;
-  void* doorbell_consumer_ = nullptr;        // the doorbell's consumer position (read-write)
-  const void* doorbell_producer_ = nullptr;  // and its producer position (read-only)
-  SlotDecoder decoder_;
-  void unmap() noexcept;
+  // The drain in progress (on_record's context).
+  const Sink* sink_ = nullptr;
+  uint64_t read_ns_ = 0;
+  size_t delivered_ = 0;
+  uint64_t bad_records_ = 0;
+  std::exception_ptr error_;
+  static int on_record(void* ctx, void* data, size_t size);
 };
 
 }  // namespace fgtrace

@@ -7,9 +7,11 @@
 #include "collector/functions.h"
 #include "collector/ring_reader.h"
 #include "collector/symbolizer.h"
+#include "core/html_report.h"
 #include "core/ledger.h"
 #include "core/render.h"
 #include "core/stacks.h"
+#include "core/timeline.h"
 #include "server/server.h"
 
 #include <dirent.h>
@@ -154,6 +156,18 @@ class Session {
         collector_(collector_options(opts)),
         history_(server::history_samples_for(opts.history_s, opts.interval_s)) {
     if (opts.analyses) analyzer_.emplace(opts.analysis);
+    // Opened before the command starts: a path that cannot be written fails the run at once.
+    auto open = [](std::ofstream& f, const std::string& path, const char* what) {
+      if (path.empty()) return;
+      f.open(path, std::ios::trunc);
+      if (!f) throw TraceError(std::string("cannot write the ") + what + " to " + path + ": " + std::strerror(errno));
+    };
+    open(timeline_out_, opts_.timeline_file, "timeline");
+    open(html_out_, opts_.html_file, "HTML report");
+    if (timeline_out_.is_open() || html_out_.is_open()) {
+      timeline_.emplace();
+      ledger_.set_observer(&*timeline_);
+    }
   }
 
   int run() {
@@ -221,6 +235,16 @@ class Session {
       std::ofstream f(opts_.summary_file);
       f << summary;
       if (!f) throw TraceError("cannot write the summary to " + opts_.summary_file);
+    }
+    if (timeline_out_.is_open()) {
+      timeline_->write(timeline_out_, snap);
+      timeline_out_.close();
+      if (!timeline_out_) throw TraceError("cannot write the timeline to " + opts_.timeline_file);
+    }
+    if (html_out_.is_open()) {
+      write_html_report(html_out_, nlohmann::json::parse(summary), timeline_->series());
+      html_out_.close();
+      if (!html_out_) throw TraceError("cannot write the HTML report to " + opts_.html_file);
     }
     return verdict.exit_status(info.exit_status);
   }
@@ -387,6 +411,21 @@ class Session {
   // Kernel counters into the ledger; libraries newly mapped; exited processes' kernel
   // books dropped once their last figures are in.
   void refresh(uint64_t now) {
+    // A process whose exit record was lost (ring buffer full) is gone all the same. One that
+    // left /proc since the last drain committed its last records before it left (its exit
+    // tracepoint runs first): drain once more, then what is still running in the books has
+    // exited without its record.
+    std::vector<uint32_t> gone;
+    for (uint32_t pid : ledger_.running_pids())
+      if (!process_alive(static_cast<int>(pid))) gone.push_back(pid);
+    if (!gone.empty())
+      while (collector_.poll(0, sink_) > 0) {
+      }
+    for (uint32_t pid : gone)
+      if (ledger_.running(pid)) {
+        ledger_.process_exited(pid, now);
+        exited_.push_back(pid);  // forgotten once its last kernel figures are in (below)
+      }
     const auto funcs = traced_functions();
     for (const CallCount& c : collector_.calls()) {
       CallStats s;
@@ -403,9 +442,7 @@ class Session {
       ledger_.set_copy_totals(c.tgid, static_cast<CopyDirection>(c.direction), c.bytes, c.count);
     for (const auto& [tgid, n] : collector_.launches()) ledger_.set_launch_totals(tgid, n);
     const KernelHealth kh = collector_.health();
-    if (collector_.page_walk_disagreements() != 0)
-      warn_once("page-walk", "warning: reading user memory through the page tables disagreed with "
-                             "bpf_probe_read_user; it is off from then on (the figures use the helper's values)");
+    ledger_.count_bad_records(collector_.take_bad_records());
     Health h;
     h.events = kh.events;
     h.rb_drops = kh.rb_drops;
@@ -434,13 +471,6 @@ class Session {
     for (auto& [pid, books] : kbooks)
       if (seen_.count(static_cast<int>(pid))) ledger_.set_kernel_books(pid, std::move(books));
     for (uint32_t pid : exited_) forget(pid);
-    // A process whose exit record was lost (ring buffer full) is gone all the same: its exit
-    // tracepoint ran before it left /proc, so a record still in flight was drained above.
-    for (uint32_t pid : ledger_.running_pids())
-      if (!process_alive(static_cast<int>(pid))) {
-        ledger_.process_exited(pid, now);
-        forget(pid);
-      }
     exited_.clear();
     rescan();
     ledger_.expire(now, static_cast<uint64_t>(opts_.exited_ttl_s * 1e9));
@@ -612,7 +642,9 @@ class Session {
       if (e.type != FG_EV_PROC_EXIT) {
         std::string comm(e.comm, strnlen(e.comm, sizeof e.comm));
         if (comm.empty()) comm = process_comm(static_cast<int>(e.tgid));
-        ledger_.track_process(e.tgid, comm, ppid_of(static_cast<int>(e.tgid)), e.ts_ns, false);
+        // The record names the parent where it is a process's first; /proc otherwise.
+        const uint32_t ppid = e.ppid ? e.ppid : ppid_of(static_cast<int>(e.tgid));
+        ledger_.track_process(e.tgid, comm, ppid, e.ts_ns, false);
         if (opts_.stacks && e.type != FG_EV_PROC_EXEC)  // it exec'd before its first call
           symbolizer_.add_file(program_file(e.tgid));
       }
@@ -632,6 +664,8 @@ class Session {
   uint32_t last_seen_ = 0;  // the last record's process (in seen_): most records follow one of theirs
   std::set<std::string> warned_;
   std::vector<uint32_t> exited_;
+  std::optional<Timeline> timeline_;  // --timeline
+  std::ofstream timeline_out_, html_out_;
   Snapshot snap_;  // the books as of the last refresh
   std::function<void(const fg_event&)> sink_ = [this](const fg_event& e) { on_event(e); };
   StackSymbolizer symbolizer_;

@@ -43,6 +43,8 @@ struct TraceOptions {
   bool fail_on_leak = false;
   std::optional<RiskLevel> fail_on_oom_risk;  // --fail-on-oom-risk LEVEL
   std::string summary_file;
+  std::string timeline_file;          // --timeline: Perfetto / Chrome trace-event JSON (core/timeline.h)
+  std::string html_file;              // --html: a self-contained page (core/html_report.h)
 };
 
 // Runs the session; returns the exit status (run: the command's, or a threshold's).

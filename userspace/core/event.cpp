@@ -9,8 +9,8 @@ namespace fgtrace {
 
 // The contract, checked where it is read: the same bytes as the BPF side (clang -target bpf,
 // LP64 little endian). A change here without a FAKEGPU_EVENTS_ABI bump is a bug.
-static_assert(FAKEGPU_EVENTS_ABI == 5, "contract changed: review decode() and these offsets");
-static_assert(sizeof(fg_event) == 80);
+static_assert(FAKEGPU_EVENTS_ABI == 6, "contract changed: review decode() and these offsets");
+static_assert(sizeof(fg_event) == 88);
 static_assert(alignof(fg_event) == 8);
 static_assert(offsetof(fg_event, ts_ns) == 0);
 static_assert(offsetof(fg_event, tgid) == 8);
@@ -26,18 +26,20 @@ static_assert(offsetof(fg_event, source) == 50);
 static_assert(offsetof(fg_event, func) == 52);
 static_assert(offsetof(fg_event, aux) == 56);
 static_assert(offsetof(fg_event, comm) == 64);
+static_assert(offsetof(fg_event, ppid) == 80);
 static_assert(FG_COMM_LEN == 16);
 static_assert(sizeof(fg_book_key) == 16);
 static_assert(sizeof(fg_book) == 64);
-static_assert(sizeof(fg_config) == 32);
+static_assert(sizeof(fg_config) == 28);
 static_assert(sizeof(fg_alloc_rec) == 40);
 static_assert(sizeof(fg_book_slot) == 64);  // one cache line per book's shared part
 static_assert(sizeof(fg_book_counts) == 48);
-static_assert(sizeof(fg_ring_slot) == 32 && offsetof(fg_ring_slot, committed) == 0);  // half a cache line
-static_assert(offsetof(fg_ring_slot, type) == 12 && offsetof(fg_ring_slot, device) == 14 &&
-              offsetof(fg_ring_slot, ptr) == 16 && offsetof(fg_ring_slot, size_func) == 24);
-static_assert(sizeof(fg_ring_ext) == 32 && offsetof(fg_ring_ext, committed) == 0 &&
-              offsetof(fg_ring_ext, ts_ns) == 8 && offsetof(fg_ring_ext, device) == 24);
+// The ring buffer's record (bpf/fakegpu_events.h): 32 bytes, then its extension and comm.
+static_assert(sizeof(fg_record) == 32 && offsetof(fg_record, ptr) == 8 && offsetof(fg_record, size) == 16 &&
+              offsetof(fg_record, device) == 24 && offsetof(fg_record, func) == 28 &&
+              offsetof(fg_record, type_kind) == 30 && offsetof(fg_record, api_source) == 31);
+static_assert(sizeof(fg_record_ext) == 24 && offsetof(fg_record_ext, aux) == 8 && offsetof(fg_record_ext, status) == 16);
+static_assert(FG_REC_BASE == 32 && FG_REC_WITH_EXT == 56 && FG_REC_WITH_PROC == 64 && FG_REC_WITH_EXT_PROC == 88);
 // --stacks: a stack's file frames are the kernel's struct bpf_stack_build_id, byte for byte.
 static_assert(sizeof(fg_file_frame) == sizeof(bpf_stack_build_id) && FG_BUILD_ID_SIZE == BPF_BUILD_ID_SIZE);
 static_assert(offsetof(fg_file_frame, build_id) == offsetof(bpf_stack_build_id, build_id) &&
@@ -45,9 +47,8 @@ static_assert(offsetof(fg_file_frame, build_id) == offsetof(bpf_stack_build_id, 
 static_assert(int{FG_FRAME_EMPTY} == int{BPF_STACK_BUILD_ID_EMPTY} && int{FG_FRAME_FILE} == int{BPF_STACK_BUILD_ID_VALID} &&
               int{FG_FRAME_IP} == int{BPF_STACK_BUILD_ID_IP});
 static_assert(sizeof(fg_stack_files) == 8 + FG_STACK_DEPTH * 32 && sizeof(fg_exec_path) == FG_PATH_LEN);
-static_assert(FG_EV_PROC_EXEC < FG_WIRE_COMM && FG_MEM_KINDS <= FG_WIRE_KIND_OTHER);  // they fit the wire `type`
-static_assert(FG_API_INTERNAL < (1 << FG_WIRE_SOURCE_SHIFT) && FG_SRC_KERNEL < (1 << (8 - FG_WIRE_SOURCE_SHIFT)));  // and `api_source`
-static_assert(sizeof(fg_ring_pos) == 128 && offsetof(fg_ring_pos, tail) == 64);  // head, tail: own cache lines
+static_assert(FG_EV_PROC_EXEC < 16 && FG_MEM_KINDS <= FG_REC_KIND_OTHER);  // they fit the record's `type_kind`
+static_assert(FG_API_INTERNAL < 16 && FG_SRC_KERNEL < 16);                  // and `api_source`
 static_assert((FG_BOOK_SLOTS & (FG_BOOK_SLOTS - 1)) == 0);
 static_assert(FG_STAT_ALLOC_MAP_FULL < FG_STAT_MAX);
 

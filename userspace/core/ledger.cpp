@@ -185,6 +185,7 @@ void AllocationLedger::add_live(Proc& p, Book& b, uint64_t bytes) {
     raise(p.gpu.live, p.gpu.peak);
     raise(gpu_.live, gpu_.peak);
   }
+  if (observer_) observer_->level(last_event_ns_, p.pid, b.v.device, b.proc_level->live, b.system_level->live);
 }
 
 void AllocationLedger::sub_live(Proc& p, Book& b, uint64_t bytes) {
@@ -195,6 +196,7 @@ void AllocationLedger::sub_live(Proc& p, Book& b, uint64_t bytes) {
     p.gpu.live = sat_sub(p.gpu.live, bytes);
     gpu_.live = sat_sub(gpu_.live, bytes);
   }
+  if (observer_) observer_->level(last_event_ns_, p.pid, b.v.device, b.proc_level->live, b.system_level->live);
 }
 
 // ---- events -----------------------------------------------------------------------------
@@ -224,12 +226,15 @@ void AllocationLedger::apply(const Event& ev) {
   switch (ev.type) {
     case EventType::Alloc:
       if (ev.status != 0) {
+        if (observer_) observer_->alloc_failed(ev.ts_ns, ev.pid, ev.device, ev.size, ev.status);
         book(running_for(ev), ev.device, ev.kind).v.failed += 1;
         break;
       }
       on_alloc(ev);
       break;
     case EventType::AllocFail:
+      if (observer_) observer_->alloc_failed(ev.ts_ns, ev.pid, ev.device, ev.size, ev.status);
+      [[fallthrough]];
     case EventType::FreeFail:
       book(running_for(ev), ev.device, ev.kind).v.failed += 1;
       break;

@@ -210,12 +210,28 @@ struct Snapshot {
   bool any_since_attach() const noexcept;
 };
 
+// Told of every change of a process's or a device's live bytes and of every failed allocation,
+// as the ledger applies records (the timeline of `run --timeline`, core/timeline.h). Times are
+// the records' (the events' clock); a baseline set at attach comes at the last record's time.
+class LevelObserver {
+ public:
+  virtual ~LevelObserver() = default;
+  // process_live: the process's bytes on `device`; device_live: every process's.
+  virtual void level(uint64_t ts_ns, uint32_t pid, int32_t device, uint64_t process_live, uint64_t device_live) = 0;
+  virtual void alloc_failed(uint64_t ts_ns, uint32_t pid, int32_t device, uint64_t size, int32_t status) = 0;
+};
+
 class AllocationLedger {
  public:
+  // Observes every level change from now on (nullptr: none). Not owned.
+  void set_observer(LevelObserver* observer) noexcept { observer_ = observer; }
+
   // Decodes one ring-buffer record and applies it; false (and counted as a bad record) when
   // decode() refuses it.
   bool consume(const void* data, size_t size);
   bool consume(const fg_event& raw);  // the same for a whole record, without copying it
+  // Records the transport refused before they became an fg_event (a size no record has).
+  void count_bad_records(uint64_t n) noexcept { counters_.bad_records += n; }
   void apply(const Event& ev);
 
   // A process the collector starts tracing (attach -p, or the command of `run`).
@@ -351,6 +367,7 @@ class AllocationLedger {
   Health health_;
   LedgerCounters counters_;
   uint64_t last_event_ns_ = 0;
+  LevelObserver* observer_ = nullptr;
   Event scratch_;  // consume(fg_event): decoded into, record after record
 };
 

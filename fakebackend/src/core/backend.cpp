@@ -660,7 +660,7 @@ Status Backend::mem_alloc(Context* ctx, MemKind kind, uint64_t size, ApiOrigin a
   // per-process pinned usage is visible; they never count against capacity.
   Device* book_dev = dev ? dev : device(0);
   if (!book_reserve(book_dev, kind, size)) {
-    FG_USDT_ALLOC(ord, 0, size, static_cast<int>(kind), static_cast<int>(Status::OutOfMemory), static_cast<int>(api));
+    FG_USDT_ALLOC(ord, 0, size, static_cast<int>(kind), kUsdtOutOfMemory, static_cast<int>(api));
     return Status::OutOfMemory;
   }
   Arena* ar = on_device ? arena(dev, kind) : host_arena();
@@ -668,7 +668,7 @@ Status Backend::mem_alloc(Context* ctx, MemKind kind, uint64_t size, ApiOrigin a
   void* p = ar ? ar->allocate(size, &span) : nullptr;
   if (!p) {
     book_release(book_dev, kind, size);
-    FG_USDT_ALLOC(ord, 0, size, static_cast<int>(kind), static_cast<int>(Status::OutOfMemory), static_cast<int>(api));
+    FG_USDT_ALLOC(ord, 0, size, static_cast<int>(kind), kUsdtOutOfMemory, static_cast<int>(api));
     return Status::OutOfMemory;
   }
   Allocation a;
@@ -710,7 +710,7 @@ Status Backend::mem_free(void* p, unsigned kinds, ApiOrigin api, Allocation* fre
   }
   auto gone = allocs_.erase(b, kinds);
   if (!gone) {  // unknown, interior, already freed or of another kind: nothing changes
-    FG_USDT_FREE(-1, b, 0, -1, static_cast<int>(Status::InvalidPointer), static_cast<int>(api));
+    FG_USDT_FREE(-1, b, 0, -1, kUsdtInvalidValue, static_cast<int>(api));
     return Status::InvalidPointer;
   }
   give_back(*gone);

@@ -1,5 +1,6 @@
 // USDT probes of the backend (provider "fakegpu"), fired where an allocation, a free, an
-// implicit free (context destroy, process exit) or a device/context switch completes.
+// implicit free (context destroy, process exit) or a device/context switch completes, and
+// where a kernel launch is accepted.
 //
 // Each site is a SystemTap SDT probe (a .note.stapsdt entry, readable by every USDT tool:
 // bpftrace, perf, libbpf), written here rather than through sys/sdt.h for two reasons:
@@ -19,6 +20,9 @@
 //   fakegpu:implicit_free  (ptr, size, info)     info's api byte is the reason: 1 ctx destroy,
 //                                                2 process exit, 3 device reset
 //   fakegpu:ctx_switch     (device, ctx)         the calling thread's current context changed
+//   fakegpu:launch         (function, name, device)  a kernel launch accepted (function: its
+//                                                CUfunction, the same for every launch of it;
+//                                                name: its NUL-terminated mangled name)
 // info = device (int16, bits 0..15; -1 host memory) | kind (fg::MemKind, bits 16..23)
 //        | api (0 runtime, 1 driver; bits 24..31) | status (int32 API return code, 0 =
 //        success; bits 32..63). bpf/fakegpu_events.h decodes it (FG_USDT_INFO_*).
@@ -26,6 +30,10 @@
 #include <cstdint>
 
 namespace fg {
+// The API return codes the sites report: the same numbers in the runtime and the driver.
+constexpr int kUsdtOutOfMemory = 2;   // cudaErrorMemoryAllocation, CUDA_ERROR_OUT_OF_MEMORY
+constexpr int kUsdtInvalidValue = 1;  // cudaErrorInvalidValue, CUDA_ERROR_INVALID_VALUE (unknown pointer)
+
 constexpr uint64_t usdt_info(int device, int kind, int api, int status) {
   return static_cast<uint64_t>(static_cast<uint16_t>(static_cast<int16_t>(device))) |
          (static_cast<uint64_t>(static_cast<uint8_t>(kind)) << 16) |
@@ -37,7 +45,9 @@ constexpr uint64_t usdt_info(int device, int kind, int api, int status) {
 #if defined(__x86_64__)
 // The note (SystemTap SDT v3): pc, the .stapsdt.base address (prelink adjustment), the
 // semaphore (none), then provider, name and argument strings. `%%` is a literal `%` in an
-// asm template with operands.
+// asm template with operands. The note is not loaded into memory; fg_usdt_sites (allocated)
+// lists the sites again for the fork guard (common/fork_guard.cpp), each as its address
+// relative to its entry.
 #define FG_USDT_SITE_(name, args)                                                             \
   "990: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"                                                 \
   ".pushsection .note.stapsdt, \"?\", \"note\"\n"                                             \
@@ -52,6 +62,10 @@ constexpr uint64_t usdt_info(int device, int kind, int api, int status) {
   ".asciz \"" #name "\"\n"                                                                    \
   ".asciz \"" args "\"\n"                                                                     \
   "994: .balign 4\n"                                                                          \
+  ".popsection\n"                                                                             \
+  ".pushsection fg_usdt_sites, \"a\", @progbits\n"                                            \
+  ".balign 4\n"                                                                               \
+  ".4byte 990b - .\n"                                                                         \
   ".popsection\n"                                                                             \
   ".ifndef _.stapsdt.base\n"                                                                  \
   ".pushsection .stapsdt.base, \"aG\", \"progbits\", .stapsdt.base, comdat\n"                 \
@@ -80,3 +94,5 @@ constexpr uint64_t usdt_info(int device, int kind, int api, int status) {
 #define FG_USDT_IMPLICIT_FREE(dev, ptr, size, kind, reason) \
   FG_USDT3_(implicit_free, ptr, size, ::fg::usdt_info(dev, kind, reason, 0))
 #define FG_USDT_CTX_SWITCH(dev, ctx) FG_USDT2_(ctx_switch, static_cast<int64_t>(dev), ctx)
+#define FG_USDT_LAUNCH(function, name, dev) \
+  FG_USDT3_(launch, reinterpret_cast<uintptr_t>(function), reinterpret_cast<uintptr_t>(name), static_cast<int64_t>(dev))

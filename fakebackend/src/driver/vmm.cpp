@@ -296,7 +296,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemCreate(CUmemGenericAllocationHandle* han
     if (CUresult r = check_handle_types(prop->requestedHandleTypes)) return r;
     if (size == 0 || !aligned(size)) return CUDA_ERROR_INVALID_VALUE;
     if (!b.book_reserve(dev, MemKind::Vmm, size)) {
-      FG_USDT_ALLOC(dev->ordinal, 0, size, static_cast<int>(MemKind::Vmm), static_cast<int>(Status::OutOfMemory),
+      FG_USDT_ALLOC(dev->ordinal, 0, size, static_cast<int>(MemKind::Vmm), kUsdtOutOfMemory,
                     static_cast<int>(ApiOrigin::Driver));
       return CUDA_ERROR_OUT_OF_MEMORY;
     }
