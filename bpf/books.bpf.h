@@ -87,6 +87,14 @@ struct {
 	__type(value, struct copy_val);
 } copies SEC(".maps");
 
+/* Kernel launches per process and kernel, with the kernel's name (fakegpu:launch). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct fg_kernel_key);
+	__type(value, struct fg_kernel_val);
+} kernels SEC(".maps");
+
 /* Kernel launches per process. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

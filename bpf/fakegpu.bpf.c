@@ -288,6 +288,31 @@ int usdt_ctx_switch(struct pt_regs *ctx)
 	return 0;
 }
 
+/* fakegpu:launch(function, name, device): counted per process and kernel; the name is read
+ * from the process once, at the kernel's first launch in it. A full table counts the launch
+ * in alloc_map_full (the per-process total, from the entry probes, still has it). */
+SEC("usdt")
+int usdt_launch(struct pt_regs *ctx)
+{
+	const __u64 id = bpf_get_current_pid_tgid();
+	if (!traced(id >> 32))
+		return 0;
+	struct fg_kernel_key key = { .tgid = id >> 32, .function = USDT_ARG0(ctx) };
+	struct fg_kernel_val *v = bpf_map_lookup_elem(&kernels, &key);
+	if (!v) {
+		struct fg_kernel_val fresh = {};
+		bpf_probe_read_user_str(fresh.name, sizeof(fresh.name), (const void *)USDT_ARG1(ctx));
+		bpf_map_update_elem(&kernels, &key, &fresh, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&kernels, &key);
+		if (!v) {
+			stat_inc(FG_STAT_ALLOC_MAP_FULL);
+			return 0;
+		}
+	}
+	__sync_fetch_and_add(&v->launches, 1);
+	return 0;
+}
+
 /* ---- entry/return probes on exported API functions ---------------------------------------- */
 /*
  * The attach cookie describes the function:

@@ -161,6 +161,22 @@ struct fg_alloc_rec {
 };
 
 /*
+ * Kernel launches per process and kernel (map `kernels`, fed by the fakegpu:launch USDT probe):
+ * the launch count and the kernel's (mangled) name, read once, when the process first launches
+ * it; a longer name is cut at FG_KERNEL_NAME_LEN - 1 bytes.
+ */
+#define FG_KERNEL_NAME_LEN 128
+struct fg_kernel_key {
+	__u32 tgid;
+	__u32 pad;	 /* zero */
+	__u64 function;	 /* the CUfunction: one per kernel and module load */
+};
+struct fg_kernel_val {
+	__u64 launches;
+	char name[FG_KERNEL_NAME_LEN];
+};
+
+/*
  * The wire form of an event in the BPF ring buffer (map `events`): struct fg_record, then what
  * the record's size says follows, in this order:
  *   FG_REC_BASE      the record alone: most USDT and entry/return records

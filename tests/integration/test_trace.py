@@ -971,6 +971,39 @@ class ForkedChildren(TraceCase):
                 self.assertIn("forks done", w.out.text())
 
 
+# ---- 9b'. kernel launches by name -----------------------------------------------------------------
+class KernelLaunches(TraceCase):
+    def test_launches_by_kernel_name_in_the_summary_the_table_and_json_lines(self):
+        steps = ["launch:saxpy:7", "launch:_Z6reducePfi:3"]
+        rc, s, p = self.trace_run(cmd=[fgtest.PYTHON, fgtest.PROBE, fgtest.libdir(), *steps])
+        self.assertEqual(rc, 0, p.describe())
+        q = [q for q in s["processes"] if q["launches"]]
+        self.assertEqual([(x["launches"], x["kernels"]) for x in q],
+                         [(10, [{"name": "saxpy", "launches": 7}, {"name": "_Z6reducePfi", "launches": 3}])])
+        with self.subTest("entry/return probes count launches; names come from the USDT probe only"):
+            rc, s, p = self.trace_run("--uprobes-only", cmd=[fgtest.PYTHON, fgtest.PROBE, fgtest.libdir(), *steps])
+            self.assertEqual(rc, 0, p.describe())
+            self.assertEqual([(x["launches"], x["kernels"]) for x in s["processes"] if x["launches"]], [(10, [])])
+        with self.subTest("the monitor's table and JSON lines"):
+            for json_lines in (False, True):
+                mon = self.start([tracer(), "monitor", *(["-j"] if json_lines else []), "-i", "3600"],
+                                 stdin=subprocess.DEVNULL)
+                mon.err.until(lambda line: "ready:" in line, "the monitor's ready line")
+                w = self.start([fgtest.PYTHON, fgtest.PROBE, fgtest.libdir(), *steps], stdin=subprocess.DEVNULL)
+                self.assertEqual(w.wait(), 0, w.describe())
+                os.kill(mon.pid, signal.SIGTERM)
+                self.assertEqual(mon.wait(), 0, mon.describe())
+                pid = w.pid
+                if json_lines:
+                    last = [j for j in map(json_line, mon.out.seen) if j is not None][-1]
+                    self.assertEqual(self.process(last, pid)["kernels"],
+                                     [{"name": "saxpy", "launches": 7}, {"name": "_Z6reducePfi", "launches": 3}])
+                else:
+                    rows = [l.split() for l in mon.out.text().splitlines() if l.split()[:1] == [str(pid)]]
+                    self.assertIn([str(pid), "python3", "7", "saxpy"], rows, mon.describe())
+                    self.assertIn([str(pid), "python3", "3", "_Z6reducePfi"], rows, mon.describe())
+
+
 # ---- 9c. run --timeline: a trace-event JSON Perfetto opens ---------------------------------------
 class Timeline(TraceCase):
     MODES = (("usdt", []), ("uprobe", ["--uprobes-only"]))

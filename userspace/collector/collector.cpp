@@ -143,7 +143,7 @@ void Collector::open_and_load(bool multi) {
   // released (`run -- true` took ~1.45 s, now ~0.5 s; the cost per hit is the same).
   if (multi)
     for (bpf_program* p : {skel_->progs.api_enter_multi, skel_->progs.api_exit_multi, skel_->progs.usdt_alloc, skel_->progs.usdt_free, skel_->progs.usdt_implicit_free,
-                           skel_->progs.usdt_ctx_switch})
+                           skel_->progs.usdt_ctx_switch, skel_->progs.usdt_launch})
       bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(kBpfTraceUprobeMulti));
   g_load_has_fallback = multi;
   const int err = fakegpu_bpf__load(skel_);
@@ -281,8 +281,10 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
         {skel_->progs.usdt_free, "free"},
         {skel_->progs.usdt_implicit_free, "implicit_free"},
         {skel_->progs.usdt_ctx_switch, "ctx_switch"},
+        {skel_->progs.usdt_launch, "launch"},  // kernels by name; a backend without it has none
     };
     for (auto [prog, name] : probes) {
+      if (std::find(usdt.begin(), usdt.end(), name) == usdt.end()) continue;
       int err = 0;
       if (multi_) {
         const auto sites = elf.usdt_sites("fakegpu", name);
@@ -531,6 +533,17 @@ std::vector<CopyCount> Collector::copies() const {
   return out;
 }
 
+std::vector<KernelLaunches> Collector::kernel_launches() const {
+  std::vector<KernelLaunches> out;
+  const int fd = bpf_map__fd(skel_->maps.kernels);
+  for_each_key<fg_kernel_key>(fd, [&](const fg_kernel_key& k) {
+    fg_kernel_val v{};
+    if (bpf_map_lookup_elem(fd, &k, &v) != 0) return;
+    out.push_back({k.tgid, k.function, std::string(v.name, strnlen(v.name, sizeof v.name)), v.launches});
+  });
+  return out;
+}
+
 std::map<uint32_t, uint64_t> Collector::launches() const {
   std::map<uint32_t, uint64_t> out;
   const int fd = bpf_map__fd(skel_->maps.launches);
@@ -554,6 +567,7 @@ void Collector::forget(uint32_t tgid) {
       FG_CALL_SLOTS, bpf_map__fd(skel_->maps.calls), tgid, [this](uint32_t i) -> __u64& { return call_tags_.at[i]; },
       [](uint32_t) {});
   forget_keys<CopyKey>(bpf_map__fd(skel_->maps.copies), tgid);
+  forget_keys<fg_kernel_key>(bpf_map__fd(skel_->maps.kernels), tgid);
   // The entry/return path's primary-context holders and live allocations (what it leaked).
   forget_keys<PrimaryKey>(bpf_map__fd(skel_->maps.primary_holders), tgid);
   // Only entry/return probes keep allocation records: no 10 MB walk when none are attached.

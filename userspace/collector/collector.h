@@ -80,6 +80,13 @@ struct CopyCount {
   uint64_t bytes, count;
 };
 
+struct KernelLaunches {
+  uint32_t tgid;
+  uint64_t function;  // the CUfunction
+  std::string name;
+  uint64_t launches;
+};
+
 class Collector {
  public:
   // Opens, configures and loads the programs and attaches the process tracepoints.
@@ -108,6 +115,8 @@ class Collector {
   std::vector<CallCount> calls() const;
   std::vector<CopyCount> copies() const;
   std::map<uint32_t, uint64_t> launches() const;
+  // Launches per process and kernel (fakegpu:launch; USDT only), with the kernels' names.
+  std::vector<KernelLaunches> kernel_launches() const;
   // The return addresses of user stack `id` (innermost first); empty if unknown.
   std::vector<uint64_t> stack(uint32_t id) const;
   // The same stack's frames as build id + file offset, taken in the kernel when the stack was

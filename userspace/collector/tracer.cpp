@@ -441,6 +441,9 @@ class Session {
     for (const CopyCount& c : collector_.copies())
       ledger_.set_copy_totals(c.tgid, static_cast<CopyDirection>(c.direction), c.bytes, c.count);
     for (const auto& [tgid, n] : collector_.launches()) ledger_.set_launch_totals(tgid, n);
+    std::map<uint32_t, std::vector<KernelStats>> kernels;
+    for (KernelLaunches& k : collector_.kernel_launches()) kernels[k.tgid].push_back({std::move(k.name), k.launches});
+    for (auto& [tgid, list] : kernels) ledger_.set_kernel_totals(tgid, std::move(list));
     const KernelHealth kh = collector_.health();
     ledger_.count_bad_records(collector_.take_bad_records());
     Health h;

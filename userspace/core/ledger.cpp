@@ -418,6 +418,20 @@ void AllocationLedger::set_copy_totals(uint32_t pid, CopyDirection dir, uint64_t
 
 void AllocationLedger::set_launch_totals(uint32_t pid, uint64_t count) { for_counters(pid).launches = count; }
 
+void AllocationLedger::set_kernel_totals(uint32_t pid, std::vector<KernelStats> kernels) {
+  std::sort(kernels.begin(), kernels.end(), [](const KernelStats& a, const KernelStats& b) { return a.name < b.name; });
+  std::vector<KernelStats> merged;
+  for (KernelStats& k : kernels) {
+    if (!merged.empty() && merged.back().name == k.name)
+      merged.back().launches += k.launches;
+    else
+      merged.push_back(std::move(k));
+  }
+  std::stable_sort(merged.begin(), merged.end(),
+                   [](const KernelStats& a, const KernelStats& b) { return a.launches > b.launches; });
+  for_counters(pid).kernels = std::move(merged);
+}
+
 void AllocationLedger::set_kernel_books(uint32_t pid, std::vector<KernelBookView> books) {
   std::sort(books.begin(), books.end(), [](const KernelBookView& a, const KernelBookView& b) {
     return a.device != b.device ? a.device < b.device : a.kind < b.kind;
@@ -481,6 +495,7 @@ ProcessView AllocationLedger::view(const Proc& p) const {
   for (const auto& [name, c] : p.calls) v.calls.push_back(c);
   v.copies = p.copies;
   v.launches = p.launches;
+  v.kernels = p.kernels;
   v.outstanding_stacks = sorted_stacks(p.outstanding_stacks);
   v.outstanding_count = p.outstanding.size();
   v.outstanding_allocations.reserve(std::min(p.outstanding.size(), kOutstandingListed));

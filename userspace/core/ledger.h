@@ -161,6 +161,15 @@ struct OutstandingAllocation {
 // How many of a process's outstanding allocations a snapshot lists (the largest).
 inline constexpr size_t kOutstandingListed = 100;
 
+// A kernel's launches by a process (the fakegpu:launch USDT probe: the backend's USDT mode).
+struct KernelStats {
+  std::string name;  // mangled, as the module has it
+  uint64_t launches = 0;
+  bool operator==(const KernelStats&) const = default;
+};
+// How many kernels of a process the outputs list (the most launched).
+inline constexpr size_t kKernelsListed = 20;
+
 struct ProcessView {
   uint32_t pid = 0;
   uint32_t ppid = 0;
@@ -182,6 +191,7 @@ struct ProcessView {
   std::vector<CallStats> calls;      // by function name
   std::array<CopyStats, kCopyDirections> copies{};
   uint64_t launches = 0;
+  std::vector<KernelStats> kernels;  // by launches, most first (then name): every kernel launched
   std::vector<StackUsage> outstanding_stacks;  // by bytes, largest first
   // The kOutstandingListed largest allocations held now (ties: oldest first); all of them
   // are counted in outstanding_count.
@@ -258,6 +268,8 @@ class AllocationLedger {
   void set_call_totals(uint32_t pid, const CallStats& totals);
   void set_copy_totals(uint32_t pid, CopyDirection dir, uint64_t bytes, uint64_t count);
   void set_launch_totals(uint32_t pid, uint64_t count);
+  // Launches by kernel (replacing the previous read; the same name twice is summed).
+  void set_kernel_totals(uint32_t pid, std::vector<KernelStats> kernels);
   // The process's in-kernel books as last read (replacing the previous read).
   void set_kernel_books(uint32_t pid, std::vector<KernelBookView> books);
   void set_health(const Health& health);
@@ -342,6 +354,7 @@ class AllocationLedger {
     std::map<std::string, CallStats, std::less<>> calls;
     std::array<CopyStats, kCopyDirections> copies{};
     uint64_t launches = 0;
+    std::vector<KernelStats> kernels;
     std::unordered_map<uint32_t, StackUsage> outstanding_stacks, leaked_stacks;
   };
 

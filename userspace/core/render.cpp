@@ -319,6 +319,18 @@ std::string render_table(const Snapshot& s, const TableOptions& opts) {
     }
   }
   if (s.processes.empty()) out += right("", 7) + " (no traced process yet)\n";
+  // The kernels launched, most first: at most 5 a process here (JSON lists kKernelsListed).
+  bool kernels_head = false;
+  for (const ProcessView& p : s.processes) {
+    for (size_t i = 0; i < p.kernels.size() && i < 5; ++i) {
+      if (!kernels_head) {
+        out += "\n" + right("PID", 7) + " " + left("COMMAND", 15) + cell("LAUNCHES", 10, false) + "  KERNEL\n";
+        kernels_head = true;
+      }
+      out += right(std::to_string(p.pid), 7) + " " + left(p.comm.empty() ? "-" : p.comm.substr(0, 15), 15) +
+             cell(std::to_string(p.kernels[i].launches), 10, false) + "  " + p.kernels[i].name + "\n";
+    }
+  }
   out += "\n" + health_line(s) + libraries_line(s);
   if (starred)
     out +=
@@ -380,6 +392,13 @@ ordered_json book_json(const BookView& b) {
 ordered_json books_json(const std::vector<BookView>& books) {
   ordered_json arr = ordered_json::array();
   for (const BookView& b : books) arr.push_back(book_json(b));
+  return arr;
+}
+
+ordered_json kernels_json(const std::vector<KernelStats>& kernels) {
+  ordered_json arr = ordered_json::array();
+  for (size_t i = 0; i < kernels.size() && i < kKernelsListed; ++i)
+    arr.push_back({{"name", kernels[i].name}, {"launches", kernels[i].launches}});
   return arr;
 }
 
@@ -581,6 +600,7 @@ ordered_json snapshot_json(const Snapshot& s, std::string_view time_text) {
   for (const ProcessView& p : s.processes) {
     ordered_json j = process_head(p);
     j["books"] = books_json(p.books);
+    j["kernels"] = kernels_json(p.kernels);
     j["kernel_books"] = kernel_books_json(p.kernel_books);
     procs.push_back(std::move(j));
   }
@@ -690,6 +710,7 @@ ordered_json summary_json(const Snapshot& s, const RunInfo& run, const Verdict& 
     j["calls"] = calls_json(p.calls);
     j["copies"] = copies_json(p.copies);
     j["launches"] = p.launches;
+    j["kernels"] = kernels_json(p.kernels);
     j["kernel_books"] = kernel_books_json(p.kernel_books);
     procs.push_back(std::move(j));
   }

@@ -51,6 +51,8 @@ nlohmann::ordered_json health_json(const Snapshot& snap);
 nlohmann::ordered_json calls_json(const std::vector<CallStats>& calls);
 nlohmann::ordered_json books_json(const std::vector<BookView>& books);
 nlohmann::ordered_json kernel_books_json(const std::vector<KernelBookView>& books);
+// A process's most launched kernels (kKernelsListed at most): [{"name", "launches"}].
+nlohmann::ordered_json kernels_json(const std::vector<KernelStats>& kernels);
 nlohmann::ordered_json copies_json(const std::array<CopyStats, kCopyDirections>& copies);
 
 // The analyses (analysis.h) as JSON: schema in userspace/core/SUMMARY.md ("analysis").

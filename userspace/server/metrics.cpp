@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <unordered_set>
 #include <utility>
 
 #include "../core/analysis.h"
@@ -185,9 +186,12 @@ class Rows {
   }
 
   std::string_view text(Span s) const { return std::string_view(labels_).substr(s.off, s.len); }
+  // Whether the process has series of its own (not summed into another label set).
+  bool own_series(const ProcessView& p) const { return own_.count(&p) != 0; }
 
   // One process on its own: its rows straight from the view.
   void add(std::string_view pid, std::string_view comm, const ProcessView& p) {
+    own_.insert(&p);
     head(pid, comm);
     for (const DeviceUsage& d : p.devices)
       device_rows.push_back({device_labels(d.device), d.peak_bytes, d.allocs, d.frees, d.failed, d.leaked_bytes});
@@ -253,6 +257,7 @@ class Rows {
   }
 
   const std::vector<DeviceInfo>& devices_;
+  std::unordered_set<const ProcessView*> own_;
   std::string labels_;
   std::string head_;
 };
@@ -507,6 +512,25 @@ std::string render_metrics(const Snapshot& snap, const std::vector<DeviceInfo>& 
              "Allocation and free calls of a process that returned an error.", &DeviceRow::failed);
   per_device("fakegpu_process_leaked_bytes", "gauge",
              "Memory a process still held when it exited (or exec'd): its leak report.", &DeviceRow::leaked);
+  // A process's most launched kernels (kKernelsListed at most, each process that has its own
+  // series): their names are unbounded, so only these.
+  bool kernels_family = false;
+  std::string kernel_labels;
+  for (const ProcessView& p : snap.processes) {
+    if (p.kernels.empty() || !rows.own_series(p)) continue;
+    if (!kernels_family) {
+      family(out, "fakegpu_process_kernel_launches_total", "counter",
+             "Launches of a kernel by a process (its most launched kernels; USDT mode).");
+      kernels_family = true;
+    }
+    for (size_t i = 0; i < p.kernels.size() && i < kKernelsListed; ++i) {
+      kernel_labels.clear();
+      label(kernel_labels, "pid", std::to_string(p.pid), true);
+      label(kernel_labels, "comm", p.comm);
+      label(kernel_labels, "kernel", p.kernels[i].name);
+      sample(out, "fakegpu_process_kernel_launches_total", kernel_labels, p.kernels[i].launches);
+    }
+  }
 
   // Per device, as the system reports it, then as traced.
   if (!devices.empty()) {
