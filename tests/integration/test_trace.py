@@ -1093,6 +1093,13 @@ class HtmlReport(TraceCase):
         self.assertEqual(cells(leak.group(1)), [label, "2.0 MiB", "1", "GPU 1"])
         oom = re.search(r'<h2>Out-of-memory failures</h2><div id="ooms"><table>(.*?)</table>', dom, re.S)
         self.assertEqual(cells(oom.group(1))[:3], [f"python3 ({probe['pid']})", "GPU 0", "1.0 TiB"])
+        # The OOM forecast of each GPU the run used, at its highest risk: a few MiB of 80 GiB.
+        forecast = {int(m.group(1)): cells(m.group(2)) for m in
+                    re.finditer(r'<tr data-forecast-device="(\d+)">(.*?)</tr>', dom, re.S)}
+        self.assertEqual(sorted(forecast), [1, 5], dom[:3000])
+        self.assertEqual([(row[0], row[1], row[3]) for row in forecast.values()],
+                         [("GPU 1", "low", "80.0 GiB"), ("GPU 5", "low", "80.0 GiB")])
+        self.assertIn("no live allocation at the end", dom)  # fragmentation: everything was freed
 
 
 # ---- 10. a ring buffer too small -----------------------------------------------------------------

@@ -28,6 +28,8 @@ svg.chart { width: 560px; height: 220px; } svg text { font-size: 11px; fill: #55
 <h2>Memory over time, per device</h2><div class="charts" id="device-charts"></div>
 <h2>Memory over time, per process</h2><div class="charts" id="process-charts"></div>
 <h2>Out-of-memory failures</h2><div id="ooms"></div>
+<h2>OOM forecast (each device at its highest risk)</h2><div id="forecast"></div>
+<h2>Fragmentation (at the end)</h2><div id="fragmentation"></div>
 <h2>Processes</h2><div id="processes"></div>
 <h2>Top leaks</h2><div id="leaks"></div>
 <h2>Events</h2><div id="drops"></div>
@@ -146,6 +148,28 @@ constexpr const char* kScript = R"JS(
     ooms.appendChild(table(["process", "device", "requested", "at"],
                            series.ooms.map((o) => [procName(o.pid), deviceName(o.device), bytes(o.bytes), o.ms.toFixed(1) + " ms"])));
   else ooms.appendChild(el("p", { class: "muted" }, "none"));
+
+  // The analyses (the summary's "analysis"; absent with --no-analyses).
+  const a = summary.analysis;
+  const used = new Set(series.devices.map((d) => d.device));
+  const forecast = document.getElementById("forecast");
+  const worst = a ? (a.worst || []).filter((w) => used.has(w.device) || (w.forecast.risk && w.forecast.risk !== "low")) : [];
+  const pct = (x) => (x === null || x === undefined ? "-" : x.toFixed(1) + " %");
+  const eta = (x) => (x === null || x === undefined ? "-" : x < 120 ? x.toFixed(0) + " s" : (x / 60).toFixed(1) + " min");
+  if (worst.length)
+    forecast.appendChild(table(["device", "risk", "usage", "capacity", "growth", "full in", "confidence"],
+        worst.map((w) => [deviceName(w.device), w.forecast.risk || "-", pct(w.forecast.usage_pct), bytes(w.forecast.capacity_bytes),
+                          bytes(Math.max(0, w.forecast.growth_bytes_per_s)) + "/s", eta(w.forecast.eta_s),
+                          (w.forecast.confidence || 0).toFixed(2)]),
+        (i) => ({ "data-forecast-device": worst[i].device })));
+  else forecast.appendChild(el("p", { class: "muted" }, a ? "no device was used" : "analyses were off (--no-analyses)"));
+  const fragmentation = document.getElementById("fragmentation");
+  const frag = a ? (a.devices || []).filter((d) => d.fragmentation) : [];
+  if (frag.length)
+    fragmentation.appendChild(table(["device", "free", "largest free extent", "free extents", "ratio", "process"],
+        frag.map((d) => [deviceName(d.device), bytes(d.fragmentation.free_bytes), bytes(d.fragmentation.largest_free_bytes),
+                         d.fragmentation.free_extents, d.fragmentation.ratio.toFixed(3), procName(d.fragmentation_pid)])));
+  else fragmentation.appendChild(el("p", { class: "muted" }, "no live allocation at the end (nothing fragments an empty device)"));
 
   // Processes that touched a GPU API (a shell around the command has no books).
   const procs = (summary.processes || []).filter((p) => p.allocs || p.frees || p.failed_calls || p.peak_bytes || p.leaked_bytes);
