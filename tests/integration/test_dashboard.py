@@ -308,6 +308,35 @@ class Browser(Served):
         self.assertGreaterEqual(frag["1"][0]["points"], 1, frag["1"])
 
 
+class Kernels(Served):
+    def test_a_process_kernels_in_metrics_and_in_the_pages_detail(self):
+        # The page opened on one process (/?pid=N) shows its details, kernels included.
+        h = self.box.hold("launch:saxpy:7", "launch:_Z6reducePfi:3", "wait")
+        pid = h.popen.pid
+        want = [{"name": "saxpy", "launches": 7}, {"name": "_Z6reducePfi", "launches": 3}]
+
+        def kernels():
+            status, _, body = self.get(f"/api/v1/processes/{pid}")
+            return status == 200 and json.loads(body).get("kernels") == want
+        self.until("the probe's kernels in the API", kernels)
+        samples = parse_metrics(self.get("/metrics")[2])
+        self.assertEqual({l["kernel"]: v for n, l, v in samples
+                          if n == "fakegpu_process_kernel_launches_total" and l["pid"] == str(pid)},
+                         {"saxpy": 7.0, "_Z6reducePfi": 3.0})
+        if not CHROMIUM:
+            self.skipTest("chromium is not installed (Debian chromium; scripts/deps.sh installs it)")
+        profile = tempfile.mkdtemp(dir=self.box.dir)
+        dom = subprocess.run([CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                              f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom",
+                              f"{self.base}/?pid={pid}"], capture_output=True, text=True, timeout=120).stdout
+        table = re.search(r'<table id="detail-kernels">.*?<tbody>(.*?)</tbody>', dom, re.S)
+        self.assertIsNotNone(table, dom[:3000])
+        rows = [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)]
+                for r in re.findall(r"<tr[^>]*>(.*?)</tr>", table.group(1), re.S)]
+        self.assertEqual(rows, [["saxpy", "7"], ["_Z6reducePfi", "3"]])
+        h.release()
+
+
 class ListenArguments(fgtest.TestCase):
     def test_bad_listen_options_exit_2_before_tracing(self):
         empty = self.box.path("empty-token")

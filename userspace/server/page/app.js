@@ -705,7 +705,7 @@
       const doc = await getJson('/api/v1/processes/' + pid);
       if (state.selectedPid !== pid) return;
       state.detail = doc;
-      renderDetail(doc.process);
+      renderDetail(doc);  // the process document: its fields at the top level (API.md)
     } catch (e) {
       if (state.selectedPid !== pid) return;
       $('detail-summary').textContent = e instanceof Unauthorized ? 'token refused'
@@ -757,6 +757,7 @@
     fillTable('detail-leaked-stacks', stackRows(p.leaked_stacks));
     fillTable('detail-calls', p.calls.map((c) => [[c.func], [String(c.calls), true], [String(c.errors), true],
       [c.timed ? duration(c.total_ns / c.timed) : '–', true], [duration(c.max_ns), true]]));
+    fillTable('detail-kernels', (p.kernels || []).map((k) => [[k.name], [String(k.launches), true]]));
     drawDetailChart(p);
   }
 
@@ -839,6 +840,9 @@
       return;
     }
     connect();
+    // /?pid=N: a link to one process's details.
+    const linked = Number(new URLSearchParams(location.search).get('pid'));
+    if (Number.isInteger(linked) && linked > 0) select(linked);
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);
