@@ -13,6 +13,7 @@
 #include "../../userspace/core/html_report.h"
 #include "../../userspace/core/ledger.h"
 #include "../../userspace/core/timeline.h"
+#include "trace_test_events.h"
 
 using namespace fgtrace;
 using nlohmann::json;
@@ -22,15 +23,9 @@ namespace {
 constexpr uint64_t MiB = 1ull << 20;
 constexpr uint64_t ms = 1'000'000;
 
+// The records these tests feed: device memory, the runtime's, status as given.
 Event ev(EventType type, uint32_t pid, uint64_t ts, int32_t dev, uint64_t ptr, uint64_t size, int32_t status = 0) {
-  Event e;
-  e.type = type;
-  e.pid = e.tid = pid;
-  e.ts_ns = ts;
-  e.device = dev;
-  e.kind = MemKind::Device;
-  e.ptr = ptr;
-  e.size = size;
+  Event e = test::ev(type, pid, dev, MemKind::Device, ptr, size, ts);
   e.status = status;
   e.api = Api::Runtime;
   e.source = Source::Usdt;
