@@ -163,3 +163,22 @@ TEST_CASE("html report: embedded JSON cannot end its script element", "[timeline
   CHECK(page.str().find("<script type=\"application/json\" id=\"summary\">{\"processes\":[{\"comm\":\"<\\/script>\"}]}</script>") !=
         std::string::npos);
 }
+
+TEST_CASE("timeline: a device's fragmentation at each refresh is a pair of counters", "[timeline]") {
+  AllocationLedger ledger;
+  Timeline t;
+  ledger.set_observer(&t);
+  ledger.track_process(7, "p", 1, 0, false);
+  ledger.apply(ev(EventType::Alloc, 7, 10 * ms, 0, 0x1000, 4 * MiB));
+  t.fragmentation(12 * ms, 0, 8 * MiB, 0.75);
+  t.fragmentation(13 * ms, 0, 16 * MiB, 0.5);
+  std::vector<json> frag;
+  const json doc = document(t, ledger.snapshot(true));
+  INFO(doc.dump());
+  for (const json& e : doc["traceEvents"])
+    if (e["ph"] == "C" && e["name"] != "GPU 0 memory") frag.push_back({e["name"], e["ts"], e["args"]});
+  CHECK(frag == std::vector<json>{{"GPU 0 largest free extent", 2000.0, {{"bytes", 8 * MiB}}},
+                                  {"GPU 0 fragmentation", 2000.0, {{"ratio", 0.75}}},
+                                  {"GPU 0 largest free extent", 3000.0, {{"bytes", 16 * MiB}}},
+                                  {"GPU 0 fragmentation", 3000.0, {{"ratio", 0.5}}}});
+}

@@ -480,6 +480,11 @@ class Session {
     snap_ = ledger_.snapshot(true);  // one per refresh: the server, the outputs and the verdict read it
     read_devices();
     if (analyzer_) snap_.analysis = analyzer_->update(ledger_, snap_, now, analysis_inputs());
+    if (timeline_ && snap_.analysis)
+      for (const DeviceAnalysis& d : snap_.analysis->devices)
+        if (d.fragmentation)
+          timeline_->fragmentation(snap_.analysis->as_of_ns, d.device, d.fragmentation->largest_free,
+                                   d.fragmentation->ratio);
     publish();
   }
 

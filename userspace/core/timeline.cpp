@@ -122,6 +122,17 @@ nlohmann::json Timeline::series() const {
   return doc;
 }
 
+void Timeline::fragmentation(uint64_t ts_ns, int32_t device, uint64_t largest_free, double ratio) {
+  if (t0_ == UINT64_MAX) t0_ = ts_ns;
+  if (frags_.size() >= max_samples_) {  // keep every other of the older half
+    std::vector<Frag> thinned;
+    for (size_t i = 0; i < frags_.size(); ++i)
+      if (i >= frags_.size() / 2 || i % 2 == 0) thinned.push_back(frags_[i]);
+    frags_ = std::move(thinned);
+  }
+  frags_.push_back({std::max(ts_ns, t0_), device, largest_free, ratio});
+}
+
 size_t Timeline::samples() const noexcept {
   size_t n = kept_;
   for (const auto& [key, t] : processes_) n += t.open ? 2 : 0;
@@ -163,6 +174,13 @@ void Timeline::write(std::ostream& out, const Snapshot& final_books) const {
   }
   for (const auto& [device, t] : devices_) counters(kDevicesPid, device, t);
   for (const auto& [key, t] : processes_) counters(key.first, key.second, t);
+  for (const Frag& f : frags_) {
+    const std::string gpu = "GPU " + std::to_string(f.device);
+    emit({{"name", gpu + " largest free extent"}, {"ph", "C"}, {"pid", kDevicesPid}, {"ts", us(f.ts)},
+          {"args", {{"bytes", f.largest_free}}}});
+    emit({{"name", gpu + " fragmentation"}, {"ph", "C"}, {"pid", kDevicesPid}, {"ts", us(f.ts)},
+          {"args", {{"ratio", f.ratio}}}});
+  }
   for (const Oom& o : ooms_)
     emit({{"name", "out of memory"}, {"ph", "i"}, {"s", "p"}, {"pid", o.pid}, {"tid", o.pid}, {"ts", us(o.ts)},
           {"args", {{"device", o.device}, {"bytes", o.size}, {"status", o.status}}}});

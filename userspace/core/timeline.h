@@ -5,6 +5,7 @@
 //    processes)" (pid 0).
 //  - An instant event for every allocation that failed with out-of-memory, in its process, and
 //    one where a process exited holding memory (a leak: bytes and allocations).
+//  - Per device, its fragmentation at each refresh (largest free extent, ratio).
 // Bounded: per `resolution` window a track keeps its highest value and its last one, so every
 // peak and every final value is exact; when the tracks hold more than `max_samples`, the window
 // doubles and the samples already kept are merged the same way.
@@ -32,6 +33,9 @@ class Timeline final : public LevelObserver {
 
   void level(uint64_t ts_ns, uint32_t pid, int32_t device, uint64_t process_live, uint64_t device_live) override;
   void alloc_failed(uint64_t ts_ns, uint32_t pid, int32_t device, uint64_t size, int32_t status) override;
+  // A refresh's fragmentation of a device (core/analysis.h): "GPU n largest free extent" and
+  // "GPU n fragmentation" (the ratio) in the devices' process. One sample per refresh.
+  void fragmentation(uint64_t ts_ns, int32_t device, uint64_t largest_free, double ratio);
 
   // The document. Process names and exits (leaks) come from the final books.
   void write(std::ostream& out, const Snapshot& final_books) const;
@@ -75,6 +79,13 @@ class Timeline final : public LevelObserver {
   std::map<std::pair<uint32_t, int32_t>, Track> processes_;  // (pid, device)
   std::map<int32_t, Track> devices_;
   std::vector<Oom> ooms_;
+  struct Frag {
+    uint64_t ts;
+    int32_t device;
+    uint64_t largest_free;
+    double ratio;
+  };
+  std::vector<Frag> frags_;  // at most max_samples (the oldest half thinned when full)
   uint64_t ooms_dropped_ = 0;
 };
 
