@@ -32,6 +32,17 @@ Event ev(EventType type, uint32_t pid, uint64_t ts, int32_t dev, uint64_t ptr, u
   return e;
 }
 
+// A ledger feeding a timeline, process 7 ("p") tracked.
+struct Fed {
+  AllocationLedger ledger;
+  Timeline t;
+  explicit Fed(uint64_t resolution_ns = Timeline::kDefaultResolutionNs, size_t max = Timeline::kDefaultMaxSamples)
+      : t(resolution_ns, max) {
+    ledger.set_observer(&t);
+    ledger.track_process(7, "p", 1, 0, false);
+  }
+};
+
 json document(const Timeline& t, const Snapshot& s) {
   std::ostringstream out;
   t.write(out, s);
@@ -82,10 +93,9 @@ TEST_CASE("timeline: a counter per process and device and one per device, in the
 }
 
 TEST_CASE("timeline: within a window a track keeps its highest value and its last", "[timeline]") {
-  AllocationLedger ledger;
-  Timeline t(10 * ms);
-  ledger.set_observer(&t);
-  ledger.track_process(7, "p", 1, 0, false);
+  Fed f(10 * ms);
+  AllocationLedger& ledger = f.ledger;
+  Timeline& t = f.t;
   // One 10 ms window: 1, 3 (the peak), 2, 0 MiB.
   ledger.apply(ev(EventType::Alloc, 7, 1 * ms, 0, 0x1000, MiB));
   ledger.apply(ev(EventType::Alloc, 7, 2 * ms, 0, 0x2000, 2 * MiB));
@@ -99,10 +109,9 @@ TEST_CASE("timeline: within a window a track keeps its highest value and its las
 }
 
 TEST_CASE("timeline: past its sample bound the windows widen, peaks and final values stay exact", "[timeline]") {
-  AllocationLedger ledger;
-  Timeline t(1000, 1000);  // 1 µs windows, 1,000 samples
-  ledger.set_observer(&t);
-  ledger.track_process(7, "p", 1, 0, false);
+  Fed f(1000, 1000);
+  AllocationLedger& ledger = f.ledger;
+  Timeline& t = f.t;
   // 50,000 pairs 1 µs apart, one allocation held from the middle on, a 64 MiB spike at 3/4.
   for (uint64_t i = 0; i < 50'000; ++i) {
     const uint64_t ts = 1'000'000 + i * 2000;
@@ -128,10 +137,9 @@ TEST_CASE("timeline: past its sample bound the windows widen, peaks and final va
 }
 
 TEST_CASE("timeline: out-of-memory failures and leaks at exit are instant events", "[timeline]") {
-  AllocationLedger ledger;
-  Timeline t;
-  ledger.set_observer(&t);
-  ledger.track_process(7, "p", 1, 0, false);
+  Fed f;
+  AllocationLedger& ledger = f.ledger;
+  Timeline& t = f.t;
   ledger.apply(ev(EventType::Alloc, 7, 10 * ms, 3, 0x1000, 5 * MiB));
   ledger.apply(ev(EventType::AllocFail, 7, 11 * ms, 3, 0, 1ull << 40, 2));  // out of memory
   ledger.apply(ev(EventType::AllocFail, 7, 12 * ms, 3, 0, 0, 1));           // invalid value: not an OOM
@@ -165,10 +173,9 @@ TEST_CASE("html report: embedded JSON cannot end its script element", "[timeline
 }
 
 TEST_CASE("timeline: a device's fragmentation at each refresh is a pair of counters", "[timeline]") {
-  AllocationLedger ledger;
-  Timeline t;
-  ledger.set_observer(&t);
-  ledger.track_process(7, "p", 1, 0, false);
+  Fed f;
+  AllocationLedger& ledger = f.ledger;
+  Timeline& t = f.t;
   ledger.apply(ev(EventType::Alloc, 7, 10 * ms, 0, 0x1000, 4 * MiB));
   t.fragmentation(12 * ms, 0, 8 * MiB, 0.75);
   t.fragmentation(13 * ms, 0, 16 * MiB, 0.5);
