@@ -946,8 +946,9 @@ class ForkedChildren(TraceCase):
 
     def gated(self):
         w = self.start([trace_workload(), "forks", 10, "gate"])
-        w.out.until(pid_line("children waiting"), "the workload's children waiting")
-        return w, int(w.out.seen[-1].split()[1].rstrip(":"))
+        waiting = pid_line("children waiting")
+        w.out.until(waiting, "the workload's children waiting")
+        return w, int(waiting.match.group(1))
 
     def test_children_forked_before_tracing_starts_are_traced_from_their_first_call(self):
         for mode, options in self.MODES:

@@ -208,9 +208,7 @@ class Session {
         next_refresh = now + interval;
       }
     }
-    // Everything the kernel has delivered so far, then the final books.
-    while (collector_.poll(0, sink_) > 0) {
-    }
+    drain_delivered();  // everything the kernel has delivered so far, then the final books
     refresh(monotonic_ns());
     if (opts_.mode != TraceOptions::Mode::Run) {
       render();
@@ -281,8 +279,7 @@ class Session {
   void adopt_running(int pid) {
     if (seen_.count(pid)) return;
     seen_.insert(pid);
-    while (collector_.poll(0, sink_) > 0) {
-    }
+    drain_delivered();
     ledger_.track_process(static_cast<uint32_t>(pid), process_comm(pid), ppid_of(pid), monotonic_ns(), true);
     auto base = backend_baseline(pid);
     if (!base) return;
@@ -408,6 +405,12 @@ class Session {
     if (warned_.insert(key).second) std::fprintf(stderr, "fakegpu-trace: %s\n", what.c_str());
   }
 
+  // Consumes every record the ring buffer holds now, without waiting.
+  void drain_delivered() {
+    while (collector_.poll(0, sink_) > 0) {
+    }
+  }
+
   // Kernel counters into the ledger; libraries newly mapped; exited processes' kernel
   // books dropped once their last figures are in.
   void refresh(uint64_t now) {
@@ -418,9 +421,7 @@ class Session {
     std::vector<uint32_t> gone;
     for (uint32_t pid : ledger_.running_pids())
       if (!process_alive(static_cast<int>(pid))) gone.push_back(pid);
-    if (!gone.empty())
-      while (collector_.poll(0, sink_) > 0) {
-      }
+    if (!gone.empty()) drain_delivered();
     for (uint32_t pid : gone)
       if (ledger_.running(pid)) {
         ledger_.process_exited(pid, now);

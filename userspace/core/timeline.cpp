@@ -1,6 +1,7 @@
 #include "timeline.h"
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -21,29 +22,34 @@ std::string track_name(int32_t device) {
 Timeline::Timeline(uint64_t resolution_ns, size_t max_samples)
     : resolution_(std::max<uint64_t>(resolution_ns, 1)), max_samples_(std::max<size_t>(max_samples, 64)) {}
 
-// A window's samples: its highest value, then its last one if that came later.
-void Timeline::close(Track& t, std::vector<Sample>& into) {
-  if (!t.open) return;
-  into.push_back(t.high);
-  if (t.last_after_high) into.push_back(t.last);
-  t.open = false;
+bool Timeline::Window::take(uint64_t at, const Sample& s) {
+  if (!open || at != index) return false;
+  last = s;
+  last_after_high = s.value <= high.value;
+  if (!last_after_high) high = s;
+  return true;
+}
+
+void Timeline::Window::start(uint64_t at, const Sample& s) {
+  open = true;
+  index = at;
+  high = last = s;
+  last_after_high = false;
+}
+
+void Timeline::Window::close_into(std::vector<Sample>& into) const {
+  if (!open) return;
+  into.push_back(high);
+  if (last_after_high) into.push_back(last);
 }
 
 void Timeline::put(Track& t, uint64_t ts, uint64_t value) {
-  const uint64_t window = (ts - t0_) / resolution_;
-  if (t.open && window == t.window) {
-    t.last = {ts, value};
-    t.last_after_high = value <= t.high.value;
-    if (!t.last_after_high) t.high = t.last;
-    return;
-  }
+  const uint64_t at = (ts - t0_) / resolution_;
+  if (t.w.take(at, {ts, value})) return;
   const size_t before = t.kept.size();
-  close(t, t.kept);
+  t.w.close_into(t.kept);
   kept_ += t.kept.size() - before;
-  t.open = true;
-  t.window = window;
-  t.high = t.last = {ts, value};
-  t.last_after_high = false;
+  t.w.start(at, {ts, value});
   if (kept_ > max_samples_) coarsen();
 }
 
@@ -55,24 +61,16 @@ void Timeline::coarsen() {
     kept_ = 0;
     auto merge = [this](Track& t) {
       std::vector<Sample> merged;
-      Track w;
+      Window w;
       for (const Sample& s : t.kept) {
-        const uint64_t window = (s.ts - t0_) / resolution_;
-        if (w.open && window == w.window) {
-          w.last = s;
-          w.last_after_high = s.value <= w.high.value;
-          if (!w.last_after_high) w.high = s;
-          continue;
-        }
-        close(w, merged);
-        w.open = true;
-        w.window = window;
-        w.high = w.last = s;
-        w.last_after_high = false;
+        const uint64_t at = (s.ts - t0_) / resolution_;
+        if (w.take(at, s)) continue;
+        w.close_into(merged);
+        w.start(at, s);
       }
-      close(w, merged);
+      w.close_into(merged);
       t.kept = std::move(merged);
-      if (t.open) t.window = (t.last.ts - t0_) / resolution_;
+      if (t.w.open) t.w.index = (t.w.last.ts - t0_) / resolution_;
       kept_ += t.kept.size();
     };
     for (auto& [key, t] : processes_) merge(t);
@@ -99,8 +97,7 @@ void Timeline::alloc_failed(uint64_t ts_ns, uint32_t pid, int32_t device, uint64
 
 std::vector<Timeline::Sample> Timeline::all_samples(const Track& t) const {
   std::vector<Sample> all = t.kept;
-  Track open = t;
-  close(open, all);
+  t.w.close_into(all);
   return all;
 }
 
@@ -135,8 +132,8 @@ void Timeline::fragmentation(uint64_t ts_ns, int32_t device, uint64_t largest_fr
 
 size_t Timeline::samples() const noexcept {
   size_t n = kept_;
-  for (const auto& [key, t] : processes_) n += t.open ? 2 : 0;
-  for (const auto& [key, t] : devices_) n += t.open ? 2 : 0;
+  for (const auto& [key, t] : processes_) n += t.w.open ? 2 : 0;
+  for (const auto& [key, t] : devices_) n += t.w.open ? 2 : 0;
   return n;
 }
 
@@ -165,9 +162,9 @@ void Timeline::write(std::ostream& out, const Snapshot& final_books) const {
   // A PID reused by a later process names the track after the latest.
   std::map<uint32_t, const ProcessView*> named;
   for (const ProcessView& p : final_books.processes) named[p.pid] = &p;
-  std::map<uint32_t, bool> listed;
-  for (const auto& [key, t] : processes_) listed[key.first] = true;
-  for (const auto& [pid, yes] : listed) {
+  std::set<uint32_t> listed;  // the processes with a track
+  for (const auto& [key, t] : processes_) listed.insert(key.first);
+  for (uint32_t pid : listed) {
     const auto it = named.find(pid);
     const std::string comm = it != named.end() && !it->second->comm.empty() ? it->second->comm : "?";
     emit({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"args", {{"name", comm + " (pid " + std::to_string(pid) + ")"}}}});

@@ -53,12 +53,20 @@ class Timeline final : public LevelObserver {
     uint64_t ts;
     uint64_t value;
   };
-  struct Track {
-    std::vector<Sample> kept;  // closed windows: each window's highest, then its last if later
+  // One resolution window of a track: its highest sample, and its last if that came later.
+  struct Window {
     bool open = false;
-    uint64_t window = 0;       // the open window's index (ts / resolution)
+    uint64_t index = 0;            // (ts - t0) / resolution
     Sample high{}, last{};
     bool last_after_high = false;  // a later sample than the window's highest
+    // Takes a sample of window `at`; false (nothing taken) when the window is another.
+    bool take(uint64_t at, const Sample& s);
+    void start(uint64_t at, const Sample& s);
+    void close_into(std::vector<Sample>& into) const;  // its one or two samples, if open
+  };
+  struct Track {
+    std::vector<Sample> kept;  // closed windows' samples
+    Window w;                  // the open window
   };
   struct Oom {
     uint64_t ts;
@@ -69,7 +77,6 @@ class Timeline final : public LevelObserver {
   };
   void put(Track& t, uint64_t ts, uint64_t value);
   std::vector<Sample> all_samples(const Track& t) const;  // kept ones, then the open window's
-  static void close(Track& t, std::vector<Sample>& into);
   void coarsen();
 
   uint64_t resolution_;
