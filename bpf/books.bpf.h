@@ -7,6 +7,8 @@
  *    kind.
  *  - Per (process, traced function): calls, failures and sampled latency (call_tags, calls);
  *    bytes copied per direction (copies); kernel launches (launches).
+ *  - Per (process, caller): calls, bytes and time by the code that called the API, with the
+ *    file that code lies in (callers, caller_files: per-library attribution).
  * The hot tables are open-addressing tables in BPF arrays (no hash-map search per call), and
  * a slot that cannot be had is counted (FG_STAT_ALLOC_MAP_FULL).
  */
@@ -102,6 +104,25 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } launches SEC(".maps");
+
+/* Per (process, caller): per-CPU counters (struct fg_caller_val). A hash: callers are few and
+ * their return addresses are wider than the open-addressing tables' tags. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, struct fg_caller_key);
+	__type(value, struct fg_caller_val);
+} callers SEC(".maps");
+
+/* The file each caller lies in, taken when the caller is first seen. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, struct fg_caller_key);
+	__type(value, struct fg_caller_file);
+} caller_files SEC(".maps");
 
 /* ---- helpers ------------------------------------------------------------------------- */
 
@@ -280,6 +301,60 @@ static __always_inline void account_call(__u32 tgid, __u32 func, __u64 ns, bool 
 	if (bucket > FG_LAT_BUCKETS - 1)
 		bucket = FG_LAT_BUCKETS - 1;
 	v->hist[bucket & (FG_LAT_BUCKETS - 1)] += 1;
+}
+
+/* bpf_find_vma's callback: the mapping holding the caller, as its file (or anonymous). */
+static long caller_vma(struct task_struct *task, struct vm_area_struct *vma, struct fg_caller_file *f)
+{
+	struct file *file = vma->vm_file;
+	if (!file) {
+		f->status = FG_CALLER_ANON;
+		return 0;
+	}
+	f->status = FG_CALLER_FILE;
+	f->map_start = vma->vm_start;
+	f->map_pgoff = vma->vm_pgoff;
+	f->inode = file->f_inode->i_ino;
+	f->dev = file->f_inode->i_sb->s_dev;
+	bpf_probe_read_kernel_str(f->name, sizeof(f->name), file->f_path.dentry->d_name.name);
+	return 0;
+}
+
+/* Notes the file caller `k` lies in (once, when the caller is first seen). */
+static __noinline void note_caller_file(const struct fg_caller_key *k)
+{
+	struct fg_caller_file f = {};
+	if (k->caller)
+		bpf_find_vma(bpf_get_current_task_btf(), k->caller, caller_vma, &f, 0);
+	bpf_map_update_elem(&caller_files, k, &f, BPF_NOEXIST);
+}
+
+static const struct fg_caller_val no_caller_counts;
+
+/* Counts a call (and what it allocated or freed, and its time when timed) for its caller. */
+static __always_inline void account_caller(__u32 tgid, __u64 caller, bool failed, __u64 alloc_bytes,
+					   __u64 free_bytes, bool probed, bool timed, __u64 ns)
+{
+	struct fg_caller_key k = { .tgid = tgid, .caller = caller };
+	struct fg_caller_val *v = bpf_map_lookup_elem(&callers, &k);
+	if (!v) {
+		if (bpf_map_update_elem(&callers, &k, &no_caller_counts, BPF_NOEXIST) == 0)
+			note_caller_file(&k);
+		v = bpf_map_lookup_elem(&callers, &k);
+		if (!v) {
+			stat_inc(FG_STAT_ALLOC_MAP_FULL);
+			return;
+		}
+	}
+	v->calls += 1;
+	v->failed += failed;
+	v->alloc_bytes += alloc_bytes;
+	v->free_bytes += free_bytes;
+	v->probed += probed;
+	if (timed) {
+		v->timed += 1;
+		v->total_ns += ns;
+	}
 }
 
 #endif /* FAKEGPU_BOOKS_BPF_H */

@@ -67,6 +67,8 @@ struct {
 struct stash_val {
 	__u64 ts; /* the entry's clock read; FG_UNTIMED: pending, not timed; 0: none pending */
 	__u64 a0, a1, a2, a3; /* the arguments the class needs */
+	__u64 caller; /* the return address: who called (per-library attribution) */
+	__u64 nested; /* 1: a driver call made by a pending runtime call (that call's caller's) */
 };
 #define FG_UNTIMED 1
 struct thread_state {
@@ -227,8 +229,9 @@ static __always_inline void on_failure(__u64 id, __u32 type, __s32 device, __u64
 #define USDT_ARG0(ctx) PT_REGS_PARM1(ctx)
 #define USDT_ARG1(ctx) PT_REGS_PARM2(ctx)
 #define USDT_ARG2(ctx) PT_REGS_PARM3(ctx)
+#define USDT_ARG3(ctx) PT_REGS_PARM4(ctx)
 
-/* fakegpu:alloc(ptr, size, info) */
+/* fakegpu:alloc(ptr, size, info, caller) */
 SEC("usdt")
 int usdt_alloc(struct pt_regs *ctx)
 {
@@ -242,10 +245,11 @@ int usdt_alloc(struct pt_regs *ctx)
 		on_alloc(ctx, id, device, ptr, size, kind, api, FG_SRC_USDT, ~0u, 0);
 	else
 		on_failure(id, FG_EV_ALLOC_FAIL, device, ptr, size, kind, status, api, FG_SRC_USDT, ~0u, 0);
+	account_caller(id >> 32, USDT_ARG3(ctx), status != 0, status == 0 ? size : 0, 0, false, false, 0);
 	return 0;
 }
 
-/* fakegpu:free(ptr, size, info) */
+/* fakegpu:free(ptr, size, info, caller) */
 SEC("usdt")
 int usdt_free(struct pt_regs *ctx)
 {
@@ -259,11 +263,12 @@ int usdt_free(struct pt_regs *ctx)
 		on_free(id, device, ptr, size, kind, api, FG_SRC_USDT, ~0u, false, 0, 0);
 	else
 		on_failure(id, FG_EV_FREE_FAIL, device, ptr, size, kind, status, api, FG_SRC_USDT, ~0u, 0);
+	account_caller(id >> 32, USDT_ARG3(ctx), status != 0, 0, status == 0 ? size : 0, false, false, 0);
 	return 0;
 }
 
-/* fakegpu:implicit_free(ptr, size, info): info's API byte is the reason (1 ctx destroy,
- * 2 process exit, 3 device reset) */
+/* fakegpu:implicit_free(ptr, size, info, 0): info's API byte is the reason (1 ctx destroy,
+ * 2 process exit, 3 device reset); no call of anyone's, so no caller */
 SEC("usdt")
 int usdt_implicit_free(struct pt_regs *ctx)
 {
@@ -387,11 +392,20 @@ static __always_inline int enter(struct pt_regs *ctx)
 	struct thread_state *t = thread_state(bpf_get_current_task_btf(), true);
 	if (!t)
 		return 0; /* no memory for it: the return counts a missing entry record */
-	struct stash_val *v = stash_of(t, COOKIE_API(bpf_get_attach_cookie(ctx)));
+	const __u32 api = COOKIE_API(bpf_get_attach_cookie(ctx));
+	struct stash_val *v = stash_of(t, api);
 	v->a0 = PT_REGS_PARM1(ctx);
 	v->a1 = PT_REGS_PARM2(ctx);
 	v->a2 = PT_REGS_PARM3(ctx);
 	v->a3 = PT_REGS_PARM4(ctx);
+	/* The caller: the return address at the stack top on entry; a driver call made inside a
+	 * traced runtime call (NVIDIA's libcudart over a driver) is that call's. */
+	const struct stash_val *outer = &t->stash[0];
+	v->nested = api == FG_API_DRIVER && outer->ts != 0;
+	if (v->nested)
+		v->caller = outer->caller;
+	else if (bpf_probe_read_user(&v->caller, sizeof(v->caller), (void *)PT_REGS_SP(ctx)) != 0)
+		v->caller = 0;
 	v->ts = timed_call() ? bpf_ktime_get_ns() : FG_UNTIMED;
 	return 0;
 }
@@ -495,6 +509,11 @@ static __always_inline int leave(struct pt_regs *ctx)
 	const __u64 now = timed ? bpf_ktime_get_ns() : 0;
 	account_call(tgid, func, now - v.ts, rc != 0, timed);
 
+	/* What the call allocated or freed, for its caller's counts; a call that allocates or
+	 * frees nothing (size 0, a null pointer) is no call of its caller's, as with USDT, whose
+	 * probes do not fire for it. */
+	__u64 got = 0, released = 0;
+	bool noop = false;
 	switch (class) {
 	case FG_C_ALLOC:
 	case FG_C_ALLOC_PITCH:
@@ -517,11 +536,13 @@ static __always_inline int leave(struct pt_regs *ctx)
 		}
 		if (rc != 0) {
 			on_failure(id, FG_EV_ALLOC_FAIL, device, 0, size, kind, rc, api, FG_SRC_UPROBE, func, now);
-			return 0;
+			break;
 		}
 		__u64 ptr = 0;
-		if (read_user_u64(v.a0, &ptr) != 0 || ptr == 0 || size == 0)
-			return 0; /* cudaMalloc(&p, 0): success, nothing allocated */
+		if (read_user_u64(v.a0, &ptr) != 0 || ptr == 0 || size == 0) {
+			noop = true; /* cudaMalloc(&p, 0): success, nothing allocated */
+			break;
+		}
 		if (api == FG_API_RUNTIME) /* the runtime now holds this device's primary context */
 			runtime_holds(t, tgid, t->device);
 		struct fg_alloc_rec *ar = alloc_claim(tgid, ptr);
@@ -533,28 +554,32 @@ static __always_inline int leave(struct pt_regs *ctx)
 			ar->ctx_device = t->device;
 		}
 		on_alloc(ctx, id, device, ptr, size, kind, api, FG_SRC_UPROBE, func, now);
-		return 0;
+		got = size;
+		break;
 	}
 	case FG_C_FREE:
 	case FG_C_VMM_RELEASE: {
-		if (v.a0 == 0)
-			return 0; /* free(NULL) */
+		if (v.a0 == 0) {
+			noop = true; /* free(NULL) */
+			break;
+		}
 		struct fg_alloc_rec *ar = alloc_find(tgid, v.a0);
 		if (rc != 0) {
 			on_failure(id, FG_EV_FREE_FAIL, ar ? ar->device : -1, v.a0, 0, kind, rc, api, FG_SRC_UPROBE, func, now);
-			return 0;
+			break;
 		}
 		if (!ar) {
 			/* Allocated before the probes were attached, or the map was full. */
 			stat_inc(FG_STAT_UNMATCHED_FREE);
 			emit(&(struct record){ .type = FG_EV_FREE, .device = -1, .ptr = v.a0, .kind = kind, .api = api,
 					       .source = FG_SRC_UPROBE, .func = func, .ts = now });
-			return 0;
+			break;
 		}
 		struct fg_alloc_rec rec = *ar;
 		alloc_forget(ar);
 		on_free(id, rec.device, v.a0, rec.size, rec.kind, api, FG_SRC_UPROBE, func, false, 0, now);
-		return 0;
+		released = rec.size;
+		break;
 	}
 	case FG_C_SET_DEVICE:
 		if (rc == 0) {
@@ -565,12 +590,12 @@ static __always_inline int leave(struct pt_regs *ctx)
 			emit(&(struct record){ .type = FG_EV_CTX_SWITCH, .device = dev, .api = api, .source = FG_SRC_UPROBE,
 					       .func = func, .ts = now });
 		}
-		return 0;
+		break;
 	case FG_C_CTX_CREATE:
 	case FG_C_CTX_CREATE4:
 	case FG_C_PRIMARY: {
 		if (rc != 0)
-			return 0;
+			break;
 		__u64 c = 0;
 		read_user_u64(v.a0, &c);
 		__s32 dev = (__s32)(class == FG_C_CTX_CREATE ? v.a2
@@ -589,11 +614,11 @@ static __always_inline int leave(struct pt_regs *ctx)
 			emit(&(struct record){ .type = FG_EV_CTX_SWITCH, .device = dev, .api = api, .source = FG_SRC_UPROBE,
 					       .func = func, .ts = now, .aux = c });
 		}
-		return 0;
+		break;
 	}
 	case FG_C_CTX_SET: {
 		if (rc != 0)
-			return 0;
+			break;
 		__u64 c = v.a0;
 		__s32 *dev = bpf_map_lookup_elem(&ctx_device, &c);
 		if (dev) {
@@ -603,19 +628,19 @@ static __always_inline int leave(struct pt_regs *ctx)
 			emit(&(struct record){ .type = FG_EV_CTX_SWITCH, .device = d, .api = api, .source = FG_SRC_UPROBE,
 					       .func = func, .ts = now, .aux = c });
 		}
-		return 0;
+		break;
 	}
 	case FG_C_CTX_DESTROY:
 	case FG_C_PRIMARY_RESET:
 	case FG_C_PRIMARY_RELEASE: {
 		if (rc != 0)
-			return 0;
+			break;
 		struct ctx_free_arg a = { .id = id, .tgid = tgid, .func = func, .api = api, .ts = now };
 		if (class == FG_C_PRIMARY_RELEASE) {
 			/* Only the last reference frees: none left by the driver API, none by the runtime. */
 			struct primary_refs *h = holders(tgid, (__s32)v.a0);
 			if (!h || __sync_fetch_and_add(&h->driver, -1) != 1 || h->runtime)
-				return 0;
+				break;
 			a.primary = 1;
 			a.device = (__s32)v.a0;
 		} else if (class == FG_C_CTX_DESTROY) {
@@ -633,11 +658,11 @@ static __always_inline int leave(struct pt_regs *ctx)
 				__sync_fetch_and_add(resets_now, 1);
 		}
 		bpf_for_each_map_elem(&allocs, free_ctx_allocation, &a, 0);
-		return 0;
+		break;
 	}
 	case FG_C_COPY: {
 		if (rc != 0)
-			return 0;
+			break;
 		/* The runtime passes the kind as the fourth argument; the driver's name says it. */
 		__u32 dir = api == FG_API_RUNTIME ? (__u32)v.a3 : COOKIE_DIR(cookie);
 		struct copy_key ck = { .tgid = tgid, .dir = dir > 4 ? 4 : dir };
@@ -647,15 +672,15 @@ static __always_inline int leave(struct pt_regs *ctx)
 			bpf_map_update_elem(&copies, &ck, &zero, BPF_NOEXIST);
 			cv = bpf_map_lookup_elem(&copies, &ck);
 			if (!cv)
-				return 0;
+				break;
 		}
 		__sync_fetch_and_add(&cv->bytes, v.a2);
 		__sync_fetch_and_add(&cv->count, 1);
-		return 0;
+		break;
 	}
 	case FG_C_LAUNCH: {
 		if (rc != 0)
-			return 0;
+			break;
 		__u64 *n = bpf_map_lookup_elem(&launches, &tgid);
 		if (n) {
 			__sync_fetch_and_add(n, 1);
@@ -663,11 +688,14 @@ static __always_inline int leave(struct pt_regs *ctx)
 			__u64 one = 1;
 			bpf_map_update_elem(&launches, &tgid, &one, BPF_NOEXIST);
 		}
-		return 0;
+		break;
 	}
 	default:
-		return 0;
+		break;
 	}
+	if (!v.nested && !noop)
+		account_caller(tgid, v.caller, rc != 0, got, released, true, timed, now - v.ts);
+	return 0;
 }
 
 /*

@@ -37,6 +37,33 @@ struct task_struct {
 	struct task_struct *real_parent;
 } __attribute__((preserve_access_index));
 
+/* Per-library attribution: the file a caller's address lies in (bpf_find_vma). */
+struct qstr {
+	const unsigned char *name;
+} __attribute__((preserve_access_index));
+struct dentry {
+	struct qstr d_name;
+} __attribute__((preserve_access_index));
+struct path {
+	struct dentry *dentry;
+} __attribute__((preserve_access_index));
+struct super_block {
+	__u32 s_dev;
+} __attribute__((preserve_access_index));
+struct inode {
+	unsigned long i_ino;
+	struct super_block *i_sb;
+} __attribute__((preserve_access_index));
+struct file {
+	struct path f_path;
+	struct inode *f_inode;
+} __attribute__((preserve_access_index));
+struct vm_area_struct {
+	unsigned long vm_start;
+	unsigned long vm_pgoff;
+	struct file *vm_file;
+} __attribute__((preserve_access_index));
+
 /* --stacks: the file an exec maps (sched_process_exec). */
 struct linux_binprm {
 	const char *interp;

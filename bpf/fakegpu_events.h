@@ -8,7 +8,7 @@
 #ifndef FAKEGPU_EVENTS_H
 #define FAKEGPU_EVENTS_H
 
-#define FAKEGPU_EVENTS_ABI 6
+#define FAKEGPU_EVENTS_ABI 7
 
 #define FG_COMM_LEN 16
 #define FG_MAX_DEVICES 256	/* ledger device slots; device -1 = host / unknown */
@@ -177,6 +177,43 @@ struct fg_kernel_val {
 };
 
 /*
+ * Per-library attribution (maps `callers` and `caller_files`): API calls per process and
+ * caller, the return address of a call made from outside the CUDA libraries (the backend's
+ * USDT probes pass the one its entry points noted; entry/return probes read it at entry).
+ * Per caller, per CPU: calls, failures, bytes allocated and freed, and the sampled time; and,
+ * taken in the kernel when the caller is first seen, the file it runs in (so a process that
+ * exits before the collector reads its maps is still named).
+ */
+struct fg_caller_key {
+	__u32 tgid;
+	__u32 pad;	 /* zero */
+	__u64 caller;	 /* a return address; 0: not known (a backend thread, an implicit free) */
+};
+struct fg_caller_val {
+	__u64 calls;
+	__u64 failed;	   /* calls that returned an error */
+	__u64 alloc_bytes; /* bytes its successful allocations got */
+	__u64 free_bytes;  /* bytes its successful frees released */
+	__u64 probed;	   /* calls seen by entry/return probes (the others, USDT's, are not timed) */
+	__u64 timed;	   /* of those, calls timed (--latency-every): total_ns covers these */
+	__u64 total_ns;
+};
+#define FG_OBJECT_NAME_LEN 64
+enum fg_caller_file_status {
+	FG_CALLER_UNKNOWN = 0,	/* no mapping holds the address (or it was not looked up) */
+	FG_CALLER_FILE = 1,	/* a file's mapping: dev, inode, offset and the file's name */
+	FG_CALLER_ANON = 2,	/* an anonymous mapping (JIT code) */
+};
+struct fg_caller_file {
+	__u32 status;	 /* enum fg_caller_file_status */
+	__u32 dev;	 /* the file's device (the kernel's dev_t) */
+	__u64 inode;
+	__u64 map_start; /* the mapping's start address ... */
+	__u64 map_pgoff; /* ... and its offset in the file, in pages */
+	char name[FG_OBJECT_NAME_LEN]; /* the file's name (its last path component) */
+};
+
+/*
  * The wire form of an event in the BPF ring buffer (map `events`): struct fg_record, then what
  * the record's size says follows, in this order:
  *   FG_REC_BASE      the record alone: most USDT and entry/return records
@@ -238,7 +275,7 @@ enum fg_stat {
 };
 
 /*
- * The backend's USDT probes carry (ptr, size, info): info packs the device (int16, bits
+ * The backend's USDT probes carry (ptr, size, info, caller): info packs the device (int16, bits
  * 0..15), memory kind (bits 16..23), API layer or implicit-free reason (bits 24..31) and the
  * call's status (int32, bits 32..63). fakebackend/src/core/usdt.h builds it.
  */
@@ -249,17 +286,20 @@ enum fg_stat {
 
 /*
  * Where the probes keep their arguments (the notes' argument strings): the BPF programs load
- * them from the first three argument registers (PT_REGS_PARM1..3), so the collector uses a
- * library's USDT probes only when every site says exactly this (ctx_switch has the first
- * two). The backend places its sites this way on x86-64 (fakebackend/src/core/usdt.h) and has
- * none on other architectures, where the collector traces entry/return probes; an arm64 site
- * naming x0..x2 would be read as the same registers.
+ * them from the first four argument registers (PT_REGS_PARM1..4), so the collector uses a
+ * library's USDT probes only when every site says exactly this: four for alloc, free and
+ * implicit_free, three for launch, two for ctx_switch. The backend places its sites this
+ * way on x86-64 (fakebackend/src/core/usdt.h) and has none on other architectures, where the
+ * collector traces entry/return probes; an arm64 site naming x0..x3 would be read as the
+ * same registers.
  */
 #if defined(__aarch64__) || defined(__TARGET_ARCH_arm64)
-#define FG_USDT_ARGUMENTS "8@x0 8@x1 8@x2"
+#define FG_USDT_ARGUMENTS "8@x0 8@x1 8@x2 8@x3"
+#define FG_USDT_ARGUMENTS_LAUNCH "8@x0 8@x1 8@x2"
 #define FG_USDT_ARGUMENTS_CTX_SWITCH "8@x0 8@x1"
 #else
-#define FG_USDT_ARGUMENTS "8@%rdi 8@%rsi 8@%rdx"
+#define FG_USDT_ARGUMENTS "8@%rdi 8@%rsi 8@%rdx 8@%rcx"
+#define FG_USDT_ARGUMENTS_LAUNCH "8@%rdi 8@%rsi 8@%rdx"
 #define FG_USDT_ARGUMENTS_CTX_SWITCH "8@%rdi 8@%rsi"
 #endif
 

@@ -39,6 +39,10 @@ def trace_workload():
     return fgtest.build_path("bin", "trace_workload")
 
 
+def trace_libs():
+    return fgtest.build_path("bin", "trace_libs")
+
+
 def backend_lib():
     return os.path.realpath(fgtest.build_path("libfake_gpu.so"))
 
@@ -1003,6 +1007,64 @@ class KernelLaunches(TraceCase):
                     rows = [l.split() for l in mon.out.text().splitlines() if l.split()[:1] == [str(pid)]]
                     self.assertIn([str(pid), "python3", "7", "saxpy"], rows, mon.describe())
                     self.assertIn([str(pid), "python3", "3", "_Z6reducePfi"], rows, mon.describe())
+
+
+# ---- 9b''. per-library attribution: calls, bytes and time by calling object ---------------------------
+def counts_by_object(proc):
+    """A process's callers as {object: (calls, errors, alloc_bytes, free_bytes)}."""
+    return {c["object"]: (c["calls"], c["errors"], c["alloc_bytes"], c["free_bytes"]) for c in proc["callers"]}
+
+
+class Callers(TraceCase):
+    MODES = (("usdt", []), ("uprobe", ["--uprobes-only"]))
+    # tests/workloads/trace_libs/main.cpp: the program, then two of its own libraries.
+    TRACE_LIBS = {"trace_libs": (2, 0, 512 * KiB, 512 * KiB),
+                  "libtrace_alpha.so": (7, 0, 3 * MiB, 3 * MiB),
+                  "libtrace_beta.so": (5, 1, 4 * MiB, 4 * MiB)}
+    # The calls entry/return probes see, and time: with USDT only cudaMemcpy's (alpha's one);
+    # without, all of them.
+    PROBED = {"usdt": {"trace_libs": 0, "libtrace_alpha.so": 1, "libtrace_beta.so": 0},
+              "uprobe": {"trace_libs": 2, "libtrace_alpha.so": 7, "libtrace_beta.so": 5}}
+
+    def test_a_program_and_two_of_its_libraries_are_counted_apart_exactly_both_ways(self):
+        for mode, options in self.MODES:
+            with self.subTest(mode=mode):
+                rc, s, p = self.trace_run(*options, "--latency-every", "1", cmd=[trace_libs()],
+                                          env=self.env(LD_LIBRARY_PATH=fgtest.libdir()))
+                self.assertEqual(rc, 0, p.describe())
+                self.assertEqual(self.library_modes(s).get(backend_lib()), mode, s["libraries"])
+                proc = self.process(s, s["processes"][0]["pid"])
+                self.assertEqual(counts_by_object(proc), self.TRACE_LIBS, mode)
+                # Most calls first.
+                self.assertEqual([c["object"] for c in proc["callers"]],
+                                 ["libtrace_alpha.so", "libtrace_beta.so", "trace_libs"], mode)
+                for c in proc["callers"]:
+                    self.assertEqual((c["probed_calls"], c["timed_calls"]),
+                                     (self.PROBED[mode][c["object"]],) * 2, (mode, c))
+                    self.assertEqual(c["time_ns"] > 0, c["timed_calls"] > 0, (mode, c))
+
+    def test_cublas_calls_are_its_own_not_the_program_s(self):
+        """cuBLAS carries NVIDIA's static runtime: its allocations come from libcublas.so, the
+        program's own from the program; together they are the books, the same both ways."""
+        program = fgtest.build_path("tests", "clients", "cublas")
+        if not os.access(program, os.X_OK):
+            self.skipTest(f"{program} is not built (it needs the CUDA toolkit: see tests/clients/CMakeLists.txt)")
+        seen = {}
+        for mode, options in self.MODES:
+            with self.subTest(mode=mode):
+                rc, s, p = self.trace_run(*options, cmd=[program], env=self.env(LD_LIBRARY_PATH=fgtest.libdir()))
+                self.assertEqual(rc, 0, p.describe())
+                proc = s["processes"][0]
+                # Named as the files are (libcublas.so.13 with CUDA 13): compared without the version.
+                by = {re.sub(r"\.so\.\d+$", ".so", o): c for o, c in counts_by_object(proc).items()}
+                self.assertEqual(set(by), {"cublas", "libcublas.so", "libcublasLt.so"}, mode)
+                self.assertGreater(by["libcublas.so"][2], 0, mode)
+                self.assertEqual(sum(c[2] for c in by.values()), sum(b["alloc_bytes"] for b in proc["kernel_books"]),
+                                 mode)
+                self.assertEqual(sum(c[3] for c in by.values()), sum(b["free_bytes"] for b in proc["kernel_books"]),
+                                 mode)
+                seen[mode] = by
+        self.assertEqual(seen["usdt"], seen["uprobe"])
 
 
 # ---- 9c. run --timeline: a trace-event JSON Perfetto opens ---------------------------------------

@@ -31,8 +31,9 @@ TEST_CASE("usdt: every probe site of the built backend keeps its arguments in th
   auto probes = elf.usdt_probes("fakegpu");
   std::sort(probes.begin(), probes.end());
   CHECK(probes == std::vector<std::string>{"alloc", "ctx_switch", "free", "implicit_free", "launch"});
-  for (const char* name : {"alloc", "free", "implicit_free", "launch"})
-    for (const auto& args : elf.usdt_arguments("fakegpu", name)) CHECK(args == "8@%rdi 8@%rsi 8@%rdx");
+  for (const char* name : {"alloc", "free", "implicit_free"})
+    for (const auto& args : elf.usdt_arguments("fakegpu", name)) CHECK(args == "8@%rdi 8@%rsi 8@%rdx 8@%rcx");
+  for (const auto& args : elf.usdt_arguments("fakegpu", "launch")) CHECK(args == "8@%rdi 8@%rsi 8@%rdx");
   // One site, or more where an optimized build inlines the function that fires it (Release).
   const auto ctx_switch = elf.usdt_arguments("fakegpu", "ctx_switch");
   CHECK_FALSE(ctx_switch.empty());
@@ -48,7 +49,7 @@ TEST_CASE("usdt: a library whose probe arguments are elsewhere is refused, namin
   REQUIRE(args.size() == 1);
   CHECK(args[0].find("@$4096") != std::string::npos);  // a constant, not a register
   CHECK(fgtrace::usdt_layout_problem(elf) == "its USDT probe fakegpu:alloc has arguments \"" + args[0] +
-                                                 "\", not \"8@%rdi 8@%rsi 8@%rdx\" (a backend of another version)");
+                                                 "\", not \"8@%rdi 8@%rsi 8@%rdx 8@%rcx\" (a backend of another version)");
 }
 
 TEST_CASE("usdt: each site's file offset is the backend's 5-byte NOP, with no semaphore", "[trace][usdt]") {

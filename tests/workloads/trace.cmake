@@ -8,3 +8,18 @@ target_include_directories(fakegpu_trace_workload PRIVATE ${PROJECT_SOURCE_DIR}/
 target_link_libraries(fakegpu_trace_workload PRIVATE fake_gpu Threads::Threads)
 set_target_properties(fakegpu_trace_workload PROPERTIES OUTPUT_NAME trace_workload
                       RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+
+# Per-library attribution: a program calling the API itself and through two of its own
+# shared libraries (trace_libs/main.cpp says what each calls).
+foreach(lib alpha beta)
+  add_library(trace_${lib} SHARED ${CMAKE_CURRENT_LIST_DIR}/trace_libs/${lib}.cpp)
+  target_compile_options(trace_${lib} PRIVATE ${FAKEGPU_WARNINGS})
+  target_include_directories(trace_${lib} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  target_link_libraries(trace_${lib} PRIVATE fake_gpu)
+  set_target_properties(trace_${lib} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+endforeach()
+add_executable(fakegpu_trace_libs ${CMAKE_CURRENT_LIST_DIR}/trace_libs/main.cpp)
+target_compile_options(fakegpu_trace_libs PRIVATE ${FAKEGPU_WARNINGS})
+target_include_directories(fakegpu_trace_libs PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+target_link_libraries(fakegpu_trace_libs PRIVATE trace_alpha trace_beta fake_gpu)
+set_target_properties(fakegpu_trace_libs PROPERTIES OUTPUT_NAME trace_libs RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)

@@ -83,7 +83,9 @@ uint64_t monotonic_ns() {
 
 std::string usdt_layout_problem(const ElfSymbols& elf) {
   for (const auto& name : elf.usdt_probes("fakegpu")) {
-    const std::string want = name == "ctx_switch" ? FG_USDT_ARGUMENTS_CTX_SWITCH : FG_USDT_ARGUMENTS;
+    const std::string want = name == "ctx_switch" ? FG_USDT_ARGUMENTS_CTX_SWITCH
+                             : name == "launch"   ? FG_USDT_ARGUMENTS_LAUNCH
+                                                  : FG_USDT_ARGUMENTS;
     for (const auto& args : elf.usdt_arguments("fakegpu", name))
       if (args != want)
         return "its USDT probe fakegpu:" + name + " has arguments \"" + args + "\", not \"" + want +
@@ -544,6 +546,39 @@ std::vector<KernelLaunches> Collector::kernel_launches() const {
   return out;
 }
 
+std::string caller_object(const fg_caller_file& file) {
+  switch (file.status) {
+    case FG_CALLER_FILE: {
+      std::string name(file.name, strnlen(file.name, sizeof file.name));
+      return name.empty() ? "[unknown]" : name;
+    }
+    case FG_CALLER_ANON: return "[anonymous]";
+    default: return "[unknown]";
+  }
+}
+
+std::vector<CallerCount> Collector::callers() const {
+  std::vector<CallerCount> out;
+  const int fd = bpf_map__fd(skel_->maps.callers), files_fd = bpf_map__fd(skel_->maps.caller_files);
+  std::vector<fg_caller_val> per_cpu(possible_cpus());
+  for_each_key<fg_caller_key>(fd, [&](const fg_caller_key& k) {
+    if (bpf_map_lookup_elem(fd, &k, per_cpu.data()) != 0) return;
+    CallerCount c{k.tgid, k.caller, {}, {}};
+    for (const fg_caller_val& v : per_cpu) {
+      c.counts.calls += v.calls;
+      c.counts.failed += v.failed;
+      c.counts.alloc_bytes += v.alloc_bytes;
+      c.counts.free_bytes += v.free_bytes;
+      c.counts.probed += v.probed;
+      c.counts.timed += v.timed;
+      c.counts.total_ns += v.total_ns;
+    }
+    if (bpf_map_lookup_elem(files_fd, &k, &c.file) != 0) c.file = fg_caller_file{};
+    out.push_back(c);
+  });
+  return out;
+}
+
 std::map<uint32_t, uint64_t> Collector::launches() const {
   std::map<uint32_t, uint64_t> out;
   const int fd = bpf_map__fd(skel_->maps.launches);
@@ -568,6 +603,8 @@ void Collector::forget(uint32_t tgid) {
       [](uint32_t) {});
   forget_keys<CopyKey>(bpf_map__fd(skel_->maps.copies), tgid);
   forget_keys<fg_kernel_key>(bpf_map__fd(skel_->maps.kernels), tgid);
+  forget_keys<fg_caller_key>(bpf_map__fd(skel_->maps.callers), tgid);
+  forget_keys<fg_caller_key>(bpf_map__fd(skel_->maps.caller_files), tgid);
   // The entry/return path's primary-context holders and live allocations (what it leaked).
   forget_keys<PrimaryKey>(bpf_map__fd(skel_->maps.primary_holders), tgid);
   // Only entry/return probes keep allocation records: no 10 MB walk when none are attached.

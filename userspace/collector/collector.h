@@ -87,6 +87,19 @@ struct KernelLaunches {
   uint64_t launches;
 };
 
+// API calls of a process from one caller (a return address), summed over CPUs, with the file
+// the caller lies in (taken in the kernel when the caller was first seen).
+struct CallerCount {
+  uint32_t tgid;
+  uint64_t caller;
+  fg_caller_val counts;
+  fg_caller_file file;  // status FG_CALLER_UNKNOWN when the kernel could not tell
+};
+
+// The name outputs give a caller's object: the file's name, "[anonymous]" for code in no file
+// (a JIT's), "[unknown]" where the kernel could not tell (no caller known, or no mapping).
+std::string caller_object(const fg_caller_file& file);
+
 class Collector {
  public:
   // Opens, configures and loads the programs and attaches the process tracepoints.
@@ -117,6 +130,8 @@ class Collector {
   std::map<uint32_t, uint64_t> launches() const;
   // Launches per process and kernel (fakegpu:launch; USDT only), with the kernels' names.
   std::vector<KernelLaunches> kernel_launches() const;
+  // Per-library attribution: every (process, caller) seen, with its counts and file.
+  std::vector<CallerCount> callers() const;
   // The return addresses of user stack `id` (innermost first); empty if unknown.
   std::vector<uint64_t> stack(uint32_t id) const;
   // The same stack's frames as build id + file offset, taken in the kernel when the stack was

@@ -445,6 +445,13 @@ class Session {
     std::map<uint32_t, std::vector<KernelStats>> kernels;
     for (KernelLaunches& k : collector_.kernel_launches()) kernels[k.tgid].push_back({std::move(k.name), k.launches});
     for (auto& [tgid, list] : kernels) ledger_.set_kernel_totals(tgid, std::move(list));
+    std::map<uint32_t, std::vector<CallerStats>> callers;
+    for (const CallerCount& c : collector_.callers()) {
+      const fg_caller_val& n = c.counts;
+      callers[c.tgid].push_back(
+          {caller_object(c.file), n.calls, n.failed, n.alloc_bytes, n.free_bytes, n.probed, n.timed, n.total_ns});
+    }
+    for (auto& [tgid, list] : callers) ledger_.set_caller_totals(tgid, std::move(list));
     const KernelHealth kh = collector_.health();
     ledger_.count_bad_records(collector_.take_bad_records());
     Health h;

@@ -9,7 +9,7 @@ namespace fgtrace {
 
 // The contract, checked where it is read: the same bytes as the BPF side (clang -target bpf,
 // LP64 little endian). A change here without a FAKEGPU_EVENTS_ABI bump is a bug.
-static_assert(FAKEGPU_EVENTS_ABI == 6, "contract changed: review decode() and these offsets");
+static_assert(FAKEGPU_EVENTS_ABI == 7, "contract changed: review decode() and these offsets");
 static_assert(sizeof(fg_event) == 88);
 static_assert(alignof(fg_event) == 8);
 static_assert(offsetof(fg_event, ts_ns) == 0);
@@ -34,6 +34,8 @@ static_assert(sizeof(fg_config) == 28);
 static_assert(sizeof(fg_alloc_rec) == 40);
 static_assert(sizeof(fg_book_slot) == 64);  // one cache line per book's shared part
 static_assert(sizeof(fg_book_counts) == 48);
+static_assert(sizeof(fg_caller_key) == 16 && offsetof(fg_caller_key, caller) == 8 && sizeof(fg_caller_val) == 56);
+static_assert(sizeof(fg_caller_file) == 32 + FG_OBJECT_NAME_LEN && offsetof(fg_caller_file, name) == 32);
 // The ring buffer's record (bpf/fakegpu_events.h): 32 bytes, then its extension and comm.
 static_assert(sizeof(fg_record) == 32 && offsetof(fg_record, ptr) == 8 && offsetof(fg_record, size) == 16 &&
               offsetof(fg_record, device) == 24 && offsetof(fg_record, func) == 28 &&

@@ -432,6 +432,34 @@ void AllocationLedger::set_kernel_totals(uint32_t pid, std::vector<KernelStats> 
   for_counters(pid).kernels = std::move(merged);
 }
 
+uint64_t CallerStats::time_ns() const noexcept {
+  if (timed == 0) return 0;
+  return static_cast<uint64_t>(static_cast<unsigned __int128>(timed_ns) * probed / timed);
+}
+
+void AllocationLedger::set_caller_totals(uint32_t pid, std::vector<CallerStats> callers) {
+  std::sort(callers.begin(), callers.end(),
+            [](const CallerStats& a, const CallerStats& b) { return a.object < b.object; });
+  std::vector<CallerStats> merged;
+  for (CallerStats& l : callers) {
+    if (merged.empty() || merged.back().object != l.object) {
+      merged.push_back(std::move(l));
+      continue;
+    }
+    CallerStats& m = merged.back();
+    m.calls += l.calls;
+    m.errors += l.errors;
+    m.alloc_bytes += l.alloc_bytes;
+    m.free_bytes += l.free_bytes;
+    m.probed += l.probed;
+    m.timed += l.timed;
+    m.timed_ns += l.timed_ns;
+  }
+  std::stable_sort(merged.begin(), merged.end(),
+                   [](const CallerStats& a, const CallerStats& b) { return a.calls > b.calls; });
+  for_counters(pid).callers = std::move(merged);
+}
+
 void AllocationLedger::set_kernel_books(uint32_t pid, std::vector<KernelBookView> books) {
   std::sort(books.begin(), books.end(), [](const KernelBookView& a, const KernelBookView& b) {
     return a.device != b.device ? a.device < b.device : a.kind < b.kind;
@@ -496,6 +524,7 @@ ProcessView AllocationLedger::view(const Proc& p) const {
   v.copies = p.copies;
   v.launches = p.launches;
   v.kernels = p.kernels;
+  v.callers = p.callers;
   v.outstanding_stacks = sorted_stacks(p.outstanding_stacks);
   v.outstanding_count = p.outstanding.size();
   v.outstanding_allocations.reserve(std::min(p.outstanding.size(), kOutstandingListed));

@@ -170,6 +170,27 @@ struct KernelStats {
 // How many kernels of a process the outputs list (the most launched).
 inline constexpr size_t kKernelsListed = 20;
 
+// A process's API calls from one shared object (per-library attribution): the file that holds
+// the return address of each call made from outside the CUDA libraries.
+struct CallerStats {
+  // The file's name ("libcublas.so.13", the program's own name); "[anonymous]" for code in
+  // no file (a JIT's); "[unknown]" where no caller was known (the backend's own threads).
+  std::string object;
+  uint64_t calls = 0;
+  uint64_t errors = 0;       // calls that returned an error
+  uint64_t alloc_bytes = 0;  // what its successful allocations got
+  uint64_t free_bytes = 0;   // what its successful frees released
+  uint64_t probed = 0;       // calls seen by entry/return probes: the only ones timed
+  uint64_t timed = 0;        // of those, the calls timed (--latency-every)
+  uint64_t timed_ns = 0;     // their time
+  // The time of all its probed calls: the timed calls' mean times their number (exact with
+  // --latency-every 1); 0 when none was timed.
+  uint64_t time_ns() const noexcept;
+  bool operator==(const CallerStats&) const = default;
+};
+// How many objects of a process the outputs list (the most calls).
+inline constexpr size_t kCallersListed = 20;
+
 struct ProcessView {
   uint32_t pid = 0;
   uint32_t ppid = 0;
@@ -192,6 +213,7 @@ struct ProcessView {
   std::array<CopyStats, kCopyDirections> copies{};
   uint64_t launches = 0;
   std::vector<KernelStats> kernels;  // by launches, most first (then name): every kernel launched
+  std::vector<CallerStats> callers;  // by calls, most first (then name): every calling object
   std::vector<StackUsage> outstanding_stacks;  // by bytes, largest first
   // The kOutstandingListed largest allocations held now (ties: oldest first); all of them
   // are counted in outstanding_count.
@@ -270,6 +292,8 @@ class AllocationLedger {
   void set_launch_totals(uint32_t pid, uint64_t count);
   // Launches by kernel (replacing the previous read; the same name twice is summed).
   void set_kernel_totals(uint32_t pid, std::vector<KernelStats> kernels);
+  // Calls by calling object (replacing the previous read; the same object twice is summed).
+  void set_caller_totals(uint32_t pid, std::vector<CallerStats> callers);
   // The process's in-kernel books as last read (replacing the previous read).
   void set_kernel_books(uint32_t pid, std::vector<KernelBookView> books);
   void set_health(const Health& health);
@@ -355,6 +379,7 @@ class AllocationLedger {
     std::array<CopyStats, kCopyDirections> copies{};
     uint64_t launches = 0;
     std::vector<KernelStats> kernels;
+    std::vector<CallerStats> callers;
     std::unordered_map<uint32_t, StackUsage> outstanding_stacks, leaked_stacks;
   };
 

@@ -402,6 +402,22 @@ ordered_json kernels_json(const std::vector<KernelStats>& kernels) {
   return arr;
 }
 
+ordered_json callers_json(const std::vector<CallerStats>& callers) {
+  ordered_json arr = ordered_json::array();
+  for (size_t i = 0; i < callers.size() && i < kCallersListed; ++i) {
+    const CallerStats& c = callers[i];
+    arr.push_back({{"object", c.object},
+                   {"calls", c.calls},
+                   {"errors", c.errors},
+                   {"alloc_bytes", c.alloc_bytes},
+                   {"free_bytes", c.free_bytes},
+                   {"probed_calls", c.probed},
+                   {"timed_calls", c.timed},
+                   {"time_ns", c.time_ns()}});
+  }
+  return arr;
+}
+
 ordered_json kernel_books_json(const std::vector<KernelBookView>& books) {
   ordered_json arr = ordered_json::array();
   for (const KernelBookView& b : books)
@@ -601,6 +617,7 @@ ordered_json snapshot_json(const Snapshot& s, std::string_view time_text) {
     ordered_json j = process_head(p);
     j["books"] = books_json(p.books);
     j["kernels"] = kernels_json(p.kernels);
+    j["callers"] = callers_json(p.callers);
     j["kernel_books"] = kernel_books_json(p.kernel_books);
     procs.push_back(std::move(j));
   }
@@ -711,6 +728,7 @@ ordered_json summary_json(const Snapshot& s, const RunInfo& run, const Verdict& 
     j["copies"] = copies_json(p.copies);
     j["launches"] = p.launches;
     j["kernels"] = kernels_json(p.kernels);
+    j["callers"] = callers_json(p.callers);
     j["kernel_books"] = kernel_books_json(p.kernel_books);
     procs.push_back(std::move(j));
   }

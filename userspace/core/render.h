@@ -53,6 +53,9 @@ nlohmann::ordered_json books_json(const std::vector<BookView>& books);
 nlohmann::ordered_json kernel_books_json(const std::vector<KernelBookView>& books);
 // A process's most launched kernels (kKernelsListed at most): [{"name", "launches"}].
 nlohmann::ordered_json kernels_json(const std::vector<KernelStats>& kernels);
+// A process's calls by calling object (kCallersListed at most, most calls first): [{"object",
+// "calls", "errors", "alloc_bytes", "free_bytes", "probed_calls", "timed_calls", "time_ns"}].
+nlohmann::ordered_json callers_json(const std::vector<CallerStats>& callers);
 nlohmann::ordered_json copies_json(const std::array<CopyStats, kCopyDirections>& copies);
 
 // The analyses (analysis.h) as JSON: schema in userspace/core/SUMMARY.md ("analysis").

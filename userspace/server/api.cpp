@@ -211,6 +211,7 @@ std::optional<ordered_json> api_process(const State& s, uint32_t pid) {
   j["instances"] = instances;
   j["books"] = books_json(p.books);
   j["kernels"] = kernels_json(p.kernels);
+  j["callers"] = callers_json(p.callers);
   j["kernel_books"] = kernel_books_json(p.kernel_books);
   j["calls"] = calls_json(p.calls);
   j["copies"] = copies_json(p.copies);

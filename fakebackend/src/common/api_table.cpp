@@ -3,6 +3,7 @@
 // Every exported function is a small trampoline emitted here:
 //
 //   <symbol>: nopl 0x0(%rax,%rax,1)        5-byte NOP: the kernel's cheap uprobe site
+//             <note the return address>    the caller, unless it is this library itself
 //             <count the call per thread>  no atomics on the hot path
 //             jmp fgimpl_<name>            hidden implementation (tail call, arguments untouched)
 //
@@ -23,8 +24,11 @@
 namespace {
 
 // Emits one trampoline. %c0 is the byte offset of the id's counter.
-// r11 is a scratch register in the SysV ABI: never an argument, and %al (the vector
+// r10 and r11 are scratch registers in the SysV ABI: never arguments, and %al (the vector
 // register count of variadic calls) is left alone.
+// The caller's return address (at the stack top on entry) goes to fg_tls_caller unless it
+// lies within this library (__ehdr_start.._end): a call the library makes to its own entry
+// point keeps the outer caller, the first frame outside it.
 #define FG_TRAMPOLINE(sym, impl, id)                                        \
   asm volatile(".pushsection .text.fgapi,\"ax\",@progbits\n"               \
                ".p2align 4\n"                                              \
@@ -32,6 +36,17 @@ namespace {
                ".type " sym ",@function\n" sym ":\n"                       \
                ".Lfg_site_%=:\n"                                           \
                ".byte 0x0f,0x1f,0x44,0x00,0x00\n"                          \
+               "movq (%%rsp), %%r10\n"                                     \
+               "leaq __ehdr_start(%%rip), %%r11\n"                         \
+               "cmpq %%r11, %%r10\n"                                       \
+               "jb 2f\n"                                                   \
+               "leaq _end(%%rip), %%r11\n"                                 \
+               "cmpq %%r11, %%r10\n"                                       \
+               "jb 3f\n"                                                   \
+               "2:\n"                                                      \
+               "movq fg_tls_caller@gottpoff(%%rip), %%r11\n"               \
+               "movq %%r10, %%fs:(%%r11)\n"                                \
+               "3:\n"                                                      \
                "movq fg_tls_counts@gottpoff(%%rip), %%r11\n"               \
                "movq %%fs:(%%r11), %%r11\n"                                \
                "testq %%r11, %%r11\n"                                      \
@@ -55,7 +70,8 @@ namespace {
 [[gnu::used]] void emit_trampolines() {
   // Bounds of the trampolines and of their offset table (common/fork_guard.cpp), emitted
   // first and last in this function, hence around everything in the two sections.
-  asm volatile(".pushsection .text.fgapi,\"ax\",@progbits\n.p2align 4\n"
+  asm volatile(".hidden __ehdr_start\n.hidden _end\n"
+               ".pushsection .text.fgapi,\"ax\",@progbits\n.p2align 4\n"
                ".globl fg_api_text_begin\n.hidden fg_api_text_begin\nfg_api_text_begin:\n.popsection\n"
                ".pushsection .rodata.fgapi_sites,\"a\",@progbits\n.p2align 2\n"
                ".globl fg_api_sites_begin\n.hidden fg_api_sites_begin\nfg_api_sites_begin:\n.popsection\n");

@@ -6,6 +6,7 @@
 
 extern "C" {
 __thread uint64_t* fg_tls_counts = nullptr;
+__thread uintptr_t fg_tls_caller = 0;
 alignas(64) uint64_t fg_global_counts[fg::kApiCount];
 }
 

@@ -8,16 +8,16 @@
 //    handles in ~0.3 us; sys/sdt.h's 1-byte `nop` is emulated (~0.8 us). It is written as
 //    .byte: the assembler would shorten an equivalent `nopl 0(%rax,%rax,1)` to 4 bytes, which
 //    costs ~25 us per hit (design.md).
-//  - The arguments are always in %rdi, %rsi, %rdx (the note says so: "8@%rdi 8@%rsi
-//    8@%rdx"). sys/sdt.h lets the compiler place them anywhere, stack slots included, and a
+//  - The arguments are always in %rdi, %rsi, %rdx, %rcx (the note says so: "8@%rdi 8@%rsi
+//    8@%rdx 8@%rcx"). sys/sdt.h lets the compiler place them anywhere, stack slots included, and a
 //    generic USDT reader then pays a spec lookup and a guarded read per argument (about a
 //    third of fakegpu-trace's probe cost). With fixed registers its BPF programs load them
 //    from pt_regs directly; fakegpu-trace checks every site's note before relying on it.
 //
 // Arguments:
-//   fakegpu:alloc          (ptr, size, info)
-//   fakegpu:free           (ptr, size, info)
-//   fakegpu:implicit_free  (ptr, size, info)     info's api byte is the reason: 1 ctx destroy,
+//   fakegpu:alloc          (ptr, size, info, caller)
+//   fakegpu:free           (ptr, size, info, caller)
+//   fakegpu:implicit_free  (ptr, size, info, 0)  info's api byte is the reason: 1 ctx destroy,
 //                                                2 process exit, 3 device reset
 //   fakegpu:ctx_switch     (device, ctx)         the calling thread's current context changed
 //   fakegpu:launch         (function, name, device)  a kernel launch accepted (function: its
@@ -26,7 +26,11 @@
 // info = device (int16, bits 0..15; -1 host memory) | kind (fg::MemKind, bits 16..23)
 //        | api (0 runtime, 1 driver; bits 24..31) | status (int32 API return code, 0 =
 //        success; bits 32..63). bpf/fakegpu_events.h decodes it (FG_USDT_INFO_*).
+// caller = the return address of the API call that allocates or frees, in the program or
+//        library that called the API (fg_tls_caller, common/calls.h); 0 where unknown.
 #pragma once
+#include "common/calls.h"
+
 #include <cstdint>
 
 namespace fg {
@@ -80,19 +84,24 @@ constexpr uint64_t usdt_info(int device, int kind, int api, int status) {
   __asm__ __volatile__(FG_USDT_SITE_(name, "8@%%rdi 8@%%rsi 8@%%rdx")                          \
                        : : "D"(static_cast<uint64_t>(a0)), "S"(static_cast<uint64_t>(a1)),      \
                          "d"(static_cast<uint64_t>(a2)))
+#define FG_USDT4_(name, a0, a1, a2, a3)                                                        \
+  __asm__ __volatile__(FG_USDT_SITE_(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx")                  \
+                       : : "D"(static_cast<uint64_t>(a0)), "S"(static_cast<uint64_t>(a1)),      \
+                         "d"(static_cast<uint64_t>(a2)), "c"(static_cast<uint64_t>(a3)))
 #define FG_USDT2_(name, a0, a1) \
   __asm__ __volatile__(FG_USDT_SITE_(name, "8@%%rdi 8@%%rsi") : : "D"(static_cast<uint64_t>(a0)), "S"(static_cast<uint64_t>(a1)))
 #else
+#define FG_USDT4_(name, a0, a1, a2, a3) ((void)(a0), (void)(a1), (void)(a2), (void)(a3))
 #define FG_USDT3_(name, a0, a1, a2) ((void)(a0), (void)(a1), (void)(a2))
 #define FG_USDT2_(name, a0, a1) ((void)(a0), (void)(a1))
 #endif
 
 #define FG_USDT_ALLOC(dev, ptr, size, kind, status, api) \
-  FG_USDT3_(alloc, ptr, size, ::fg::usdt_info(dev, kind, api, status))
+  FG_USDT4_(alloc, ptr, size, ::fg::usdt_info(dev, kind, api, status), fg_tls_caller)
 #define FG_USDT_FREE(dev, ptr, size, kind, status, api) \
-  FG_USDT3_(free, ptr, size, ::fg::usdt_info(dev, kind, api, status))
+  FG_USDT4_(free, ptr, size, ::fg::usdt_info(dev, kind, api, status), fg_tls_caller)
 #define FG_USDT_IMPLICIT_FREE(dev, ptr, size, kind, reason) \
-  FG_USDT3_(implicit_free, ptr, size, ::fg::usdt_info(dev, kind, reason, 0))
+  FG_USDT4_(implicit_free, ptr, size, ::fg::usdt_info(dev, kind, reason, 0), 0)
 #define FG_USDT_CTX_SWITCH(dev, ctx) FG_USDT2_(ctx_switch, static_cast<int64_t>(dev), ctx)
 #define FG_USDT_LAUNCH(function, name, dev) \
   FG_USDT3_(launch, reinterpret_cast<uintptr_t>(function), reinterpret_cast<uintptr_t>(name), static_cast<int64_t>(dev))
