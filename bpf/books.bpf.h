@@ -105,24 +105,30 @@ struct {
 	__type(value, __u64);
 } launches SEC(".maps");
 
-/* Per (process, caller): per-CPU counters (struct fg_caller_val). A hash: callers are few and
- * their return addresses are wider than the open-addressing tables' tags. */
+/* Per (process, caller): an open-addressing table (FG_CALLER_TAG; fakegpu_events.h) of three
+ * arrays indexed alike: tags, each caller and its file (shared), counts (per CPU). */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 65536);
-	__type(key, struct fg_caller_key);
-	__type(value, struct fg_caller_val);
-} callers SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FG_CALLER_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} caller_tags SEC(".maps");
 
-/* The file each caller lies in, taken when the caller is first seen. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 65536);
-	__type(key, struct fg_caller_key);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FG_CALLER_SLOTS);
+	__type(key, __u32);
 	__type(value, struct fg_caller_file);
 } caller_files SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FG_CALLER_SLOTS);
+	__type(key, __u32);
+	__type(value, struct fg_caller_val);
+} caller_counts SEC(".maps");
 
 /* ---- helpers ------------------------------------------------------------------------- */
 
@@ -320,32 +326,79 @@ static long caller_vma(struct task_struct *task, struct vm_area_struct *vma, str
 	return 0;
 }
 
-/* Notes the file caller `k` lies in (once, when the caller is first seen). */
-static __noinline void note_caller_file(const struct fg_caller_key *k)
+/* Fills caller slot f (claimed, empty) with the caller and the file it lies in; the caller
+ * is written last: a search matches the slot only once it is. */
+static __noinline void note_caller_file(struct fg_caller_file *f, __u64 caller)
 {
-	struct fg_caller_file f = {};
-	if (k->caller)
-		bpf_find_vma(bpf_get_current_task_btf(), k->caller, caller_vma, &f, 0);
-	bpf_map_update_elem(&caller_files, k, &f, BPF_NOEXIST);
+	struct fg_caller_file found = {};
+	if (caller)
+		bpf_find_vma(bpf_get_current_task_btf(), caller, caller_vma, &found, 0);
+	f->status = found.status;
+	f->dev = found.dev;
+	f->inode = found.inode;
+	f->map_start = found.map_start;
+	f->map_pgoff = found.map_pgoff;
+	__builtin_memcpy(f->name, found.name, sizeof(f->name));
+	__sync_val_compare_and_swap(&f->caller, 0, caller); /* a full barrier: published after */
 }
 
-static const struct fg_caller_val no_caller_counts;
+/* Whether slot idx holds caller (tag already matched). */
+static __always_inline struct fg_caller_file *caller_at(__u32 idx, __u64 caller)
+{
+	struct fg_caller_file *f = bpf_map_lookup_elem(&caller_files, &idx);
+	return f && *(volatile __u64 *)&f->caller == caller ? f : 0;
+}
 
-/* Counts a call (and what it allocated or freed, and its time when timed) for its caller. */
+/* The slot of (tgid, caller), claimed when absent (tag_slot's search, comparing the caller
+ * too); -1 when the table is full. */
+static __always_inline long caller_slot(__u32 tgid, __u64 caller)
+{
+	const __u64 tag = FG_CALLER_TAG(tgid, caller);
+	const __u32 home = (__u32)((tag * 0x9E3779B97F4A7C15ULL) >> 40);
+	const __u32 mask = FG_CALLER_SLOTS - 1;
+	__u32 idx;
+	for (__u32 i = 0; i < FG_TAG_PROBES; i++) {
+		__u64 *t = tag_probe(&caller_tags, home, i, mask, &idx);
+		if (!t)
+			break;
+		__u64 v = *(volatile __u64 *)t;
+		if (v == tag && caller_at(idx, caller))
+			return idx;
+		if (v == FG_TAG_FREE)
+			break;
+	}
+	for (__u32 i = 0; i < FG_TAG_PROBES; i++) {
+		__u64 *t = tag_probe(&caller_tags, home, i, mask, &idx);
+		if (!t)
+			break;
+		__u64 v = *(volatile __u64 *)t;
+		if ((v == FG_TAG_FREE || v == FG_TAG_DELETED) && __sync_val_compare_and_swap(t, v, tag) == v) {
+			struct fg_caller_file *f = bpf_map_lookup_elem(&caller_files, &idx);
+			if (f)
+				note_caller_file(f, caller);
+			return idx;
+		}
+		/* A claim of another thread's, maybe not yet filled: matched when it is, or this
+		 * thread claims a second slot for the caller (summed by the collector). */
+		if (*(volatile __u64 *)t == tag && caller_at(idx, caller))
+			return idx;
+	}
+	stat_inc(FG_STAT_ALLOC_MAP_FULL);
+	return -1;
+}
+
+/* Counts a call (and what it allocated or freed, and its time when timed) for its caller:
+ * per-CPU counters, no atomics. */
 static __always_inline void account_caller(__u32 tgid, __u64 caller, bool failed, __u64 alloc_bytes,
 					   __u64 free_bytes, bool probed, bool timed, __u64 ns)
 {
-	struct fg_caller_key k = { .tgid = tgid, .caller = caller };
-	struct fg_caller_val *v = bpf_map_lookup_elem(&callers, &k);
-	if (!v) {
-		if (bpf_map_update_elem(&callers, &k, &no_caller_counts, BPF_NOEXIST) == 0)
-			note_caller_file(&k);
-		v = bpf_map_lookup_elem(&callers, &k);
-		if (!v) {
-			stat_inc(FG_STAT_ALLOC_MAP_FULL);
-			return;
-		}
-	}
+	long idx = caller_slot(tgid, caller);
+	if (idx < 0)
+		return;
+	__u32 i = (__u32)idx;
+	struct fg_caller_val *v = bpf_map_lookup_elem(&caller_counts, &i);
+	if (!v)
+		return;
 	v->calls += 1;
 	v->failed += failed;
 	v->alloc_bytes += alloc_bytes;

@@ -177,18 +177,20 @@ struct fg_kernel_val {
 };
 
 /*
- * Per-library attribution (maps `callers` and `caller_files`): API calls per process and
- * caller, the return address of a call made from outside the CUDA libraries (the backend's
- * USDT probes pass the one its entry points noted; entry/return probes read it at entry).
- * Per caller, per CPU: calls, failures, bytes allocated and freed, and the sampled time; and,
- * taken in the kernel when the caller is first seen, the file it runs in (so a process that
- * exits before the collector reads its maps is still named).
+ * Per-library attribution: API calls per process and caller, the return address of a call
+ * made from outside the CUDA libraries (the backend's USDT probes pass the one its entry
+ * points noted; entry/return probes read it at entry). An open-addressing table like the
+ * books' (maps caller_tags, caller_files, caller_counts, indexed alike): the tag holds the
+ * process and a hash of the caller, and caller_files the caller itself, which a search
+ * compares too (two callers of one process whose hashes meet take two slots). Per caller: per
+ * CPU, calls, failures, bytes allocated and freed, and the sampled time; and, taken in the
+ * kernel when the caller is first seen, the file it runs in (so a process that exits before
+ * the collector reads its maps is still named). One caller may hold two slots (two threads'
+ * first calls from it at once): the collector sums them.
  */
-struct fg_caller_key {
-	__u32 tgid;
-	__u32 pad;	 /* zero */
-	__u64 caller;	 /* a return address; 0: not known (a backend thread, an implicit free) */
-};
+#define FG_CALLER_SLOTS 8192 /* a power of two */
+#define FG_CALLER_HASH(caller) ((__u32)((((__u64)(caller)) * 0x9E3779B97F4A7C15ULL) >> 33))
+#define FG_CALLER_TAG(tgid, caller) (((__u64)(tgid) << 32) | ((__u64)FG_CALLER_HASH(caller) << 1) | 1ULL)
 struct fg_caller_val {
 	__u64 calls;
 	__u64 failed;	   /* calls that returned an error */
@@ -205,6 +207,7 @@ enum fg_caller_file_status {
 	FG_CALLER_ANON = 2,	/* an anonymous mapping (JIT code) */
 };
 struct fg_caller_file {
+	__u64 caller;	 /* the return address (0: not known: a backend thread); written last */
 	__u32 status;	 /* enum fg_caller_file_status */
 	__u32 dev;	 /* the file's device (the kernel's dev_t) */
 	__u64 inode;

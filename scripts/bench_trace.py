@@ -148,9 +148,17 @@ def overhead(env):
     copy sees each phase of this noisy machine. Runs alternate the turn order, and sessions
     rotate the roles between the copies. With FAKEGPU_BENCH_BEFORE naming a fakegpu-trace binary
     of an earlier build (its BPF programs are inside it), a fourth copy is traced by that one, live
-    at the same time: the earlier build's cost side by side with this one's."""
+    at the same time: the earlier build's cost side by side with this one's. Naming an earlier
+    build directory instead, the fourth copy is of that build's backend and traced by its
+    fakegpu-trace: the earlier pair as a whole (a backend and a tracer go together: an earlier
+    tracer may not take a later backend's USDT probes)."""
     have_bt = shutil.which("bpftrace") is not None
-    before_bin = os.environ.get("FAKEGPU_BENCH_BEFORE")
+    before_bin = before_lib = os.environ.get("FAKEGPU_BENCH_BEFORE")
+    if before_bin and os.path.isdir(before_bin):
+        before_bin, before_lib = (os.path.join(before_bin, "bin", "fakegpu-trace"),
+                                  os.path.join(before_bin, "libfake_gpu.so"))
+    else:
+        before_lib = LIB
     print(f"== overhead per traced call (targets: USDT <= 0.6 us, entry/return <= 1.5 us, and no more than bpftrace "
           f"counting the same probes): cudaMalloc+cudaFree pairs on three copies of the backend, one traced by "
           f"fakegpu-trace, one by bpftrace, one untraced, taking turns in blocks of {BLOCK:,}; {SESSIONS} sessions "
@@ -158,21 +166,27 @@ def overhead(env):
     if not have_bt:
         print("bpftrace is not installed: fakegpu-trace against the untraced copy only (apt-get install bpftrace)")
     if before_bin:
-        print(f"and a fourth copy traced by the earlier build {before_bin} (FAKEGPU_BENCH_BEFORE)")
-    tracers = ["fakegpu-trace", "bpftrace"] + (["before"] if before_bin else [])
+        print(f"and a fourth copy, of {before_lib}, traced by the earlier build {before_bin} (FAKEGPU_BENCH_BEFORE)")
+    tracers = ["fakegpu-trace", "bpftrace"]
     ncopies = len(tracers) + 1
     copies_dir = tempfile.mkdtemp(dir=BUILD, prefix="bench-copies.")
     try:
         # Names fakegpu-trace does not discover by itself: each copy is traced only where named.
+        # The copies of this build rotate their roles; the earlier build's stays with its tracer.
         copies = []
-        for c in "abcd"[:ncopies]:
+        for c in "abc":
             copies.append(os.path.join(copies_dir, f"fgbench-{c}.so"))
             shutil.copyfile(LIB, copies[-1])
+        before_copy = os.path.join(copies_dir, "fgbench-d.so")
+        if before_bin:
+            shutil.copyfile(before_lib, before_copy)
         for way in ("USDT", "entry/return"):
-            added = {t: [] for t in tracers}
+            added = {t: [] for t in tracers + (["before"] if before_bin else [])}
             base, ratios, prog = [], [], {}
             for s in range(SESSIONS):
                 role = {t: copies[(s + i) % ncopies] for i, t in enumerate(tracers + ["untraced"])}
+                if before_bin:
+                    role["before"] = before_copy
                 def fakegpu_trace(binary, lib):
                     return [binary, "monitor", "-q", "-i", "3600", "--lib", lib] + (
                         ["--uprobes-only"] if way != "USDT" else [])
@@ -191,7 +205,7 @@ def overhead(env):
                         prog = program_ns_per_call(live, list(role.values()), env)
                     for r in range(RUNS):
                         order = list(role.values())
-                        k = (r // 2) % ncopies
+                        k = (r // 2) % len(order)
                         order = order[k:] + order[:k]
                         if r % 2:
                             order.reverse()  # each copy follows each other one

@@ -193,6 +193,31 @@ class Exporter(Served):
         self.assertEqual(status, 200)
         self.assertIn(self.pid, [q["pid"] for q in json.loads(body)["processes"]])
 
+    def test_a_process_calls_by_library_in_the_api_and_metrics(self):
+        # tests/workloads/trace_libs/main.cpp: the program and two of its own libraries.
+        w = self.start([tt.trace_libs(), "hold"])
+        w.out.until(lambda line: line.strip() == "trace_libs done", "trace_libs' done line")
+        want = {"trace_libs": (2, 0, 512 * tt.KiB, 512 * tt.KiB), "libtrace_alpha.so": (7, 0, 3 * MiB, 3 * MiB),
+                "libtrace_beta.so": (5, 1, 4 * MiB, 4 * MiB)}
+
+        def callers():
+            status, _, body = self.get(f"/api/v1/processes/{w.pid}")
+            return status == 200 and tt.counts_by_object(json.loads(body)) == want
+        self.until("trace_libs' callers in the API", callers)
+        samples = parse_metrics(self.get("/metrics")[2])
+        series = lambda name: {l["object"]: v for n, l, v in samples if n == name and l["pid"] == str(w.pid)}
+        self.assertEqual(series("fakegpu_process_caller_calls_total"),
+                         {o: float(c[0]) for o, c in want.items()})
+        self.assertEqual(series("fakegpu_process_caller_errors_total"),
+                         {o: float(c[1]) for o, c in want.items()})
+        self.assertEqual(series("fakegpu_process_caller_alloc_bytes_total"),
+                         {o: float(c[2]) for o, c in want.items()})
+        self.assertEqual(series("fakegpu_process_caller_free_bytes_total"),
+                         {o: float(c[3]) for o, c in want.items()})
+        self.assertEqual(set(series("fakegpu_process_caller_timed_calls_total")), set(want))
+        w.close_stdin()
+        self.assertEqual(w.wait(), 0, w.describe())
+
     def test_bad_requests_get_proper_statuses_and_the_collector_keeps_going(self):
         self.held()
         self.assertEqual(self.get("/no/such/path")[0], 404)

@@ -1043,6 +1043,27 @@ class Callers(TraceCase):
                                      (self.PROBED[mode][c["object"]],) * 2, (mode, c))
                     self.assertEqual(c["time_ns"] > 0, c["timed_calls"] > 0, (mode, c))
 
+    def test_the_monitor_s_table_and_json_lines_show_the_callers(self):
+        for json_lines in (False, True):
+            with self.subTest(json_lines=json_lines):
+                mon = self.start([tracer(), "monitor", *(["-j"] if json_lines else []), "-i", "3600"],
+                                 stdin=subprocess.DEVNULL)
+                mon.err.until(lambda line: "ready:" in line, "the monitor's ready line")
+                w = self.start([trace_libs()], stdin=subprocess.DEVNULL)
+                self.assertEqual(w.wait(), 0, w.describe())
+                os.kill(mon.pid, signal.SIGTERM)
+                self.assertEqual(mon.wait(), 0, mon.describe())
+                if json_lines:
+                    last = [j for j in map(json_line, mon.out.seen) if j is not None][-1]
+                    self.assertEqual(counts_by_object(self.process(last, w.pid)), self.TRACE_LIBS)
+                    continue
+                rows = [l.split() for l in mon.out.text().splitlines() if l.split()[:1] == [str(w.pid)]]
+                # PID COMMAND CALLS ERR ALLOC FREED TIME CALLER (TIME: "-" or a number and its unit)
+                callers = [(r[2], r[3], " ".join(r[4:6]), " ".join(r[6:8]), r[-1]) for r in rows if len(r) in (9, 10)]
+                self.assertEqual(callers, [("7", "0", "3.0 MiB", "3.0 MiB", "libtrace_alpha.so"),
+                                           ("5", "1", "4.0 MiB", "4.0 MiB", "libtrace_beta.so"),
+                                           ("2", "0", "512.0 KiB", "512.0 KiB", "trace_libs")], mon.describe())
+
     def test_cublas_calls_are_its_own_not_the_program_s(self):
         """cuBLAS carries NVIDIA's static runtime: its allocations come from libcublas.so, the
         program's own from the program; together they are the books, the same both ways."""

@@ -203,6 +203,8 @@ Collector::Collector(const CollectorOptions& opts) : opts_(opts) {
     ring_ = std::make_unique<RingReader>(bpf_map__fd(skel_->maps.events));
     book_slots_.map(bpf_map__fd(skel_->maps.book_slots), FG_BOOK_SLOTS);
     call_tags_.map(bpf_map__fd(skel_->maps.call_tags), FG_CALL_SLOTS);
+    caller_tags_.map(bpf_map__fd(skel_->maps.caller_tags), FG_CALLER_SLOTS);
+    caller_files_.map(bpf_map__fd(skel_->maps.caller_files), FG_CALLER_SLOTS);
     allocs_.map(bpf_map__fd(skel_->maps.allocs), bpf_map__max_entries(skel_->maps.allocs));
   } catch (const TraceError& e) {
     links_.clear();
@@ -559,23 +561,26 @@ std::string caller_object(const fg_caller_file& file) {
 
 std::vector<CallerCount> Collector::callers() const {
   std::vector<CallerCount> out;
-  const int fd = bpf_map__fd(skel_->maps.callers), files_fd = bpf_map__fd(skel_->maps.caller_files);
-  std::vector<fg_caller_val> per_cpu(possible_cpus());
-  for_each_key<fg_caller_key>(fd, [&](const fg_caller_key& k) {
-    if (bpf_map_lookup_elem(fd, &k, per_cpu.data()) != 0) return;
-    CallerCount c{k.tgid, k.caller, {}, {}};
-    for (const fg_caller_val& v : per_cpu) {
-      c.counts.calls += v.calls;
-      c.counts.failed += v.failed;
-      c.counts.alloc_bytes += v.alloc_bytes;
-      c.counts.free_bytes += v.free_bytes;
-      c.counts.probed += v.probed;
-      c.counts.timed += v.timed;
-      c.counts.total_ns += v.total_ns;
-    }
-    if (bpf_map_lookup_elem(files_fd, &k, &c.file) != 0) c.file = fg_caller_file{};
-    out.push_back(c);
-  });
+  for_each_used_slot<fg_caller_val>(
+      FG_CALLER_SLOTS, bpf_map__fd(skel_->maps.caller_counts),
+      [this](uint32_t i) -> __u64& { return caller_tags_.at[i]; },
+      [&](uint32_t i, __u64 tag, const std::vector<fg_caller_val>& per_cpu) {
+        fg_caller_file file = caller_files_.at[i];
+        // Claimed but not yet filled (the caller is published last): its counts are on the
+        // way; the next read has them. The unknown caller (0) is filled at once.
+        if (file.caller == 0 && FG_CALLER_HASH(0) != ((tag >> 1) & 0x7fffffff)) return;
+        CallerCount c{FG_TAG_TGID(tag), file.caller, {}, file};
+        for (const fg_caller_val& v : per_cpu) {
+          c.counts.calls += v.calls;
+          c.counts.failed += v.failed;
+          c.counts.alloc_bytes += v.alloc_bytes;
+          c.counts.free_bytes += v.free_bytes;
+          c.counts.probed += v.probed;
+          c.counts.timed += v.timed;
+          c.counts.total_ns += v.total_ns;
+        }
+        out.push_back(c);
+      });
   return out;
 }
 
@@ -603,8 +608,10 @@ void Collector::forget(uint32_t tgid) {
       [](uint32_t) {});
   forget_keys<CopyKey>(bpf_map__fd(skel_->maps.copies), tgid);
   forget_keys<fg_kernel_key>(bpf_map__fd(skel_->maps.kernels), tgid);
-  forget_keys<fg_caller_key>(bpf_map__fd(skel_->maps.callers), tgid);
-  forget_keys<fg_caller_key>(bpf_map__fd(skel_->maps.caller_files), tgid);
+  forget_tagged<fg_caller_val>(
+      FG_CALLER_SLOTS, bpf_map__fd(skel_->maps.caller_counts), tgid,
+      [this](uint32_t i) -> __u64& { return caller_tags_.at[i]; },
+      [this](uint32_t i) { caller_files_.at[i] = fg_caller_file{}; });
   // The entry/return path's primary-context holders and live allocations (what it leaked).
   forget_keys<PrimaryKey>(bpf_map__fd(skel_->maps.primary_holders), tgid);
   // Only entry/return probes keep allocation records: no 10 MB walk when none are attached.

@@ -183,6 +183,8 @@ class Collector {
   };
   Mapped<fg_book_slot> book_slots_;  // the books' shared part (FG_BOOK_SLOTS)
   Mapped<__u64> call_tags_;          // the call counters' tags (FG_CALL_SLOTS)
+  Mapped<__u64> caller_tags_;        // per-library attribution's tags (FG_CALLER_SLOTS) ...
+  Mapped<fg_caller_file> caller_files_;  // ... and each slot's caller and file
   Mapped<fg_alloc_rec> allocs_;      // the entry/return path's live allocations
   std::vector<Link> links_;
   std::vector<LinkFd> multi_links_;  // multi-uprobe links (per library: entry, return, each USDT probe)

@@ -34,8 +34,8 @@ static_assert(sizeof(fg_config) == 28);
 static_assert(sizeof(fg_alloc_rec) == 40);
 static_assert(sizeof(fg_book_slot) == 64);  // one cache line per book's shared part
 static_assert(sizeof(fg_book_counts) == 48);
-static_assert(sizeof(fg_caller_key) == 16 && offsetof(fg_caller_key, caller) == 8 && sizeof(fg_caller_val) == 56);
-static_assert(sizeof(fg_caller_file) == 32 + FG_OBJECT_NAME_LEN && offsetof(fg_caller_file, name) == 32);
+static_assert(sizeof(fg_caller_val) == 56 && (FG_CALLER_SLOTS & (FG_CALLER_SLOTS - 1)) == 0);
+static_assert(sizeof(fg_caller_file) == 40 + FG_OBJECT_NAME_LEN && offsetof(fg_caller_file, name) == 40);
 // The ring buffer's record (bpf/fakegpu_events.h): 32 bytes, then its extension and comm.
 static_assert(sizeof(fg_record) == 32 && offsetof(fg_record, ptr) == 8 && offsetof(fg_record, size) == 16 &&
               offsetof(fg_record, device) == 24 && offsetof(fg_record, func) == 28 &&

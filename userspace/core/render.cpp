@@ -255,6 +255,19 @@ std::string eta_text(std::optional<double> seconds) {
   return buf;
 }
 
+std::string duration_text(uint64_t ns) {
+  char buf[32];
+  if (ns < 1000)
+    std::snprintf(buf, sizeof buf, "%llu ns", static_cast<unsigned long long>(ns));
+  else if (ns < 1'000'000)
+    std::snprintf(buf, sizeof buf, "%.1f us", static_cast<double>(ns) / 1e3);
+  else if (ns < 1'000'000'000)
+    std::snprintf(buf, sizeof buf, "%.1f ms", static_cast<double>(ns) / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f s", static_cast<double>(ns) / 1e9);
+  return buf;
+}
+
 std::string render_table(const Snapshot& s, const TableOptions& opts) {
   std::string out;
   size_t exited = 0;
@@ -329,6 +342,22 @@ std::string render_table(const Snapshot& s, const TableOptions& opts) {
       }
       out += right(std::to_string(p.pid), 7) + " " + left(p.comm.empty() ? "-" : p.comm.substr(0, 15), 15) +
              cell(std::to_string(p.kernels[i].launches), 10, false) + "  " + p.kernels[i].name + "\n";
+    }
+  }
+  // The calling objects, most calls first: at most 5 a process here (JSON lists kCallersListed).
+  bool callers_head = false;
+  for (const ProcessView& p : s.processes) {
+    for (size_t i = 0; i < p.callers.size() && i < 5; ++i) {
+      const CallerStats& c = p.callers[i];
+      if (!callers_head) {
+        out += "\n" + right("PID", 7) + " " + left("COMMAND", 15) + cell("CALLS", 8, false) + cell("ERR", 5, false) +
+               cell("ALLOC", 10, false) + cell("FREED", 10, false) + cell("TIME", 10, false) + "  CALLER\n";
+        callers_head = true;
+      }
+      out += right(std::to_string(p.pid), 7) + " " + left(p.comm.empty() ? "-" : p.comm.substr(0, 15), 15) +
+             cell(std::to_string(c.calls), 8, false) + cell(std::to_string(c.errors), 5, false) +
+             cell(human_size(c.alloc_bytes), 10, false) + cell(human_size(c.free_bytes), 10, false) +
+             cell(c.timed ? duration_text(c.time_ns()) : "-", 10, false) + "  " + c.object + "\n";
     }
   }
   out += "\n" + health_line(s) + libraries_line(s);

@@ -20,6 +20,8 @@ namespace fgtrace {
 
 // "0 B", "1023 B", "1.0 KiB", "1.5 GiB": binary units, one decimal from KiB on.
 std::string human_size(uint64_t bytes);
+// A duration for people: "850 ns", "12.3 us", "4.5 ms", "1.20 s".
+std::string duration_text(uint64_t ns);
 
 // --max-peak: a number (fraction allowed) and an optional unit, case-insensitive, spaces
 // allowed between: none or B (bytes), K/M/G/T or KiB/MiB/GiB/TiB or Ki/Mi/Gi/Ti (powers of

@@ -512,25 +512,57 @@ std::string render_metrics(const Snapshot& snap, const std::vector<DeviceInfo>& 
              "Allocation and free calls of a process that returned an error.", &DeviceRow::failed);
   per_device("fakegpu_process_leaked_bytes", "gauge",
              "Memory a process still held when it exited (or exec'd): its leak report.", &DeviceRow::leaked);
-  // A process's most launched kernels (kKernelsListed at most, each process that has its own
-  // series): their names are unbounded, so only these.
-  bool kernels_family = false;
-  std::string kernel_labels;
-  for (const ProcessView& p : snap.processes) {
-    if (p.kernels.empty() || !rows.own_series(p)) continue;
-    if (!kernels_family) {
-      family(out, "fakegpu_process_kernel_launches_total", "counter",
-             "Launches of a kernel by a process (its most launched kernels; USDT mode).");
-      kernels_family = true;
+  // Series per process and item of a list (the most launched kernels, the calling objects),
+  // each process that has its own series, the first `listed` items: their names are unbounded,
+  // so only these. `item(p)` is the list; `fill(labels, item)` adds the item's label.
+  std::string item_labels;
+  auto per_item = [&](std::string_view name, std::string_view type, std::string_view help, auto&& list,
+                      size_t listed, auto&& fill, auto&& value) {
+    bool head = false;
+    for (const ProcessView& p : snap.processes) {
+      const auto& items = list(p);
+      if (items.empty() || !rows.own_series(p)) continue;
+      if (!head) {
+        family(out, name, type, help);
+        head = true;
+      }
+      for (size_t i = 0; i < items.size() && i < listed; ++i) {
+        item_labels.clear();
+        label(item_labels, "pid", std::to_string(p.pid), true);
+        label(item_labels, "comm", p.comm);
+        fill(item_labels, items[i]);
+        sample(out, name, item_labels, value(items[i]));
+      }
     }
-    for (size_t i = 0; i < p.kernels.size() && i < kKernelsListed; ++i) {
-      kernel_labels.clear();
-      label(kernel_labels, "pid", std::to_string(p.pid), true);
-      label(kernel_labels, "comm", p.comm);
-      label(kernel_labels, "kernel", p.kernels[i].name);
-      sample(out, "fakegpu_process_kernel_launches_total", kernel_labels, p.kernels[i].launches);
-    }
-  }
+  };
+  per_item(
+      "fakegpu_process_kernel_launches_total", "counter",
+      "Launches of a kernel by a process (its most launched kernels; USDT mode).",
+      [](const ProcessView& p) -> const auto& { return p.kernels; }, kKernelsListed,
+      [](std::string& l, const KernelStats& k) { label(l, "kernel", k.name); },
+      [](const KernelStats& k) { return k.launches; });
+  // Per-library attribution: a process's calls by calling object (the file holding the call's
+  // return address), most calls first.
+  const auto callers = [](const ProcessView& p) -> const auto& { return p.callers; };
+  const auto object = [](std::string& l, const CallerStats& c) { label(l, "object", c.object); };
+  per_item("fakegpu_process_caller_calls_total", "counter",
+           "API calls a process made from one shared object or its program (per-library attribution).", callers,
+           kCallersListed, object, [](const CallerStats& c) { return c.calls; });
+  per_item("fakegpu_process_caller_errors_total", "counter",
+           "API calls from one object of a process that returned an error.", callers, kCallersListed, object,
+           [](const CallerStats& c) { return c.errors; });
+  per_item("fakegpu_process_caller_alloc_bytes_total", "counter",
+           "Bytes the allocation calls from one object of a process got.", callers, kCallersListed, object,
+           [](const CallerStats& c) { return c.alloc_bytes; });
+  per_item("fakegpu_process_caller_free_bytes_total", "counter",
+           "Bytes the free calls from one object of a process released.", callers, kCallersListed, object,
+           [](const CallerStats& c) { return c.free_bytes; });
+  per_item("fakegpu_process_caller_timed_calls_total", "counter",
+           "Calls from one object of a process that were timed (entry/return probes, one in --latency-every).",
+           callers, kCallersListed, object, [](const CallerStats& c) { return c.timed; });
+  per_item("fakegpu_process_caller_timed_seconds_total", "counter",
+           "Time in the timed calls from one object of a process (mean: divided by the timed calls).", callers,
+           kCallersListed, object, [](const CallerStats& c) { return static_cast<double>(c.timed_ns) / 1e9; });
 
   // Per device, as the system reports it, then as traced.
   if (!devices.empty()) {
