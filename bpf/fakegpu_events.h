@@ -191,6 +191,7 @@ struct fg_kernel_val {
 #define FG_CALLER_SLOTS 8192 /* a power of two */
 #define FG_CALLER_HASH(caller) ((__u32)((((__u64)(caller)) * 0x9E3779B97F4A7C15ULL) >> 33))
 #define FG_CALLER_TAG(tgid, caller) (((__u64)(tgid) << 32) | ((__u64)FG_CALLER_HASH(caller) << 1) | 1ULL)
+#define FG_CALLER_TAG_HASH(t) ((__u32)(((t) >> 1) & 0x7fffffffU))
 struct fg_caller_val {
 	__u64 calls;
 	__u64 failed;	   /* calls that returned an error */

@@ -736,3 +736,25 @@ TEST_CASE("a snapshot lists the 100 largest outstanding allocations and counts t
   for (size_t i = 1; i < p.outstanding_allocations.size(); ++i)
     CHECK(p.outstanding_allocations[i - 1].size >= p.outstanding_allocations[i].size);
 }
+
+TEST_CASE("ledger: callers of one object are summed and listed by calls, most first", "[trace][ledger]") {
+  AllocationLedger l;
+  l.track_process(100, "train", 1, 0, /*running_before_attach=*/false);
+  // Two call sites in libtorch_cuda.so (two return addresses), one in the program, one unknown.
+  l.set_caller_totals(100, {{"libtorch_cuda.so", 3, 0, 3 * MiB, 1 * MiB, 3, 1, 900},
+                            {"train", 5, 1, 2 * MiB, 2 * MiB, 0, 0, 0},
+                            {"libtorch_cuda.so", 4, 1, 4 * MiB, 0, 1, 1, 100},
+                            {"[unknown]", 1, 0, 0, 0, 0, 0, 0}});
+  Snapshot s = l.snapshot(true);
+  const ProcessView& p = proc(s, 100);
+  REQUIRE(p.callers.size() == 3);
+  CHECK(p.callers[0] == CallerStats{"libtorch_cuda.so", 7, 1, 7 * MiB, 1 * MiB, 4, 2, 1000});
+  CHECK(p.callers[1] == CallerStats{"train", 5, 1, 2 * MiB, 2 * MiB, 0, 0, 0});
+  CHECK(p.callers[2] == CallerStats{"[unknown]", 1, 0, 0, 0, 0, 0, 0});
+  // The time of its 4 probed calls, from the 2 timed: 1000 ns x 4 / 2.
+  CHECK(p.callers[0].time_ns() == 2000);
+  CHECK(p.callers[1].time_ns() == 0);
+  // A later read replaces this one.
+  l.set_caller_totals(100, {{"train", 6, 1, 2 * MiB, 2 * MiB, 0, 0, 0}});
+  CHECK(proc(l.snapshot(true), 100).callers == std::vector<CallerStats>{{"train", 6, 1, 2 * MiB, 2 * MiB, 0, 0, 0}});
+}

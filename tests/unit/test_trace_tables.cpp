@@ -249,3 +249,21 @@ TEST_CASE("tables: a call counter's tag gives back its process and function", "[
     CHECK(FG_CALL_TAG_FUNC(tag) == func);
   }
 }
+
+TEST_CASE("tables: a caller's tag gives back its process and the caller's hash, never free or forgotten",
+          "[trace][tables]") {
+  for (const uint64_t caller : {0ull, 0x401136ull, 0x7f3a1c2b4d5eull, 0xffffffffffffull}) {
+    const uint64_t tag = FG_CALLER_TAG(4194304, caller);
+    CHECK(FG_TAG_USED(tag));
+    CHECK(tag != FG_TAG_FREE);
+    CHECK(tag != FG_TAG_DELETED);
+    CHECK(FG_TAG_TGID(tag) == 4194304);
+    CHECK(FG_CALLER_TAG_HASH(tag) == FG_CALLER_HASH(caller));
+  }
+  // The collector tells a claimed slot not yet filled (caller 0) from the unknown caller's by
+  // the hash: the unknown caller's is 0, and neighbouring return addresses differ.
+  CHECK(FG_CALLER_HASH(0) == 0);
+  CHECK(FG_CALLER_HASH(0x401136) != 0);
+  CHECK(FG_CALLER_TAG(7, 0x401136) != FG_CALLER_TAG(7, 0x40113b));
+  CHECK(FG_CALLER_TAG(7, 0x401136) != FG_CALLER_TAG(8, 0x401136));
+}

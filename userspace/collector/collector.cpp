@@ -568,7 +568,7 @@ std::vector<CallerCount> Collector::callers() const {
         fg_caller_file file = caller_files_.at[i];
         // Claimed but not yet filled (the caller is published last): its counts are on the
         // way; the next read has them. The unknown caller (0) is filled at once.
-        if (file.caller == 0 && FG_CALLER_HASH(0) != ((tag >> 1) & 0x7fffffff)) return;
+        if (file.caller == 0 && FG_CALLER_TAG_HASH(tag) != FG_CALLER_HASH(0)) return;
         CallerCount c{FG_TAG_TGID(tag), file.caller, {}, file};
         for (const fg_caller_val& v : per_cpu) {
           c.counts.calls += v.calls;
