@@ -67,8 +67,7 @@ struct {
 struct stash_val {
 	__u64 ts; /* the entry's clock read; FG_UNTIMED: pending, not timed; 0: none pending */
 	__u64 a0, a1, a2, a3; /* the arguments the class needs */
-	__u64 caller; /* the return address: who called (per-library attribution) */
-	__u64 nested; /* 1: a driver call made by a pending runtime call (that call's caller's) */
+	__u64 nested; /* 1: a driver call made by a pending runtime call (counted as that call) */
 };
 #define FG_UNTIMED 1
 struct thread_state {
@@ -398,14 +397,9 @@ static __always_inline int enter(struct pt_regs *ctx)
 	v->a1 = PT_REGS_PARM2(ctx);
 	v->a2 = PT_REGS_PARM3(ctx);
 	v->a3 = PT_REGS_PARM4(ctx);
-	/* The caller: the return address at the stack top on entry; a driver call made inside a
-	 * traced runtime call (NVIDIA's libcudart over a driver) is that call's. */
-	const struct stash_val *outer = &t->stash[0];
-	v->nested = api == FG_API_DRIVER && outer->ts != 0;
-	if (v->nested)
-		v->caller = outer->caller;
-	else if (bpf_probe_read_user(&v->caller, sizeof(v->caller), (void *)PT_REGS_SP(ctx)) != 0)
-		v->caller = 0;
+	/* A driver call made inside a traced runtime call (NVIDIA's libcudart over a driver) is
+	 * part of that call, whose caller it counts for. */
+	v->nested = api == FG_API_DRIVER && t->stash[0].ts != 0;
 	v->ts = timed_call() ? bpf_ktime_get_ns() : FG_UNTIMED;
 	return 0;
 }
@@ -693,8 +687,9 @@ static __always_inline int leave(struct pt_regs *ctx)
 	default:
 		break;
 	}
+	/* The caller: where the call returns to, the return probe's instruction pointer. */
 	if (!v.nested && !noop)
-		account_caller(tgid, v.caller, rc != 0, got, released, true, timed, now - v.ts);
+		account_caller(tgid, PT_REGS_IP(ctx), rc != 0, got, released, true, timed, now - v.ts);
 	return 0;
 }
 
