@@ -362,6 +362,38 @@ class Kernels(Served):
         h.release()
 
 
+class CallersDetail(Served):
+    def test_a_process_calls_by_library_in_the_pages_detail(self):
+        # trace_libs (test_trace.Callers.TRACE_LIBS) runs to its end; the page opened on it
+        # (/?pid=N) shows its calls by calling object, as the API has them.
+        libs = self.start([tt.trace_libs()], env=self.env(LD_LIBRARY_PATH=fgtest.libdir()))
+        self.assertEqual(libs.wait(), 0, libs.describe())
+
+        def callers():
+            status, _, body = self.get(f"/api/v1/processes/{libs.pid}")
+            p = json.loads(body) if status == 200 else {}
+            return p if p.get("state") == "exited" and tt.counts_by_object(p) == tt.Callers.TRACE_LIBS else None
+        p = self.until("trace_libs's callers in the API", callers)
+        self.assertEqual([c["object"] for c in p["callers"]], ["libtrace_alpha.so", "libtrace_beta.so", "trace_libs"])
+        if not CHROMIUM:
+            self.skipTest("chromium is not installed (Debian chromium; scripts/deps.sh installs it)")
+        profile = tempfile.mkdtemp(dir=self.box.dir)
+        dom = subprocess.run([CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                              f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom",
+                              f"{self.base}/?pid={libs.pid}"], capture_output=True, text=True, timeout=120).stdout
+        table = re.search(r'<table id="detail-callers">.*?<tbody>(.*?)</tbody>', dom, re.S)
+        self.assertIsNotNone(table, dom[:3000])
+        # Time: the API's time_ns as the page writes it where a call was timed (entry/return
+        # probes time 1 in --latency-every), else "–".
+        time = {c["object"]: tt.page_duration(c["time_ns"]) if c["timed_calls"] else "–" for c in p["callers"]}
+        rows = [(m.group(1), tt.cells(m.group(2))) for m in
+                re.finditer(r'<tr data-caller="([^"]+)">(.*?)</tr>', table.group(1), re.S)]
+        self.assertEqual(rows, [
+            ("libtrace_alpha.so", ["libtrace_alpha.so", "7", "0", "3.0 MiB", "3.0 MiB", time["libtrace_alpha.so"]]),
+            ("libtrace_beta.so", ["libtrace_beta.so", "5", "1", "4.0 MiB", "4.0 MiB", time["libtrace_beta.so"]]),
+            ("trace_libs", ["trace_libs", "2", "0", "512.0 KiB", "512.0 KiB", time["trace_libs"]])], table.group(1))
+
+
 class ListenArguments(fgtest.TestCase):
     def test_bad_listen_options_exit_2_before_tracing(self):
         empty = self.box.path("empty-token")

@@ -11,6 +11,7 @@ prints ("pid N: ...", the collector's first JSON line); every wait is bounded.
 Needs root (BPF): as another user the whole file prints SKIPPED with the reason.
 """
 
+import decimal
 import json
 import os
 import queue
@@ -1015,6 +1016,28 @@ def counts_by_object(proc):
     return {c["object"]: (c["calls"], c["errors"], c["alloc_bytes"], c["free_bytes"]) for c in proc["callers"]}
 
 
+def js_fixed(x, digits):
+    """x.toFixed(digits) as JavaScript writes it: the exact value, halves rounded up (Python's
+    format rounds them to even)."""
+    return str(decimal.Decimal(x).quantize(decimal.Decimal(1).scaleb(-digits), rounding=decimal.ROUND_HALF_UP))
+
+
+def page_duration(ns):
+    """A time in ns as the dashboard and the run report write it (their duration())."""
+    if ns < 1e3:
+        return js_fixed(ns, 0) + " ns"
+    if ns < 1e6:
+        return js_fixed(ns / 1e3, 1) + " µs"
+    if ns < 1e9:
+        return js_fixed(ns / 1e6, 1) + " ms"
+    return js_fixed(ns / 1e9, 2) + " s"
+
+
+def cells(row):
+    """The text of each <td> of a row's HTML."""
+    return [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+
+
 class Callers(TraceCase):
     MODES = (("usdt", []), ("uprobe", ["--uprobes-only"]))
     # tests/workloads/trace_libs/main.cpp: the program, then two of its own libraries.
@@ -1136,23 +1159,29 @@ class Timeline(TraceCase):
 
 # ---- 9d. run --html: one self-contained page ------------------------------------------------------
 class HtmlReport(TraceCase):
-    def test_page_renders_its_charts_and_tables_in_headless_chromium(self):
+    def rendered(self, page):
+        """The DOM of the report at page once headless Chromium ran its script; the page must
+        load nothing."""
         chromium = shutil.which("chromium") or shutil.which("chromium-browser")
         if not chromium:
             self.skipTest("chromium is not installed (Debian chromium; scripts/deps.sh installs it)")
+        with open(page) as f:
+            html = f.read()
+        self.assertIsNone(re.search(r'\b(src|href)=|https?://[^"\s]*\.(js|css)', html), "the page loads something")
+        profile = self.box.path("chromium-profile-%d" % len(os.listdir(self.box.dir)))
+        dom = subprocess.run([chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                              f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom",
+                              "file://" + page], capture_output=True, text=True, timeout=120).stdout
+        self.assertIn('data-rendered="1"', dom, dom[:2000])
+        return dom
+
+    def test_page_renders_its_charts_and_tables_in_headless_chromium(self):
         page = self.box.path("report.html")
         script = '"$0" mixed && "$1" "$2" - "malloc:0:$3"'
         rc, s, p = self.trace_run("--html", page, env=self.env(LD_LIBRARY_PATH=fgtest.libdir()),
                                   cmd=["sh", "-c", script, trace_workload(), fgtest.PYTHON, fgtest.PROBE, 1 << 40])
         self.assertEqual(rc, 0, p.describe())
-        with open(page) as f:
-            html = f.read()
-        self.assertIsNone(re.search(r'\b(src|href)=|https?://[^"\s]*\.(js|css)', html), "the page loads something")
-        profile = self.box.path("chromium-profile")
-        dom = subprocess.run([chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                              f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom",
-                              "file://" + page], capture_output=True, text=True, timeout=120).stdout
-        self.assertIn('data-rendered="1"', dom, dom[:2000])
+        dom = self.rendered(page)
         workload = [q for q in s["processes"] if q["comm"] == "trace_workload"][0]
         probe = [q for q in s["processes"] if q["failed_calls"] == 1][0]
         label = f"trace_workload ({workload['pid']})"
@@ -1170,7 +1199,6 @@ class HtmlReport(TraceCase):
             self.assertGreater(charts[ident][0], 0, ident)
             self.assertEqual(charts[ident][1], {"all processes": 0, label: 0}, ident)
         self.assertEqual(charts[f"process-chart-{workload['pid']}"][1], {"host pinned": 0, "GPU 1": 0, "GPU 5": 0})
-        cells = lambda row: [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
         row = re.search(r'<tr data-pid="%d">(.*?)</tr>' % workload["pid"], dom, re.S)
         self.assertEqual(cells(row.group(1)), [label, "exited", "10.0 MiB", "2.0 MiB", "4", "3", "0"])
         leak = re.search(r'<tr data-leak-pid="%d">(.*?)</tr>' % workload["pid"], dom, re.S)
@@ -1184,6 +1212,33 @@ class HtmlReport(TraceCase):
         self.assertEqual([(row[0], row[1], row[3]) for row in forecast.values()],
                          [("GPU 1", "low", "80.0 GiB"), ("GPU 5", "low", "80.0 GiB")])
         self.assertIn("no live allocation at the end", dom)  # fragmentation: everything was freed
+
+    def test_calls_by_library_has_a_row_per_calling_object(self):
+        # trace_libs (Callers.TRACE_LIBS): the program and two of its libraries, most calls first.
+        page = self.box.path("report.html")
+        rc, s, p = self.trace_run("--html", page, "--latency-every", "1", cmd=[trace_libs()],
+                                  env=self.env(LD_LIBRARY_PATH=fgtest.libdir()))
+        self.assertEqual(rc, 0, p.describe())
+        self.assertEqual(len(s["processes"]), 1, s["processes"])
+        proc = s["processes"][0]
+        self.assertEqual(counts_by_object(proc), Callers.TRACE_LIBS)
+        dom = self.rendered(page)
+        # Timed (every call entry/return probes saw, with --latency-every 1): the summary's
+        # time_ns as the page writes it; the others "-".
+        mode = self.library_modes(s).get(backend_lib())
+        times = {c["object"]: page_duration(c["time_ns"]) if c["timed_calls"] else "-" for c in proc["callers"]}
+        self.assertEqual({o: t != "-" for o, t in times.items()},
+                         {o: n > 0 for o, n in Callers.PROBED[mode].items()}, (mode, proc["callers"]))
+        label = f"trace_libs ({proc['pid']})"
+        rows = [(int(m.group(1)), m.group(2), cells(m.group(3))) for m in
+                re.finditer(r'<tr data-caller-pid="(\d+)" data-caller="([^"]+)">(.*?)</tr>', dom, re.S)]
+        self.assertEqual(rows, [
+            (proc["pid"], "libtrace_alpha.so",
+             [label, "libtrace_alpha.so", "7", "0", "3.0 MiB", "3.0 MiB", times["libtrace_alpha.so"]]),
+            (proc["pid"], "libtrace_beta.so",
+             [label, "libtrace_beta.so", "5", "1", "4.0 MiB", "4.0 MiB", times["libtrace_beta.so"]]),
+            (proc["pid"], "trace_libs",
+             [label, "trace_libs", "2", "0", "512.0 KiB", "512.0 KiB", times["trace_libs"]])], dom[:3000])
 
 
 # ---- 10. a ring buffer too small -----------------------------------------------------------------

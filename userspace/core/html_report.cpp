@@ -32,6 +32,7 @@ svg.chart { width: 560px; height: 220px; } svg text { font-size: 11px; fill: #55
 <h2>Fragmentation (at the end)</h2><div id="fragmentation"></div>
 <h2>Processes</h2><div id="processes"></div>
 <h2>Top leaks</h2><div id="leaks"></div>
+<h2>Calls by library</h2><div id="callers"></div>
 <h2>Events</h2><div id="drops"></div>
 )HTML";
 
@@ -56,6 +57,12 @@ constexpr const char* kScript = R"JS(
     let i = 0;
     while (n >= 1024 && i < units.length - 1) { n /= 1024; ++i; }
     return (i === 0 ? n.toFixed(0) : n.toFixed(1)) + " " + units[i];
+  };
+  const duration = (ns) => {
+    if (ns < 1e3) return ns.toFixed(0) + " ns";
+    if (ns < 1e6) return (ns / 1e3).toFixed(1) + " µs";
+    if (ns < 1e9) return (ns / 1e6).toFixed(1) + " ms";
+    return (ns / 1e9).toFixed(2) + " s";
   };
   const deviceName = (d) => (d < 0 ? "host pinned" : "GPU " + d);
   const comm = {};
@@ -190,6 +197,20 @@ constexpr const char* kScript = R"JS(
     leaks.appendChild(el("p", {}, procName(s.pid) + ": " + bytes(s.bytes) + " in " + s.allocs + " allocation(s)"));
     leaks.appendChild(el("pre", {}, s.frames.join("\n")));
   }
+
+  // Each process's API calls by calling object (the file holding the call's return address),
+  // the most calls first. time: the calls entry/return probes saw, from those timed.
+  const callers = document.getElementById("callers");
+  const byObject = [];
+  for (const p of summary.processes || []) for (const c of p.callers || []) byObject.push([p.pid, c]);
+  if (byObject.length) {
+    callers.appendChild(el("p", { class: "muted" }, "object: the file holding each call's return address; " +
+                                "time: in the calls the entry/return probes saw, from those timed (--latency-every)"));
+    callers.appendChild(table(["process", "object", "calls", "errors", "allocated", "freed", "time"],
+        byObject.map(([pid, c]) => [procName(pid), c.object, c.calls, c.errors, bytes(c.alloc_bytes), bytes(c.free_bytes),
+                                    c.timed_calls ? duration(c.time_ns) : "-"]),
+        (i) => ({ "data-caller-pid": byObject[i][0], "data-caller": byObject[i][1].object })));
+  } else callers.appendChild(el("p", { class: "muted" }, "no API call was traced"));
 
   const d = summary.drops || {};
   document.getElementById("drops").appendChild(el("p", { class: d.events_lost ? "bad" : "muted" },

@@ -1,8 +1,9 @@
 // The page of `fakegpu-trace run --html FILE`: one self-contained HTML file (no network, no
 // external script or style) that a person opens after a CI run: the verdict, memory over time
 // per device (every process's line and the device total) and per process, the out-of-memory
-// failures, the processes' books and the top leaks. The data (the run's JSON summary and the
-// timeline's samples) is embedded as JSON; the page's script draws SVG charts from it.
+// failures, the processes' books, the top leaks and each process's API calls by library. The
+// data (the run's JSON summary and the timeline's samples) is embedded as JSON; the page's
+// script draws SVG charts from it.
 #pragma once
 #include <ostream>
 #include <string>

@@ -9,7 +9,8 @@
 //
 // For tests: window.fakegpuState holds the latest snapshot, the history and the chart series;
 // the table is <table id="processes"> with one <tr data-pid="…"> per process; each chart's
-// canvas carries data-series (what it shows now) and data-first-series (its first drawing).
+// canvas carries data-series (what it shows now) and data-first-series (its first drawing);
+// the drill-down's calls by library are <tr data-caller="OBJECT"> in <table id="detail-callers">.
 //
 // Transport: the event stream, or polling /api/v1/summary once per refresh interval. Headless
 // Chrome polls by default: snapshot tools (--dump-dom --virtual-time-budget) wait for every
@@ -713,11 +714,12 @@
     }
   }
 
-  function fillTable(id, rowsData) {
+  // rowAttrs(i): the attributes of row i (for tests that look a row up), or none.
+  function fillTable(id, rowsData, rowAttrs) {
     const tbody = document.querySelector('#' + id + ' tbody');
     tbody.replaceChildren();
-    for (const r of rowsData) {
-      const tr = el('tr');
+    for (const [i, r] of rowsData.entries()) {
+      const tr = el('tr', rowAttrs ? rowAttrs(i) : {});
       for (const [text, num, pre] of r) {
         const td = el('td', num ? { class: 'num' } : {});
         if (pre) td.appendChild(el('pre', {}, text)); else td.textContent = text;
@@ -758,6 +760,10 @@
     fillTable('detail-calls', p.calls.map((c) => [[c.func], [String(c.calls), true], [String(c.errors), true],
       [c.timed ? duration(c.total_ns / c.timed) : '–', true], [duration(c.max_ns), true]]));
     fillTable('detail-kernels', (p.kernels || []).map((k) => [[k.name], [String(k.launches), true]]));
+    const callers = p.callers || [];
+    fillTable('detail-callers', callers.map((c) => [[c.object], [String(c.calls), true], [String(c.errors), true],
+      [bytes(c.alloc_bytes), true], [bytes(c.free_bytes), true], [c.timed_calls ? duration(c.time_ns) : '–', true]]),
+      (i) => ({ 'data-caller': callers[i].object }));
     drawDetailChart(p);
   }
 
