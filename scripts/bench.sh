@@ -49,7 +49,8 @@ echo
 # The collector: overhead per traced call (USDT, entry/return, bpftrace side by side, and the
 # traced pair against the build before the BPF ring buffer), sustained 200k pairs/s, the highest
 # sustained event rate, attach readiness. Needs root; installs bpftrace if missing.
-# FAKEGPU_BENCH_BEFORE=/path/to/an/earlier/fakegpu-trace traces a fourth copy with that build.
+# FAKEGPU_BENCH_BEFORE=/path/to/an/earlier/fakegpu-trace traces a fourth copy with that build;
+# naming an earlier build directory, the fourth copy is that build's backend, traced by its tracer.
 if [[ $(id -u) -eq 0 ]]; then
   command -v bpftrace >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bpftrace >/dev/null
   unset FAKEGPU_ISOLATED
