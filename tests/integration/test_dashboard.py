@@ -121,6 +121,19 @@ class Served(tt.TraceCase):
             time.sleep(0.1)
         self.fail(f"{what}: not reached in {timeout} s; last: {last!r}")
 
+    def chromium(self, *args):
+        """Headless Chromium's command with a fresh profile, then args; skips where there is none."""
+        if not CHROMIUM:
+            self.skipTest("chromium is not installed (Debian chromium; scripts/deps.sh installs it)")
+        profile = tempfile.mkdtemp(dir=self.box.dir)
+        return [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                f"--user-data-dir={profile}", "--virtual-time-budget=5000", *args]
+
+    def dom(self, path):
+        """The page at path as headless Chromium has rendered it."""
+        return subprocess.run(self.chromium("--dump-dom", self.base + path), capture_output=True, text=True,
+                              timeout=120).stdout
+
     def held(self):
         """The workload's process in /api/v1/processes/{pid} once the books show it holding."""
         def look():
@@ -259,14 +272,9 @@ class Authenticated(Served):
 
 class Browser(Served):
     def test_page_shows_the_workload_in_headless_chromium(self):
-        if not CHROMIUM:
-            self.skipTest("chromium is not installed (Debian chromium; scripts/deps.sh installs it)")
+        self.chromium()  # skips where there is none
         self.held()
-        profile = tempfile.mkdtemp(dir=self.box.dir)
-        base = [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                f"--user-data-dir={profile}", "--virtual-time-budget=5000"]
-        dom = subprocess.run(base + ["--dump-dom", self.base + "/"], capture_output=True, text=True,
-                             timeout=120).stdout
+        dom = self.dom("/")
         row = re.search(r'<tr[^>]*data-pid="%d"[^>]*>(.*?)</tr>' % self.pid, dom, re.S)
         self.assertIsNotNone(row, "no table row for the workload in the page:\n" + dom[:3000])
         cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)]
@@ -283,7 +291,7 @@ class Browser(Served):
                           if a["label"] == label], [])
         os.makedirs(ARTIFACTS, exist_ok=True)
         shot = os.path.join(ARTIFACTS, "dashboard.png")
-        subprocess.run(base + ["--window-size=1400,1000", f"--screenshot={shot}", self.base + "/"],
+        subprocess.run(self.chromium("--window-size=1400,1000", f"--screenshot={shot}", self.base + "/"),
                        capture_output=True, timeout=120)
         self.assertTrue(os.path.getsize(shot) > 10000, "the screenshot is empty")
         print(f"note: screenshot saved as {shot}", flush=True)
@@ -292,8 +300,7 @@ class Browser(Served):
     def test_a_page_opened_after_the_workload_ran_draws_its_past_on_first_paint(self):
         """History on the server: the workload holds, exits, and only then is the page opened;
         its first drawing already has the workload's areas from /api/v1/history."""
-        if not CHROMIUM:
-            self.skipTest("chromium is not installed (Debian chromium; scripts/deps.sh installs it)")
+        self.chromium()  # skips where there is none
         self.held()  # published, so in the history
         self.work.close_stdin()
         self.assertEqual(self.work.wait(), 0)
@@ -314,10 +321,7 @@ class Browser(Served):
                 if p["pid"] == self.pid:
                     most[p["device"]] = max(most.get(p["device"], 0), p["live_bytes"])
         self.assertEqual(most, {1: 5 * MiB, 5: 5 * MiB})
-        profile = tempfile.mkdtemp(dir=self.box.dir)
-        dom = subprocess.run([CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                              f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom", self.base + "/"],
-                             capture_output=True, text=True, timeout=120).stdout
+        dom = self.dom("/")
         first = {m.group(1): json.loads(m.group(2).replace("&quot;", '"')) for m in
                  re.finditer(r'<canvas[^>]*id="device-chart-(\d+)"[^>]*data-first-series="([^"]*)"', dom)}
         label = f"{self.pid} trace_workload"
@@ -348,12 +352,7 @@ class Kernels(Served):
         self.assertEqual({l["kernel"]: v for n, l, v in samples
                           if n == "fakegpu_process_kernel_launches_total" and l["pid"] == str(pid)},
                          {"saxpy": 7.0, "_Z6reducePfi": 3.0})
-        if not CHROMIUM:
-            self.skipTest("chromium is not installed (Debian chromium; scripts/deps.sh installs it)")
-        profile = tempfile.mkdtemp(dir=self.box.dir)
-        dom = subprocess.run([CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                              f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom",
-                              f"{self.base}/?pid={pid}"], capture_output=True, text=True, timeout=120).stdout
+        dom = self.dom(f"/?pid={pid}")
         table = re.search(r'<table id="detail-kernels">.*?<tbody>(.*?)</tbody>', dom, re.S)
         self.assertIsNotNone(table, dom[:3000])
         rows = [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)]
@@ -375,12 +374,7 @@ class CallersDetail(Served):
             return p if p.get("state") == "exited" and tt.counts_by_object(p) == tt.Callers.TRACE_LIBS else None
         p = self.until("trace_libs's callers in the API", callers)
         self.assertEqual([c["object"] for c in p["callers"]], ["libtrace_alpha.so", "libtrace_beta.so", "trace_libs"])
-        if not CHROMIUM:
-            self.skipTest("chromium is not installed (Debian chromium; scripts/deps.sh installs it)")
-        profile = tempfile.mkdtemp(dir=self.box.dir)
-        dom = subprocess.run([CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                              f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom",
-                              f"{self.base}/?pid={libs.pid}"], capture_output=True, text=True, timeout=120).stdout
+        dom = self.dom(f"/?pid={libs.pid}")
         table = re.search(r'<table id="detail-callers">.*?<tbody>(.*?)</tbody>', dom, re.S)
         self.assertIsNotNone(table, dom[:3000])
         # Time: the API's time_ns as the page writes it where a call was timed (entry/return
