@@ -437,23 +437,25 @@ uint64_t CallerStats::time_ns() const noexcept {
   return static_cast<uint64_t>(static_cast<unsigned __int128>(timed_ns) * probed / timed);
 }
 
+void CallerStats::merge(const CallerStats& o) noexcept {
+  calls += o.calls;
+  errors += o.errors;
+  alloc_bytes += o.alloc_bytes;
+  free_bytes += o.free_bytes;
+  probed += o.probed;
+  timed += o.timed;
+  timed_ns += o.timed_ns;
+}
+
 void AllocationLedger::set_caller_totals(uint32_t pid, std::vector<CallerStats> callers) {
   std::sort(callers.begin(), callers.end(),
             [](const CallerStats& a, const CallerStats& b) { return a.object < b.object; });
   std::vector<CallerStats> merged;
   for (CallerStats& l : callers) {
-    if (merged.empty() || merged.back().object != l.object) {
+    if (merged.empty() || merged.back().object != l.object)
       merged.push_back(std::move(l));
-      continue;
-    }
-    CallerStats& m = merged.back();
-    m.calls += l.calls;
-    m.errors += l.errors;
-    m.alloc_bytes += l.alloc_bytes;
-    m.free_bytes += l.free_bytes;
-    m.probed += l.probed;
-    m.timed += l.timed;
-    m.timed_ns += l.timed_ns;
+    else
+      merged.back().merge(l);
   }
   std::stable_sort(merged.begin(), merged.end(),
                    [](const CallerStats& a, const CallerStats& b) { return a.calls > b.calls; });

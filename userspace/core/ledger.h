@@ -186,6 +186,7 @@ struct CallerStats {
   // The time of all its probed calls: the timed calls' mean times their number (exact with
   // --latency-every 1); 0 when none was timed.
   uint64_t time_ns() const noexcept;
+  void merge(const CallerStats& other) noexcept;  // the counts of another caller in the same object
   bool operator==(const CallerStats&) const = default;
 };
 // How many objects of a process the outputs list (the most calls).
