@@ -155,7 +155,18 @@ static __always_inline __u64 *tag_probe(void *tags, __u32 home, __u32 i, __u32 m
 	return bpf_map_lookup_elem(tags, idx);
 }
 
-static __always_inline long tag_slot(void *tags, __u64 tag, __u32 mask, bool *created)
+/* Slot `idx` of the callers' table holds `caller` (its tag already matched); the caller is
+ * published last (note_caller_file), so a slot still being filled holds none. */
+static __always_inline bool caller_at(__u32 idx, __u64 caller)
+{
+	struct fg_caller_file *f = bpf_map_lookup_elem(&caller_files, &idx);
+	return f && *(volatile __u64 *)&f->caller == caller;
+}
+
+/* tag_slot's search; with `with_caller`, a slot whose tag matches is the key's only if it also
+ * holds `caller` (the callers' tags hold a hash of it). */
+static __always_inline long tag_slot_of(void *tags, __u64 tag, __u32 mask, bool *created, bool with_caller,
+					__u64 caller)
 {
 	const __u32 home = (__u32)((tag * 0x9E3779B97F4A7C15ULL) >> 40);
 	*created = false;
@@ -165,7 +176,7 @@ static __always_inline long tag_slot(void *tags, __u64 tag, __u32 mask, bool *cr
 		if (!t)
 			break;
 		__u64 v = *(volatile __u64 *)t;
-		if (v == tag)
+		if (v == tag && (!with_caller || caller_at(idx, caller)))
 			return idx;
 		if (v == FG_TAG_FREE)
 			break; /* never used: the key is not further on */
@@ -183,11 +194,18 @@ static __always_inline long tag_slot(void *tags, __u64 tag, __u32 mask, bool *cr
 			}
 			v = was;
 		}
-		if (v == tag)
+		/* With a caller: another thread's claim, maybe not yet filled, is matched once it
+		 * is; before, this thread claims a second slot for the key (the collector sums). */
+		if (v == tag && (!with_caller || caller_at(idx, caller)))
 			return idx;
 	}
 	stat_inc(FG_STAT_ALLOC_MAP_FULL);
 	return -1;
+}
+
+static __always_inline long tag_slot(void *tags, __u64 tag, __u32 mask, bool *created)
+{
+	return tag_slot_of(tags, tag, mask, created, false, 0);
 }
 
 static __always_inline bool book_at(__u32 idx, struct book *b)
@@ -333,58 +351,22 @@ static __noinline void note_caller_file(struct fg_caller_file *f, __u64 caller)
 	struct fg_caller_file found = {};
 	if (caller)
 		bpf_find_vma(bpf_get_current_task_btf(), caller, caller_vma, &found, 0);
-	f->status = found.status;
-	f->dev = found.dev;
-	f->inode = found.inode;
-	f->map_start = found.map_start;
-	f->map_pgoff = found.map_pgoff;
-	__builtin_memcpy(f->name, found.name, sizeof(f->name));
+	*f = found; /* caller still 0 */
 	__sync_val_compare_and_swap(&f->caller, 0, caller); /* a full barrier: published after */
 }
 
-/* Whether slot idx holds caller (tag already matched). */
-static __always_inline struct fg_caller_file *caller_at(__u32 idx, __u64 caller)
-{
-	struct fg_caller_file *f = bpf_map_lookup_elem(&caller_files, &idx);
-	return f && *(volatile __u64 *)&f->caller == caller ? f : 0;
-}
-
-/* The slot of (tgid, caller), claimed when absent (tag_slot's search, comparing the caller
- * too); -1 when the table is full. */
+/* The slot of (tgid, caller), claimed (and filled) when absent; -1 when the table is full. */
 static __always_inline long caller_slot(__u32 tgid, __u64 caller)
 {
-	const __u64 tag = FG_CALLER_TAG(tgid, caller);
-	const __u32 home = (__u32)((tag * 0x9E3779B97F4A7C15ULL) >> 40);
-	const __u32 mask = FG_CALLER_SLOTS - 1;
-	__u32 idx;
-	for (__u32 i = 0; i < FG_TAG_PROBES; i++) {
-		__u64 *t = tag_probe(&caller_tags, home, i, mask, &idx);
-		if (!t)
-			break;
-		__u64 v = *(volatile __u64 *)t;
-		if (v == tag && caller_at(idx, caller))
-			return idx;
-		if (v == FG_TAG_FREE)
-			break;
+	bool created;
+	long idx = tag_slot_of(&caller_tags, FG_CALLER_TAG(tgid, caller), FG_CALLER_SLOTS - 1, &created, true, caller);
+	if (idx >= 0 && created) {
+		__u32 i = (__u32)idx;
+		struct fg_caller_file *f = bpf_map_lookup_elem(&caller_files, &i);
+		if (f)
+			note_caller_file(f, caller);
 	}
-	for (__u32 i = 0; i < FG_TAG_PROBES; i++) {
-		__u64 *t = tag_probe(&caller_tags, home, i, mask, &idx);
-		if (!t)
-			break;
-		__u64 v = *(volatile __u64 *)t;
-		if ((v == FG_TAG_FREE || v == FG_TAG_DELETED) && __sync_val_compare_and_swap(t, v, tag) == v) {
-			struct fg_caller_file *f = bpf_map_lookup_elem(&caller_files, &idx);
-			if (f)
-				note_caller_file(f, caller);
-			return idx;
-		}
-		/* A claim of another thread's, maybe not yet filled: matched when it is, or this
-		 * thread claims a second slot for the caller (summed by the collector). */
-		if (*(volatile __u64 *)t == tag && caller_at(idx, caller))
-			return idx;
-	}
-	stat_inc(FG_STAT_ALLOC_MAP_FULL);
-	return -1;
+	return idx;
 }
 
 /* Counts a call (and what it allocated or freed, and its time when timed) for its caller:
