@@ -41,8 +41,7 @@ FG_TLS thread_local ThreadBlock t_block;
 
 }  // namespace
 
-void attach_thread() noexcept {
-  if (fg_tls_counts) return;
+void attach_thread_slow() noexcept {
   auto* block = new (std::nothrow) uint64_t[kApiCount]();
   if (!block) return;  // the global counters still count this thread
   auto& r = registry();

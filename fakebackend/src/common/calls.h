@@ -28,8 +28,12 @@ extern "C" {
 
 namespace fg::calls {
 
-// Gives the calling thread its own counter block (idempotent, cheap after the first call).
-void attach_thread() noexcept;
+void attach_thread_slow() noexcept;
+
+// Gives the calling thread its own counter block (idempotent; one TLS load after the first).
+inline void attach_thread() noexcept {
+  if (!fg_tls_counts) attach_thread_slow();
+}
 
 // Snapshot of all counters: global + live threads + exited threads.
 std::array<uint64_t, kApiCount> snapshot();

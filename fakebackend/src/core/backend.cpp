@@ -720,8 +720,7 @@ Status Backend::mem_free(void* p, unsigned kinds, ApiOrigin api, Allocation* fre
   return Status::Ok;
 }
 
-bool Backend::announced_at_exit(uintptr_t base) noexcept {
-  if (!exit_reported_.load(std::memory_order_acquire)) return false;
+bool Backend::forget_announced(uintptr_t base) noexcept {
   std::lock_guard lock(exit_mu_);
   return exit_announced_.erase(base) != 0;
 }

@@ -406,7 +406,10 @@ class Backend {
   // True (once) for an allocation the exit report already announced as freed at exit: its
   // later free (NVIDIA's runtime releases its contexts from exit handlers that run after
   // the report, and static destructors may free) must not be announced a second time.
-  bool announced_at_exit(uintptr_t base) noexcept;
+  bool announced_at_exit(uintptr_t base) noexcept {
+    return exit_reported_.load(std::memory_order_acquire) && forget_announced(base);
+  }
+  bool forget_announced(uintptr_t base) noexcept;
 
   std::vector<std::unique_ptr<Device>> devices_;
   std::unique_ptr<ledger::Ledger> ledger_;

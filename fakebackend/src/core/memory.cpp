@@ -74,27 +74,37 @@ struct ThreadCaches {
   }
 };
 namespace {
-// Only a pointer lives in TLS: the library uses initial-exec TLS (the trampolines' counter
+// Only pointers live in TLS: the library uses initial-exec TLS (the trampolines' counter
 // pointer), which puts all of its TLS in the small static block a dlopen'ed library gets.
+// The hot path reads a trivial pointer (a thread_local with a destructor is reached through
+// a guard variable of the default TLS model: a __tls_get_addr call per use); the owner,
+// which frees the caches at thread exit, is touched only when they are created.
 // Frees can come after the thread's TLS destructors have run: NVIDIA's runtime releases
 // its contexts from an atexit handler, after the main thread's thread_local objects are
-// gone. The holder then hands out no cache and the block goes straight to its arena.
-// (The mark is a separate trivial object: stores into a dying object's own members are
-// dead to the compiler.)
+// gone. The owner then clears the pointer and marks the thread, which hands out no cache:
+// the block goes straight to its arena. (The mark is a separate trivial object: stores
+// into a dying object's own members are dead to the compiler.)
+FG_TLS thread_local ThreadCaches* t_caches = nullptr;
 FG_TLS thread_local bool t_caches_gone = false;
-struct ThreadCachesHolder {
-  ThreadCaches* caches = nullptr;
-  ~ThreadCachesHolder() {
+struct ThreadCachesOwner {
+  ~ThreadCachesOwner() {
     t_caches_gone = true;
-    delete caches;
-  }
-  ThreadCaches* get() {
-    if (t_caches_gone) return nullptr;
-    if (!caches) caches = new ThreadCaches;
-    return caches;
+    delete t_caches;
+    t_caches = nullptr;
   }
 };
-FG_TLS thread_local ThreadCachesHolder t_caches;
+FG_TLS thread_local ThreadCachesOwner t_caches_owner;
+
+[[gnu::noinline]] ThreadCaches* create_thread_caches() {
+  if (t_caches_gone) return nullptr;
+  asm volatile("" ::"r"(&t_caches_owner));  // the first use registers its destructor
+  t_caches = new ThreadCaches;
+  return t_caches;
+}
+inline ThreadCaches* thread_caches() {
+  ThreadCaches* c = t_caches;
+  return c ? c : create_thread_caches();
+}
 }
 
 // ---- Arena -------------------------------------------------------------------------------------
@@ -203,7 +213,7 @@ void* Arena::allocate(uint64_t bytes, uint64_t* span) {
   if (bytes <= (1ull << kMaxClassShift)) {
     const int cls = class_of(bytes);
     std::vector<uintptr_t> one;  // the thread's cache is gone (exit handlers): one block
-    ThreadCaches* caches = t_caches.get();
+    ThreadCaches* caches = thread_caches();
     auto& cache = caches ? caches->of(this, cls) : one;
     if (cache.empty() && !refill(cls, cache, caches ? kRefill : 1)) return nullptr;
     uintptr_t b = cache.back();
@@ -228,7 +238,7 @@ void Arena::deallocate(void* p, uint64_t span) noexcept {
   if (span <= (1ull << kMaxClassShift)) {
     const int cls = class_of(span);
     try {
-      ThreadCaches* caches = t_caches.get();
+      ThreadCaches* caches = thread_caches();
       if (!caches) {
         std::lock_guard lock(mu_);
         classes_[cls].free.push_back(b);

@@ -217,15 +217,20 @@ CUresult cls_delete(CUcontext h, void* key) {
   });
 }
 // A miss must fail: the runtime creates its per-context state on it.
-CUresult cls_get(void** value, CUcontext h, void* key) {
+[[gnu::noinline]] CUresult cls_get_slow(void** value, CUcontext h, void* key) {
   return api([&](Backend& b) -> CUresult {
     if (!value) return CUDA_ERROR_INVALID_VALUE;
-    // The runtime's every call reads its state here: what this thread read before first.
-    if (b.ctx_local_remembered(h ? ctx_of(h) : b.current_ctx(), key, value)) return CUDA_SUCCESS;
     Context* c = nullptr;
     if (CUresult r = named_ctx(b, h, &c)) return r;
     return b.ctx_local_get(c, key, value) == Status::Ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
   });
+}
+// The runtime's every call reads its state here (twice per cudaMalloc+cudaFree pair): what
+// this thread read before is answered first, in a frame of its own.
+CUresult cls_get(void** value, CUcontext h, void* key) {
+  Backend* b = initialized_backend();
+  if (b && value && b->ctx_local_remembered(h ? ctx_of(h) : b->current_ctx(), key, value)) return CUDA_SUCCESS;
+  return cls_get_slow(value, h, key);
 }
 
 const Word kContextLocalTable[4] = {FG_FN(cls_put), FG_FN(cls_delete), FG_FN(cls_get), nullptr};
