@@ -9,13 +9,20 @@ the fake driver), tests/bench/bench_runtimes.cu, taking turns in one run.
      cublasCreate returning (whole-process wall time, exec and loading included)
   3. fakegpu-trace's cost per traced allocation, each runtime (root only): the same pairs
      traced (USDT) minus untraced, per call
+  4. where a pair's instructions go (where valgrind is installed): callgrind counts of each
+     kind of pair, split by the object that executes them, so NVIDIA's runtime's own share
+     is known exactly and does not move with the machine's noise
 
 Usage: bench_runtimes.py BUILD_DIR
 """
+import collections
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 BUILD = sys.argv[1]
@@ -42,6 +49,63 @@ def wall_ms(cmd):
     t0 = time.perf_counter()
     subprocess.run(cmd, env=ENV, check=True, stdout=subprocess.DEVNULL)
     return (time.perf_counter() - t0) * 1000
+
+
+def callgrind_objects(cmd):
+    """Instructions executed by cmd under callgrind, per object file (self cost)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "cg.out")
+        # A t4's 16 GB device fits valgrind's address space (an a100-80gb's arena does not).
+        env = dict(ENV, FAKEGPU_DEVICES="t4:1")
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *cmd], env=env,
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        names, per_object, obj, after_call = {}, collections.Counter(), "?", False
+        with open(out) as f:
+            for line in f:
+                if line.startswith(("ob=", "cob=")):  # either may name an object first
+                    m = re.match(r"c?ob=\((\d+)\)(?: (.*))?", line.strip())
+                    if m.group(2):
+                        names[m.group(1)] = os.path.basename(m.group(2))
+                    if line.startswith("ob="):
+                        obj = names[m.group(1)]
+                elif line.startswith("calls="):
+                    after_call = True  # the next cost line is the call's inclusive cost
+                elif line[:1].isdigit() or line[:1] in "+-*":
+                    if not after_call:
+                        per_object[obj] += int(line.split()[1])
+                    after_call = False
+        return per_object
+
+
+def instruction_account():
+    """Per pair: {kind: {object: instructions}} for NVIDIA's, the fake's and libc's pairs."""
+    n = 20000
+    account = {}
+    for kind, program, arg in (("nvidia", PROGRAMS["nvidia"], "cuda"), ("fake", PROGRAMS["fake"], "cuda"),
+                               ("malloc", PROGRAMS["fake"], "libc")):
+        base, full = callgrind_objects([program, arg, "0"]), callgrind_objects([program, arg, str(n)])
+        account[kind] = {o: (full[o] - base[o]) / n for o in full if (full[o] - base[o]) / n >= 1}
+    return account
+
+
+def print_instruction_account():
+    if not shutil.which("valgrind"):
+        print("instructions per pair: SKIPPED (valgrind is not installed)")
+        return
+    acc = instruction_account()
+    total = {k: sum(v.values()) for k, v in acc.items()}
+    nv_own = acc["nvidia"].get(os.path.basename(PROGRAMS["nvidia"]), 0)
+    fake_share = acc["nvidia"].get("libfake_gpu.so", 0)
+    print(f"instructions per pair (callgrind): NVIDIA static {total['nvidia']:.0f} (NVIDIA's runtime's own "
+          f"code {nv_own:.0f}, the fake driver {fake_share:.0f}, other {total['nvidia'] - nv_own - fake_share:.0f}); "
+          f"fake runtime {total['fake']:.0f}; malloc+free {total['malloc']:.0f}")
+    # What the two targets ask of the fake, in these units: NVIDIA <= 3x malloc bounds the
+    # fake driver's share from above; NVIDIA <= 1.5x the fake's runtime bounds that from below.
+    most = 3 * total["malloc"] - (total["nvidia"] - fake_share)
+    print(f"  NVIDIA's own code is {nv_own / total['malloc']:.2f}x a malloc+free pair: <= 3x malloc leaves the fake "
+          f"driver at most {most:.0f} instructions per pair (now {fake_share:.0f}), and <= 1.5x the fake runtime "
+          f"then holds only while the fake runtime's pair takes at least "
+          f"{(most + total['nvidia'] - fake_share) / 1.5:.0f} (now {total['fake']:.0f})")
 
 
 def main():
@@ -72,6 +136,8 @@ def main():
     blas = [wall_ms([CUBLAS, "startup"]) for _ in range(7)]
     print(f"start-up to cublasCreate: median {statistics.median(blas):.0f} ms (min {min(blas):.0f}, "
           f"max {max(blas):.0f}; 7 runs; target <= 1000 ms)")
+
+    print_instruction_account()
 
     if os.geteuid() != 0:
         print("fakegpu-trace cost per allocation: SKIPPED (it loads BPF programs: run as root)")

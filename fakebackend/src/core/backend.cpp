@@ -19,36 +19,19 @@
 #include <unistd.h>
 
 namespace fg {
+
+constinit std::atomic<Backend*> g_backend{nullptr};
+FG_TLS constinit thread_local CtxCache t_ctx_cache;
+
 namespace {
 
-std::atomic<Backend*> g_backend{nullptr};
 FG_TLS thread_local ThreadState t_state;
 
-// NVIDIA's runtime asks for the current context several times per call (context-local
-// storage, context checks) and reads its context-local state on every call: a thread keeps
-// its current context beside its stack, remembers the last
-// context it found valid, until any context goes, and the few locals it read last, until
-// any context's locals change. One trivially destructible thread_local (one TLS lookup per
-// use in a dlopen()ed library; usable from exit handlers too).
-struct LocalHit {
-  const Context* ctx = nullptr;
-  const void* key = nullptr;
-  void* value = nullptr;
-  uint64_t generation = 0;
-};
-struct ThreadCaches {
-  Context* current = nullptr;  // t_state.ctx_stack.back(), or null (also once t_state is gone)
-  const Context* valid_ctx = nullptr;
-  uint64_t valid_generation = 0;
-  std::array<LocalHit, 4> local_hits{};
-  unsigned local_next = 0;
-};
-FG_TLS thread_local ThreadCaches t_caches;
 
 // After every change to this thread's context stack.
 void sync_current() noexcept {
   const auto& st = t_state.ctx_stack;
-  t_caches.current = st.empty() ? nullptr : st.back();
+  t_ctx_cache.current = st.empty() ? nullptr : st.back();
 }
 
 constexpr unsigned kind_bit(MemKind k) { return 1u << static_cast<unsigned>(k); }
@@ -119,11 +102,10 @@ void fork_child_handler() {
 
 ThreadState& thread_state() noexcept { return t_state; }
 // NVIDIA's libraries call the driver from their exit handlers, after the main thread's
-// thread_local objects are gone: the thread then has no current context. (t_caches is a
+// thread_local objects are gone: the thread then has no current context. (t_ctx_cache is a
 // separate trivial object: stores into a dying object's own members are dead to the compiler.)
-ThreadState::~ThreadState() { t_caches.current = nullptr; }
+ThreadState::~ThreadState() { t_ctx_cache.current = nullptr; }
 
-Backend* Backend::peek() noexcept { return g_backend.load(std::memory_order_acquire); }
 
 Backend& Backend::get() {
   if (Backend* b = g_backend.load(std::memory_order_acquire)) return *b;
@@ -221,21 +203,17 @@ void Backend::after_fork_child() noexcept {
 
 // ---- contexts ------------------------------------------------------------------------------------
 
-bool Backend::ctx_valid(const Context* ctx) noexcept {
+bool Backend::ctx_valid_slow(const Context* ctx) noexcept {
   if (!ctx) return false;
   const uint64_t generation = ctx_generation_.load(std::memory_order_acquire);
-  ThreadCaches& tc = t_caches;
-  if (tc.valid_ctx == ctx && tc.valid_generation == generation) return ctx->active.load(std::memory_order_acquire);
   std::lock_guard lock(mu_);
   const bool ok = contexts_.count(ctx) && ctx->active.load(std::memory_order_acquire);
   if (ok) {
-    tc.valid_ctx = ctx;
-    tc.valid_generation = generation;
+    t_ctx_cache.valid_ctx = ctx;
+    t_ctx_cache.valid_generation = generation;
   }
   return ok;
 }
-
-Context* Backend::current_ctx() noexcept { return t_caches.current; }
 
 static void announce_switch(Context* ctx) {
   FG_USDT_CTX_SWITCH(ctx ? ctx->dev->ordinal : -1, reinterpret_cast<uintptr_t>(ctx));
@@ -439,21 +417,10 @@ Status Backend::ctx_local_put(Context* ctx, void* key, void* value, Context::Loc
   return Status::Ok;
 }
 
-bool Backend::ctx_local_remembered(const Context* ctx, const void* key, void** value) noexcept {
-  if (!ctx) return false;  // (the empty entries hold a null context)
-  const uint64_t generation = locals_generation_.load(std::memory_order_acquire);
-  for (const LocalHit& h : t_caches.local_hits)
-    if (h.ctx == ctx && h.key == key && h.generation == generation) {
-      *value = h.value;
-      return true;
-    }
-  return false;
-}
-
 Status Backend::ctx_local_get(Context* ctx, const void* key, void** value) {
   if (ctx_local_remembered(ctx, key, value)) return Status::Ok;
   const uint64_t generation = locals_generation_.load(std::memory_order_acquire);
-  ThreadCaches& tc = t_caches;
+  CtxCache& tc = t_ctx_cache;
   std::lock_guard lock(ctx->mu);
   for (const Context::Local& l : ctx->locals)
     if (l.key == key) {
@@ -591,12 +558,10 @@ void Backend::publish_arena(Arena* a) {  // under arena_mu_
   arena_count_.store(n + 1, std::memory_order_release);
 }
 
-Arena* Backend::arena(Device* dev, MemKind kind) {
+Arena* Backend::create_arena(Device* dev, MemKind kind) {
   const int k = kind == MemKind::Managed ? 1 : 0;
-  Arena* a = dev->arenas[k].load(std::memory_order_acquire);
-  if (a) return a;
   std::lock_guard lock(arena_mu_);
-  a = dev->arenas[k].load(std::memory_order_relaxed);
+  Arena* a = dev->arenas[k].load(std::memory_order_relaxed);
   if (a) return a;
   try {
     a = new Arena(dev->ordinal * 2 + k + 1, dev->ordinal, kind, dev->model.total_memory);

@@ -3,11 +3,13 @@
 // validate API-specific arguments, call the core, and map fg::Status to their error codes.
 // Shims never call another exported entry point, so a user call crosses exactly one probe.
 #pragma once
+#include "common/calls.h"
 #include "core/device_model.h"
 #include "core/errors.h"
 #include "core/ledger.h"
 #include "core/memory.h"
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -210,13 +212,38 @@ struct LaunchRecord {
 };
 
 // ---- the backend ---------------------------------------------------------------------------------
+class Backend;
+// The backend once initialised (Backend::get), else null.
+extern constinit std::atomic<Backend*> g_backend;
+
+// NVIDIA's runtime asks for the current context several times per call (context-local
+// storage, context checks) and reads its context-local state on every call: a thread keeps
+// its current context beside its stack, remembers the last context it found valid, until
+// any context goes, and the few locals it read last, until any context's locals change.
+// Trivially destructible and constant-initialised, so every use is an inline TLS load
+// (initial-exec) that works from exit handlers too.
+struct CtxCache {
+  struct LocalHit {
+    const Context* ctx = nullptr;
+    const void* key = nullptr;
+    void* value = nullptr;
+    uint64_t generation = 0;
+  };
+  Context* current = nullptr;  // the top of this thread's context stack, or null
+  const Context* valid_ctx = nullptr;
+  uint64_t valid_generation = 0;
+  std::array<LocalHit, 4> local_hits{};
+  unsigned local_next = 0;
+};
+FG_TLS extern constinit thread_local CtxCache t_ctx_cache;
+
 class Backend {
  public:
   // First use initialises (configuration, ledger). A configuration error prints its
   // message and ends the process with status 1: nothing falls back silently.
   static Backend& get();
   // The backend if already initialised (report at exit, fork handlers), else nullptr.
-  static Backend* peek() noexcept;
+  static Backend* peek() noexcept { return g_backend.load(std::memory_order_acquire); }
 
   int device_count() const { return static_cast<int>(devices_.size()); }
   Device* device(int ordinal) noexcept {
@@ -235,8 +262,14 @@ class Backend {
   // ---- contexts ----
   Status ctx_create(Device* dev, unsigned flags, Context** out);   // pushes it on this thread
   Status ctx_destroy(Context* ctx);          // frees its allocations, streams, events, modules
-  bool ctx_valid(const Context* ctx) noexcept;  // live (non-destroyed) context handle
-  Context* current_ctx() noexcept;           // top of this thread's stack (may be null)
+  // A live (non-destroyed) context handle.
+  bool ctx_valid(const Context* ctx) noexcept {
+    const CtxCache& tc = t_ctx_cache;
+    if (ctx && tc.valid_ctx == ctx && tc.valid_generation == ctx_generation_.load(std::memory_order_acquire))
+      return ctx->active.load(std::memory_order_acquire);
+    return ctx_valid_slow(ctx);
+  }
+  Context* current_ctx() noexcept { return t_ctx_cache.current; }  // top of this thread's stack (may be null)
   Status set_current(Context* ctx);          // replaces top (null pops the top)
   Status push_current(Context* ctx);
   Status pop_current(Context** out);
@@ -258,7 +291,16 @@ class Backend {
   Status ctx_local_get(Context* ctx, const void* key, void** value);
   // A value this thread read before and that has not changed since. Needs no valid ctx: a
   // context's teardown clears what every thread remembers (its locals' destructors run).
-  bool ctx_local_remembered(const Context* ctx, const void* key, void** value) noexcept;
+  bool ctx_local_remembered(const Context* ctx, const void* key, void** value) noexcept {
+    if (!ctx) return false;  // (the empty entries hold a null context)
+    const uint64_t generation = locals_generation_.load(std::memory_order_acquire);
+    for (const CtxCache::LocalHit& h : t_ctx_cache.local_hits)
+      if (h.ctx == ctx && h.key == key && h.generation == generation) {
+        *value = h.value;
+        return true;
+      }
+    return false;
+  }
   Status ctx_local_delete(Context* ctx, const void* key);
   Status primary_retain(Device* dev, Context** out);
   Status primary_release(Device* dev);
@@ -305,7 +347,10 @@ class Backend {
   // memGetInfo for a device: free = total - used by every process (ledger).
   void mem_info(Device* dev, uint64_t* free_bytes, uint64_t* total_bytes) noexcept;
   // Arena (created on demand) for a device kind; nullptr + OutOfMemory if it cannot be reserved.
-  Arena* arena(Device* dev, MemKind kind);
+  Arena* arena(Device* dev, MemKind kind) {
+    Arena* a = dev->arenas[kind == MemKind::Managed ? 1 : 0].load(std::memory_order_acquire);
+    return a ? a : create_arena(dev, kind);
+  }
   Arena* host_arena();
 
   // Address ranges that live outside the core's arenas: the driver's virtual-memory
@@ -392,6 +437,8 @@ class Backend {
   void write_report() noexcept;   // FAKEGPU_REPORT (default fake_gpu_report.json; off disables)
 
  private:
+  bool ctx_valid_slow(const Context* ctx) noexcept;
+  Arena* create_arena(Device* dev, MemKind kind);
   Backend();
   void init();
   void implicit_free_ctx(Context* ctx);

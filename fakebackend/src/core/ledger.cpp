@@ -346,7 +346,7 @@ std::atomic<uint32_t> g_next_shard{0};
 FG_TLS thread_local int t_shard = -1;  // an int: the library's TLS must stay tiny (static TLS block)
 }  // namespace
 
-Shard& Ledger::my_shard() noexcept {
+[[gnu::always_inline]] inline Shard& Ledger::my_shard() noexcept {
   if (t_shard < 0) t_shard = static_cast<int>(g_next_shard.fetch_add(1, std::memory_order_relaxed) % kShards);
   return slot().shards[t_shard];
 }

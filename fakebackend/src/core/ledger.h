@@ -132,7 +132,7 @@ class Ledger {
   int collect_unused() noexcept;  // frees device entries no live process uses
   bool wait_not_busy(std::atomic<uint64_t>& state, uint64_t* w) noexcept;
   void mark_device(uint32_t dev, int ordinal) noexcept;
-  Shard& my_shard() noexcept;
+  inline Shard& my_shard() noexcept;
   bool take(uint32_t dev, uint64_t n) noexcept;                 // quota from the device counter
   bool take_exact(uint32_t dev, uint64_t n, uint64_t bytes) noexcept;  // at capacity
   uint64_t slot_used(const ProcSlot& s, uint32_t dev) const noexcept;   // device + managed

@@ -315,11 +315,12 @@ void AllocTable::grow(Shard& s) {
 }
 
 void AllocTable::insert(const Allocation& a) {
-  Shard& s = shards_[shard_of(a.base)];
+  const uint64_t h = mix(a.base);
+  Shard& s = shards_[shard_of_mix(h)];
   std::lock_guard lock(s.mu);
   if ((s.used + s.tombs + 1) * 2 > s.slots.size()) grow(s);
   const size_t mask = s.slots.size() - 1;
-  size_t i = hash(a.base) & mask;
+  size_t i = h & mask;
   while (s.slots[i].key > 1) i = (i + 1) & mask;
   if (s.slots[i].key == 1) --s.tombs;
   s.slots[i].key = a.base;
@@ -329,11 +330,12 @@ void AllocTable::insert(const Allocation& a) {
 
 std::optional<Allocation> AllocTable::erase(uintptr_t p, unsigned kinds) {
   if (p <= 1) return std::nullopt;
-  Shard& s = shards_[shard_of(p)];
+  const uint64_t h = mix(p);
+  Shard& s = shards_[shard_of_mix(h)];
   std::lock_guard lock(s.mu);
   if (s.slots.empty()) return std::nullopt;
   const size_t mask = s.slots.size() - 1;
-  for (size_t i = hash(p) & mask;; i = (i + 1) & mask) {
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
     if (s.slots[i].key == 0) return std::nullopt;
     if (s.slots[i].key == p) {
       if (!(kinds & (1u << static_cast<unsigned>(s.slots[i].a.kind)))) return std::nullopt;
@@ -348,11 +350,12 @@ std::optional<Allocation> AllocTable::erase(uintptr_t p, unsigned kinds) {
 
 std::optional<Allocation> AllocTable::find_base(uintptr_t p) const {
   if (p <= 1) return std::nullopt;
-  const Shard& s = shards_[shard_of(p)];
+  const uint64_t h = mix(p);
+  const Shard& s = shards_[shard_of_mix(h)];
   std::lock_guard lock(s.mu);
   if (s.slots.empty()) return std::nullopt;
   const size_t mask = s.slots.size() - 1;
-  for (size_t i = hash(p) & mask;; i = (i + 1) & mask) {
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
     if (s.slots[i].key == 0) return std::nullopt;
     if (s.slots[i].key == p) return s.slots[i].a;
   }

@@ -146,8 +146,10 @@ class AllocTable {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
   }
-  static size_t shard_of(uintptr_t p) { return mix(p) >> 56; }  // top 8 bits: kShards = 256
-  static size_t hash(uintptr_t p) { return mix(p); }             // low bits within the shard
+  // One mix per operation: its top 8 bits pick the shard (kShards = 256), its low bits the
+  // slot within the shard.
+  static size_t shard_of_mix(uint64_t h) { return h >> 56; }
+  static size_t hash(uintptr_t p) { return mix(p); }
   void grow(Shard& s);
   Shard shards_[kShards];
 };
