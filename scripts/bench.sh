@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Benchmarks of the backend. These machines are shared and noisy: every figure is a ratio
 # against a baseline measured side by side in the same run, or a median of many samples.
 #   scripts/bench.sh [ITERATIONS]

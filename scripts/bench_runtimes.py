@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The two runtimes side by side (scripts/bench.sh runs this): the same program built with
 -cudart shared (the fake's runtime) and with nvcc's default static runtime (NVIDIA's, over
 the fake driver), tests/bench/bench_runtimes.cu, taking turns in one run.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Benchmarks of fakegpu-trace (run as root by scripts/bench.sh). Every figure is measured
 side by side in one run: the same workload untraced, traced by fakegpu-trace through the
 backend's USDT probes, through entry/return probes, and by bpftrace counting the same probes.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Validate the API lists of the fake backend (fakebackend/api/*.def).
 
 Checks, for cudart.def, cuda.def, nvml.def and cuda_proc_versions.def:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds fakegpu and runs a small multi-process workload on the fake GPUs: several
 # processes on several devices share the host-wide device ledger, one leaks, one grows
 # until the device is full. Prints what each did and the backends' exit reports.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian 12 packages fakegpu needs (as root; a no-op when all are present).
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config python3 binutils

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """An nvidia-smi-style view of the fake GPUs, read through NVML (ctypes, stdlib only).
 
     scripts/smi.py [LIBNVIDIA_ML]    default: build/lib/libnvidia-ml.so.1 next to this script

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what is missing, configures, builds and runs the whole test suite.
 #   scripts/test.sh [ctest args…]     e.g. scripts/test.sh -R backend
 set -euo pipefail

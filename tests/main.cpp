@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one Catch2 main of every test executable.
 //
 // Tests run on private devices and write no report unless the environment says otherwise,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fakegpu-trace: system-wide, per-process GPU memory books from eBPF probes on the CUDA
 // libraries (the fake backend's USDT probes, or entry/return probes on any CUDA library).
 // A thin main: argument parsing and exit codes; the work is in collector/ and core/.

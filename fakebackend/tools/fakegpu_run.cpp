@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fakegpu-run [options] CMD ARGS…: runs a command on the fake GPUs.
 //
 // Puts the backend's library directory first on LD_LIBRARY_PATH (so libcudart.so.13,

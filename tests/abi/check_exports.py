@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """ABI check of libfake_gpu.so against the API lists (fakebackend/api/*.def).
 
 1. The dynamic exports are exactly the lists: every libcudart name under its version

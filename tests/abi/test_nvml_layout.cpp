@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABI test: fgapi's own NVML declarations (fakebackend/include/fakegpu/nvml_types.h)
 // against the public nvml.h (NVML_API_VERSION 13).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ABI test: fgapi's own CUDA declarations (fakebackend/include/fakegpu/cuda_types.h)
 // against NVIDIA's CUDA 13.0 toolkit headers.
 //

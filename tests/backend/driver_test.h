@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared helpers of the CUDA Driver API tests (test_driver_*.cpp): the library is dlopen()ed
 // as libcuda.so.1 from $FAKEGPU_TEST_LIBDIR and every call goes through a dlsym()ed pointer
 // whose type is the cuda.h 13.0 prototype declared below (so the tests need no toolkit).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA Runtime as a client sees it: libcudart.so.13 from FAKEGPU_TEST_LIBDIR, opened with
 // dlopen, every entry point bound with dlvsym to its version node (libcudart.so.13, or
 // libcudart.so.12 for the CUDA 12-only names), exactly as a program built with nvcc binds

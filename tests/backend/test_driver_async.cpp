@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA Driver API: stream-ordered allocation and memory pools.
 #include "backend/driver_test.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA Driver API: contexts, the per-thread context stack, primary contexts, flags, limits,
 // peer access, and "destroying a context frees its memory".
 #include "backend/driver_test.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuGetExportTable: the private tables NVIDIA's runtime and libraries fetch from the driver
 // (shared/research/export-tables.md), each checked for what its users rely on.
 #include "backend/driver_test.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fork(): the child starts with no contexts and no allocations, and its device memory is
 // its own — writes in the child never reach the parent's allocations.
 #include "backend/driver_test.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA Driver API graphs and stream capture: capture of copies, memsets, launches and host
 // functions (nothing runs until the graph is launched; each launch replays it), explicit
 // construction through the v1 and v2 node structs, the legacy entry points (5-argument

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA Driver API: the cuInit gate, versions, error strings, device queries.
 #include "backend/driver_test.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA Driver API graphics interop (cudaGL.h, cudaEGL.h, cudaVDPAU.h) and the cuGraphics*
 // calls common to them: every name a real driver exports is there, and each answers what
 // NVIDIA's driver answers on a machine without OpenGL, EGL or VDPAU (driver/interop.cpp),

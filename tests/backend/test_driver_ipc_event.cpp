@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA Driver API interprocess events (cuIpcGetEventHandle / cuIpcOpenEventHandle): the
 // handle of an event created with CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING opens in
 // another process as an event whose completion is the original's, whichever process records

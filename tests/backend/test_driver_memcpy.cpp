@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA Driver API: copies and memsets, byte-exact, in every direction and memory kind,
 // synchronous, stream-ordered and per-thread-stream.
 #include "backend/driver_test.h"

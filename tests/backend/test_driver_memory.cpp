@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA Driver API: allocations (device, pitched, managed, pinned, registered), books,
 // address ranges, pointer attributes, legacy IPC, concurrency.
 #include "backend/driver_test.h"

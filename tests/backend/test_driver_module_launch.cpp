@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA Driver API: modules, functions, libraries/kernels, the JIT linker, launches (validated
 // and recorded, never executed) and the occupancy calculator.
 #include "backend/driver_test.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA Driver API: cuGetProcAddress(_v2) — (name, version, flags) -> the exported entry point
 // of the right ABI (census §5.2), its per-thread twin with flags 2, and the failures.
 #include "backend/driver_test.h"

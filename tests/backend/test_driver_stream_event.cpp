@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA Driver API: streams (create/destroy/query/synchronize, callbacks, waits, properties,
 // capture queries) and events (record/query/synchronize/elapsed time).
 #include "backend/driver_test.h"

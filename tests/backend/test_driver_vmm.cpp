@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA Driver API: virtual memory management (cuMemCreate / cuMemAddressReserve / cuMemMap /
 // cuMemSetAccess / export and import), with real data and exact books.
 #include "backend/driver_test.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVML semantics through the exported API, exactly as a client sees it: the library is
 // dlopen()ed as libnvidia-ml.so.1 from $FAKEGPU_TEST_LIBDIR and every call goes through a
 // dlsym()ed pointer. Expected numbers are the default configuration's (8 x a100-80gb, DGX A100

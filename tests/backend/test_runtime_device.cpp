@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime device management: counting, selection, attributes, both cudaDeviceProp layouts,
 // PCI ids, limits, configuration, peer access, reset, versions.
 #include "runtime_api.h"

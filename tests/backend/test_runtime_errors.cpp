@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime error reporting: NVIDIA's names and strings, and last-error semantics.
 #include "runtime_api.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime CUDA graphs and stream capture: what a capture records (and that nothing runs
 // while it does), launches that replay it, explicit graph construction and topological
 // order, capture modes and the calls they refuse, cross-stream capture through events,

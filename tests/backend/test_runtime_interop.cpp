@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA Runtime graphics interop and interprocess events: the runtime's codes for the
 // driver's answers (runtime/interop.cpp, runtime/event.cpp), bound as a program binds them.
 #include "runtime_api.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime registration and launches: what nvcc's host code does at start-up and at every
 // <<<...>>>, on both launch ABIs (CUDA <= 12 cudaLaunchKernel; CUDA 13 __cudaGetKernel +
 // __cudaLaunchKernel), the explicit launch calls, function attributes, occupancy, and

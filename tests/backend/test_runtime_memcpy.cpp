@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime copies and memsets: byte-exact in every direction and memory kind, the
 // direction/range checks of the real runtime, 2D/3D, peer and symbol copies.
 #include "runtime_api.h"

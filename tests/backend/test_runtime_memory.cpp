@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime memory management: allocation kinds, frees, host registration, pointer
 // attributes, memory info, out-of-memory, IPC handles, stream-ordered allocation and pools.
 #include "runtime_api.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime streams and events: lifetimes, stream order of host functions and copies, event
 // timing, waits, capture queries, and the errors for bad handles and flags.
 #include "runtime_api.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Many threads switching devices while they allocate, copy and free: the books of every
 // device stay exact (cudaMemGetInfo, which every process and NVML see).
 #include "runtime_api.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Benchmarks of the backend, measured side by side in one run (these machines are shared
 // and noisy: ratios, not absolute times, are what to compare).
 //   1. cudaMalloc+cudaFree of 1 MiB vs malloc+free of 1 MiB, with 1 and 2 threads

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the backend benchmarks share: timing a loop, the median of rounds, and the baseline
 // every allocation pair is compared with (malloc+free of the same size), so that every
 // program measures it the same way.

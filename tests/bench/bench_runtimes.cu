@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The two runtimes side by side: built twice by tests/clients/CMakeLists.txt, with
 // -cudart shared (the fake's runtime: bench_runtimes) and with nvcc's default static
 // runtime (NVIDIA's, over the fake driver: bench_runtimes_static). scripts/bench.sh runs both.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Start-up cost of the backend: from dlopen() of libcudart.so.13 to the return of the first
 // cudaGetDeviceCount, in this fresh process (constructors, configuration, ledger attach,
 // device registration). scripts/bench.sh runs it many times and prints the median.

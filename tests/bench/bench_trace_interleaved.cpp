@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The overhead benchmark's workload: one process per library copy (dlopen'ed, so each copy
 // can have its own tracer or none), taking turns. A token goes round the processes through
 // pipes; the holder runs BLOCK cudaMalloc(4 KiB) + cudaFree pairs, timing them, and passes it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The workload of the collector benchmarks: PAIRS cudaMalloc(4 KiB) + cudaFree, at full speed
 // or paced to RATE pairs per second. Prints the mean time per pair and the pairs done.
 //   bench_trace_workload PAIRS [RATE]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuBLAS on the fake GPU: NVIDIA's libcublas (its own copy of NVIDIA's runtime inside)
 // over the fake driver. Prints key=value facts; run_client_tests.py checks them. With the
 // argument "startup" it stops as soon as cublasCreate returns (scripts/bench.sh times that).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A CUDA 12 client, without a CUDA 12 toolkit: what a program built by nvcc 12.x with
  * -cudart shared imports from libcudart.so.12 (every name bound at version
  * "libcudart.so.12", as the linker records it), called through dlvsym so the version

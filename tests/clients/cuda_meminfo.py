@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Prints what cudaMemGetInfo says about each given device, as JSON: {"DEV": [free, total]}.
 
 Usage: cuda_meminfo.py LIBCUDART DEV...

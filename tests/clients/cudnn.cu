@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuDNN on the fake GPU: NVIDIA's libcudnn (and the engine libraries it loads) over the fake
 // driver. A handle, tensor / filter / convolution descriptors, the output shape, the
 // workspace size and a forward convolution; a bad tensor shape gets cuDNN's own code.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuFFT on the fake GPU: NVIDIA's libcufft over the fake driver. A 1-D complex plan is
 // made, executed both ways and destroyed; bad sizes and a bad plan get cuFFT's own codes.
 // Prints key=value facts; run_client_tests.py checks them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuRAND on the fake GPU: NVIDIA's libcurand over the fake driver. A pseudo-random generator
 // is created, seeded and generates; an odd normal count and a null generator get cuRAND's
 // own codes. Prints key=value facts; run_client_tests.py checks them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuSOLVER on the fake GPU: NVIDIA's libcusolver over the fake driver. A Cholesky
 // factorisation (Spotrf) with its workspace and info word; a negative order gets
 // cuSOLVER's own code. Prints key=value facts; run_client_tests.py checks them.

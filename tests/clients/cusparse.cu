@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuSPARSE on the fake GPU: NVIDIA's libcusparse over the fake driver. A 4x4 CSR matrix
 // times a dense vector (SpMV, with its buffer); a bad dimension gets cuSPARSE's own code.
 // Prints key=value facts; run_client_tests.py checks them.

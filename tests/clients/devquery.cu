@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // deviceQuery-like client: what an application learns about the devices through the
 // CUDA Runtime (cudaDeviceProp, attributes, PCI ids, memory), one "key=value" per fact.
 // run_client_tests.py runs it under several device configurations.

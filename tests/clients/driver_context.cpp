@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The seed tutorial's context program: two contexts made with cuCtxCreate, the per-thread
 // context stack (push / pop / current), then the primary context. Adapted to CUDA 13,
 // where cuCtxCreate is cuCtxCreate_v4(ctx, CUctxCreateParams*, flags, dev) (NULL params

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The seed tutorial's first two driver-API programs (cuInit, error checking, driver
 // version, device name), extended to every device: what a driver-API client learns
 // before it creates a context.

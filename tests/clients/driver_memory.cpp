@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The seed tutorial's memory program (cuMemAlloc, page-locked cuMemAllocHost written from
 // the host and set with cuMemsetD32 through unified addressing), extended with the copies,
 // sets, queries and errors of a driver-API client. Modes:

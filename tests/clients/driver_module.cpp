@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Driver-API module client (after the census probe drvapi_probe.c): PTX loaded with
 // cuModuleLoadData, kernels looked up and launched with cuLaunchKernel on a stream between
 // two events, globals, cuGetProcAddress. Modes:

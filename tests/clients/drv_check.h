@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the driver-API client programs (g++ against the toolkit's cuda.h, linked with
 // its stub libcuda.so, run against the fake libcuda.so.1).
 //

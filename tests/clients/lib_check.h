@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the clients of NVIDIA's CUDA libraries (cuFFT, cuRAND, cuSPARSE, cuSOLVER, cuDNN,
 // NCCL, NVRTC): the device memory in use on a device as the program's runtime sees it
 // (cudaMemGetInfo) and as NVML sees it, printed side by side so run_client_tests.py can

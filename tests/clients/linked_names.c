@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A CUDA Runtime + NVML client linked the way a build system links one: gcc, the toolkit's
  * cuda_runtime_api.h, -L build/lib -lcudart -lnvidia-ml (the fake's development names).
  * It must record the real sonames (NEEDED libcudart.so.13, libnvidia-ml.so.1) and the real

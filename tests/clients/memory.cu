@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory client: managed memory, pinned / mapped / registered host memory, and several
 // devices at once (allocations on three devices, peer copies, peer access, per-device
 // cudaMemGetInfo, per-thread current device). One mode per run:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL on the fake GPUs: NVIDIA's libnccl over the fake driver and NVML.
 //   nccl            ncclCommInitAll over devices 0 and 1 in this process, an all-reduce
 //   nccl spawn      one rank per process: this process makes the unique id and runs itself

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A Numba CUDA client (Debian python3-numba 0.56, run by /usr/bin/python3).
 
 Numba binds the driver found at NUMBA_CUDA_DRIVER (the fake libcuda.so.1) with ctypes,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVIDIA's shared runtime, loaded the way Python wheels and frameworks load it: a program
 // that links no cudart dlopen()s the toolkit's libcudart.so.13 (FAKEGPU_NVIDIA_CUDART, its
 // path at build time) and drives it; NVIDIA's runtime then loads libcuda.so.1, the fake

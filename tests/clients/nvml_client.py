@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """An NVML client that calls libnvidia-ml exactly the way pynvml / nvitop / gpustat do.
 
 Usage: nvml_client.py LIBRARY_PATH

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVRTC and nvJitLink on the fake GPU: a kernel compiled at run time to a cubin and to PTX,
 // the PTX linked by nvJitLink, each image loaded with cuModuleLoadData and launched through
 // the driver API. Prints key=value facts; run_client_tests.py checks them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the CUDA Runtime client programs (built with nvcc -cudart shared).
 //
 // The programs print facts as "key=value" lines on stdout; run_client_tests.py compares

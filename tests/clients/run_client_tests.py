@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The "real clients" tier: unmodified client programs against the fake backend.
 
 Usage: run_client_tests.py CASE --build-dir DIR --bin-dir DIR [--toolkit-missing REASON]

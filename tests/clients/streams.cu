@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Streams and events client: async copies and memset on a non-blocking stream, a launch
 // on it, host functions and callbacks (their order), cross-stream waits, event timing and
 // its errors, __constant__ / __device__ symbols, work on the default stream. Built twice:

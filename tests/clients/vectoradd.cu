@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // vectorAdd-like client: <<<>>> launches, copies in every direction, memset, a launch with
 // an invalid configuration and one allocation left behind on purpose (the exit report
 // must list it as a leak). The fake records launches and does not execute kernels, so the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A client of the fake backend driven step by step, for the integration tests.
 
 Usage: cuda_probe.py LIBDIR STEP...

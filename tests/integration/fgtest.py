@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared helpers of the integration tests: a sandbox per test, process runners, the runner.
 
 Every test gets its own temporary directory, which is the working directory of the processes

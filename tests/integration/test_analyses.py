@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """fakegpu-trace's memory analyses end to end (root): the OOM forecast of a process growing at a
 known rate, `run --fail-on-oom-risk` and its exit status, `--leak-age` listing exactly the
 allocations old enough, and the exact fragmentation of a scripted allocation pattern.

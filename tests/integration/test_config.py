@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Device configuration (core/config.cpp) and CUDA_VISIBLE_DEVICES (core/backend.cpp), seen
 through the runtime, the driver and NVML of separate processes."""
 

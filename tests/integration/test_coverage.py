@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Coverage gaps in the report and FAKEGPU_STRICT (common/coverage.cpp, driver/proc.cpp)."""
 
 import signal

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """fakegpu-trace's HTTP server end to end (root): `monitor --listen` serving /metrics, the JSON
 API and the dashboard page while a workload of exactly known behaviour holds memory; the page
 loaded in headless Chromium; a real Prometheus server scraping the exporter on loopback with

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """fakegpu-run (fakebackend/tools/fakegpu_run.cpp): runs a command on the fake GPUs."""
 
 import os

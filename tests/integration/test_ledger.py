@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The shared device ledger (core/ledger.cpp) across real processes: shared capacity,
 isolation, reclaim after SIGKILL, fork, file modes, corrupt files."""
 

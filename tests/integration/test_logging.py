@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """FAKEGPU_LOG (common/log.cpp): levels, prefixes, silence by default, bad values."""
 
 import fgtest

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The report written at exit (core/report.cpp): where, what, and how it is written."""
 
 import os

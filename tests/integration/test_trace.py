@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """fakegpu-trace end to end (root): run, attach and monitor on real processes of the fake
 backend, with exact figures compared with what the programs did, with the backend's own exit
 report and with NVML; exit codes, error messages, signals, detaching.

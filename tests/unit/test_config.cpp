@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests: device profiles, identities, FAKEGPU_DEVICES and FAKEGPU_CONFIG parsing.
 #include <catch2/catch.hpp>
 

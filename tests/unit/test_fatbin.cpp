@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PTX initializers and fat-binary reading (core/fatbin.h).
 #include "core/fatbin.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The integrity check's answer against the vectors of shared/research/export-tables.md §3
 // (the same computation that passed NVIDIA's 13.0 runtime).
 #include "core/integrity.h"

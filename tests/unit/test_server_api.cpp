@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests: the JSON API (userspace/server/api.h): the documents' fields and values, the
 // process drill-down, alerts, and the event-stream frame.
 #include "trace_test_events.h"

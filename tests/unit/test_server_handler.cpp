@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests: the pure HTTP handler (userspace/server/handler.h): routes, status codes, HEAD,
 // bearer-token authentication, the embedded page.
 #include <catch2/catch.hpp>

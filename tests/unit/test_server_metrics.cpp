@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests: /metrics (userspace/server/metrics.h): the exact page for a small snapshot,
 // folding beyond max_processes into pid="other", pid reuse, label escaping, the histogram's
 // cumulative buckets, and promtool's verdict on a realistic page.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests: the HTTP server (userspace/server/server.h) on a real socket, 127.0.0.1 with an
 // ephemeral port: requests, keep-alive, HEAD, the request limits and timeouts, the connection
 // limit, authentication, the event stream, the listen address, stop().

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests: the memory analyses (core/analysis.h) — trend fit, forecast and risk levels at
 // their boundaries, fragmentation of scripted ranges, aged allocations, growth — their
 // outputs (table, JSON, verdict, /metrics, API) and the server's history ring.

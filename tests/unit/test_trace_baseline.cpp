@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fakegpu-trace's reading of the backend's device ledger (collector/baseline.cpp): which
 // fake GPUs exist, what every live process holds on them, and which ledger numbers them
 // when several do. A process that died without cleaning up leaves its slot marked ready

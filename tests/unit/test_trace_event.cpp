@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests: decoding of fakegpu-trace ring-buffer records (struct fg_event).
 #include <catch2/catch.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests: fakegpu-trace's AllocationLedger (exact books from event sequences) and the
 // stack aggregation on top of it.
 #include <catch2/catch.hpp>

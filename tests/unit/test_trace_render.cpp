@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests: fakegpu-trace's renderers (table, JSON lines, CI summary), the verdict and its
 // exit codes, and the size parser.
 #include "trace_test_events.h"

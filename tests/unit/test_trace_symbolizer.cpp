@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // --stacks: a frame the process's maps cannot name (the process is gone) is named from the
 // build id and file offset the kernel took with the stack, in a file added to the symbolizer.
 #include "collector/symbolizer.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel-shared tables' contract, checked without BPF: the ring buffer's size from
 // --ringbuf-size, its wake-up policy and its records' encoding and decoding, and the
 // open-addressing tables' tags (bpf/fakegpu_events.h), which the collector decodes into

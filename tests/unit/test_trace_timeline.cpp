@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests: the timeline of `fakegpu-trace run --timeline` (core/timeline.h), fed by the
 // ledger as it applies records: counter samples (every peak and final value exact, bounded),
 // out-of-memory and leak instants, the Chrome trace-event document; the HTML page's embedded data.

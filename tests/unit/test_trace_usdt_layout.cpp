@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fast USDT path reads the backend's probe arguments from fixed registers: the backend's
 // notes must all say so, and a library whose notes say otherwise is refused for USDT (the
 // collector then traces it through entry/return probes).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A decoded collector event for the unit tests of the ledger's renderers and the server.
 #pragma once
 #include <cstdint>

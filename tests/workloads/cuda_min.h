@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The few CUDA Runtime declarations the workload and benchmark programs use, so they build
 // without the CUDA toolkit. They link against libfake_gpu.so (or any libcudart).
 #pragma once

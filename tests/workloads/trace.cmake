@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # fakegpu-trace's integration workloads (tests/integration/test_trace.py), linked against the
 # backend like bin/workload. Included from tests/workloads/CMakeLists.txt.
 find_package(Threads REQUIRED)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exactly known allocation patterns for fakegpu-trace's integration tests
 // (tests/integration/test_trace.py), through the CUDA Runtime and the CUDA Driver API of the
 // backend it links against. Every figure a test asserts follows from the mode's comment.

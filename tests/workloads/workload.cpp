@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small, exactly known GPU workload for the demo and the integration tests.
 //
 //   workload alloc DEVICE MIB [HOLD_MS|hold]   allocate MIB MiB on DEVICE, touch it, hold

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "collector/baseline.h"
 
 #include "src/core/ledger.h"  // the backend's ledger layout (fakebackend/src/core)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a running process already holds, from the fake backend's shared device ledger: the
 // baseline `attach` starts from, so a process that allocated before the probes existed
 // shows its true usage (exact tracking follows from there).

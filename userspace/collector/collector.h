@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The BPF side of fakegpu-trace, as a C++ object: loads the programs, attaches them to the
 // scheduler tracepoints and to CUDA libraries, delivers ring-buffer events and reads the
 // in-kernel books. Everything libbpf hands out is owned by RAII handles; destruction

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Finding the CUDA libraries to trace: those a process has mapped (attach -p), the installed
 // backend and system CUDA libraries (monitor), and copies that appear while monitoring.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The exported functions of a shared library and whether it carries the backend's USDT
 // probes, read from its ELF file (libelf). Uprobes attach by file offset: one library may
 // export a name under several versions (cudaGetDeviceProperties@libcudart.so.12 and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The collector's one error type: thrown for conditions that stop a command, caught in
 // main, which prints the message (naming the problem and the fix) and exits with the code.
 #pragma once

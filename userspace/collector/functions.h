@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The API functions fakegpu-trace attaches entry/return probes to, and what each one means
 // to the books. The index of an entry is the `func` of events and of the call counters;
 // class, kind, API layer and copy direction travel to the BPF programs in the attach cookie.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "collector/ring_reader.h"
 
 #include "collector/collector.h"  // monotonic_ns()

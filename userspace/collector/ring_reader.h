@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The consumer of the event ring buffer (map `events`, a BPF_MAP_TYPE_RINGBUF: bpf/ring.bpf.h).
 // libbpf's ring_buffer reads the records; this turns each one (struct fg_record and what
 // follows it, bpf/fakegpu_events.h) into the collector's struct fg_event, and paces the reads:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // User-stack symbolization with elfutils' libdwfl: return addresses of a process become
 // "function+0xoff [library]" frames, read from the ELF symbol tables (and DWARF/debuginfo when
 // installed) of the files the process maps.

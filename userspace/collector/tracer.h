@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One tracing session: the collector feeding the ledger, refreshed output, clean stop.
 // attach / monitor / run are three ways of choosing what to trace; everything after that is
 // the same loop.

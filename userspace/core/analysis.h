@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The memory analyses people debugging GPU memory ask for next (issue 21), over the ledger's
 // exact books: an OOM forecast per device and per process, live leaks (allocations older
 // than an age, and growth), and address-space fragmentation. Pure: the collector hands in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Decoding of the collector's ring-buffer records (struct fg_event, bpf/fakegpu_events.h)
 // into a C++ Event with enums. The ring-buffer callback hands every record to decode(),
 // which checks the size before reading a byte: a record of any other size is a contract

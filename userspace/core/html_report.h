@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The page of `fakegpu-trace run --html FILE`: one self-contained HTML file (no network, no
 // external script or style) that a person opens after a CI run: the verdict, memory over time
 // per device (every process's line and the device total) and per process, the out-of-memory

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AllocationLedger: the collector's exact books, per (process, device, kind), built from the
 // decoded ring-buffer events plus what the collector adds (call latencies, copies, launches,
 // kernel health counters). Pure: no BPF, no /proc, no clock; times come in the events.

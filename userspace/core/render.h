@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What fakegpu-trace prints, as pure functions of a Snapshot: the live terminal table
 // (`attach`), JSON lines (`attach -j`), the CI summary of `run` and its verdict, plus the
 // human sizes both ways. Schema and exit codes: userspace/core/SUMMARY.md.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Outstanding (or leaked) allocations grouped by user stack, memleak-style: the top N stacks
 // by bytes. Symbolization is the collector's (libdwfl): it comes in as a callback, called only
 // for the stacks that make the top N.

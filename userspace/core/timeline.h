@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The timeline of `fakegpu-trace run --timeline FILE`: Chrome trace-event JSON, which
 // Perfetto's UI (ui.perfetto.dev, "Open trace file") and chrome://tracing open.
 //  - A counter track per process and device ("GPU n memory", host pinned memory as "host

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The JSON API (/api/v1/...): pure functions of a published State. Schema with examples:
 // userspace/server/API.md. Every document starts with the same envelope (schema, time,
 // time_unix_ms, sequence) so a client can tell which refresh it comes from.

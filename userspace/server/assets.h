@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dashboard's files, embedded in the binary at build time (embed_assets.cmake writes
 // page_assets.cpp in the build tree from page/ and Chart.js): the page works offline, with no
 // CDN and nothing installed next to the binary.

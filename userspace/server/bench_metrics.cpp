@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_metrics: how long /metrics takes to render for a large machine, 1,000 traced processes
 // on 8 GPUs (two memory kinds each, 24 traced API functions), with every process given its own
 // series (max_processes = 0). Goal: <= 20 ms. Prints the median of the runs and the page size.

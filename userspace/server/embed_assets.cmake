@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Writes the dashboard's files into a C++ source as byte arrays (run with cmake -P at build
 # time; the output lives in the build tree only).
 #   -DOUTPUT=<page_assets.cpp> -DPAGE_DIR=<userspace/server/page> -DCHARTJS=<chart.min.js>

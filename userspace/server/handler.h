@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTTP routes as a pure function: a parsed request and the latest published State in,
 // a response out. No sockets, no clock, no globals: unit-tested directly
 // (tests/unit/test_server_handler.cpp); server.cpp only moves bytes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The server's memory of the past (issue 21 point 8): one compact sample per collector
 // refresh, kept for --history seconds (a bounded ring: at most max_samples), served as
 // /api/v1/history so a page opened late draws what happened before it was opened.

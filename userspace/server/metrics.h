@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /metrics: the ledger's books in the Prometheus text exposition format 0.0.4.
 //
 // Naming follows the Prometheus conventions (base units: bytes, seconds; counters end in

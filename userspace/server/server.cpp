@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "server.h"
 
 // Boost 1.74's asio/awaitable.hpp uses std::exchange without including <utility>.

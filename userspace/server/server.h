@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTTP/1.1 server of fakegpu-trace (Boost.Beast on its own I/O thread): serves handle()
 // (handler.h) for every request and keeps /api/v1/stream connections open as Server-Sent
 // Events.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the HTTP server shows: one immutable State per collector refresh, published to the
 // server as a shared_ptr<const State> (Server::publish) and read by every request. Nothing in
 // it is mutated after publication, so requests on the server thread never lock the ledger.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fakegpu — our own declarations of the CUDA Runtime and CUDA Driver API types.
 //
 // Why this file exists

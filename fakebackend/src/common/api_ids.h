@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Identifiers of every exported API function, generated from the .def lists.
 #pragma once
 #include <cstddef>

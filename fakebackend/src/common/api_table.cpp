@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The exported ABI, generated from the one list per API family (fakebackend/api/*.def).
 //
 // Every exported function is a small trampoline emitted here:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-API call counters. The trampolines (api_table.cpp) increment them: a plain
 // increment in a per-thread block when the thread has one, else an atomic increment
 // of the global array. Totals are exact either way.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Coverage of the API surface: which NOT_SUPPORTED stubs (and calls needing a capability
 // the fake lacks) were called and which cuGetProcAddress names could not be resolved. Listed in the exit report;
 // FAKEGPU_STRICT=1 turns the first gap into an abort with its name.

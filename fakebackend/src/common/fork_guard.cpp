@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Keeps a forked child working, and traced, when a tracer's optimized uprobes sit on the
 // backend's probe sites (a kernel defect seen on 6.18; README "Known kernel issue").
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Conventions for API implementations.
 //
 //   extern "C" FG_IMPL fgapi::cudaError_t fgimpl_cudaMalloc(void** dev_ptr, size_t size) { ... }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Logging: FAKEGPU_LOG=off|error|warn|info|debug|trace (default warn), to stderr, with the
 // FakeGPU seed's prefixes ([FakeCUDA], [FakeCUDA-Driver], [FakeNVML], [FakeGPU]).
 #pragma once

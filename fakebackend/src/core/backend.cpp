@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Backend: initialisation, devices, contexts, memory, IPC.
 #include "core/backend.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hidden core of the fake GPU: devices, contexts, memory, streams, events, modules.
 // The exported shims (runtime/, driver/, nvml/) are thin layers over this interface: they
 // validate API-specific arguments, call the core, and map fg::Status to their error codes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fakegpu — FAKEGPU_DEVICES / FAKEGPU_CONFIG parsing.  See config.h and
 // fakebackend/profiles/README.md.
 #include "config.h"

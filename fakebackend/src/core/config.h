@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fakegpu — device configuration: FAKEGPU_DEVICES (a short spec) or FAKEGPU_CONFIG (a
 // JSON file).  The user-facing description, with a complete example, is
 // fakebackend/profiles/README.md; keep the two in step.

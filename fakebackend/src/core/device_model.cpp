@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fakegpu — device profiles (data) and per-instance identity.
 //
 // Values are what the real parts report through cuDeviceGetAttribute / deviceQuery /

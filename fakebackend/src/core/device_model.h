@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fakegpu — device models as data.
 //
 // A DeviceModel is everything the fake backend reports about one fake GPU: the

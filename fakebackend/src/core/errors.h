@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Error codes shared by the core (numeric values of the public APIs) and the error type the
 // core throws internally. No exception ever crosses an exported function: every shim
 // catches and maps to its API's code.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Interprocess events: the shared slots behind them (core/event_ipc.h).
 #include "core/event_ipc.h"
 

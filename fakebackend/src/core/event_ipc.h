@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Interprocess events (cuIpcGetEventHandle / cuIpcOpenEventHandle and their runtime twins).
 //
 // An event created with the interprocess flag keeps its completion state in shared memory:

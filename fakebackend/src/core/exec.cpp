@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Backend: streams, events, modules, kernels and launches.
 #include "core/backend.h"
 #include "core/usdt.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading what kernels' host code cannot see: the initial values of __device__,
 // __constant__ and __managed__ variables live only in the fat binary's cubins (nvcc's host
 // shadows carry no initializer), and those of PTX globals in the PTX text.

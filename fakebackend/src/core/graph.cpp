@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA graphs and stream capture (see core/graph.h for the model and the rules).
 //
 // Locking: one mutex guards every graph, node, executable graph, user object and capture.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA graphs and stream capture, shared by the runtime and the driver API shims.
 //
 // A Graph is a DAG of typed nodes (kernel, memcpy, memset, host function, empty, event

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The answer to NVIDIA's runtime integrity check (export table d4082055…, slot 1).
 //
 // Every copy of NVIDIA's runtime (static cudart, libcudart.so, the copies inside cuBLAS,

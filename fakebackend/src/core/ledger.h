@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host-wide device ledger: a small shared-memory segment through which every process
 // using the backend sees the same fake GPUs. It holds, per device, the bytes booked by all
 // processes (the capacity check) and, per process slot, what that process holds on each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/memory.h"
 
 #include "common/calls.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fake device memory: host memory reserved lazily per device, real bytes, unified addressing.
 //
 // Each (device, kind) has an Arena: one large address-space reservation backed by a memfd

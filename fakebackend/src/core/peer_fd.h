@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Another process's file, reached the way the IPC handles of every family reach it: the
 // exporter names one of its own descriptors (a memfd) in the handle, the opener opens
 // /proc/PID/fd/FD. The exporter must still be the process that made the handle (its start

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory-pool export and import between processes (see core/pool_ipc.h).
 #include "core/pool_ipc.h"
 

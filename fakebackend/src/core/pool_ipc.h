@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sharing stream-ordered pool allocations between processes: cuMemPoolExportToShareableHandle
 // / cuMemPoolImportFromShareableHandle / cuMemPoolExportPointer / cuMemPoolImportPointer and
 // their runtime twins, on top of the core's IPC (Backend::ipc_export / ipc_open map the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whether a process that registered in the device ledger still runs: shared by the backend
 // (reclaiming dead processes' slots) and fakegpu-trace (which reads the ledger but does not
 // link the backend), so both judge a slot the same way.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The report at exit: fake_gpu_report.json, compatible with the FakeGPU seed guide
 // (devices: name, uuid, total_memory, used_memory_peak, used_memory_current), plus
 // outstanding allocations (leaks), call counts per API, kernel launches by name and

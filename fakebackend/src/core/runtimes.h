@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which CUDA Runtime a process runs on, as the backend can see it:
 //  - the fake's own libcudart: any cuda* entry point of ours was called;
 //  - NVIDIA's runtime over the fake driver: it asked cuGetExportTable for the CUDART

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // USDT probes of the backend (provider "fakegpu"), fired where an allocation, a free, an
 // implicit free (context destroy, process exit) or a device/context switch completes, and
 // where a kernel launch is accepted.

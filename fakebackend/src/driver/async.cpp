@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stream-ordered allocation and memory pools: cuMemAllocAsync, cuMemAllocFromPoolAsync,
 // cuMemFreeAsync, cuMemPool*, cuDeviceGet/SetMemPool, cuDeviceGetDefaultMemPool and the
 // CUDA 13 location-based cuMemGet/SetMemPool forms.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared helpers of the CUDA Driver API shims (libcuda.so.1).
 //
 // Every implementation has the shape

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Contexts: create (v1/v2/v3/v4 ABIs), destroy, the per-thread stack, primary contexts,
 // flags, limits, cache configuration, ids, peer access.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device queries: count, handles, name, memory, attributes 1..147, UUID, PCI bus id,
 // compute capability, legacy CUdevprop, peer queries. Everything comes from the device
 // model (core/device_model.h), so the driver agrees with cudart and NVML on UUIDs and PCI ids.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuGetErrorName / cuGetErrorString: the real driver's name and text for every CUresult of
 // cuda.h 13.0. The texts are the ones NVIDIA's libraries print (measured through
 // cudaGetErrorString of libcudart 13.0, whose codes and texts coincide with the driver's);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuGetExportTable: the driver's private tables that NVIDIA's own runtime and libraries use.
 //
 // Every copy of NVIDIA's runtime (a statically linked cudart, NVIDIA's libcudart.so, the

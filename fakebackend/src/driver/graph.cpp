@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Driver CUDA graphs and stream capture: cuStreamBeginCapture … cuStreamEndCapture, the
 // capture queries (v1, _v2, _v3), explicit graph construction (cuGraphAdd*Node, edges,
 // queries, clone), instantiation (the legacy 5-argument cuGraphInstantiate too), launch,

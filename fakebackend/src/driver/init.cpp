@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuInit and cuDriverGetVersion: the gate of the driver API.
 //
 // Before a successful cuInit every call except cuInit, cuDriverGetVersion,

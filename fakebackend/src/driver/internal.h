@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hidden helpers shared between the driver's domain files (not part of any API).
 #pragma once
 #include "driver/common.h"

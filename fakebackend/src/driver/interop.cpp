@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graphics interop: the OpenGL (cudaGL.h), EGL (cudaEGL.h) and VDPAU (cudaVDPAU.h) entry
 // points, and the cuGraphics* calls common to them. The real libcuda.so.1 exports them and
 // some programs bind them by name at start-up (FFmpeg's nv-codec-headers loader needs

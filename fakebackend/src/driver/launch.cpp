@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernel launches (validated and recorded in stream order, never executed) and the
 // occupancy calculator.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copies and memsets: HtoD/DtoH/DtoD, unified cuMemcpy, 2D/3D (host and device memory
 // types), peer copies, D8/D16/D32 memsets (1D and 2D), each synchronous and stream-ordered,
 // and the per-thread-default-stream twins (_ptds / _ptsz) that cuGetProcAddress hands out

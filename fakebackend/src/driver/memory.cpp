@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory: device, pitched, managed and pinned host allocations, host registration,
 // address-range and pointer-attribute queries, managed-memory hints, legacy IPC handles.
 //

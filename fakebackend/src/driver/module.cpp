@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Modules, functions, context-independent libraries/kernels, and the JIT linker.
 //
 // Code is never compiled or run: a module remembers which kernels and globals its PTX

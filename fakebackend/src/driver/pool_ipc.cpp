@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Driver memory-pool sharing between processes: cuMemPoolExportToShareableHandle,
 // cuMemPoolImportFromShareableHandle, cuMemPoolExportPointer, cuMemPoolImportPointer.
 // The model is in core/pool_ipc.h: the bytes are really shared (the exporter's device

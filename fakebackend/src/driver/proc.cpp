@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuGetProcAddress (11.3) / cuGetProcAddress_v2 (12.0). cuGetExportTable: export_tables.cpp.
 //
 // NVIDIA's cudart reaches the driver only through cuGetProcAddress_v2(name, version, flags)

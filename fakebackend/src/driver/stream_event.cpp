@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Streams and events: create/destroy, query/synchronize, cross-stream waits, host
 // callbacks, stream properties, event record/query/synchronize/elapsed time; with the _ptsz
 // twins whose NULL stream is the per-thread default stream. Stream capture (begin/end, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Virtual memory management: cuMemCreate / cuMemRelease, cuMemAddressReserve / Free,
 // cuMemMap / cuMemUnmap, cuMemSetAccess / cuMemGetAccess, granularity, POSIX-fd export and
 // import, properties and handle retention.

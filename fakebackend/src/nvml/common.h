@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared helpers of the NVML shim (nvml/*.cpp): the library state (init refcount), the
 // device handle table, the argument checks every entry point repeats, and string output.
 //

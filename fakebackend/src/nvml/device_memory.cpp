@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVML memory queries: framebuffer (v1 and versioned v2), BAR1, confidential-compute sizes.
 // Totals are the DeviceModel's (what cudaMemGetInfo / cuDeviceTotalMem report); used and free
 // are host-wide, from the ledger, so every process sees the same numbers.

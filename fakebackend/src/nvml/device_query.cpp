@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVML device enumeration and identity: count, handles (index / UUID / PCI bus id), name,
 // UUID, serial, minor number, PCI info, brand, architecture, compute capability, attributes,
 // topology, fabric info and the MIG queries (MIG is never enabled on a fake GPU).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVML sensors and state: utilization, temperature (+ thresholds, TemperatureV), power, clocks,
 // fan, PCIe, performance state, compute / persistence / display modes, ECC, field values, and
 // the NVLink queries PyTorch asserts are exported. Numbers come from the DeviceModel; the fake

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVML event sets (k8s-device-plugin's health check: XID / ECC events). A fake GPU never
 // raises an event, so a wait sleeps for its timeout and answers NVML_ERROR_TIMEOUT ("no
 // event"), which is what the plugin expects from a healthy GPU.

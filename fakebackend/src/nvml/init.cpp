@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVML library state: nvmlInit* / nvmlShutdown (reference counted), the device handle table,
 // system queries (driver / NVML / CUDA versions) and nvmlErrorString; plus the helpers
 // declared in nvml/common.h.

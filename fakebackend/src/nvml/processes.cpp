@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVML process queries: running compute processes in the three ABIs (plain = v1 16-byte
 // entries, _v2 and _v3 = 24-byte entries), graphics and MPS lists (always empty), the
 // versioned RunningProcessDetailList, and per-process utilization samples.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the CUDA Runtime API shims (libcudart.so.12 / .13): the fg::Status →
 // cudaError_t mapping, the thread's last error, and the few helpers every entry point uses.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime device management: counting and selecting devices, attributes and properties,
 // limits and cache configuration, synchronisation and reset, peer access, versions.
 #include "runtime/common.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cudaGetDriverEntryPoint / cudaGetDriverEntryPointByVersion: the runtime's door to the
 // driver API (PyTorch's c10::cuda::DriverAPI, TransformerEngine, Triton resolve cuMem*,
 // cuStreamWriteValue32, ... this way). The answer is exactly cuGetProcAddress_v2's: the

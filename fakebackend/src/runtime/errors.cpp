@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime error reporting: cudaGetLastError / cudaPeekAtLastError and the error names and
 // strings, which are NVIDIA's own (measured from libcudart.so.13 of the CUDA 13.0 toolkit:
 // every value 0..1099 and 10000; anything else is "unrecognized error code").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime events: creation, recording in stream order, queries, synchronisation and timing.
 // An event's timestamp is the host time at which its record was reached in its stream, so
 // elapsed times are real, non-negative for events recorded in order, and ordered.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime CUDA graphs and stream capture: cudaStreamBeginCapture … cudaStreamEndCapture,
 // the capture queries (every ABI of cudaStreamGetCaptureInfo), explicit graph construction
 // (cudaGraphAdd*Node, edges, queries, clone), instantiation, launch, executable-graph

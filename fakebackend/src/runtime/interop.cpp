@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graphics interop of the runtime (cuda_gl_interop.h, cuda_egl_interop.h,
 // cuda_vdpau_interop.h) and the cudaGraphics* calls common to them: the driver's answers on
 // a machine without OpenGL, EGL or VDPAU (driver/interop.cpp has the reasons and sources),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime modules and kernels: the fat-binary registration protocol that nvcc's host code
 // runs at start-up (__cudaRegisterFatBinary ... __cudaRegisterFatBinaryEnd, functions and
 // variables), both launch paths (CUDA <= 12: cudaLaunchKernel; CUDA 13: __cudaGetKernel +

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unified-memory hints: cudaMemPrefetchAsync, cudaMemAdvise and cudaStreamAttachMemAsync, in
 // their CUDA 13 form (a cudaMemLocation), the CUDA 12 plain form (an int device) and the
 // 12.x _v2 names (the 13 form under another name).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime copies and memsets: cudaMemcpy in every direction (1D, 2D, 3D for linear memory,
 // peer, to/from registered __device__/__constant__ variables) and cudaMemset (1D/2D/3D),
 // synchronous and stream-ordered, legacy and per-thread default stream (_ptds/_ptsz).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime memory management: device, pitched, managed and pinned host allocations, host
 // registration, pointer attributes, memory info, IPC handles, stream-ordered allocation
 // and memory pools.

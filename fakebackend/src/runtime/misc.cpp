@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime odds and ends: profiler control, cudart's private export tables,
 // __cudaGetProcAddress, __cudaRegisterUnifiedTable and cudaCreateChannelDesc.
 #include "runtime/common.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime memory-pool sharing between processes: cudaMemPoolExportToShareableHandle,
 // cudaMemPoolImportFromShareableHandle, cudaMemPoolExportPointer, cudaMemPoolImportPointer.
 // The model is in core/pool_ipc.h: the bytes are really shared, and an imported pointer is

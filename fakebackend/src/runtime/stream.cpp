@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime streams: creation and destruction, queries and synchronisation, waits on events,
 // host callbacks (run on the stream's worker thread, in stream order) and stream properties.
 // Stream capture (cudaStreamBeginCapture …, the capture queries) is in runtime/graph.cpp;

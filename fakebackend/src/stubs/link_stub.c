@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The development names lib/libcuda.so, lib/libcudart.so and lib/libnvidia-ml.so: what a
  * program links against with -lcuda, -lcudart, -lnvidia-ml. Built once per family
  * (FG_STUB_CUDA, FG_STUB_CUDART, FG_STUB_NVML) from the same API lists as the backend.

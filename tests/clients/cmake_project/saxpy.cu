@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // saxpy with CMake's defaults: a kernel launch, cudaMalloc, cudaMemcpy both ways, exact
 // memory accounting. The fake records launches without executing them, so y keeps its
 // input values.

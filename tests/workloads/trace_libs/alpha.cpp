@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libtrace_alpha.so: one of the two libraries trace_libs calls the API through (per-library
 // attribution, tests/integration/test_trace.py). Through the CUDA Runtime: cudaMalloc 1 MiB
 // three times, one cudaMemcpy of 4 KiB host to device, cudaFree all three: 7 calls, 3 MiB

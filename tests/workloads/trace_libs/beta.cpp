@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libtrace_beta.so: the other library trace_libs calls the API through. Through the CUDA
 // Driver API in the runtime's context: cuMemAlloc_v2 2 MiB twice, cuMemFree_v2 both; then one
 // cudaMalloc of 1 TiB that fails (out of memory): 5 calls, 1 error, 4 MiB allocated and freed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // trace_libs: API calls from a program and from two of its own shared libraries, for
 // fakegpu-trace's per-library attribution (tests/integration/test_trace.py). The program
 // itself: cudaMalloc 512 KiB and cudaFree it (2 calls); then libtrace_alpha.so's alpha_work

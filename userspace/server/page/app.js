@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // fakegpu-trace dashboard: /api/v1/history (what the server kept from before the page was
 // opened), /api/v1/summary once, then one /api/v1/stream event per collector refresh
 // (Server-Sent Events). Schema: userspace/server/API.md.
