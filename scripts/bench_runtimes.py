@@ -91,7 +91,7 @@ def instruction_account():
 
 def print_instruction_account():
     if not shutil.which("valgrind"):
-        print("instructions per pair: SKIPPED (valgrind is not installed)")
+        print("instructions per pair: SKIPPED (valgrind is not installed: apt-get install valgrind)")
         return
     acc = instruction_account()
     total = {k: sum(v.values()) for k, v in acc.items()}

@@ -28,7 +28,6 @@ namespace {
 
 FG_TLS thread_local ThreadState t_state;
 
-
 // After every change to this thread's context stack.
 void sync_current() noexcept {
   const auto& st = t_state.ctx_stack;
@@ -106,7 +105,6 @@ ThreadState& thread_state() noexcept { return t_state; }
 // thread_local objects are gone: the thread then has no current context. (t_ctx_cache is a
 // separate trivial object: stores into a dying object's own members are dead to the compiler.)
 ThreadState::~ThreadState() { t_ctx_cache.current = nullptr; }
-
 
 Backend& Backend::get() {
   if (Backend* b = g_backend.load(std::memory_order_acquire)) return *b;
