@@ -181,7 +181,6 @@ Device* Backend::device_by_pci_bus_id(const char* bus_id) noexcept {
 // parent's device memory. (The inherited mappings stay mapped, unused.)
 void Backend::after_fork_child() noexcept {
   ledger_->after_fork_child();
-  allocs_.clear();
   for (auto& d : devices_) {
     for (auto& a : d->arenas) a.store(nullptr, std::memory_order_relaxed);
     d->peak.store(0, std::memory_order_relaxed);
@@ -240,9 +239,9 @@ Status Backend::ctx_create(Device* dev, unsigned flags, Context** out) {
 void Backend::implicit_free_ctx(Context* ctx) {
   run_local_dtors(ctx);
   // Everything the context still holds is freed, as destroying a real context does.
-  for (const Allocation& a : allocs_.snapshot()) {
+  for (const Allocation& a : live_allocations()) {
     if (a.ctx != ctx) continue;
-    if (auto gone = allocs_.erase(a.base)) {
+    if (auto gone = a.arena->erase(a.base)) {
       give_back(*gone);
       if (!announced_at_exit(gone->base))
         FG_USDT_IMPLICIT_FREE(gone->device, gone->base, gone->size, static_cast<int>(gone->kind), 1);
@@ -573,6 +572,13 @@ Arena* Backend::create_arena(Device* dev, MemKind kind) {
   return a;
 }
 
+std::vector<Allocation> Backend::live_allocations() const {
+  std::vector<Allocation> out;
+  const size_t n = arena_count_.load(std::memory_order_acquire);
+  for (size_t i = 0; i < n; ++i) arena_list_[i].load(std::memory_order_relaxed)->live(out);
+  return out;
+}
+
 Arena* Backend::host_arena() {
   Arena* a = host_arena_.load(std::memory_order_acquire);
   if (a) return a;
@@ -627,34 +633,21 @@ Status Backend::mem_alloc(Context* ctx, MemKind kind, uint64_t size, ApiOrigin a
     FG_USDT_ALLOC(ord, 0, size, static_cast<int>(kind), kUsdtOutOfMemory, static_cast<int>(api));
     return Status::OutOfMemory;
   }
+  Allocation a;
+  a.size = size;
+  a.api = api;
+  a.flags = flags;
+  a.ctx = on_device ? ctx : nullptr;
+  a.pool = pool;
   Arena* ar = on_device ? arena(dev, kind) : host_arena();
-  uint64_t span = 0;
-  void* p = ar ? ar->allocate(size, &span) : nullptr;
+  void* p = ar ? ar->allocate(a) : nullptr;
   if (!p) {
     book_release(book_dev, kind, size);
     FG_USDT_ALLOC(ord, 0, size, static_cast<int>(kind), kUsdtOutOfMemory, static_cast<int>(api));
     return Status::OutOfMemory;
   }
-  Allocation a;
-  a.base = reinterpret_cast<uintptr_t>(p);
-  a.size = size;
-  a.span = span;
-  a.device = on_device ? ord : (book_dev ? -1 : -1);
-  a.kind = kind;
-  a.api = api;
-  a.flags = flags;
-  a.ctx = on_device ? ctx : nullptr;
-  a.arena = ar;
-  a.pool = pool;
-  try {
-    allocs_.insert(a);
-  } catch (...) {
-    ar->deallocate(p, span);
-    book_release(book_dev, kind, size);
-    return Status::OutOfMemory;
-  }
   if (pool) pool_note(pool, static_cast<int64_t>(size));
-  FG_USDT_ALLOC(ord, a.base, size, static_cast<int>(kind), 0, static_cast<int>(api));
+  FG_USDT_ALLOC(ord, reinterpret_cast<uintptr_t>(p), size, static_cast<int>(kind), 0, static_cast<int>(api));
   *out = p;
   return Status::Ok;
 }
@@ -669,10 +662,11 @@ void Backend::give_back(const Allocation& a) noexcept {
 
 Status Backend::mem_free(void* p, unsigned kinds, ApiOrigin api, Allocation* freed, bool ordered) {
   const uintptr_t b = reinterpret_cast<uintptr_t>(p);
-  if (!ordered && queued_work_.load(std::memory_order_acquire) != 0) {
-    if (auto a = allocs_.find_base(b); a && a->ctx && ctx_valid(a->ctx)) ctx_sync(a->ctx);
+  Arena* owner = arena_of(b);
+  if (owner && !ordered && queued_work_.load(std::memory_order_acquire) != 0) {
+    if (auto a = owner->find_base(b); a && a->ctx && ctx_valid(a->ctx)) ctx_sync(a->ctx);
   }
-  auto gone = allocs_.erase(b, kinds);
+  auto gone = owner ? owner->erase(b, kinds) : std::nullopt;
   if (!gone) {  // unknown, interior, already freed or of another kind: nothing changes
     FG_USDT_FREE(-1, b, 0, -1, kUsdtInvalidValue, static_cast<int>(api));
     return Status::InvalidPointer;
@@ -693,19 +687,10 @@ std::optional<Allocation> Backend::mem_find(const void* p) noexcept {
   const uintptr_t u = reinterpret_cast<uintptr_t>(p);
   if (!u) return std::nullopt;
   try {
-    Arena* owner = nullptr;
-    const size_t n = arena_count_.load(std::memory_order_acquire);
-    for (size_t i = 0; i < n; ++i) {
-      Arena* a = arena_list_[i].load(std::memory_order_relaxed);
-      if (a->contains(u)) {
-        owner = a;
-        break;
-      }
-    }
-    if (owner) {
+    if (Arena* owner = arena_of(u)) {
       uintptr_t base = owner->block_base(u);
       if (!base) return std::nullopt;
-      auto a = allocs_.find_base(base);
+      auto a = owner->find_base(base);
       if (a && u < a->base + a->size) return a;
       return std::nullopt;
     }

@@ -253,7 +253,6 @@ class Backend {
   Device* device_by_uuid(const uint8_t uuid[16]) noexcept;
   Device* device_by_pci_bus_id(const char* bus_id) noexcept;  // accepts "0000:07:00.0" and "00000000:07:00.0"
   ledger::Ledger& ledger() { return *ledger_; }
-  AllocTable& allocs() { return allocs_; }
   std::chrono::steady_clock::time_point start_time() const { return start_; }
 
   // Driver API gate (cuInit); the runtime initialises implicitly.
@@ -353,6 +352,17 @@ class Backend {
     return a ? a : create_arena(dev, kind);
   }
   Arena* host_arena();
+  // The arena whose address space holds p, or nullptr (arenas are few: one per device kind).
+  Arena* arena_of(uintptr_t p) const noexcept {
+    const size_t n = arena_count_.load(std::memory_order_acquire);
+    for (size_t i = 0; i < n; ++i) {
+      Arena* a = arena_list_[i].load(std::memory_order_relaxed);
+      if (a->contains(p)) return a;
+    }
+    return nullptr;
+  }
+  // Every live allocation of every arena (report, context destruction).
+  std::vector<Allocation> live_allocations() const;
 
   // Address ranges that live outside the core's arenas: the driver's virtual-memory
   // mappings (cuMemMap). Installed once by their owner; copies, memsets and pointer
@@ -461,7 +471,6 @@ class Backend {
 
   std::vector<std::unique_ptr<Device>> devices_;
   std::unique_ptr<ledger::Ledger> ledger_;
-  AllocTable allocs_;
   std::atomic<bool> driver_init_{false};
   std::chrono::steady_clock::time_point start_;
   std::atomic<uint64_t> ctx_generation_{0};     // bumped whenever a context leaves contexts_

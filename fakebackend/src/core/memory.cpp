@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <new>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -46,32 +47,45 @@ int class_of(uint64_t bytes) {
   if (bytes <= (1ull << Arena::kMinClassShift)) return 0;
   return static_cast<int>(std::bit_width(bytes - 1)) - Arena::kMinClassShift;
 }
+
+// Anonymous memory for a side table: zero-filled, pages made on first touch.
+void* map_table(size_t bytes) {
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+size_t class_records_bytes(int cls) { return sizeof(BlockRecord) * (Arena::kChunk >> (cls + Arena::kMinClassShift)); }
 }  // namespace
 
 struct ThreadCaches {
   struct PerArena {
     Arena* arena = nullptr;
-    std::vector<uintptr_t> blocks[Arena::kClasses];
+    uint64_t serial = 0;  // the arena's: a new arena may reuse a freed one's address
+    uint32_t count[Arena::kClasses] = {};
+    uintptr_t blocks[Arena::kClasses][kCacheMax];
   };
   PerArena* slots[kMaxArenas] = {};
   ~ThreadCaches() {
     for (auto*& s : slots) {
       if (!s) continue;
       for (int c = 0; c < Arena::kClasses; ++c)
-        if (!s->blocks[c].empty()) s->arena->flush_thread_cache(c, s->blocks[c]);
+        if (s->count[c]) s->arena->flush_thread_cache(c, s->blocks[c], s->count[c]);
       delete s;
       s = nullptr;
     }
   }
-  std::vector<uintptr_t>& of(Arena* a, int cls) {
+  PerArena* of(Arena* a) {
+    PerArena* s = slots[a->id()];
+    return s && s->serial == a->serial_ ? s : create(a);
+  }
+  [[gnu::noinline]] PerArena* create(Arena* a) {
     PerArena*& s = slots[a->id()];
-    if (!s || s->arena != a) {
-      delete s;  // an arena re-created after fork reuses the id
-      s = new PerArena;
+    delete s;  // an arena re-created after fork reuses the id
+    s = new (std::nothrow) PerArena;
+    if (s) {
       s->arena = a;
-      for (auto& v : s->blocks) v.reserve(kCacheMax);
+      s->serial = a->serial_;
     }
-    return s->blocks[cls];
+    return s;
   }
 };
 namespace {
@@ -109,7 +123,12 @@ inline ThreadCaches* thread_caches() {
 }
 
 // ---- Arena -------------------------------------------------------------------------------------
-Arena::Arena(int id, int device, MemKind kind, uint64_t capacity) : id_(id), device_(device), kind_(kind) {
+namespace {
+std::atomic<uint64_t> g_arena_serial{0};
+}
+
+Arena::Arena(int id, int device, MemKind kind, uint64_t capacity)
+    : id_(id), device_(device), kind_(kind), serial_(g_arena_serial.fetch_add(1, std::memory_order_relaxed) + 1) {
   // Address space: capacity plus a quarter for size-class rounding and fragmentation, so
   // the ledger's byte count, not the address space, is what limits a device.
   uint64_t va = capacity + capacity / 4 + (64ull << 20);
@@ -134,20 +153,45 @@ Arena::Arena(int id, int device, MemKind kind, uint64_t capacity) : id_(id), dev
                              "; check ulimit -v and vm.overcommit_memory)");
   }
   base_ = reinterpret_cast<uintptr_t>(p);
-  void* ci = ::mmap(nullptr, sizeof(std::atomic<uint32_t>) * nchunks_, PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (ci == MAP_FAILED) {
-    ::munmap(p, va);
-    ::close(fd_);
-    throw std::runtime_error("cannot map the chunk table");
+  // Side tables, one entry per chunk, touched only where chunks are used.
+  chunk_info_ = static_cast<std::atomic<uint32_t>*>(map_table(sizeof(std::atomic<uint32_t>) * nchunks_));
+  class_records_ = static_cast<std::atomic<BlockRecord*>*>(map_table(sizeof(std::atomic<BlockRecord*>) * nchunks_));
+  head_records_ = static_cast<BlockRecord*>(map_table(sizeof(BlockRecord) * nchunks_));
+  if (!chunk_info_ || !class_records_ || !head_records_) {
+    unmap();
+    throw std::runtime_error(std::string("cannot map the chunk tables: ") + std::strerror(ENOMEM));
   }
-  chunk_info_ = static_cast<std::atomic<uint32_t>*>(ci);
 }
 
 Arena::~Arena() {
-  if (base_) ::munmap(reinterpret_cast<void*>(base_), size_);
+  // This thread's cached blocks of this arena go with it (arenas live as long as the
+  // process; tests destroy theirs on the thread that used them).
+  if (t_caches) {
+    ThreadCaches::PerArena*& s = t_caches->slots[id_];
+    if (s && s->serial == serial_) {
+      delete s;
+      s = nullptr;
+    }
+  }
+  unmap();
+}
+
+void Arena::unmap() noexcept {
+  if (class_records_) {
+    for (uint32_t c = 0; c < nchunks_; ++c)
+      if (BlockRecord* r = class_records_[c].load(std::memory_order_relaxed))
+        ::munmap(r, class_records_bytes(static_cast<int>(chunk_info_[c].load() & ~kTypeMask)));
+    ::munmap(class_records_, sizeof(std::atomic<BlockRecord*>) * nchunks_);
+  }
+  if (head_records_) ::munmap(head_records_, sizeof(BlockRecord) * nchunks_);
   if (chunk_info_) ::munmap(chunk_info_, sizeof(std::atomic<uint32_t>) * nchunks_);
+  if (base_) ::munmap(reinterpret_cast<void*>(base_), size_);
   if (fd_ >= 0) ::close(fd_);
+  base_ = 0;
+  fd_ = -1;
+  class_records_ = nullptr;
+  head_records_ = nullptr;
+  chunk_info_ = nullptr;
 }
 
 uint32_t Arena::take_chunks(uint32_t n) {
@@ -188,74 +232,174 @@ void Arena::give_chunks(uint32_t first, uint32_t n) {
   }
 }
 
-bool Arena::refill(int cls, std::vector<uintptr_t>& out, size_t want) {
+size_t Arena::refill(int cls, uintptr_t* out, size_t n, size_t want) {
   const uint64_t bsize = 1ull << (cls + kMinClassShift);
   std::lock_guard lock(mu_);
   ClassState& cs = classes_[cls];
-  while (out.size() < want && !cs.free.empty()) {
-    out.push_back(cs.free.back());
+  while (n < want && !cs.free.empty()) {
+    out[n++] = cs.free.back();
     cs.free.pop_back();
   }
-  while (out.size() < want) {
+  while (n < want) {
     if (cs.bump == cs.bump_end) {
       uint32_t c = take_chunks(1);
       if (c == UINT32_MAX) break;
+      // A class chunk keeps its class for good: its records are made once, and published
+      // before the chunk map names the class (lookups read the map first).
+      void* r = map_table(class_records_bytes(cls));
+      if (!r) {
+        give_chunks(c, 1);
+        break;
+      }
+      class_records_[c].store(static_cast<BlockRecord*>(r), std::memory_order_release);
       chunk_info_[c].store(kChunkSmall | static_cast<uint32_t>(cls), std::memory_order_release);
       cs.bump = base_ + c * kChunk;
       cs.bump_end = cs.bump + kChunk;
     }
-    out.push_back(cs.bump);
+    out[n++] = cs.bump;
     cs.bump += bsize;
   }
-  return !out.empty();
+  return n;
 }
 
-void* Arena::allocate(uint64_t bytes, uint64_t* span) {
-  if (bytes <= (1ull << kMaxClassShift)) {
-    const int cls = class_of(bytes);
-    std::vector<uintptr_t> one;  // the thread's cache is gone (exit handlers): one block
+void* Arena::allocate(const Allocation& a) {
+  uintptr_t b;
+  BlockRecord* r;
+  if (a.size <= (1ull << kMaxClassShift)) {
+    const int cls = class_of(a.size);
     ThreadCaches* caches = thread_caches();
-    auto& cache = caches ? caches->of(this, cls) : one;
-    if (cache.empty() && !refill(cls, cache, caches ? kRefill : 1)) return nullptr;
-    uintptr_t b = cache.back();
-    cache.pop_back();
-    *span = 1ull << (cls + kMinClassShift);
-    return reinterpret_cast<void*>(b);
+    ThreadCaches::PerArena* pa = caches ? caches->of(this) : nullptr;
+    if (pa) {
+      uint32_t& n = pa->count[cls];
+      if (n == 0 && (n = static_cast<uint32_t>(refill(cls, pa->blocks[cls], 0, kRefill))) == 0) return nullptr;
+      b = pa->blocks[cls][--n];
+    } else if (refill(cls, &b, 0, 1) == 0) {  // the thread's cache is gone (exit handlers)
+      return nullptr;
+    }
+    const uint64_t off = b - base_;
+    r = &class_records_[off / kChunk].load(std::memory_order_relaxed)[(off % kChunk) >> (cls + kMinClassShift)];
+  } else {
+    const uint64_t n64 = (a.size + kChunk - 1) / kChunk;
+    if (n64 >= (1u << 30)) return nullptr;
+    const uint32_t n = static_cast<uint32_t>(n64);
+    std::lock_guard lock(mu_);
+    uint32_t first = take_chunks(n);
+    if (first == UINT32_MAX) return nullptr;
+    for (uint32_t i = 1; i < n; ++i) chunk_info_[first + i].store(kChunkTail | i, std::memory_order_release);
+    chunk_info_[first].store(kChunkHead | n, std::memory_order_release);
+    b = base_ + first * kChunk;
+    r = &head_records_[first];
   }
-  const uint64_t n64 = (bytes + kChunk - 1) / kChunk;
-  if (n64 >= (1u << 30)) return nullptr;
-  const uint32_t n = static_cast<uint32_t>(n64);
-  std::lock_guard lock(mu_);
-  uint32_t first = take_chunks(n);
-  if (first == UINT32_MAX) return nullptr;
-  chunk_info_[first].store(kChunkHead | n, std::memory_order_release);
-  for (uint32_t i = 1; i < n; ++i) chunk_info_[first + i].store(kChunkTail | i, std::memory_order_release);
-  *span = n64 * kChunk;
-  return reinterpret_cast<void*>(base_ + first * kChunk);
+  // The block came through a lock or this thread's cache from the free that ended its last
+  // allocation: the release fence orders these stores after that free for the readers
+  // (find_base), which check the state on both sides of their copy.
+  std::atomic_thread_fence(std::memory_order_release);
+  r->size.store(a.size, std::memory_order_relaxed);
+  r->pool.store(a.pool, std::memory_order_relaxed);
+  r->ctx.store(a.ctx, std::memory_order_relaxed);
+  r->flags.store(a.flags, std::memory_order_relaxed);
+  r->api.store(static_cast<uint8_t>(a.api), std::memory_order_relaxed);
+  r->state.store(r->state.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  return reinterpret_cast<void*>(b);
+}
+
+BlockRecord* Arena::record_of(uintptr_t p, uint64_t* span) const noexcept {
+  if (!contains(p)) return nullptr;
+  const uint64_t off = p - base_;
+  const uint64_t c = off / kChunk;
+  const uint32_t info = chunk_info_[c].load(std::memory_order_acquire);
+  switch (info & kTypeMask) {
+    case kChunkSmall: {
+      const int shift = static_cast<int>(info & ~kTypeMask) + kMinClassShift;
+      const uint64_t in = off % kChunk;
+      if (in & ((1ull << shift) - 1)) return nullptr;  // interior
+      *span = 1ull << shift;
+      return &class_records_[c].load(std::memory_order_acquire)[in >> shift];
+    }
+    case kChunkHead:
+      if (off % kChunk) return nullptr;
+      *span = (info & ~kTypeMask) * kChunk;
+      return &head_records_[c];
+    default: return nullptr;
+  }
+}
+
+Allocation Arena::to_allocation(uintptr_t p, uint64_t span, const BlockRecord& r) const noexcept {
+  Allocation a;
+  a.base = p;
+  a.size = r.size.load(std::memory_order_relaxed);
+  a.span = span;
+  a.device = device_;
+  a.kind = kind_;
+  a.api = static_cast<ApiOrigin>(r.api.load(std::memory_order_relaxed));
+  a.flags = r.flags.load(std::memory_order_relaxed);
+  a.ctx = r.ctx.load(std::memory_order_relaxed);
+  a.arena = const_cast<Arena*>(this);
+  a.pool = r.pool.load(std::memory_order_relaxed);
+  return a;
+}
+
+std::optional<Allocation> Arena::erase(uintptr_t p, unsigned kinds) noexcept {
+  if (!(kinds & (1u << static_cast<unsigned>(kind_)))) return std::nullopt;
+  uint64_t span = 0;
+  BlockRecord* r = record_of(p, &span);
+  if (!r) return std::nullopt;
+  uint64_t st = r->state.load(std::memory_order_acquire);
+  if (!(st & 1)) return std::nullopt;
+  // The fields cannot change while the state stays st: winning the exchange proves the copy.
+  Allocation a = to_allocation(p, span, *r);
+  if (!r->state.compare_exchange_strong(st, st + 1, std::memory_order_acq_rel)) return std::nullopt;
+  return a;
+}
+
+std::optional<Allocation> Arena::find_base(uintptr_t p) const noexcept {
+  uint64_t span = 0;
+  const BlockRecord* r = record_of(p, &span);
+  if (!r) return std::nullopt;
+  const uint64_t st = r->state.load(std::memory_order_acquire);
+  if (!(st & 1)) return std::nullopt;
+  Allocation a = to_allocation(p, span, *r);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (r->state.load(std::memory_order_relaxed) != st) return std::nullopt;  // freed meanwhile
+  return a;
+}
+
+void Arena::live(std::vector<Allocation>& out) const {
+  uint32_t end;
+  {
+    std::lock_guard lock(const_cast<std::mutex&>(mu_));
+    end = next_chunk_;
+  }
+  for (uint32_t c = 0; c < end; ++c) {
+    const uint32_t info = chunk_info_[c].load(std::memory_order_acquire);
+    const uintptr_t chunk_base = base_ + uint64_t{c} * kChunk;
+    if ((info & kTypeMask) == kChunkHead) {
+      if (auto a = find_base(chunk_base)) out.push_back(*a);
+    } else if ((info & kTypeMask) == kChunkSmall) {
+      const uint64_t bsize = 1ull << ((info & ~kTypeMask) + kMinClassShift);
+      for (uintptr_t b = chunk_base; b < chunk_base + kChunk; b += bsize)
+        if (auto a = find_base(b)) out.push_back(*a);
+    }
+  }
 }
 
 void Arena::deallocate(void* p, uint64_t span) noexcept {
   const uintptr_t b = reinterpret_cast<uintptr_t>(p);
   if (span <= (1ull << kMaxClassShift)) {
     const int cls = class_of(span);
-    try {
-      ThreadCaches* caches = thread_caches();
-      if (!caches) {
-        std::lock_guard lock(mu_);
-        classes_[cls].free.push_back(b);
-        return;
-      }
-      auto& cache = caches->of(this, cls);
-      cache.push_back(b);
-      if (cache.size() > kCacheMax) {
-        std::lock_guard lock(mu_);
-        auto& gl = classes_[cls].free;
-        gl.insert(gl.end(), cache.end() - kCacheMax / 2, cache.end());
-        cache.resize(cache.size() - kCacheMax / 2);
-      }
-    } catch (...) {
-      // Out of memory for the cache itself: the block is simply not reused.
+    ThreadCaches* caches = thread_caches();
+    ThreadCaches::PerArena* pa = caches ? caches->of(this) : nullptr;
+    if (!pa) {
+      flush_thread_cache(cls, &b, 1);
+      return;
     }
+    uint32_t& n = pa->count[cls];
+    if (n == kCacheMax) {  // full: the older half goes back to the arena
+      flush_thread_cache(cls, pa->blocks[cls], kCacheMax / 2);
+      std::memmove(pa->blocks[cls], pa->blocks[cls] + kCacheMax / 2, sizeof(uintptr_t) * (kCacheMax / 2));
+      n = kCacheMax / 2;
+    }
+    pa->blocks[cls][n++] = b;
     return;
   }
   // Whole chunks: give the pages back (the memfd keeps its size; the hole reads as zeros).
@@ -273,14 +417,14 @@ void Arena::deallocate(void* p, uint64_t span) noexcept {
   }
 }
 
-void Arena::flush_thread_cache(int cls, std::vector<uintptr_t>& blocks) noexcept {
+void Arena::flush_thread_cache(int cls, const uintptr_t* blocks, size_t n) noexcept {
   try {
     std::lock_guard lock(mu_);
     auto& gl = classes_[cls].free;
-    gl.insert(gl.end(), blocks.begin(), blocks.end());
+    gl.insert(gl.end(), blocks, blocks + n);
   } catch (...) {
+    // Out of memory for the free list itself: those blocks are simply not reused.
   }
-  blocks.clear();
 }
 
 uintptr_t Arena::block_base(uintptr_t p) const noexcept {
@@ -297,97 +441,6 @@ uintptr_t Arena::block_base(uintptr_t p) const noexcept {
     case kChunkTail: return chunk_base - (info & ~kTypeMask) * kChunk;
     default: return 0;
   }
-}
-
-// ---- AllocTable --------------------------------------------------------------------------------
-void AllocTable::grow(Shard& s) {
-  std::vector<Entry> old = std::move(s.slots);
-  const size_t cap = old.empty() ? 64 : (s.used * 4 > old.size() ? old.size() * 2 : old.size());
-  s.slots.assign(cap, Entry{});
-  s.used = 0;
-  s.tombs = 0;
-  for (auto& e : old) {
-    if (e.key <= 1) continue;
-    size_t i = hash(e.key) & (cap - 1);
-    while (s.slots[i].key != 0) i = (i + 1) & (cap - 1);
-    s.slots[i] = e;
-    ++s.used;
-  }
-}
-
-void AllocTable::insert(const Allocation& a) {
-  const uint64_t h = mix(a.base);
-  Shard& s = shards_[shard_of_mix(h)];
-  std::lock_guard lock(s.mu);
-  if ((s.used + s.tombs + 1) * 2 > s.slots.size()) grow(s);
-  const size_t mask = s.slots.size() - 1;
-  size_t i = h & mask;
-  while (s.slots[i].key > 1) i = (i + 1) & mask;
-  if (s.slots[i].key == 1) --s.tombs;
-  s.slots[i].key = a.base;
-  s.slots[i].a = a;
-  ++s.used;
-}
-
-std::optional<Allocation> AllocTable::erase(uintptr_t p, unsigned kinds) {
-  if (p <= 1) return std::nullopt;
-  const uint64_t h = mix(p);
-  Shard& s = shards_[shard_of_mix(h)];
-  std::lock_guard lock(s.mu);
-  if (s.slots.empty()) return std::nullopt;
-  const size_t mask = s.slots.size() - 1;
-  for (size_t i = h & mask;; i = (i + 1) & mask) {
-    if (s.slots[i].key == 0) return std::nullopt;
-    if (s.slots[i].key == p) {
-      if (!(kinds & (1u << static_cast<unsigned>(s.slots[i].a.kind)))) return std::nullopt;
-      Allocation a = s.slots[i].a;
-      s.slots[i].key = 1;
-      --s.used;
-      ++s.tombs;
-      return a;
-    }
-  }
-}
-
-std::optional<Allocation> AllocTable::find_base(uintptr_t p) const {
-  if (p <= 1) return std::nullopt;
-  const uint64_t h = mix(p);
-  const Shard& s = shards_[shard_of_mix(h)];
-  std::lock_guard lock(s.mu);
-  if (s.slots.empty()) return std::nullopt;
-  const size_t mask = s.slots.size() - 1;
-  for (size_t i = h & mask;; i = (i + 1) & mask) {
-    if (s.slots[i].key == 0) return std::nullopt;
-    if (s.slots[i].key == p) return s.slots[i].a;
-  }
-}
-
-std::vector<Allocation> AllocTable::snapshot() const {
-  std::vector<Allocation> out;
-  for (const Shard& s : shards_) {
-    std::lock_guard lock(s.mu);
-    for (const Entry& e : s.slots)
-      if (e.key > 1) out.push_back(e.a);
-  }
-  return out;
-}
-
-void AllocTable::clear() noexcept {
-  for (Shard& s : shards_) {
-    s.mu.unlock();  // a parent thread may have held it at fork time
-    for (Entry& e : s.slots) e.key = 0;
-    s.used = 0;
-    s.tombs = 0;
-  }
-}
-
-size_t AllocTable::size() const {
-  size_t n = 0;
-  for (const Shard& s : shards_) {
-    std::lock_guard lock(s.mu);
-    n += s.used;
-  }
-  return n;
 }
 
 }  // namespace fg

@@ -8,8 +8,9 @@
 // aligned, like the real allocator's >= 256 B) with per-thread caches; larger ones take
 // whole 4 MiB chunks and give their pages back to the kernel when freed.
 //
-// The AllocTable maps every live allocation's base to its record; interior pointers are
-// resolved through the arena's chunk map (O(1)).
+// Each block has a record beside it in its arena (what was asked for, by whom, in which
+// context): allocation and free write and clear it without a lock or a hash, and a
+// pointer, exact or interior, finds its block's record through the chunk map in O(1).
 #pragma once
 #include "core/errors.h"
 #include "core/ledger.h"
@@ -51,6 +52,20 @@ struct Allocation {
   uint64_t pool = 0;        // memory pool id for async allocations (0 = none)
 };
 
+// What the arena keeps per block, beside the block's address, span, kind and device (which
+// its position tells). Written by the thread that took the block, before it publishes it.
+struct alignas(64) BlockRecord {  // one cache line: neighbouring blocks belong to other threads
+  // Even while the block is free, odd while it is allocated; each allocation and each free
+  // adds one, so a reader that sees the same value before and after copying the fields
+  // copied one allocation's record, and exactly one of two racing frees wins.
+  std::atomic<uint64_t> state{0};
+  std::atomic<uint64_t> size{0};
+  std::atomic<uint64_t> pool{0};
+  std::atomic<Context*> ctx{nullptr};
+  std::atomic<uint32_t> flags{0};
+  std::atomic<uint8_t> api{0};
+};
+
 class Arena {
  public:
   // `id` indexes per-thread caches; `device` is -1 for the host arena.
@@ -67,11 +82,22 @@ class Arena {
   bool contains(uintptr_t p) const { return p >= base_ && p < base_ + size_; }
   int memfd() const { return fd_; }
 
-  // Returns nullptr when the address space is exhausted (the caller reports OOM).
-  void* allocate(uint64_t bytes, uint64_t* span);
+  // Takes a block of at least a.size bytes and makes it a live allocation with a's size,
+  // ctx, api, flags and pool. Returns nullptr when the address space is exhausted (the
+  // caller reports OOM).
+  void* allocate(const Allocation& a);
+  // Ends the allocation whose base is exactly p if its kind is in the bit mask `kinds`
+  // (1 << MemKind) and returns its record; the block stays taken until deallocate().
+  // Unknown, interior, already freed or of another kind: nullopt, nothing changes.
+  std::optional<Allocation> erase(uintptr_t p, unsigned kinds = ~0u) noexcept;
+  // Returns an erased allocation's block for reuse.
   void deallocate(void* p, uint64_t span) noexcept;
+  // The live allocation whose base is exactly p.
+  std::optional<Allocation> find_base(uintptr_t p) const noexcept;
   // Base of the block containing p, or 0 if p is in no carved block.
   uintptr_t block_base(uintptr_t p) const noexcept;
+  // Appends every live allocation.
+  void live(std::vector<Allocation>& out) const;
 
   static constexpr uint64_t kChunk = 4ull << 20;
   static constexpr int kMinClassShift = 9;   // 512 B
@@ -79,22 +105,33 @@ class Arena {
   static constexpr int kClasses = kMaxClassShift - kMinClassShift + 1;
 
   // Returns thread-cached blocks to the arena (thread exit).
-  void flush_thread_cache(int cls, std::vector<uintptr_t>& blocks) noexcept;
+  void flush_thread_cache(int cls, const uintptr_t* blocks, size_t n) noexcept;
 
  private:
   friend struct ThreadCaches;
   uint32_t take_chunks(uint32_t n);           // under mu_; UINT32_MAX when none
   void give_chunks(uint32_t first, uint32_t n);
-  bool refill(int cls, std::vector<uintptr_t>& out, size_t want);
+  // Fills out[n..want) with blocks of class cls; returns the new count.
+  size_t refill(int cls, uintptr_t* out, size_t n, size_t want);
+  // The record of the block that starts exactly at p, with its span; nullptr if none.
+  BlockRecord* record_of(uintptr_t p, uint64_t* span) const noexcept;
+  Allocation to_allocation(uintptr_t p, uint64_t span, const BlockRecord& r) const noexcept;
+  void unmap() noexcept;  // every mapping and the memfd (destructor, failed constructor)
 
   int id_;
   int device_;
   MemKind kind_;
+  uint64_t serial_;  // unique per arena in this process
   int fd_ = -1;
   uintptr_t base_ = 0;
   uint64_t size_ = 0;
   uint32_t nchunks_ = 0;
   std::atomic<uint32_t>* chunk_info_ = nullptr;  // per chunk: type and class / run length
+  // Records: a chunk of a size class points to one record per block (set once, when the
+  // chunk is first carved: class chunks are never given back); the head chunk of a large
+  // block uses its own entry of head_records_.
+  std::atomic<BlockRecord*>* class_records_ = nullptr;
+  BlockRecord* head_records_ = nullptr;
 
   std::mutex mu_;                         // chunk allocator + class free lists
   uint32_t next_chunk_ = 0;               // never-used chunks start here
@@ -103,56 +140,6 @@ class Arena {
     std::vector<uintptr_t> free;          // freed blocks
     uintptr_t bump = 0, bump_end = 0;     // carving the current chunk
   } classes_[kClasses];
-};
-
-// Registry of live allocations, sharded for concurrency.
-class AllocTable {
- public:
-  void insert(const Allocation& a);
-  // Removes and returns the allocation whose base is exactly p and whose kind is in the
-  // bit mask `kinds` (1 << MemKind); otherwise changes nothing.
-  std::optional<Allocation> erase(uintptr_t p, unsigned kinds = ~0u);
-  std::optional<Allocation> find_base(uintptr_t p) const;
-  std::vector<Allocation> snapshot() const;
-  void clear() noexcept;  // forgets every entry (forked child)
-  size_t size() const;
-
- private:
-  static constexpr int kShards = 256;
-  struct Entry {
-    uintptr_t key = 0;  // 0 = empty, 1 = tombstone
-    Allocation a;
-  };
-  // A short critical section (one probe sequence): a spinlock costs one atomic exchange
-  // where a mutex costs two read-modify-writes.
-  struct SpinLock {
-    std::atomic<bool> held{false};
-    void lock() noexcept {
-      while (held.exchange(true, std::memory_order_acquire))
-        while (held.load(std::memory_order_relaxed)) __builtin_ia32_pause();
-    }
-    void unlock() noexcept { held.store(false, std::memory_order_release); }
-  };
-  struct alignas(64) Shard {
-    mutable SpinLock mu;
-    std::vector<Entry> slots;
-    size_t used = 0, tombs = 0;
-  };
-  // Block addresses are aligned (512 B .. 4 MiB) and regular, and a plain multiplicative
-  // hash of them collided systematically (two threads' 1 MiB blocks on one shard, every
-  // run): a full 64-bit finalizer (splitmix64) spreads every bit.
-  static uint64_t mix(uintptr_t p) {
-    uint64_t z = p >> 9;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  // One mix per operation: its top 8 bits pick the shard (kShards = 256), its low bits the
-  // slot within the shard.
-  static size_t shard_of_mix(uint64_t h) { return h >> 56; }
-  static size_t hash(uintptr_t p) { return mix(p); }
-  void grow(Shard& s);
-  Shard shards_[kShards];
 };
 
 }  // namespace fg

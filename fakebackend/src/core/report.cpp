@@ -49,7 +49,7 @@ const char* api_name(ApiOrigin a) {
 void Backend::write_report() noexcept {
   try {
     // Whatever the process still holds is a leak: record it, then give it back to the host.
-    std::vector<Allocation> live = allocs_.snapshot();
+    std::vector<Allocation> live = live_allocations();
     std::sort(live.begin(), live.end(), [](const Allocation& a, const Allocation& b) { return a.base < b.base; });
 
     const std::string path = report_path();
