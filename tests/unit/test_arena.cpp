@@ -49,13 +49,15 @@ TEST_CASE("arena: an allocation's record comes back whole from find_base and era
     CHECK(found->arena == &arena);
     CHECK(arena.block_base(b + size - 1) == b);
 
-    auto gone = arena.erase(b);
-    REQUIRE(gone);
-    CHECK(gone->size == size);
-    CHECK(gone->span == span);
+    Allocation gone;
+    REQUIRE(arena.erase(b, ~0u, &gone));
+    CHECK(gone.base == b);
+    CHECK(gone.size == size);
+    CHECK(gone.span == span);
+    CHECK(gone.pool == 42u);
     CHECK_FALSE(arena.find_base(b));
-    CHECK_FALSE(arena.erase(b));  // a second free finds nothing
-    arena.deallocate(p, gone->span);
+    CHECK_FALSE(arena.erase(b, ~0u, &gone));  // a second free finds nothing
+    arena.deallocate(p, gone.span);
   }
 }
 
@@ -64,16 +66,17 @@ TEST_CASE("arena: interior pointers, other kinds and foreign addresses are not b
   void* small = arena.allocate(request(kMiB));
   void* large = arena.allocate(request(9 * kMiB));
   const uintptr_t s = reinterpret_cast<uintptr_t>(small), l = reinterpret_cast<uintptr_t>(large);
-  CHECK_FALSE(arena.erase(s + 512));
-  CHECK_FALSE(arena.erase(l + Arena::kChunk));  // a tail chunk of the large block
-  CHECK_FALSE(arena.erase(s, bit(MemKind::Host) | bit(MemKind::Managed)));
-  CHECK_FALSE(arena.erase(arena.end()));
-  CHECK_FALSE(arena.erase(arena.begin() + 200 * kMiB));  // never carved
+  Allocation gone;
+  CHECK_FALSE(arena.erase(s + 512, ~0u, &gone));
+  CHECK_FALSE(arena.erase(l + Arena::kChunk, ~0u, &gone));  // a tail chunk of the large block
+  CHECK_FALSE(arena.erase(s, bit(MemKind::Host) | bit(MemKind::Managed), &gone));
+  CHECK_FALSE(arena.erase(arena.end(), ~0u, &gone));
+  CHECK_FALSE(arena.erase(arena.begin() + 200 * kMiB, ~0u, &gone));  // never carved
   // None of that ended either allocation.
   CHECK(arena.find_base(s));
   CHECK(arena.find_base(l));
-  CHECK(arena.erase(s, bit(MemKind::Device)));
-  CHECK(arena.erase(l, bit(MemKind::Device)));
+  CHECK(arena.erase(s, bit(MemKind::Device), &gone));
+  CHECK(arena.erase(l, bit(MemKind::Device), &gone));
 }
 
 TEST_CASE("arena: live lists exactly the allocations not yet erased", "[arena]") {
@@ -81,7 +84,8 @@ TEST_CASE("arena: live lists exactly the allocations not yet erased", "[arena]")
   std::vector<uintptr_t> bases;
   for (uint64_t size : {uint64_t{512}, uint64_t{4096}, kMiB, 3 * kMiB})
     bases.push_back(reinterpret_cast<uintptr_t>(arena.allocate(request(size))));
-  REQUIRE(arena.erase(bases[1]));
+  Allocation gone;
+  REQUIRE(arena.erase(bases[1], ~0u, &gone));
   std::vector<Allocation> live;
   arena.live(live);
   std::vector<uintptr_t> got;
@@ -105,7 +109,8 @@ TEST_CASE("arena: of two threads freeing one block, exactly one wins", "[arena]"
       go.fetch_add(1);
       while (go.load() < 2) {
       }
-      won[i] = arena.erase(b).has_value();
+      Allocation gone;
+      won[i] = arena.erase(b, ~0u, &gone);
     };
     std::thread t0(racer, 0), t1(racer, 1);
     t0.join();

@@ -36,14 +36,6 @@ void sync_current() noexcept {
 
 constexpr unsigned kind_bit(MemKind k) { return 1u << static_cast<unsigned>(k); }
 
-ledger::Kind ledger_kind(MemKind k) {
-  switch (k) {
-    case MemKind::Managed: return ledger::kManaged;
-    case MemKind::Host: return ledger::kHost;
-    default: return ledger::kDevice;
-  }
-}
-
 // CUDA_VISIBLE_DEVICES as the real driver reads it: a comma-separated list of ordinals or
 // UUIDs ("GPU-…", any unique prefix); the list ends at the first entry that names no device
 // or repeats one, and an empty value hides every device.
@@ -241,10 +233,10 @@ void Backend::implicit_free_ctx(Context* ctx) {
   // Everything the context still holds is freed, as destroying a real context does.
   for (const Allocation& a : live_allocations()) {
     if (a.ctx != ctx) continue;
-    if (auto gone = a.arena->erase(a.base)) {
-      give_back(*gone);
-      if (!announced_at_exit(gone->base))
-        FG_USDT_IMPLICIT_FREE(gone->device, gone->base, gone->size, static_cast<int>(gone->kind), 1);
+    if (Allocation gone; a.arena->erase(a.base, ~0u, &gone)) {
+      give_back(gone);
+      if (!announced_at_exit(gone.base))
+        FG_USDT_IMPLICIT_FREE(gone.device, gone.base, gone.size, static_cast<int>(gone.kind), 1);
     }
   }
   std::vector<Stream*> streams;
@@ -597,21 +589,9 @@ Arena* Backend::host_arena() {
   return a;
 }
 
-bool Backend::book_reserve(Device* dev, MemKind kind, uint64_t bytes) noexcept {
-  if (!dev) return true;  // host memory with no device configured: nothing to book
-  const ledger::Kind k = ledger_kind(kind);
-  uint64_t peak = dev->peak.load(std::memory_order_relaxed);
-  uint64_t high = 0;
-  // The ledger's exact check already reclaims dead processes before it refuses.
-  if (!ledger_->reserve(dev->ledger_index, k, bytes, peak, &high)) return false;
-  // The peak is read far more often than it moves: no write unless it rises.
+void Backend::raise_peak(Device* dev, uint64_t peak, uint64_t high) noexcept {
   while (high > peak && !dev->peak.compare_exchange_weak(peak, high, std::memory_order_relaxed)) {
   }
-  return true;
-}
-
-void Backend::book_release(Device* dev, MemKind kind, uint64_t bytes) noexcept {
-  if (dev) ledger_->release(dev->ledger_index, ledger_kind(kind), bytes);
 }
 
 uint64_t Backend::held(const Device* dev) const noexcept {
@@ -652,29 +632,20 @@ Status Backend::mem_alloc(Context* ctx, MemKind kind, uint64_t size, ApiOrigin a
   return Status::Ok;
 }
 
-// Returns a removed allocation's memory to its arena and its bytes to the books.
-void Backend::give_back(const Allocation& a) noexcept {
-  if (a.arena) a.arena->deallocate(reinterpret_cast<void*>(a.base), a.span);
-  Device* dev = a.device >= 0 ? device(a.device) : nullptr;
-  book_release(dev ? dev : device(0), a.kind, a.size);
-  if (a.pool) pool_note(a.pool, -static_cast<int64_t>(a.size));
-}
-
-Status Backend::mem_free(void* p, unsigned kinds, ApiOrigin api, Allocation* freed, bool ordered) {
+Status Backend::mem_free(void* p, unsigned kinds, ApiOrigin api, bool ordered) {
   const uintptr_t b = reinterpret_cast<uintptr_t>(p);
   Arena* owner = arena_of(b);
   if (owner && !ordered && queued_work_.load(std::memory_order_acquire) != 0) {
     if (auto a = owner->find_base(b); a && a->ctx && ctx_valid(a->ctx)) ctx_sync(a->ctx);
   }
-  auto gone = owner ? owner->erase(b, kinds) : std::nullopt;
-  if (!gone) {  // unknown, interior, already freed or of another kind: nothing changes
+  Allocation gone;
+  if (!owner || !owner->erase(b, kinds, &gone)) {  // unknown, interior, already freed or of another kind
     FG_USDT_FREE(-1, b, 0, -1, kUsdtInvalidValue, static_cast<int>(api));
     return Status::InvalidPointer;
   }
-  give_back(*gone);
+  give_back(gone);
   if (!announced_at_exit(b))
-    FG_USDT_FREE(gone->device, b, gone->size, static_cast<int>(gone->kind), 0, static_cast<int>(api));
-  if (freed) *freed = *gone;
+    FG_USDT_FREE(gone.device, b, gone.size, static_cast<int>(gone.kind), 0, static_cast<int>(api));
   return Status::Ok;
 }
 

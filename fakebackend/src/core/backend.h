@@ -321,7 +321,7 @@ class Backend {
   // Unknown, interior, already freed or wrong-kind pointers → InvalidPointer, and nothing
   // changes. Stream-ordered frees (cudaFreeAsync) pass `ordered`: they run on the stream's
   // worker, in order already, and must not wait for that very stream.
-  Status mem_free(void* p, unsigned kinds, ApiOrigin api, Allocation* freed = nullptr, bool ordered = false);
+  Status mem_free(void* p, unsigned kinds, ApiOrigin api, bool ordered = false);
   // The allocation containing p (interior pointers too), registered host ranges included.
   std::optional<Allocation> mem_find(const void* p) noexcept;
   // Register / unregister user host memory (cudaHostRegister); overlapping → AlreadyMapped.
@@ -340,8 +340,21 @@ class Backend {
   // The books of every allocation path (arenas, virtual memory): reserve capacity in the
   // host-wide ledger — reclaiming dead processes' bytes once if it is full — and follow
   // this process's peak; false (nothing booked) when the bytes do not fit.
-  bool book_reserve(Device* dev, MemKind kind, uint64_t bytes) noexcept;
-  void book_release(Device* dev, MemKind kind, uint64_t bytes) noexcept;
+  [[gnu::always_inline]] bool book_reserve(Device* dev, MemKind kind, uint64_t bytes) noexcept {
+    if (!dev) return true;  // host memory with no device configured: nothing to book
+    uint64_t peak = dev->peak.load(std::memory_order_relaxed);
+    uint64_t high = 0;
+    // The ledger's exact check already reclaims dead processes before it refuses.
+    if (!ledger_->reserve(dev->ledger_index, ledger_kind(kind), bytes, peak, &high)) return false;
+    if (high > peak) raise_peak(dev, peak, high);
+    return true;
+  }
+  [[gnu::always_inline]] void book_release(Device* dev, MemKind kind, uint64_t bytes) noexcept {
+    if (dev) ledger_->release(dev->ledger_index, ledger_kind(kind), bytes);
+  }
+  static ledger::Kind ledger_kind(MemKind k) noexcept {
+    return k == MemKind::Managed ? ledger::kManaged : k == MemKind::Host ? ledger::kHost : ledger::kDevice;
+  }
   // Device + managed bytes this process holds on dev.
   uint64_t held(const Device* dev) const noexcept;
   // memGetInfo for a device: free = total - used by every process (ledger).
@@ -457,7 +470,15 @@ class Backend {
   Function* function_locked(Module* m, const std::string& name);  // finds or adds; mu_ held
   void variable_release_locked(void* p);
   void publish_arena(Arena* a);
-  void give_back(const Allocation& a) noexcept;
+  // Returns a removed allocation's memory to its arena and its bytes to the books.
+  [[gnu::always_inline]] void give_back(const Allocation& a) noexcept {
+    if (a.arena) a.arena->deallocate(reinterpret_cast<void*>(a.base), a.span);
+    Device* dev = a.device >= 0 ? device(a.device) : nullptr;
+    book_release(dev ? dev : device(0), a.kind, a.size);
+    if (a.pool) pool_note(a.pool, -static_cast<int64_t>(a.size));
+  }
+  // The peak only rises; it is read far more often than it moves.
+  static void raise_peak(Device* dev, uint64_t peak, uint64_t high) noexcept;
   void reset_state(Context* ctx);
   void pool_note(uint64_t id, int64_t delta) noexcept;
   bool range_ok(const void* p, size_t n, bool write) noexcept;

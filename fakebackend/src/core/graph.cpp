@@ -1112,8 +1112,7 @@ Status submit(Backend& b, const Params& p, Stream* s) {
       // Stream-ordered memory from outside graphs is freed (graph allocations were filtered).
       if (p.free_ptr)
         return b.stream_enqueue(s, [ptr = p.free_ptr] {
-          (void)Backend::get().mem_free(ptr, 1u << static_cast<unsigned>(MemKind::Device), ApiOrigin::Internal, nullptr,
-                                        true);
+          (void)Backend::get().mem_free(ptr, 1u << static_cast<unsigned>(MemKind::Device), ApiOrigin::Internal, true);
         });
       return Status::Ok;
     case NodeType::MemAlloc:

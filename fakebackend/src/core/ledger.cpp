@@ -344,8 +344,9 @@ struct ShardLock {
 };
 
 std::atomic<uint32_t> g_next_shard{0};
-FG_TLS thread_local int t_shard = -1;  // an int: the library's TLS must stay tiny (static TLS block)
 }  // namespace
+
+FG_TLS constinit thread_local int t_shard = -1;
 
 [[gnu::always_inline]] inline Shard& Ledger::my_shard() noexcept {
   if (t_shard < 0) t_shard = static_cast<int>(g_next_shard.fetch_add(1, std::memory_order_relaxed) % kShards);
@@ -394,7 +395,7 @@ bool Ledger::take_exact(uint32_t dev, uint64_t n, uint64_t bytes) noexcept {
   return fits;
 }
 
-bool Ledger::reserve(uint32_t dev, Kind kind, uint64_t bytes, uint64_t peak, uint64_t* high) noexcept {
+bool Ledger::reserve_slow(uint32_t dev, Kind kind, uint64_t bytes, uint64_t peak, uint64_t* high) noexcept {
   if (high) *high = 0;
   if (slot_.load(std::memory_order_acquire) < 0) {
     try {
@@ -469,7 +470,7 @@ uint64_t Ledger::mine(uint32_t dev, Kind kind) const noexcept {
   return u;
 }
 
-void Ledger::release(uint32_t dev, Kind kind, uint64_t bytes) noexcept {
+void Ledger::release_slow(uint32_t dev, Kind kind, uint64_t bytes) noexcept {
   if (slot_.load(std::memory_order_relaxed) < 0) return;
   Shard& sh = my_shard();
   ShardLock lock(sh);

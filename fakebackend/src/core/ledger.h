@@ -108,6 +108,8 @@ class Ledger {
   // bytes count against capacity: returns false (nothing booked) only when they do not fit
   // beside what every process holds. If the booking may lift this process's device +
   // managed bytes above `peak`, *high gets that total (else 0).
+  // The common case (device or managed bytes within this shard's quota, no new high, the
+  // peak out of reach) runs inline; everything else in reserve_slow().
   bool reserve(uint32_t dev, Kind kind, uint64_t bytes, uint64_t peak = UINT64_MAX,
                uint64_t* high = nullptr) noexcept;
   void release(uint32_t dev, Kind kind, uint64_t bytes) noexcept;
@@ -128,6 +130,11 @@ class Ledger {
   void after_fork_child() noexcept;
 
  private:
+  bool reserve_slow(uint32_t dev, Kind kind, uint64_t bytes, uint64_t peak, uint64_t* high) noexcept;
+  void release_slow(uint32_t dev, Kind kind, uint64_t bytes) noexcept;
+  // This thread's shard with its lock held, or nullptr (no slot or shard yet, or the lock
+  // is taken: the slow paths wait for it).
+  Shard* try_lock_my_shard() noexcept;
   void claim_slot();
   bool referenced(uint32_t dev, int except_slot) const noexcept;
   int collect_unused() noexcept;  // frees device entries no live process uses
@@ -166,6 +173,51 @@ class Ledger {
   Peek peek_[kShards] = {};
   std::vector<std::pair<uint32_t, int>> my_devices_;  // entries this process registered, with ordinals
 };
+
+// The shard of this thread's process slot its books go to (thread i: i % kShards), -1 until
+// its first booking. An int in initial-exec TLS: the library's TLS must stay tiny.
+[[gnu::tls_model("initial-exec")]] extern constinit thread_local int t_shard;
+
+[[gnu::always_inline]] inline Shard* Ledger::try_lock_my_shard() noexcept {
+  const int i = slot_.load(std::memory_order_acquire), k = t_shard;
+  if (i < 0 || k < 0) return nullptr;
+  Shard& sh = procs_[i].shards[k];
+  return sh.lock.exchange(1, std::memory_order_acquire) ? nullptr : &sh;
+}
+
+[[gnu::always_inline]] inline bool Ledger::reserve(uint32_t dev, Kind kind, uint64_t bytes, uint64_t peak, uint64_t* high) noexcept {
+  if (kind == kHost) return reserve_slow(dev, kind, bytes, peak, high);
+  Shard* sh = try_lock_my_shard();
+  if (!sh) return reserve_slow(dev, kind, bytes, peak, high);
+  const uint64_t now = sh->used[dev][kind].load(std::memory_order_relaxed) + bytes;
+  const uint64_t total = now + sh->used[dev][kind ^ 1].load(std::memory_order_relaxed);  // device + managed
+  // Within quota, below this shard's high, and the others' highs cannot lift the process
+  // past the peak (reserve_slow() explains the bound).
+  const uint64_t mine_high = sh->high[dev];
+  if (total > sh->quota[dev].load(std::memory_order_relaxed) || total > mine_high ||
+      total + (highs_sum_[dev].load(std::memory_order_relaxed) - mine_high) > peak) {
+    sh->lock.store(0, std::memory_order_release);
+    return reserve_slow(dev, kind, bytes, peak, high);
+  }
+  sh->used[dev][kind].store(now, std::memory_order_relaxed);
+  sh->lock.store(0, std::memory_order_release);
+  if (high) *high = 0;
+  return true;
+}
+
+[[gnu::always_inline]] inline void Ledger::release(uint32_t dev, Kind kind, uint64_t bytes) noexcept {
+  Shard* sh = kind == kHost ? nullptr : try_lock_my_shard();
+  if (!sh) return release_slow(dev, kind, bytes);
+  const uint64_t now = sh->used[dev][kind].load(std::memory_order_relaxed) - bytes;
+  // A shard keeps at most two chunks it does not use (release_slow() gives back the rest).
+  if (sh->quota[dev].load(std::memory_order_relaxed) >
+      now + sh->used[dev][kind ^ 1].load(std::memory_order_relaxed) + 2 * kQuotaChunk) {
+    sh->lock.store(0, std::memory_order_release);
+    return release_slow(dev, kind, bytes);
+  }
+  sh->used[dev][kind].store(now, std::memory_order_relaxed);
+  sh->lock.store(0, std::memory_order_release);
+}
 
 // Default path: $FAKEGPU_LEDGER, else /dev/shm/fakegpu-<uid>.v<kVersion>.ledger.
 std::string default_path();

@@ -29,24 +29,8 @@ const char* to_string(MemKind k) noexcept {
 }
 
 // ---- per-thread block caches ----------------------------------------------------------------
-// A thread keeps up to kCacheMax freed blocks per (arena, class); alloc/free then touch no
-// shared state beyond the ledger. Caches go back to their arenas when the thread exits.
 namespace {
-constexpr size_t kCacheMax = 32;
 constexpr size_t kRefill = 8;
-constexpr int kMaxArenas = 2 * ledger::kMaxDevices + 1;
-
-// chunk_info encoding: type in the top two bits.
-constexpr uint32_t kChunkFree = 0;
-constexpr uint32_t kChunkSmall = 1u << 30;  // low bits: class
-constexpr uint32_t kChunkHead = 2u << 30;   // low bits: run length in chunks
-constexpr uint32_t kChunkTail = 3u << 30;   // low bits: distance back to the head
-constexpr uint32_t kTypeMask = 3u << 30;
-
-int class_of(uint64_t bytes) {
-  if (bytes <= (1ull << Arena::kMinClassShift)) return 0;
-  return static_cast<int>(std::bit_width(bytes - 1)) - Arena::kMinClassShift;
-}
 
 // Anonymous memory for a side table: zero-filled, pages made on first touch.
 void* map_table(size_t bytes) {
@@ -56,39 +40,27 @@ void* map_table(size_t bytes) {
 size_t class_records_bytes(int cls) { return sizeof(BlockRecord) * (Arena::kChunk >> (cls + Arena::kMinClassShift)); }
 }  // namespace
 
-struct ThreadCaches {
-  struct PerArena {
-    Arena* arena = nullptr;
-    uint64_t serial = 0;  // the arena's: a new arena may reuse a freed one's address
-    uint32_t count[Arena::kClasses] = {};
-    uintptr_t blocks[Arena::kClasses][kCacheMax];
-  };
-  PerArena* slots[kMaxArenas] = {};
-  ~ThreadCaches() {
-    for (auto*& s : slots) {
-      if (!s) continue;
-      for (int c = 0; c < Arena::kClasses; ++c)
-        if (s->count[c]) s->arena->flush_thread_cache(c, s->blocks[c], s->count[c]);
-      delete s;
-      s = nullptr;
-    }
+ThreadCaches::~ThreadCaches() {
+  for (auto*& s : slots) {
+    if (!s) continue;
+    for (int c = 0; c < Arena::kClasses; ++c)
+      if (s->count[c]) s->arena->flush_thread_cache(c, s->blocks[c], s->count[c]);
+    delete s;
+    s = nullptr;
   }
-  PerArena* of(Arena* a) {
-    PerArena* s = slots[a->id()];
-    return s && s->serial == a->serial_ ? s : create(a);
+}
+
+ThreadCaches::PerArena* ThreadCaches::create(Arena* a) {
+  PerArena*& s = slots[a->id()];
+  delete s;  // an arena re-created after fork reuses the id
+  s = new (std::nothrow) PerArena;
+  if (s) {
+    s->arena = a;
+    s->serial = a->serial_;
   }
-  [[gnu::noinline]] PerArena* create(Arena* a) {
-    PerArena*& s = slots[a->id()];
-    delete s;  // an arena re-created after fork reuses the id
-    s = new (std::nothrow) PerArena;
-    if (s) {
-      s->arena = a;
-      s->serial = a->serial_;
-    }
-    return s;
-  }
-};
-namespace {
+  return s;
+}
+
 // Only pointers live in TLS: the library uses initial-exec TLS (the trampolines' counter
 // pointer), which puts all of its TLS in the small static block a dlopen'ed library gets.
 // The hot path reads a trivial pointer (a thread_local with a destructor is reached through
@@ -99,7 +71,8 @@ namespace {
 // gone. The owner then clears the pointer and marks the thread, which hands out no cache:
 // the block goes straight to its arena. (The mark is a separate trivial object: stores
 // into a dying object's own members are dead to the compiler.)
-FG_TLS thread_local ThreadCaches* t_caches = nullptr;
+FG_TLS constinit thread_local ThreadCaches* t_caches = nullptr;
+namespace {
 FG_TLS thread_local bool t_caches_gone = false;
 struct ThreadCachesOwner {
   ~ThreadCachesOwner() {
@@ -262,7 +235,7 @@ size_t Arena::refill(int cls, uintptr_t* out, size_t n, size_t want) {
   return n;
 }
 
-void* Arena::allocate(const Allocation& a) {
+void* Arena::allocate_slow(const Allocation& a) {
   uintptr_t b;
   BlockRecord* r;
   if (a.size <= (1ull << kMaxClassShift)) {
@@ -290,66 +263,8 @@ void* Arena::allocate(const Allocation& a) {
     b = base_ + first * kChunk;
     r = &head_records_[first];
   }
-  // The block came through a lock or this thread's cache from the free that ended its last
-  // allocation: the release fence orders these stores after that free for the readers
-  // (find_base), which check the state on both sides of their copy.
-  std::atomic_thread_fence(std::memory_order_release);
-  r->size.store(a.size, std::memory_order_relaxed);
-  r->pool.store(a.pool, std::memory_order_relaxed);
-  r->ctx.store(a.ctx, std::memory_order_relaxed);
-  r->flags.store(a.flags, std::memory_order_relaxed);
-  r->api.store(static_cast<uint8_t>(a.api), std::memory_order_relaxed);
-  r->state.store(r->state.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  r->publish(a);
   return reinterpret_cast<void*>(b);
-}
-
-BlockRecord* Arena::record_of(uintptr_t p, uint64_t* span) const noexcept {
-  if (!contains(p)) return nullptr;
-  const uint64_t off = p - base_;
-  const uint64_t c = off / kChunk;
-  const uint32_t info = chunk_info_[c].load(std::memory_order_acquire);
-  switch (info & kTypeMask) {
-    case kChunkSmall: {
-      const int shift = static_cast<int>(info & ~kTypeMask) + kMinClassShift;
-      const uint64_t in = off % kChunk;
-      if (in & ((1ull << shift) - 1)) return nullptr;  // interior
-      *span = 1ull << shift;
-      return &class_records_[c].load(std::memory_order_acquire)[in >> shift];
-    }
-    case kChunkHead:
-      if (off % kChunk) return nullptr;
-      *span = (info & ~kTypeMask) * kChunk;
-      return &head_records_[c];
-    default: return nullptr;
-  }
-}
-
-Allocation Arena::to_allocation(uintptr_t p, uint64_t span, const BlockRecord& r) const noexcept {
-  Allocation a;
-  a.base = p;
-  a.size = r.size.load(std::memory_order_relaxed);
-  a.span = span;
-  a.device = device_;
-  a.kind = kind_;
-  a.api = static_cast<ApiOrigin>(r.api.load(std::memory_order_relaxed));
-  a.flags = r.flags.load(std::memory_order_relaxed);
-  a.ctx = r.ctx.load(std::memory_order_relaxed);
-  a.arena = const_cast<Arena*>(this);
-  a.pool = r.pool.load(std::memory_order_relaxed);
-  return a;
-}
-
-std::optional<Allocation> Arena::erase(uintptr_t p, unsigned kinds) noexcept {
-  if (!(kinds & (1u << static_cast<unsigned>(kind_)))) return std::nullopt;
-  uint64_t span = 0;
-  BlockRecord* r = record_of(p, &span);
-  if (!r) return std::nullopt;
-  uint64_t st = r->state.load(std::memory_order_acquire);
-  if (!(st & 1)) return std::nullopt;
-  // The fields cannot change while the state stays st: winning the exchange proves the copy.
-  Allocation a = to_allocation(p, span, *r);
-  if (!r->state.compare_exchange_strong(st, st + 1, std::memory_order_acq_rel)) return std::nullopt;
-  return a;
 }
 
 std::optional<Allocation> Arena::find_base(uintptr_t p) const noexcept {
@@ -358,7 +273,8 @@ std::optional<Allocation> Arena::find_base(uintptr_t p) const noexcept {
   if (!r) return std::nullopt;
   const uint64_t st = r->state.load(std::memory_order_acquire);
   if (!(st & 1)) return std::nullopt;
-  Allocation a = to_allocation(p, span, *r);
+  Allocation a;
+  to_allocation(p, span, *r, &a);
   std::atomic_thread_fence(std::memory_order_acquire);
   if (r->state.load(std::memory_order_relaxed) != st) return std::nullopt;  // freed meanwhile
   return a;
@@ -383,7 +299,7 @@ void Arena::live(std::vector<Allocation>& out) const {
   }
 }
 
-void Arena::deallocate(void* p, uint64_t span) noexcept {
+void Arena::deallocate_slow(void* p, uint64_t span) noexcept {
   const uintptr_t b = reinterpret_cast<uintptr_t>(p);
   if (span <= (1ull << kMaxClassShift)) {
     const int cls = class_of(span);
@@ -394,10 +310,10 @@ void Arena::deallocate(void* p, uint64_t span) noexcept {
       return;
     }
     uint32_t& n = pa->count[cls];
-    if (n == kCacheMax) {  // full: the older half goes back to the arena
-      flush_thread_cache(cls, pa->blocks[cls], kCacheMax / 2);
-      std::memmove(pa->blocks[cls], pa->blocks[cls] + kCacheMax / 2, sizeof(uintptr_t) * (kCacheMax / 2));
-      n = kCacheMax / 2;
+    if (n == ThreadCaches::kCacheMax) {  // full: the older half goes back to the arena
+      flush_thread_cache(cls, pa->blocks[cls], ThreadCaches::kCacheMax / 2);
+      std::memmove(pa->blocks[cls], pa->blocks[cls] + ThreadCaches::kCacheMax / 2, sizeof(uintptr_t) * (ThreadCaches::kCacheMax / 2));
+      n = ThreadCaches::kCacheMax / 2;
     }
     pa->blocks[cls][n++] = b;
     return;

@@ -92,7 +92,7 @@ CUresult free_async(CUdeviceptr dptr, CUstream hStream, bool ptsz) {
     return to_cu(b.stream_enqueue(s, [bp, p] {
       Allocation freed;
       const unsigned kinds = kind_bit(MemKind::Device) | kind_bit(MemKind::Managed);
-      (void)bp->mem_free(p, kinds, ApiOrigin::Driver, nullptr, true);
+      (void)bp->mem_free(p, kinds, ApiOrigin::Driver, true);
     }));
   });
 }

@@ -397,7 +397,7 @@ cudaError_t free_async(void* devPtr, cudaStream_t hStream, bool per_thread) {
   if (!a || a->base != reinterpret_cast<uintptr_t>(devPtr) || !(kDeviceKinds & bit(a->kind)))
     return cudaErrorInvalidValue;
   if (cudaError_t e; captured_free(s, devPtr, &e)) return e;
-  return to_cuda(b.stream_enqueue(s, [devPtr] { (void)be().mem_free(devPtr, kDeviceKinds, fg::ApiOrigin::Runtime, nullptr, true); }));
+  return to_cuda(b.stream_enqueue(s, [devPtr] { (void)be().mem_free(devPtr, kDeviceKinds, fg::ApiOrigin::Runtime, true); }));
 }
 }  // namespace
 
