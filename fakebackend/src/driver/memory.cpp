@@ -22,7 +22,7 @@ namespace {
 // Pitch granularity of cuMemAllocPitch: what the real allocator gives on sm_70 and newer.
 constexpr size_t kPitchAlign = 512;
 
-CUresult alloc(Backend& b, MemKind kind, size_t bytes, unsigned flags, void** out) {
+[[gnu::always_inline]] inline CUresult alloc(Backend& b, MemKind kind, size_t bytes, unsigned flags, void** out) {
   Context* ctx = nullptr;
   if (CUresult r = current(b, &ctx)) return r;
   // Allocating is potentially unsafe while a stream captures (core/graph.h).
