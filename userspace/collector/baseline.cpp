@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "collector/baseline.h"
 
-#include "src/core/ledger.h"  // the backend's ledger layout (fakebackend/src/core)
+#include <fakegpu/ledger_format.h>  // the backend's ledger segment: the contract both sides build from
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -64,10 +64,7 @@ class MappedLedger {
     ::close(fd);
     if (base == MAP_FAILED) return;
     base_ = static_cast<const char*>(base);
-    auto* hdr = reinterpret_cast<const lg::Header*>(base_);
-    valid_ = std::memcmp(hdr->magic, "FAKEGPU", 8) == 0 && hdr->version == lg::kVersion && hdr->file_size == size_ &&
-             hdr->max_procs == lg::kMaxProcs && hdr->proc_slot_size == sizeof(lg::ProcSlot) &&
-             hdr->device_entry_size == sizeof(lg::DeviceEntry) && proc_off() + sizeof(lg::ProcSlot) <= size_;
+    valid_ = lg::header_valid(*reinterpret_cast<const lg::Header*>(base_), size_);
   }
   ~MappedLedger() {
     if (base_) ::munmap(const_cast<char*>(base_), size_);
@@ -76,14 +73,13 @@ class MappedLedger {
   MappedLedger& operator=(const MappedLedger&) = delete;
 
   bool valid() const { return valid_; }
-  // Layout as the backend computes it: header, device table, then 4 KiB-aligned slots.
   const lg::DeviceEntry& device(uint32_t i) const {
-    return reinterpret_cast<const lg::DeviceEntry*>(base_ + dev_off())[i];
+    return reinterpret_cast<const lg::DeviceEntry*>(base_ + lg::device_table_offset())[i];
   }
-  uint32_t slots() const {
-    return static_cast<uint32_t>(std::min<size_t>(lg::kMaxProcs, (size_ - proc_off()) / sizeof(lg::ProcSlot)));
+  uint32_t slots() const { return lg::kMaxProcs; }
+  const lg::ProcSlot& slot(uint32_t i) const {
+    return reinterpret_cast<const lg::ProcSlot*>(base_ + lg::proc_table_offset())[i];
   }
-  const lg::ProcSlot& slot(uint32_t i) const { return reinterpret_cast<const lg::ProcSlot*>(base_ + proc_off())[i]; }
   // A ready slot of a process that still runs: a process that crashed (or called _exit)
   // leaves its slot ready until a backend process reaps it, and a reused pid is not it.
   static bool live(const lg::ProcSlot& s) {
@@ -100,16 +96,10 @@ class MappedLedger {
   }
 
  private:
-  static size_t dev_off() { return (sizeof(lg::Header) + 63) / 64 * 64; }
-  static size_t proc_off() { return (dev_off() + sizeof(lg::DeviceEntry) * lg::kMaxDevices + 4095) / 4096 * 4096; }
   const char* base_ = nullptr;
   size_t size_ = 0;
   bool valid_ = false;
 };
-
-std::string default_ledger(long uid) {
-  return "/dev/shm/fakegpu-" + std::to_string(uid) + ".v" + std::to_string(lg::kVersion) + ".ledger";
-}
 
 // The ledger a process uses, as a path this process can open; empty for none (isolated).
 std::string ledger_of(int pid) {
@@ -121,7 +111,7 @@ std::string ledger_of(int pid) {
   } else {
     const long uid = uid_of(pid);
     if (uid < 0) return {};
-    path = default_ledger(uid);
+    path = lg::default_path_for(static_cast<unsigned long>(uid));
   }
   // As the process sees it (it may live in another mount namespace).
   if (path[0] == '/') path = "/proc/" + std::to_string(pid) + "/root" + path;

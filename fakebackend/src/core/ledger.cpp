@@ -20,13 +20,6 @@
 namespace fg::ledger {
 namespace {
 
-constexpr char kMagic[8] = {'F', 'A', 'K', 'E', 'G', 'P', 'U', '\0'};
-
-constexpr size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
-constexpr size_t kDevOffset = round_up(sizeof(Header), 64);
-constexpr size_t kProcOffset = round_up(kDevOffset + sizeof(DeviceEntry) * kMaxDevices, 4096);
-constexpr size_t kFileSize = round_up(kProcOffset + sizeof(ProcSlot) * kMaxProcs, 4096);
-
 std::string errno_text(int e) { return std::strerror(e); }
 
 [[noreturn]] void fail(const std::string& msg) { throw FatalError(msg); }
@@ -52,11 +45,11 @@ std::string default_path() {
   if (const char* p = std::getenv("FAKEGPU_LEDGER"); p && *p) return p;
   // The format version is part of the name: processes of two fakegpu versions cannot share
   // devices, and an old ledger must not stop a new one.
-  return "/dev/shm/fakegpu-" + std::to_string(::getuid()) + ".v" + std::to_string(kVersion) + ".ledger";
+  return default_path_for(::getuid());
 }
 
 Ledger::Ledger(const std::string& path, bool isolated) : path_(path), isolated_(isolated) {
-  size_ = kFileSize;
+  size_ = file_size();
   if (isolated_) {
     base_ = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base_ == MAP_FAILED) fail("cannot map the private device ledger: " + errno_text(errno));
@@ -65,8 +58,8 @@ Ledger::Ledger(const std::string& path, bool isolated) : path_(path), isolated_(
   } else {
     attach_shared();
   }
-  devs_ = reinterpret_cast<DeviceEntry*>(static_cast<char*>(base_) + kDevOffset);
-  procs_ = reinterpret_cast<ProcSlot*>(static_cast<char*>(base_) + kProcOffset);
+  devs_ = reinterpret_cast<DeviceEntry*>(static_cast<char*>(base_) + device_table_offset());
+  procs_ = reinterpret_cast<ProcSlot*>(static_cast<char*>(base_) + proc_table_offset());
   reap_dead();
 }
 
@@ -156,10 +149,7 @@ void Ledger::map_and_validate(int fd) {
     fail("cannot map the device ledger " + path_ + ": " + errno_text(e));
   }
   hdr_ = static_cast<Header*>(base_);
-  if (hdr_->ready.load(std::memory_order_acquire) != 1 || std::memcmp(hdr_->magic, kMagic, sizeof kMagic) != 0 ||
-      hdr_->version != kVersion || hdr_->header_size != sizeof(Header) || hdr_->file_size != size_ ||
-      hdr_->max_devices != kMaxDevices || hdr_->max_procs != kMaxProcs ||
-      hdr_->device_entry_size != sizeof(DeviceEntry) || hdr_->proc_slot_size != sizeof(ProcSlot)) {
+  if (hdr_->ready.load(std::memory_order_acquire) != 1 || !header_valid(*hdr_, size_)) {
     ::munmap(base_, size_);
     base_ = nullptr;
     fail("the device ledger " + path_ + " is corrupt or was made by an incompatible fakegpu; " + fix_hint(path_));

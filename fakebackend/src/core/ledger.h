@@ -1,86 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// The host-wide device ledger: a small shared-memory segment through which every process
-// using the backend sees the same fake GPUs. It holds, per device, the bytes booked by all
-// processes (the capacity check) and, per process slot, what that process holds on each
-// device (NVML's running-process lists, reclaim after a crash).
-//
-// Only lock-free atomics live in the segment, so a process SIGKILLed at any instruction
-// leaves no lock held; its slot is reclaimed by the next process that looks (reap_dead()).
+// The host-wide device ledger: this process's side of the shared segment whose format
+// fakegpu/ledger_format.h defines (attach or create it, register devices, book and release
+// bytes, reclaim dead processes' slots).
 #pragma once
 #include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "proc_alive.h"  // same directory: the collector includes this header too
+#include "fakegpu/ledger_format.h"
 
 namespace fg::ledger {
-
-inline constexpr uint32_t kMaxDevices = 256;
-inline constexpr uint32_t kMaxProcs = 1024;
-inline constexpr uint32_t kVersion = 4;
-// Threads of a process book into kShards shards of its slot (thread i uses shard i % kShards),
-// so concurrent allocations of one process do not fight over one cache line.
-inline constexpr uint32_t kShards = 4;
-// A shard reserves device capacity in chunks; only a chunk boundary touches the device's
-// shared counter. Near capacity an exact check of every process's usage decides.
-inline constexpr uint64_t kQuotaChunk = 256ull << 20;
-
-enum Kind : int { kDevice = 0, kManaged = 1, kHost = 2, kKinds = 3 };
-
-// Every entry and slot is guarded by one 64-bit state word: (pid << 8) | state, where pid
-// is the process that last moved it. A process killed in the middle of filling or
-// reclaiming leaves a state that names it; the next process sees that pid is gone and
-// takes over, so nothing waits on a dead process.
-inline constexpr uint64_t kFree = 0, kBusy = 1, kReady = 2, kReclaiming = 3;
-inline constexpr uint64_t state_word(uint64_t st, int pid) { return (static_cast<uint64_t>(pid) << 8) | st; }
-inline constexpr uint64_t state_of(uint64_t w) { return w & 0xff; }
-inline constexpr int pid_of(uint64_t w) { return static_cast<int>(w >> 8); }
-
-struct alignas(64) DeviceEntry {
-  std::atomic<uint64_t> state;  // kFree, kBusy (being filled), kReady
-  uint8_t uuid[16];
-  uint64_t total;               // capacity in bytes
-  std::atomic<uint64_t> reserved;    // capacity handed to shards (Σ of their quotas), may exceed
-                                     // total only after an exact check allowed it
-  std::atomic<uint64_t> exact_lock;  // state word (kBusy, pid) while an exact check runs
-  char name[96];
-};
-
-struct alignas(64) Shard {
-  std::atomic<uint32_t> lock;   // taken by this process's threads only
-  uint32_t reserved0;
-  std::atomic<uint64_t> used[kMaxDevices][kKinds];  // exact bytes, by ledger device index
-  std::atomic<uint64_t> quota[kMaxDevices];         // capacity reserved (device + managed)
-  uint64_t high[kMaxDevices];  // this shard's highest device + managed bytes (peak checks)
-};
-
-struct alignas(64) ProcSlot {
-  std::atomic<uint64_t> state;  // kFree, kBusy (being claimed), kReady (live), kReclaiming
-  int32_t pid;
-  uint32_t reserved0;
-  uint64_t start_time;          // /proc/PID/stat starttime: tells a reused pid apart
-  char comm[16];
-  // Device entries this process uses: an entry no live slot references can be reused.
-  std::atomic<uint64_t> devices[kMaxDevices / 64];
-  // The ordinal each used entry has inside this process (CUDA_VISIBLE_DEVICES and its own
-  // configuration decide), -1 where none: lets an observer that attaches later name the
-  // devices of what the process already holds.
-  int16_t ordinal[kMaxDevices];
-  Shard shards[kShards];
-};
-
-struct Header {
-  char magic[8];                // "FAKEGPU\0"
-  uint32_t version;             // kVersion
-  uint32_t header_size;         // sizeof(Header)
-  uint64_t file_size;
-  uint32_t max_devices, max_procs;
-  uint32_t device_entry_size, proc_slot_size;
-  std::atomic<uint32_t> ready;  // 1 once the creator has initialised the segment
-  int32_t creator_pid;
-  uint64_t reserved[8];
-};
 
 struct ProcessUsage {
   int pid;

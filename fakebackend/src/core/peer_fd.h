@@ -5,7 +5,7 @@
 // time, so a reused pid does not count) and the opener needs the same rights over it as a
 // debugger would (same user) — what the real driver's IPC needs too.
 #pragma once
-#include "core/proc_alive.h"
+#include "fakegpu/ledger_format.h"  // process_alive
 
 #include <cstdint>
 #include <cstdio>
