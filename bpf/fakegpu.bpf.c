@@ -318,36 +318,7 @@ int usdt_launch(struct pt_regs *ctx)
 }
 
 /* ---- entry/return probes on exported API functions ---------------------------------------- */
-/*
- * The attach cookie describes the function:
- *   bits  0..15 function index (the collector's table)     bits 16..23 class
- *   bits 24..31 memory kind                                  bits 32..39 API layer
- *   bits 40..47 copy direction (copy class)
- */
-enum fg_class {
-	FG_C_OTHER = 0,	       /* counted and timed only */
-	FG_C_ALLOC = 1,	       /* (T **out, size_t size, ...) */
-	FG_C_ALLOC_PITCH = 2,  /* (T **out, size_t *pitch, size_t width, size_t height, ...) */
-	FG_C_FREE = 3,	       /* (T *ptr, ...) */
-	FG_C_SET_DEVICE = 4,   /* cudaSetDevice(int device) */
-	FG_C_CTX_CREATE = 5,   /* cuCtxCreate_v2(CUcontext *out, unsigned flags, CUdevice dev) */
-	FG_C_CTX_CREATE4 = 6,  /* cuCtxCreate_v4(CUcontext *out, params *, unsigned flags, CUdevice dev) */
-	FG_C_PRIMARY = 7,      /* cuDevicePrimaryCtxRetain(CUcontext *out, CUdevice dev) */
-	FG_C_CTX_SET = 8,      /* cuCtxSetCurrent / cuCtxPushCurrent_v2 (CUcontext ctx) */
-	FG_C_COPY = 9,	       /* (dst, src, size_t count, [cudaMemcpyKind kind]) */
-	FG_C_LAUNCH = 10,      /* kernel launch */
-	FG_C_VMM_CREATE = 11,  /* cuMemCreate(handle *out, size_t size, ...) */
-	FG_C_VMM_RELEASE = 12, /* cuMemRelease(handle) */
-	FG_C_CTX_DESTROY = 13, /* cuCtxDestroy_v2(CUcontext ctx) */
-	FG_C_PRIMARY_RESET = 14, /* cuDevicePrimaryCtxReset_v2(CUdevice dev) / cudaDeviceReset() */
-	FG_C_PRIMARY_RELEASE = 15, /* cuDevicePrimaryCtxRelease_v2(CUdevice dev) */
-};
-
-#define COOKIE_FUNC(c) ((__u32)((c)&0xffff))
-#define COOKIE_CLASS(c) ((__u32)(((c) >> 16) & 0xff))
-#define COOKIE_KIND(c) ((__u32)(((c) >> 24) & 0xff))
-#define COOKIE_API(c) ((__u32)(((c) >> 32) & 0xff))
-#define COOKIE_DIR(c) ((__u32)(((c) >> 40) & 0xff))
+/* The attach cookie (layout and classes: fakegpu_events.h) tells each program which function it is. */
 
 /*
  * Whether this call is timed: every call with --latency-every 1, else a random one in N
@@ -391,7 +362,7 @@ static __always_inline int enter(struct pt_regs *ctx)
 	struct thread_state *t = thread_state(bpf_get_current_task_btf(), true);
 	if (!t)
 		return 0; /* no memory for it: the return counts a missing entry record */
-	const __u32 api = COOKIE_API(bpf_get_attach_cookie(ctx));
+	const __u32 api = FG_COOKIE_API(bpf_get_attach_cookie(ctx));
 	struct stash_val *v = stash_of(t, api);
 	v->a0 = PT_REGS_PARM1(ctx);
 	v->a1 = PT_REGS_PARM2(ctx);
@@ -485,9 +456,9 @@ static __always_inline int leave(struct pt_regs *ctx)
 	if (!traced(tgid))
 		return 0;
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	const __u32 class = COOKIE_CLASS(cookie);
+	const __u32 class = FG_COOKIE_CLASS(cookie);
 	struct thread_state *t = thread_state(task, false);
-	struct stash_val *sp = t ? stash_of(t, COOKIE_API(cookie)) : 0;
+	struct stash_val *sp = t ? stash_of(t, FG_COOKIE_API(cookie)) : 0;
 	if (!sp || !sp->ts) {
 		stat_inc(FG_STAT_MISSING_ENTRY); /* attached between entry and return */
 		return 0;
@@ -496,8 +467,8 @@ static __always_inline int leave(struct pt_regs *ctx)
 	sp->ts = 0; /* always consumed: a stale record would misattribute later */
 
 	const int rc = (int)PT_REGS_RC(ctx);
-	const __u32 func = COOKIE_FUNC(cookie), kind = COOKIE_KIND(cookie);
-	const __u16 api = COOKIE_API(cookie);
+	const __u32 func = FG_COOKIE_FUNC(cookie), kind = FG_COOKIE_KIND(cookie);
+	const __u16 api = FG_COOKIE_API(cookie);
 	/* Untimed calls' records carry no clock read either: the collector stamps them. */
 	const bool timed = v.ts != FG_UNTIMED;
 	const __u64 now = timed ? bpf_ktime_get_ns() : 0;
@@ -658,7 +629,7 @@ static __always_inline int leave(struct pt_regs *ctx)
 		if (rc != 0)
 			break;
 		/* The runtime passes the kind as the fourth argument; the driver's name says it. */
-		__u32 dir = api == FG_API_RUNTIME ? (__u32)v.a3 : COOKIE_DIR(cookie);
+		__u32 dir = api == FG_API_RUNTIME ? (__u32)v.a3 : FG_COOKIE_DIR(cookie);
 		struct copy_key ck = { .tgid = tgid, .dir = dir > 4 ? 4 : dir };
 		struct copy_val *cv = bpf_map_lookup_elem(&copies, &ck);
 		if (!cv) {

@@ -49,6 +49,41 @@ enum fg_api {
 	FG_API_INTERNAL = 2,
 };
 
+/*
+ * Entry/return probes on exported API functions: each attachment's cookie describes its
+ * function (the collector builds it, userspace/collector/functions.cpp; the programs read it):
+ *   bits  0..15 function index (the collector's table)     bits 16..23 class (enum fg_class)
+ *   bits 24..31 memory kind (enum fg_mem_kind)               bits 32..39 API layer (enum fg_api)
+ *   bits 40..47 copy direction (copy class: cudaMemcpyKind)
+ */
+enum fg_class {
+	FG_C_OTHER = 0,	       /* counted and timed only */
+	FG_C_ALLOC = 1,	       /* (T **out, size_t size, ...) */
+	FG_C_ALLOC_PITCH = 2,  /* (T **out, size_t *pitch, size_t width, size_t height, ...) */
+	FG_C_FREE = 3,	       /* (T *ptr, ...) */
+	FG_C_SET_DEVICE = 4,   /* cudaSetDevice(int device) */
+	FG_C_CTX_CREATE = 5,   /* cuCtxCreate_v2(CUcontext *out, unsigned flags, CUdevice dev) */
+	FG_C_CTX_CREATE4 = 6,  /* cuCtxCreate_v4(CUcontext *out, params *, unsigned flags, CUdevice dev) */
+	FG_C_PRIMARY = 7,      /* cuDevicePrimaryCtxRetain(CUcontext *out, CUdevice dev) */
+	FG_C_CTX_SET = 8,      /* cuCtxSetCurrent / cuCtxPushCurrent_v2 (CUcontext ctx) */
+	FG_C_COPY = 9,	       /* (dst, src, size_t count, [cudaMemcpyKind kind]) */
+	FG_C_LAUNCH = 10,      /* kernel launch */
+	FG_C_VMM_CREATE = 11,  /* cuMemCreate(handle *out, size_t size, ...) */
+	FG_C_VMM_RELEASE = 12, /* cuMemRelease(handle) */
+	FG_C_CTX_DESTROY = 13, /* cuCtxDestroy_v2(CUcontext ctx) */
+	FG_C_PRIMARY_RESET = 14, /* cuDevicePrimaryCtxReset_v2(CUdevice dev) / cudaDeviceReset() */
+	FG_C_PRIMARY_RELEASE = 15, /* cuDevicePrimaryCtxRelease_v2(CUdevice dev) */
+};
+
+#define FG_COOKIE(func, class, kind, api, dir)                                                    \
+	(((__u64)(func) & 0xffff) | ((__u64)((class) & 0xff) << 16) | ((__u64)((kind) & 0xff) << 24) | \
+	 ((__u64)((api) & 0xff) << 32) | ((__u64)((dir) & 0xff) << 40))
+#define FG_COOKIE_FUNC(c) ((__u32)((c) & 0xffff))
+#define FG_COOKIE_CLASS(c) ((__u32)(((c) >> 16) & 0xff))
+#define FG_COOKIE_KIND(c) ((__u32)(((c) >> 24) & 0xff))
+#define FG_COOKIE_API(c) ((__u32)(((c) >> 32) & 0xff))
+#define FG_COOKIE_DIR(c) ((__u32)(((c) >> 40) & 0xff))
+
 /* One event as the collector sees it, 80 bytes: the programs write it to the BPF ring buffer
  * in the shorter wire form (struct fg_record, below), which the collector rebuilds this from. */
 struct fg_event {

@@ -86,8 +86,7 @@ constexpr TracedFunction kFunctions[] = {
 std::span<const TracedFunction> traced_functions() { return kFunctions; }
 
 uint64_t cookie(uint32_t index, const TracedFunction& f) {
-  return (uint64_t{index} & 0xffff) | (uint64_t{static_cast<uint8_t>(f.cls)} << 16) | (uint64_t{f.kind} << 24) |
-         (uint64_t{f.api} << 32) | (uint64_t{f.direction} << 40);
+  return FG_COOKIE(index, static_cast<uint8_t>(f.cls), f.kind, f.api, f.direction);
 }
 
 }  // namespace fgtrace

@@ -3,30 +3,32 @@
 // to the books. The index of an entry is the `func` of events and of the call counters;
 // class, kind, API layer and copy direction travel to the BPF programs in the attach cookie.
 #pragma once
+#include "core/event.h"  // bpf/fakegpu_events.h: the cookie layout and enum fg_class
+
 #include <cstdint>
 #include <span>
 #include <string_view>
 
 namespace fgtrace {
 
-// Must match enum fg_class in bpf/fakegpu.bpf.c.
+// enum fg_class (bpf/fakegpu_events.h), scoped.
 enum class FuncClass : uint8_t {
-  Other = 0,
-  Alloc = 1,
-  AllocPitch = 2,
-  Free = 3,
-  SetDevice = 4,
-  CtxCreate = 5,
-  CtxCreate4 = 6,
-  PrimaryRetain = 7,
-  CtxSet = 8,
-  Copy = 9,
-  Launch = 10,
-  VmmCreate = 11,
-  VmmRelease = 12,
-  CtxDestroy = 13,    // frees what the context held (implicit frees)
-  PrimaryReset = 14,  // frees what the device's primary context held
-  PrimaryRelease = 15,  // the last release frees it too
+  Other = FG_C_OTHER,
+  Alloc = FG_C_ALLOC,
+  AllocPitch = FG_C_ALLOC_PITCH,
+  Free = FG_C_FREE,
+  SetDevice = FG_C_SET_DEVICE,
+  CtxCreate = FG_C_CTX_CREATE,
+  CtxCreate4 = FG_C_CTX_CREATE4,
+  PrimaryRetain = FG_C_PRIMARY,
+  CtxSet = FG_C_CTX_SET,
+  Copy = FG_C_COPY,
+  Launch = FG_C_LAUNCH,
+  VmmCreate = FG_C_VMM_CREATE,
+  VmmRelease = FG_C_VMM_RELEASE,
+  CtxDestroy = FG_C_CTX_DESTROY,          // frees what the context held (implicit frees)
+  PrimaryReset = FG_C_PRIMARY_RESET,      // frees what the device's primary context held
+  PrimaryRelease = FG_C_PRIMARY_RELEASE,  // the last release frees it too
 };
 
 struct TracedFunction {
@@ -50,7 +52,7 @@ struct TracedFunction {
 
 std::span<const TracedFunction> traced_functions();
 
-// The attach cookie of function `index` (layout in fakegpu.bpf.c), with the class it is
+// The attach cookie of function `index` (FG_COOKIE, bpf/fakegpu_events.h), with the class it is
 // attached as (a USDT-covered library attaches nothing for allocation classes).
 uint64_t cookie(uint32_t index, const TracedFunction& f);
 
