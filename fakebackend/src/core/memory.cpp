@@ -283,7 +283,7 @@ std::optional<Allocation> Arena::find_base(uintptr_t p) const noexcept {
 void Arena::live(std::vector<Allocation>& out) const {
   uint32_t end;
   {
-    std::lock_guard lock(const_cast<std::mutex&>(mu_));
+    std::lock_guard lock(mu_);
     end = next_chunk_;
   }
   for (uint32_t c = 0; c < end; ++c) {

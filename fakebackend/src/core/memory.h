@@ -189,7 +189,7 @@ class Arena {
   std::atomic<BlockRecord*>* class_records_ = nullptr;
   BlockRecord* head_records_ = nullptr;
 
-  std::mutex mu_;                         // chunk allocator + class free lists
+  mutable std::mutex mu_;                 // chunk allocator + class free lists
   uint32_t next_chunk_ = 0;               // never-used chunks start here
   std::vector<std::pair<uint32_t, uint32_t>> free_runs_;  // (first, count), sorted by first
   struct ClassState {
