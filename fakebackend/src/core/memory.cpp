@@ -205,6 +205,12 @@ void Arena::give_chunks(uint32_t first, uint32_t n) {
   }
 }
 
+ThreadCaches::PerArena* Arena::cache_or_new() {
+  if (ThreadCaches::PerArena* pa = my_cache()) return pa;
+  ThreadCaches* caches = thread_caches();
+  return caches ? caches->create(this) : nullptr;
+}
+
 size_t Arena::refill(int cls, uintptr_t* out, size_t n, size_t want) {
   const uint64_t bsize = 1ull << (cls + kMinClassShift);
   std::lock_guard lock(mu_);
@@ -240,8 +246,7 @@ void* Arena::allocate_slow(const Allocation& a) {
   BlockRecord* r;
   if (a.size <= (1ull << kMaxClassShift)) {
     const int cls = class_of(a.size);
-    ThreadCaches* caches = thread_caches();
-    ThreadCaches::PerArena* pa = caches ? caches->of(this) : nullptr;
+    ThreadCaches::PerArena* pa = cache_or_new();
     if (pa) {
       uint32_t& n = pa->count[cls];
       if (n == 0 && (n = static_cast<uint32_t>(refill(cls, pa->blocks[cls], 0, kRefill))) == 0) return nullptr;
@@ -303,8 +308,7 @@ void Arena::deallocate_slow(void* p, uint64_t span) noexcept {
   const uintptr_t b = reinterpret_cast<uintptr_t>(p);
   if (span <= (1ull << kMaxClassShift)) {
     const int cls = class_of(span);
-    ThreadCaches* caches = thread_caches();
-    ThreadCaches::PerArena* pa = caches ? caches->of(this) : nullptr;
+    ThreadCaches::PerArena* pa = cache_or_new();
     if (!pa) {
       flush_thread_cache(cls, &b, 1);
       return;

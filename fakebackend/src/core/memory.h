@@ -97,8 +97,7 @@ struct ThreadCaches {
   };
   PerArena* slots[kMaxArenas] = {};
   ~ThreadCaches();
-  PerArena* of(Arena* a);  // this thread's cache of a, made on first use; nullptr if no memory
-  [[gnu::noinline]] PerArena* create(Arena* a);
+  [[gnu::noinline]] PerArena* create(Arena* a);  // nullptr if no memory
 };
 // This thread's caches; nullptr until its first allocation.
 FG_TLS extern constinit thread_local ThreadCaches* t_caches;
@@ -169,6 +168,9 @@ class Arena {
     ThreadCaches::PerArena* pa = tc ? tc->slots[id_] : nullptr;
     return pa && pa->serial == serial_ ? pa : nullptr;
   }
+  // This thread's cache, made on first use; nullptr once the thread's caches are gone (exit
+  // handlers) or without memory for one.
+  ThreadCaches::PerArena* cache_or_new();
   // The record of the block that starts exactly at p, with its span; nullptr if none.
   inline BlockRecord* record_of(uintptr_t p, uint64_t* span) const noexcept;
   inline void to_allocation(uintptr_t p, uint64_t span, const BlockRecord& r, Allocation* a) const noexcept;
@@ -197,11 +199,6 @@ class Arena {
     uintptr_t bump = 0, bump_end = 0;     // carving the current chunk
   } classes_[kClasses];
 };
-
-inline ThreadCaches::PerArena* ThreadCaches::of(Arena* a) {
-  PerArena* s = slots[a->id()];
-  return s && s->serial == a->serial_ ? s : create(a);
-}
 
 static_assert(Arena::kClasses == 13, "ThreadCaches::PerArena sizes its arrays by the class count");
 
