@@ -142,8 +142,8 @@ void Collector::open_and_load(bool multi) {
   bpf_program__set_autoload(skel_->progs.api_enter_multi, multi);
   bpf_program__set_autoload(skel_->progs.api_exit_multi, multi);
   // With multi links, the USDT programs go through them too: every site of a probe in one
-  // link instead of a perf event per site, each of which waited for a grace period when
-  // released (`run -- true` took ~1.45 s, now ~0.5 s; the cost per hit is the same).
+  // link instead of a perf event per site, each of which waits for a grace period when
+  // released (about a second more for `run -- true`; the cost per hit is the same).
   if (multi)
     for (bpf_program* p : {skel_->progs.api_enter_multi, skel_->progs.api_exit_multi, skel_->progs.usdt_alloc, skel_->progs.usdt_free, skel_->progs.usdt_implicit_free,
                            skel_->progs.usdt_ctx_switch, skel_->progs.usdt_launch})
