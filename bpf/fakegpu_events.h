@@ -26,14 +26,10 @@ enum fg_event_type {
 	FG_EV_PROC_EXEC = 9,	 /* a traced process exec'd */
 };
 
-/* Memory kinds: the backend's fg::MemKind numbers, so USDT arguments pass straight through. */
-enum fg_mem_kind {
-	FG_MEM_DEVICE = 0,
-	FG_MEM_MANAGED = 1,
-	FG_MEM_HOST = 2,	/* pinned host memory */
-	FG_MEM_VMM = 4,		/* cuMemCreate physical allocation */
-	FG_MEM_KINDS = 5,
-};
+/* Memory kinds (enum fg_mem_kind, FG_MEM_KINDS): the backend's own numbering, so USDT
+ * arguments pass straight through. A path relative to this file: the BPF build and every
+ * includer find it without an include path of their own. */
+#include "../fakebackend/include/fakegpu/mem_kind.h"
 
 /* How the event was observed. */
 enum fg_source {

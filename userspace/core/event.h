@@ -28,8 +28,8 @@ enum class EventType : uint32_t {
   ProcExec = FG_EV_PROC_EXEC,
 };
 
-// The backend's fg::MemKind numbers. Anything else on the wire (the backend passes -1 for the
-// kind of a failed free of an unknown pointer) decodes to Unknown.
+// The kinds a record carries (fakegpu/mem_kind.h, typed). Anything else on the wire (the
+// backend passes -1 for the kind of a failed free of an unknown pointer) decodes to Unknown.
 enum class MemKind : uint32_t {
   Device = FG_MEM_DEVICE,
   Managed = FG_MEM_MANAGED,

@@ -31,6 +31,8 @@
 #include <string>
 #include <unistd.h>
 
+#include "fakegpu/mem_kind.h"
+
 namespace fg::ledger {
 
 inline constexpr uint32_t kMaxDevices = 256;
@@ -43,7 +45,8 @@ inline constexpr uint32_t kShards = 4;
 // shared counter. Near capacity an exact check of every process's usage decides.
 inline constexpr uint64_t kQuotaChunk = 256ull << 20;
 
-enum Kind : int { kDevice = 0, kManaged = 1, kHost = 2, kKinds = 3 };
+// The books' columns: the booked memory kinds of fakegpu/mem_kind.h, under their numbers.
+enum Kind : int { kDevice = FG_MEM_DEVICE, kManaged = FG_MEM_MANAGED, kHost = FG_MEM_HOST, kKinds = FG_MEM_BOOKED_KINDS };
 
 // Every entry and slot is guarded by one 64-bit state word: (pid << 8) | state, where pid
 // is the process that last moved it. A process killed in the middle of filling or

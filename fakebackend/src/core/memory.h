@@ -24,18 +24,21 @@
 #include <optional>
 #include <vector>
 
+#include "fakegpu/mem_kind.h"
+
 namespace fg {
 
 struct Context;
 
-// What a pointer is. Device/Managed/Host are booked in the ledger under the same kind.
+// What a pointer is: the kinds of fakegpu/mem_kind.h (what each holds is said there), typed.
+// Device/Managed/Host are booked in the ledger under the same numbers.
 enum class MemKind : uint8_t {
-  Device = 0,     // cudaMalloc, cuMemAlloc, pitch, async/pool
-  Managed = 1,    // cudaMallocManaged, cuMemAllocManaged, __managed__ variables
-  Host = 2,       // pinned host: cudaMallocHost/HostAlloc, cuMemAllocHost/HostAlloc
-  Registered = 3, // cudaHostRegister'd user memory (not booked)
-  Vmm = 4,        // a cuMemMap'd range (booked by cuMemCreate)
-  IpcMapped = 5,  // another process's allocation opened through an IPC handle (not booked)
+  Device = FG_MEM_DEVICE,
+  Managed = FG_MEM_MANAGED,
+  Host = FG_MEM_HOST,
+  Registered = FG_MEM_REGISTERED,
+  Vmm = FG_MEM_VMM,
+  IpcMapped = FG_MEM_IPC_MAPPED,
 };
 const char* to_string(MemKind k) noexcept;
 

@@ -19,6 +19,7 @@
 #pragma once
 #include "common/impl.h"
 #include "core/backend.h"
+#include "core/versions.h"
 #include "fakegpu/cuda_types.h"
 
 #include <algorithm>
@@ -30,9 +31,7 @@ namespace fg::drv {
 
 using namespace fgapi;
 
-// The version this driver reports (cuDriverGetVersion): CUDA 13.0. cudart 13 refuses
-// anything older, and 13000 also serves every 12.x runtime.
-inline constexpr int kDriverVersion = 13000;
+inline constexpr int kDriverVersion = version::kCudaDriver;  // cuDriverGetVersion
 
 inline CUresult to_cu(Status s) noexcept {
   switch (s) {

@@ -12,6 +12,7 @@
 #include "common/impl.h"
 #include "common/log.h"
 #include "core/backend.h"
+#include "core/versions.h"
 #include "fakegpu/nvml_types.h"
 
 #include <cstdint>
@@ -23,10 +24,9 @@ namespace fg::nvml {
 
 using namespace fgapi;
 
-// What this fake reports as the installed driver: an R580 driver with CUDA 13.0 support.
-inline constexpr char kDriverVersion[] = "580.65.06";
-inline constexpr char kNvmlVersion[] = "13.580.65.06";  // NVML_API_VERSION . driver version
-inline constexpr int kCudaDriverVersion = 13000;         // CUDA_VERSION of the driver
+inline constexpr const char* kDriverVersion = version::kDisplayDriver;
+inline constexpr const char* kNvmlVersion = version::kNvml;
+inline constexpr int kCudaDriverVersion = version::kCudaDriver;
 
 // Real non-MIG GPUs report this in nvmlProcessInfo gpuInstanceId / computeInstanceId.
 inline constexpr unsigned kNoInstanceId = 0xFFFFFFFFu;

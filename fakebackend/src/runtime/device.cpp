@@ -20,12 +20,6 @@ namespace {
 
 namespace attr = fg::attr;
 
-// What the runtime reports through cudaDriverGetVersion / cudaRuntimeGetVersion. A CUDA 13
-// runtime refuses drivers below 13000, and 13000 serves every 12.x runtime too.
-constexpr int kDriverVersion = 13000;
-constexpr int kRuntimeVersion13 = 13000;
-// The CUDA 12 export list served through libcudart.so.12 is that of 12.9.
-constexpr int kRuntimeVersion12 = 12090;
 
 // Stream priorities as an A100/H100 reports them: least 0, greatest -5.
 constexpr int kLeastPriority = 0;
@@ -567,7 +561,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceDisablePeerAccess(int peerDevice
 extern "C" FG_IMPL cudaError_t fgimpl_cudaDriverGetVersion(int* driverVersion) {
   return api([&]() -> cudaError_t {
     if (!driverVersion) return cudaErrorInvalidValue;
-    *driverVersion = kDriverVersion;
+    *driverVersion = fg::version::kCudaDriver;
     return cudaSuccess;
   });
 }
@@ -583,10 +577,10 @@ cudaError_t runtime_version(int* out, int version) {
 }  // namespace
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaRuntimeGetVersion(int* runtimeVersion) {
-  return runtime_version(runtimeVersion, kRuntimeVersion13);
+  return runtime_version(runtimeVersion, fg::version::kRuntime13);
 }
 extern "C" FG_IMPL cudaError_t fgimpl_v12_cudaRuntimeGetVersion(int* runtimeVersion) {
-  return runtime_version(runtimeVersion, kRuntimeVersion12);
+  return runtime_version(runtimeVersion, fg::version::kRuntime12);
 }
 
 // ---- CUDA 12-only legacy names ----------------------------------------------------------------------

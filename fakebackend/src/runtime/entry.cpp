@@ -20,10 +20,10 @@ extern "C" FG_IMPL CUresult fgimpl_cuGetProcAddress_v2(const char* symbol, void*
 
 namespace {
 
-// The version a plain cudaGetDriverEntryPoint asks for: the runtime's own (CUDA 13.0).
-constexpr int kRuntimeVersion = 13000;
-// The newest driver ABI there is to ask for (cudaDriverGetVersion).
-constexpr int kDriverVersion = 13000;
+// A plain cudaGetDriverEntryPoint asks for the runtime's own version; no driver ABI is newer
+// than the driver's.
+constexpr int kRuntimeVersion = fg::version::kRuntime13;
+constexpr int kDriverVersion = fg::version::kCudaDriver;
 
 cudaError_t entry_point(const char* symbol, void** funcPtr, int version, unsigned long long flags,
                         cudaDriverEntryPointQueryResult* driverStatus, bool per_thread) {
