@@ -228,6 +228,39 @@ TEST_CASE("cudaMemcpy2D and cudaMemcpy3D on linear memory", "[runtime]") {
   clear_error();
 }
 
+TEST_CASE("2D and 3D spans that wrap around the address space are refused, nothing written", "[runtime]") {
+  auto& r = rt();
+  clear_error();
+  // A 4 KiB allocation with a canary in its last 64 bytes; every call below would write far
+  // outside it if its span wrapped to a small number.
+  DevBuf d(4096);
+  const std::vector<unsigned char> canary(64, 0xA5);
+  REQUIRE(r.cudaMemcpy(d.c() + 4032, canary.data(), 64, cudaMemcpyHostToDevice) == cudaSuccess);
+  std::vector<unsigned char> host(4096, 1);
+  const size_t huge = SIZE_MAX / 2 + 1;  // huge * 2 == 0 in size_t
+
+  CHECK(r.cudaMemcpy2D(d.p, huge, host.data(), 64, 64, 3, cudaMemcpyHostToDevice) == cudaErrorInvalidValue);
+  CHECK(r.cudaMemset2D(d.p, huge, 0, 64, 3) == cudaErrorInvalidValue);
+  CHECK(r.cudaMemset(d.c() + 16, 0, SIZE_MAX) == cudaErrorInvalidValue);
+  cudaMemcpy3DParms p{};
+  p.srcPtr = cudaPitchedPtr{host.data(), 64, 64, 1};
+  p.dstPtr = cudaPitchedPtr{d.p, 64, 64, 1};
+  p.dstPos = cudaPos{0, 0, huge};  // the destination's first byte wraps around
+  p.extent = cudaExtent{64, 1, 1};
+  p.kind = cudaMemcpyHostToDevice;
+  CHECK(r.cudaMemcpy3D(&p) == cudaErrorInvalidValue);
+  p.dstPos = cudaPos{};
+  p.dstPtr.ysize = huge;  // a slice of huge rows: the slice size wraps
+  p.extent = cudaExtent{64, 1, 3};
+  CHECK(r.cudaMemcpy3D(&p) == cudaErrorInvalidValue);
+  CHECK(r.cudaMemset3D(cudaPitchedPtr{d.p, 64, 64, huge}, 0, cudaExtent{64, 1, 3}) == cudaErrorInvalidValue);
+
+  std::vector<unsigned char> back(64, 0);
+  REQUIRE(r.cudaMemcpy(back.data(), d.c() + 4032, 64, cudaMemcpyDeviceToHost) == cudaSuccess);
+  CHECK(back == canary);
+  clear_error();
+}
+
 TEST_CASE("peer copies", "[runtime]") {
   auto& r = rt();
   clear_error();

@@ -717,13 +717,12 @@ bool Backend::is_device_range(const void* p, size_t n) noexcept {
   return u + n <= a->base + a->size;
 }
 
-// A range is acceptable when it is entirely host memory we do not manage, or entirely
-// inside one allocation we do (or one accessible virtual-memory mapping). A range that
-// starts in an allocation and runs past its end is the bug the real driver reports as an
-// invalid argument.
+// A range that starts in an allocation and runs past its end is the bug the real driver
+// reports as an invalid argument.
 bool Backend::range_ok(const void* p, size_t n, bool write) noexcept {
   const uintptr_t u = reinterpret_cast<uintptr_t>(p);
-  if (!u) return false;
+  if (!u || (n && u + (n - 1) < u)) return false;
+  if (n == 0) return true;
   if (auto check = range_check_.load(std::memory_order_acquire)) {
     switch (check(p, n, write)) {
       case RangeCheck::Ok: return true;
@@ -747,8 +746,10 @@ Status Backend::copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch
                         size_t height) noexcept {
   if (width == 0 || height == 0) return Status::Ok;
   if (width > dpitch || width > spitch) return Status::InvalidValue;
-  const size_t dspan = dpitch * (height - 1) + width, sspan = spitch * (height - 1) + width;
-  if (!range_ok(dst, dspan, true) || !range_ok(src, sspan, false)) return Status::InvalidValue;
+  size_t dspan = 0, sspan = 0;
+  if (!span_2d(dpitch, width, height, &dspan) || !span_2d(spitch, width, height, &sspan) ||
+      !range_ok(dst, dspan, true) || !range_ok(src, sspan, false))
+    return Status::InvalidValue;
   auto* d = static_cast<char*>(dst);
   auto* s = static_cast<const char*>(src);
   for (size_t r = 0; r < height; ++r) std::memmove(d + r * dpitch, s + r * spitch, width);
@@ -765,7 +766,8 @@ Status Backend::set(void* dst, int value, size_t n) noexcept {
 Status Backend::set_pattern(void* dst, const void* pattern, size_t elem, size_t count) noexcept {
   if (count == 0) return Status::Ok;
   if (reinterpret_cast<uintptr_t>(dst) % elem != 0) return Status::InvalidValue;
-  if (!range_ok(dst, elem * count, true)) return Status::InvalidValue;
+  size_t bytes = 0;
+  if (__builtin_mul_overflow(elem, count, &bytes) || !range_ok(dst, bytes, true)) return Status::InvalidValue;
   auto* d = static_cast<char*>(dst);
   for (size_t i = 0; i < count; ++i) std::memcpy(d + i * elem, pattern, elem);
   return Status::Ok;
@@ -774,8 +776,9 @@ Status Backend::set_pattern(void* dst, const void* pattern, size_t elem, size_t 
 Status Backend::set_2d(void* dst, size_t pitch, const void* pattern, size_t elem, size_t width_elems,
                        size_t height) noexcept {
   if (width_elems == 0 || height == 0) return Status::Ok;
-  if (width_elems * elem > pitch) return Status::InvalidValue;
-  if (!range_ok(dst, pitch * (height - 1) + width_elems * elem, true)) return Status::InvalidValue;
+  size_t width = 0, span = 0;
+  if (__builtin_mul_overflow(width_elems, elem, &width) || width > pitch) return Status::InvalidValue;
+  if (!span_2d(pitch, width, height, &span) || !range_ok(dst, span, true)) return Status::InvalidValue;
   auto* d = static_cast<char*>(dst);
   for (size_t r = 0; r < height; ++r)
     for (size_t i = 0; i < width_elems; ++i) std::memcpy(d + r * pitch + i * elem, pattern, elem);

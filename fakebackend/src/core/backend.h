@@ -330,6 +330,11 @@ class Backend {
   // Checks [p, p+n) lies inside one live allocation of a device kind (for copies/memsets).
   // Host (non-registered) pointers are not an error here: callers decide by direction.
   bool is_device_range(const void* p, size_t n) noexcept;
+  // The range rule of every copy and memset: [p, p+n) is wholly inside one allocation (or one
+  // accessible virtual-memory mapping, `write` asking for write access), or wholly outside
+  // every one (host memory the fake does not manage). p is not null, and the range does not
+  // wrap around the address space.
+  bool range_ok(const void* p, size_t n, bool write) noexcept;
   // Copy/set with validation: device ranges must be inside one allocation; returns
   // InvalidValue otherwise. Bytes really move.
   Status copy(void* dst, const void* src, size_t n) noexcept;
@@ -481,7 +486,6 @@ class Backend {
   static void raise_peak(Device* dev, uint64_t peak, uint64_t high) noexcept;
   void reset_state(Context* ctx);
   void pool_note(uint64_t id, int64_t delta) noexcept;
-  bool range_ok(const void* p, size_t n, bool write) noexcept;
   // True (once) for an allocation the exit report already announced as freed at exit: its
   // later free (NVIDIA's runtime releases its contexts from exit handlers that run after
   // the report, and static destructors may free) must not be announced a second time.

@@ -42,6 +42,37 @@ enum class MemKind : uint8_t {
 };
 const char* to_string(MemKind k) noexcept;
 
+// Pitched allocations (cudaMallocPitch, cuMemAllocPitch): rows aligned as the real allocator
+// aligns them on current parts. Sets the pitch for rows `width` bytes wide and the bytes of
+// `height` such rows; false when either does not fit a size_t.
+inline constexpr size_t kPitchAlignment = 512;
+inline bool pitched_size(size_t width, size_t height, size_t* pitch, size_t* bytes) noexcept {
+  if (width > SIZE_MAX - (kPitchAlignment - 1)) return false;
+  *pitch = (width + kPitchAlignment - 1) / kPitchAlignment * kPitchAlignment;
+  return !__builtin_mul_overflow(*pitch, height, bytes);
+}
+
+// The bytes from the first byte of a pitched region to one past its last: rows of `width`
+// bytes `pitch` apart (2-D), and `depth` such slices `slice` bytes apart (3-D). false when it
+// does not fit a size_t. Every region is non-empty (the callers return early on a zero extent).
+inline bool span_2d(size_t pitch, size_t width, size_t height, size_t* span) noexcept {
+  size_t rows = 0;
+  return !__builtin_mul_overflow(pitch, height - 1, &rows) && !__builtin_add_overflow(rows, width, span);
+}
+inline bool span_3d(size_t slice, size_t pitch, size_t width, size_t height, size_t depth, size_t* span) noexcept {
+  size_t slices = 0, last = 0;
+  return !__builtin_mul_overflow(slice, depth - 1, &slices) && span_2d(pitch, width, height, &last) &&
+         !__builtin_add_overflow(slices, last, span);
+}
+// A pitched volume's slice (`rows` rows of `pitch` bytes) and the offset of its byte
+// (x, y, z); false when either does not fit a size_t.
+inline bool offset_3d(size_t pitch, size_t rows, size_t x, size_t y, size_t z, size_t* slice, size_t* offset) noexcept {
+  size_t row = 0, bytes = 0;
+  return !__builtin_mul_overflow(pitch, rows, slice) && !__builtin_mul_overflow(z, rows, &row) &&
+         !__builtin_add_overflow(row, y, &row) && !__builtin_mul_overflow(row, pitch, &bytes) &&
+         !__builtin_add_overflow(bytes, x, offset);
+}
+
 enum class ApiOrigin : uint8_t { Runtime = 0, Driver = 1, Internal = 2 };
 
 struct Allocation {

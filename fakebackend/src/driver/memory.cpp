@@ -19,9 +19,6 @@ using namespace fg::drv;
 
 namespace {
 
-// Pitch granularity of cuMemAllocPitch: what the real allocator gives on sm_70 and newer.
-constexpr size_t kPitchAlign = 512;
-
 [[gnu::always_inline]] inline CUresult alloc(Backend& b, MemKind kind, size_t bytes, unsigned flags, void** out) {
   Context* ctx = nullptr;
   if (CUresult r = current(b, &ctx)) return r;
@@ -269,10 +266,10 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t*
     if (CUresult r = current(b, &ctx)) return r;
     if (WidthInBytes > static_cast<size_t>(ctx->dev->model.attributes[attr::MAX_PITCH]))
       return CUDA_ERROR_INVALID_VALUE;
-    const size_t pitch = (WidthInBytes + kPitchAlign - 1) / kPitchAlign * kPitchAlign;
-    if (Height > SIZE_MAX / pitch) return CUDA_ERROR_OUT_OF_MEMORY;
+    size_t pitch = 0, bytes = 0;
+    if (!pitched_size(WidthInBytes, Height, &pitch, &bytes)) return CUDA_ERROR_OUT_OF_MEMORY;
     void* p = nullptr;
-    if (CUresult r = alloc(b, MemKind::Device, pitch * Height, 0, &p)) return r;
+    if (CUresult r = alloc(b, MemKind::Device, bytes, 0, &p)) return r;
     *dptr = dptr_of(p);
     *pPitch = pitch;
     return CUDA_SUCCESS;

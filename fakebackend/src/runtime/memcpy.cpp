@@ -29,16 +29,9 @@ namespace {
 // of a registered variable. With unified addressing all of it is device-accessible.
 bool known(const void* p) { return p && be().mem_find(p).has_value(); }
 
-// Same acceptance rule as the core's copy: wholly inside one known allocation, or wholly
-// outside every known one (pageable host memory).
-bool range_ok(const void* p, size_t n) {
-  const auto u = reinterpret_cast<uintptr_t>(p);
-  if (!u) return false;
-  if (n == 0) return true;
-  auto a = be().mem_find(p);
-  if (!a) return !be().mem_find(reinterpret_cast<const void*>(u + n - 1));
-  return u + n <= a->base + a->size;
-}
+// The core's range rule (Backend::range_ok), for a destination or a source.
+bool dst_ok(const void* p, size_t n) { return be().range_ok(p, n, true); }
+bool src_ok(const void* p, size_t n) { return be().range_ok(p, n, false); }
 
 bool valid_kind(cudaMemcpyKind kind) {
   const int k = static_cast<int>(kind);
@@ -151,7 +144,7 @@ cudaError_t memcpy_async(void* dst, const void* src, size_t count, cudaMemcpyKin
   if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
   if (count == 0) return cudaSuccess;
   if (cudaError_t e = check_direction(dst, src, kind); e != cudaSuccess) return e;
-  if (!range_ok(dst, count) || !range_ok(src, count)) return cudaErrorInvalidValue;
+  if (!dst_ok(dst, count) || !src_ok(src, count)) return cudaErrorInvalidValue;
   return copy_async(s, dst, src, count, kind);
 }
 
@@ -163,7 +156,9 @@ cudaError_t check_2d(void* dst, size_t dpitch, const void* src, size_t spitch, s
   if (width > dpitch || width > spitch) return cudaErrorInvalidPitchValue;
   if (width == 0 || height == 0) return cudaSuccess;
   if (cudaError_t e = check_direction(dst, src, kind); e != cudaSuccess) return e;
-  if (!range_ok(dst, dpitch * (height - 1) + width) || !range_ok(src, spitch * (height - 1) + width))
+  size_t dspan = 0, sspan = 0;
+  if (!fg::span_2d(dpitch, width, height, &dspan) || !fg::span_2d(spitch, width, height, &sspan) ||
+      !dst_ok(dst, dspan) || !src_ok(src, sspan))
     return cudaErrorInvalidValue;
   return cudaSuccess;
 }
@@ -211,18 +206,23 @@ cudaError_t plan_3d(const cudaPitchedPtr& sp, const cudaPos& spos, const cudaPit
                     const cudaExtent& ext, Copy3D* out) {
   if (!sp.ptr || !dp.ptr) return cudaErrorInvalidValue;
   if (ext.width > sp.pitch || ext.width > dp.pitch) return cudaErrorInvalidPitchValue;
-  if (spos.x + ext.width > sp.pitch || dpos.x + ext.width > dp.pitch) return cudaErrorInvalidValue;
+  if (spos.x > sp.pitch - ext.width || dpos.x > dp.pitch - ext.width) return cudaErrorInvalidValue;
   // ysize is the slice height in rows; 0 is taken as the extent's height.
   const size_t sy = sp.ysize ? sp.ysize : ext.height, dy = dp.ysize ? dp.ysize : ext.height;
-  out->src = static_cast<const char*>(sp.ptr) + (spos.z * sy + spos.y) * sp.pitch + spos.x;
-  out->dst = static_cast<char*>(dp.ptr) + (dpos.z * dy + dpos.y) * dp.pitch + dpos.x;
+  size_t soff = 0, doff = 0;
+  if (!fg::offset_3d(sp.pitch, sy, spos.x, spos.y, spos.z, &out->sslice, &soff) ||
+      !fg::offset_3d(dp.pitch, dy, dpos.x, dpos.y, dpos.z, &out->dslice, &doff))
+    return cudaErrorInvalidValue;
+  out->src = static_cast<const char*>(sp.ptr) + soff;
+  out->dst = static_cast<char*>(dp.ptr) + doff;
   out->spitch = sp.pitch, out->dpitch = dp.pitch;
-  out->sslice = sp.pitch * sy, out->dslice = dp.pitch * dy;
   out->width = ext.width, out->height = ext.height, out->depth = ext.depth;
   if (out->width == 0 || out->height == 0 || out->depth == 0) return cudaSuccess;
-  const size_t last_s = out->sslice * (out->depth - 1) + out->spitch * (out->height - 1) + out->width;
-  const size_t last_d = out->dslice * (out->depth - 1) + out->dpitch * (out->height - 1) + out->width;
-  if (!range_ok(out->src, last_s) || !range_ok(out->dst, last_d)) return cudaErrorInvalidValue;
+  size_t last_s = 0, last_d = 0;
+  if (!fg::span_3d(out->sslice, out->spitch, out->width, out->height, out->depth, &last_s) ||
+      !fg::span_3d(out->dslice, out->dpitch, out->width, out->height, out->depth, &last_d) ||
+      !src_ok(out->src, last_s) || !dst_ok(out->dst, last_d))
+    return cudaErrorInvalidValue;
   return cudaSuccess;
 }
 
@@ -304,7 +304,7 @@ cudaError_t to_symbol(const void* symbol, const void* src, size_t count, size_t 
     return cudaErrorInvalidMemcpyDirection;
   if (count == 0) return cudaSuccess;
   if (kind == cudaMemcpyDeviceToDevice && !known(src)) return cudaErrorInvalidValue;
-  if (!range_ok(src, count)) return cudaErrorInvalidValue;
+  if (!src_ok(src, count)) return cudaErrorInvalidValue;
   if (!async) {
     if (cudaError_t e = sync_gate(s); e != cudaSuccess) return e;
     be().stream_sync(s);
@@ -324,7 +324,7 @@ cudaError_t from_symbol(void* dst, const void* symbol, size_t count, size_t offs
     return cudaErrorInvalidMemcpyDirection;
   if (count == 0) return cudaSuccess;
   if (kind == cudaMemcpyDeviceToDevice && !known(dst)) return cudaErrorInvalidValue;
-  if (!range_ok(dst, count)) return cudaErrorInvalidValue;
+  if (!dst_ok(dst, count)) return cudaErrorInvalidValue;
   if (!async) {
     if (cudaError_t e = sync_gate(s); e != cudaSuccess) return e;
     be().stream_sync(s);
@@ -341,7 +341,7 @@ cudaError_t memset_1d(void* devPtr, int value, size_t count, cudaStream_t stream
   if (cudaError_t e = async ? fg::rt::stream(stream, per_thread, &s) : default_stream(per_thread, &s); e != cudaSuccess)
     return e;
   if (count == 0) return cudaSuccess;
-  if (!known(devPtr) || !range_ok(devPtr, count)) return cudaErrorInvalidValue;
+  if (!known(devPtr) || !dst_ok(devPtr, count)) return cudaErrorInvalidValue;
   if (!async) {
     if (cudaError_t e = sync_gate(s); e != cudaSuccess) return e;
     be().stream_sync(s);
@@ -358,7 +358,8 @@ cudaError_t memset_2d(void* devPtr, size_t pitch, int value, size_t width, size_
     return e;
   if (width > pitch) return cudaErrorInvalidValue;
   if (width == 0 || height == 0) return cudaSuccess;
-  if (!known(devPtr) || !range_ok(devPtr, pitch * (height - 1) + width)) return cudaErrorInvalidValue;
+  size_t span = 0;
+  if (!known(devPtr) || !fg::span_2d(pitch, width, height, &span) || !dst_ok(devPtr, span)) return cudaErrorInvalidValue;
   const unsigned char byte = static_cast<unsigned char>(value);
   auto op = [=] { return be().set_2d(devPtr, pitch, &byte, 1, width, height); };
   if (!async) {
@@ -378,9 +379,11 @@ cudaError_t memset_3d(cudaPitchedPtr p, int value, cudaExtent extent, cudaStream
   if (extent.width > p.pitch) return cudaErrorInvalidValue;
   if (extent.width == 0 || extent.height == 0 || extent.depth == 0) return cudaSuccess;
   const size_t rows = p.ysize ? p.ysize : extent.height;
-  const size_t slice = p.pitch * rows;
-  const size_t span = slice * (extent.depth - 1) + p.pitch * (extent.height - 1) + extent.width;
-  if (!known(p.ptr) || !range_ok(p.ptr, span)) return cudaErrorInvalidValue;
+  size_t slice = 0, first = 0, span = 0;
+  if (!known(p.ptr) || !fg::offset_3d(p.pitch, rows, 0, 0, 0, &slice, &first) ||
+      !fg::span_3d(slice, p.pitch, extent.width, extent.height, extent.depth, &span) ||
+      !dst_ok(p.ptr, span))
+    return cudaErrorInvalidValue;
   const unsigned char byte = static_cast<unsigned char>(value);
   auto op = [=] {
     for (size_t z = 0; z < extent.depth; ++z) {

@@ -24,8 +24,6 @@ namespace {
 constexpr unsigned bit(MemKind k) { return 1u << static_cast<unsigned>(k); }
 constexpr unsigned kDeviceKinds = bit(MemKind::Device) | bit(MemKind::Managed);
 
-// cudaMallocPitch rows are aligned like the real allocator's on current parts.
-constexpr size_t kPitchAlignment = 512;
 
 constexpr unsigned kHostAllocFlags = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
 constexpr unsigned kHostRegisterFlags =
@@ -112,14 +110,14 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMallocPitch(void** devPtr, size_t* pit
     fg::Context* ctx = nullptr;
     if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
     if (cudaError_t e = capture_gate(); e != cudaSuccess) return e;
-    const size_t p = (width + kPitchAlignment - 1) / kPitchAlignment * kPitchAlignment;
-    if (p < width || (height && p > SIZE_MAX / height)) return cudaErrorMemoryAllocation;
+    size_t p = 0, bytes = 0;
+    if (!fg::pitched_size(width, height, &p, &bytes)) return cudaErrorMemoryAllocation;
     *pitch = p;
-    if (p == 0 || height == 0) {
+    if (bytes == 0) {
       *devPtr = nullptr;
       return cudaSuccess;
     }
-    return to_cuda(be().mem_alloc(ctx, MemKind::Device, p * height, fg::ApiOrigin::Runtime, 0, devPtr));
+    return to_cuda(be().mem_alloc(ctx, MemKind::Device, bytes, fg::ApiOrigin::Runtime, 0, devPtr));
   });
 }
 
