@@ -18,7 +18,9 @@ Checks, for cudart.def, cuda.def, nvml.def and cuda_proc_versions.def:
     interop names;
   * with the toolkit headers (--cuda-include, default /usr/local/cuda/include): every
     PFN_* typedef of cudaGLTypedefs.h / cudaEGLTypedefs.h / cudaVDPAUTypedefs.h (but the
-    Windows-only cuWGLGetDevice) is in the table with the same versions.
+    Windows-only cuWGLGetDevice) is in the table with the same versions;
+  * the counts and SPLIT names fakebackend/api/README.md and the lists' headers quote are
+    the lists' own.
 Prints the counts per list. Exit status 0 when everything holds, 1 otherwise.
 Standard library only.
 """
@@ -295,6 +297,46 @@ def check_interop_headers(include, procs, pts, cuda_names):
     return "interop typedefs of %s (%d names)" % (include, len(vers))
 
 
+def check_readme_counts(readme, cudart, cuda, nvml, procs, pts, aliases):
+    """The counts and the SPLIT names fakebackend/api/README.md and the lists' headers quote are the lists' own."""
+    text = open(readme, encoding="utf-8").read()
+    by_node = {k: sum(1 for _, n, _ in cudart if n == k) for k in ("BOTH", "SPLIT", "V13", "V12")}
+    want = {
+        "cudart.def": "%d: %d BOTH, %d SPLIT, %d V13, %d V12 (`.so.12` exports %d, `.so.13` %d)" % (
+            len(cudart), by_node["BOTH"], by_node["SPLIT"], by_node["V13"], by_node["V12"],
+            len(cudart) - by_node["V13"], len(cudart) - by_node["V12"]),
+        "cuda.def": "| %d |" % len(cuda),
+        "nvml.def": "| %d |" % len(nvml),
+        "cuda_proc_versions.def": "%d FG_PROC, %d FG_PROC_PT, %d FG_PROC_ALIAS" % (
+            len(procs), sum(len(v) for v in pts.values()), len(aliases)),
+    }
+    rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| `([a-z_]+\.def)` \|.*$", text, flags=re.M)}
+    for name, quoted in want.items():
+        if name not in rows:
+            err("%s: no table row for %s" % (readme, name))
+        elif quoted not in rows[name]:
+            err("%s: the %s row must say %r (the list's counts)" % (readme, name, quoted))
+    api = os.path.dirname(readme)
+    for name, pattern, quoted in (
+            ("cudart.def", r"Union: [^\n]*", "Union: %d names = %d BOTH + %d SPLIT + %d V13 + %d V12." % (
+                len(cudart), by_node["BOTH"], by_node["SPLIT"], by_node["V13"], by_node["V12"])),
+            ("cuda.def", r"\d+ names in all\.", "%d names in all." % len(cuda)),
+            ("cuda_proc_versions.def", r"for all \d+ names", "for all %d names" % len(procs))):
+        found = re.search(pattern, open(os.path.join(api, name), encoding="utf-8").read())
+        if not found or found.group(0) != quoted:
+            err("%s: its header must say %r (the list's counts)" % (name, quoted))
+    m = re.search(r"SPLIT names: (.*?)\. The reasons", text, flags=re.S)
+    quoted_split = set()
+    for item in re.findall(r"`([A-Za-z0-9_]+)((?:\(_ptsz\))?)`", m.group(1) if m else ""):
+        quoted_split.add(item[0])
+        if item[1]:
+            quoted_split.add(item[0] + "_ptsz")
+    split = {n for n, node, _ in cudart if node == "SPLIT"}
+    if quoted_split != split:
+        err("%s: the SPLIT names it lists differ from cudart.def's: missing %s, not SPLIT %s" % (
+            readme, sorted(split - quoted_split), sorted(quoted_split - split)))
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -320,6 +362,7 @@ def main():
             err("nvml.def: only nvmlErrorString returns something other than nvmlReturn_t (%s)" % n)
 
     check_proc(procs, pts, aliases, cuda_names)
+    check_readme_counts(os.path.join(args.api, "README.md"), cudart, cuda, nvml, procs, pts, aliases)
 
     done = []
     if os.path.isdir(args.census):
