@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The arena's per-block records: what cudaFree, pointer queries and the exit report rely on.
-#include "core/memory.h"
+#include "core/arena.h"
 
 #include <catch2/catch.hpp>
 

@@ -8,7 +8,7 @@
 #include "core/device_model.h"
 #include "core/errors.h"
 #include "core/ledger.h"
-#include "core/memory.h"
+#include "core/arena.h"
 
 #include <array>
 #include <atomic>
@@ -205,6 +205,8 @@ struct ThreadState {
   ~ThreadState();  // marks the thread's state gone (calls from exit handlers come after)
 };
 ThreadState& thread_state() noexcept;
+// Empties this thread's context stack (a forked child starts without contexts).
+void forget_thread_contexts() noexcept;
 
 // ---- launches (recorded, not executed) -------------------------------------------------------
 struct LaunchRecord {

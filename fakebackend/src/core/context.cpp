@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: Apache-2.0
+// Contexts: creation and destruction, the thread's context stack, primary contexts, limits,
+// context-local storage, and the runtime's current device.
+#include "core/backend.h"
+
+#include "core/usdt.h"
+
+#include <algorithm>
+#include <mutex>
+
+namespace fg {
+
+FG_TLS constinit thread_local CtxCache t_ctx_cache;
+
+namespace {
+
+FG_TLS thread_local ThreadState t_state;
+
+// After every change to this thread's context stack.
+void sync_current() noexcept {
+  const auto& st = t_state.ctx_stack;
+  t_ctx_cache.current = st.empty() ? nullptr : st.back();
+}
+
+}  // namespace
+
+ThreadState& thread_state() noexcept { return t_state; }
+// NVIDIA's libraries call the driver from their exit handlers, after the main thread's
+// thread_local objects are gone: the thread then has no current context. (t_ctx_cache is a
+// separate trivial object: stores into a dying object's own members are dead to the compiler.)
+ThreadState::~ThreadState() { t_ctx_cache.current = nullptr; }
+
+void forget_thread_contexts() noexcept {
+  t_state.ctx_stack.clear();
+  sync_current();
+}
+
+bool Backend::ctx_valid_slow(const Context* ctx) noexcept {
+  if (!ctx) return false;
+  const uint64_t generation = ctx_generation_.load(std::memory_order_acquire);
+  std::lock_guard lock(mu_);
+  const bool ok = contexts_.count(ctx) && ctx->active.load(std::memory_order_acquire);
+  if (ok) {
+    t_ctx_cache.valid_ctx = ctx;
+    t_ctx_cache.valid_generation = generation;
+  }
+  return ok;
+}
+
+static void announce_switch(Context* ctx) {
+  FG_USDT_CTX_SWITCH(ctx ? ctx->dev->ordinal : -1, reinterpret_cast<uintptr_t>(ctx));
+}
+
+Status Backend::ctx_create(Device* dev, unsigned flags, Context** out) {
+  if (!dev) return Status::InvalidDevice;
+  if (!out) return Status::InvalidValue;
+  auto* ctx = new Context;
+  ctx->dev = dev;
+  ctx->flags = flags;
+  ctx->id = next_id_++;
+  reset_state(ctx);
+  {
+    std::lock_guard lock(mu_);
+    contexts_.insert(ctx);
+  }
+  t_state.ctx_stack.push_back(ctx);
+  sync_current();
+  announce_switch(ctx);
+  *out = ctx;
+  return Status::Ok;
+}
+
+void Backend::implicit_free_ctx(Context* ctx) {
+  run_local_dtors(ctx);
+  // Everything the context still holds is freed, as destroying a real context does.
+  for (const Allocation& a : live_allocations()) {
+    if (a.ctx != ctx) continue;
+    if (Allocation gone; a.arena->erase(a.base, ~0u, &gone)) {
+      give_back(gone);
+      if (!announced_at_exit(gone.base))
+        FG_USDT_IMPLICIT_FREE(gone.device, gone.base, gone.size, static_cast<int>(gone.kind), 1);
+    }
+  }
+  std::vector<Stream*> streams;
+  std::vector<Event*> events;
+  {
+    std::lock_guard lock(mu_);
+    for (const Stream* s : streams_)
+      if (s->ctx == ctx) streams.push_back(const_cast<Stream*>(s));
+    for (const Event* e : events_)
+      if (e->ctx == ctx) events.push_back(const_cast<Event*>(e));
+  }
+  for (Stream* s : streams) stream_destroy(s);
+  for (Event* e : events) event_destroy(e);
+  std::vector<Module*> mods;
+  {
+    std::lock_guard lock(mu_);
+    for (const Module* m : modules_)
+      if (m->ctx == ctx) mods.push_back(const_cast<Module*>(m));
+  }
+  for (Module* m : mods) module_unload(m);
+}
+
+Status Backend::ctx_destroy(Context* ctx) {
+  if (!ctx_valid(ctx)) return Status::InvalidContext;
+  if (ctx->primary) return Status::InvalidContext;  // primary contexts are released, not destroyed
+  ctx_sync(ctx);
+  implicit_free_ctx(ctx);
+  ctx->active.store(false, std::memory_order_release);
+  // Remove it from this thread's stack (other threads' stacks keep a dead handle, which
+  // every call rejects as destroyed, as with the real driver).
+  auto& st = t_state.ctx_stack;
+  const bool was_current = !st.empty() && st.back() == ctx;
+  std::erase(st, ctx);
+  sync_current();
+  if (was_current) announce_switch(current_ctx());
+  // The Context object itself stays allocated (a few bytes) so stale handles stay
+  // recognisable; it is no longer in contexts_.
+  std::lock_guard lock(mu_);
+  contexts_.erase(ctx);
+  ctx_generation_.fetch_add(1, std::memory_order_acq_rel);
+  return Status::Ok;
+}
+
+Status Backend::set_current(Context* ctx) {
+  auto& st = t_state.ctx_stack;
+  if (!ctx) {
+    if (!st.empty()) st.pop_back();
+  } else {
+    // A primary context may be made current before it is retained (it is then inactive
+    // until the retain, and calls that need a context say it is destroyed).
+    if (!ctx_valid(ctx) && !is_primary_handle(ctx)) return Status::InvalidContext;
+    if (st.empty())
+      st.push_back(ctx);
+    else
+      st.back() = ctx;
+  }
+  sync_current();
+  announce_switch(current_ctx());
+  return Status::Ok;
+}
+
+Status Backend::push_current(Context* ctx) {
+  if (!ctx_valid(ctx)) return Status::InvalidContext;
+  t_state.ctx_stack.push_back(ctx);
+  sync_current();
+  announce_switch(ctx);
+  return Status::Ok;
+}
+
+Status Backend::pop_current(Context** out) {
+  auto& st = t_state.ctx_stack;
+  if (st.empty()) return Status::InvalidContext;
+  Context* top = st.back();
+  st.pop_back();
+  sync_current();
+  if (out) *out = top;
+  announce_switch(current_ctx());
+  return Status::Ok;
+}
+
+// A context's state as the real driver creates it: default limits, caches, no peers.
+void Backend::reset_state(Context* ctx) {
+  std::lock_guard lock(ctx->mu);
+  constexpr size_t kDefaults[] = {
+      1024,      // stack size per thread
+      1 << 20,   // printf FIFO
+      8 << 20,   // malloc heap
+      2,         // device runtime sync depth
+      2048,      // device runtime pending launch count
+      32,        // max L2 fetch granularity
+      0,         // persisting L2 cache size
+  };
+  std::fill(std::begin(ctx->limits), std::end(ctx->limits), 0);
+  std::copy(std::begin(kDefaults), std::end(kDefaults), ctx->limits);
+  ctx->cache_config = 0;
+  ctx->shmem_config = 0;
+  ctx->peers.clear();
+}
+
+Status Backend::ctx_set_limit(Context* ctx, int limit, size_t value) {
+  switch (limit) {
+    case 0:  // stack size per thread: kept in 16-byte units
+      value = (value + 15) / 16 * 16;
+      break;
+    case 5:  // max L2 fetch granularity: 0..128 bytes
+      if (value > 128) return Status::InvalidValue;
+      break;
+    case 6:  // persisting L2 cache size: at most the device's maximum
+      value = std::min(value, static_cast<size_t>(ctx->dev->model.attributes[attr::MAX_PERSISTING_L2_CACHE_SIZE]));
+      break;
+    case 7:  // shared memory size, CIG enabled: query-only
+    case 8: return Status::InvalidValue;
+    case 9: return Status::NotSupported;  // CIG shared-memory fallback: CIG contexts only
+    default:
+      if (limit < 0 || limit > 9) return Status::InvalidValue;
+  }
+  std::lock_guard lock(ctx->mu);
+  ctx->limits[limit] = value;
+  return Status::Ok;
+}
+
+size_t Backend::ctx_limit(Context* ctx, int limit) {
+  if (limit == 7) return static_cast<size_t>(ctx->dev->model.attributes[attr::MAX_SHARED_MEMORY_PER_BLOCK_OPTIN]);
+  if (limit < 0 || limit > 6) return 0;  // never a CIG context
+  std::lock_guard lock(ctx->mu);
+  return ctx->limits[limit];
+}
+
+namespace {
+Context* make_primary(Device* dev, std::atomic<uint64_t>& next_id) {
+  if (!dev->primary) {
+    auto* ctx = new Context;
+    ctx->dev = dev;
+    ctx->primary = true;
+    ctx->active.store(false, std::memory_order_relaxed);
+    ctx->id = next_id++;
+    dev->primary = ctx;
+  }
+  return dev->primary;
+}
+}  // namespace
+
+Context* Backend::primary_handle(Device* dev) {
+  if (!dev) return nullptr;
+  std::lock_guard lock(dev->primary_mu);
+  return make_primary(dev, next_id_);
+}
+
+bool Backend::is_primary_handle(const Context* ctx) noexcept {
+  if (!ctx) return false;
+  for (auto& d : devices_) {
+    std::lock_guard lock(d->primary_mu);
+    if (d->primary == ctx) return true;
+  }
+  return false;
+}
+
+Status Backend::ctx_local_put(Context* ctx, void* key, void* value, Context::LocalDtor dtor) {
+  std::lock_guard lock(ctx->mu);
+  locals_generation_.fetch_add(1, std::memory_order_acq_rel);
+  for (Context::Local& l : ctx->locals)
+    if (l.key == key) {
+      l.value = value;
+      l.dtor = dtor;
+      return Status::Ok;
+    }
+  ctx->locals.push_back({key, value, dtor});
+  return Status::Ok;
+}
+
+Status Backend::ctx_local_get(Context* ctx, const void* key, void** value) {
+  if (ctx_local_remembered(ctx, key, value)) return Status::Ok;
+  const uint64_t generation = locals_generation_.load(std::memory_order_acquire);
+  CtxCache& tc = t_ctx_cache;
+  std::lock_guard lock(ctx->mu);
+  for (const Context::Local& l : ctx->locals)
+    if (l.key == key) {
+      *value = l.value;
+      tc.local_hits[tc.local_next++ % tc.local_hits.size()] = {ctx, key, l.value, generation};
+      return Status::Ok;
+    }
+  return Status::NotFound;
+}
+
+Status Backend::ctx_local_delete(Context* ctx, const void* key) {
+  std::lock_guard lock(ctx->mu);
+  locals_generation_.fetch_add(1, std::memory_order_acq_rel);
+  std::erase_if(ctx->locals, [key](const Context::Local& l) { return l.key == key; });
+  return Status::Ok;
+}
+
+// The destructors run before the context's memory goes: they free what their owner
+// allocated in it (through the driver), as they would on a real context.
+void Backend::run_local_dtors(Context* ctx) {
+  std::vector<Context::Local> locals;
+  {
+    std::lock_guard lock(ctx->mu);
+    locals.swap(ctx->locals);
+    locals_generation_.fetch_add(1, std::memory_order_acq_rel);
+  }
+  for (const Context::Local& l : locals)
+    if (l.dtor) l.dtor(ctx, l.key, l.value);
+}
+
+Status Backend::primary_retain(Device* dev, Context** out) {
+  if (!dev) return Status::InvalidDevice;
+  if (!out) return Status::InvalidValue;
+  std::lock_guard lock(dev->primary_mu);
+  Context* ctx = make_primary(dev, next_id_);
+  if (dev->primary_refs++ == 0) {
+    // Created, or revived after a release to zero / reset: it starts afresh.
+    reset_state(ctx);
+    ctx->flags = dev->primary_flags;
+    ctx->active.store(true, std::memory_order_release);
+    std::lock_guard l2(mu_);
+    contexts_.insert(ctx);
+  }
+  *out = ctx;
+  return Status::Ok;
+}
+
+Status Backend::primary_release(Device* dev) {
+  if (!dev) return Status::InvalidDevice;
+  Context* to_free = nullptr;
+  {
+    std::lock_guard lock(dev->primary_mu);
+    if (dev->primary_refs == 0) return Status::InvalidContext;  // CUDA_ERROR_INVALID_CONTEXT as real
+    if (--dev->primary_refs == 0) to_free = dev->primary;
+  }
+  if (to_free) {
+    ctx_sync(to_free);
+    implicit_free_ctx(to_free);
+    to_free->active.store(false, std::memory_order_release);
+    std::lock_guard l2(mu_);
+    contexts_.erase(to_free);
+    ctx_generation_.fetch_add(1, std::memory_order_acq_rel);
+  }
+  return Status::Ok;
+}
+
+Status Backend::primary_reset(Device* dev) {
+  if (!dev) return Status::InvalidDevice;
+  Context* ctx = nullptr;
+  {
+    std::lock_guard lock(dev->primary_mu);
+    ctx = dev->primary;
+    if (!ctx || dev->primary_refs == 0) return Status::Ok;
+    dev->primary_refs = 0;
+  }
+  ctx_sync(ctx);
+  implicit_free_ctx(ctx);
+  ctx->active.store(false, std::memory_order_release);
+  std::lock_guard l2(mu_);
+  contexts_.erase(ctx);
+  ctx_generation_.fetch_add(1, std::memory_order_acq_rel);
+  return Status::Ok;
+}
+
+Status Backend::runtime_set_device(int ordinal) {
+  Device* dev = device(ordinal);
+  if (!dev) return Status::InvalidDevice;
+  Context* ctx = nullptr;
+  {
+    // The runtime holds one reference on each device's primary context it has used, taken
+    // on first use and kept until cudaDeviceReset.
+    std::lock_guard lock(dev->primary_mu);
+    if (dev->primary && dev->primary_refs > 0) ctx = dev->primary;
+  }
+  if (!ctx) {
+    Status s = primary_retain(dev, &ctx);
+    if (s != Status::Ok) return s;
+  }
+  auto& st = t_state.ctx_stack;
+  if (st.empty())
+    st.push_back(ctx);
+  else
+    st.back() = ctx;
+  sync_current();
+  announce_switch(ctx);
+  return Status::Ok;
+}
+
+Status Backend::runtime_ctx(Context** out) {
+  // NVIDIA's runtime calls cuInit before its first context: driver calls work after it.
+  // (Written only once: a store on every call would bounce this line between threads.)
+  if (!driver_init_.load(std::memory_order_relaxed)) driver_init_.store(true, std::memory_order_release);
+  Context* cur = current_ctx();
+  if (cur && cur->active.load(std::memory_order_acquire)) {
+    *out = cur;
+    return Status::Ok;
+  }
+  if (device_count() == 0) return Status::InvalidDevice;
+  const int dev = cur ? cur->dev->ordinal : 0;
+  Status s = runtime_set_device(dev);
+  if (s != Status::Ok) return s;
+  *out = current_ctx();
+  return Status::Ok;
+}
+
+int Backend::runtime_device() noexcept {
+  Context* cur = current_ctx();
+  return cur ? cur->dev->ordinal : 0;
+}
+
+}  // namespace fg
