@@ -2,22 +2,22 @@
 #include "common/coverage.h"
 
 #include "common/log.h"
-#include "core/backend.h"
-#include "core/errors.h"
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 
-namespace fg {
-// The runtime (runtime/errors.cpp) overrides this to also record the thread's last error;
-// the weak default serves builds of the core alone (unit tests).
-[[gnu::weak]] int rt_stub_result() noexcept { return 801; }
-}  // namespace fg
-
 namespace fg::coverage {
 namespace {
+
+constexpr int kCuErrorNotSupported = 801;   // CUDA_ERROR_NOT_SUPPORTED
+constexpr int kNvmlErrorNotSupported = 3;   // NVML_ERROR_NOT_SUPPORTED
+
+void no_first_use() noexcept {}
+int runtime_not_supported() noexcept { return kCuErrorNotSupported; }  // cudaErrorNotSupported: the same number
+std::atomic<void (*)() noexcept> g_first_use{no_first_use};
+std::atomic<int (*)() noexcept> g_runtime_stub{runtime_not_supported};
 
 struct State {
   std::mutex mu;
@@ -46,14 +46,10 @@ bool strict() noexcept {
   return s;
 }
 
-// A gap is reported at exit even by a process whose only calls were gaps: the first one
-// initialises the backend, which registers the exit report.
-static void ensure_backend() noexcept {
-  try {
-    (void)Backend::get();
-  } catch (...) {
-  }
-}
+void on_first_use(void (*fn)() noexcept) noexcept { g_first_use.store(fn, std::memory_order_release); }
+void on_runtime_stub(int (*fn)() noexcept) noexcept { g_runtime_stub.store(fn, std::memory_order_release); }
+
+static void ensure_backend() noexcept { g_first_use.load(std::memory_order_acquire)(); }
 
 // Counts a call to an unserved entry point; true the first time `name` is seen.
 static bool count_stub(const char* name) noexcept {
@@ -77,7 +73,7 @@ int stub_called(ApiId id) noexcept {
   if (first && log::enabled(log::Level::Info))
     log::write(log::Level::Info, src, "%s is not supported by the fake backend (returning NOT_SUPPORTED)", info.name);
   switch (info.family) {
-    case ApiFamily::Runtime: return rt_stub_result();
+    case ApiFamily::Runtime: return g_runtime_stub.load(std::memory_order_acquire)();
     case ApiFamily::Driver: return kCuErrorNotSupported;
     case ApiFamily::Nvml: return kNvmlErrorNotSupported;
   }

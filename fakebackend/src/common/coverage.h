@@ -28,6 +28,13 @@ void unresolved_proc(const char* name, int version, unsigned long long flags) no
 
 bool strict() noexcept;
 
+// What the layers above this one do when a gap is met; they register it at load (this layer
+// calls nothing above it). first_use: the core starts the backend, so that the exit report
+// lists a process's gaps even when gaps were its only calls. runtime_stub: the runtime
+// records cudaErrorNotSupported as the thread's last error and returns it.
+void on_first_use(void (*fn)() noexcept) noexcept;
+void on_runtime_stub(int (*fn)() noexcept) noexcept;
+
 struct Snapshot {
   std::map<std::string, unsigned long long> stubs;       // name -> calls
   std::map<std::string, unsigned long long> unresolved;  // "name@version" -> requests

@@ -4,6 +4,7 @@
 // streams, events, modules and launches (core/exec.cpp), graphs (core/graph.cpp).
 #include "core/backend.h"
 
+#include "common/coverage.h"
 #include "common/log.h"
 #include "core/config.h"
 #include "core/event_ipc.h"
@@ -67,6 +68,16 @@ std::vector<int> visible_devices(const char* env, const std::vector<DeviceModel>
 void at_exit_handler() {
   if (Backend* b = Backend::peek()) b->write_report();
 }
+
+// A gap is reported at exit even by a process whose only calls were gaps: the first one
+// starts the backend, which registers the exit report.
+void start_backend() noexcept {
+  try {
+    (void)Backend::get();
+  } catch (...) {
+  }
+}
+[[maybe_unused]] const bool g_first_use_registered = (coverage::on_first_use(start_backend), true);
 
 void fork_child_handler() {
   if (Backend* b = Backend::peek()) b->after_fork_child();

@@ -7,12 +7,6 @@
 
 namespace fg {
 
-inline constexpr int kCuErrorNotSupported = 801;   // CUDA_ERROR_NOT_SUPPORTED
-inline constexpr int kNvmlErrorNotSupported = 3;   // NVML_ERROR_NOT_SUPPORTED
-
-// Runtime stubs: records cudaErrorNotSupported as the thread's last error and returns it.
-int rt_stub_result() noexcept;
-
 // Core-level failure categories; each API maps them to its own codes.
 enum class Status : int {
   Ok = 0,

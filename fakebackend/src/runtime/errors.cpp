@@ -4,6 +4,7 @@
 // every value 0..1099 and 10000; anything else is "unrecognized error code").
 #include "runtime/common.h"
 
+#include "common/coverage.h"
 #include "core/error_texts.h"
 
 using namespace fgapi;
@@ -153,11 +154,11 @@ constexpr const char* kUnrecognized = "unrecognized error code";
 
 }  // namespace
 
-namespace fg {
-
-int rt_stub_result() noexcept { return rt::ret(cudaErrorNotSupported); }
-
-}  // namespace fg
+// A runtime stub's answer: cudaErrorNotSupported, recorded as the thread's last error.
+[[maybe_unused]] const bool g_stub_answer_registered = [] {
+  fg::coverage::on_runtime_stub([]() noexcept { return static_cast<int>(fg::rt::ret(cudaErrorNotSupported)); });
+  return true;
+}();
 
 // No kernel ever faults here, so no error is sticky: reading the last error clears it.
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGetLastError() {
