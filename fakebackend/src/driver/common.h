@@ -19,6 +19,7 @@
 #pragma once
 #include "common/impl.h"
 #include "core/backend.h"
+#include "fakegpu/cuda_api.h"
 #include "fakegpu/cuda_types.h"
 
 #include <algorithm>

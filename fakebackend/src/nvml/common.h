@@ -12,6 +12,7 @@
 #include "common/impl.h"
 #include "common/log.h"
 #include "core/backend.h"
+#include "fakegpu/nvml_api.h"
 #include "fakegpu/nvml_types.h"
 
 #include <cstdint>

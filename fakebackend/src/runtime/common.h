@@ -14,6 +14,7 @@
 #include "common/impl.h"
 #include "core/backend.h"
 #include "core/runtimes.h"
+#include "fakegpu/cudart_api.h"
 #include "fakegpu/cuda_types.h"
 
 #include <utility>
