@@ -315,7 +315,7 @@ FNPTR_RE = re.compile(r"(?P<ret>[^()]*?)\(\s*\*\s*(?P<name>\w*)\s*\)\s*\((?P<par
 
 def split_param(p):
     """(type tokens, name, array dimensions) of a parameter that is not a function pointer."""
-    tokens = [t for t in TOKEN_RE.findall(re.sub(r"\s*=.*$", "", p.strip())) if t not in DROPPED]
+    tokens = [t for t in TOKEN_RE.findall(p) if t not in DROPPED]
     dims = []
     while tokens and tokens[-1] == "]":
         i = len(tokens) - 1 - tokens[::-1].index("[")
@@ -368,16 +368,14 @@ def render_decl(ret, name, params, types=None):
     line = head + ", ".join(ps) + ");"
     if len(line) <= 120:
         return line
-    # Wrap at commas: continuation lines aligned with the first parameter, or, where that is
-    # too narrow for a parameter, everything after the parenthesis indented by 4.
-    for indent in (" " * len(head), "    "):
-        lines, cur = [], head if indent != "    " else ""
-        if not cur:
-            lines.append(head.rstrip())
-            cur = indent
+    # Wrap at commas: continuation lines aligned with the first parameter or, where that leaves
+    # a parameter too little room, every parameter line indented by 4 below the parenthesis.
+    for aligned in (True, False):
+        indent = " " * len(head) if aligned else "    "
+        lines, cur = ([], head) if aligned else ([head.rstrip()], indent)
         for i, p in enumerate(ps):
             piece = p + (", " if i + 1 < len(ps) else ");")
-            if cur.strip() and cur.strip() != head.strip() and len(cur) + len(piece.rstrip()) > 120:
+            if i > 0 and len(cur) + len(piece.rstrip()) > 120:
                 lines.append(cur.rstrip())
                 cur = indent
             cur += piece
@@ -696,6 +694,9 @@ def main():
             print("note: %s not found; nvml_api.h not checked" % nvml_header)
     except (GenError, OSError) as e:
         print("error: %s" % e, file=sys.stderr)
+        return 1
+    if lists.errors:  # what the list parsers found wrong (check-api-lists.py says the same)
+        print("error: %s" % "; ".join(lists.errors), file=sys.stderr)
         return 1
     stale = []
     for fname, (decls, c_text) in bodies.items():
