@@ -318,6 +318,11 @@ constexpr bool fg_same_kind() {
     X(cudaGPUDirectRDMAWritesOrderingNone) X(cudaGPUDirectRDMAWritesOrderingOwner) \
     X(cudaGPUDirectRDMAWritesOrderingAllDevices)
 
+#define FG_ENUMERATORS_cudaFlushGPUDirectRDMAWritesScope(X) \
+    X(cudaFlushGPUDirectRDMAWritesToOwner) X(cudaFlushGPUDirectRDMAWritesToAllDevices)
+
+#define FG_ENUMERATORS_cudaFlushGPUDirectRDMAWritesTarget(X) X(cudaFlushGPUDirectRDMAWritesTargetCurrentDevice)
+
 #define FG_ENUMERATORS_cudaGetDriverEntryPointFlags(X) \
     X(cudaEnableDefault) X(cudaEnableLegacyStream) X(cudaEnablePerThreadDefaultStream)
 
@@ -757,7 +762,8 @@ constexpr bool fg_same_kind() {
     X(cudaMemAllocationType) X(cudaMemAllocationHandleType) X(cudaMemLocationType) \
     X(cudaMemAccessFlags) X(cudaMemoryAdvise) X(cudaMemRangeAttribute) X(cudaDeviceP2PAttr) \
     X(cudaDeviceNumaConfig) X(cudaFlushGPUDirectRDMAWritesOptions) \
-    X(cudaGPUDirectRDMAWritesOrdering) X(cudaGetDriverEntryPointFlags) \
+    X(cudaGPUDirectRDMAWritesOrdering) X(cudaFlushGPUDirectRDMAWritesScope) \
+    X(cudaFlushGPUDirectRDMAWritesTarget) X(cudaGetDriverEntryPointFlags) \
     X(cudaDriverEntryPointQueryResult) X(cudaChannelFormatKind) X(cudaAccessProperty) \
     X(cudaSynchronizationPolicy) X(cudaClusterSchedulingPolicy) X(cudaLaunchMemSyncDomain) \
     X(cudaLaunchAttributeID)

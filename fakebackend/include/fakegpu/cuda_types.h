@@ -585,6 +585,15 @@ enum cudaGPUDirectRDMAWritesOrdering : int {
     cudaGPUDirectRDMAWritesOrderingAllDevices = 200,
 };
 
+enum cudaFlushGPUDirectRDMAWritesScope : int {
+    cudaFlushGPUDirectRDMAWritesToOwner      = 100,
+    cudaFlushGPUDirectRDMAWritesToAllDevices = 200,
+};
+
+enum cudaFlushGPUDirectRDMAWritesTarget : int {
+    cudaFlushGPUDirectRDMAWritesTargetCurrentDevice = 0,
+};
+
 enum cudaGetDriverEntryPointFlags : int {
     cudaEnableDefault                = 0x0,
     cudaEnableLegacyStream           = 0x1,
@@ -995,6 +1004,12 @@ struct cudaDeviceProp12 {
     int hostNumaMultinodeIpcSupported;
     int reserved[56];
 };
+
+// cudaDeviceProp as CUDA releases before 12.0 laid it out: what libcudart.so.12's plain
+// cudaGetDeviceProperties (API v3020) receives. It grew from release to release; its first
+// 712 bytes (CUDA 10.x) are laid out as cudaDeviceProp12's, and the implementation writes no
+// more than that prefix. Declared only, so that the prototype names it.
+struct cudaDevicePropLegacy;
 
 // Result of cudaPointerGetAttributes. `reserved` is `long` in NVIDIA's
 // header: 8 bytes on LP64, which is what makes the struct 88 bytes.
@@ -2828,7 +2843,30 @@ struct CUeglFrame_st {
 using CUeglFrame = CUeglFrame_st;
 using CUeglFrame_v1 = CUeglFrame_st;
 static_assert(sizeof(CUeglFrame) == 64);  // 3 pointers, 9 four-byte fields, padded to 8
-struct cudaEglFrame_st;  // the runtime's frame: the fake never fills one
+// cuda_egl_interop.h: the runtime's frame (CUDA_EGL_MAX_PLANES 3), which
+// cudaEGLStreamProducerPresentFrame takes by value. The fake never fills one, so the two
+// enumerations are declared without their members. Sizes measured with the 13.0 header.
+enum cudaEglFrameType : int;
+enum cudaEglColorFormat : int;
+struct cudaEglPlaneDesc_st {
+    unsigned int width, height, depth, pitch, numChannels;
+    cudaChannelFormatDesc channelDesc;
+    unsigned int reserved[4];
+};
+using cudaEglPlaneDesc = cudaEglPlaneDesc_st;
+struct cudaEglFrame_st {
+    union {
+        cudaArray_t pArray[3];
+        cudaPitchedPtr pPitch[3];
+    } frame;
+    cudaEglPlaneDesc planeDesc[3];
+    unsigned int planeCount;
+    cudaEglFrameType frameType;
+    cudaEglColorFormat eglColorFormat;
+};
+using cudaEglFrame = cudaEglFrame_st;
+static_assert(sizeof(cudaEglPlaneDesc) == 56);
+static_assert(sizeof(cudaEglFrame) == 280 && offsetof(cudaEglFrame, planeCount) == 264);
 using cudaEglStreamConnection = CUeglStreamConnection;
 
 }  // namespace fgapi

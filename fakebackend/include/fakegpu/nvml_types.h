@@ -405,6 +405,13 @@ enum nvmlNvLinkCapability_t : int {
     NVML_NVLINK_CAP_COUNT          = 6,
 };
 
+enum nvmlIntNvLinkDeviceType_t : int {
+    NVML_NVLINK_DEVICE_TYPE_GPU     = 0x00,
+    NVML_NVLINK_DEVICE_TYPE_IBMNPU  = 0x01,
+    NVML_NVLINK_DEVICE_TYPE_SWITCH  = 0x02,
+    NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 0xFF,
+};
+
 enum nvmlGpuVirtualizationMode_t : int {
     NVML_GPU_VIRTUALIZATION_MODE_NONE        = 0,  // bare metal
     NVML_GPU_VIRTUALIZATION_MODE_PASSTHROUGH = 1,

@@ -6,6 +6,11 @@
 // defines the implementation behind the exported trampoline `cudaMalloc` (api_table.cpp).
 // The name must match the list entry (fgimpl_<name>, or fgimpl_v12_<name> for the CUDA 12
 // ABI of a SPLIT runtime name); a name without an implementation is a NOT_SUPPORTED stub.
+// The signature must be the API's, with the fgapi:: types: the API folder's common.h includes
+// the generated prototypes (fakegpu/cuda_api.h, cudart_api.h, nvml_api.h, made by
+// scripts/gen-api-decls.py from NVIDIA's headers), so any other parameter or return type is a
+// "conflicting declaration of C function" compile error. An enum is not an int, and a
+// versioned name has the parameters of its own ABI version (plain cuMemAlloc: 32-bit sizes).
 // Implementations are hidden, never call exported entry points, and never let an
 // exception escape (use fg::guarded below).
 #pragma once

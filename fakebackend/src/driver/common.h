@@ -20,6 +20,7 @@
 #include "common/impl.h"
 #include "core/backend.h"
 #include "core/versions.h"
+#include "fakegpu/cuda_api.h"
 #include "fakegpu/cuda_types.h"
 
 #include <algorithm>

@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "core/backend.h"
 #include "core/versions.h"
+#include "fakegpu/nvml_api.h"
 #include "fakegpu/nvml_types.h"
 
 #include <cstdint>
@@ -33,13 +34,6 @@ inline constexpr unsigned kNoInstanceId = 0xFFFFFFFFu;
 
 // ---- nvml.h names that fakegpu/nvml_types.h does not declare (values from nvml.h, API 13) ----
 inline constexpr unsigned NVML_NVLINK_MAX_LINKS = 18;
-
-enum nvmlIntNvLinkDeviceType_t : int {
-  NVML_NVLINK_DEVICE_TYPE_GPU = 0x00,
-  NVML_NVLINK_DEVICE_TYPE_IBMNPU = 0x01,
-  NVML_NVLINK_DEVICE_TYPE_SWITCH = 0x02,
-  NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 0xFF,
-};
 
 // nvmlProcessDetailList_t::mode.
 inline constexpr unsigned NVML_PROCESS_MODE_COMPUTE = 0;

@@ -392,7 +392,7 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetComputeInstanceId(nvmlDevice
 
 // GPU instance profiles are not modelled (MIG cannot be enabled).
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, unsigned int profile,
-                                                                         void* info /* nvmlGpuInstanceProfileInfo_t* */) {
+                                                                         nvmlGpuInstanceProfileInfo_t* info) {
   return with_device(device, [&](DeviceHandle&) -> nvmlReturn_t {
     (void)profile;
     if (!info) return NVML_ERROR_INVALID_ARGUMENT;

@@ -15,6 +15,7 @@
 #include "core/backend.h"
 #include "core/runtimes.h"
 #include "core/versions.h"
+#include "fakegpu/cudart_api.h"
 #include "fakegpu/cuda_types.h"
 
 #include <utility>

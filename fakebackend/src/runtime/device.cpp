@@ -324,7 +324,7 @@ cudaError_t choose_device(int* device, const void* prop) {
 extern "C" FG_IMPL cudaError_t fgimpl_cudaChooseDevice(int* device, const cudaDeviceProp* prop) {
   return api([&] { return choose_device(device, prop); });
 }
-extern "C" FG_IMPL cudaError_t fgimpl_v12_cudaChooseDevice(int* device, const void* prop) {
+extern "C" FG_IMPL cudaError_t fgimpl_v12_cudaChooseDevice(int* device, const cudaDeviceProp12* prop) {
   return api([&] { return choose_device(device, prop); });
 }
 
@@ -393,7 +393,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGetDeviceProperties(cudaDeviceProp* pr
 }
 
 // CUDA 12.x layout (libcudart.so.12's cudaGetDeviceProperties_v2).
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGetDeviceProperties_v2(void* prop, int device) {
+extern "C" FG_IMPL cudaError_t fgimpl_cudaGetDeviceProperties_v2(cudaDeviceProp12* prop, int device) {
   return api([&]() -> cudaError_t {
     const fg::DeviceModel* m = nullptr;
     if (cudaError_t e = model_of(prop, device, &m); e != cudaSuccess) return e;
@@ -405,7 +405,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGetDeviceProperties_v2(void* prop, int
 }
 
 // Legacy pre-12.0 layout (libcudart.so.12's plain cudaGetDeviceProperties): see kLegacyPropBytes.
-extern "C" FG_IMPL cudaError_t fgimpl_v12_cudaGetDeviceProperties(void* prop, int device) {
+extern "C" FG_IMPL cudaError_t fgimpl_v12_cudaGetDeviceProperties(cudaDevicePropLegacy* prop, int device) {
   return api([&]() -> cudaError_t {
     const fg::DeviceModel* m = nullptr;
     if (cudaError_t e = model_of(prop, device, &m); e != cudaSuccess) return e;
@@ -463,21 +463,21 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceSetCacheConfig(cudaFuncCache cac
   });
 }
 
-extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceGetSharedMemConfig(int* pConfig) {
+extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceGetSharedMemConfig(cudaSharedMemConfig* pConfig) {
   return api([&]() -> cudaError_t {
     if (!pConfig) return cudaErrorInvalidValue;
     fg::Context* ctx = nullptr;
     if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
     std::lock_guard lock(ctx->mu);
-    // cudaSharedMemBankSizeFourByte (1) is what current parts report by default.
-    *pConfig = ctx->shmem_config ? ctx->shmem_config : 1;
+    // Four-byte banks are what current parts report by default.
+    *pConfig = ctx->shmem_config ? static_cast<cudaSharedMemConfig>(ctx->shmem_config) : cudaSharedMemBankSizeFourByte;
     return cudaSuccess;
   });
 }
 
-extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceSetSharedMemConfig(int config) {
+extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceSetSharedMemConfig(cudaSharedMemConfig config) {
   return api([&]() -> cudaError_t {
-    if (config < 0 || config > 2) return cudaErrorInvalidValue;  // Default, FourByte, EightByte
+    if (config < cudaSharedMemBankSizeDefault || config > cudaSharedMemBankSizeEightByte) return cudaErrorInvalidValue;
     fg::Context* ctx = nullptr;
     if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
     std::lock_guard lock(ctx->mu);
@@ -613,11 +613,12 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaCtxResetPersistingL2Cache() {
 }
 
 // Copies complete when they return, so there are no GPUDirect RDMA writes to flush.
-// target: cudaFlushGPUDirectRDMAWritesTargetCurrentDevice (0); scope: ToOwner (100) or
-// ToAllDevices (200).
-extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceFlushGPUDirectRDMAWrites(int target, int scope) {
+extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTarget target,
+                                                                         cudaFlushGPUDirectRDMAWritesScope scope) {
   return api([&]() -> cudaError_t {
-    if (target != 0 || (scope != 100 && scope != 200)) return cudaErrorInvalidValue;
+    if (target != cudaFlushGPUDirectRDMAWritesTargetCurrentDevice ||
+        (scope != cudaFlushGPUDirectRDMAWritesToOwner && scope != cudaFlushGPUDirectRDMAWritesToAllDevices))
+      return cudaErrorInvalidValue;
     fg::Context* ctx = nullptr;
     return fg::rt::context(&ctx);
   });

@@ -169,8 +169,10 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaEGLStreamConsumerReleaseFrame(cudaEglS
   (void)pStream;
   return window_system("cudaEGLStreamConsumerReleaseFrame", "EGL", conn, true, cudaErrorInvalidResourceHandle);
 }
-// The frame (cudaEglFrame, passed by value) lies on the caller's stack; it is not read.
-extern "C" FG_IMPL cudaError_t fgimpl_cudaEGLStreamProducerPresentFrame(cudaEglStreamConnection* conn, ...) {
+extern "C" FG_IMPL cudaError_t fgimpl_cudaEGLStreamProducerPresentFrame(cudaEglStreamConnection* conn,
+                                                                        cudaEglFrame eglframe, cudaStream_t* pStream) {
+  (void)eglframe;
+  (void)pStream;
   return window_system("cudaEGLStreamProducerPresentFrame", "EGL", conn, true, cudaErrorInvalidResourceHandle);
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaEGLStreamProducerReturnFrame(cudaEglStreamConnection* conn,

@@ -213,8 +213,8 @@ extern "C" FG_IMPL void fgimpl___cudaUnregisterFatBinary(void** fatCubinHandle) 
 
 // deviceName is the kernel's mangled name (nvcc passes the same string as deviceFun).
 extern "C" FG_IMPL void fgimpl___cudaRegisterFunction(void** fatCubinHandle, const char* hostFun, char* deviceFun,
-                                                       const char* deviceName, int thread_limit, void* tid, void* bid,
-                                                       void* bDim, void* gDim, int* wSize) {
+                                                       const char* deviceName, int thread_limit, uint3* tid, uint3* bid,
+                                                       dim3* bDim, dim3* gDim, int* wSize) {
   (void)thread_limit, (void)tid, (void)bid, (void)bDim, (void)gDim, (void)wSize;
   fg::guarded<int>(0, 0, [&] {
     if (fg::Module* m = module_of(fatCubinHandle)) be().register_function(m, hostFun, deviceName ? deviceName : deviceFun);
