@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Coverage gaps in the report and FAKEGPU_STRICT (common/coverage.cpp, driver/proc.cpp)."""
+"""Coverage gaps in the report and FAKEGPU_STRICT (common/coverage.cpp, driver/entry.cpp)."""
 
 import signal
 

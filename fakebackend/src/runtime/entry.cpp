@@ -2,7 +2,7 @@
 // cudaGetDriverEntryPoint / cudaGetDriverEntryPointByVersion: the runtime's door to the
 // driver API (PyTorch's c10::cuda::DriverAPI, TransformerEngine, Triton resolve cuMem*,
 // cuStreamWriteValue32, ... this way). The answer is exactly cuGetProcAddress_v2's: the
-// driver shim owns the (name, version, flags) → entry point table (driver/proc.cpp), so the
+// driver shim owns the (name, version, flags) → entry point table (driver/entry.cpp), so the
 // two APIs can never disagree and nothing is listed twice. cudaDriverEntryPointQueryResult
 // and CUdriverProcAddressQueryResult share their values (0 found, 1 no such symbol,
 // 2 version not sufficient), as do cudaEnable* and CU_GET_PROC_ADDRESS_* flags.
@@ -11,7 +11,7 @@
 using namespace fgapi;
 using fg::rt::api;
 
-// The driver's cuGetProcAddress_v2 implementation (driver/proc.cpp): a hidden function, not
+// The driver's cuGetProcAddress_v2 implementation (driver/entry.cpp): a hidden function, not
 // the exported entry point, so a runtime call still crosses exactly one probed symbol. The
 // list machinery guarantees the name exists (a weak NOT_SUPPORTED stub otherwise). It
 // records unresolved names in the coverage report itself.
