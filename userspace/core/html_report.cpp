@@ -54,6 +54,7 @@ constexpr const char* kScript = R"JS(
     return e;
   };
   const bytes = (n) => {
+    if (n === null || n === undefined) return "-";  // not known (e.g. a capacity no refresh saw)
     const units = ["B", "KiB", "MiB", "GiB", "TiB"];
     let i = 0;
     while (n >= 1024 && i < units.length - 1) { n /= 1024; ++i; }
