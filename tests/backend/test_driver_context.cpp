@@ -196,23 +196,28 @@ TEST_CASE("driver: context flags, limits, cache configuration, ids", "[driver]")
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuCtxSetFlags)(0x1000));
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuCtxGetFlags)(nullptr));
 
-  // Limits: the real driver's defaults, settable per context.
-  const struct {
-    CUlimit l;
-    size_t v;
-  } defaults[] = {{CU_LIMIT_STACK_SIZE, 1024},
-                  {CU_LIMIT_PRINTF_FIFO_SIZE, 1u << 20},
-                  {CU_LIMIT_MALLOC_HEAP_SIZE, 8u << 20},
-                  {CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, 2},
-                  {CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, 2048},
-                  {CU_LIMIT_MAX_L2_FETCH_GRANULARITY, 32},
-                  {CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0},
-                  {CU_LIMIT_CIG_ENABLED, 0}};
-  for (const auto& d : defaults) {
-    INFO("limit " << static_cast<int>(d.l));
-    CU_OK(CU(cuCtxGetLimit)(&v, d.l));
-    CHECK(v == d.v);
+  // Limits: the real driver's defaults (as a real H200 reports them, for this device's 108
+  // SMs and 30 MiB persisting-L2 maximum), settable per context.
+  if (default_config()) {
+    const struct {
+      CUlimit l;
+      size_t v;
+    } defaults[] = {{CU_LIMIT_STACK_SIZE, 1024},
+                    {CU_LIMIT_PRINTF_FIFO_SIZE, 108u << 16},
+                    {CU_LIMIT_MALLOC_HEAP_SIZE, 8u << 20},
+                    {CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, 2048},
+                    {CU_LIMIT_MAX_L2_FETCH_GRANULARITY, 64},
+                    {CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 9437184},
+                    {CU_LIMIT_CIG_ENABLED, 0}};
+    for (const auto& d : defaults) {
+      INFO("limit " << static_cast<int>(d.l));
+      CU_OK(CU(cuCtxGetLimit)(&v, d.l));
+      CHECK(v == d.v);
+    }
   }
+  CU_EQ(CUDA_ERROR_UNSUPPORTED_LIMIT, CU(cuCtxGetLimit)(&v, CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH));
+  CU_EQ(CUDA_ERROR_UNSUPPORTED_LIMIT, CU(cuCtxSetLimit)(CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, 4));
+  CU_EQ(CUDA_ERROR_UNSUPPORTED_LIMIT, CU(cuCtxGetLimit)(&v, CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED));
   CU_OK(CU(cuCtxSetLimit)(CU_LIMIT_STACK_SIZE, 4096));
   CU_OK(CU(cuCtxGetLimit)(&v, CU_LIMIT_STACK_SIZE));
   CHECK(v == 4096);

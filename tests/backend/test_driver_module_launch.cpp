@@ -11,9 +11,11 @@ using namespace drvtest;
 
 namespace {
 
+// PTX for sm_70: every profile runs it, and its target differs from the default device's.
+constexpr int kPtxTarget = 70;
 const char* const kPtx = R"(
 .version 8.0
-.target sm_80
+.target sm_70
 .address_size 64
 
 .global .align 4 .b8 table[64];
@@ -178,14 +180,24 @@ TEST_CASE("driver: module images: file, options, fat binary, cubin", "[driver]")
   CU_OK(CU(cuModuleUnload)(m));
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuModuleLoadDataEx)(&m, kPtx, 2, nullptr, vals));
 
-  // A fat binary with no code for the device (header only): any name resolves, the
-  // launches are recorded. An ELF cubin's kernels are read from its symbols: this one has
-  // none.
+  // Images the driver refuses, with a real H200's codes (tests/clients/golden/h200.facts): a
+  // fat binary with no code for the device (header only), an ELF that is not a CUDA cubin
+  // (EM_CUDA), PTX that is not PTX at its top level, PTX for a newer GPU than the device.
   const unsigned char fatbin[16] = {0x50, 0xED, 0x55, 0xBA, 1, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-  CU_OK(CU(cuModuleLoadFatBinary)(&m, fatbin));
-  CU_OK(CU(cuModuleGetFunction)(&f, m, "_Z6kernelPf"));
-  CU_OK(CU(cuModuleUnload)(m));
+  CU_EQ(CUDA_ERROR_NO_BINARY_FOR_GPU, CU(cuModuleLoadFatBinary)(&m, fatbin));
   unsigned char elf[64] = {0x7F, 'E', 'L', 'F', 2, 1, 1};
+  CU_EQ(CUDA_ERROR_INVALID_IMAGE, CU(cuModuleLoadData)(&m, elf));
+  CU_EQ(CUDA_ERROR_INVALID_IMAGE, CU(cuModuleLoadData)(&m, "hello, world"));
+  CU_EQ(CUDA_ERROR_INVALID_PTX,
+        CU(cuModuleLoadData)(&m, ".version 7.8\n.target sm_80\n.address_size 64\nthis is not ptx;\n"));
+  CU_EQ(CUDA_ERROR_INVALID_PTX, CU(cuModuleLoadData)(&m, ".version 7.8\n.target sm_200\n.address_size 64\n"));
+  CU_EQ(CUDA_ERROR_INVALID_PTX, CU(cuModuleLoadData)(&m, ".target sm_80\n.version 7.8\n"));
+  CU_EQ(CUDA_ERROR_INVALID_PTX, CU(cuModuleLoadData)(&m, ".version 7.8\n.address_size 64\n"));
+  CU_EQ(CUDA_ERROR_INVALID_PTX, CU(cuModuleLoadData)(&m, ".version 7.8\n.target sm_80\n.entry k() {\n"));
+  // An ELF cubin's kernels are read from its symbols: this header-only one (EM_CUDA) has none.
+  elf[0x12] = 190;  // EM_CUDA
+  elf[0x3a] = 64;   // section header size
+  elf[0x28] = 64;   // section headers at 64 (none: e_shnum 0)
   CU_OK(CU(cuModuleLoadData)(&m, elf));
   CU_EQ(CUDA_ERROR_NOT_FOUND, CU(cuModuleGetFunction)(&f, m, "anything"));
   CU_OK(CU(cuModuleUnload)(m));
@@ -207,8 +219,8 @@ TEST_CASE("driver: function attributes", "[driver]") {
   CHECK(func_attr(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) == 49152);
   CHECK(func_attr(f, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT) == -1);
   if (default_config()) {
-    CHECK(func_attr(f, CU_FUNC_ATTRIBUTE_PTX_VERSION) == 80);
-    CHECK(func_attr(f, CU_FUNC_ATTRIBUTE_BINARY_VERSION) == 80);
+    CHECK(func_attr(f, CU_FUNC_ATTRIBUTE_PTX_VERSION) == kPtxTarget);  // the PTX's .target
+    CHECK(func_attr(f, CU_FUNC_ATTRIBUTE_BINARY_VERSION) == 80);       // the device's
   }
   CU_OK(CU(cuFuncSetAttribute)(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 100000));
   CHECK(func_attr(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) == 100000);

@@ -506,8 +506,15 @@ TEST_CASE("nvml: memory info v1 and v2", "[nvml]") {
   CHECK(m2.reserved == 0);
   CHECK(m2.free + m2.used == m2.total);
 
-  // Strict version: 2 (what nvtop passes), 0 and v1-style values are refused.
-  for (unsigned bad : {0u, 2u, 0x01000028u, 0x02000020u}) {
+  // Strict version: 2 (what nvtop passes) and 0 carry no version byte and get what a real
+  // H200 gives 2; v1-style and wrong-size values are a version mismatch.
+  for (unsigned bad : {0u, 2u}) {
+    nvmlMemory_v2_t m{};
+    m.version = bad;
+    INFO("version " << bad);
+    NVML_CHECK(NVML_ERROR_FUNCTION_NOT_FOUND, v2(d, &m));
+  }
+  for (unsigned bad : {0x01000028u, 0x02000020u}) {
     nvmlMemory_v2_t m{};
     m.version = bad;
     INFO("version " << bad);
@@ -601,7 +608,50 @@ TEST_CASE("nvml: sensors, clocks, power and modes of the default profile", "[nvm
     NVML_CHECK(NVML_SUCCESS, max_clock(d, static_cast<nvmlClockType_t>(t), &v));
     CHECK(v == max[t]);
   }
-  NVML_CHECK(NVML_ERROR_INVALID_ARGUMENT, clock(d, NVML_CLOCK_COUNT, &v));
+  NVML_CHECK(NVML_ERROR_NOT_SUPPORTED, clock(d, NVML_CLOCK_COUNT, &v));  // as a real H200 answers
+
+  // Application clocks (graphics, SM, memory; nothing locked: the defaults = the maxima),
+  // customer boost (graphics and SM only), as a real H200 answers for its own clocks.
+  auto app_clock = nvml<nvmlReturn_t(nvmlDevice_t, nvmlClockType_t, unsigned*)>("nvmlDeviceGetApplicationsClock");
+  auto default_app = nvml<nvmlReturn_t(nvmlDevice_t, nvmlClockType_t, unsigned*)>(
+      "nvmlDeviceGetDefaultApplicationsClock");
+  auto boost = nvml<nvmlReturn_t(nvmlDevice_t, nvmlClockType_t, unsigned*)>("nvmlDeviceGetMaxCustomerBoostClock");
+  for (int t = 0; t < 3; ++t) {
+    NVML_CHECK(NVML_SUCCESS, app_clock(d, static_cast<nvmlClockType_t>(t), &v));
+    CHECK(v == max[t]);
+    NVML_CHECK(NVML_SUCCESS, default_app(d, static_cast<nvmlClockType_t>(t), &v));
+    CHECK(v == max[t]);
+  }
+  NVML_CHECK(NVML_ERROR_NOT_SUPPORTED, app_clock(d, NVML_CLOCK_VIDEO, &v));
+  NVML_CHECK(NVML_SUCCESS, boost(d, NVML_CLOCK_SM, &v));
+  CHECK(v == 1410);
+  NVML_CHECK(NVML_ERROR_NOT_SUPPORTED, boost(d, NVML_CLOCK_MEM, &v));
+  NVML_CHECK(NVML_ERROR_INVALID_ARGUMENT, boost(d, NVML_CLOCK_SM, nullptr));
+
+  // Board and bus facts: 108 SMs x 64 FP32 lanes, HBM2e 5120 bit, board id from the PCI
+  // address 00:07.0, PCIe gen4 (16000 Mbps per lane, NVML_PCIE_LINK_MAX_SPEED_16000MBPS = 4).
+  const struct {
+    const char* fn;
+    unsigned want;
+  } facts[] = {{"nvmlDeviceGetNumGpuCores", 6912},      {"nvmlDeviceGetMemoryBusWidth", 5120},
+               {"nvmlDeviceGetBoardId", 0x0700},         {"nvmlDeviceGetMultiGpuBoard", 0},
+               {"nvmlDeviceGetNumFans", 0},              {"nvmlDeviceGetPcieSpeed", 16000},
+               {"nvmlDeviceGetPcieLinkMaxSpeed", 4},     {"nvmlDeviceGetGpuMaxPcieLinkGeneration", 4},
+               {"nvmlDeviceGetPcieReplayCounter", 0},    {"nvmlDeviceGetAdaptiveClockInfoStatus", 1}};
+  for (const auto& f : facts) {
+    INFO(f.fn);
+    v = 12345;
+    NVML_CHECK(NVML_SUCCESS, nvml<UintFn>(f.fn)(d, &v));
+    CHECK(v == f.want);
+    NVML_CHECK(NVML_ERROR_INVALID_ARGUMENT, nvml<UintFn>(f.fn)(d, nullptr));
+  }
+  nvmlEnableState_t accounting = NVML_FEATURE_ENABLED;
+  NVML_CHECK(NVML_SUCCESS, nvml<nvmlReturn_t(nvmlDevice_t, nvmlEnableState_t*)>("nvmlDeviceGetAccountingMode")(
+                               d, &accounting));
+  CHECK(accounting == NVML_FEATURE_DISABLED);
+  nvmlDeviceAttributes_t attrs{};
+  NVML_CHECK(NVML_ERROR_NOT_SUPPORTED,  // MIG device attributes; MIG is off
+             nvml<nvmlReturn_t(nvmlDevice_t, nvmlDeviceAttributes_t*)>("nvmlDeviceGetAttributes_v2")(d, &attrs));
 
   NVML_CHECK(NVML_ERROR_NOT_SUPPORTED, nvml<UintFn>("nvmlDeviceGetFanSpeed")(d, &v));  // SXM: no fan
   NVML_CHECK(NVML_ERROR_INVALID_ARGUMENT, nvml<UintFn>("nvmlDeviceGetFanSpeed")(d, nullptr));
@@ -668,7 +718,7 @@ TEST_CASE("nvml: sensors, clocks, power and modes of the default profile", "[nvm
   nvmlEnableState_t active = NVML_FEATURE_ENABLED;
   auto link_state = nvml<nvmlReturn_t(nvmlDevice_t, unsigned, nvmlEnableState_t*)>("nvmlDeviceGetNvLinkState");
   NVML_CHECK(NVML_ERROR_NOT_SUPPORTED, link_state(d, 0, &active));
-  NVML_CHECK(NVML_ERROR_INVALID_ARGUMENT, link_state(d, 18, &active));
+  NVML_CHECK(NVML_ERROR_NOT_SUPPORTED, link_state(d, 18, &active));
   nvmlPciInfo_t remote{};
   NVML_CHECK(NVML_ERROR_NOT_SUPPORTED,
              nvml<nvmlReturn_t(nvmlDevice_t, unsigned, nvmlPciInfo_t*)>("nvmlDeviceGetNvLinkRemotePciInfo_v2")(d, 0, &remote));

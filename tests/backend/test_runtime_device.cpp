@@ -225,7 +225,8 @@ TEST_CASE("limits, cache configuration, stream priorities, flags", "[runtime]") 
   CHECK(r.cudaDeviceGetLimit(&v, cudaLimitStackSize) == cudaSuccess);
   CHECK(v == 1024);
   CHECK(r.cudaDeviceGetLimit(&v, cudaLimitPrintfFifoSize) == cudaSuccess);
-  CHECK(v == 1048576);
+  CHECK(v == 108u * 65536);  // 64 KiB per SM
+  CHECK(r.cudaDeviceGetLimit(&v, cudaLimitDevRuntimeSyncDepth) == cudaErrorUnsupportedLimit);
   CHECK(r.cudaDeviceGetLimit(&v, cudaLimitMallocHeapSize) == cudaSuccess);
   CHECK(v == 8388608);
   CHECK(r.cudaDeviceSetLimit(cudaLimitMallocHeapSize, 64 << 20) == cudaSuccess);

@@ -216,9 +216,15 @@ TEST_CASE("profile values", "[config]") {
     CHECK(d.total_memory == 150754820096ull);
     CHECK(d.cc_major == 9);
     CHECK(d.sm_count == 132);
-    CHECK(d.attributes[37] == 6144);
+    // As a real H200 reports them (tests/clients/golden/h200.facts).
+    CHECK(d.attributes[37] == 6016);
+    CHECK(d.attributes[38] == 62914560);
+    CHECK(d.attributes[109] == 134217728);  // MAX_ACCESS_POLICY_WINDOW_SIZE
+    CHECK(d.attributes[129] == 1);          // UNIFIED_FUNCTION_POINTERS
     CHECK(d.power_limit_mw == 700000);
+    CHECK(d.temp_shutdown_c == 95);
     CHECK(d.pci_device_id == 0x233510DEu);
+    CHECK(d.pci_subsystem_id == 0x18BF10DEu);
   }
   SECTION("l4") {
     const auto d = fg::make_profile("l4");

@@ -257,7 +257,7 @@ void* Arena::allocate_slow(const Allocation& a) {
     const uint64_t off = b - base_;
     r = &class_records_[off / kChunk].load(std::memory_order_relaxed)[(off % kChunk) >> (cls + kMinClassShift)];
   } else {
-    const uint64_t n64 = (a.size + kChunk - 1) / kChunk;
+    const uint64_t n64 = a.size / kChunk + (a.size % kChunk != 0);  // no wrap-around near 2^64
     if (n64 >= (1u << 30)) return nullptr;
     const uint32_t n = static_cast<uint32_t>(n64);
     std::lock_guard lock(mu_);

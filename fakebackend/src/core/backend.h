@@ -169,6 +169,7 @@ struct Module {
   std::map<std::string, Symbol> globals;
   std::vector<std::string> entry_names;  // kernels found in the PTX or cubin (for cuModuleGetFunction)
   bool names_complete = false;         // entry_names lists every kernel (PTX, or a cubin read)
+  int ptx_arch = 0;                    // loaded from PTX: its .target (CU_FUNC_ATTRIBUTE_PTX_VERSION)
 };
 
 // ---- memory pools (cudaMallocAsync / cuMemAllocAsync) -----------------------------------------
@@ -278,10 +279,11 @@ class Backend {
   // Context limits: cudaLimit and CUlimit share their numbering (0 stack size … 6 persisting
   // L2, 7 shared memory size and 8/9 the CIG limits, query-only). The value rules live here
   // (NVIDIA's runtime forwards to the driver); each API checks its own enum's range.
-  // Set: InvalidValue for a query-only limit or a bad value, NotSupported for the CIG
-  // fallback (CUDA_ERROR_UNSUPPORTED_LIMIT).
+  // Set: InvalidValue for a query-only limit or a bad value. Get and set: NotSupported
+  // (CUDA_ERROR_UNSUPPORTED_LIMIT) for the device runtime's sync depth, gone in CUDA 13,
+  // and the CIG fallback.
   Status ctx_set_limit(Context* ctx, int limit, size_t value);
-  size_t ctx_limit(Context* ctx, int limit);
+  Status ctx_limit(Context* ctx, int limit, size_t* value);
   // The device's primary context without retaining or activating it (NVIDIA's runtime
   // takes the handle at start-up and makes it current before it retains it). The same
   // handle primary_retain returns.

@@ -159,26 +159,37 @@ Status Backend::pop_current(Context** out) {
   return Status::Ok;
 }
 
-// A context's state as the real driver creates it: default limits, caches, no peers.
+// A context's state as the real driver creates it: default limits, caches, no peers. The
+// defaults are those a real H200 reports with driver 580 (tests/clients/golden/h200.facts):
+// the printf FIFO is 64 KiB per SM and the persisting-L2 set-aside 30 % of its maximum.
 void Backend::reset_state(Context* ctx) {
   std::lock_guard lock(ctx->mu);
-  constexpr size_t kDefaults[] = {
-      1024,      // stack size per thread
-      1 << 20,   // printf FIFO
-      8 << 20,   // malloc heap
-      2,         // device runtime sync depth
-      2048,      // device runtime pending launch count
-      32,        // max L2 fetch granularity
-      0,         // persisting L2 cache size
+  const auto& a = ctx->dev->model.attributes;
+  const size_t defaults[] = {
+      1024,                                                                   // stack size per thread
+      static_cast<size_t>(ctx->dev->model.sm_count) * (64 << 10),             // printf FIFO
+      8 << 20,                                                                // malloc heap
+      0,                                                                      // device runtime sync depth: unsupported
+      2048,                                                                   // device runtime pending launch count
+      64,                                                                     // max L2 fetch granularity
+      static_cast<size_t>(a[attr::MAX_PERSISTING_L2_CACHE_SIZE]) * 3 / 10,   // persisting L2 cache size
   };
   std::fill(std::begin(ctx->limits), std::end(ctx->limits), 0);
-  std::copy(std::begin(kDefaults), std::end(kDefaults), ctx->limits);
+  std::copy(std::begin(defaults), std::end(defaults), ctx->limits);
   ctx->cache_config = 0;
   ctx->shmem_config = 0;
   ctx->peers.clear();
 }
 
+namespace {
+// CUDA 13 dropped the device runtime's synchronization depth (CUDA dynamic parallelism v1),
+// and the CIG shared-memory fallback exists only in CIG contexts: both are
+// CUDA_ERROR_UNSUPPORTED_LIMIT on a real driver, for get and set alike.
+constexpr bool unsupported_limit(int limit) { return limit == 3 || limit == 9; }
+}  // namespace
+
 Status Backend::ctx_set_limit(Context* ctx, int limit, size_t value) {
+  if (unsupported_limit(limit)) return Status::NotSupported;
   switch (limit) {
     case 0:  // stack size per thread: kept in 16-byte units
       value = (value + 15) / 16 * 16;
@@ -191,7 +202,6 @@ Status Backend::ctx_set_limit(Context* ctx, int limit, size_t value) {
       break;
     case 7:  // shared memory size, CIG enabled: query-only
     case 8: return Status::InvalidValue;
-    case 9: return Status::NotSupported;  // CIG shared-memory fallback: CIG contexts only
     default:
       if (limit < 0 || limit > 9) return Status::InvalidValue;
   }
@@ -200,11 +210,17 @@ Status Backend::ctx_set_limit(Context* ctx, int limit, size_t value) {
   return Status::Ok;
 }
 
-size_t Backend::ctx_limit(Context* ctx, int limit) {
-  if (limit == 7) return static_cast<size_t>(ctx->dev->model.attributes[attr::MAX_SHARED_MEMORY_PER_BLOCK_OPTIN]);
-  if (limit < 0 || limit > 6) return 0;  // never a CIG context
-  std::lock_guard lock(ctx->mu);
-  return ctx->limits[limit];
+Status Backend::ctx_limit(Context* ctx, int limit, size_t* value) {
+  if (unsupported_limit(limit)) return Status::NotSupported;
+  if (limit == 7) {
+    *value = static_cast<size_t>(ctx->dev->model.attributes[attr::MAX_SHARED_MEMORY_PER_BLOCK_OPTIN]);
+  } else if (limit < 0 || limit > 6) {
+    *value = 0;  // CIG enabled: never a CIG context
+  } else {
+    std::lock_guard lock(ctx->mu);
+    *value = ctx->limits[limit];
+  }
+  return Status::Ok;
 }
 
 namespace {

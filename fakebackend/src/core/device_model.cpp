@@ -293,7 +293,7 @@ void set_common_attributes(std::array<int, kAttributeSlots>& a) {
   a[HANDLE_TYPE_WIN32_HANDLE_SUPPORTED] = 0;
   a[HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED] = 0;
   a[GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED] = 1;
-  a[READ_ONLY_HOST_REGISTER_SUPPORTED] = 0; // est.: needs host page-table access
+  a[READ_ONLY_HOST_REGISTER_SUPPORTED] = 1; // as a real H200 on an x86 host reports
   a[TIMELINE_SEMAPHORE_INTEROP_SUPPORTED] = 1;
   a[MEMORY_POOLS_SUPPORTED] = 1;
   a[GPU_DIRECT_RDMA_SUPPORTED] = 1;
@@ -304,7 +304,7 @@ void set_common_attributes(std::array<int, kAttributeSlots>& a) {
   a[DMA_BUF_SUPPORTED] = 1; // est.: Turing+ with a recent Linux driver
   a[IPC_EVENT_SUPPORTED] = 1;
   a[HANDLE_TYPE_FABRIC_SUPPORTED] = 0; // needs IMEX / NVLink fabric
-  a[UNIFIED_FUNCTION_POINTERS] = 0;    // 1 only on coherent (Grace) systems
+  a[UNIFIED_FUNCTION_POINTERS] = 0;    // Hopper and later: set_sm_limits
   a[NUMA_CONFIG] = 0;                  // CU_DEVICE_NUMA_CONFIG_NONE
   a[NUMA_ID] = -1;
   a[MULTICAST_SUPPORTED] = 0; // needs NVSwitch multicast + IMEX
@@ -370,13 +370,14 @@ void set_sm_limits(DeviceModel& d) {
   a[SPARSE_CUDA_ARRAY_SUPPORTED] = ampere_plus ? 1 : 0;
   a[DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED] = ampere_plus ? 1 : 0;
   // L2 persistence / access policy windows: Ampere and later.  The window limit is the
-  // value A100s report (128 MiB - 4 KiB); est. the same on later parts.
-  a[MAX_ACCESS_POLICY_WINDOW_SIZE] = ampere_plus ? 134213632 : 0;
+  // value A100s report (128 MiB - 4 KiB); a real H200 reports 128 MiB.
+  a[MAX_ACCESS_POLICY_WINDOW_SIZE] = hopper_plus ? 134217728 : ampere_plus ? 134213632 : 0;
   // CUGPUDirectRDMAWritesOrdering: 100 = OWNER on Ampere+ (est.), 0 = NONE on Turing.
   a[GPU_DIRECT_RDMA_WRITES_ORDERING] = ampere_plus ? 100 : 0;
   a[CLUSTER_LAUNCH] = hopper_plus ? 1 : 0;
   a[TENSOR_MAP_ACCESS_SUPPORTED] = hopper_plus ? 1 : 0;
   a[MEM_SYNC_DOMAIN_COUNT] = hopper_plus ? 4 : 1;
+  a[UNIFIED_FUNCTION_POINTERS] = hopper_plus ? 1 : 0;  // a real H200 on an x86 host: 1
 }
 
 // The values that differ between parts.
@@ -436,15 +437,16 @@ constexpr ProfileSpec kProfiles[] = {
      700000, 200000, 72000,
      33, 89, 92, 87, 95,
      5, 16, 128 * 1024 * MiB, ARCH_HOPPER, 0x233010DEu, 0x16C110DEu},
-    // H200 (SXM): nvidia-smi 143771 MiB = 150754820096 bytes ("141 GB"), HBM3e 3201 MHz x
-    // 6144 bit, same GH100 die otherwise (132 SMs, 50 MiB L2, 700 W); PCI 2335 subsystem
-    // 10DE:18BE.  BAR1 256 GiB est.
+    // H200 (SXM), as a real one reports it (driver 580.159, tests/clients/golden/h200.facts):
+    // 143771 MiB = 150754820096 bytes ("141 GB"), HBM3e 3201 MHz x 6016 bit, 60 MiB L2,
+    // 132 SMs, 700 W (min 200 W), shutdown at 95 C, PCIe gen5 x16; PCI 2335 subsystem
+    // 10DE:18BF; BAR1 256 GiB.
     {"h200", "NVIDIA H200", 143771 * MiB, 9, 0, 132,
      1980, 3201, 1545, 345, 3201, 765,
-     6144, 52428800, 39321600, 3, 2,
+     6016, 62914560, 39321600, 3, 2,
      700000, 200000, 76000,
-     33, 89, 92, 87, 95,
-     5, 16, 256 * 1024 * MiB, ARCH_HOPPER, 0x233510DEu, 0x18BE10DEu},
+     33, 89, 95, 87, 95,
+     5, 16, 256 * 1024 * MiB, ARCH_HOPPER, 0x233510DEu, 0x18BF10DEu},
     // L4: nvidia-smi 23034 MiB, 2040 MHz boost, GDDR6 6251 MHz x 192 bit, 48 MiB L2,
     // 72 W (min 40 W), PCIe gen4, passively cooled (no fan); PCI 27B8 subsystem
     // 10DE:16CA; BAR1 32 GiB.  2 copy engines, thresholds and idle clocks est.

@@ -37,6 +37,10 @@ enum class Status : int {
   CaptureWrongThread,      // thread-local/global capture ended from another thread
   IllegalState,            // e.g. ending a capture that was never begun
   GraphExecUpdateFailure,  // executable graph update refused (topology or type changed)
+  // Device code images (core/fatbin.h): not a CUDA image, no code for this device, bad PTX.
+  InvalidImage,
+  NoBinaryForGpu,
+  InvalidPtx,
   Unknown,
 };
 

@@ -424,35 +424,39 @@ Status Backend::module_load(Context* ctx, const void* image, size_t size_hint, M
   const auto* bytes = static_cast<const unsigned char*>(image);
   uint32_t magic = 0;
   std::memcpy(&magic, bytes, sizeof magic);
+  const int cc = ctx->dev->model.cc_major * 10 + ctx->dev->model.cc_minor;
   fatbin::Code code;
   if (magic == 0x464C457F || magic == 0xBA55ED50 || magic == 0x466243B1) {
     // The code this device would run: its cubin, or the PTX the driver would compile.
     m->origin = magic == 0x464C457F ? "cubin" : "fatbinary";
-    code = fatbin::select_code(image, ctx->dev->model.cc_major * 10 + ctx->dev->model.cc_minor);
+    code = fatbin::select_code(image, cc);
   } else {
-    // PTX text (NUL-terminated, as the API requires).
+    // PTX text (NUL-terminated, as the API requires); anything else is not an image.
     const char* text = static_cast<const char*>(image);
     const size_t len = size_hint ? size_hint : std::strlen(text);
     if (std::string_view(text, std::min<size_t>(len, 4096)).find(".version") == std::string_view::npos) {
       delete m;
-      return Status::InvalidValue;  // CUDA_ERROR_INVALID_IMAGE at the shim
+      return Status::InvalidImage;
     }
     m->origin = "ptx";
-    code = fatbin::ptx_code(std::string_view(text, len));
+    code = fatbin::ptx_code(std::string_view(text, len), cc);
   }
-  if (code.kind != fatbin::Code::Kind::None) {
-    m->entry_names = fatbin::kernels(code);
-    m->names_complete = true;
-    for (fatbin::Variable& v : fatbin::variables(code)) {
-      Symbol sym;
-      sym.name = v.name;
-      sym.size = v.init.size();
-      sym.constant = v.constant;
-      sym.managed = v.managed;
-      sym.dev_ptr = variable_storage(sym.size, v.init.data(), sym.managed, ctx->dev->ordinal);
-      sym.init = std::move(v.init);
-      m->globals.insert_or_assign(sym.name, std::move(sym));
-    }
+  if (code.kind == fatbin::Code::Kind::None) {  // as the driver refuses it (core/fatbin.h)
+    delete m;
+    return code.refusal;
+  }
+  if (code.kind == fatbin::Code::Kind::Ptx) m->ptx_arch = code.arch;
+  m->entry_names = fatbin::kernels(code);
+  m->names_complete = true;
+  for (fatbin::Variable& v : fatbin::variables(code)) {
+    Symbol sym;
+    sym.name = v.name;
+    sym.size = v.init.size();
+    sym.constant = v.constant;
+    sym.managed = v.managed;
+    sym.dev_ptr = variable_storage(sym.size, v.init.data(), sym.managed, ctx->dev->ordinal);
+    sym.init = std::move(v.init);
+    m->globals.insert_or_assign(sym.name, std::move(sym));
   }
   std::lock_guard lock(mu_);
   modules_.insert(m);

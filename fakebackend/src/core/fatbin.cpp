@@ -85,6 +85,18 @@ uint64_t cubin_size(const unsigned char* elf) {
   return shoff + uint64_t{shentsize} * shnum;
 }
 
+// A CUDA cubin's ELF header: 64-bit, little-endian, EM_CUDA (190), 64-byte section headers
+// ending within kMaxCubin (no image handed to the driver comes with its length, so the
+// header is all there is to go by). Anything else is not a CUDA image.
+constexpr uint16_t kEmCuda = 190;
+constexpr uint64_t kMaxCubin = 1ull << 30;
+bool cubin_header_ok(const unsigned char* elf) {
+  if (rd<uint32_t>(elf) != kElfMagic || elf[4] != 2 || elf[5] != 1) return false;
+  if (rd<uint16_t>(elf + 0x12) != kEmCuda || rd<uint16_t>(elf + 0x3a) != 64) return false;
+  const uint64_t shoff = rd<uint64_t>(elf + 0x28);
+  return shoff >= 64 && shoff < kMaxCubin && cubin_size(elf) <= kMaxCubin;
+}
+
 // One entry of a fat binary, its payload decompressed on demand.
 struct Entry {
   uint16_t kind = 0;
@@ -241,10 +253,81 @@ std::vector<Variable> cubin_variables(const Code& cubin) {
 
 }  // namespace
 
-Code ptx_code(std::string_view text) {
+namespace {
+// The XY of ".target sm_XY[a|f]" (also compute_XY), 0 when there is none.
+int ptx_target(std::string_view v) {
+  const size_t t = v.find(".target");
+  if (t == std::string_view::npos) return 0;
+  size_t i = t + 7;
+  while (i < v.size() && (v[i] == ' ' || v[i] == '\t')) ++i;
+  for (std::string_view prefix : {"sm_", "compute_"}) {
+    if (v.substr(i, prefix.size()) != prefix) continue;
+    int arch = 0;
+    size_t j = i + prefix.size();
+    for (; j < v.size() && std::isdigit(static_cast<unsigned char>(v[j])) && arch < 100000; ++j) arch = arch * 10 + (v[j] - '0');
+    return j > i + prefix.size() ? arch : 0;
+  }
+  return 0;
+}
+
+// True when every statement outside braces and parentheses starts with a directive: the
+// top level of PTX holds nothing else (instructions live in function bodies, values in
+// initializer braces). Comments are skipped; a line of only ")" or ";" closes a declaration.
+bool ptx_top_level_ok(std::string_view v) {
+  int braces = 0, parens = 0;
+  bool line_start = true;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const char c = v[i];
+    if (c == '/' && i + 1 < v.size() && v[i + 1] == '/') {
+      while (i < v.size() && v[i] != '\n') ++i;
+      line_start = true;
+      continue;
+    }
+    if (c == '/' && i + 1 < v.size() && v[i + 1] == '*') {
+      const size_t end = v.find("*/", i + 2);
+      if (end == std::string_view::npos) return false;
+      i = end + 1;
+      continue;
+    }
+    if (c == '\n') {
+      line_start = true;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r') continue;
+    if (line_start && braces == 0 && parens == 0 && c != '.' && c != '{' && c != '}' && c != '(' && c != ')' &&
+        c != ';' && c != ',')
+      return false;
+    line_start = false;
+    if (c == '{') ++braces;
+    if (c == '}' && --braces < 0) return false;
+    if (c == '(') ++parens;
+    if (c == ')' && --parens < 0) return false;
+  }
+  return braces == 0 && parens == 0;
+}
+}  // namespace
+
+Code ptx_code(std::string_view text, int cc) {
   Code code;
-  code.kind = Code::Kind::Ptx;
   while (!text.empty() && text.back() == '\0') text.remove_suffix(1);
+  size_t first = 0;  // the first directive must be .version (after comments and blanks)
+  while (first < text.size()) {
+    if (std::isspace(static_cast<unsigned char>(text[first]))) {
+      ++first;
+    } else if (text.substr(first, 2) == "//") {
+      first = text.find('\n', first);
+      if (first == std::string_view::npos) first = text.size();
+    } else {
+      break;
+    }
+  }
+  const int arch = ptx_target(text);
+  if (text.substr(first, 8) != ".version" || arch == 0 || arch > cc || !ptx_top_level_ok(text)) {
+    code.refusal = Status::InvalidPtx;
+    return code;
+  }
+  code.kind = Code::Kind::Ptx;
+  code.arch = arch;
   code.bytes.assign(text.begin(), text.end());
   code.bytes.push_back(0);
   return code;
@@ -264,11 +347,14 @@ std::vector<Variable> variables(const Code& code) {
 
 Code select_code(const void* image, int cc) {
   Code code;
+  code.refusal = Status::InvalidImage;
   if (!image) return code;
   try {
     auto* p = static_cast<const unsigned char*>(image);
     if (rd<uint32_t>(p) == kElfMagic) {
+      if (!cubin_header_ok(p)) return code;
       code.kind = Code::Kind::Cubin;
+      code.refusal = Status::Ok;
       code.bytes.assign(p, p + cubin_size(p));
       return code;
     }
@@ -279,11 +365,16 @@ Code select_code(const void* image, int cc) {
     if (!best)
       for (const Entry& e : all)
         if (e.kind == kKindPtx && e.arch <= cc && (!best || e.arch > best->arch)) best = &e;
-    if (!best) return code;
+    const uint32_t magic = rd<uint32_t>(p);
+    if (!best) {  // a fat binary with nothing for this device (or no entry at all)
+      if (magic == kFatbinMagic || magic == kWrapperMagic) code.refusal = Status::NoBinaryForGpu;
+      return code;
+    }
     code.bytes = best->payload();
     if (code.bytes.empty()) return code;
     code.arch = best->arch;
     code.kind = best->kind == kKindElf ? Code::Kind::Cubin : Code::Kind::Ptx;
+    code.refusal = Status::Ok;
     if (code.kind == Code::Kind::Ptx) {
       // PTX payloads are padded with NULs; keep the text and one terminator.
       code.bytes.resize(strnlen(reinterpret_cast<const char*>(code.bytes.data()), code.bytes.size()));
@@ -291,6 +382,7 @@ Code select_code(const void* image, int cc) {
     }
   } catch (...) {
     code = Code{};
+    code.refusal = Status::InvalidImage;
   }
   return code;
 }

@@ -3,6 +3,8 @@
 // __constant__ and __managed__ variables live only in the fat binary's cubins (nvcc's host
 // shadows carry no initializer), and those of PTX globals in the PTX text.
 #pragma once
+#include "core/errors.h"
+
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -22,6 +24,9 @@ struct Code {
   Kind kind = Kind::None;
   int arch = 0;                      // sm_XY / compute_XY as XY
   std::vector<unsigned char> bytes;  // decompressed; PTX text ends with a NUL
+  // Why kind is None, as the driver answers: InvalidImage (not a CUDA image, or one that
+  // cannot be read), NoBinaryForGpu (nothing this device runs), InvalidPtx.
+  Status refusal = Status::Ok;
 };
 
 // The code a device of compute capability `cc` (major * 10 + minor) runs from `image` (an
@@ -31,8 +36,11 @@ struct Code {
 // decompressed. Kind::None when nothing fits or nothing can be read.
 Code select_code(const void* image, int cc);
 
-// PTX text as code (for a module loaded from PTX).
-Code ptx_code(std::string_view text);
+// PTX text as code (for a module loaded from PTX), checked as far as the driver's JIT would
+// refuse it before compiling: a ".version" first, a ".target sm_XY" the device of compute
+// capability `cc` can run (XY <= cc), and only directives outside function bodies and
+// initializers. Refused: kind None, refusal InvalidPtx. arch is the target's XY.
+Code ptx_code(std::string_view text, int cc);
 
 // The kernels (entry functions) the code defines, each name once.
 std::vector<std::string> kernels(const Code& code);

@@ -63,6 +63,9 @@ inline CUresult to_cu(Status s) noexcept {
     case Status::CaptureWrongThread: return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
     case Status::IllegalState: return CUDA_ERROR_ILLEGAL_STATE;
     case Status::GraphExecUpdateFailure: return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    case Status::InvalidImage: return CUDA_ERROR_INVALID_IMAGE;
+    case Status::NoBinaryForGpu: return CUDA_ERROR_NO_BINARY_FOR_GPU;
+    case Status::InvalidPtx: return CUDA_ERROR_INVALID_PTX;
     case Status::Unknown: return CUDA_ERROR_UNKNOWN;
   }
   return CUDA_ERROR_UNKNOWN;

@@ -235,8 +235,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuCtxGetLimit(size_t* pvalue, CUlimit limit) 
     if (l < 0 || l >= CU_LIMIT_MAX) return CUDA_ERROR_INVALID_VALUE;
     Context* ctx = nullptr;
     if (CUresult r = current(b, &ctx)) return r;
-    *pvalue = b.ctx_limit(ctx, l);
-    return CUDA_SUCCESS;
+    const Status s = b.ctx_limit(ctx, l, pvalue);
+    return s == Status::NotSupported ? CUDA_ERROR_UNSUPPORTED_LIMIT : to_cu(s);
   });
 }
 

@@ -338,10 +338,24 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemGetAddressRange_v2(CUdeviceptr* pbase, s
 }
 
 // ---- pinned host memory --------------------------------------------------------------------------
+namespace {
+// Zero bytes of pinned memory: success and a null pointer (a real H200 answers so, and the
+// runtime's cudaMallocHost does the same).
+CUresult host_alloc(Backend& b, void** pp, size_t bytesize, unsigned flags) {
+  if (bytesize == 0) {
+    Context* ctx = nullptr;
+    if (CUresult r = current(b, &ctx)) return r;
+    *pp = nullptr;
+    return CUDA_SUCCESS;
+  }
+  return alloc(b, MemKind::Host, bytesize, flags, pp);
+}
+}  // namespace
+
 extern "C" FG_IMPL CUresult fgimpl_cuMemAllocHost_v2(void** pp, size_t bytesize) {
   return api([&](Backend& b) -> CUresult {
     if (!pp) return CUDA_ERROR_INVALID_VALUE;
-    return alloc(b, MemKind::Host, bytesize, 0, pp);
+    return host_alloc(b, pp, bytesize, 0);
   });
 }
 
@@ -349,7 +363,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemHostAlloc(void** pp, size_t bytesize, un
   return api([&](Backend& b) -> CUresult {
     constexpr unsigned kMask = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED;
     if (!pp || (Flags & ~kMask)) return CUDA_ERROR_INVALID_VALUE;
-    return alloc(b, MemKind::Host, bytesize, Flags, pp);
+    return host_alloc(b, pp, bytesize, Flags);
   });
 }
 

@@ -96,7 +96,6 @@ bool ptx_has_entry(std::string_view text, std::string_view name) {
   return false;
 }
 
-CUresult load_status(Status s) { return s == Status::InvalidValue ? CUDA_ERROR_INVALID_IMAGE : to_cu(s); }
 
 // JIT options: fill the outputs a caller may read back (empty logs, zero wall time).
 void jit_outputs(unsigned n, const CUjit_option* options, void** values) {
@@ -165,7 +164,7 @@ CUresult load(const void* image, size_t size_hint, CUmodule* out) {
     Context* ctx = nullptr;
     if (CUresult r = current(b, &ctx)) return r;
     Module* m = nullptr;
-    if (CUresult r = load_status(b.module_load(ctx, image, size_hint, &m))) return r;
+    if (CUresult r = to_cu(b.module_load(ctx, image, size_hint, &m))) return r;
     *out = handle_of_module(m);
     return CUDA_SUCCESS;
   });
@@ -225,7 +224,7 @@ CUresult library_module(Backend& b, Library* lib, Module** out) {
   Module*& m = lib->modules[ctx];
   if (!m || !b.module_valid(m)) {  // first use here, or unloaded by a context destroy
     m = nullptr;
-    if (CUresult r = load_status(b.module_load(ctx, lib->image.data(), lib->ptx ? lib->image.size() - 1 : 0, &m)))
+    if (CUresult r = to_cu(b.module_load(ctx, lib->image.data(), lib->ptx ? lib->image.size() - 1 : 0, &m)))
       return r;
   }
   *out = m;
@@ -292,8 +291,9 @@ CUresult library_load(const void* code, CUlibrary* library, unsigned numJitOptio
     const Context* cur = b.current_ctx();
     const Device* dev = cur ? cur->dev : b.device(0);
     if (dev) {
-      const fatbin::Code code = lib->ptx ? fatbin::ptx_code(std::string_view(lib->image.data(), size - 1))
-                                         : fatbin::select_code(image, dev->model.cc_major * 10 + dev->model.cc_minor);
+      const int cc = dev->model.cc_major * 10 + dev->model.cc_minor;
+      const fatbin::Code code = lib->ptx ? fatbin::ptx_code(std::string_view(lib->image.data(), size - 1), cc)
+                                         : fatbin::select_code(image, cc);
       for (const fatbin::Variable& v : fatbin::variables(code))
         if (v.managed)
           lib->managed[v.name] = {b.variable_storage(v.init.size(), v.init.data(), true, dev->ordinal), v.init.size()};
@@ -345,7 +345,9 @@ CUresult get_attribute(Backend& b, Function* f, Device* dev, int attrib, int* pi
     case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *pi = f->const_size_bytes; break;
     case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *pi = f->local_size_bytes; break;
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = f->num_regs; break;
-    case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION:  // the PTX's target when it was loaded from PTX
+      *pi = f->module && f->module->ptx_arch ? f->module->ptx_arch : dev->model.cc_major * 10 + dev->model.cc_minor;
+      break;
     case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = dev->model.cc_major * 10 + dev->model.cc_minor; break;
     case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: *pi = 0; break;
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = f->max_dynamic_shared; break;
@@ -524,7 +526,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuModuleLoad(CUmodule* module, const char* fn
     if (!read_file(fname, &bytes)) return CUDA_ERROR_FILE_NOT_FOUND;
     if (bytes.size() < 5) return CUDA_ERROR_INVALID_IMAGE;
     Module* m = nullptr;
-    if (CUresult r = load_status(b.module_load(ctx, bytes.data(), bytes.size() - 1, &m))) return r;
+    if (CUresult r = to_cu(b.module_load(ctx, bytes.data(), bytes.size() - 1, &m))) return r;
     m->origin = fname;
     *module = handle_of_module(m);
     return CUDA_SUCCESS;

@@ -35,7 +35,10 @@ CUresult alloc_from(Backend& b, MemPool* pool, CUdeviceptr* dptr, size_t bytesiz
   if (!dptr) return CUDA_ERROR_INVALID_VALUE;
   Stream* s = nullptr;
   if (CUresult r = stream_arg(b, hStream, ptsz, &s)) return r;
-  if (bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (bytesize == 0) {  // nothing to allocate: success and a null pointer, as a real H200 answers
+    *dptr = 0;
+    return CUDA_SUCCESS;
+  }
   Context* ctx = s->ctx;
   if (!pool) pool = ctx->dev->current_pool.load();
   if (pool->dev != ctx->dev) return CUDA_ERROR_NOT_SUPPORTED;  // a pool of another device than the stream's

@@ -19,12 +19,15 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMemoryInfo(nvmlDevice_t devi
   });
 }
 
-// The caller must set version = nvmlMemory_v2 (0x02000028); nvtop passes 2 and falls back to
-// v1 on this error, pynvml / gpustat / nvitop pass the constant. Nothing is reserved.
+// The caller must set version = nvmlMemory_v2 (0x02000028); pynvml / gpustat / nvitop pass the
+// constant. nvtop passes 2 and falls back to v1 on the error: a version field with no version
+// byte at all gets NVML_ERROR_FUNCTION_NOT_FOUND, as a real H200 answers to 2; any other wrong
+// version NVML_ERROR_ARGUMENT_VERSION_MISMATCH. Nothing is reserved.
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t* memory) {
   return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
     if (!memory) return NVML_ERROR_INVALID_ARGUMENT;
-    if (memory->version != nvmlMemory_v2) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    if (memory->version != nvmlMemory_v2)
+      return memory->version >> 24 == 0 ? NVML_ERROR_FUNCTION_NOT_FOUND : NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
     const MemoryNumbers m = memory_of(h);
     memory->total = m.total;
     memory->reserved = 0;

@@ -235,17 +235,58 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetCudaComputeCapability(nvmlDe
   });
 }
 
-// Whole-GPU attributes (go-nvlib reads these for MIG devices; for a full GPU the real library
-// reports the whole part). Engine counts other than copy engines are not modelled: 0.
+// MIG device attributes: a full GPU (MIG disabled, the only kind the fake has) has none;
+// a real H200 answers NOT_SUPPORTED.
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t* attributes) {
-  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
+  return with_device(device, [&](DeviceHandle&) -> nvmlReturn_t {
     if (!attributes) return NVML_ERROR_INVALID_ARGUMENT;
-    std::memset(attributes, 0, sizeof *attributes);
-    attributes->multiprocessorCount = static_cast<unsigned>(h.model.sm_count);
-    attributes->sharedCopyEngineCount = static_cast<unsigned>(h.model.attributes[fg::attr::ASYNC_ENGINE_COUNT]);
-    attributes->gpuInstanceSliceCount = mig_capable(h.model) ? max_mig_devices(h.model) : 0;
-    attributes->computeInstanceSliceCount = attributes->gpuInstanceSliceCount;
-    attributes->memorySizeMB = h.model.total_memory / (1024 * 1024);
+    return NVML_ERROR_NOT_SUPPORTED;
+  });
+}
+
+// CUDA cores: SMs x FP32 lanes per SM (64 on Turing and GA100, 128 on Ada and Hopper; a real
+// H200 reports 132 x 128 = 16896).
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetNumGpuCores(nvmlDevice_t device, unsigned int* numCores) {
+  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
+    if (!numCores) return NVML_ERROR_INVALID_ARGUMENT;
+    const int cc = h.model.cc_major * 10 + h.model.cc_minor;
+    const unsigned per_sm = cc == 75 || cc == 80 ? 64 : 128;
+    *numCores = static_cast<unsigned>(h.model.sm_count) * per_sm;
+    return NVML_SUCCESS;
+  });
+}
+
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMemoryBusWidth(nvmlDevice_t device, unsigned int* busWidth) {
+  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
+    if (!busWidth) return NVML_ERROR_INVALID_ARGUMENT;
+    *busWidth = static_cast<unsigned>(h.model.attributes[fg::attr::GLOBAL_MEMORY_BUS_WIDTH]);
+    return NVML_SUCCESS;
+  });
+}
+
+// One GPU per board (SXM modules).
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMultiGpuBoard(nvmlDevice_t device, unsigned int* multiGpuBool) {
+  return with_device(device, [&](DeviceHandle&) -> nvmlReturn_t {
+    if (!multiGpuBool) return NVML_ERROR_INVALID_ARGUMENT;
+    *multiGpuBool = 0;
+    return NVML_SUCCESS;
+  });
+}
+
+// (bus << 8) | device of the PCI address: unique per board (a real H200 at 00:06.0 reports 6).
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetBoardId(nvmlDevice_t device, unsigned int* boardId) {
+  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
+    if (!boardId) return NVML_ERROR_INVALID_ARGUMENT;
+    *boardId = (h.model.pci_domain << 16) | (h.model.pci_bus << 8) | h.model.pci_device;
+    return NVML_SUCCESS;
+  });
+}
+
+// Per-process accounting is off unless an administrator turns it on (nvidia-smi -am 1).
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetAccountingMode(nvmlDevice_t device, nvmlEnableState_t* mode) {
+  return with_device(device, [&](DeviceHandle&) -> nvmlReturn_t {
+    if (!mode) return NVML_ERROR_INVALID_ARGUMENT;
+    *mode = NVML_FEATURE_DISABLED;
     return NVML_SUCCESS;
   });
 }

@@ -6,6 +6,7 @@
 #include "nvml/common.h"
 
 #include <cstring>
+#include <iterator>
 
 using namespace fg::nvml;
 
@@ -16,11 +17,39 @@ bool ecc_enabled(const fg::DeviceModel& m) { return m.attributes[fg::attr::ECC_E
 // The utilization sampling period the real library reports for datacenter parts (µs).
 constexpr unsigned kSamplingPeriodUs = 167000;
 
-nvmlReturn_t no_nvlink(nvmlDevice_t device, unsigned link, const void* out) {
+// A GPU without NVLink says so for every link number, in range or not (a real H200 without
+// NVLink answers NOT_SUPPORTED for links 0..19).
+nvmlReturn_t no_nvlink(nvmlDevice_t device, unsigned /*link*/, const void* out) {
   return with_device(device, [&](DeviceHandle&) -> nvmlReturn_t {
-    if (!out || link >= NVML_NVLINK_MAX_LINKS) return NVML_ERROR_INVALID_ARGUMENT;
-    return NVML_ERROR_NOT_SUPPORTED;  // as on a GPU without NVLink
+    if (!out) return NVML_ERROR_INVALID_ARGUMENT;
+    return NVML_ERROR_NOT_SUPPORTED;
   });
+}
+
+// The clock of one domain: NOT_SUPPORTED for a domain the query does not cover (`covered`)
+// and for a clock type outside nvmlClockType_t, as a real H200 answers.
+nvmlReturn_t clock_of(nvmlDevice_t device, nvmlClockType_t type, unsigned* clock, unsigned covered,
+                      unsigned (*value)(const fg::DeviceModel&, nvmlClockType_t)) {
+  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
+    if (!clock) return NVML_ERROR_INVALID_ARGUMENT;
+    if (type < 0 || type >= NVML_CLOCK_COUNT || !(covered & (1u << type))) return NVML_ERROR_NOT_SUPPORTED;
+    *clock = value(h.model, type);
+    return NVML_SUCCESS;
+  });
+}
+
+constexpr unsigned kAllClocks = 0xF;
+constexpr unsigned kGraphicsSmMem = (1u << NVML_CLOCK_GRAPHICS) | (1u << NVML_CLOCK_SM) | (1u << NVML_CLOCK_MEM);
+constexpr unsigned kGraphicsSm = (1u << NVML_CLOCK_GRAPHICS) | (1u << NVML_CLOCK_SM);
+
+unsigned current_clock(const fg::DeviceModel& m, nvmlClockType_t t) {
+  const unsigned v[] = {m.clock_graphics_mhz, m.clock_sm_mhz, m.clock_mem_mhz, m.clock_video_mhz};
+  return v[t];
+}
+// Maximum, application (no clocks are locked: the defaults) and customer boost clocks.
+unsigned max_clock(const fg::DeviceModel& m, nvmlClockType_t t) {
+  const unsigned v[] = {m.max_clock_graphics_mhz, m.max_clock_sm_mhz, m.max_clock_mem_mhz, m.max_clock_video_mhz};
+  return v[t];
 }
 
 }  // namespace
@@ -146,33 +175,51 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPowerManagementLimitConstrai
 // ---- clocks ----------------------------------------------------------------------------------
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type,
                                                             unsigned int* clock) {
-  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
-    if (!clock) return NVML_ERROR_INVALID_ARGUMENT;
-    switch (type) {
-      case NVML_CLOCK_GRAPHICS: *clock = h.model.clock_graphics_mhz; return NVML_SUCCESS;
-      case NVML_CLOCK_SM: *clock = h.model.clock_sm_mhz; return NVML_SUCCESS;
-      case NVML_CLOCK_MEM: *clock = h.model.clock_mem_mhz; return NVML_SUCCESS;
-      case NVML_CLOCK_VIDEO: *clock = h.model.clock_video_mhz; return NVML_SUCCESS;
-      default: return NVML_ERROR_INVALID_ARGUMENT;
-    }
-  });
+  return clock_of(device, type, clock, kAllClocks, current_clock);
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type,
                                                                unsigned int* clock) {
-  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
-    if (!clock) return NVML_ERROR_INVALID_ARGUMENT;
-    switch (type) {
-      case NVML_CLOCK_GRAPHICS: *clock = h.model.max_clock_graphics_mhz; return NVML_SUCCESS;
-      case NVML_CLOCK_SM: *clock = h.model.max_clock_sm_mhz; return NVML_SUCCESS;
-      case NVML_CLOCK_MEM: *clock = h.model.max_clock_mem_mhz; return NVML_SUCCESS;
-      case NVML_CLOCK_VIDEO: *clock = h.model.max_clock_video_mhz; return NVML_SUCCESS;
-      default: return NVML_ERROR_INVALID_ARGUMENT;
-    }
+  return clock_of(device, type, clock, kAllClocks, max_clock);
+}
+
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetApplicationsClock(nvmlDevice_t device, nvmlClockType_t clockType,
+                                                                    unsigned int* clockMHz) {
+  return clock_of(device, clockType, clockMHz, kGraphicsSmMem, max_clock);
+}
+
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_t device,
+                                                                           nvmlClockType_t clockType,
+                                                                           unsigned int* clockMHz) {
+  return clock_of(device, clockType, clockMHz, kGraphicsSmMem, max_clock);
+}
+
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMaxCustomerBoostClock(nvmlDevice_t device,
+                                                                        nvmlClockType_t clockType,
+                                                                        unsigned int* clockMHz) {
+  return clock_of(device, clockType, clockMHz, kGraphicsSm, max_clock);
+}
+
+// Clocks follow the load (no fixed clocks): enabled, as a real H200 reports.
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetAdaptiveClockInfoStatus(nvmlDevice_t device,
+                                                                          unsigned int* adaptiveClockStatus) {
+  return with_device(device, [&](DeviceHandle&) -> nvmlReturn_t {
+    if (!adaptiveClockStatus) return NVML_ERROR_INVALID_ARGUMENT;
+    *adaptiveClockStatus = 1;  // NVML_ADAPTIVE_CLOCKING_INFO_STATUS_ENABLED
+    return NVML_SUCCESS;
   });
 }
 
 // ---- fan -------------------------------------------------------------------------------------
+// A passively cooled part has no fans: 0, where the fan speed itself is NOT_SUPPORTED.
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetNumFans(nvmlDevice_t device, unsigned int* numFans) {
+  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
+    if (!numFans) return NVML_ERROR_INVALID_ARGUMENT;
+    *numFans = h.model.has_fan ? 1 : 0;
+    return NVML_SUCCESS;
+  });
+}
+
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetFanSpeed(nvmlDevice_t device, unsigned int* speed) {
   return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
     if (!speed) return NVML_ERROR_INVALID_ARGUMENT;
@@ -211,6 +258,46 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_
   return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
     if (!width) return NVML_ERROR_INVALID_ARGUMENT;
     *width = h.model.pcie_max_width;
+    return NVML_SUCCESS;
+  });
+}
+
+// The part's own maximum generation (the link's may be lower; here they agree).
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetGpuMaxPcieLinkGeneration(nvmlDevice_t device,
+                                                                           unsigned int* maxLinkGenDevice) {
+  return fgimpl_nvmlDeviceGetMaxPcieLinkGeneration(device, maxLinkGenDevice);
+}
+
+namespace {
+// Per-lane transfer rate of a PCIe generation, in Mbps (gen5: 32000, as a real H200 reports).
+unsigned pcie_mbps(unsigned gen) {
+  constexpr unsigned kRate[] = {0, 2500, 5000, 8000, 16000, 32000, 64000};
+  return gen < std::size(kRate) ? kRate[gen] : 0;
+}
+}  // namespace
+
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPcieSpeed(nvmlDevice_t device, unsigned int* pcieSpeed) {
+  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
+    if (!pcieSpeed) return NVML_ERROR_INVALID_ARGUMENT;
+    *pcieSpeed = pcie_mbps(h.model.pcie_cur_gen);
+    return NVML_SUCCESS;
+  });
+}
+
+// NVML_PCIE_LINK_MAX_SPEED_*: 1 = 2500 Mbps ... 5 = 32000, 6 = 64000, i.e. the generation.
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPcieLinkMaxSpeed(nvmlDevice_t device, unsigned int* maxSpeed) {
+  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
+    if (!maxSpeed) return NVML_ERROR_INVALID_ARGUMENT;
+    *maxSpeed = h.model.pcie_max_gen;
+    return NVML_SUCCESS;
+  });
+}
+
+// No link errors on a fake bus.
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPcieReplayCounter(nvmlDevice_t device, unsigned int* value) {
+  return with_device(device, [&](DeviceHandle&) -> nvmlReturn_t {
+    if (!value) return NVML_ERROR_INVALID_ARGUMENT;
+    *value = 0;
     return NVML_SUCCESS;
   });
 }

@@ -57,6 +57,9 @@ constexpr cudaError_t to_cuda(Status s) noexcept {
     case Status::CaptureWrongThread: return fgapi::cudaErrorStreamCaptureWrongThread;
     case Status::IllegalState: return fgapi::cudaErrorIllegalState;
     case Status::GraphExecUpdateFailure: return fgapi::cudaErrorGraphExecUpdateFailure;
+    case Status::InvalidImage: return fgapi::cudaErrorInvalidKernelImage;
+    case Status::NoBinaryForGpu: return fgapi::cudaErrorNoKernelImageForDevice;
+    case Status::InvalidPtx: return fgapi::cudaErrorInvalidPtx;
     case Status::Unknown: return fgapi::cudaErrorUnknown;
   }
   return fgapi::cudaErrorUnknown;

@@ -425,8 +425,8 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceGetLimit(size_t* pValue, cudaLim
     if (l < 0 || l >= kLimitCount) return cudaErrorUnsupportedLimit;
     fg::Context* ctx = nullptr;
     if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
-    *pValue = be().ctx_limit(ctx, l);
-    return cudaSuccess;
+    const fg::Status s = be().ctx_limit(ctx, l, pValue);
+    return s == fg::Status::NotSupported ? cudaErrorUnsupportedLimit : fg::rt::to_cuda(s);
   });
 }
 
@@ -436,7 +436,8 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceSetLimit(cudaLimit limit, size_t
     if (l < 0 || l >= kLimitCount) return cudaErrorUnsupportedLimit;
     fg::Context* ctx = nullptr;
     if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
-    return fg::rt::to_cuda(be().ctx_set_limit(ctx, l, value));
+    const fg::Status s = be().ctx_set_limit(ctx, l, value);
+    return s == fg::Status::NotSupported ? cudaErrorUnsupportedLimit : fg::rt::to_cuda(s);
   });
 }
 
