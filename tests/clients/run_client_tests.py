@@ -1324,6 +1324,77 @@ def cmake_default_project(c):
     check_no_leaks(c, r, "saxpy")
 
 
+# ---- the fake against a real GPU ---------------------------------------------------------------------
+GOLDEN = os.path.join(HERE, "golden")
+
+
+def read_facts(path):
+    """key=value lines (gpu_facts's output), in order."""
+    facts = {}
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if "=" not in line:
+                raise Failure(f"{path}:{n}: not a key=value line: {line!r}")
+            k, v = line.split("=", 1)
+            if k in facts:
+                raise Failure(f"{path}:{n}: {k} given twice")
+            facts[k] = v
+    return facts
+
+
+def read_divergences(path):
+    """The fake's answers where they differ from the real GPU's: groups separated by blank
+    lines, each one or more "# reason" lines followed by key=value lines. Returns
+    {key: (fake value, reason)}; a group without a reason is an error."""
+    out = {}
+    with open(path) as f:
+        groups = f.read().split("\n\n")
+    for g in groups:
+        lines = [l for l in g.splitlines() if l.strip()]
+        reason = " ".join(l.lstrip("# ").strip() for l in lines if l.startswith("#"))
+        for l in lines:
+            if l.startswith("#"):
+                continue
+            if not reason:
+                raise Failure(f"{path}: {l!r} has no reason above it")
+            k, v = l.split("=", 1)
+            if k in out:
+                raise Failure(f"{path}: {k} given twice")
+            out[k] = (v, reason)
+    return out
+
+
+def compare_with_real(c, profile, golden_name):
+    """Runs gpu_facts on one fake device of `profile` and holds every answer to what the real
+    GPU gave (golden/NAME.facts), except those listed with a reason in golden/NAME.fake."""
+    real = read_facts(os.path.join(GOLDEN, golden_name + ".facts"))
+    diverge = read_divergences(os.path.join(GOLDEN, golden_name + ".fake"))
+    fake = c.facts([c.program("gpu_facts")], c.env(FAKEGPU_DEVICES=profile))
+    c.check.eq("keys only the real GPU answered", sorted(set(real) - set(fake)), [])
+    c.check.eq("keys only the fake answered", sorted(set(fake) - set(real)), [])
+    for k, v in real.items():
+        if k not in fake:
+            continue
+        if k in diverge:
+            want, why = diverge[k]
+            c.check.true(f"{k}: listed as different but the fake now answers as the real GPU ({v}); "
+                         f"remove it from golden/{golden_name}.fake", fake[k] != v, "")
+            c.check.eq(f"{k} (real: {v}; {why})", fake[k], want)
+        else:
+            c.check.eq(f"{k} (as the real GPU)", fake[k], v)
+    c.check.eq(f"golden/{golden_name}.fake keys the real GPU did not answer", sorted(set(diverge) - set(real)), [])
+
+
+@case
+@toolkit_case
+def real_gpu_h200(c):
+    """Device attributes, context limits, NVML fields, export tables and the codes for bad
+    input, as a real H200 (driver 580.159) answered them: the fake's h200 profile gives the
+    same, except where golden/h200.fake lists a difference with its reason."""
+    compare_with_real(c, "h200", "h200")
+
+
 # ---- main ----------------------------------------------------------------------------------------------
 
 
