@@ -212,7 +212,7 @@ class FileModes(fgtest.TestCase):
             self.skipTest("unshare(1) not found")
         flags = ["-m"] if os.geteuid() == 0 else ["-r", "-m"]
         script = ('mount -t tmpfs tmpfs /dev/shm || exit 90; umask 000; "$@" >/dev/null || exit 91; '
-                  'stat -c %a /dev/shm/fakegpu-$(id -u).v4.ledger; ls -A /dev/shm')
+                  'stat -c %a /dev/shm/fakegpu-$(id -u).v5.ledger; ls -A /dev/shm')
         env = self.box.env(FAKEGPU_LEDGER=None)
         cp = subprocess.run([unshare, *flags, "sh", "-c", script, "sh", fgtest.PYTHON, fgtest.PROBE, fgtest.libdir(),
                              "count"], env=env, cwd=self.box.dir, capture_output=True, text=True,

@@ -45,3 +45,16 @@ TEST_CASE("ledger format: tables are aligned and the default path names the vers
   CHECK(lg::file_size() % 4096 == 0);
   CHECK(lg::default_path_for(1000) == "/dev/shm/fakegpu-1000.v" + std::to_string(lg::kVersion) + ".ledger");
 }
+
+TEST_CASE("ledger format: scans cover every slot ever claimed and no more", "[ledger_format]") {
+  auto h = creator_header();
+  CHECK(lg::slots_in_use(*h) == 0);  // a new segment: nothing to scan
+  lg::note_slot_claimed(*h, 2);
+  CHECK(lg::slots_in_use(*h) == 3);
+  lg::note_slot_claimed(*h, 0);  // a lower slot reused: the limit never goes down
+  CHECK(lg::slots_in_use(*h) == 3);
+  lg::note_slot_claimed(*h, lg::kMaxProcs - 1);
+  CHECK(lg::slots_in_use(*h) == lg::kMaxProcs);
+  h->slot_limit.store(~0u);  // a damaged value never makes a scan leave the table
+  CHECK(lg::slots_in_use(*h) == lg::kMaxProcs);
+}

@@ -76,7 +76,7 @@ class MappedLedger {
   const lg::DeviceEntry& device(uint32_t i) const {
     return reinterpret_cast<const lg::DeviceEntry*>(base_ + lg::device_table_offset())[i];
   }
-  uint32_t slots() const { return lg::kMaxProcs; }
+  uint32_t slots() const { return lg::slots_in_use(*reinterpret_cast<const lg::Header*>(base_)); }
   const lg::ProcSlot& slot(uint32_t i) const {
     return reinterpret_cast<const lg::ProcSlot*>(base_ + lg::proc_table_offset())[i];
   }

@@ -37,7 +37,7 @@ namespace fg::ledger {
 
 inline constexpr uint32_t kMaxDevices = 256;
 inline constexpr uint32_t kMaxProcs = 1024;
-inline constexpr uint32_t kVersion = 4;
+inline constexpr uint32_t kVersion = 5;
 // Threads of a process book into kShards shards of its slot (thread i uses shard i % kShards),
 // so concurrent allocations of one process do not fight over one cache line.
 inline constexpr uint32_t kShards = 4;
@@ -99,8 +99,27 @@ struct Header {
   uint32_t device_entry_size, proc_slot_size;
   std::atomic<uint32_t> ready;  // 1 once the creator has initialised the segment
   int32_t creator_pid;
-  uint64_t reserved[8];
+  // Slots at this index and past it have never been claimed: a scan of the slots stops here
+  // (slots_in_use()). A claimer raises it to past its slot before the slot becomes kReady;
+  // it never goes down. A start-up that looks for dead processes then reads a page per slot
+  // ever used, not the whole table.
+  std::atomic<uint32_t> slot_limit;
+  uint32_t reserved0;
+  uint64_t reserved[7];
 };
+
+// The slots a scan must look at: [0, slots_in_use(h)).
+inline uint32_t slots_in_use(const Header& h) noexcept {
+  const uint32_t n = h.slot_limit.load(std::memory_order_seq_cst);
+  return n < kMaxProcs ? n : kMaxProcs;
+}
+
+// Records that slot i is (being) claimed: slots_in_use() covers it from now on.
+inline void note_slot_claimed(Header& h, uint32_t i) noexcept {
+  uint32_t n = h.slot_limit.load(std::memory_order_seq_cst);
+  while (n <= i && !h.slot_limit.compare_exchange_weak(n, i + 1, std::memory_order_seq_cst)) {
+  }
+}
 
 inline constexpr char kMagic[8] = {'F', 'A', 'K', 'E', 'G', 'P', 'U', '\0'};
 

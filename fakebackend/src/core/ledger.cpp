@@ -73,6 +73,7 @@ void Ledger::init_header() noexcept {
   hdr_->device_entry_size = sizeof(DeviceEntry);
   hdr_->proc_slot_size = sizeof(ProcSlot);
   hdr_->creator_pid = ::getpid();
+  hdr_->slot_limit.store(0, std::memory_order_relaxed);
   hdr_->ready.store(1, std::memory_order_release);
 }
 
@@ -187,7 +188,7 @@ bool Ledger::wait_not_busy(std::atomic<uint64_t>& state, uint64_t* w) noexcept {
 
 bool Ledger::referenced(uint32_t dev, int except_slot) const noexcept {
   const uint64_t bit = 1ull << (dev % 64);
-  for (uint32_t i = 0; i < kMaxProcs; ++i) {
+  for (uint32_t i = 0, n = slots_in_use(*hdr_); i < n; ++i) {
     if (static_cast<int>(i) == except_slot) continue;
     const ProcSlot& s = procs_[i];
     if (state_of(s.state.load(std::memory_order_seq_cst)) == kFree) continue;
@@ -302,6 +303,7 @@ void Ledger::claim_slot() {
       uint64_t w = s.state.load(std::memory_order_acquire);
       if (state_of(w) != kFree || !s.state.compare_exchange_strong(w, state_word(kBusy, pid), std::memory_order_acq_rel))
         continue;
+      note_slot_claimed(*hdr_, i);
       s.pid = pid;
       s.start_time = start;
       self_comm(s.comm);
@@ -377,7 +379,7 @@ bool Ledger::take_exact(uint32_t dev, uint64_t n, uint64_t bytes) noexcept {
   }
   reap_dead();
   uint64_t used = 0;
-  for (uint32_t i = 0; i < kMaxProcs; ++i)
+  for (uint32_t i = 0, n = slots_in_use(*hdr_); i < n; ++i)
     if (state_of(procs_[i].state.load(std::memory_order_acquire)) == kReady) used += slot_used(procs_[i], dev);
   const bool fits = bytes <= d.total && used <= d.total - bytes;
   if (fits) d.reserved.fetch_add(n, std::memory_order_relaxed);
@@ -479,7 +481,7 @@ void Ledger::release_slow(uint32_t dev, Kind kind, uint64_t bytes) noexcept {
 
 uint64_t Ledger::used(uint32_t dev) const noexcept {
   uint64_t u = 0;
-  for (uint32_t i = 0; i < kMaxProcs; ++i)
+  for (uint32_t i = 0, n = slots_in_use(*hdr_); i < n; ++i)
     if (state_of(procs_[i].state.load(std::memory_order_acquire)) == kReady) u += slot_used(procs_[i], dev);
   return u;
 }
@@ -502,7 +504,7 @@ int Ledger::reap_dead() noexcept {
   int reaped = 0;
   const int mine = slot_.load(std::memory_order_relaxed);
   const int me = ::getpid();
-  for (uint32_t i = 0; i < kMaxProcs; ++i) {
+  for (uint32_t i = 0, n = slots_in_use(*hdr_); i < n; ++i) {
     ProcSlot& s = procs_[i];
     if (static_cast<int>(i) == mine) continue;
     uint64_t w = s.state.load(std::memory_order_acquire);
@@ -532,7 +534,7 @@ int Ledger::reap_dead() noexcept {
 std::vector<ProcessUsage> Ledger::processes(uint32_t dev) {
   reap_dead();
   std::vector<ProcessUsage> out;
-  for (uint32_t i = 0; i < kMaxProcs; ++i) {
+  for (uint32_t i = 0, n = slots_in_use(*hdr_); i < n; ++i) {
     ProcSlot& s = procs_[i];
     if (state_of(s.state.load(std::memory_order_acquire)) != kReady) continue;
     ProcessUsage u{s.pid, std::string(s.comm, strnlen(s.comm, sizeof s.comm)), {}};
