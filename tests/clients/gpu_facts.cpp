@@ -922,6 +922,7 @@ void print_nvml_facts() {
   fact("nvml.pci.subsystem_id", nv_val(r, pci.pciSubSystemId));
   fact("nvml.pci.bus_id", r == NVML_SUCCESS ? pci.busId : nverr(r));
 
+  // One unsigned value, or an enum (the same 4 bytes; every value asked for here is >= 0).
   auto uint_fact = [&](const char* key, const char* fn) {
     auto f = sym<NvFn<nvmlDevice_t, unsigned*>>(g_nvml, fn);
     unsigned x = 0;
@@ -978,18 +979,13 @@ void print_nvml_facts() {
   unsigned count = 0;
   r = nvmlDeviceGetSupportedMemoryClocks(d, &count, nullptr);
   fact("nvml.supported_memory_clocks.query", nverr(r) + ",count=" + std::to_string(count));
-  auto enum_fact = [&](const char* key, const char* fn) {
-    auto f = sym<NvFn<nvmlDevice_t, int*>>(g_nvml, fn);
-    int x = 0;
-    fact(key, f ? nv_val(f(d, &x), x) : "missing");
-  };
-  enum_fact("nvml.performance_state", "nvmlDeviceGetPerformanceState");
-  enum_fact("nvml.compute_mode", "nvmlDeviceGetComputeMode");
-  enum_fact("nvml.persistence_mode", "nvmlDeviceGetPersistenceMode");
-  enum_fact("nvml.display_mode", "nvmlDeviceGetDisplayMode");
-  enum_fact("nvml.display_active", "nvmlDeviceGetDisplayActive");
-  enum_fact("nvml.accounting_mode", "nvmlDeviceGetAccountingMode");
-  enum_fact("nvml.retired_pages_pending", "nvmlDeviceGetRetiredPagesPendingStatus");
+  uint_fact("nvml.performance_state", "nvmlDeviceGetPerformanceState");
+  uint_fact("nvml.compute_mode", "nvmlDeviceGetComputeMode");
+  uint_fact("nvml.persistence_mode", "nvmlDeviceGetPersistenceMode");
+  uint_fact("nvml.display_mode", "nvmlDeviceGetDisplayMode");
+  uint_fact("nvml.display_active", "nvmlDeviceGetDisplayActive");
+  uint_fact("nvml.accounting_mode", "nvmlDeviceGetAccountingMode");
+  uint_fact("nvml.retired_pages_pending", "nvmlDeviceGetRetiredPagesPendingStatus");
   NV(nvmlDeviceGetEccMode, nvmlDevice_t, int*, int*);
   int cur = 0, pend = 0;
   r = nvmlDeviceGetEccMode(d, &cur, &pend);

@@ -117,6 +117,17 @@ nvmlReturn_t with_device(nvmlDevice_t device, F&& body) noexcept {
   });
 }
 
+// Device calls that answer one value: INVALID_ARGUMENT for a null out-pointer, else
+// *out = value(handle).
+template <class T, class F>
+nvmlReturn_t device_value(nvmlDevice_t device, T* out, F&& value) noexcept {
+  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
+    if (!out) return NVML_ERROR_INVALID_ARGUMENT;
+    *out = value(h);
+    return NVML_SUCCESS;
+  });
+}
+
 // Copies s with its NUL into out[length]: NULL out -> INVALID_ARGUMENT, too short ->
 // INSUFFICIENT_SIZE (out then holds the NUL-terminated prefix that fits, if length > 0).
 nvmlReturn_t copy_string(std::string_view s, char* out, unsigned length) noexcept;

@@ -166,11 +166,7 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetHandleByPciBusId_v2(const ch
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int* index) {
-  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
-    if (!index) return NVML_ERROR_INVALID_ARGUMENT;
-    *index = h.index;
-    return NVML_SUCCESS;
-  });
+  return device_value(device, index, [](DeviceHandle& h) { return h.index; });
 }
 
 // ---- identity --------------------------------------------------------------------------------
@@ -187,11 +183,7 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetSerial(nvmlDevice_t device, 
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int* minor) {
-  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
-    if (!minor) return NVML_ERROR_INVALID_ARGUMENT;
-    *minor = h.model.minor_number;
-    return NVML_SUCCESS;
-  });
+  return device_value(device, minor, [](DeviceHandle& h) { return h.model.minor_number; });
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfoLegacy_t* pci) {
@@ -211,19 +203,11 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPciInfo_v3(nvmlDevice_t devi
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetBrand(nvmlDevice_t device, nvmlBrandType_t* type) {
-  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
-    if (!type) return NVML_ERROR_INVALID_ARGUMENT;
-    *type = static_cast<nvmlBrandType_t>(h.model.brand);
-    return NVML_SUCCESS;
-  });
+  return device_value(device, type, [](DeviceHandle& h) { return static_cast<nvmlBrandType_t>(h.model.brand); });
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetArchitecture(nvmlDevice_t device, nvmlDeviceArchitecture_t* arch) {
-  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
-    if (!arch) return NVML_ERROR_INVALID_ARGUMENT;
-    *arch = static_cast<nvmlDeviceArchitecture_t>(h.model.architecture);
-    return NVML_SUCCESS;
-  });
+  return device_value(device, arch, [](DeviceHandle& h) { return static_cast<nvmlDeviceArchitecture_t>(h.model.architecture); });
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major, int* minor) {
@@ -257,38 +241,22 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetNumGpuCores(nvmlDevice_t dev
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMemoryBusWidth(nvmlDevice_t device, unsigned int* busWidth) {
-  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
-    if (!busWidth) return NVML_ERROR_INVALID_ARGUMENT;
-    *busWidth = static_cast<unsigned>(h.model.attributes[fg::attr::GLOBAL_MEMORY_BUS_WIDTH]);
-    return NVML_SUCCESS;
-  });
+  return device_value(device, busWidth, [](DeviceHandle& h) { return static_cast<unsigned>(h.model.attributes[fg::attr::GLOBAL_MEMORY_BUS_WIDTH]); });
 }
 
 // One GPU per board (SXM modules).
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMultiGpuBoard(nvmlDevice_t device, unsigned int* multiGpuBool) {
-  return with_device(device, [&](DeviceHandle&) -> nvmlReturn_t {
-    if (!multiGpuBool) return NVML_ERROR_INVALID_ARGUMENT;
-    *multiGpuBool = 0;
-    return NVML_SUCCESS;
-  });
+  return device_value(device, multiGpuBool, [](DeviceHandle&) { return 0; });
 }
 
 // (bus << 8) | device of the PCI address: unique per board (a real H200 at 00:06.0 reports 6).
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetBoardId(nvmlDevice_t device, unsigned int* boardId) {
-  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
-    if (!boardId) return NVML_ERROR_INVALID_ARGUMENT;
-    *boardId = (h.model.pci_domain << 16) | (h.model.pci_bus << 8) | h.model.pci_device;
-    return NVML_SUCCESS;
-  });
+  return device_value(device, boardId, [](DeviceHandle& h) { return (h.model.pci_domain << 16) | (h.model.pci_bus << 8) | h.model.pci_device; });
 }
 
 // Per-process accounting is off unless an administrator turns it on (nvidia-smi -am 1).
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetAccountingMode(nvmlDevice_t device, nvmlEnableState_t* mode) {
-  return with_device(device, [&](DeviceHandle&) -> nvmlReturn_t {
-    if (!mode) return NVML_ERROR_INVALID_ARGUMENT;
-    *mode = NVML_FEATURE_DISABLED;
-    return NVML_SUCCESS;
-  });
+  return device_value(device, mode, [](DeviceHandle&) { return NVML_FEATURE_DISABLED; });
 }
 
 // ---- topology --------------------------------------------------------------------------------
@@ -401,11 +369,7 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMigDeviceHandleByIndex(nvmlD
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int* is_mig_device) {
-  return with_device(device, [&](DeviceHandle&) -> nvmlReturn_t {
-    if (!is_mig_device) return NVML_ERROR_INVALID_ARGUMENT;
-    *is_mig_device = 0;
-    return NVML_SUCCESS;
-  });
+  return device_value(device, is_mig_device, [](DeviceHandle&) { return 0; });
 }
 
 // Every handle is a full GPU, never a MIG device handle.

@@ -129,27 +129,15 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetTemperatureThreshold(nvmlDev
 
 // ---- power -----------------------------------------------------------------------------------
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power) {
-  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
-    if (!power) return NVML_ERROR_INVALID_ARGUMENT;
-    *power = h.model.power_usage_mw;
-    return NVML_SUCCESS;
-  });
+  return device_value(device, power, [](DeviceHandle& h) { return h.model.power_usage_mw; });
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int* limit) {
-  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
-    if (!limit) return NVML_ERROR_INVALID_ARGUMENT;
-    *limit = h.model.power_limit_mw;
-    return NVML_SUCCESS;
-  });
+  return device_value(device, limit, [](DeviceHandle& h) { return h.model.power_limit_mw; });
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int* limit) {
-  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
-    if (!limit) return NVML_ERROR_INVALID_ARGUMENT;
-    *limit = h.model.power_limit_mw;
-    return NVML_SUCCESS;
-  });
+  return device_value(device, limit, [](DeviceHandle& h) { return h.model.power_limit_mw; });
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device,
@@ -213,11 +201,7 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetAdaptiveClockInfoStatus(nvml
 // ---- fan -------------------------------------------------------------------------------------
 // A passively cooled part has no fans: 0, where the fan speed itself is NOT_SUPPORTED.
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetNumFans(nvmlDevice_t device, unsigned int* numFans) {
-  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
-    if (!numFans) return NVML_ERROR_INVALID_ARGUMENT;
-    *numFans = h.model.has_fan ? 1 : 0;
-    return NVML_SUCCESS;
-  });
+  return device_value(device, numFans, [](DeviceHandle& h) { return h.model.has_fan ? 1 : 0; });
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetFanSpeed(nvmlDevice_t device, unsigned int* speed) {
@@ -231,35 +215,19 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetFanSpeed(nvmlDevice_t device
 
 // ---- PCIe ------------------------------------------------------------------------------------
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned int* gen) {
-  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
-    if (!gen) return NVML_ERROR_INVALID_ARGUMENT;
-    *gen = h.model.pcie_cur_gen;
-    return NVML_SUCCESS;
-  });
+  return device_value(device, gen, [](DeviceHandle& h) { return h.model.pcie_cur_gen; });
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, unsigned int* width) {
-  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
-    if (!width) return NVML_ERROR_INVALID_ARGUMENT;
-    *width = h.model.pcie_cur_width;
-    return NVML_SUCCESS;
-  });
+  return device_value(device, width, [](DeviceHandle& h) { return h.model.pcie_cur_width; });
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int* gen) {
-  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
-    if (!gen) return NVML_ERROR_INVALID_ARGUMENT;
-    *gen = h.model.pcie_max_gen;
-    return NVML_SUCCESS;
-  });
+  return device_value(device, gen, [](DeviceHandle& h) { return h.model.pcie_max_gen; });
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int* width) {
-  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
-    if (!width) return NVML_ERROR_INVALID_ARGUMENT;
-    *width = h.model.pcie_max_width;
-    return NVML_SUCCESS;
-  });
+  return device_value(device, width, [](DeviceHandle& h) { return h.model.pcie_max_width; });
 }
 
 // The part's own maximum generation (the link's may be lower; here they agree).
@@ -277,29 +245,17 @@ unsigned pcie_mbps(unsigned gen) {
 }  // namespace
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPcieSpeed(nvmlDevice_t device, unsigned int* pcieSpeed) {
-  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
-    if (!pcieSpeed) return NVML_ERROR_INVALID_ARGUMENT;
-    *pcieSpeed = pcie_mbps(h.model.pcie_cur_gen);
-    return NVML_SUCCESS;
-  });
+  return device_value(device, pcieSpeed, [](DeviceHandle& h) { return pcie_mbps(h.model.pcie_cur_gen); });
 }
 
 // NVML_PCIE_LINK_MAX_SPEED_*: 1 = 2500 Mbps ... 5 = 32000, 6 = 64000, i.e. the generation.
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPcieLinkMaxSpeed(nvmlDevice_t device, unsigned int* maxSpeed) {
-  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
-    if (!maxSpeed) return NVML_ERROR_INVALID_ARGUMENT;
-    *maxSpeed = h.model.pcie_max_gen;
-    return NVML_SUCCESS;
-  });
+  return device_value(device, maxSpeed, [](DeviceHandle& h) { return h.model.pcie_max_gen; });
 }
 
 // No link errors on a fake bus.
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPcieReplayCounter(nvmlDevice_t device, unsigned int* value) {
-  return with_device(device, [&](DeviceHandle&) -> nvmlReturn_t {
-    if (!value) return NVML_ERROR_INVALID_ARGUMENT;
-    *value = 0;
-    return NVML_SUCCESS;
-  });
+  return device_value(device, value, [](DeviceHandle&) { return 0; });
 }
 
 // KB/s over the last 20 ms: nothing moves over the (fake) bus.
@@ -316,45 +272,25 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPcieThroughput(nvmlDevice_t 
 // ---- state and modes -------------------------------------------------------------------------
 // Datacenter parts stay in P0 while a driver holds them.
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPerformanceState(nvmlDevice_t device, nvmlPstates_t* p_state) {
-  return with_device(device, [&](DeviceHandle&) -> nvmlReturn_t {
-    if (!p_state) return NVML_ERROR_INVALID_ARGUMENT;
-    *p_state = NVML_PSTATE_0;
-    return NVML_SUCCESS;
-  });
+  return device_value(device, p_state, [](DeviceHandle&) { return NVML_PSTATE_0; });
 }
 
 // Same numbering as CUdevice_attribute COMPUTE_MODE (0 default, 2 prohibited, 3 exclusive process).
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t* mode) {
-  return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
-    if (!mode) return NVML_ERROR_INVALID_ARGUMENT;
-    *mode = static_cast<nvmlComputeMode_t>(h.model.attributes[fg::attr::COMPUTE_MODE]);
-    return NVML_SUCCESS;
-  });
+  return device_value(device, mode, [](DeviceHandle& h) { return static_cast<nvmlComputeMode_t>(h.model.attributes[fg::attr::COMPUTE_MODE]); });
 }
 
 // Datacenter hosts run nvidia-persistenced: persistence mode on.
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t* mode) {
-  return with_device(device, [&](DeviceHandle&) -> nvmlReturn_t {
-    if (!mode) return NVML_ERROR_INVALID_ARGUMENT;
-    *mode = NVML_FEATURE_ENABLED;
-    return NVML_SUCCESS;
-  });
+  return device_value(device, mode, [](DeviceHandle&) { return NVML_FEATURE_ENABLED; });
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetDisplayMode(nvmlDevice_t device, nvmlEnableState_t* display) {
-  return with_device(device, [&](DeviceHandle&) -> nvmlReturn_t {
-    if (!display) return NVML_ERROR_INVALID_ARGUMENT;
-    *display = NVML_FEATURE_DISABLED;
-    return NVML_SUCCESS;
-  });
+  return device_value(device, display, [](DeviceHandle&) { return NVML_FEATURE_DISABLED; });
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetDisplayActive(nvmlDevice_t device, nvmlEnableState_t* is_active) {
-  return with_device(device, [&](DeviceHandle&) -> nvmlReturn_t {
-    if (!is_active) return NVML_ERROR_INVALID_ARGUMENT;
-    *is_active = NVML_FEATURE_DISABLED;
-    return NVML_SUCCESS;
-  });
+  return device_value(device, is_active, [](DeviceHandle&) { return NVML_FEATURE_DISABLED; });
 }
 
 // Driver models (WDDM / TCC / MCDM) exist only on Windows.
