@@ -165,8 +165,8 @@ static __always_inline bool caller_at(__u32 idx, __u64 caller)
 
 /* tag_slot's search; with `with_caller`, a slot whose tag matches is the key's only if it also
  * holds `caller` (the callers' tags hold a hash of it). */
-static __always_inline long tag_slot_of(void *tags, __u64 tag, __u32 mask, bool *created, bool with_caller,
-					__u64 caller)
+static __always_inline long tag_slot_of(void *tags, __u64 tag, __u32 mask, bool *created,
+					bool with_caller, __u64 caller)
 {
 	const __u32 home = (__u32)((tag * 0x9E3779B97F4A7C15ULL) >> 40);
 	*created = false;
@@ -218,7 +218,8 @@ static __always_inline bool book_at(__u32 idx, struct book *b)
 /* Fills *b with (tgid, device, kind)'s book, created when absent; false: the table is full. */
 static __always_inline bool book_of(__u32 tgid, __s32 device, __u32 kind, struct book *b)
 {
-	long idx = tag_slot(&book_slots, FG_BOOK_TAG(tgid, device, kind), FG_BOOK_SLOTS - 1, &b->created);
+	long idx = tag_slot(&book_slots, FG_BOOK_TAG(tgid, device, kind), FG_BOOK_SLOTS - 1,
+			    &b->created);
 	return idx >= 0 && book_at((__u32)idx, b);
 }
 
@@ -239,7 +240,8 @@ static __always_inline void book_live(struct fg_book_slot *b, __s64 delta)
 
 static __always_inline __u32 alloc_home(__u32 tgid, __u64 ptr)
 {
-	return (__u32)(((ptr ^ ((__u64)tgid << 40)) * 0x9E3779B97F4A7C15ULL) >> 32) & cfg.allocs_mask;
+	return (__u32)(((ptr ^ ((__u64)tgid << 40)) * 0x9E3779B97F4A7C15ULL) >> 32) &
+	       cfg.allocs_mask;
 }
 
 /* The record of (tgid, ptr), or NULL. */
@@ -294,11 +296,21 @@ static __always_inline struct fg_alloc_rec *alloc_claim(__u32 tgid, __u64 ptr)
 static __always_inline __u32 log2_u64(__u64 v)
 {
 	__u32 r = 0, shift;
-	shift = (v > 0xffffffffULL) << 5; v >>= shift; r |= shift;
-	shift = (v > 0xffff) << 4; v >>= shift; r |= shift;
-	shift = (v > 0xff) << 3; v >>= shift; r |= shift;
-	shift = (v > 0xf) << 2; v >>= shift; r |= shift;
-	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+	shift = (v > 0xffffffffULL) << 5;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0xffff) << 4;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0xff) << 3;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0xf) << 2;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0x3) << 1;
+	v >>= shift;
+	r |= shift;
 	return r | (__u32)(v >> 1);
 }
 
@@ -328,7 +340,8 @@ static __always_inline void account_call(__u32 tgid, __u32 func, __u64 ns, bool 
 }
 
 /* bpf_find_vma's callback: the mapping holding the caller, as its file (or anonymous). */
-static long caller_vma(struct task_struct *task, struct vm_area_struct *vma, struct fg_caller_file *f)
+static long caller_vma(struct task_struct *task, struct vm_area_struct *vma,
+		       struct fg_caller_file *f)
 {
 	struct file *file = vma->vm_file;
 	if (!file) {
@@ -351,7 +364,7 @@ static __noinline void note_caller_file(struct fg_caller_file *f, __u64 caller)
 	struct fg_caller_file found = {};
 	if (caller)
 		bpf_find_vma(bpf_get_current_task_btf(), caller, caller_vma, &found, 0);
-	*f = found; /* caller still 0 */
+	*f = found;					    /* caller still 0 */
 	__sync_val_compare_and_swap(&f->caller, 0, caller); /* a full barrier: published after */
 }
 
@@ -359,7 +372,8 @@ static __noinline void note_caller_file(struct fg_caller_file *f, __u64 caller)
 static __always_inline long caller_slot(__u32 tgid, __u64 caller)
 {
 	bool created;
-	long idx = tag_slot_of(&caller_tags, FG_CALLER_TAG(tgid, caller), FG_CALLER_SLOTS - 1, &created, true, caller);
+	long idx = tag_slot_of(&caller_tags, FG_CALLER_TAG(tgid, caller), FG_CALLER_SLOTS - 1,
+			       &created, true, caller);
 	if (idx >= 0 && created) {
 		__u32 i = (__u32)idx;
 		struct fg_caller_file *f = bpf_map_lookup_elem(&caller_files, &i);

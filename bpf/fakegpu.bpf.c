@@ -151,7 +151,8 @@ static __noinline void note_stack_files(void *ctx, __u32 id)
 		if (!s)
 			return; /* the table is full: only the maps name it */
 	}
-	long n = bpf_get_stack(ctx, s->frame, sizeof(s->frame), BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
+	long n = bpf_get_stack(ctx, s->frame, sizeof(s->frame),
+			       BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
 	/* Published with a compare-and-swap, a full barrier on every architecture: whoever
 	 * reads a count reads the frames it covers. A racing filler's count is the same. */
 	if (n > 0)
@@ -160,8 +161,8 @@ static __noinline void note_stack_files(void *ctx, __u32 id)
 
 /* Books and emits a completed allocation (id: bpf_get_current_pid_tgid(); ts: see struct
  * record). */
-static __always_inline void on_alloc(void *ctx, __u64 id, __s32 device, __u64 ptr, __u64 size, __u32 kind,
-				     __u16 api, __u16 source, __u32 func, __u64 ts)
+static __always_inline void on_alloc(void *ctx, __u64 id, __s32 device, __u64 ptr, __u64 size,
+				     __u32 kind, __u16 api, __u16 source, __u32 func, __u64 ts)
 {
 	struct book b;
 	bool booked = book_of(id >> 32, device, kind, &b);
@@ -180,14 +181,24 @@ static __always_inline void on_alloc(void *ctx, __u64 id, __s32 device, __u64 pt
 			stat_inc(FG_STAT_STACKS_LOST);
 		}
 	}
-	emit(&(struct record){ .type = FG_EV_ALLOC, .device = device, .ptr = ptr, .size = size, .kind = kind,
-			       .api = api, .source = source, .func = func, .aux = aux, .ts = ts,
-			       .first = first_of(booked, &b), .pid_tgid = id });
+	emit(&(struct record){.type = FG_EV_ALLOC,
+			      .device = device,
+			      .ptr = ptr,
+			      .size = size,
+			      .kind = kind,
+			      .api = api,
+			      .source = source,
+			      .func = func,
+			      .aux = aux,
+			      .ts = ts,
+			      .first = first_of(booked, &b),
+			      .pid_tgid = id});
 }
 
 /* Books and emits a completed free (explicit, or implicit with its reason in aux). */
-static __always_inline void on_free(__u64 id, __s32 device, __u64 ptr, __u64 size, __u32 kind, __u16 api,
-				    __u16 source, __u32 func, bool implicit, __u64 reason, __u64 ts)
+static __always_inline void on_free(__u64 id, __s32 device, __u64 ptr, __u64 size, __u32 kind,
+				    __u16 api, __u16 source, __u32 func, bool implicit,
+				    __u64 reason, __u64 ts)
 {
 	struct book b;
 	bool booked = book_of(id >> 32, device, kind, &b);
@@ -200,21 +211,40 @@ static __always_inline void on_free(__u64 id, __s32 device, __u64 ptr, __u64 siz
 		}
 		book_live(b.shared, -(__s64)size);
 	}
-	emit(&(struct record){ .type = implicit ? FG_EV_IMPLICIT_FREE : FG_EV_FREE, .device = device, .ptr = ptr,
-			       .size = size, .kind = kind, .api = api, .source = source, .func = func, .aux = reason,
-			       .ts = ts, .first = first_of(booked, &b), .pid_tgid = id });
+	emit(&(struct record){.type = implicit ? FG_EV_IMPLICIT_FREE : FG_EV_FREE,
+			      .device = device,
+			      .ptr = ptr,
+			      .size = size,
+			      .kind = kind,
+			      .api = api,
+			      .source = source,
+			      .func = func,
+			      .aux = reason,
+			      .ts = ts,
+			      .first = first_of(booked, &b),
+			      .pid_tgid = id});
 }
 
-static __always_inline void on_failure(__u64 id, __u32 type, __s32 device, __u64 ptr, __u64 size, __u32 kind,
-				       __s32 status, __u16 api, __u16 source, __u32 func, __u64 ts)
+static __always_inline void on_failure(__u64 id, __u32 type, __s32 device, __u64 ptr, __u64 size,
+				       __u32 kind, __s32 status, __u16 api, __u16 source,
+				       __u32 func, __u64 ts)
 {
 	struct book b;
 	bool booked = book_of(id >> 32, device, kind < FG_MEM_KINDS ? kind : FG_MEM_DEVICE, &b);
 	if (booked)
 		b.mine->failed_calls += 1;
-	emit(&(struct record){ .type = type, .device = device, .ptr = ptr, .size = size, .kind = kind, .status = status,
-			       .api = api, .source = source, .func = func, .ts = ts, .first = first_of(booked, &b),
-			       .pid_tgid = id });
+	emit(&(struct record){.type = type,
+			      .device = device,
+			      .ptr = ptr,
+			      .size = size,
+			      .kind = kind,
+			      .status = status,
+			      .api = api,
+			      .source = source,
+			      .func = func,
+			      .ts = ts,
+			      .first = first_of(booked, &b),
+			      .pid_tgid = id});
 }
 
 /* ---- USDT: the fake backend's own probes ------------------------------------------------ */
@@ -243,8 +273,10 @@ int usdt_alloc(struct pt_regs *ctx)
 	if (status == 0)
 		on_alloc(ctx, id, device, ptr, size, kind, api, FG_SRC_USDT, ~0u, 0);
 	else
-		on_failure(id, FG_EV_ALLOC_FAIL, device, ptr, size, kind, status, api, FG_SRC_USDT, ~0u, 0);
-	account_caller(id >> 32, USDT_ARG3(ctx), status != 0, status == 0 ? size : 0, 0, false, false, 0);
+		on_failure(id, FG_EV_ALLOC_FAIL, device, ptr, size, kind, status, api, FG_SRC_USDT,
+			   ~0u, 0);
+	account_caller(id >> 32, USDT_ARG3(ctx), status != 0, status == 0 ? size : 0, 0, false,
+		       false, 0);
 	return 0;
 }
 
@@ -261,8 +293,10 @@ int usdt_free(struct pt_regs *ctx)
 	if (status == 0)
 		on_free(id, device, ptr, size, kind, api, FG_SRC_USDT, ~0u, false, 0, 0);
 	else
-		on_failure(id, FG_EV_FREE_FAIL, device, ptr, size, kind, status, api, FG_SRC_USDT, ~0u, 0);
-	account_caller(id >> 32, USDT_ARG3(ctx), status != 0, 0, status == 0 ? size : 0, false, false, 0);
+		on_failure(id, FG_EV_FREE_FAIL, device, ptr, size, kind, status, api, FG_SRC_USDT,
+			   ~0u, 0);
+	account_caller(id >> 32, USDT_ARG3(ctx), status != 0, 0, status == 0 ? size : 0, false,
+		       false, 0);
 	return 0;
 }
 
@@ -275,8 +309,8 @@ int usdt_implicit_free(struct pt_regs *ctx)
 	if (!traced(id >> 32))
 		return 0;
 	const __u64 ptr = USDT_ARG0(ctx), size = USDT_ARG1(ctx), info = USDT_ARG2(ctx);
-	on_free(id, FG_USDT_INFO_DEVICE(info), ptr, size, FG_USDT_INFO_KIND(info), FG_API_INTERNAL, FG_SRC_USDT, ~0u,
-		true, FG_USDT_INFO_API(info), 0);
+	on_free(id, FG_USDT_INFO_DEVICE(info), ptr, size, FG_USDT_INFO_KIND(info), FG_API_INTERNAL,
+		FG_SRC_USDT, ~0u, true, FG_USDT_INFO_API(info), 0);
 	return 0;
 }
 
@@ -287,8 +321,13 @@ int usdt_ctx_switch(struct pt_regs *ctx)
 	const __u64 id = bpf_get_current_pid_tgid();
 	if (!traced(id >> 32))
 		return 0;
-	emit(&(struct record){ .type = FG_EV_CTX_SWITCH, .device = (__s32)USDT_ARG0(ctx), .api = FG_API_INTERNAL,
-			       .source = FG_SRC_USDT, .func = ~0u, .aux = USDT_ARG1(ctx), .pid_tgid = id });
+	emit(&(struct record){.type = FG_EV_CTX_SWITCH,
+			      .device = (__s32)USDT_ARG0(ctx),
+			      .api = FG_API_INTERNAL,
+			      .source = FG_SRC_USDT,
+			      .func = ~0u,
+			      .aux = USDT_ARG1(ctx),
+			      .pid_tgid = id});
 	return 0;
 }
 
@@ -301,11 +340,12 @@ int usdt_launch(struct pt_regs *ctx)
 	const __u64 id = bpf_get_current_pid_tgid();
 	if (!traced(id >> 32))
 		return 0;
-	struct fg_kernel_key key = { .tgid = id >> 32, .function = USDT_ARG0(ctx) };
+	struct fg_kernel_key key = {.tgid = id >> 32, .function = USDT_ARG0(ctx)};
 	struct fg_kernel_val *v = bpf_map_lookup_elem(&kernels, &key);
 	if (!v) {
 		struct fg_kernel_val fresh = {};
-		bpf_probe_read_user_str(fresh.name, sizeof(fresh.name), (const void *)USDT_ARG1(ctx));
+		bpf_probe_read_user_str(fresh.name, sizeof(fresh.name),
+					(const void *)USDT_ARG1(ctx));
 		bpf_map_update_elem(&kernels, &key, &fresh, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(&kernels, &key);
 		if (!v) {
@@ -387,7 +427,7 @@ static __always_inline __u64 current_ctx(const struct thread_state *t)
 /* The holders of (tgid, device)'s primary context, created empty when absent. */
 static __always_inline struct primary_refs *holders(__u32 tgid, __s32 device)
 {
-	struct primary_key k = { .tgid = tgid, .device = device };
+	struct primary_key k = {.tgid = tgid, .device = device};
 	struct primary_refs *r = bpf_map_lookup_elem(&primary_holders, &k);
 	if (r)
 		return r;
@@ -424,17 +464,18 @@ static __always_inline void runtime_holds(struct thread_state *t, __u32 tgid, __
 
 /* Destroying a context (or resetting a device's primary context) frees what it holds. */
 struct ctx_free_arg {
-	__u64 id;	/* bpf_get_current_pid_tgid() */
+	__u64 id; /* bpf_get_current_pid_tgid() */
 	__u32 tgid;
 	__u32 func;
-	__u64 ctx;	/* the context destroyed; 0 with primary: the primary context of device */
+	__u64 ctx; /* the context destroyed; 0 with primary: the primary context of device */
 	__s32 device;
 	__u16 api;
 	__u16 primary;
-	__u64 ts;	/* the return's clock read */
+	__u64 ts; /* the return's clock read */
 };
 
-static long free_ctx_allocation(void *map, __u32 *idx, struct fg_alloc_rec *r, struct ctx_free_arg *a)
+static long free_ctx_allocation(void *map, __u32 *idx, struct fg_alloc_rec *r,
+				struct ctx_free_arg *a)
 {
 	if (r->tgid != a->tgid || r->ptr <= FG_ALLOC_DELETED)
 		return 0;
@@ -500,7 +541,8 @@ static __always_inline int leave(struct pt_regs *ctx)
 				device = (__s32)(loc >> 32);
 		}
 		if (rc != 0) {
-			on_failure(id, FG_EV_ALLOC_FAIL, device, 0, size, kind, rc, api, FG_SRC_UPROBE, func, now);
+			on_failure(id, FG_EV_ALLOC_FAIL, device, 0, size, kind, rc, api,
+				   FG_SRC_UPROBE, func, now);
 			break;
 		}
 		__u64 ptr = 0;
@@ -530,19 +572,27 @@ static __always_inline int leave(struct pt_regs *ctx)
 		}
 		struct fg_alloc_rec *ar = alloc_find(tgid, v.a0);
 		if (rc != 0) {
-			on_failure(id, FG_EV_FREE_FAIL, ar ? ar->device : -1, v.a0, 0, kind, rc, api, FG_SRC_UPROBE, func, now);
+			on_failure(id, FG_EV_FREE_FAIL, ar ? ar->device : -1, v.a0, 0, kind, rc,
+				   api, FG_SRC_UPROBE, func, now);
 			break;
 		}
 		if (!ar) {
 			/* Allocated before the probes were attached, or the map was full. */
 			stat_inc(FG_STAT_UNMATCHED_FREE);
-			emit(&(struct record){ .type = FG_EV_FREE, .device = -1, .ptr = v.a0, .kind = kind, .api = api,
-					       .source = FG_SRC_UPROBE, .func = func, .ts = now });
+			emit(&(struct record){.type = FG_EV_FREE,
+					      .device = -1,
+					      .ptr = v.a0,
+					      .kind = kind,
+					      .api = api,
+					      .source = FG_SRC_UPROBE,
+					      .func = func,
+					      .ts = now});
 			break;
 		}
 		struct fg_alloc_rec rec = *ar;
 		alloc_forget(ar);
-		on_free(id, rec.device, v.a0, rec.size, rec.kind, api, FG_SRC_UPROBE, func, false, 0, now);
+		on_free(id, rec.device, v.a0, rec.size, rec.kind, api, FG_SRC_UPROBE, func, false,
+			0, now);
 		released = rec.size;
 		break;
 	}
@@ -552,8 +602,12 @@ static __always_inline int leave(struct pt_regs *ctx)
 			t->device = dev;
 			t->ctx = 0; /* the runtime works in the device's primary context */
 			runtime_holds(t, tgid, dev);
-			emit(&(struct record){ .type = FG_EV_CTX_SWITCH, .device = dev, .api = api, .source = FG_SRC_UPROBE,
-					       .func = func, .ts = now });
+			emit(&(struct record){.type = FG_EV_CTX_SWITCH,
+					      .device = dev,
+					      .api = api,
+					      .source = FG_SRC_UPROBE,
+					      .func = func,
+					      .ts = now});
 		}
 		break;
 	case FG_C_CTX_CREATE:
@@ -563,21 +617,25 @@ static __always_inline int leave(struct pt_regs *ctx)
 			break;
 		__u64 c = 0;
 		read_user_u64(v.a0, &c);
-		__s32 dev = (__s32)(class == FG_C_CTX_CREATE ? v.a2
+		__s32 dev = (__s32)(class == FG_C_CTX_CREATE	? v.a2
 				    : class == FG_C_CTX_CREATE4 ? v.a3
-									       : v.a1);
+								: v.a1);
 		bpf_map_update_elem(&ctx_device, &c, &dev, BPF_ANY);
 		if (class == FG_C_PRIMARY) {
 			bpf_map_update_elem(&primary_ctx, &c, &dev, BPF_ANY);
 			struct primary_refs *h = holders(tgid, dev);
 			if (h)
 				__sync_fetch_and_add(&h->driver, 1);
-		}
-		else { /* cuCtxCreate makes it current */
+		} else { /* cuCtxCreate makes it current */
 			t->device = dev;
 			t->ctx = c;
-			emit(&(struct record){ .type = FG_EV_CTX_SWITCH, .device = dev, .api = api, .source = FG_SRC_UPROBE,
-					       .func = func, .ts = now, .aux = c });
+			emit(&(struct record){.type = FG_EV_CTX_SWITCH,
+					      .device = dev,
+					      .api = api,
+					      .source = FG_SRC_UPROBE,
+					      .func = func,
+					      .ts = now,
+					      .aux = c});
 		}
 		break;
 	}
@@ -590,8 +648,13 @@ static __always_inline int leave(struct pt_regs *ctx)
 			__s32 d = *dev;
 			t->device = d;
 			t->ctx = c;
-			emit(&(struct record){ .type = FG_EV_CTX_SWITCH, .device = d, .api = api, .source = FG_SRC_UPROBE,
-					       .func = func, .ts = now, .aux = c });
+			emit(&(struct record){.type = FG_EV_CTX_SWITCH,
+					      .device = d,
+					      .api = api,
+					      .source = FG_SRC_UPROBE,
+					      .func = func,
+					      .ts = now,
+					      .aux = c});
 		}
 		break;
 	}
@@ -600,7 +663,8 @@ static __always_inline int leave(struct pt_regs *ctx)
 	case FG_C_PRIMARY_RELEASE: {
 		if (rc != 0)
 			break;
-		struct ctx_free_arg a = { .id = id, .tgid = tgid, .func = func, .api = api, .ts = now };
+		struct ctx_free_arg a = {
+			.id = id, .tgid = tgid, .func = func, .api = api, .ts = now};
 		if (class == FG_C_PRIMARY_RELEASE) {
 			/* Only the last reference frees: none left by the driver API, none by the runtime. */
 			struct primary_refs *h = holders(tgid, (__s32)v.a0);
@@ -616,8 +680,9 @@ static __always_inline int leave(struct pt_regs *ctx)
 		} else {
 			a.primary = 1;
 			a.device = api == FG_API_RUNTIME ? t->device : (__s32)v.a0;
-			struct primary_key k = { .tgid = tgid, .device = a.device };
-			bpf_map_delete_elem(&primary_holders, &k); /* a reset drops every reference */
+			struct primary_key k = {.tgid = tgid, .device = a.device};
+			bpf_map_delete_elem(&primary_holders,
+					    &k); /* a reset drops every reference */
 			__u64 *resets_now = resets_so_far();
 			if (resets_now)
 				__sync_fetch_and_add(resets_now, 1);
@@ -630,7 +695,7 @@ static __always_inline int leave(struct pt_regs *ctx)
 			break;
 		/* The runtime passes the kind as the fourth argument; the driver's name says it. */
 		__u32 dir = api == FG_API_RUNTIME ? (__u32)v.a3 : FG_COOKIE_DIR(cookie);
-		struct copy_key ck = { .tgid = tgid, .dir = dir > 4 ? 4 : dir };
+		struct copy_key ck = {.tgid = tgid, .dir = dir > 4 ? 4 : dir};
 		struct copy_val *cv = bpf_map_lookup_elem(&copies, &ck);
 		if (!cv) {
 			struct copy_val zero = {};
@@ -660,7 +725,8 @@ static __always_inline int leave(struct pt_regs *ctx)
 	}
 	/* The caller: where the call returns to, the return probe's instruction pointer. */
 	if (!v.nested && !noop)
-		account_caller(tgid, PT_REGS_IP(ctx), rc != 0, got, released, true, timed, now - v.ts);
+		account_caller(tgid, PT_REGS_IP(ctx), rc != 0, got, released, true, timed,
+			       now - v.ts);
 	return 0;
 }
 
@@ -698,8 +764,13 @@ int api_exit_multi(struct pt_regs *ctx)
 /* A scheduler event: exit, fork (aux: the child) or exec. */
 static __always_inline void emit_process_event(__u32 type, __u64 aux)
 {
-	emit(&(struct record){ .type = type, .device = -1, .api = FG_API_INTERNAL, .source = FG_SRC_KERNEL,
-			       .func = ~0u, .aux = aux, .ts = bpf_ktime_get_ns() });
+	emit(&(struct record){.type = type,
+			      .device = -1,
+			      .api = FG_API_INTERNAL,
+			      .source = FG_SRC_KERNEL,
+			      .func = ~0u,
+			      .aux = aux,
+			      .ts = bpf_ktime_get_ns()});
 }
 
 /* ---- processes ------------------------------------------------------------------------- */
@@ -742,7 +813,8 @@ int BPF_PROG(proc_exec, struct task_struct *p, int old_pid, struct linux_binprm 
 		/* Every exec (monitor meets a new GPU process at its first call, after this): the
 		 * file mapped, bprm->interp, the file opened last (a script's interpreter). */
 		struct fg_exec_path path;
-		if (bpf_probe_read_kernel_str(path.path, sizeof(path.path), BPF_CORE_READ(bprm, interp)) > 0)
+		if (bpf_probe_read_kernel_str(path.path, sizeof(path.path),
+					      BPF_CORE_READ(bprm, interp)) > 0)
 			bpf_map_update_elem(&exec_paths, &tgid, &path, BPF_ANY);
 	}
 	if (!traced_process(tgid))

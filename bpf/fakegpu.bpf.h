@@ -114,7 +114,8 @@ static __always_inline bool traced(__u32 tgid)
 /* Scheduler events: the filtered pids, or (monitor) processes that used a GPU API. */
 static __always_inline bool traced_process(__u32 tgid)
 {
-	return cfg.filter_pids ? bpf_map_lookup_elem(&pids, &tgid) != 0 : bpf_map_lookup_elem(&gpu_procs, &tgid) != 0;
+	return cfg.filter_pids ? bpf_map_lookup_elem(&pids, &tgid) != 0
+			       : bpf_map_lookup_elem(&gpu_procs, &tgid) != 0;
 }
 
 #endif /* FAKEGPU_BPF_H */

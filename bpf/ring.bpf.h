@@ -71,8 +71,10 @@ struct rec_ext_proc {
 	struct fg_record_ext ext;
 	struct fg_record_proc proc;
 };
-_Static_assert(sizeof(struct fg_record) == FG_REC_BASE && sizeof(struct rec_ext) == FG_REC_WITH_EXT &&
-		       sizeof(struct rec_proc) == FG_REC_WITH_PROC && sizeof(struct rec_ext_proc) == FG_REC_WITH_EXT_PROC,
+_Static_assert(sizeof(struct fg_record) == FG_REC_BASE &&
+		       sizeof(struct rec_ext) == FG_REC_WITH_EXT &&
+		       sizeof(struct rec_proc) == FG_REC_WITH_PROC &&
+		       sizeof(struct rec_ext_proc) == FG_REC_WITH_EXT_PROC,
 	       "record shapes as the contract sizes them");
 
 static __always_inline void fill_record(struct fg_record *out, const struct record *r, __u64 id)
@@ -114,7 +116,8 @@ static __always_inline void ring_submit(void *rec)
 	__u64 wake = BPF_RB_NO_WAKEUP;
 	if (n) {
 		*n += 1; /* per-CPU slot: no atomics needed */
-		if ((*n & cfg.wakeup_mask) == 0 && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= cfg.wake_bytes)
+		if ((*n & cfg.wakeup_mask) == 0 &&
+		    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= cfg.wake_bytes)
 			wake = BPF_RB_FORCE_WAKEUP;
 	}
 	bpf_ringbuf_submit(rec, wake);
@@ -125,7 +128,8 @@ static __always_inline void emit(const struct record *r)
 	const __u64 id = r->pid_tgid ? r->pid_tgid : bpf_get_current_pid_tgid();
 	const __u32 tgid = id >> 32;
 	bool first = r->source == FG_SRC_KERNEL || r->first == FIRST_YES;
-	if (r->source != FG_SRC_KERNEL && !cfg.filter_pids) { /* monitor: gpu_procs knows GPU processes */
+	if (r->source != FG_SRC_KERNEL &&
+	    !cfg.filter_pids) { /* monitor: gpu_procs knows GPU processes */
 		if (r->first == FIRST_LOOKUP)
 			first = !bpf_map_lookup_elem(&gpu_procs, &tgid);
 		if (first) {

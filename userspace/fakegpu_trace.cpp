@@ -94,8 +94,8 @@ uint64_t parse_rate_option(const std::string& text) {
   std::string err;
   auto v = fgtrace::parse_size(t, &err);
   if (!v || *v == 0)
-    throw CLI::ValidationError("--leak-rate", (v ? "'" + text + "' is zero" : err) +
-                                                  " (a growth per minute, e.g. --leak-rate 10MiB/min)");
+    throw CLI::ValidationError(
+        "--leak-rate", (v ? "'" + text + "' is zero" : err) + " (a growth per minute, e.g. --leak-rate 10MiB/min)");
   return *v;
 }
 
@@ -108,7 +108,8 @@ std::string read_token(const std::string& path) {
   const auto e = line.find_last_not_of(" \t\r");
   const std::string token = b == std::string::npos ? "" : line.substr(b, e - b + 1);
   if (!f && !f.eof()) throw CLI::ValidationError("--auth-token-file", "cannot read " + path);
-  if (token.empty()) throw CLI::ValidationError("--auth-token-file", path + " holds no token (its first line is empty)");
+  if (token.empty())
+    throw CLI::ValidationError("--auth-token-file", path + " holds no token (its first line is empty)");
   return token;
 }
 
@@ -148,7 +149,8 @@ struct Common {
       app->add_option("--listen", listen,
                       "serve the dashboard, /metrics and the JSON API on HOST:PORT (e.g. 127.0.0.1:9400)");
       app->add_flag("--allow-remote", allow_remote, "let --listen bind an address other than loopback");
-      app->add_option("--auth-token-file", token_file, "require 'Authorization: Bearer TOKEN' (TOKEN: the file's first line)")
+      app->add_option("--auth-token-file", token_file,
+                      "require 'Authorization: Bearer TOKEN' (TOKEN: the file's first line)")
           ->check(CLI::ExistingFile);
       app->add_option("--history", history,
                       "with --listen: keep SEC seconds of refreshes for /api/v1/history and the page (default 3600)")
@@ -168,8 +170,9 @@ struct Common {
                         std::to_string(::sysconf(_SC_PAGESIZE) / 1024) +
                         "KiB here), up to 2GiB; a record takes 40 bytes, up to 80 when it carries a time, an error "
                         "status, a stack id or the process name");
-    CLI::Option* stacks_flag = app->add_flag("--stacks", stacks,
-                  "record each allocation's user stack; list the top stacks by outstanding (run: leaked) bytes");
+    CLI::Option* stacks_flag = app->add_flag(
+        "--stacks", stacks,
+        "record each allocation's user stack; list the top stacks by outstanding (run: leaked) bytes");
     app->add_option("--top", top, "how many stacks --stacks lists")->check(CLI::Range(1, 1000));
     app->add_option("--max-stacks", max_stacks,
                     "distinct stacks --stacks keeps (a table of that many slots, rounded up to a power of two, "
@@ -192,8 +195,8 @@ struct Common {
     o.json = json;
     o.uprobes_only = uprobes_only;
     o.ringbuf_bytes = parse_size_option("--ringbuf-size", ringbuf);
-    if (const std::string p =
-            fgtrace::ringbuf_size_problem(o.ringbuf_bytes, static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)));
+    if (const std::string p = fgtrace::ringbuf_size_problem(o.ringbuf_bytes,
+                                                            static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)));
         !p.empty())
       throw CLI::ValidationError("--ringbuf-size", p);
     o.max_allocs = max_allocs;
@@ -221,9 +224,10 @@ struct Common {
       const auto addr = fgtrace::server::parse_listen_address(listen, &err);
       if (!addr) throw CLI::ValidationError("--listen", err);
       if (!addr->loopback && !allow_remote)
-        throw CLI::ValidationError("--listen", listen + " is not a loopback address: the server shows every traced "
-                                                         "process to whoever connects; add --allow-remote (and "
-                                                         "--auth-token-file) to serve it there");
+        throw CLI::ValidationError("--listen", listen +
+                                                   " is not a loopback address: the server shows every traced "
+                                                   "process to whoever connects; add --allow-remote (and "
+                                                   "--auth-token-file) to serve it there");
     }
     if (!token_file.empty()) o.auth_token = read_token(token_file);
     if (!o.auth_token.empty() && o.listen.empty())
@@ -234,7 +238,10 @@ struct Common {
 int run_check() {
   int failures = 0;
   for (const auto& item : fgtrace::check_system()) {
-    std::printf("%-52s %s  %s\n", item.what.c_str(), item.ok ? "ok  " : item.required ? "FAIL" : "note",
+    std::printf("%-52s %s  %s\n", item.what.c_str(),
+                item.ok         ? "ok  "
+                : item.required ? "FAIL"
+                                : "note",
                 item.detail.c_str());
     failures += item.ok || !item.required ? 0 : 1;
   }
@@ -320,8 +327,9 @@ int main(int argc, char** argv) {
       if (!fail_on_oom_risk.empty()) {
         opts.fail_on_oom_risk = fgtrace::parse_risk_level(fail_on_oom_risk);
         if (!opts.fail_on_oom_risk)
-          throw CLI::ValidationError("--fail-on-oom-risk", "'" + fail_on_oom_risk +
-                                                               "' is not a risk level: use low, medium, high or critical");
+          throw CLI::ValidationError(
+              "--fail-on-oom-risk",
+              "'" + fail_on_oom_risk + "' is not a risk level: use low, medium, high or critical");
         if (opts.analyses == false)
           throw CLI::ValidationError("--fail-on-oom-risk", "needs the analyses: drop --no-analyses");
       }

@@ -56,7 +56,8 @@ std::string find_libdir(std::string* preload) {
 bool readable(const std::string& path) { return ::access(path.c_str(), R_OK) == 0; }
 
 bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa{}, sb{};
+  struct stat sa {
+  }, sb{};
   return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
@@ -65,7 +66,7 @@ bool same_file(const std::string& a, const std::string& b) {
 std::string find_nvidia_cudart(const std::string& option, const std::string& fake_lib, std::string* why) {
   std::vector<std::string> dirs;
   if (!option.empty()) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(option.c_str(), &st) != 0) {
       *why = "--cudart " + option + ": no such file or directory";
       return {};
@@ -87,7 +88,8 @@ std::string find_nvidia_cudart(const std::string& option, const std::string& fak
     // Everything in this directory comes before ours: it must not bring a driver or NVML.
     for (const char* shadow : {"libcuda.so.1", "libnvidia-ml.so.1"})
       if (readable(dir + "/" + shadow)) {
-        *why = dir + " also holds " + shadow + ", which would replace the fake's; point --cudart at a directory "
+        *why = dir + " also holds " + shadow +
+               ", which would replace the fake's; point --cudart at a directory "
                "with NVIDIA's libcudart.so.13 and without it";
         return {};
       }
@@ -95,7 +97,8 @@ std::string find_nvidia_cudart(const std::string& option, const std::string& fak
   }
   std::string tried;
   for (const std::string& d : dirs) tried += (tried.empty() ? "" : ", ") + d + "/libcudart.so.13";
-  *why = "NVIDIA's libcudart.so.13 not found (tried " + tried + "); install the CUDA toolkit, set CUDA_HOME or "
+  *why = "NVIDIA's libcudart.so.13 not found (tried " + tried +
+         "); install the CUDA toolkit, set CUDA_HOME or "
          "give --cudart PATH";
   return {};
 }
@@ -129,8 +132,9 @@ int main(int argc, char** argv) {
   // Everything from the first non-option argument on is the command's, options included
   // (prefix_command); nothing of it may be taken as one of ours.
   app.prefix_command();
-  app.footer("Example: fakegpu-run -d a100-80gb:2 ./my_cuda_app --batch 64\n"
-             "Exit status: the command's; 127 if it cannot be run; 2 for bad options.");
+  app.footer(
+      "Example: fakegpu-run -d a100-80gb:2 ./my_cuda_app --batch 64\n"
+      "Exit status: the command's; 127 if it cannot be run; 2 for bad options.");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -150,13 +154,15 @@ int main(int argc, char** argv) {
   std::string preload_path;
   const std::string libdir = find_libdir(&preload_path);
   if (libdir.empty()) {
-    std::fprintf(stderr, "fakegpu-run: cannot find the backend libraries next to %s (expected ../lib/libcuda.so.1 "
+    std::fprintf(stderr,
+                 "fakegpu-run: cannot find the backend libraries next to %s (expected ../lib/libcuda.so.1 "
                  "or %s/libcuda.so.1); run it from the build tree or an install\n",
                  self_dir().c_str(), FAKEGPU_INSTALL_LIBDIR_FROM_BIN);
     return 127;
   }
   if (preload && runtime == "nvidia") {
-    std::fprintf(stderr, "fakegpu-run: --preload (the fake's runtime) contradicts --runtime nvidia (see fakegpu-run --help)\n");
+    std::fprintf(stderr,
+                 "fakegpu-run: --preload (the fake's runtime) contradicts --runtime nvidia (see fakegpu-run --help)\n");
     return 2;
   }
   if (preload) runtime = "fake";

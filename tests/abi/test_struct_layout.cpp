@@ -28,6 +28,7 @@
 #include <utility>
 
 // --- our constants whose names the toolkit #defines -------------------------
+// clang-format off
 #define FG_MACRO_NAMED_CONSTANTS(X) \
     X(cudaHostAllocDefault) X(cudaHostAllocPortable) X(cudaHostAllocMapped) \
     X(cudaHostAllocWriteCombined) X(cudaHostRegisterDefault) X(cudaHostRegisterPortable) \
@@ -55,6 +56,7 @@
     X(CU_LAUNCH_PARAM_END_AS_INT) X(CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT) \
     X(CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT) X(CU_LAUNCH_PARAM_END) \
     X(CU_LAUNCH_PARAM_BUFFER_POINTER) X(CU_LAUNCH_PARAM_BUFFER_SIZE)
+// clang-format on
 
 namespace {
 #define FG_CAPTURE(name) const auto fg_ours_##name = fgapi::name;
@@ -73,11 +75,11 @@ namespace {
 // Integer view of an enumerator, integer constant or sentinel pointer.
 template <class T>
 long long fg_as_int(T v) {
-    if constexpr (std::is_pointer_v<T>) {
-        return static_cast<long long>(reinterpret_cast<std::uintptr_t>(v));
-    } else {
-        return static_cast<long long>(v);
-    }
+  if constexpr (std::is_pointer_v<T>) {
+    return static_cast<long long>(reinterpret_cast<std::uintptr_t>(v));
+  } else {
+    return static_cast<long long>(v);
+  }
 }
 
 // "Same kind of type" for a field pair: identical arithmetic types; enum vs
@@ -85,23 +87,22 @@ long long fg_as_int(T v) {
 // arrays of equal extent and same-kind elements; class vs class, union vs union.
 template <class A, class B>
 constexpr bool fg_same_kind() {
-    if constexpr (std::is_array_v<A> || std::is_array_v<B>) {
-        if constexpr (std::is_array_v<A> && std::is_array_v<B>) {
-            return std::extent_v<A> == std::extent_v<B> &&
-                   fg_same_kind<std::remove_extent_t<A>, std::remove_extent_t<B>>();
-        } else {
-            return false;
-        }
-    } else if constexpr (std::is_arithmetic_v<A> || std::is_arithmetic_v<B>) {
-        return std::is_same_v<std::remove_cv_t<A>, std::remove_cv_t<B>>;
-    } else if constexpr (std::is_enum_v<A> || std::is_enum_v<B>) {
-        return std::is_enum_v<A> && std::is_enum_v<B>;
-    } else if constexpr (std::is_pointer_v<A> || std::is_pointer_v<B>) {
-        return std::is_pointer_v<A> && std::is_pointer_v<B> &&
-               std::is_const_v<std::remove_pointer_t<A>> == std::is_const_v<std::remove_pointer_t<B>>;
+  if constexpr (std::is_array_v<A> || std::is_array_v<B>) {
+    if constexpr (std::is_array_v<A> && std::is_array_v<B>) {
+      return std::extent_v<A> == std::extent_v<B> && fg_same_kind<std::remove_extent_t<A>, std::remove_extent_t<B>>();
     } else {
-        return std::is_class_v<A> == std::is_class_v<B> && std::is_union_v<A> == std::is_union_v<B>;
+      return false;
     }
+  } else if constexpr (std::is_arithmetic_v<A> || std::is_arithmetic_v<B>) {
+    return std::is_same_v<std::remove_cv_t<A>, std::remove_cv_t<B>>;
+  } else if constexpr (std::is_enum_v<A> || std::is_enum_v<B>) {
+    return std::is_enum_v<A> && std::is_enum_v<B>;
+  } else if constexpr (std::is_pointer_v<A> || std::is_pointer_v<B>) {
+    return std::is_pointer_v<A> && std::is_pointer_v<B> &&
+           std::is_const_v<std::remove_pointer_t<A>> == std::is_const_v<std::remove_pointer_t<B>>;
+  } else {
+    return std::is_class_v<A> == std::is_class_v<B> && std::is_union_v<A> == std::is_union_v<B>;
+  }
 }
 
 }  // namespace
@@ -109,6 +110,7 @@ constexpr bool fg_same_kind() {
 // ===========================================================================
 // Enumerator lists: every enumerator of NVIDIA's CUDA 13.0 enum.
 // ===========================================================================
+// clang-format off
 #define FG_ENUMERATORS_cudaError_t(X) \
     X(cudaSuccess) X(cudaErrorInvalidValue) X(cudaErrorMemoryAllocation) \
     X(cudaErrorInitializationError) X(cudaErrorCudartUnloading) X(cudaErrorProfilerDisabled) \
@@ -320,9 +322,11 @@ constexpr bool fg_same_kind() {
 
 #define FG_ENUMERATORS_cudaFlushGPUDirectRDMAWritesScope(X) \
     X(cudaFlushGPUDirectRDMAWritesToOwner) X(cudaFlushGPUDirectRDMAWritesToAllDevices)
+// clang-format on
 
 #define FG_ENUMERATORS_cudaFlushGPUDirectRDMAWritesTarget(X) X(cudaFlushGPUDirectRDMAWritesTargetCurrentDevice)
 
+// clang-format off
 #define FG_ENUMERATORS_cudaGetDriverEntryPointFlags(X) \
     X(cudaEnableDefault) X(cudaEnableLegacyStream) X(cudaEnablePerThreadDefaultStream)
 
@@ -782,56 +786,53 @@ constexpr bool fg_same_kind() {
     X(CUlaunchAttributeID) X(CUdevice_P2PAttribute) X(CUipcMem_flags) X(CUoccupancy_flags) \
     X(CUdeviceNumaConfig) X(CUlibraryOption) X(CUfunctionLoadingState) \
     X(CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS)
+// clang-format on
 
 // One row per enumerator; checked in a loop so the test compiles quickly and a
 // failure names the enumerator.
 struct FgEnumeratorRow {
-    const char* name;
-    long long ours;
-    long long theirs;
+  const char* name;
+  long long ours;
+  long long theirs;
 };
 #define FG_ENUMERATOR_ROW(name) FgEnumeratorRow{#name, fg_as_int(fgapi::name), fg_as_int(::name)},
-#define FG_CHECK_ENUM(type)                                                   \
-    {                                                                         \
-        INFO("enum " #type);                                                  \
-        CHECK(sizeof(fgapi::type) == sizeof(::type));                         \
-        const FgEnumeratorRow rows[] = {FG_ENUMERATORS_##type(FG_ENUMERATOR_ROW)}; \
-        for (const FgEnumeratorRow& row : rows) {                             \
-            INFO("enumerator " << row.name);                                  \
-            CHECK(row.ours == row.theirs);                                    \
-        }                                                                     \
-    }
+#define FG_CHECK_ENUM(type)                                                    \
+  {                                                                            \
+    INFO("enum " #type);                                                       \
+    CHECK(sizeof(fgapi::type) == sizeof(::type));                              \
+    const FgEnumeratorRow rows[] = {FG_ENUMERATORS_##type(FG_ENUMERATOR_ROW)}; \
+    for (const FgEnumeratorRow& row : rows) {                                  \
+      INFO("enumerator " << row.name);                                         \
+      CHECK(row.ours == row.theirs);                                           \
+    }                                                                          \
+  }
 
-TEST_CASE("Runtime API enumerations match CUDA 13.0 driver_types.h", "[abi]") {
-    FG_RUNTIME_ENUM_TYPES(FG_CHECK_ENUM)
-}
+TEST_CASE("Runtime API enumerations match CUDA 13.0 driver_types.h", "[abi]"){FG_RUNTIME_ENUM_TYPES(FG_CHECK_ENUM)}
 
-TEST_CASE("Driver API enumerations match CUDA 13.0 cuda.h", "[abi]") {
-    FG_DRIVER_ENUM_TYPES(FG_CHECK_ENUM)
-}
+TEST_CASE("Driver API enumerations match CUDA 13.0 cuda.h", "[abi]"){FG_DRIVER_ENUM_TYPES(FG_CHECK_ENUM)}
 
 TEST_CASE("Error enumerations: spot checks the backend relies on", "[abi]") {
-    // Redundant with the full lists above; kept so a failure names the
-    // values that matter most to clients in plain words.
-    CHECK(fgapi::cudaSuccess == 0);
-    CHECK(fgapi::cudaErrorInvalidValue == 1);
-    CHECK(fgapi::cudaErrorMemoryAllocation == 2);
-    CHECK(fgapi::cudaErrorInsufficientDriver == 35);
-    CHECK(fgapi::cudaErrorNoDevice == 100);
-    CHECK(fgapi::cudaErrorInvalidDevice == 101);
-    CHECK(fgapi::cudaErrorNotReady == 600);
-    CHECK(fgapi::cudaErrorNotSupported == 801);
-    CHECK(fgapi::cudaErrorUnknown == 999);
-    CHECK(fgapi::CUDA_SUCCESS == 0);
-    CHECK(fgapi::CUDA_ERROR_INVALID_VALUE == 1);
-    CHECK(fgapi::CUDA_ERROR_OUT_OF_MEMORY == 2);
-    CHECK(fgapi::CUDA_ERROR_NOT_INITIALIZED == 3);
-    CHECK(fgapi::CUDA_ERROR_INVALID_CONTEXT == 201);
-    CHECK(fgapi::CUDA_ERROR_NOT_FOUND == 500);
-    CHECK(fgapi::CUDA_ERROR_NOT_SUPPORTED == 801);
-    CHECK(fgapi::CUDA_ERROR_UNKNOWN == 999);
-    CHECK(fgapi::cudaDevAttrMax == 148);
-    CHECK(fgapi::CU_DEVICE_ATTRIBUTE_MAX == 148);
+  // Redundant with the full lists above; kept so a failure names the
+  // values that matter most to clients in plain words.
+  CHECK(fgapi::cudaSuccess == 0);
+  CHECK(fgapi::cudaErrorInvalidValue == 1);
+  CHECK(fgapi::cudaErrorMemoryAllocation == 2);
+  CHECK(fgapi::cudaErrorInsufficientDriver == 35);
+  CHECK(fgapi::cudaErrorNoDevice == 100);
+  CHECK(fgapi::cudaErrorInvalidDevice == 101);
+  CHECK(fgapi::cudaErrorNotReady == 600);
+  CHECK(fgapi::cudaErrorNotSupported == 801);
+  CHECK(fgapi::cudaErrorUnknown == 999);
+  CHECK(fgapi::CUDA_SUCCESS == 0);
+  CHECK(fgapi::CUDA_ERROR_INVALID_VALUE == 1);
+  CHECK(fgapi::CUDA_ERROR_OUT_OF_MEMORY == 2);
+  CHECK(fgapi::CUDA_ERROR_NOT_INITIALIZED == 3);
+  CHECK(fgapi::CUDA_ERROR_INVALID_CONTEXT == 201);
+  CHECK(fgapi::CUDA_ERROR_NOT_FOUND == 500);
+  CHECK(fgapi::CUDA_ERROR_NOT_SUPPORTED == 801);
+  CHECK(fgapi::CUDA_ERROR_UNKNOWN == 999);
+  CHECK(fgapi::cudaDevAttrMax == 148);
+  CHECK(fgapi::CU_DEVICE_ATTRIBUTE_MAX == 148);
 }
 
 // ===========================================================================
@@ -840,45 +841,45 @@ TEST_CASE("Error enumerations: spot checks the backend relies on", "[abi]") {
 #define FG_CHECK_CONSTANT(name) CHECK(fg_as_int(fg_ours_##name) == fg_as_int(name));
 
 TEST_CASE("Flag constants and sentinels match the toolkit #defines", "[abi]") {
-    FG_MACRO_NAMED_CONSTANTS(FG_CHECK_CONSTANT)
-    CHECK(fgapi::kCudaHeaderVersion == CUDA_VERSION);
-    CHECK(fgapi::kCudaHeaderVersion == CUDART_VERSION);
+  FG_MACRO_NAMED_CONSTANTS(FG_CHECK_CONSTANT)
+  CHECK(fgapi::kCudaHeaderVersion == CUDA_VERSION);
+  CHECK(fgapi::kCudaHeaderVersion == CUDART_VERSION);
 }
 
 // ===========================================================================
 // Scalar typedefs and handles
 // ===========================================================================
 TEST_CASE("Scalar typedefs, handles and callbacks match", "[abi]") {
-    STATIC_REQUIRE(std::is_same_v<fgapi::CUdevice, ::CUdevice>);
-    STATIC_REQUIRE(std::is_same_v<fgapi::CUdeviceptr, ::CUdeviceptr>);
-    STATIC_REQUIRE(std::is_same_v<fgapi::CUmemGenericAllocationHandle, ::CUmemGenericAllocationHandle>);
-    STATIC_REQUIRE(std::is_same_v<fgapi::CUtexObject, ::CUtexObject>);
-    STATIC_REQUIRE(std::is_same_v<fgapi::CUsurfObject, ::CUsurfObject>);
-    STATIC_REQUIRE(std::is_same_v<fgapi::cudaGraphConditionalHandle, ::cudaGraphConditionalHandle>);
-    STATIC_REQUIRE(std::is_same_v<fgapi::cudaHostFn_t, ::cudaHostFn_t>);
-    STATIC_REQUIRE(std::is_same_v<fgapi::CUhostFn, ::CUhostFn>);
-    STATIC_REQUIRE(std::is_same_v<fgapi::CUoccupancyB2DSize, ::CUoccupancyB2DSize>);
-    STATIC_REQUIRE(sizeof(fgapi::cudaStreamCallback_t) == sizeof(::cudaStreamCallback_t));
-    STATIC_REQUIRE(sizeof(fgapi::CUstreamCallback) == sizeof(::CUstreamCallback));
-    // Runtime and driver handles are one type on both sides.
-    STATIC_REQUIRE(std::is_same_v<::cudaStream_t, ::CUstream>);
-    STATIC_REQUIRE(std::is_same_v<fgapi::cudaStream_t, fgapi::CUstream>);
-    STATIC_REQUIRE(std::is_same_v<::cudaEvent_t, ::CUevent>);
-    STATIC_REQUIRE(std::is_same_v<fgapi::cudaEvent_t, fgapi::CUevent>);
-    STATIC_REQUIRE(std::is_same_v<::cudaMemPool_t, ::CUmemoryPool>);
-    STATIC_REQUIRE(std::is_same_v<fgapi::cudaMemPool_t, fgapi::CUmemoryPool>);
-    STATIC_REQUIRE(std::is_same_v<::cudaGraph_t, ::CUgraph>);
-    STATIC_REQUIRE(std::is_same_v<fgapi::cudaGraph_t, fgapi::CUgraph>);
-    STATIC_REQUIRE(std::is_same_v<::cudaGraphExec_t, ::CUgraphExec>);
-    STATIC_REQUIRE(std::is_same_v<fgapi::cudaGraphExec_t, fgapi::CUgraphExec>);
-    STATIC_REQUIRE(std::is_same_v<::cudaKernel_t, ::CUkernel>);
-    STATIC_REQUIRE(std::is_same_v<fgapi::cudaKernel_t, fgapi::CUkernel>);
-    STATIC_REQUIRE(std::is_same_v<::cudaFunction_t, ::CUfunction>);
-    STATIC_REQUIRE(std::is_same_v<fgapi::cudaFunction_t, fgapi::CUfunction>);
-    STATIC_REQUIRE(std::is_same_v<::cudaLibrary_t, ::CUlibrary>);
-    STATIC_REQUIRE(std::is_same_v<fgapi::cudaLibrary_t, fgapi::CUlibrary>);
-    STATIC_REQUIRE(std::is_same_v<::cudaUUID_t, ::CUuuid>);
-    STATIC_REQUIRE(std::is_same_v<fgapi::cudaUUID_t, fgapi::CUuuid>);
+  STATIC_REQUIRE(std::is_same_v<fgapi::CUdevice, ::CUdevice>);
+  STATIC_REQUIRE(std::is_same_v<fgapi::CUdeviceptr, ::CUdeviceptr>);
+  STATIC_REQUIRE(std::is_same_v<fgapi::CUmemGenericAllocationHandle, ::CUmemGenericAllocationHandle>);
+  STATIC_REQUIRE(std::is_same_v<fgapi::CUtexObject, ::CUtexObject>);
+  STATIC_REQUIRE(std::is_same_v<fgapi::CUsurfObject, ::CUsurfObject>);
+  STATIC_REQUIRE(std::is_same_v<fgapi::cudaGraphConditionalHandle, ::cudaGraphConditionalHandle>);
+  STATIC_REQUIRE(std::is_same_v<fgapi::cudaHostFn_t, ::cudaHostFn_t>);
+  STATIC_REQUIRE(std::is_same_v<fgapi::CUhostFn, ::CUhostFn>);
+  STATIC_REQUIRE(std::is_same_v<fgapi::CUoccupancyB2DSize, ::CUoccupancyB2DSize>);
+  STATIC_REQUIRE(sizeof(fgapi::cudaStreamCallback_t) == sizeof(::cudaStreamCallback_t));
+  STATIC_REQUIRE(sizeof(fgapi::CUstreamCallback) == sizeof(::CUstreamCallback));
+  // Runtime and driver handles are one type on both sides.
+  STATIC_REQUIRE(std::is_same_v<::cudaStream_t, ::CUstream>);
+  STATIC_REQUIRE(std::is_same_v<fgapi::cudaStream_t, fgapi::CUstream>);
+  STATIC_REQUIRE(std::is_same_v<::cudaEvent_t, ::CUevent>);
+  STATIC_REQUIRE(std::is_same_v<fgapi::cudaEvent_t, fgapi::CUevent>);
+  STATIC_REQUIRE(std::is_same_v<::cudaMemPool_t, ::CUmemoryPool>);
+  STATIC_REQUIRE(std::is_same_v<fgapi::cudaMemPool_t, fgapi::CUmemoryPool>);
+  STATIC_REQUIRE(std::is_same_v<::cudaGraph_t, ::CUgraph>);
+  STATIC_REQUIRE(std::is_same_v<fgapi::cudaGraph_t, fgapi::CUgraph>);
+  STATIC_REQUIRE(std::is_same_v<::cudaGraphExec_t, ::CUgraphExec>);
+  STATIC_REQUIRE(std::is_same_v<fgapi::cudaGraphExec_t, fgapi::CUgraphExec>);
+  STATIC_REQUIRE(std::is_same_v<::cudaKernel_t, ::CUkernel>);
+  STATIC_REQUIRE(std::is_same_v<fgapi::cudaKernel_t, fgapi::CUkernel>);
+  STATIC_REQUIRE(std::is_same_v<::cudaFunction_t, ::CUfunction>);
+  STATIC_REQUIRE(std::is_same_v<fgapi::cudaFunction_t, fgapi::CUfunction>);
+  STATIC_REQUIRE(std::is_same_v<::cudaLibrary_t, ::CUlibrary>);
+  STATIC_REQUIRE(std::is_same_v<fgapi::cudaLibrary_t, fgapi::CUlibrary>);
+  STATIC_REQUIRE(std::is_same_v<::cudaUUID_t, ::CUuuid>);
+  STATIC_REQUIRE(std::is_same_v<fgapi::cudaUUID_t, fgapi::CUuuid>);
 }
 
 // ===========================================================================
@@ -886,6 +887,7 @@ TEST_CASE("Scalar typedefs, handles and callbacks match", "[abi]") {
 // ===========================================================================
 // Field lists: every member of NVIDIA's struct, nested anonymous members as
 // `outer.inner`.
+// clang-format off
 #define FG_FIELDS_dim3(X) \
     X(x) X(y) X(z)
 
@@ -1076,163 +1078,164 @@ TEST_CASE("Scalar typedefs, handles and callbacks match", "[abi]") {
 
 #define FG_FIELDS_CUmemPoolPtrExportData(X) \
     X(reserved)
+// clang-format on
 
 // One row per field; checked in a loop so the test compiles quickly and a
 // failure names the struct and the field.
 struct FgFieldRow {
-    const char* name;
-    std::size_t oursOffset;
-    std::size_t theirsOffset;
-    std::size_t oursSize;
-    std::size_t theirsSize;
-    bool sameKind;
+  const char* name;
+  std::size_t oursOffset;
+  std::size_t theirsOffset;
+  std::size_t oursSize;
+  std::size_t theirsSize;
+  bool sameKind;
 };
-#define FG_FIELD_ROW(F)                                                                   \
-    FgFieldRow{#F,                                                                        \
-               offsetof(Ours, F),                                                         \
-               offsetof(Theirs, F),                                                       \
-               sizeof(std::declval<Ours&>().F),                                           \
-               sizeof(std::declval<Theirs&>().F),                                         \
-               fg_same_kind<decltype(std::declval<Ours&>().F), decltype(std::declval<Theirs&>().F)>()},
+#define FG_FIELD_ROW(F)                         \
+  FgFieldRow{#F,                                \
+             offsetof(Ours, F),                 \
+             offsetof(Theirs, F),               \
+             sizeof(std::declval<Ours&>().F),   \
+             sizeof(std::declval<Theirs&>().F), \
+             fg_same_kind<decltype(std::declval<Ours&>().F), decltype(std::declval<Theirs&>().F)>()},
 
-#define FG_CHECK_STRUCT(OURS, THEIRS)                                     \
-    {                                                                     \
-        using Ours = fgapi::OURS;                                         \
-        using Theirs = ::THEIRS;                                          \
-        INFO("struct " #OURS);                                            \
-        STATIC_REQUIRE(std::is_standard_layout_v<Ours>);                  \
-        CHECK(sizeof(Ours) == sizeof(Theirs));                            \
-        CHECK(alignof(Ours) == alignof(Theirs));                          \
-        const FgFieldRow rows[] = {FG_FIELDS_##OURS(FG_FIELD_ROW)};       \
-        for (const FgFieldRow& row : rows) {                              \
-            INFO("field " << row.name);                                   \
-            CHECK(row.oursOffset == row.theirsOffset);                    \
-            CHECK(row.oursSize == row.theirsSize);                        \
-            CHECK(row.sameKind);                                          \
-        }                                                                 \
-    }
+#define FG_CHECK_STRUCT(OURS, THEIRS)                           \
+  {                                                             \
+    using Ours = fgapi::OURS;                                   \
+    using Theirs = ::THEIRS;                                    \
+    INFO("struct " #OURS);                                      \
+    STATIC_REQUIRE(std::is_standard_layout_v<Ours>);            \
+    CHECK(sizeof(Ours) == sizeof(Theirs));                      \
+    CHECK(alignof(Ours) == alignof(Theirs));                    \
+    const FgFieldRow rows[] = {FG_FIELDS_##OURS(FG_FIELD_ROW)}; \
+    for (const FgFieldRow& row : rows) {                        \
+      INFO("field " << row.name);                               \
+      CHECK(row.oursOffset == row.theirsOffset);                \
+      CHECK(row.oursSize == row.theirsSize);                    \
+      CHECK(row.sameKind);                                      \
+    }                                                           \
+  }
 
 TEST_CASE("Struct sizes and field offsets match CUDA 13.0", "[abi]") {
-    FG_CHECK_STRUCT(dim3, dim3);
-    FG_CHECK_STRUCT(cudaUUID_t, cudaUUID_t);
-    FG_CHECK_STRUCT(cudaDeviceProp, cudaDeviceProp);
-    FG_CHECK_STRUCT(cudaPointerAttributes, cudaPointerAttributes);
-    FG_CHECK_STRUCT(cudaFuncAttributes, cudaFuncAttributes);
-    FG_CHECK_STRUCT(cudaIpcEventHandle_t, cudaIpcEventHandle_t);
-    FG_CHECK_STRUCT(cudaIpcMemHandle_t, cudaIpcMemHandle_t);
-    FG_CHECK_STRUCT(cudaMemFabricHandle_t, cudaMemFabricHandle_t);
-    FG_CHECK_STRUCT(cudaChannelFormatDesc, cudaChannelFormatDesc);
-    FG_CHECK_STRUCT(cudaExtent, cudaExtent);
-    FG_CHECK_STRUCT(cudaPos, cudaPos);
-    FG_CHECK_STRUCT(cudaPitchedPtr, cudaPitchedPtr);
-    FG_CHECK_STRUCT(cudaMemcpy3DParms, cudaMemcpy3DParms);
-    FG_CHECK_STRUCT(cudaMemcpy3DPeerParms, cudaMemcpy3DPeerParms);
-    FG_CHECK_STRUCT(cudaAccessPolicyWindow, cudaAccessPolicyWindow);
-    FG_CHECK_STRUCT(cudaLaunchMemSyncDomainMap, cudaLaunchMemSyncDomainMap);
-    FG_CHECK_STRUCT(cudaLaunchAttributeValue, cudaLaunchAttributeValue);
-    FG_CHECK_STRUCT(cudaLaunchAttribute, cudaLaunchAttribute);
-    FG_CHECK_STRUCT(cudaLaunchConfig_t, cudaLaunchConfig_t);
-    FG_CHECK_STRUCT(cudaMemLocation, cudaMemLocation);
-    FG_CHECK_STRUCT(cudaMemAccessDesc, cudaMemAccessDesc);
-    FG_CHECK_STRUCT(cudaMemPoolProps, cudaMemPoolProps);
-    FG_CHECK_STRUCT(cudaMemPoolPtrExportData, cudaMemPoolPtrExportData);
-    FG_CHECK_STRUCT(CUuuid, CUuuid);
-    FG_CHECK_STRUCT(CUipcEventHandle, CUipcEventHandle);
-    FG_CHECK_STRUCT(CUipcMemHandle, CUipcMemHandle);
-    FG_CHECK_STRUCT(CUmemFabricHandle, CUmemFabricHandle);
-    FG_CHECK_STRUCT(CUdevprop, CUdevprop);
-    FG_CHECK_STRUCT(CUexecAffinitySmCount, CUexecAffinitySmCount);
-    FG_CHECK_STRUCT(CUexecAffinityParam, CUexecAffinityParam);
-    FG_CHECK_STRUCT(CUctxCigParam, CUctxCigParam);
-    FG_CHECK_STRUCT(CUctxCreateParams, CUctxCreateParams);
-    FG_CHECK_STRUCT(CUDA_MEMCPY2D, CUDA_MEMCPY2D);
-    FG_CHECK_STRUCT(CUDA_MEMCPY3D, CUDA_MEMCPY3D);
-    FG_CHECK_STRUCT(CUDA_LAUNCH_PARAMS, CUDA_LAUNCH_PARAMS);
-    FG_CHECK_STRUCT(CUaccessPolicyWindow, CUaccessPolicyWindow);
-    FG_CHECK_STRUCT(CUlaunchMemSyncDomainMap, CUlaunchMemSyncDomainMap);
-    FG_CHECK_STRUCT(CUlaunchAttributeValue, CUlaunchAttributeValue);
-    FG_CHECK_STRUCT(CUlaunchAttribute, CUlaunchAttribute);
-    FG_CHECK_STRUCT(CUlaunchConfig, CUlaunchConfig);
-    FG_CHECK_STRUCT(CUmemLocation, CUmemLocation);
-    FG_CHECK_STRUCT(CUmemAllocationProp, CUmemAllocationProp);
-    FG_CHECK_STRUCT(CUmemAccessDesc, CUmemAccessDesc);
-    FG_CHECK_STRUCT(CUmemPoolProps, CUmemPoolProps);
-    FG_CHECK_STRUCT(CUmemPoolPtrExportData, CUmemPoolPtrExportData);
+  FG_CHECK_STRUCT(dim3, dim3);
+  FG_CHECK_STRUCT(cudaUUID_t, cudaUUID_t);
+  FG_CHECK_STRUCT(cudaDeviceProp, cudaDeviceProp);
+  FG_CHECK_STRUCT(cudaPointerAttributes, cudaPointerAttributes);
+  FG_CHECK_STRUCT(cudaFuncAttributes, cudaFuncAttributes);
+  FG_CHECK_STRUCT(cudaIpcEventHandle_t, cudaIpcEventHandle_t);
+  FG_CHECK_STRUCT(cudaIpcMemHandle_t, cudaIpcMemHandle_t);
+  FG_CHECK_STRUCT(cudaMemFabricHandle_t, cudaMemFabricHandle_t);
+  FG_CHECK_STRUCT(cudaChannelFormatDesc, cudaChannelFormatDesc);
+  FG_CHECK_STRUCT(cudaExtent, cudaExtent);
+  FG_CHECK_STRUCT(cudaPos, cudaPos);
+  FG_CHECK_STRUCT(cudaPitchedPtr, cudaPitchedPtr);
+  FG_CHECK_STRUCT(cudaMemcpy3DParms, cudaMemcpy3DParms);
+  FG_CHECK_STRUCT(cudaMemcpy3DPeerParms, cudaMemcpy3DPeerParms);
+  FG_CHECK_STRUCT(cudaAccessPolicyWindow, cudaAccessPolicyWindow);
+  FG_CHECK_STRUCT(cudaLaunchMemSyncDomainMap, cudaLaunchMemSyncDomainMap);
+  FG_CHECK_STRUCT(cudaLaunchAttributeValue, cudaLaunchAttributeValue);
+  FG_CHECK_STRUCT(cudaLaunchAttribute, cudaLaunchAttribute);
+  FG_CHECK_STRUCT(cudaLaunchConfig_t, cudaLaunchConfig_t);
+  FG_CHECK_STRUCT(cudaMemLocation, cudaMemLocation);
+  FG_CHECK_STRUCT(cudaMemAccessDesc, cudaMemAccessDesc);
+  FG_CHECK_STRUCT(cudaMemPoolProps, cudaMemPoolProps);
+  FG_CHECK_STRUCT(cudaMemPoolPtrExportData, cudaMemPoolPtrExportData);
+  FG_CHECK_STRUCT(CUuuid, CUuuid);
+  FG_CHECK_STRUCT(CUipcEventHandle, CUipcEventHandle);
+  FG_CHECK_STRUCT(CUipcMemHandle, CUipcMemHandle);
+  FG_CHECK_STRUCT(CUmemFabricHandle, CUmemFabricHandle);
+  FG_CHECK_STRUCT(CUdevprop, CUdevprop);
+  FG_CHECK_STRUCT(CUexecAffinitySmCount, CUexecAffinitySmCount);
+  FG_CHECK_STRUCT(CUexecAffinityParam, CUexecAffinityParam);
+  FG_CHECK_STRUCT(CUctxCigParam, CUctxCigParam);
+  FG_CHECK_STRUCT(CUctxCreateParams, CUctxCreateParams);
+  FG_CHECK_STRUCT(CUDA_MEMCPY2D, CUDA_MEMCPY2D);
+  FG_CHECK_STRUCT(CUDA_MEMCPY3D, CUDA_MEMCPY3D);
+  FG_CHECK_STRUCT(CUDA_LAUNCH_PARAMS, CUDA_LAUNCH_PARAMS);
+  FG_CHECK_STRUCT(CUaccessPolicyWindow, CUaccessPolicyWindow);
+  FG_CHECK_STRUCT(CUlaunchMemSyncDomainMap, CUlaunchMemSyncDomainMap);
+  FG_CHECK_STRUCT(CUlaunchAttributeValue, CUlaunchAttributeValue);
+  FG_CHECK_STRUCT(CUlaunchAttribute, CUlaunchAttribute);
+  FG_CHECK_STRUCT(CUlaunchConfig, CUlaunchConfig);
+  FG_CHECK_STRUCT(CUmemLocation, CUmemLocation);
+  FG_CHECK_STRUCT(CUmemAllocationProp, CUmemAllocationProp);
+  FG_CHECK_STRUCT(CUmemAccessDesc, CUmemAccessDesc);
+  FG_CHECK_STRUCT(CUmemPoolProps, CUmemPoolProps);
+  FG_CHECK_STRUCT(CUmemPoolPtrExportData, CUmemPoolPtrExportData);
 }
 
 TEST_CASE("Struct sizes quoted in the census hold", "[abi]") {
-    // research/api-census.md §2.1/§2.2, measured with the 13.0 toolkit.
-    CHECK(sizeof(fgapi::cudaDeviceProp) == 1008);
-    CHECK(offsetof(fgapi::cudaDeviceProp, multiProcessorCount) == 384);
-    CHECK(sizeof(fgapi::cudaPointerAttributes) == 88);
-    CHECK(sizeof(fgapi::cudaFuncAttributes) == 144);
-    CHECK(sizeof(fgapi::cudaIpcMemHandle_t) == 64);
-    CHECK(sizeof(fgapi::cudaChannelFormatDesc) == 20);
-    CHECK(sizeof(fgapi::dim3) == 12);
-    CHECK(sizeof(fgapi::cudaLaunchConfig_t) == 56);
-    CHECK(sizeof(fgapi::cudaLaunchAttribute) == 72);
-    CHECK(sizeof(fgapi::cudaMemPoolProps) == 88);
-    CHECK(sizeof(fgapi::cudaMemLocation) == 8);
-    CHECK(sizeof(fgapi::CUuuid) == 16);
-    CHECK(sizeof(fgapi::CUctxCreateParams) == 24);
-    CHECK(sizeof(fgapi::CUDA_MEMCPY2D) == 128);
-    CHECK(sizeof(fgapi::CUDA_MEMCPY3D) == 200);
-    CHECK(sizeof(fgapi::CUDA_LAUNCH_PARAMS) == 56);
-    CHECK(sizeof(fgapi::CUlaunchConfig) == 56);
-    CHECK(sizeof(fgapi::CUlaunchAttribute) == 72);
-    CHECK(sizeof(fgapi::CUmemAllocationProp) == 32);
-    CHECK(sizeof(fgapi::CUmemLocation) == 8);
-    CHECK(sizeof(fgapi::CUipcMemHandle) == 64);
-    CHECK(sizeof(fgapi::CUdevprop) == 56);
+  // research/api-census.md §2.1/§2.2, measured with the 13.0 toolkit.
+  CHECK(sizeof(fgapi::cudaDeviceProp) == 1008);
+  CHECK(offsetof(fgapi::cudaDeviceProp, multiProcessorCount) == 384);
+  CHECK(sizeof(fgapi::cudaPointerAttributes) == 88);
+  CHECK(sizeof(fgapi::cudaFuncAttributes) == 144);
+  CHECK(sizeof(fgapi::cudaIpcMemHandle_t) == 64);
+  CHECK(sizeof(fgapi::cudaChannelFormatDesc) == 20);
+  CHECK(sizeof(fgapi::dim3) == 12);
+  CHECK(sizeof(fgapi::cudaLaunchConfig_t) == 56);
+  CHECK(sizeof(fgapi::cudaLaunchAttribute) == 72);
+  CHECK(sizeof(fgapi::cudaMemPoolProps) == 88);
+  CHECK(sizeof(fgapi::cudaMemLocation) == 8);
+  CHECK(sizeof(fgapi::CUuuid) == 16);
+  CHECK(sizeof(fgapi::CUctxCreateParams) == 24);
+  CHECK(sizeof(fgapi::CUDA_MEMCPY2D) == 128);
+  CHECK(sizeof(fgapi::CUDA_MEMCPY3D) == 200);
+  CHECK(sizeof(fgapi::CUDA_LAUNCH_PARAMS) == 56);
+  CHECK(sizeof(fgapi::CUlaunchConfig) == 56);
+  CHECK(sizeof(fgapi::CUlaunchAttribute) == 72);
+  CHECK(sizeof(fgapi::CUmemAllocationProp) == 32);
+  CHECK(sizeof(fgapi::CUmemLocation) == 8);
+  CHECK(sizeof(fgapi::CUipcMemHandle) == 64);
+  CHECK(sizeof(fgapi::CUdevprop) == 56);
 }
 
 // ===========================================================================
 // cudaDeviceProp12: the CUDA 12.4-12.9 layout behind cudaGetDeviceProperties_v2
 // ===========================================================================
 TEST_CASE("cudaDeviceProp12 matches the measured CUDA 12.x layout", "[abi]") {
-    using P12 = fgapi::cudaDeviceProp12;
-    // census-probes/results/abi_cuda12_layout.txt
-    CHECK(sizeof(P12) == 1032);
-    CHECK(offsetof(P12, name) == 0);
-    CHECK(offsetof(P12, uuid) == 256);
-    CHECK(offsetof(P12, totalGlobalMem) == 288);
-    CHECK(offsetof(P12, sharedMemPerBlock) == 296);
-    CHECK(offsetof(P12, warpSize) == 308);
-    CHECK(offsetof(P12, maxThreadsPerBlock) == 320);
-    CHECK(offsetof(P12, clockRate) == 348);
-    CHECK(offsetof(P12, totalConstMem) == 352);
-    CHECK(offsetof(P12, major) == 360);
-    CHECK(offsetof(P12, minor) == 364);
-    CHECK(offsetof(P12, multiProcessorCount) == 388);
-    CHECK(offsetof(P12, integrated) == 396);
-    CHECK(offsetof(P12, computeMode) == 404);
-    CHECK(offsetof(P12, pciBusID) == 584);
-    CHECK(offsetof(P12, pciDeviceID) == 588);
-    CHECK(offsetof(P12, pciDomainID) == 592);
-    CHECK(offsetof(P12, memoryClockRate) == 608);
-    CHECK(offsetof(P12, memoryBusWidth) == 612);
-    CHECK(offsetof(P12, l2CacheSize) == 616);
-    CHECK(offsetof(P12, maxThreadsPerMultiProcessor) == 624);
-    CHECK(offsetof(P12, sharedMemPerMultiprocessor) == 640);
-    CHECK(offsetof(P12, regsPerMultiprocessor) == 648);
-    CHECK(offsetof(P12, managedMemory) == 652);
-    CHECK(offsetof(P12, sharedMemPerBlockOptin) == 696);
-    CHECK(offsetof(P12, maxBlocksPerMultiProcessor) == 712);
-    CHECK(offsetof(P12, memoryPoolsSupported) == 744);
-    CHECK(offsetof(P12, unifiedFunctionPointers) == 776);
-    CHECK(offsetof(P12, hostNumaId) == 792);
-    CHECK(offsetof(P12, gpuPciDeviceID) == 796);
-    CHECK(offsetof(P12, hostNumaMultinodeIpcSupported) == 804);
-    CHECK(offsetof(P12, reserved) == 808);
-    // census §2.1: luid / luidDeviceNodeMask are at 272 / 280 in both layouts.
-    CHECK(offsetof(P12, luid) == 272);
-    CHECK(offsetof(P12, luidDeviceNodeMask) == 280);
+  using P12 = fgapi::cudaDeviceProp12;
+  // census-probes/results/abi_cuda12_layout.txt
+  CHECK(sizeof(P12) == 1032);
+  CHECK(offsetof(P12, name) == 0);
+  CHECK(offsetof(P12, uuid) == 256);
+  CHECK(offsetof(P12, totalGlobalMem) == 288);
+  CHECK(offsetof(P12, sharedMemPerBlock) == 296);
+  CHECK(offsetof(P12, warpSize) == 308);
+  CHECK(offsetof(P12, maxThreadsPerBlock) == 320);
+  CHECK(offsetof(P12, clockRate) == 348);
+  CHECK(offsetof(P12, totalConstMem) == 352);
+  CHECK(offsetof(P12, major) == 360);
+  CHECK(offsetof(P12, minor) == 364);
+  CHECK(offsetof(P12, multiProcessorCount) == 388);
+  CHECK(offsetof(P12, integrated) == 396);
+  CHECK(offsetof(P12, computeMode) == 404);
+  CHECK(offsetof(P12, pciBusID) == 584);
+  CHECK(offsetof(P12, pciDeviceID) == 588);
+  CHECK(offsetof(P12, pciDomainID) == 592);
+  CHECK(offsetof(P12, memoryClockRate) == 608);
+  CHECK(offsetof(P12, memoryBusWidth) == 612);
+  CHECK(offsetof(P12, l2CacheSize) == 616);
+  CHECK(offsetof(P12, maxThreadsPerMultiProcessor) == 624);
+  CHECK(offsetof(P12, sharedMemPerMultiprocessor) == 640);
+  CHECK(offsetof(P12, regsPerMultiprocessor) == 648);
+  CHECK(offsetof(P12, managedMemory) == 652);
+  CHECK(offsetof(P12, sharedMemPerBlockOptin) == 696);
+  CHECK(offsetof(P12, maxBlocksPerMultiProcessor) == 712);
+  CHECK(offsetof(P12, memoryPoolsSupported) == 744);
+  CHECK(offsetof(P12, unifiedFunctionPointers) == 776);
+  CHECK(offsetof(P12, hostNumaId) == 792);
+  CHECK(offsetof(P12, gpuPciDeviceID) == 796);
+  CHECK(offsetof(P12, hostNumaMultinodeIpcSupported) == 804);
+  CHECK(offsetof(P12, reserved) == 808);
+  // census §2.1: luid / luidDeviceNodeMask are at 272 / 280 in both layouts.
+  CHECK(offsetof(P12, luid) == 272);
+  CHECK(offsetof(P12, luidDeviceNodeMask) == 280);
 
-    // The prefix up to maxGridSize is shared with CUDA 13.0; check it against
-    // the real 13.0 header too.
-    CHECK(offsetof(P12, luid) == offsetof(::cudaDeviceProp, luid));
-    CHECK(offsetof(P12, memPitch) == offsetof(::cudaDeviceProp, memPitch));
-    CHECK(offsetof(P12, maxThreadsDim) == offsetof(::cudaDeviceProp, maxThreadsDim));
-    CHECK(offsetof(P12, maxGridSize) == offsetof(::cudaDeviceProp, maxGridSize));
-    CHECK(offsetof(P12, totalConstMem) == offsetof(::cudaDeviceProp, totalConstMem));
+  // The prefix up to maxGridSize is shared with CUDA 13.0; check it against
+  // the real 13.0 header too.
+  CHECK(offsetof(P12, luid) == offsetof(::cudaDeviceProp, luid));
+  CHECK(offsetof(P12, memPitch) == offsetof(::cudaDeviceProp, memPitch));
+  CHECK(offsetof(P12, maxThreadsDim) == offsetof(::cudaDeviceProp, maxThreadsDim));
+  CHECK(offsetof(P12, maxGridSize) == offsetof(::cudaDeviceProp, maxGridSize));
+  CHECK(offsetof(P12, totalConstMem) == offsetof(::cudaDeviceProp, totalConstMem));
 }

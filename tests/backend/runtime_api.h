@@ -59,8 +59,8 @@ struct Runtime {
   cudaError_t (*cudaDeviceGetAttribute)(int*, cudaDeviceAttr, int);
   cudaError_t (*cudaDeviceGetP2PAttribute)(int*, cudaDeviceP2PAttr, int, int);
   cudaError_t (*cudaGetDeviceProperties)(cudaDeviceProp*, int);
-  cudaError_t (*cudaGetDeviceProperties_v2)(void*, int);      // libcudart.so.12, 12.x layout
-  cudaError_t (*cudaGetDeviceProperties12)(void*, int);       // cudaGetDeviceProperties@libcudart.so.12
+  cudaError_t (*cudaGetDeviceProperties_v2)(void*, int);  // libcudart.so.12, 12.x layout
+  cudaError_t (*cudaGetDeviceProperties12)(void*, int);   // cudaGetDeviceProperties@libcudart.so.12
   cudaError_t (*cudaDeviceGetLimit)(size_t*, cudaLimit);
   cudaError_t (*cudaDeviceSetLimit)(cudaLimit, size_t);
   cudaError_t (*cudaDeviceGetCacheConfig)(cudaFuncCache*);
@@ -198,8 +198,8 @@ struct Runtime {
   cudaError_t (*cudaMemAdvise12)(const void*, size_t, cudaMemoryAdvise, int);     // plain @libcudart.so.12
   cudaError_t (*cudaChooseDevice12)(int*, const void*);                           // plain @libcudart.so.12
   cudaError_t (*cudaStreamGetCaptureInfo12)(cudaStream_t, cudaStreamCaptureStatus*, unsigned long long*);
-  cudaError_t (*cudaStreamGetCaptureInfo_v2)(cudaStream_t, cudaStreamCaptureStatus*, unsigned long long*,
-                                             cudaGraph_t*, const cudaGraphNode_t**, size_t*);
+  cudaError_t (*cudaStreamGetCaptureInfo_v2)(cudaStream_t, cudaStreamCaptureStatus*, unsigned long long*, cudaGraph_t*,
+                                             const cudaGraphNode_t**, size_t*);
   cudaError_t (*cudaEventElapsedTime_v2)(float*, cudaEvent_t, cudaEvent_t);
   cudaError_t (*cudaThreadSynchronize)();
   cudaError_t (*cudaThreadGetLimit)(size_t*, cudaLimit);

@@ -77,7 +77,7 @@ void record_dtor(void* ctx, void* key, void* value) {
 TEST_CASE("driver: cuGetExportTable serves the runtime's tables with their sizes, the same each time", "[driver]") {
   init();
   const std::pair<const Id*, uintptr_t> sized[] = {
-      {&kCudartInterface, 13 * 8}, {&kToolsHooks, 7 * 8},   {&kToolsTls, 4 * 8},     {&kContextChecks, 4 * 8},
+      {&kCudartInterface, 13 * 8}, {&kToolsHooks, 7 * 8},    {&kToolsTls, 4 * 8},     {&kContextChecks, 4 * 8},
       {&kIntegrity, 3 * 8},        {&kToolsContext, 93 * 8}, {&kToolsModule, 16 * 8},
   };
   for (auto [id, bytes] : sized) {

@@ -419,7 +419,8 @@ TEST_CASE("driver graphs: capture info, modes and refused calls", "[driver]") {
   // State errors.
   CU_EQ(CUDA_ERROR_ILLEGAL_STATE, CU(cuStreamEndCapture)(s, &g));
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuStreamBeginCapture_v2)(s, static_cast<CUstreamCaptureMode>(3)));
-  CU_EQ(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, CU(cuStreamBeginCapture_v2)(CU_STREAM_LEGACY, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  CU_EQ(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+        CU(cuStreamBeginCapture_v2)(CU_STREAM_LEGACY, CU_STREAM_CAPTURE_MODE_GLOBAL));
   CU_OK(CU(cuStreamBeginCapture_v2)(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
   CU_EQ(CUDA_ERROR_ILLEGAL_STATE, CU(cuStreamBeginCapture_v2)(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
   CUresult other = CUDA_SUCCESS;
@@ -544,8 +545,8 @@ TEST_CASE("driver graphs: memory nodes, generic nodes, DOT and user objects", "[
   CU_EQ(CUDA_ERROR_OPERATING_SYSTEM, CU(cuGraphDebugDotPrint)(g2, "/nonexistent-dir/g.dot", 0));
   static std::atomic<int> destroyed{0};
   CUuserObject obj = nullptr;
-  CU_OK(CU(cuUserObjectCreate)(&obj, nullptr, [](void*) { destroyed.fetch_add(1); }, 1,
-                               CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+  CU_OK(CU(cuUserObjectCreate)(
+      &obj, nullptr, [](void*) { destroyed.fetch_add(1); }, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
   CU_OK(CU(cuGraphRetainUserObject)(g2, obj, 1, CU_GRAPH_USER_OBJECT_MOVE));
   CU_OK(CU(cuGraphDestroy)(g2));
   CHECK(destroyed.load() == 1);
@@ -587,7 +588,7 @@ TEST_CASE("driver: memory pools and their allocations are shared with another pr
   CUdeviceptr plain = 0;
   CU_OK(CU(cuMemAlloc_v2)(&plain, 64));
   CUmemPoolPtrExportData junk{};
-  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemPoolExportPointer)(&junk, plain));  // not from an exportable pool
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemPoolExportPointer)(&junk, plain));   // not from an exportable pool
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemPoolExportPointer)(&junk, d + 64));  // not an allocation's base
   CUdeviceptr q = 0;
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemPoolImportPointer)(&q, pool, &data));  // not an imported pool

@@ -73,11 +73,11 @@ using ProcFn = nvmlReturn_t(nvmlDevice_t, unsigned*, Entry*);
 
 // The status names the assertions print.
 const char* err(nvmlReturn_t r) { return nvml<ErrorStringFn>("nvmlErrorString")(r); }
-#define NVML_CHECK(expected, call)                  \
-  do {                                              \
-    const nvmlReturn_t r_ = (call);                 \
-    INFO(#call << " -> " << r_ << " " << err(r_));  \
-    CHECK(r_ == (expected));                        \
+#define NVML_CHECK(expected, call)                 \
+  do {                                             \
+    const nvmlReturn_t r_ = (call);                \
+    INFO(#call << " -> " << r_ << " " << err(r_)); \
+    CHECK(r_ == (expected));                       \
   } while (0)
 
 // RAII init/shutdown pair.
@@ -120,7 +120,8 @@ struct DriverAlloc {
     REQUIRE(sym<CUresult(CUcontext*, CUdevice)>(lib, "cuDevicePrimaryCtxRetain")(&ctx, d) == 0);
     REQUIRE(sym<CUresult(CUcontext)>(lib, "cuCtxSetCurrent")(ctx) == 0);
     if (managed)
-      REQUIRE(sym<CUresult(CUdeviceptr*, size_t, unsigned)>(lib, "cuMemAllocManaged")(&ptr, bytes, 1 /* GLOBAL */) == 0);
+      REQUIRE(sym<CUresult(CUdeviceptr*, size_t, unsigned)>(lib, "cuMemAllocManaged")(&ptr, bytes, 1 /* GLOBAL */) ==
+              0);
     else
       REQUIRE(sym<CUresult(CUdeviceptr*, size_t)>(lib, "cuMemAlloc_v2")(&ptr, bytes) == 0);
     ok = true;
@@ -388,10 +389,9 @@ TEST_CASE("nvml: identity agrees with the CUDA driver API", "[nvml]") {
     unsigned char raw[16];
     REQUIRE(sym<CUresult(unsigned char*, CUdevice)>(cu, "cuDeviceGetUuid")(raw, i) == 0);
     char uuid[64];
-    std::snprintf(uuid, sizeof uuid,
-                  "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", raw[0], raw[1], raw[2],
-                  raw[3], raw[4], raw[5], raw[6], raw[7], raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14],
-                  raw[15]);
+    std::snprintf(uuid, sizeof uuid, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", raw[0],
+                  raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7], raw[8], raw[9], raw[10], raw[11], raw[12],
+                  raw[13], raw[14], raw[15]);
     INFO("CUDA device " << i << " " << uuid);
     nvmlDevice_t d = nullptr;
     REQUIRE(nvml<ByStringFn>("nvmlDeviceGetHandleByUUID")(uuid, &d) == NVML_SUCCESS);
@@ -465,9 +465,10 @@ TEST_CASE("nvml: PCI info in every ABI and lookup by bus id", "[nvml]") {
     std::snprintf(lower, sizeof lower, "%08x:%02x:%02x.0", pci.domain, pci.bus, pci.device);
     std::snprintf(short_form, sizeof short_form, "%02X:%02X.0", pci.bus, pci.device);
     std::snprintf(no_fn, sizeof no_fn, "%04X:%02X:%02X", pci.domain, pci.bus, pci.device);
-    for (const char* id : {static_cast<const char*>(pci.busId), static_cast<const char*>(pci.busIdLegacy),
-                           static_cast<const char*>(lower), static_cast<const char*>(no_fn),
-                           pci.domain == 0 ? static_cast<const char*>(short_form) : static_cast<const char*>(pci.busId)}) {
+    for (const char* id :
+         {static_cast<const char*>(pci.busId), static_cast<const char*>(pci.busIdLegacy),
+          static_cast<const char*>(lower), static_cast<const char*>(no_fn),
+          pci.domain == 0 ? static_cast<const char*>(short_form) : static_cast<const char*>(pci.busId)}) {
       nvmlDevice_t found = nullptr;
       INFO("bus id " << id);
       NVML_CHECK(NVML_SUCCESS, by_bus(id, &found));
@@ -537,7 +538,8 @@ TEST_CASE("nvml: memory info v1 and v2", "[nvml]") {
   CHECK(after.used == before);
 
   nvmlBAR1Memory_t bar1{};
-  NVML_CHECK(NVML_SUCCESS, nvml<nvmlReturn_t(nvmlDevice_t, nvmlBAR1Memory_t*)>("nvmlDeviceGetBAR1MemoryInfo")(d, &bar1));
+  NVML_CHECK(NVML_SUCCESS,
+             nvml<nvmlReturn_t(nvmlDevice_t, nvmlBAR1Memory_t*)>("nvmlDeviceGetBAR1MemoryInfo")(d, &bar1));
   if (default_config()) CHECK(bar1.bar1Total == 128ull << 30);
   CHECK(bar1.bar1Free + bar1.bar1Used == bar1.bar1Total);
 
@@ -554,11 +556,13 @@ TEST_CASE("nvml: sensors, clocks, power and modes of the default profile", "[nvm
   nvmlDevice_t d = device(0);
   unsigned v = 0;
   nvmlUtilization_t u{1, 1};
-  NVML_CHECK(NVML_SUCCESS, nvml<nvmlReturn_t(nvmlDevice_t, nvmlUtilization_t*)>("nvmlDeviceGetUtilizationRates")(d, &u));
+  NVML_CHECK(NVML_SUCCESS,
+             nvml<nvmlReturn_t(nvmlDevice_t, nvmlUtilization_t*)>("nvmlDeviceGetUtilizationRates")(d, &u));
   CHECK(u.gpu == 0);
   CHECK(u.memory == 0);
   unsigned period = 0;
-  NVML_CHECK(NVML_SUCCESS, nvml<nvmlReturn_t(nvmlDevice_t, unsigned*, unsigned*)>("nvmlDeviceGetEncoderUtilization")(d, &v, &period));
+  NVML_CHECK(NVML_SUCCESS,
+             nvml<nvmlReturn_t(nvmlDevice_t, unsigned*, unsigned*)>("nvmlDeviceGetEncoderUtilization")(d, &v, &period));
   CHECK(v == 0);
   CHECK(period > 0);
 
@@ -577,7 +581,8 @@ TEST_CASE("nvml: sensors, clocks, power and modes of the default profile", "[nvm
   tv.version = 1;
   NVML_CHECK(NVML_ERROR_ARGUMENT_VERSION_MISMATCH, temp_v(d, &tv));
 
-  auto thr = nvml<nvmlReturn_t(nvmlDevice_t, nvmlTemperatureThresholds_t, unsigned*)>("nvmlDeviceGetTemperatureThreshold");
+  auto thr = nvml<nvmlReturn_t(nvmlDevice_t, nvmlTemperatureThresholds_t, unsigned*)>(
+      "nvmlDeviceGetTemperatureThreshold");
   const struct {
     nvmlTemperatureThresholds_t type;
     unsigned value;
@@ -633,11 +638,11 @@ TEST_CASE("nvml: sensors, clocks, power and modes of the default profile", "[nvm
   const struct {
     const char* fn;
     unsigned want;
-  } facts[] = {{"nvmlDeviceGetNumGpuCores", 6912},      {"nvmlDeviceGetMemoryBusWidth", 5120},
-               {"nvmlDeviceGetBoardId", 0x0700},         {"nvmlDeviceGetMultiGpuBoard", 0},
-               {"nvmlDeviceGetNumFans", 0},              {"nvmlDeviceGetPcieSpeed", 16000},
-               {"nvmlDeviceGetPcieLinkMaxSpeed", 4},     {"nvmlDeviceGetGpuMaxPcieLinkGeneration", 4},
-               {"nvmlDeviceGetPcieReplayCounter", 0},    {"nvmlDeviceGetAdaptiveClockInfoStatus", 1}};
+  } facts[] = {{"nvmlDeviceGetNumGpuCores", 6912},    {"nvmlDeviceGetMemoryBusWidth", 5120},
+               {"nvmlDeviceGetBoardId", 0x0700},      {"nvmlDeviceGetMultiGpuBoard", 0},
+               {"nvmlDeviceGetNumFans", 0},           {"nvmlDeviceGetPcieSpeed", 16000},
+               {"nvmlDeviceGetPcieLinkMaxSpeed", 4},  {"nvmlDeviceGetGpuMaxPcieLinkGeneration", 4},
+               {"nvmlDeviceGetPcieReplayCounter", 0}, {"nvmlDeviceGetAdaptiveClockInfoStatus", 1}};
   for (const auto& f : facts) {
     INFO(f.fn);
     v = 12345;
@@ -646,8 +651,8 @@ TEST_CASE("nvml: sensors, clocks, power and modes of the default profile", "[nvm
     NVML_CHECK(NVML_ERROR_INVALID_ARGUMENT, nvml<UintFn>(f.fn)(d, nullptr));
   }
   nvmlEnableState_t accounting = NVML_FEATURE_ENABLED;
-  NVML_CHECK(NVML_SUCCESS, nvml<nvmlReturn_t(nvmlDevice_t, nvmlEnableState_t*)>("nvmlDeviceGetAccountingMode")(
-                               d, &accounting));
+  NVML_CHECK(NVML_SUCCESS,
+             nvml<nvmlReturn_t(nvmlDevice_t, nvmlEnableState_t*)>("nvmlDeviceGetAccountingMode")(d, &accounting));
   CHECK(accounting == NVML_FEATURE_DISABLED);
   nvmlDeviceAttributes_t attrs{};
   NVML_CHECK(NVML_ERROR_NOT_SUPPORTED,  // MIG device attributes; MIG is off
@@ -672,8 +677,8 @@ TEST_CASE("nvml: sensors, clocks, power and modes of the default profile", "[nvm
   NVML_CHECK(NVML_SUCCESS, nvml<nvmlReturn_t(nvmlDevice_t, nvmlComputeMode_t*)>("nvmlDeviceGetComputeMode")(d, &cm));
   CHECK(cm == NVML_COMPUTEMODE_DEFAULT);
   nvmlEnableState_t cur_ecc = NVML_FEATURE_DISABLED, pend_ecc = NVML_FEATURE_DISABLED;
-  NVML_CHECK(NVML_SUCCESS, nvml<nvmlReturn_t(nvmlDevice_t, nvmlEnableState_t*, nvmlEnableState_t*)>("nvmlDeviceGetEccMode")(
-                               d, &cur_ecc, &pend_ecc));
+  NVML_CHECK(NVML_SUCCESS, nvml<nvmlReturn_t(nvmlDevice_t, nvmlEnableState_t*, nvmlEnableState_t*)>(
+                               "nvmlDeviceGetEccMode")(d, &cur_ecc, &pend_ecc));
   CHECK(cur_ecc == NVML_FEATURE_ENABLED);
   unsigned long long ecc = 1;
   NVML_CHECK(NVML_SUCCESS,
@@ -685,20 +690,22 @@ TEST_CASE("nvml: sensors, clocks, power and modes of the default profile", "[nvm
   NVML_CHECK(NVML_SUCCESS, nvml<nvmlReturn_t(nvmlDevice_t, nvmlBrandType_t*)>("nvmlDeviceGetBrand")(d, &brand));
   CHECK(brand == NVML_BRAND_NVIDIA);
   nvmlDeviceArchitecture_t arch = 0;
-  NVML_CHECK(NVML_SUCCESS, nvml<nvmlReturn_t(nvmlDevice_t, nvmlDeviceArchitecture_t*)>("nvmlDeviceGetArchitecture")(d, &arch));
+  NVML_CHECK(NVML_SUCCESS,
+             nvml<nvmlReturn_t(nvmlDevice_t, nvmlDeviceArchitecture_t*)>("nvmlDeviceGetArchitecture")(d, &arch));
   CHECK(arch == NVML_DEVICE_ARCH_AMPERE);
 
   // MIG-capable part with MIG off.
   unsigned mode = 9, pending = 9;
-  NVML_CHECK(NVML_SUCCESS, nvml<nvmlReturn_t(nvmlDevice_t, unsigned*, unsigned*)>("nvmlDeviceGetMigMode")(d, &mode, &pending));
+  NVML_CHECK(NVML_SUCCESS,
+             nvml<nvmlReturn_t(nvmlDevice_t, unsigned*, unsigned*)>("nvmlDeviceGetMigMode")(d, &mode, &pending));
   CHECK(mode == NVML_DEVICE_MIG_DISABLE);
   CHECK(pending == NVML_DEVICE_MIG_DISABLE);
   unsigned is_mig = 9;
   NVML_CHECK(NVML_SUCCESS, nvml<UintFn>("nvmlDeviceIsMigDeviceHandle")(d, &is_mig));
   CHECK(is_mig == 0);
   nvmlDevice_t mig = nullptr;
-  NVML_CHECK(NVML_ERROR_NOT_FOUND,
-             nvml<nvmlReturn_t(nvmlDevice_t, unsigned, nvmlDevice_t*)>("nvmlDeviceGetMigDeviceHandleByIndex")(d, 0, &mig));
+  NVML_CHECK(NVML_ERROR_NOT_FOUND, nvml<nvmlReturn_t(nvmlDevice_t, unsigned, nvmlDevice_t*)>(
+                                       "nvmlDeviceGetMigDeviceHandleByIndex")(d, 0, &mig));
   NVML_CHECK(NVML_ERROR_NOT_SUPPORTED, nvml<UintFn>("nvmlDeviceGetGpuInstanceId")(d, &v));
 
   // Field values: per-entry status, call succeeds.
@@ -706,7 +713,8 @@ TEST_CASE("nvml: sensors, clocks, power and modes of the default profile", "[nvm
   fv[0].fieldId = 1;    // NVML_FI_DEV_ECC_CURRENT
   fv[1].fieldId = 91;   // NVML_FI_DEV_NVLINK_LINK_COUNT
   fv[2].fieldId = 138;  // NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX
-  NVML_CHECK(NVML_SUCCESS, nvml<nvmlReturn_t(nvmlDevice_t, int, nvmlFieldValue_t*)>("nvmlDeviceGetFieldValues")(d, 3, fv));
+  NVML_CHECK(NVML_SUCCESS,
+             nvml<nvmlReturn_t(nvmlDevice_t, int, nvmlFieldValue_t*)>("nvmlDeviceGetFieldValues")(d, 3, fv));
   CHECK(fv[0].nvmlReturn == NVML_SUCCESS);
   CHECK(fv[0].value.uiVal == 1);
   CHECK(fv[1].nvmlReturn == NVML_SUCCESS);
@@ -720,8 +728,8 @@ TEST_CASE("nvml: sensors, clocks, power and modes of the default profile", "[nvm
   NVML_CHECK(NVML_ERROR_NOT_SUPPORTED, link_state(d, 0, &active));
   NVML_CHECK(NVML_ERROR_NOT_SUPPORTED, link_state(d, 18, &active));
   nvmlPciInfo_t remote{};
-  NVML_CHECK(NVML_ERROR_NOT_SUPPORTED,
-             nvml<nvmlReturn_t(nvmlDevice_t, unsigned, nvmlPciInfo_t*)>("nvmlDeviceGetNvLinkRemotePciInfo_v2")(d, 0, &remote));
+  NVML_CHECK(NVML_ERROR_NOT_SUPPORTED, nvml<nvmlReturn_t(nvmlDevice_t, unsigned, nvmlPciInfo_t*)>(
+                                           "nvmlDeviceGetNvLinkRemotePciInfo_v2")(d, 0, &remote));
   int type = 0;
   NVML_CHECK(NVML_ERROR_NOT_SUPPORTED,
              nvml<nvmlReturn_t(nvmlDevice_t, unsigned, int*)>("nvmlDeviceGetNvLinkRemoteDeviceType")(d, 0, &type));
@@ -747,7 +755,8 @@ TEST_CASE("nvml: sensors, clocks, power and modes of the default profile", "[nvm
   NVML_CHECK(NVML_ERROR_INVALID_ARGUMENT, p2p(d, device(1), NVML_P2P_CAPS_INDEX_READ, nullptr));
 
   // Topology of the DGX A100 layout.
-  auto topo = nvml<nvmlReturn_t(nvmlDevice_t, nvmlDevice_t, nvmlGpuTopologyLevel_t*)>("nvmlDeviceGetTopologyCommonAncestor");
+  auto topo = nvml<nvmlReturn_t(nvmlDevice_t, nvmlDevice_t, nvmlGpuTopologyLevel_t*)>(
+      "nvmlDeviceGetTopologyCommonAncestor");
   nvmlGpuTopologyLevel_t level = NVML_TOPOLOGY_SYSTEM;
   NVML_CHECK(NVML_SUCCESS, topo(d, d, &level));
   CHECK(level == NVML_TOPOLOGY_INTERNAL);
@@ -898,9 +907,10 @@ TEST_CASE("nvml: empty process lists follow the same rules", "[nvml]") {
   unsigned count = 0;
   REQUIRE(nvml<CountFn>("nvmlDeviceGetCount_v2")(&count) == NVML_SUCCESS);
   nvmlDevice_t d = device(count - 1);
-  for (const char* name : {"nvmlDeviceGetGraphicsRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses_v2",
-                           "nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetMPSComputeRunningProcesses",
-                           "nvmlDeviceGetMPSComputeRunningProcesses_v2", "nvmlDeviceGetMPSComputeRunningProcesses_v3"}) {
+  for (const char* name :
+       {"nvmlDeviceGetGraphicsRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses_v2",
+        "nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetMPSComputeRunningProcesses",
+        "nvmlDeviceGetMPSComputeRunningProcesses_v2", "nvmlDeviceGetMPSComputeRunningProcesses_v3"}) {
     INFO(name);
     auto fn = nvml<ProcFn<nvmlProcessInfo_t>>(name);
     unsigned n = 5;
@@ -914,7 +924,8 @@ TEST_CASE("nvml: empty process lists follow the same rules", "[nvml]") {
   // Compute list of a device nobody in this (isolated) ledger holds memory on.
   if (std::getenv("FAKEGPU_ISOLATED") && own_usage(d) == 0) {
     unsigned n = 3;
-    NVML_CHECK(NVML_SUCCESS, nvml<ProcFn<nvmlProcessInfo_t>>("nvmlDeviceGetComputeRunningProcesses_v3")(d, &n, nullptr));
+    NVML_CHECK(NVML_SUCCESS,
+               nvml<ProcFn<nvmlProcessInfo_t>>("nvmlDeviceGetComputeRunningProcesses_v3")(d, &n, nullptr));
     CHECK(n == 0);
     unsigned samples = 3;
     NVML_CHECK(NVML_ERROR_NOT_FOUND,
@@ -937,8 +948,8 @@ TEST_CASE("nvml: event sets never fire and time out", "[nvml]") {
   REQUIRE(set != nullptr);
   unsigned long long types = 0;
   NVML_CHECK(NVML_SUCCESS, supported(d, &types));
-  const unsigned long long wanted =
-      nvmlEventTypeXidCriticalError | nvmlEventTypeDoubleBitEccError | nvmlEventTypeSingleBitEccError;
+  const unsigned long long wanted = nvmlEventTypeXidCriticalError | nvmlEventTypeDoubleBitEccError |
+                                    nvmlEventTypeSingleBitEccError;
   CHECK((types & wanted) == wanted);
   NVML_CHECK(NVML_SUCCESS, reg(d, wanted & types, set));
   NVML_CHECK(NVML_ERROR_NOT_SUPPORTED, reg(d, nvmlEventTypeGpuRecoveryAction, set));

@@ -161,7 +161,8 @@ TEST_CASE("cudaGetDeviceProperties: CUDA 13 and CUDA 12 layouts through their sy
   // The two exported symbols really are different functions.
   void* h = dlopen((libdir() + "/libcudart.so.13").c_str(), RTLD_NOW | RTLD_NOLOAD);
   REQUIRE(h);
-  CHECK(dlvsym(h, "cudaGetDeviceProperties", "libcudart.so.13") != dlvsym(h, "cudaGetDeviceProperties", "libcudart.so.12"));
+  CHECK(dlvsym(h, "cudaGetDeviceProperties", "libcudart.so.13") !=
+        dlvsym(h, "cudaGetDeviceProperties", "libcudart.so.12"));
   dlclose(h);
 
   CHECK(r.cudaGetDeviceProperties(nullptr, 0) == cudaErrorInvalidValue);
@@ -261,8 +262,8 @@ TEST_CASE("limits, cache configuration, stream priorities, flags", "[runtime]") 
   CHECK(r.cudaGetDeviceFlags(&flags) == cudaSuccess);
   CHECK((flags & cudaDeviceScheduleMask) == cudaDeviceScheduleBlockingSync);
   CHECK(r.cudaSetDeviceFlags(cudaDeviceScheduleAuto) == cudaSuccess);
-  CHECK(r.cudaSetDeviceFlags(0x3) == cudaErrorInvalidValue);     // two schedules at once
-  CHECK(r.cudaSetDeviceFlags(0x100) == cudaErrorInvalidValue);   // unknown bit
+  CHECK(r.cudaSetDeviceFlags(0x3) == cudaErrorInvalidValue);    // two schedules at once
+  CHECK(r.cudaSetDeviceFlags(0x100) == cudaErrorInvalidValue);  // unknown bit
   CHECK(r.cudaGetDeviceFlags(nullptr) == cudaErrorInvalidValue);
 }
 

@@ -54,8 +54,7 @@ struct Graphs {
                                       const cudaHostNodeParams*);
   cudaError_t (*cudaGraphHostNodeGetParams)(cudaGraphNode_t, cudaHostNodeParams*);
   cudaError_t (*cudaGraphAddEmptyNode)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t);
-  cudaError_t (*cudaGraphAddChildGraphNode)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t,
-                                            cudaGraph_t);
+  cudaError_t (*cudaGraphAddChildGraphNode)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, cudaGraph_t);
   cudaError_t (*cudaGraphChildGraphNodeGetGraph)(cudaGraphNode_t, cudaGraph_t*);
   cudaError_t (*cudaGraphAddEventRecordNode)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t,
                                              cudaEvent_t);
@@ -103,8 +102,8 @@ struct Graphs {
   cudaError_t (*cudaMemPoolImportPointer)(void**, cudaMemPool_t, cudaMemPoolPtrExportData*);
   // libcudart.so.12 forms
   cudaError_t (*cudaStreamGetCaptureInfo12)(cudaStream_t, cudaStreamCaptureStatus*, unsigned long long*);
-  cudaError_t (*cudaStreamGetCaptureInfo_v2)(cudaStream_t, cudaStreamCaptureStatus*, unsigned long long*,
-                                             cudaGraph_t*, const cudaGraphNode_t**, size_t*);
+  cudaError_t (*cudaStreamGetCaptureInfo_v2)(cudaStream_t, cudaStreamCaptureStatus*, unsigned long long*, cudaGraph_t*,
+                                             const cudaGraphNode_t**, size_t*);
   cudaError_t (*cudaGraphGetEdges12)(cudaGraph_t, cudaGraphNode_t*, cudaGraphNode_t*, size_t*);
   cudaError_t (*cudaGraphAddDependencies12)(cudaGraph_t, const cudaGraphNode_t*, const cudaGraphNode_t*, size_t);
 
@@ -560,8 +559,8 @@ TEST_CASE("runtime graphs: explicit copy, memset, kernel, event and empty nodes"
   CHECK(g().cudaGraphAddMemsetNode(&x, graph, nullptr, 0, &bad_set) == cudaErrorInvalidValue);
   bad_set = cudaMemsetParams{dev, 0, 1, 1, kN + 1, 1};  // past the allocation
   CHECK(g().cudaGraphAddMemsetNode(&x, graph, nullptr, 0, &bad_set) == cudaErrorInvalidValue);
-  CHECK(g().cudaGraphAddMemcpyNode1D(&x, graph, nullptr, 0, host.data(), host.data() + 1, 4,
-                                     cudaMemcpyDeviceToHost) == cudaErrorInvalidValue);
+  CHECK(g().cudaGraphAddMemcpyNode1D(&x, graph, nullptr, 0, host.data(), host.data() + 1, 4, cudaMemcpyDeviceToHost) ==
+        cudaErrorInvalidValue);
   cudaHostNodeParams no_fn{nullptr, nullptr};
   CHECK(g().cudaGraphAddHostNode(&x, graph, nullptr, 0, &no_fn) == cudaErrorInvalidValue);
   CHECK(g().cudaGraphAddEventRecordNode(&x, graph, nullptr, 0, reinterpret_cast<cudaEvent_t>(0xdead0)) ==
@@ -879,7 +878,8 @@ TEST_CASE("runtime graphs: capture queries on every ABI", "[runtime]") {
   CHECK(g().cudaGraphDestroyNode(kernel_node) == cudaErrorInvalidValue);
   // edgeData without dependencies is invalid.
   CHECK(g().cudaStreamGetCaptureInfo13(s, &st, nullptr, nullptr, nullptr, &edges, nullptr) == cudaErrorInvalidValue);
-  CHECK(g().cudaStreamGetCaptureInfo13(s, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr) == cudaErrorInvalidValue);
+  CHECK(g().cudaStreamGetCaptureInfo13(s, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr) ==
+        cudaErrorInvalidValue);
   // libcudart.so.12's forms.
   unsigned long long id12 = 0, id_v2 = 0;
   REQUIRE(g().cudaStreamGetCaptureInfo12(s, &st, &id12) == cudaSuccess);
@@ -898,8 +898,7 @@ TEST_CASE("runtime graphs: capture queries on every ABI", "[runtime]") {
   REQUIRE(g().cudaStreamGetCaptureInfo13(s, &st, nullptr, nullptr, &deps, nullptr, &nd) == cudaSuccess);
   CHECK(nd == 0);
   cudaGraphNode_t k = kernel_node;
-  REQUIRE(g().cudaStreamUpdateCaptureDependencies(s, &k, nullptr, 1, cudaStreamAddCaptureDependencies) ==
-          cudaSuccess);
+  REQUIRE(g().cudaStreamUpdateCaptureDependencies(s, &k, nullptr, 1, cudaStreamAddCaptureDependencies) == cudaSuccess);
   CHECK(g().cudaStreamUpdateCaptureDependencies(s, &k, nullptr, 1, 7) == cudaErrorInvalidValue);
   REQUIRE(launch(&stub_other_kernel, s) == cudaSuccess);
   cudaGraph_t done = nullptr;
@@ -1083,7 +1082,7 @@ TEST_CASE("runtime graphs: stream-ordered allocation in a capture becomes memory
   CHECK(ap.dptr != nullptr);
   REQUIRE(g().cudaGraphAddMemFreeNode(&fn, g2, &an, 1, ap.dptr) == cudaSuccess);
   CHECK(g().cudaGraphAddMemFreeNode(&fn, g2, &an, 1, out) == cudaErrorInvalidValue);  // pinned host memory
-  ap.poolProps.handleTypes = cudaMemHandleTypePosixFileDescriptor;  // graph memory cannot be exported
+  ap.poolProps.handleTypes = cudaMemHandleTypePosixFileDescriptor;                    // graph memory cannot be exported
   CHECK(g().cudaGraphAddMemAllocNode(&an, g2, nullptr, 0, &ap) == cudaErrorInvalidValue);
   // Child graphs may not hold memory nodes.
   cudaGraph_t parent = nullptr;
@@ -1307,8 +1306,7 @@ TEST_CASE("runtime child: cluster occupancy on H100", "[.runtime-child]") {
   CHECK(g().cudaOccupancyMaxActiveClusters(&clusters, &stub_graph_kernel, &cfg) == cudaErrorInvalidClusterSize);
   CHECK(g().cudaOccupancyMaxActiveClusters(nullptr, &stub_graph_kernel, &cfg) == cudaErrorInvalidValue);
   CHECK(g().cudaOccupancyMaxPotentialClusterSize(&size, &stub_graph_kernel, nullptr) == cudaErrorInvalidValue);
-  CHECK(g().cudaOccupancyMaxPotentialClusterSize(&size, &stub_unregistered, &cfg) ==
-        cudaErrorInvalidDeviceFunction);
+  CHECK(g().cudaOccupancyMaxPotentialClusterSize(&size, &stub_unregistered, &cfg) == cudaErrorInvalidDeviceFunction);
 }
 
 TEST_CASE("runtime: memory pools and their allocations are shared with another process", "[runtime]") {

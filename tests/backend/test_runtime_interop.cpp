@@ -26,17 +26,18 @@ TEST_CASE("runtime interop: GL, EGL and VDPAU answer as NVIDIA's runtime does wi
   clear_error();
   auto gl_devices = sym<cudaError_t(unsigned*, int*, unsigned, cudaGLDeviceList)>("cudaGLGetDevices");
   auto gl_register_buffer = sym<cudaError_t(cudaGraphicsResource_t*, GLuint, unsigned)>("cudaGraphicsGLRegisterBuffer");
-  auto gl_register_image =
-      sym<cudaError_t(cudaGraphicsResource_t*, GLuint, GLenum, unsigned)>("cudaGraphicsGLRegisterImage");
+  auto gl_register_image = sym<cudaError_t(cudaGraphicsResource_t*, GLuint, GLenum, unsigned)>(
+      "cudaGraphicsGLRegisterImage");
   auto gl_set_device = sym<cudaError_t(int)>("cudaGLSetGLDevice");
   auto egl_register = sym<cudaError_t(cudaGraphicsResource_t*, EGLImageKHR, unsigned)>("cudaGraphicsEGLRegisterImage");
   auto egl_connect = sym<cudaError_t(cudaEglStreamConnection*, EGLStreamKHR)>("cudaEGLStreamConsumerConnect");
   auto vdpau_device = sym<cudaError_t(int*, VdpDevice, VdpGetProcAddress*)>("cudaVDPAUGetDevice");
-  auto vdpau_register =
-      sym<cudaError_t(cudaGraphicsResource_t*, VdpVideoSurface, unsigned)>("cudaGraphicsVDPAURegisterVideoSurface");
+  auto vdpau_register = sym<cudaError_t(cudaGraphicsResource_t*, VdpVideoSurface, unsigned)>(
+      "cudaGraphicsVDPAURegisterVideoSurface");
   auto unregister = sym<cudaError_t(cudaGraphicsResource_t)>("cudaGraphicsUnregisterResource");
   auto map = sym<cudaError_t(int, cudaGraphicsResource_t*, cudaStream_t)>("cudaGraphicsMapResources");
-  auto mapped_pointer = sym<cudaError_t(void**, size_t*, cudaGraphicsResource_t)>("cudaGraphicsResourceGetMappedPointer");
+  auto mapped_pointer = sym<cudaError_t(void**, size_t*, cudaGraphicsResource_t)>(
+      "cudaGraphicsResourceGetMappedPointer");
 
   unsigned count = 5;
   int devs[2] = {-1, -1};
@@ -108,7 +109,8 @@ TEST_CASE("runtime child: open an IPC event", "[.runtime-child]") {
   REQUIRE(go != nullptr);
   cudaIpcEventHandle_t h;
   REQUIRE(std::strlen(hex) == 2 * sizeof h);
-  for (size_t i = 0; i < sizeof h; ++i) h.reserved[i] = static_cast<char>(std::stoi(std::string(hex + 2 * i, 2), nullptr, 16));
+  for (size_t i = 0; i < sizeof h; ++i)
+    h.reserved[i] = static_cast<char>(std::stoi(std::string(hex + 2 * i, 2), nullptr, 16));
   cudaEvent_t ev = nullptr;
   REQUIRE(open(&ev, h) == cudaSuccess);
   CHECK(r.cudaEventQuery(ev) == cudaErrorNotReady);  // the parent's record waits for us

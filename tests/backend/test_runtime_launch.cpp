@@ -32,8 +32,7 @@ void** registered() {
                              nullptr);
     r.__cudaRegisterFunction(handle, &stub_cuda13, name_cuda13, name_cuda13, -1, nullptr, nullptr, nullptr, nullptr,
                              nullptr);
-    r.__cudaRegisterFunction(handle, &stub_coop, name_coop, name_coop, -1, nullptr, nullptr, nullptr, nullptr,
-                             nullptr);
+    r.__cudaRegisterFunction(handle, &stub_coop, name_coop, name_coop, -1, nullptr, nullptr, nullptr, nullptr, nullptr);
     r.__cudaRegisterFatBinaryEnd(handle);
     return handle;
   }();
@@ -259,8 +258,8 @@ TEST_CASE("launches are recorded by kernel name", "[runtime]") {
   const int fd = mkstemp(path);
   REQUIRE(fd >= 0);
   close(fd);
-  REQUIRE(run_child_case("runtime child: launch report", {std::string("FAKEGPU_REPORT=") + path,
-                                                            "FAKEGPU_ISOLATED=1"}) == 0);
+  REQUIRE(run_child_case("runtime child: launch report",
+                         {std::string("FAKEGPU_REPORT=") + path, "FAKEGPU_ISOLATED=1"}) == 0);
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();

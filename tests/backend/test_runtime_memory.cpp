@@ -364,7 +364,7 @@ TEST_CASE("unified-memory hints are validated no-ops", "[runtime]") {
   const cudaMemLocation host{cudaMemLocationTypeHost, 0};
   CHECK(r.cudaMemPrefetchAsync(m, 1 << 16, dev0, 0, nullptr) == cudaSuccess);
   CHECK(r.cudaMemPrefetchAsync(static_cast<char*>(m) + 4096, 4096, host, 0, nullptr) == cudaSuccess);
-  CHECK(r.cudaMemPrefetchAsync12(m, 1 << 16, 0, nullptr) == cudaSuccess);               // CUDA 12 ABI
+  CHECK(r.cudaMemPrefetchAsync12(m, 1 << 16, 0, nullptr) == cudaSuccess);  // CUDA 12 ABI
   CHECK(r.cudaMemPrefetchAsync12(m, 1 << 16, cudaCpuDeviceId, nullptr) == cudaSuccess);
   CHECK(r.cudaMemPrefetchAsync12(m, 1 << 16, device_count(), nullptr) == cudaErrorInvalidDevice);
   CHECK(r.cudaMemPrefetchAsync(m, (1 << 16) + 1, dev0, 0, nullptr) == cudaErrorInvalidValue);  // past the end

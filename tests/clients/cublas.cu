@@ -30,14 +30,13 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&c, bytes));
   lib_check::print_used("used_with_buffers");
   const float one = 1.0f, zero = 0.0f;
-  std::printf("sgemm=%d\n", static_cast<int>(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n,
-                                                         &zero, c, n)));
+  std::printf("sgemm=%d\n",
+              static_cast<int>(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero, c, n)));
   std::printf("gemm_ex=%d\n",
-              static_cast<int>(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, &one, a, CUDA_R_32F, n, b,
-                                            CUDA_R_32F, n, &zero, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
-                                            CUBLAS_GEMM_DEFAULT)));
-  std::printf("bad_size=%d\n", static_cast<int>(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, -1, n, n, &one, a, n, b,
-                                                            n, &zero, c, n)));
+              static_cast<int>(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, &one, a, CUDA_R_32F, n, b, CUDA_R_32F,
+                                            n, &zero, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)));
+  std::printf("bad_size=%d\n",
+              static_cast<int>(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, -1, n, n, &one, a, n, b, n, &zero, c, n)));
   FACT_ERR("stream_sync", cudaStreamSynchronize(s));
   std::printf("destroy=%d\n", static_cast<int>(cublasDestroy(h)));
   CK(cudaFree(a));

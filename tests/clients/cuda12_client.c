@@ -17,22 +17,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct { unsigned x, y, z; } dim3;
-typedef int (*get_props_fn)(void *prop, int device);
-typedef int (*int_fn)(int *);
-typedef const char *(*str_fn)(int);
-typedef void **(*reg_fatbin_fn)(void *);
-typedef void (*reg_end_fn)(void **);
-typedef void (*reg_func_fn)(void **, const char *, char *, const char *, int, void *, void *, void *, void *, int *);
-typedef void (*unreg_fn)(void **);
-typedef int (*launch_fn)(const void *, dim3, dim3, void **, size_t, void *);
-typedef int (*malloc_fn)(void **, size_t);
-typedef int (*free_fn)(void *);
+typedef struct {
+  unsigned x, y, z;
+} dim3;
+typedef int (*get_props_fn)(void* prop, int device);
+typedef int (*int_fn)(int*);
+typedef const char* (*str_fn)(int);
+typedef void** (*reg_fatbin_fn)(void*);
+typedef void (*reg_end_fn)(void**);
+typedef void (*reg_func_fn)(void**, const char*, char*, const char*, int, void*, void*, void*, void*, int*);
+typedef void (*unreg_fn)(void**);
+typedef int (*launch_fn)(const void*, dim3, dim3, void**, size_t, void*);
+typedef int (*malloc_fn)(void**, size_t);
+typedef int (*free_fn)(void*);
 
-static void *lib;
+static void* lib;
 
-static void *sym(const char *name, const char *version) {
-  void *p = dlvsym(lib, name, version);
+static void* sym(const char* name, const char* version) {
+  void* p = dlvsym(lib, name, version);
   if (!p) {
     fprintf(stderr, "dlvsym(%s, %s): %s\n", name, version, dlerror());
     exit(1);
@@ -40,25 +42,25 @@ static void *sym(const char *name, const char *version) {
   return p;
 }
 
-static int i32(const unsigned char *b, size_t off) {
+static int i32(const unsigned char* b, size_t off) {
   int v;
   memcpy(&v, b + off, sizeof v);
   return v;
 }
-static size_t u64(const unsigned char *b, size_t off) {
+static size_t u64(const unsigned char* b, size_t off) {
   size_t v;
   memcpy(&v, b + off, sizeof v);
   return v;
 }
 /* Bytes from `from` to the end of a 2048-byte buffer that are not the fill value. */
-static int written_past(const unsigned char *b, size_t from) {
+static int written_past(const unsigned char* b, size_t from) {
   int n = 0;
   for (size_t i = from; i < 2048; ++i) n += b[i] != 0xAB;
   return n;
 }
 
-static void print_v12(const char *key, const unsigned char *p) {
-  printf("%s.name=%s\n", key, (const char *)p);
+static void print_v12(const char* key, const unsigned char* p) {
+  printf("%s.name=%s\n", key, (const char*)p);
   printf("%s.totalGlobalMem=%zu\n", key, u64(p, 288));
   printf("%s.warpSize=%d\n", key, i32(p, 308));
   printf("%s.cc=%d.%d\n", key, i32(p, 360), i32(p, 364));
@@ -73,7 +75,7 @@ static void print_v12(const char *key, const unsigned char *p) {
   printf("%s.written_past_1032=%d\n", key, written_past(p, 1032));
 }
 
-static void kernel_stub(float *x) { (void)x; } /* the host stub nvcc would generate */
+static void kernel_stub(float* x) { (void)x; } /* the host stub nvcc would generate */
 
 int main(void) {
   lib = dlopen("libcudart.so.12", RTLD_NOW | RTLD_LOCAL);
@@ -89,7 +91,7 @@ int main(void) {
          err);
   printf("v2_in_13=%d\n", dlvsym(lib, "cudaGetDeviceProperties_v2", "libcudart.so.13") != NULL);
 
-  unsigned char *buf = malloc(2048);
+  unsigned char* buf = malloc(2048);
   memset(buf, 0xAB, 2048);
   err = ((get_props_fn)sym("cudaGetDeviceProperties_v2", "libcudart.so.12"))(buf, 1);
   printf("props_v2.error=%d\n", err);
@@ -112,22 +114,27 @@ int main(void) {
   /* Registration as nvcc 12 host code does it: a __fatBinC_Wrapper_t whose data points at
    * a fatbinary header (magic 0xBA55ED50, version 1, header size 16, empty body). */
   static const unsigned long long fatbin[2] = {0x0010000100000000ull | 0xBA55ED50ull, 0};
-  static struct { int magic; int version; const unsigned long long *data; void *filename_or_fatbins; } wrapper = {
-      0x466243B1, 1, fatbin, NULL};
-  void **h = ((reg_fatbin_fn)sym("__cudaRegisterFatBinary", "libcudart.so.12"))(&wrapper);
-  ((reg_func_fn)sym("__cudaRegisterFunction", "libcudart.so.12"))(h, (const char *)kernel_stub, "_Z6legacyPf",
-                                                                   "_Z6legacyPf", -1, NULL, NULL, NULL, NULL, NULL);
+  static struct {
+    int magic;
+    int version;
+    const unsigned long long* data;
+    void* filename_or_fatbins;
+  } wrapper = {0x466243B1, 1, fatbin, NULL};
+  void** h = ((reg_fatbin_fn)sym("__cudaRegisterFatBinary", "libcudart.so.12"))(&wrapper);
+  ((reg_func_fn)sym("__cudaRegisterFunction", "libcudart.so.12"))(h, (const char*)kernel_stub, "_Z6legacyPf",
+                                                                  "_Z6legacyPf", -1, NULL, NULL, NULL, NULL, NULL);
   ((reg_end_fn)sym("__cudaRegisterFatBinaryEnd", "libcudart.so.12"))(h);
 
-  float *d = NULL;
-  err = ((malloc_fn)sym("cudaMalloc", "libcudart.so.12"))((void **)&d, 4096);
+  float* d = NULL;
+  err = ((malloc_fn)sym("cudaMalloc", "libcudart.so.12"))((void**)&d, 4096);
   printf("malloc_error=%d\n", err);
-  void *args[] = {&d};
+  void* args[] = {&d};
   dim3 grid = {4, 1, 1}, block = {256, 1, 1};
   launch_fn launch = (launch_fn)sym("cudaLaunchKernel", "libcudart.so.12");
-  for (int i = 0; i < 2; ++i) printf("launch%d_error=%d\n", i, launch((const void *)kernel_stub, grid, block, args, 0, NULL));
+  for (int i = 0; i < 2; ++i)
+    printf("launch%d_error=%d\n", i, launch((const void*)kernel_stub, grid, block, args, 0, NULL));
   int unknown = 0;
-  printf("launch_unregistered_error=%d\n", launch((const void *)&unknown, grid, block, args, 0, NULL));
+  printf("launch_unregistered_error=%d\n", launch((const void*)&unknown, grid, block, args, 0, NULL));
   printf("sync_error=%d\n", ((int (*)(void))sym("cudaDeviceSynchronize", "libcudart.so.12"))());
   printf("free_error=%d\n", ((free_fn)sym("cudaFree", "libcudart.so.12"))(d));
   ((unreg_fn)sym("__cudaUnregisterFatBinary", "libcudart.so.12"))(h);

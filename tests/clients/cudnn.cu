@@ -20,8 +20,8 @@ int main() {
   FACT_STATUS("create_conv", cudnnCreateConvolutionDescriptor(&conv));
   FACT_STATUS("set_x", cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 3, 32, 32));
   FACT_STATUS("set_w", cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 8, 3, 3, 3));
-  FACT_STATUS("set_conv", cudnnSetConvolution2dDescriptor(conv, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
-                                                          CUDNN_DATA_FLOAT));
+  FACT_STATUS("set_conv",
+              cudnnSetConvolution2dDescriptor(conv, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   int n = 0, c = 0, hh = 0, ww = 0;
   FACT_STATUS("output_dim", cudnnGetConvolution2dForwardOutputDim(conv, x, w, &n, &c, &hh, &ww));
   std::printf("output_shape=%d,%d,%d,%d\n", n, c, hh, ww);

@@ -34,8 +34,9 @@ int main() {
   FACT_ERR("sync", cudaDeviceSynchronize());
   lib_check::print_used("used_with_buffers");
   cusparseSpMatDescr_t bad = nullptr;
-  FACT_STATUS("create_csr_negative_rows", cusparseCreateCsr(&bad, -1, rows, nnz, row_ptr, cols, vals, CUSPARSE_INDEX_32I,
-                                                            CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+  FACT_STATUS("create_csr_negative_rows",
+              cusparseCreateCsr(&bad, -1, rows, nnz, row_ptr, cols, vals, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
   FACT_STATUS("destroy_csr", cusparseDestroySpMat(a));
   FACT_STATUS("destroy_x", cusparseDestroyDnVec(vx));
   FACT_STATUS("destroy_y", cusparseDestroyDnVec(vy));

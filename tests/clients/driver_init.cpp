@@ -51,10 +51,10 @@ int main() {
     checkDriver(cuDeviceGetPCIBusId(bus_id, sizeof bus_id, dev));
     CUdevice back = -1;
     checkDriver(cuDeviceGetByPCIBusId(&back, bus_id));
-    std::printf("dev%d.name=%s\ndev%d.total_mem=%zu\ndev%d.cc=%d.%d\ndev%d.sms=%d\n", i, name, i, total, i, major, minor,
-                i, sms);
-    std::printf("dev%d.pci=%x:%x:%x\ndev%d.pci_bus_id=%s\ndev%d.by_pci_bus_id=%d\ndev%d.uuid=%s\n", i, dom, bus, pdev, i,
-                bus_id, i, back, i, uuid);
+    std::printf("dev%d.name=%s\ndev%d.total_mem=%zu\ndev%d.cc=%d.%d\ndev%d.sms=%d\n", i, name, i, total, i, major,
+                minor, i, sms);
+    std::printf("dev%d.pci=%x:%x:%x\ndev%d.pci_bus_id=%s\ndev%d.by_pci_bus_id=%d\ndev%d.uuid=%s\n", i, dom, bus, pdev,
+                i, bus_id, i, back, i, uuid);
   }
 
   // The tutorial's error path, through check_driver's two lookups.

@@ -40,104 +40,95 @@ F sym(void* lib, const char* name) {
   return lib ? reinterpret_cast<F>(dlsym(lib, name)) : nullptr;
 }
 
-// Driver entry points, resolved once per process.
-#define DRV(name, ...) using name##_fn = CUresult (*)(__VA_ARGS__); name##_fn p_##name = nullptr;
-DRV(cuInit, unsigned)
-DRV(cuDriverGetVersion, int*)
-DRV(cuDeviceGetCount, int*)
-DRV(cuDeviceGet, CUdevice*, int)
-DRV(cuDeviceGetName, char*, int, CUdevice)
-DRV(cuDeviceTotalMem_v2, size_t*, CUdevice)
-DRV(cuDeviceGetAttribute, int*, CUdevice_attribute, CUdevice)
-DRV(cuDeviceGetPCIBusId, char*, int, CUdevice)
-DRV(cuDeviceCanAccessPeer, int*, CUdevice, CUdevice)
-DRV(cuDevicePrimaryCtxRetain, CUcontext*, CUdevice)
-DRV(cuDevicePrimaryCtxGetState, CUdevice, unsigned*, int*)
-DRV(cuCtxSetCurrent, CUcontext)
-DRV(cuCtxGetLimit, size_t*, CUlimit)
-DRV(cuCtxGetStreamPriorityRange, int*, int*)
-DRV(cuCtxGetCacheConfig, CUfunc_cache*)
-DRV(cuCtxGetApiVersion, CUcontext, unsigned*)
-DRV(cuCtxSynchronize)
-DRV(cuMemGetInfo_v2, size_t*, size_t*)
-DRV(cuMemAlloc_v2, CUdeviceptr*, size_t)
-DRV(cuMemFree_v2, CUdeviceptr)
-DRV(cuMemAllocPitch_v2, CUdeviceptr*, size_t*, size_t, size_t, unsigned)
-DRV(cuMemAllocHost_v2, void**, size_t)
-DRV(cuMemFreeHost, void*)
-DRV(cuMemHostAlloc, void**, size_t, unsigned)
-DRV(cuMemAllocManaged, CUdeviceptr*, size_t, unsigned)
-DRV(cuMemHostRegister_v2, void*, size_t, unsigned)
-DRV(cuMemHostUnregister, void*)
-DRV(cuMemGetAddressRange_v2, CUdeviceptr*, size_t*, CUdeviceptr)
-DRV(cuPointerGetAttribute, void*, CUpointer_attribute, CUdeviceptr)
-DRV(cuMemcpyHtoD_v2, CUdeviceptr, const void*, size_t)
-DRV(cuMemcpyDtoH_v2, void*, CUdeviceptr, size_t)
-DRV(cuMemcpyDtoD_v2, CUdeviceptr, CUdeviceptr, size_t)
-DRV(cuMemcpy2D_v2, const CUDA_MEMCPY2D*)
-DRV(cuMemsetD8_v2, CUdeviceptr, unsigned char, size_t)
-DRV(cuMemsetD32_v2, CUdeviceptr, unsigned, size_t)
-DRV(cuMemsetD2D8_v2, CUdeviceptr, size_t, unsigned char, size_t, size_t)
-DRV(cuMemGetAllocationGranularity, size_t*, const CUmemAllocationProp*, CUmemAllocationGranularity_flags)
-DRV(cuMemCreate, CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*, unsigned long long)
-DRV(cuMemRelease, CUmemGenericAllocationHandle)
-DRV(cuMemAddressReserve, CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long)
-DRV(cuMemAddressFree, CUdeviceptr, size_t)
-DRV(cuDeviceGetDefaultMemPool, CUmemoryPool*, CUdevice)
-DRV(cuMemPoolGetAttribute, CUmemoryPool, CUmemPool_attribute, void*)
-DRV(cuMemAllocAsync, CUdeviceptr*, size_t, CUstream)
-DRV(cuMemFreeAsync, CUdeviceptr, CUstream)
-DRV(cuIpcGetMemHandle, CUipcMemHandle*, CUdeviceptr)
-DRV(cuStreamCreate, CUstream*, unsigned)
-DRV(cuStreamDestroy_v2, CUstream)
-DRV(cuStreamQuery, CUstream)
-DRV(cuStreamSynchronize, CUstream)
-DRV(cuStreamGetPriority, CUstream, int*)
-DRV(cuStreamGetFlags, CUstream, unsigned*)
-DRV(cuEventCreate, CUevent*, unsigned)
-DRV(cuEventDestroy_v2, CUevent)
-DRV(cuEventRecord, CUevent, CUstream)
-DRV(cuEventQuery, CUevent)
-DRV(cuEventSynchronize, CUevent)
-DRV(cuEventElapsedTime_v2, float*, CUevent, CUevent)
-DRV(cuModuleLoadData, CUmodule*, const void*)
-DRV(cuModuleUnload, CUmodule)
-DRV(cuModuleGetFunction, CUfunction*, CUmodule, const char*)
-DRV(cuModuleGetGlobal_v2, CUdeviceptr*, size_t*, CUmodule, const char*)
-DRV(cuFuncGetAttribute, int*, CUfunction_attribute, CUfunction)
-DRV(cuFuncSetAttribute, CUfunction, CUfunction_attribute, int)
-DRV(cuLaunchKernel, CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
-    void**, void**)
-DRV(cuOccupancyMaxActiveBlocksPerMultiprocessor, int*, CUfunction, int, size_t)
-DRV(cuOccupancyMaxPotentialBlockSize, int*, int*, CUfunction, CUoccupancyB2DSize, size_t, int)
-DRV(cuGetErrorName, CUresult, const char**)
-DRV(cuGetExportTable, const void**, const CUuuid*)
-DRV(cuCtxSetLimit, CUlimit, size_t)
-DRV(cuStreamCreateWithPriority, CUstream*, unsigned, int)
-DRV(cuIpcOpenMemHandle_v2, CUdeviceptr*, CUipcMemHandle, unsigned)
-#undef DRV
+// Driver entry points: one list, declared and resolved once per process.
+#define GPU_FACTS_DRIVER(X)                                                                                     \
+  X(cuInit, unsigned)                                                                                           \
+  X(cuDriverGetVersion, int*)                                                                                   \
+  X(cuDeviceGetCount, int*)                                                                                     \
+  X(cuDeviceGet, CUdevice*, int)                                                                                \
+  X(cuDeviceGetName, char*, int, CUdevice)                                                                      \
+  X(cuDeviceTotalMem_v2, size_t*, CUdevice)                                                                     \
+  X(cuDeviceGetAttribute, int*, CUdevice_attribute, CUdevice)                                                   \
+  X(cuDeviceGetPCIBusId, char*, int, CUdevice)                                                                  \
+  X(cuDeviceCanAccessPeer, int*, CUdevice, CUdevice)                                                            \
+  X(cuDevicePrimaryCtxRetain, CUcontext*, CUdevice)                                                             \
+  X(cuDevicePrimaryCtxGetState, CUdevice, unsigned*, int*)                                                      \
+  X(cuCtxSetCurrent, CUcontext)                                                                                 \
+  X(cuCtxGetLimit, size_t*, CUlimit)                                                                            \
+  X(cuCtxGetStreamPriorityRange, int*, int*)                                                                    \
+  X(cuCtxGetCacheConfig, CUfunc_cache*)                                                                         \
+  X(cuCtxGetApiVersion, CUcontext, unsigned*)                                                                   \
+  X(cuCtxSynchronize)                                                                                           \
+  X(cuMemGetInfo_v2, size_t*, size_t*)                                                                          \
+  X(cuMemAlloc_v2, CUdeviceptr*, size_t)                                                                        \
+  X(cuMemFree_v2, CUdeviceptr)                                                                                  \
+  X(cuMemAllocPitch_v2, CUdeviceptr*, size_t*, size_t, size_t, unsigned)                                        \
+  X(cuMemAllocHost_v2, void**, size_t)                                                                          \
+  X(cuMemFreeHost, void*)                                                                                       \
+  X(cuMemHostAlloc, void**, size_t, unsigned)                                                                   \
+  X(cuMemAllocManaged, CUdeviceptr*, size_t, unsigned)                                                          \
+  X(cuMemHostRegister_v2, void*, size_t, unsigned)                                                              \
+  X(cuMemHostUnregister, void*)                                                                                 \
+  X(cuMemGetAddressRange_v2, CUdeviceptr*, size_t*, CUdeviceptr)                                                \
+  X(cuPointerGetAttribute, void*, CUpointer_attribute, CUdeviceptr)                                             \
+  X(cuMemcpyHtoD_v2, CUdeviceptr, const void*, size_t)                                                          \
+  X(cuMemcpyDtoH_v2, void*, CUdeviceptr, size_t)                                                                \
+  X(cuMemcpyDtoD_v2, CUdeviceptr, CUdeviceptr, size_t)                                                          \
+  X(cuMemcpy2D_v2, const CUDA_MEMCPY2D*)                                                                        \
+  X(cuMemsetD8_v2, CUdeviceptr, unsigned char, size_t)                                                          \
+  X(cuMemsetD32_v2, CUdeviceptr, unsigned, size_t)                                                              \
+  X(cuMemsetD2D8_v2, CUdeviceptr, size_t, unsigned char, size_t, size_t)                                        \
+  X(cuMemGetAllocationGranularity, size_t*, const CUmemAllocationProp*, CUmemAllocationGranularity_flags)       \
+  X(cuMemCreate, CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*, unsigned long long)         \
+  X(cuMemRelease, CUmemGenericAllocationHandle)                                                                 \
+  X(cuMemAddressReserve, CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long)                         \
+  X(cuMemAddressFree, CUdeviceptr, size_t)                                                                      \
+  X(cuDeviceGetDefaultMemPool, CUmemoryPool*, CUdevice)                                                         \
+  X(cuMemPoolGetAttribute, CUmemoryPool, CUmemPool_attribute, void*)                                            \
+  X(cuMemAllocAsync, CUdeviceptr*, size_t, CUstream)                                                            \
+  X(cuMemFreeAsync, CUdeviceptr, CUstream)                                                                      \
+  X(cuIpcGetMemHandle, CUipcMemHandle*, CUdeviceptr)                                                            \
+  X(cuStreamCreate, CUstream*, unsigned)                                                                        \
+  X(cuStreamDestroy_v2, CUstream)                                                                               \
+  X(cuStreamQuery, CUstream)                                                                                    \
+  X(cuStreamSynchronize, CUstream)                                                                              \
+  X(cuStreamGetPriority, CUstream, int*)                                                                        \
+  X(cuStreamGetFlags, CUstream, unsigned*)                                                                      \
+  X(cuEventCreate, CUevent*, unsigned)                                                                          \
+  X(cuEventDestroy_v2, CUevent)                                                                                 \
+  X(cuEventRecord, CUevent, CUstream)                                                                           \
+  X(cuEventQuery, CUevent)                                                                                      \
+  X(cuEventSynchronize, CUevent)                                                                                \
+  X(cuEventElapsedTime_v2, float*, CUevent, CUevent)                                                            \
+  X(cuModuleLoadData, CUmodule*, const void*)                                                                   \
+  X(cuModuleUnload, CUmodule)                                                                                   \
+  X(cuModuleGetFunction, CUfunction*, CUmodule, const char*)                                                    \
+  X(cuModuleGetGlobal_v2, CUdeviceptr*, size_t*, CUmodule, const char*)                                         \
+  X(cuFuncGetAttribute, int*, CUfunction_attribute, CUfunction)                                                 \
+  X(cuFuncSetAttribute, CUfunction, CUfunction_attribute, int)                                                  \
+  X(cuLaunchKernel, CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, \
+    void**, void**)                                                                                             \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, int*, CUfunction, int, size_t)                                 \
+  X(cuOccupancyMaxPotentialBlockSize, int*, int*, CUfunction, CUoccupancyB2DSize, size_t, int)                  \
+  X(cuGetErrorName, CUresult, const char**)                                                                     \
+  X(cuGetExportTable, const void**, const CUuuid*)                                                              \
+  X(cuCtxSetLimit, CUlimit, size_t)                                                                             \
+  X(cuStreamCreateWithPriority, CUstream*, unsigned, int)                                                       \
+  X(cuIpcOpenMemHandle_v2, CUdeviceptr*, CUipcMemHandle, unsigned)                                              \
+  /* end */
+
+#define DECLARE(name, ...)                     \
+  using name##_fn = CUresult (*)(__VA_ARGS__); \
+  name##_fn p_##name = nullptr;
+GPU_FACTS_DRIVER(DECLARE)
+#undef DECLARE
 
 bool load_driver() {
   g_cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!g_cuda) return false;
-#define R(name) p_##name = sym<name##_fn>(g_cuda, #name);
-  R(cuInit) R(cuDriverGetVersion) R(cuDeviceGetCount) R(cuDeviceGet) R(cuDeviceGetName) R(cuDeviceTotalMem_v2)
-  R(cuDeviceGetAttribute) R(cuDeviceGetPCIBusId) R(cuDeviceCanAccessPeer) R(cuDevicePrimaryCtxRetain)
-  R(cuDevicePrimaryCtxGetState) R(cuCtxSetCurrent) R(cuCtxGetLimit) R(cuCtxGetStreamPriorityRange)
-  R(cuCtxGetCacheConfig) R(cuCtxGetApiVersion) R(cuCtxSynchronize) R(cuMemGetInfo_v2) R(cuMemAlloc_v2)
-  R(cuMemFree_v2) R(cuMemAllocPitch_v2) R(cuMemAllocHost_v2) R(cuMemFreeHost) R(cuMemHostAlloc)
-  R(cuMemAllocManaged) R(cuMemHostRegister_v2) R(cuMemHostUnregister) R(cuMemGetAddressRange_v2)
-  R(cuPointerGetAttribute) R(cuMemcpyHtoD_v2) R(cuMemcpyDtoH_v2) R(cuMemcpyDtoD_v2) R(cuMemcpy2D_v2)
-  R(cuMemsetD8_v2) R(cuMemsetD32_v2) R(cuMemsetD2D8_v2) R(cuMemGetAllocationGranularity) R(cuMemCreate)
-  R(cuMemRelease) R(cuMemAddressReserve) R(cuMemAddressFree) R(cuDeviceGetDefaultMemPool)
-  R(cuMemPoolGetAttribute) R(cuMemAllocAsync) R(cuMemFreeAsync) R(cuIpcGetMemHandle) R(cuStreamCreate)
-  R(cuStreamDestroy_v2) R(cuStreamQuery) R(cuStreamSynchronize) R(cuStreamGetPriority) R(cuStreamGetFlags)
-  R(cuEventCreate) R(cuEventDestroy_v2) R(cuEventRecord) R(cuEventQuery) R(cuEventSynchronize)
-  R(cuEventElapsedTime_v2) R(cuModuleLoadData) R(cuModuleUnload) R(cuModuleGetFunction) R(cuModuleGetGlobal_v2)
-  R(cuFuncGetAttribute) R(cuFuncSetAttribute) R(cuLaunchKernel) R(cuOccupancyMaxActiveBlocksPerMultiprocessor)
-  R(cuOccupancyMaxPotentialBlockSize) R(cuGetErrorName) R(cuGetExportTable) R(cuCtxSetLimit)
-  R(cuStreamCreateWithPriority) R(cuIpcOpenMemHandle_v2)
-#undef R
+#define RESOLVE(name, ...) p_##name = sym<name##_fn>(g_cuda, #name);
+  GPU_FACTS_DRIVER(RESOLVE)
+#undef RESOLVE
   return p_cuInit && p_cuGetErrorName;
 }
 
@@ -218,13 +209,21 @@ std::string launch(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned 
 
 std::vector<Case> driver_cases() {
   std::vector<Case> c;
-  auto add = [&](const char* k, std::function<std::string()> f, bool iso = false) { c.push_back({k, std::move(f), iso}); };
+  auto add = [&](const char* k, std::function<std::string()> f, bool iso = false) {
+    c.push_back({k, std::move(f), iso});
+  };
   constexpr size_t kHuge = ~size_t{0};
 
   // ---- allocation ----
-  add("mem_alloc.zero", [] { CUdeviceptr p = 0; return err(p_cuMemAlloc_v2(&p, 0)); });
+  add("mem_alloc.zero", [] {
+    CUdeviceptr p = 0;
+    return err(p_cuMemAlloc_v2(&p, 0));
+  });
   add("mem_alloc.null_out", [] { return err(p_cuMemAlloc_v2(nullptr, 16)); });
-  add("mem_alloc.size_max", [] { CUdeviceptr p = 0; return err(p_cuMemAlloc_v2(&p, kHuge)); });
+  add("mem_alloc.size_max", [] {
+    CUdeviceptr p = 0;
+    return err(p_cuMemAlloc_v2(&p, kHuge));
+  });
   add("mem_alloc.total_plus_one", [] {
     size_t f = 0, t = 0;
     p_cuMemGetInfo_v2(&f, &t);
@@ -270,7 +269,8 @@ std::vector<Case> driver_cases() {
         size_t pitch = 0;
         CUresult r = p_cuMemAllocPitch_v2(&p, &pitch, w, 4, elem);
         if (p) p_cuMemFree_v2(p);
-        s += std::string(s.empty() ? "" : ",") + std::to_string(w) + "x" + std::to_string(elem) + ":" + val_or(r, pitch);
+        s += std::string(s.empty() ? "" : ",") + std::to_string(w) + "x" + std::to_string(elem) + ":" +
+             val_or(r, pitch);
       }
     return s;
   });
@@ -283,15 +283,36 @@ std::vector<Case> driver_cases() {
       CUresult r = p_cuMemAlloc_v2(&p, n);
       p_cuMemGetInfo_v2(&f1, &t);
       if (p) p_cuMemFree_v2(p);
-      s += std::string(s.empty() ? "" : ",") + std::to_string(n) + ":" + (r == CUDA_SUCCESS ? std::to_string(f0 - f1) : err(r));
+      s += std::string(s.empty() ? "" : ",") + std::to_string(n) + ":" +
+           (r == CUDA_SUCCESS ? std::to_string(f0 - f1) : err(r));
     }
     return s;
   });
-  add("mem_alloc_pitch.elem3", [] { CUdeviceptr p = 0; size_t pitch = 0; return err(p_cuMemAllocPitch_v2(&p, &pitch, 100, 10, 3)); });
-  add("mem_alloc_pitch.width_max", [] { CUdeviceptr p = 0; size_t pitch = 0; return err(p_cuMemAllocPitch_v2(&p, &pitch, kHuge, 2, 4)); });
-  add("mem_alloc_pitch.zero", [] { CUdeviceptr p = 0; size_t pitch = 0; return err(p_cuMemAllocPitch_v2(&p, &pitch, 0, 0, 4)); });
-  add("mem_alloc_host.size_max", [] { void* h = nullptr; return err(p_cuMemAllocHost_v2(&h, kHuge)); });
-  add("mem_alloc_host.zero", [] { void* h = nullptr; CUresult r = p_cuMemAllocHost_v2(&h, 0); if (r == CUDA_SUCCESS && h) p_cuMemFreeHost(h); return err(r); });
+  add("mem_alloc_pitch.elem3", [] {
+    CUdeviceptr p = 0;
+    size_t pitch = 0;
+    return err(p_cuMemAllocPitch_v2(&p, &pitch, 100, 10, 3));
+  });
+  add("mem_alloc_pitch.width_max", [] {
+    CUdeviceptr p = 0;
+    size_t pitch = 0;
+    return err(p_cuMemAllocPitch_v2(&p, &pitch, kHuge, 2, 4));
+  });
+  add("mem_alloc_pitch.zero", [] {
+    CUdeviceptr p = 0;
+    size_t pitch = 0;
+    return err(p_cuMemAllocPitch_v2(&p, &pitch, 0, 0, 4));
+  });
+  add("mem_alloc_host.size_max", [] {
+    void* h = nullptr;
+    return err(p_cuMemAllocHost_v2(&h, kHuge));
+  });
+  add("mem_alloc_host.zero", [] {
+    void* h = nullptr;
+    CUresult r = p_cuMemAllocHost_v2(&h, 0);
+    if (r == CUDA_SUCCESS && h) p_cuMemFreeHost(h);
+    return err(r);
+  });
   add("mem_alloc_host.zero_pointer", [] {
     void* h = reinterpret_cast<void*>(1);
     CUresult r = p_cuMemAllocHost_v2(&h, 0);
@@ -299,12 +320,33 @@ std::vector<Case> driver_cases() {
     if (r == CUDA_SUCCESS && h) p_cuMemFreeHost(h);
     return v;
   });
-  add("mem_free_host.bogus", [] { static char buf[64]; return err(p_cuMemFreeHost(buf)); }, true);
-  add("mem_host_alloc.bad_flags", [] { void* h = nullptr; return err(p_cuMemHostAlloc(&h, 16, 0xFF)); });
-  add("mem_host_alloc.size_max", [] { void* h = nullptr; return err(p_cuMemHostAlloc(&h, kHuge, 0)); });
-  add("mem_alloc_managed.zero", [] { CUdeviceptr p = 0; return err(p_cuMemAllocManaged(&p, 0, CU_MEM_ATTACH_GLOBAL)); });
-  add("mem_alloc_managed.bad_flags", [] { CUdeviceptr p = 0; return err(p_cuMemAllocManaged(&p, 16, 0)); });
-  add("mem_alloc_managed.size_max", [] { CUdeviceptr p = 0; return err(p_cuMemAllocManaged(&p, kHuge, CU_MEM_ATTACH_GLOBAL)); });
+  add(
+      "mem_free_host.bogus",
+      [] {
+        static char buf[64];
+        return err(p_cuMemFreeHost(buf));
+      },
+      true);
+  add("mem_host_alloc.bad_flags", [] {
+    void* h = nullptr;
+    return err(p_cuMemHostAlloc(&h, 16, 0xFF));
+  });
+  add("mem_host_alloc.size_max", [] {
+    void* h = nullptr;
+    return err(p_cuMemHostAlloc(&h, kHuge, 0));
+  });
+  add("mem_alloc_managed.zero", [] {
+    CUdeviceptr p = 0;
+    return err(p_cuMemAllocManaged(&p, 0, CU_MEM_ATTACH_GLOBAL));
+  });
+  add("mem_alloc_managed.bad_flags", [] {
+    CUdeviceptr p = 0;
+    return err(p_cuMemAllocManaged(&p, 16, 0));
+  });
+  add("mem_alloc_managed.size_max", [] {
+    CUdeviceptr p = 0;
+    return err(p_cuMemAllocManaged(&p, kHuge, CU_MEM_ATTACH_GLOBAL));
+  });
   add("mem_host_register.unaligned", [] {
     static char buf[8192];
     CUresult r = p_cuMemHostRegister_v2(buf + 1, 100, 0);
@@ -319,7 +361,10 @@ std::vector<Case> driver_cases() {
     std::free(h);
     return err(a) + "," + err(b);
   });
-  add("mem_host_unregister.never", [] { static char buf[64]; return err(p_cuMemHostUnregister(buf)); });
+  add("mem_host_unregister.never", [] {
+    static char buf[64];
+    return err(p_cuMemHostUnregister(buf));
+  });
   add("mem_get_address_range.interior", [] {
     Block b;
     CUdeviceptr base = 0;
@@ -341,7 +386,8 @@ std::vector<Case> driver_cases() {
   add("pointer_attr.memory_type.malloc", [] {
     std::vector<char> v(64);
     unsigned t = 0;
-    return val_or(p_cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(v.data())), t);
+    return val_or(
+        p_cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(v.data())), t);
   });
   add("pointer_attr.range_size.interior", [] {
     Block b;
@@ -350,50 +396,113 @@ std::vector<Case> driver_cases() {
   });
 
   // ---- copies and memsets ----
-  add("memcpy_htod.past_end", [] { Block b; return err(p_cuMemcpyHtoD_v2(b.p, b.host.data(), 8192)); });
-  add("memcpy_htod.interior_past_end", [] { Block b; return err(p_cuMemcpyHtoD_v2(b.p + 4000, b.host.data(), 200)); });
-  add("memcpy_htod.size_max", [] { Block b; return err(p_cuMemcpyHtoD_v2(b.p, b.host.data(), kHuge)); });
-  add("memcpy_htod.null_host", [] { Block b; return err(p_cuMemcpyHtoD_v2(b.p, nullptr, 16)); });
-  add("memcpy_htod.zero_bytes", [] { Block b; return err(p_cuMemcpyHtoD_v2(b.p, b.host.data(), 0)); });
-  add("memcpy_dtoh.past_end", [] { Block b; return err(p_cuMemcpyDtoH_v2(b.host.data(), b.p, 8192)); });
-  add("memcpy_dtod.overlap", [] { Block b; return err(p_cuMemcpyDtoD_v2(b.p + 1, b.p, 100)); });
-  add("memcpy_dtod.bogus_src", [] { Block b; return err(p_cuMemcpyDtoD_v2(b.p, 0x1000, 16)); });
-  add("memset_d8.past_end", [] { Block b; return err(p_cuMemsetD8_v2(b.p, 0, 8192)); }, true);
-  add("memset_d8.size_max", [] {
+  add("memcpy_htod.past_end", [] {
     Block b;
-    CUresult r = p_cuMemsetD8_v2(b.p, 0, kHuge);
-    return err(r) + ",sync:" + err(p_cuCtxSynchronize());
-  }, true);
-  add("memset_d32.misaligned", [] { Block b; return err(p_cuMemsetD32_v2(b.p + 1, 0, 4)); }, true);
-  add("memset_d32.wrapping_count", [] { Block b; return err(p_cuMemsetD32_v2(b.p, 0, kHuge / 2)); }, true);
-  add("memset_d2d8.pitch_wrap", [] { Block b; return err(p_cuMemsetD2D8_v2(b.p, kHuge / 2, 0, 16, 4)); }, true);
-  add("memset_d2d8.width_over_pitch", [] { Block b; return err(p_cuMemsetD2D8_v2(b.p, 64, 0, 128, 4)); }, true);
-  add("memcpy_2d.height_wrap", [] {
+    return err(p_cuMemcpyHtoD_v2(b.p, b.host.data(), 8192));
+  });
+  add("memcpy_htod.interior_past_end", [] {
     Block b;
-    CUDA_MEMCPY2D m{};
-    m.srcMemoryType = CU_MEMORYTYPE_HOST;
-    m.srcHost = b.host.data();
-    m.srcPitch = 64;
-    m.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-    m.dstDevice = b.p;
-    m.dstPitch = kHuge / 2;
-    m.WidthInBytes = 16;
-    m.Height = 4;
-    return err(p_cuMemcpy2D_v2(&m));
-  }, true);
-  add("memcpy_2d.width_over_pitch", [] {
+    return err(p_cuMemcpyHtoD_v2(b.p + 4000, b.host.data(), 200));
+  });
+  add("memcpy_htod.size_max", [] {
     Block b;
-    CUDA_MEMCPY2D m{};
-    m.srcMemoryType = CU_MEMORYTYPE_HOST;
-    m.srcHost = b.host.data();
-    m.srcPitch = 64;
-    m.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-    m.dstDevice = b.p;
-    m.dstPitch = 64;
-    m.WidthInBytes = 128;
-    m.Height = 4;
-    return err(p_cuMemcpy2D_v2(&m));
-  }, true);
+    return err(p_cuMemcpyHtoD_v2(b.p, b.host.data(), kHuge));
+  });
+  add("memcpy_htod.null_host", [] {
+    Block b;
+    return err(p_cuMemcpyHtoD_v2(b.p, nullptr, 16));
+  });
+  add("memcpy_htod.zero_bytes", [] {
+    Block b;
+    return err(p_cuMemcpyHtoD_v2(b.p, b.host.data(), 0));
+  });
+  add("memcpy_dtoh.past_end", [] {
+    Block b;
+    return err(p_cuMemcpyDtoH_v2(b.host.data(), b.p, 8192));
+  });
+  add("memcpy_dtod.overlap", [] {
+    Block b;
+    return err(p_cuMemcpyDtoD_v2(b.p + 1, b.p, 100));
+  });
+  add("memcpy_dtod.bogus_src", [] {
+    Block b;
+    return err(p_cuMemcpyDtoD_v2(b.p, 0x1000, 16));
+  });
+  add(
+      "memset_d8.past_end",
+      [] {
+        Block b;
+        return err(p_cuMemsetD8_v2(b.p, 0, 8192));
+      },
+      true);
+  add(
+      "memset_d8.size_max",
+      [] {
+        Block b;
+        CUresult r = p_cuMemsetD8_v2(b.p, 0, kHuge);
+        return err(r) + ",sync:" + err(p_cuCtxSynchronize());
+      },
+      true);
+  add(
+      "memset_d32.misaligned",
+      [] {
+        Block b;
+        return err(p_cuMemsetD32_v2(b.p + 1, 0, 4));
+      },
+      true);
+  add(
+      "memset_d32.wrapping_count",
+      [] {
+        Block b;
+        return err(p_cuMemsetD32_v2(b.p, 0, kHuge / 2));
+      },
+      true);
+  add(
+      "memset_d2d8.pitch_wrap",
+      [] {
+        Block b;
+        return err(p_cuMemsetD2D8_v2(b.p, kHuge / 2, 0, 16, 4));
+      },
+      true);
+  add(
+      "memset_d2d8.width_over_pitch",
+      [] {
+        Block b;
+        return err(p_cuMemsetD2D8_v2(b.p, 64, 0, 128, 4));
+      },
+      true);
+  add(
+      "memcpy_2d.height_wrap",
+      [] {
+        Block b;
+        CUDA_MEMCPY2D m{};
+        m.srcMemoryType = CU_MEMORYTYPE_HOST;
+        m.srcHost = b.host.data();
+        m.srcPitch = 64;
+        m.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+        m.dstDevice = b.p;
+        m.dstPitch = kHuge / 2;
+        m.WidthInBytes = 16;
+        m.Height = 4;
+        return err(p_cuMemcpy2D_v2(&m));
+      },
+      true);
+  add(
+      "memcpy_2d.width_over_pitch",
+      [] {
+        Block b;
+        CUDA_MEMCPY2D m{};
+        m.srcMemoryType = CU_MEMORYTYPE_HOST;
+        m.srcHost = b.host.data();
+        m.srcPitch = 64;
+        m.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+        m.dstDevice = b.p;
+        m.dstPitch = 64;
+        m.WidthInBytes = 128;
+        m.Height = 4;
+        return err(p_cuMemcpy2D_v2(&m));
+      },
+      true);
 
   // ---- VMM, pools, IPC ----
   add("vmm.granularity", [] {
@@ -428,13 +537,26 @@ std::vector<Case> driver_cases() {
     unsigned long long v = 0;
     return val_or(p_cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &v), v);
   });
-  add("mem_alloc_async.zero", [] { CUdeviceptr p = 0; return err(p_cuMemAllocAsync(&p, 0, nullptr)); });
-  add("mem_alloc_async.size_max", [] { CUdeviceptr p = 0; return err(p_cuMemAllocAsync(&p, kHuge, nullptr)); });
-  add("mem_free_async.bogus", [] {
-    CUresult r = p_cuMemFreeAsync(0x1234, nullptr);
-    return err(r) + ",sync:" + err(p_cuCtxSynchronize());
-  }, true);
-  add("ipc_get_mem_handle.device", [] { Block b; CUipcMemHandle h; return err(p_cuIpcGetMemHandle(&h, b.p)); });
+  add("mem_alloc_async.zero", [] {
+    CUdeviceptr p = 0;
+    return err(p_cuMemAllocAsync(&p, 0, nullptr));
+  });
+  add("mem_alloc_async.size_max", [] {
+    CUdeviceptr p = 0;
+    return err(p_cuMemAllocAsync(&p, kHuge, nullptr));
+  });
+  add(
+      "mem_free_async.bogus",
+      [] {
+        CUresult r = p_cuMemFreeAsync(0x1234, nullptr);
+        return err(r) + ",sync:" + err(p_cuCtxSynchronize());
+      },
+      true);
+  add("ipc_get_mem_handle.device", [] {
+    Block b;
+    CUipcMemHandle h;
+    return err(p_cuIpcGetMemHandle(&h, b.p));
+  });
   add("ipc_open_mem_handle.same_process", [] {
     Block b;
     CUipcMemHandle h;
@@ -442,10 +564,17 @@ std::vector<Case> driver_cases() {
     CUdeviceptr q = 0;
     return err(p_cuIpcOpenMemHandle_v2(&q, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
   });
-  add("ipc_get_mem_handle.interior", [] { Block b; CUipcMemHandle h; return err(p_cuIpcGetMemHandle(&h, b.p + 64)); });
+  add("ipc_get_mem_handle.interior", [] {
+    Block b;
+    CUipcMemHandle h;
+    return err(p_cuIpcGetMemHandle(&h, b.p + 64));
+  });
 
   // ---- streams and events ----
-  add("stream_create.bad_flags", [] { CUstream s = nullptr; return err(p_cuStreamCreate(&s, 99)); });
+  add("stream_create.bad_flags", [] {
+    CUstream s = nullptr;
+    return err(p_cuStreamCreate(&s, 99));
+  });
   add("stream_default.priority_flags", [] {
     int pr = -1;
     unsigned fl = 99;
@@ -467,19 +596,28 @@ std::vector<Case> driver_cases() {
     }
     return s;
   });
-  add("stream_destroy.twice", [] {
-    CUstream s = nullptr;
-    p_cuStreamCreate(&s, 0);
-    p_cuStreamDestroy_v2(s);
-    return err(p_cuStreamDestroy_v2(s));
-  }, true);
-  add("stream_query.destroyed", [] {
-    CUstream s = nullptr;
-    p_cuStreamCreate(&s, 0);
-    p_cuStreamDestroy_v2(s);
-    return err(p_cuStreamQuery(s));
-  }, true);
-  add("event_create.bad_flags", [] { CUevent e = nullptr; return err(p_cuEventCreate(&e, 99)); });
+  add(
+      "stream_destroy.twice",
+      [] {
+        CUstream s = nullptr;
+        p_cuStreamCreate(&s, 0);
+        p_cuStreamDestroy_v2(s);
+        return err(p_cuStreamDestroy_v2(s));
+      },
+      true);
+  add(
+      "stream_query.destroyed",
+      [] {
+        CUstream s = nullptr;
+        p_cuStreamCreate(&s, 0);
+        p_cuStreamDestroy_v2(s);
+        return err(p_cuStreamQuery(s));
+      },
+      true);
+  add("event_create.bad_flags", [] {
+    CUevent e = nullptr;
+    return err(p_cuEventCreate(&e, 99));
+  });
   add("event_query.unrecorded", [] {
     CUevent e = nullptr;
     p_cuEventCreate(&e, 0);
@@ -531,13 +669,31 @@ std::vector<Case> driver_cases() {
   });
 
   // ---- devices ----
-  add("device_get.99", [] { CUdevice d = 0; return err(p_cuDeviceGet(&d, 99)); });
-  add("device_get.minus_1", [] { CUdevice d = 0; return err(p_cuDeviceGet(&d, -1)); });
-  add("device_attr.0", [] { int v = 0; return err(p_cuDeviceGetAttribute(&v, static_cast<CUdevice_attribute>(0), 0)); });
-  add("device_attr.max", [] { int v = 0; return err(p_cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX, 0)); });
+  add("device_get.99", [] {
+    CUdevice d = 0;
+    return err(p_cuDeviceGet(&d, 99));
+  });
+  add("device_get.minus_1", [] {
+    CUdevice d = 0;
+    return err(p_cuDeviceGet(&d, -1));
+  });
+  add("device_attr.0", [] {
+    int v = 0;
+    return err(p_cuDeviceGetAttribute(&v, static_cast<CUdevice_attribute>(0), 0));
+  });
+  add("device_attr.max", [] {
+    int v = 0;
+    return err(p_cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX, 0));
+  });
   add("device_attr.null_out", [] { return err(p_cuDeviceGetAttribute(nullptr, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 0)); });
-  add("device_attr.device_99", [] { int v = 0; return err(p_cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 99)); });
-  add("device_can_access_peer.self", [] { int v = -1; return val_or(p_cuDeviceCanAccessPeer(&v, 0, 0), v); });
+  add("device_attr.device_99", [] {
+    int v = 0;
+    return err(p_cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 99));
+  });
+  add("device_can_access_peer.self", [] {
+    int v = -1;
+    return val_or(p_cuDeviceCanAccessPeer(&v, 0, 0), v);
+  });
   add("device_name.len_4", [] {
     char n[8] = "xxxxxxx";
     CUresult r = p_cuDeviceGetName(n, 4, 0);
@@ -545,8 +701,14 @@ std::vector<Case> driver_cases() {
   });
 
   // ---- modules and launches ----
-  add("module_load.garbage", [] { CUmodule m = nullptr; return err(p_cuModuleLoadData(&m, "hello, world")); });
-  add("module_load.empty_string", [] { CUmodule m = nullptr; return err(p_cuModuleLoadData(&m, "")); });
+  add("module_load.garbage", [] {
+    CUmodule m = nullptr;
+    return err(p_cuModuleLoadData(&m, "hello, world"));
+  });
+  add("module_load.empty_string", [] {
+    CUmodule m = nullptr;
+    return err(p_cuModuleLoadData(&m, ""));
+  });
   add("module_load.elf_junk", [] {
     static unsigned char elf[256] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
     CUmodule m = nullptr;
@@ -571,9 +733,18 @@ std::vector<Case> driver_cases() {
     if (r == CUDA_SUCCESS) r = p_cuModuleGetFunction(&g_fn, g_mod, "write_tid");
     return err(r);
   });
-  add("module_load.null_image", [] { CUmodule m = nullptr; return err(p_cuModuleLoadData(&m, nullptr)); });
-  add("module_get_function.null_module", [] { CUfunction f = nullptr; return err(p_cuModuleGetFunction(&f, nullptr, "write_tid")); });
-  add("module_get_function.missing", [] { CUfunction f = nullptr; return err(p_cuModuleGetFunction(&f, g_mod, "nope")); });
+  add("module_load.null_image", [] {
+    CUmodule m = nullptr;
+    return err(p_cuModuleLoadData(&m, nullptr));
+  });
+  add("module_get_function.null_module", [] {
+    CUfunction f = nullptr;
+    return err(p_cuModuleGetFunction(&f, nullptr, "write_tid"));
+  });
+  add("module_get_function.missing", [] {
+    CUfunction f = nullptr;
+    return err(p_cuModuleGetFunction(&f, g_mod, "nope"));
+  });
   add("module_get_global.g_data", [] {
     CUdeviceptr p = 0;
     size_t s = 0;
@@ -634,28 +805,35 @@ std::vector<Case> driver_cases() {
     CUresult r = p_cuOccupancyMaxPotentialBlockSize(&grid, &block, g_fn, nullptr, 0, 0);
     return r == CUDA_SUCCESS ? std::to_string(grid) + "," + std::to_string(block) : err(r);
   });
-  add("launch.illegal_address", [] {
-    CUdeviceptr bad = 8;
-    void* args[] = {&bad};
-    CUresult r = p_cuLaunchKernel(g_fn, 1, 1, 1, 32, 1, 1, 0, nullptr, args, nullptr);
-    std::string s = "launch:" + err(r) + ",sync:" + err(p_cuCtxSynchronize());
-    CUdeviceptr p = 0;
-    s += ",then_alloc:" + err(p_cuMemAlloc_v2(&p, 16));
-    return s;
-  }, true);
-  add("module_unload.twice", [] {
-    CUmodule m = nullptr;
-    p_cuModuleLoadData(&m, kPtx);
-    p_cuModuleUnload(m);
-    return err(p_cuModuleUnload(m));
-  }, true);
+  add(
+      "launch.illegal_address",
+      [] {
+        CUdeviceptr bad = 8;
+        void* args[] = {&bad};
+        CUresult r = p_cuLaunchKernel(g_fn, 1, 1, 1, 32, 1, 1, 0, nullptr, args, nullptr);
+        std::string s = "launch:" + err(r) + ",sync:" + err(p_cuCtxSynchronize());
+        CUdeviceptr p = 0;
+        s += ",then_alloc:" + err(p_cuMemAlloc_v2(&p, 16));
+        return s;
+      },
+      true);
+  add(
+      "module_unload.twice",
+      [] {
+        CUmodule m = nullptr;
+        p_cuModuleLoadData(&m, kPtx);
+        p_cuModuleUnload(m);
+        return err(p_cuModuleUnload(m));
+      },
+      true);
 
   // ---- context ----
   add("ctx.limits", [] {
     std::string s;
     for (int l = 0; l < CU_LIMIT_MAX; ++l) {
       size_t v = 0;
-      s += std::string(s.empty() ? "" : ",") + std::to_string(l) + ":" + val_or(p_cuCtxGetLimit(&v, static_cast<CUlimit>(l)), v);
+      s += std::string(s.empty() ? "" : ",") + std::to_string(l) + ":" +
+           val_or(p_cuCtxGetLimit(&v, static_cast<CUlimit>(l)), v);
     }
     return s;
   });
@@ -683,11 +861,14 @@ std::vector<Case> driver_cases() {
     CUresult r = p_cuDevicePrimaryCtxGetState(0, &fl, &active);
     return r == CUDA_SUCCESS ? std::to_string(fl) + "," + std::to_string(active) : err(r);
   });
-  add("ctx.none_current.mem_alloc", [] {
-    p_cuCtxSetCurrent(nullptr);
-    CUdeviceptr p = 0;
-    return err(p_cuMemAlloc_v2(&p, 16)) + ",sync:" + err(p_cuCtxSynchronize());
-  }, true);
+  add(
+      "ctx.none_current.mem_alloc",
+      [] {
+        p_cuCtxSetCurrent(nullptr);
+        CUdeviceptr p = 0;
+        return err(p_cuMemAlloc_v2(&p, 16)) + ",sync:" + err(p_cuCtxSynchronize());
+      },
+      true);
   return c;
 }
 
@@ -722,17 +903,28 @@ void print_device_facts() {
     return x;
   };
   const Id ids[] = {
-      {"cudart_interface", u({0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a, 0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd, 0x9d, 0xf9}), true},
-      {"tools_callback_hooks", u({0xa0, 0x94, 0x79, 0x8c, 0x2e, 0x74, 0x2e, 0x74, 0x93, 0xf2, 0x08, 0x00, 0x20, 0x0c, 0x0a, 0x66}), true},
-      {"tools_tls", u({0x42, 0xd8, 0x5a, 0x81, 0x23, 0xf6, 0xcb, 0x47, 0x82, 0x98, 0xf6, 0xe7, 0x8a, 0x3a, 0xec, 0xdc}), true},
-      {"context_local_storage", u({0xc6, 0x93, 0x33, 0x6e, 0x11, 0x21, 0xdf, 0x11, 0xa8, 0xc3, 0x68, 0xf3, 0x55, 0xd8, 0x95, 0x93}), false},
-      {"context_checks", u({0x26, 0x3e, 0x88, 0x60, 0x7c, 0xd2, 0x61, 0x43, 0x92, 0xf6, 0xbb, 0xd5, 0x00, 0x6d, 0xfa, 0x7e}), true},
-      {"integrity_check", u({0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b, 0x8d, 0x34, 0xba, 0x12, 0x3e, 0x66, 0xe1, 0xf2}), true},
-      {"log_sink", u({0xf8, 0xcf, 0xf9, 0x51, 0x21, 0x46, 0x8b, 0x4e, 0xb9, 0xe2, 0xfb, 0x46, 0x9e, 0x7c, 0x0d, 0xd9}), true},
-      {"tools_context", u({0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48, 0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2}), true},
-      {"tools_module", u({0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d, 0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e}), true},
-      {"compute_cache", u({0xda, 0x91, 0x51, 0xd3, 0x3a, 0xe6, 0xcc, 0x41, 0xa5, 0xc0, 0x4f, 0x26, 0xd5, 0x33, 0xe3, 0x28}), true},
-      {"cluster", u({0x17, 0x34, 0xdc, 0x26, 0x80, 0x0d, 0x47, 0x45, 0x87, 0x26, 0xc0, 0xf1, 0xe7, 0xdd, 0x8b, 0xca}), true},
+      {"cudart_interface",
+       u({0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a, 0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd, 0x9d, 0xf9}), true},
+      {"tools_callback_hooks",
+       u({0xa0, 0x94, 0x79, 0x8c, 0x2e, 0x74, 0x2e, 0x74, 0x93, 0xf2, 0x08, 0x00, 0x20, 0x0c, 0x0a, 0x66}), true},
+      {"tools_tls", u({0x42, 0xd8, 0x5a, 0x81, 0x23, 0xf6, 0xcb, 0x47, 0x82, 0x98, 0xf6, 0xe7, 0x8a, 0x3a, 0xec, 0xdc}),
+       true},
+      {"context_local_storage",
+       u({0xc6, 0x93, 0x33, 0x6e, 0x11, 0x21, 0xdf, 0x11, 0xa8, 0xc3, 0x68, 0xf3, 0x55, 0xd8, 0x95, 0x93}), false},
+      {"context_checks",
+       u({0x26, 0x3e, 0x88, 0x60, 0x7c, 0xd2, 0x61, 0x43, 0x92, 0xf6, 0xbb, 0xd5, 0x00, 0x6d, 0xfa, 0x7e}), true},
+      {"integrity_check",
+       u({0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b, 0x8d, 0x34, 0xba, 0x12, 0x3e, 0x66, 0xe1, 0xf2}), true},
+      {"log_sink", u({0xf8, 0xcf, 0xf9, 0x51, 0x21, 0x46, 0x8b, 0x4e, 0xb9, 0xe2, 0xfb, 0x46, 0x9e, 0x7c, 0x0d, 0xd9}),
+       true},
+      {"tools_context",
+       u({0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48, 0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2}), true},
+      {"tools_module",
+       u({0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d, 0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e}), true},
+      {"compute_cache",
+       u({0xda, 0x91, 0x51, 0xd3, 0x3a, 0xe6, 0xcc, 0x41, 0xa5, 0xc0, 0x4f, 0x26, 0xd5, 0x33, 0xe3, 0x28}), true},
+      {"cluster", u({0x17, 0x34, 0xdc, 0x26, 0x80, 0x0d, 0x47, 0x45, 0x87, 0x26, 0xc0, 0xf1, 0xe7, 0xdd, 0x8b, 0xca}),
+       true},
   };
   for (const Id& e : ids) {
     const void* t = nullptr;
@@ -831,7 +1023,9 @@ int run_driver_cases() {
     if (WIFEXITED(st) && WEXITSTATUS(st) == 3) return 1;
     if (running >= 0) {
       // The case that was running when the child ended is the one that ended it.
-      std::string what = timed_out ? "hang" : WIFSIGNALED(st) ? std::string("crash:") + signame(WTERMSIG(st)) : "exit:" + std::to_string(WEXITSTATUS(st));
+      std::string what = timed_out         ? "hang"
+                         : WIFSIGNALED(st) ? std::string("crash:") + signame(WTERMSIG(st))
+                                           : "exit:" + std::to_string(WEXITSTATUS(st));
       std::printf("case.%s=%s\n", cases[static_cast<size_t>(running)].key, what.c_str());
       next = static_cast<size_t>(running) + 1;
     } else {
@@ -1018,7 +1212,8 @@ void print_nvml_facts() {
   fact("nvml.encoder_capacity.h264", nv_val(nvmlDeviceGetEncoderCapacity(d, 0, &cap), cap));
   NV(nvmlDeviceGetComputeRunningProcesses_v3, nvmlDevice_t, unsigned*, void*);
   unsigned np = 0;
-  fact("nvml.compute_processes.query_null", nverr(nvmlDeviceGetComputeRunningProcesses_v3(d, &np, nullptr)) + ",count=" + std::to_string(np));
+  fact("nvml.compute_processes.query_null",
+       nverr(nvmlDeviceGetComputeRunningProcesses_v3(d, &np, nullptr)) + ",count=" + std::to_string(np));
   NV(nvmlDeviceGetNvLinkState, nvmlDevice_t, unsigned, int*);
   std::string links;
   for (unsigned l = 0; l < 20; ++l) {

@@ -146,7 +146,8 @@ int pinned() {
 
   // Registering ordinary memory.
   std::vector<unsigned char> storage(bytes + 4096);
-  unsigned char* r = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(storage.data()) + 4095) & ~uintptr_t(4095));
+  unsigned char* r = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(storage.data()) + 4095) &
+                                                      ~uintptr_t(4095));
   print_attrs("pageable", r);
   CK(cudaHostRegister(r, bytes, cudaHostRegisterDefault));
   print_attrs("registered", r);

@@ -39,8 +39,8 @@ int all_in_one_process() {
     const std::string key = "used_dev" + std::to_string(i);
     lib_check::print_used(key.c_str());
   }
-  FACT_STATUS("bad_data_type", ncclAllReduce(buf[0], buf[0], kCount, static_cast<ncclDataType_t>(99), ncclSum,
-                                              comms[0], s[0]));
+  FACT_STATUS("bad_data_type",
+              ncclAllReduce(buf[0], buf[0], kCount, static_cast<ncclDataType_t>(99), ncclSum, comms[0], s[0]));
   for (int i = 0; i < 2; ++i) FACT_STATUS(("destroy" + std::to_string(i)).c_str(), ncclCommDestroy(comms[i]));
   for (int i = 0; i < 2; ++i) {
     CK(cudaSetDevice(i));

@@ -9,15 +9,14 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
-#define CK(call)                                                                        \
-  do {                                                                                  \
-    cudaError_t ck_err_ = (call);                                                       \
-    if (ck_err_ != cudaSuccess) {                                                       \
-      std::fprintf(stderr, "%s:%d: %s failed: %d %s (%s)\n", __FILE__, __LINE__, #call, \
-                   static_cast<int>(ck_err_), cudaGetErrorName(ck_err_),                \
-                   cudaGetErrorString(ck_err_));                                        \
-      std::exit(1);                                                                     \
-    }                                                                                   \
+#define CK(call)                                                                                                   \
+  do {                                                                                                             \
+    cudaError_t ck_err_ = (call);                                                                                  \
+    if (ck_err_ != cudaSuccess) {                                                                                  \
+      std::fprintf(stderr, "%s:%d: %s failed: %d %s (%s)\n", __FILE__, __LINE__, #call, static_cast<int>(ck_err_), \
+                   cudaGetErrorName(ck_err_), cudaGetErrorString(ck_err_));                                        \
+      std::exit(1);                                                                                                \
+    }                                                                                                              \
   } while (0)
 
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", the form nvidia-smi and NVML print.

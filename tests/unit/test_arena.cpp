@@ -107,8 +107,7 @@ TEST_CASE("arena: of two threads freeing one block, exactly one wins", "[arena]"
     bool won[2] = {false, false};
     auto racer = [&](int i) {
       go.fetch_add(1);
-      while (go.load() < 2) {
-      }
+      while (go.load() < 2) {}
       Allocation gone;
       won[i] = arena.erase(b, ~0u, &gone);
     };

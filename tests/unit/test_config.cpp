@@ -15,7 +15,7 @@
 #include "../../fakebackend/src/core/config.h"
 
 #ifndef FAKEGPU_SOURCE_DIR
-#define FAKEGPU_SOURCE_DIR "." // the repository root, when the build does not say
+#define FAKEGPU_SOURCE_DIR "."  // the repository root, when the build does not say
 #endif
 
 using Catch::Matchers::Contains;
@@ -43,9 +43,7 @@ std::string json_error(const std::string& text, const char* origin = "/etc/fakeg
   return error_of([&] { (void)fg::parse_config_json(text, origin); });
 }
 
-std::string example_path() {
-  return std::string(FAKEGPU_SOURCE_DIR) + "/fakebackend/profiles/example.json";
-}
+std::string example_path() { return std::string(FAKEGPU_SOURCE_DIR) + "/fakebackend/profiles/example.json"; }
 
 // A temporary file that removes itself.
 struct TempFile {
@@ -94,36 +92,36 @@ void check_attribute_sanity(const fg::DeviceModel& d) {
   CHECK_THAT(d.name, StartsWith("Fake "));
   CHECK(d.name.size() <= fg::kMaxNameLength);
   CHECK(d.attributes[0] == 0);
-  CHECK(d.attributes[16] == d.sm_count); // MULTIPROCESSOR_COUNT
+  CHECK(d.attributes[16] == d.sm_count);  // MULTIPROCESSOR_COUNT
   CHECK(d.attributes[75] == d.cc_major);
   CHECK(d.attributes[76] == d.cc_minor);
-  CHECK(d.attributes[13] == static_cast<int>(d.max_clock_sm_mhz * 1000));  // CLOCK_RATE
-  CHECK(d.attributes[36] == static_cast<int>(d.max_clock_mem_mhz * 1000)); // MEMORY_CLOCK_RATE
+  CHECK(d.attributes[13] == static_cast<int>(d.max_clock_sm_mhz * 1000));   // CLOCK_RATE
+  CHECK(d.attributes[36] == static_cast<int>(d.max_clock_mem_mhz * 1000));  // MEMORY_CLOCK_RATE
   CHECK(d.attributes[139] == static_cast<int>(d.pci_device_id));
   CHECK(d.attributes[140] == static_cast<int>(d.pci_subsystem_id));
   CHECK((d.pci_device_id & 0xFFFFu) == 0x10DEu);
-  CHECK(d.attributes[1] == 1024);              // MAX_THREADS_PER_BLOCK
-  CHECK(d.attributes[10] == 32);               // WARP_SIZE
-  CHECK(d.attributes[8] == 49152);             // MAX_SHARED_MEMORY_PER_BLOCK
-  CHECK(d.attributes[97] >= d.attributes[8]);  // opt-in >= default
-  CHECK(d.attributes[81] >= d.attributes[97]); // per SM >= per block
+  CHECK(d.attributes[1] == 1024);               // MAX_THREADS_PER_BLOCK
+  CHECK(d.attributes[10] == 32);                // WARP_SIZE
+  CHECK(d.attributes[8] == 49152);              // MAX_SHARED_MEMORY_PER_BLOCK
+  CHECK(d.attributes[97] >= d.attributes[8]);   // opt-in >= default
+  CHECK(d.attributes[81] >= d.attributes[97]);  // per SM >= per block
   CHECK(d.attributes[12] == 65536);
   CHECK(d.attributes[82] == 65536);
-  CHECK(d.attributes[41] == 1);  // UNIFIED_ADDRESSING
-  CHECK(d.attributes[83] == 1);  // MANAGED_MEMORY
-  CHECK(d.attributes[89] == 1);  // CONCURRENT_MANAGED_ACCESS
-  CHECK(d.attributes[88] == 0);  // PAGEABLE_MEMORY_ACCESS
-  CHECK(d.attributes[20] == 0);  // COMPUTE_MODE default
-  CHECK(d.attributes[18] == 0);  // INTEGRATED
-  CHECK(d.attributes[19] == 1);  // CAN_MAP_HOST_MEMORY
-  CHECK(d.attributes[115] == 1); // MEMORY_POOLS_SUPPORTED
-  CHECK(d.attributes[102] == 1); // VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
-  CHECK(d.attributes[125] == 1); // IPC_EVENT_SUPPORTED
-  CHECK(d.attributes[90] == 1);  // COMPUTE_PREEMPTION_SUPPORTED
-  CHECK(d.attributes[95] == 1);  // COOPERATIVE_LAUNCH
-  CHECK(d.attributes[86] == 0);  // HOST_NATIVE_ATOMIC_SUPPORTED (PCIe host)
-  CHECK(d.attributes[37] > 0);   // bus width
-  CHECK(d.attributes[38] > 0);   // L2
+  CHECK(d.attributes[41] == 1);   // UNIFIED_ADDRESSING
+  CHECK(d.attributes[83] == 1);   // MANAGED_MEMORY
+  CHECK(d.attributes[89] == 1);   // CONCURRENT_MANAGED_ACCESS
+  CHECK(d.attributes[88] == 0);   // PAGEABLE_MEMORY_ACCESS
+  CHECK(d.attributes[20] == 0);   // COMPUTE_MODE default
+  CHECK(d.attributes[18] == 0);   // INTEGRATED
+  CHECK(d.attributes[19] == 1);   // CAN_MAP_HOST_MEMORY
+  CHECK(d.attributes[115] == 1);  // MEMORY_POOLS_SUPPORTED
+  CHECK(d.attributes[102] == 1);  // VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
+  CHECK(d.attributes[125] == 1);  // IPC_EVENT_SUPPORTED
+  CHECK(d.attributes[90] == 1);   // COMPUTE_PREEMPTION_SUPPORTED
+  CHECK(d.attributes[95] == 1);   // COOPERATIVE_LAUNCH
+  CHECK(d.attributes[86] == 0);   // HOST_NATIVE_ATOMIC_SUPPORTED (PCIe host)
+  CHECK(d.attributes[37] > 0);    // bus width
+  CHECK(d.attributes[38] > 0);    // L2
   CHECK(d.attributes[39] >= 1024);
   CHECK(d.attributes[106] >= 16);
   CHECK(d.brand == 14);
@@ -136,17 +134,15 @@ void check_attribute_sanity(const fg::DeviceModel& d) {
   CHECK(d.pcie_cur_gen <= d.pcie_max_gen);
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("profile ids and the unknown-profile message", "[config]") {
-  CHECK(fg::profile_ids() ==
-        std::vector<std::string>{"a100-80gb", "a100-40gb", "h100-80gb", "h200", "l4", "t4"});
+  CHECK(fg::profile_ids() == std::vector<std::string>{"a100-80gb", "a100-40gb", "h100-80gb", "h200", "l4", "t4"});
   CHECK(fg::known_profiles_text() == kKnown);
   CHECK(error_of([] { (void)fg::make_profile("a100"); }) ==
         std::string("unknown profile \"a100\"; known profiles: ") + kKnown);
-  CHECK(fg::make_profile("H100-80GB").profile == "h100-80gb"); // ids are case-insensitive
-  for (const auto& id : fg::profile_ids())
-    check_attribute_sanity(fg::make_profile(id));
+  CHECK(fg::make_profile("H100-80GB").profile == "h100-80gb");  // ids are case-insensitive
+  for (const auto& id : fg::profile_ids()) check_attribute_sanity(fg::make_profile(id));
 }
 
 TEST_CASE("profile values", "[config]") {
@@ -170,7 +166,7 @@ TEST_CASE("profile values", "[config]") {
     CHECK(d.attributes[4] == 64);
     CHECK(d.attributes[5] == 2147483647);
     CHECK(d.attributes[6] == 65535);
-    CHECK(d.attributes[120] == 0); // no cluster launch before Hopper
+    CHECK(d.attributes[120] == 0);  // no cluster launch before Hopper
     CHECK(d.power_limit_mw == 400000);
     CHECK(d.power_max_limit_mw == 400000);
     CHECK(d.power_min_limit_mw == 100000);
@@ -202,9 +198,9 @@ TEST_CASE("profile values", "[config]") {
     CHECK(d.attributes[38] == 52428800);
     CHECK(d.attributes[81] == 233472);
     CHECK(d.attributes[97] == 232448);
-    CHECK(d.attributes[120] == 1); // CLUSTER_LAUNCH
-    CHECK(d.attributes[126] == 4); // MEM_SYNC_DOMAIN_COUNT
-    CHECK(d.attributes[127] == 1); // TENSOR_MAP_ACCESS_SUPPORTED
+    CHECK(d.attributes[120] == 1);  // CLUSTER_LAUNCH
+    CHECK(d.attributes[126] == 4);  // MEM_SYNC_DOMAIN_COUNT
+    CHECK(d.attributes[127] == 1);  // TENSOR_MAP_ACCESS_SUPPORTED
     CHECK(d.power_limit_mw == 700000);
     CHECK(d.architecture == 9);
     CHECK(d.pci_device_id == 0x233010DEu);
@@ -251,8 +247,8 @@ TEST_CASE("profile values", "[config]") {
     CHECK(d.attributes[39] == 1024);
     CHECK(d.attributes[106] == 16);
     CHECK(d.attributes[81] == 65536);
-    CHECK(d.attributes[111] == 0); // no reserved shared memory before Ampere
-    CHECK(d.attributes[108] == 0); // no persisting L2 before Ampere
+    CHECK(d.attributes[111] == 0);  // no reserved shared memory before Ampere
+    CHECK(d.attributes[108] == 0);  // no persisting L2 before Ampere
     CHECK(d.power_limit_mw == 70000);
     CHECK(d.architecture == 6);
     CHECK(d.pci_device_id == 0x1EB810DEu);
@@ -263,9 +259,8 @@ TEST_CASE("profile values", "[config]") {
 TEST_CASE("default configuration: 8 x a100-80gb", "[config]") {
   const auto v = fg::load_device_models(nullptr, nullptr);
   REQUIRE(v.size() == 8);
-  const char* buses[8] = {"00000000:07:00.0", "00000000:0F:00.0", "00000000:47:00.0",
-                          "00000000:4E:00.0", "00000000:87:00.0", "00000000:90:00.0",
-                          "00000000:B7:00.0", "00000000:BD:00.0"};
+  const char* buses[8] = {"00000000:07:00.0", "00000000:0F:00.0", "00000000:47:00.0", "00000000:4E:00.0",
+                          "00000000:87:00.0", "00000000:90:00.0", "00000000:B7:00.0", "00000000:BD:00.0"};
   const unsigned bus_numbers[8] = {0x07, 0x0F, 0x47, 0x4E, 0x87, 0x90, 0xB7, 0xBD};
   for (int i = 0; i < 8; ++i) {
     CAPTURE(i);
@@ -312,8 +307,7 @@ TEST_CASE("mixed FAKEGPU_DEVICES spec", "[config]") {
   CHECK(v[4].pci_bus_id == "00000000:87:00.0");
   CHECK(v[5].pci_bus_id == "00000000:90:00.0");
   check_identity_invariants(v);
-  for (const auto& d : v)
-    check_attribute_sanity(d);
+  for (const auto& d : v) check_attribute_sanity(d);
 
   // UUIDs depend on the profile as well as the position.
   CHECK(fg::parse_devices_spec("t4")[0].uuid_str != fg::parse_devices_spec("l4")[0].uuid_str);
@@ -359,8 +353,7 @@ TEST_CASE("64 and 256 devices", "[config]") {
 
 TEST_CASE("bad FAKEGPU_DEVICES specs", "[config]") {
   CHECK(spec_error("a100:2") ==
-        std::string("FAKEGPU_DEVICES=\"a100:2\": unknown profile \"a100\"; known profiles: ") +
-            kKnown);
+        std::string("FAKEGPU_DEVICES=\"a100:2\": unknown profile \"a100\"; known profiles: ") + kKnown);
 
   auto e = spec_error("");
   CHECK_THAT(e, StartsWith("FAKEGPU_DEVICES=\"\": ") && Contains("empty") && Contains("unset"));
@@ -427,8 +420,7 @@ TEST_CASE("FAKEGPU_CONFIG: the documented example", "[config]") {
   const auto v = fg::load_device_models(nullptr, path.c_str());
   REQUIRE(v.size() == 6);
   check_identity_invariants(v);
-  for (const auto& d : v)
-    check_attribute_sanity(d);
+  for (const auto& d : v) check_attribute_sanity(d);
 
   CHECK(v[0].profile == "a100-80gb");
   CHECK(v[1].profile == "a100-80gb");
@@ -444,10 +436,10 @@ TEST_CASE("FAKEGPU_CONFIG: the documented example", "[config]") {
     CHECK(d.total_memory == 42949672960ull);
     CHECK(d.power_limit_mw == 350000);
     CHECK(d.power_max_limit_mw == 700000);
-    CHECK(d.attributes[40] == 2);   // ASYNC_ENGINE_COUNT
-    CHECK(d.attributes[108] == 0);  // MAX_PERSISTING_L2_CACHE_SIZE
-    CHECK(d.attributes[87] == 3);   // SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO
-    CHECK(d.attributes[16] == 132); // untouched
+    CHECK(d.attributes[40] == 2);    // ASYNC_ENGINE_COUNT
+    CHECK(d.attributes[108] == 0);   // MAX_PERSISTING_L2_CACHE_SIZE
+    CHECK(d.attributes[87] == 3);    // SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO
+    CHECK(d.attributes[16] == 132);  // untouched
   }
   CHECK(v[3].pci_bus_id == "00000000:4E:00.0");
   CHECK(v[4].pci_bus_id == "00000000:87:00.0");
@@ -461,7 +453,7 @@ TEST_CASE("FAKEGPU_CONFIG: the documented example", "[config]") {
   CHECK(l4.has_fan);
   CHECK(l4.fan_speed_pct == 35);
   CHECK(l4.temperature_c == 41);
-  CHECK(l4.total_memory == 24152899584ull); // untouched
+  CHECK(l4.total_memory == 24152899584ull);  // untouched
   CHECK(l4.pci_bus_id == "00000000:90:00.0");
 }
 
@@ -495,8 +487,8 @@ TEST_CASE("FAKEGPU_CONFIG: accepted forms", "[config]") {
 
   CHECK(fg::parse_config_json(R"({"devices": []})", "x").empty());
   CHECK(fg::parse_config_json(R"({"version": 1, "comment": "none", "devices": []})", "x").empty());
-  CHECK(fg::parse_config_json(R"({"devices": [{"total_memory": "2TiB", "count": 3}]})", "x")[2]
-            .total_memory == 2ull << 40);
+  CHECK(fg::parse_config_json(R"({"devices": [{"total_memory": "2TiB", "count": 3}]})", "x")[2].total_memory ==
+        2ull << 40);
 }
 
 TEST_CASE("FAKEGPU_CONFIG: errors", "[config]") {
@@ -504,22 +496,19 @@ TEST_CASE("FAKEGPU_CONFIG: errors", "[config]") {
 
   SECTION("unknown keys") {
     auto e = json_error(R"({"devices": [{"profile": "t4", "sm_cnt": 3}]})");
-    CHECK_THAT(e, StartsWith(origin +
-                             "devices[0]: unknown key \"sm_cnt\"; allowed keys: profile, count") &&
+    CHECK_THAT(e, StartsWith(origin + "devices[0]: unknown key \"sm_cnt\"; allowed keys: profile, count") &&
                       Contains("sm_count") && Contains("attributes"));
     e = json_error(R"({"device": []})");
-    CHECK_THAT(e,
-               Contains("unknown top-level key \"device\"") && Contains("allowed keys: devices"));
+    CHECK_THAT(e, Contains("unknown top-level key \"device\"") && Contains("allowed keys: devices"));
     e = json_error(R"({"devices": [{"profile": "t4", "attributes": {"L2_CACHE": 3}}]})");
-    CHECK_THAT(e, Contains("devices[0].attributes.L2_CACHE") && Contains("unknown attribute") &&
-                      Contains("1..147"));
+    CHECK_THAT(e, Contains("devices[0].attributes.L2_CACHE") && Contains("unknown attribute") && Contains("1..147"));
     e = json_error(R"({"devices": [{"attributes": {"148": 3}}]})");
     CHECK_THAT(e, Contains("unknown attribute \"148\""));
   }
   SECTION("wrong types and values") {
     auto e = json_error(R"({"devices": [{"profile": "t4", "sm_count": "many"}]})");
-    CHECK_THAT(e, StartsWith(origin + "devices[0].sm_count: ") && Contains("whole number") &&
-                      Contains("string \"many\""));
+    CHECK_THAT(e,
+               StartsWith(origin + "devices[0].sm_count: ") && Contains("whole number") && Contains("string \"many\""));
     e = json_error(R"({"devices": [{"sm_count": 1.5}]})");
     CHECK_THAT(e, Contains("devices[0].sm_count") && Contains("number 1.5"));
     e = json_error(R"({"devices": [{"total_memory": -5}]})");
@@ -545,8 +534,7 @@ TEST_CASE("FAKEGPU_CONFIG: errors", "[config]") {
     e = json_error(R"({"devices": [{"profile": 4}]})");
     CHECK_THAT(e, Contains("devices[0].profile") && Contains("known profiles"));
     e = json_error(R"({"devices": [{"profile": "a100"}]})");
-    CHECK_THAT(e, Contains("devices[0].profile: unknown profile \"a100\"; known profiles: " +
-                           std::string(kKnown)));
+    CHECK_THAT(e, Contains("devices[0].profile: unknown profile \"a100\"; known profiles: " + std::string(kKnown)));
     e = json_error(R"({"devices": [7]})");
     CHECK_THAT(e, Contains("devices[0]") && Contains("number 7") && Contains("\"profile\""));
     e = json_error(R"({"devices": {"profile": "t4"}})");
@@ -572,8 +560,7 @@ TEST_CASE("FAKEGPU_CONFIG: errors", "[config]") {
     e = json_error(R"({"devices": [{"count": -1}]})");
     CHECK_THAT(e, Contains("devices[0].count") && Contains("out of range"));
     e = json_error(R"({"devices": [{"count": 200}, {"profile": "t4", "count": 100}]})");
-    CHECK_THAT(e,
-               Contains("devices[1].count") && Contains("300 devices") && Contains("at most 256"));
+    CHECK_THAT(e, Contains("devices[1].count") && Contains("300 devices") && Contains("at most 256"));
   }
   SECTION("attributes owned by fields or identity") {
     auto e = json_error(R"({"devices": [{"attributes": {"CU_DEVICE_ATTRIBUTE_CLOCK_RATE": 1}}]})");
@@ -587,8 +574,8 @@ TEST_CASE("FAKEGPU_CONFIG: errors", "[config]") {
   }
   SECTION("consistency") {
     auto e = json_error(R"({"devices": [{"power_limit_mw": 800000}]})");
-    CHECK_THAT(e, Contains("devices[0]") && Contains("power_limit_mw (800000)") &&
-                      Contains("power_max_limit_mw (400000)"));
+    CHECK_THAT(
+        e, Contains("devices[0]") && Contains("power_limit_mw (800000)") && Contains("power_max_limit_mw (400000)"));
     e = json_error(R"({"devices": [{"fan_speed_pct": 40}]})");
     CHECK_THAT(e, Contains("no fan") && Contains("\"has_fan\": true"));
     e = json_error(R"({"devices": [{"clock_sm_mhz": 5000}]})");
@@ -598,8 +585,8 @@ TEST_CASE("FAKEGPU_CONFIG: errors", "[config]") {
   }
   SECTION("JSON syntax") {
     auto e = json_error("{\n  \"devices\": [\n    {\"profile\": \"t4\",}\n  ]\n}");
-    CHECK_THAT(e, StartsWith(origin + "invalid JSON at line 3, column ") && Contains("byte") &&
-                      Contains("fix the syntax"));
+    CHECK_THAT(
+        e, StartsWith(origin + "invalid JSON at line 3, column ") && Contains("byte") && Contains("fix the syntax"));
     e = json_error("");
     CHECK_THAT(e, StartsWith(origin + "invalid JSON at line 1"));
     e = json_error(R"({"devices": [], "devices": [{}]})");
@@ -622,18 +609,16 @@ TEST_CASE("attribute names and UUID format", "[config]") {
   CHECK(fg::attribute_from_name("NOPE") == -1);
   CHECK(fg::attribute_from_name("CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK") == 8);
   CHECK(fg::attribute_from_name("VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED") == 102);
-  CHECK(std::string(fg::attribute_name(102)) ==
-        "CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED");
+  CHECK(std::string(fg::attribute_name(102)) == "CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED");
   CHECK(std::string(fg::attribute_name(16)) == "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT");
   CHECK(std::string(fg::attribute_name(75)) == "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR");
-  CHECK(std::string(fg::attribute_name(147)) ==
-        "CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED");
+  CHECK(std::string(fg::attribute_name(147)) == "CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED");
   CHECK(fg::attribute_name(0) == nullptr);
   CHECK(fg::attribute_name(148) == nullptr);
   for (int a = 1; a < fg::kAttributeSlots; ++a) {
     REQUIRE(fg::attribute_name(a) != nullptr);
     CHECK(fg::attribute_from_name(fg::attribute_name(a)) == a);
   }
-  CHECK(fg::format_uuid({0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb,
-                         0xcc, 0xdd, 0xee, 0xff}) == "GPU-00112233-4455-6677-8899-aabbccddeeff");
+  CHECK(fg::format_uuid({0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee,
+                         0xff}) == "GPU-00112233-4455-6677-8899-aabbccddeeff");
 }

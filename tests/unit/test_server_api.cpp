@@ -132,8 +132,11 @@ TEST_CASE("api: /api/v1/devices joins the system's devices with the traced books
   const json& d1 = j["devices"][1];
   CHECK(d1["traced"]["live_bytes"] == 1 * GiB);
   CHECK(d1["traced"]["leaked_bytes"] == 256 * MiB);
-  CHECK(j["host"] == json{{"live_bytes", 64 * MiB}, {"peak_bytes", 64 * MiB}, {"leaked_bytes", 0},
-                          {"leaked_allocs", 0}, {"processes", 1}});
+  CHECK(j["host"] == json{{"live_bytes", 64 * MiB},
+                          {"peak_bytes", 64 * MiB},
+                          {"leaked_bytes", 0},
+                          {"leaked_allocs", 0},
+                          {"processes", 1}});
 
   SECTION("books on a GPU the system did not list") {
     State s = scenario();
@@ -185,8 +188,7 @@ TEST_CASE("api: /api/v1/processes/{pid} has books, kernel books, calls and stack
   CHECK(p["outstanding_stacks"][0]["stack_id"] == 7);
   CHECK(p["outstanding_stacks"][0]["bytes"] == 1536 * MiB);
   CHECK(p["outstanding_stacks"][0]["allocs"] == 1);
-  CHECK(p["outstanding_stacks"][0]["frames"] ==
-        json::array({"cudaMalloc+0x1a [libfake_gpu.so]", "main+0x42 [app]"}));
+  CHECK(p["outstanding_stacks"][0]["frames"] == json::array({"cudaMalloc+0x1a [libfake_gpu.so]", "main+0x42 [app]"}));
   CHECK(p["leaked_stacks"] == json::array());
 }
 
@@ -245,8 +247,7 @@ TEST_CASE("api: the summary is everything the page needs, in a fixed order", "[s
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   CHECK(keys == std::vector<std::string>{"schema", "time", "time_unix_ms", "sequence", "version", "interval_s", "total",
-                                         "devices", "host", "processes", "health", "alerts", "analysis",
-                                         "history"});
+                                         "devices", "host", "processes", "health", "alerts", "analysis", "history"});
   CHECK(j["devices"].size() == 2);
   CHECK(j["host"]["live_bytes"] == 64 * MiB);
   CHECK(j["version"] == "9.9.9");

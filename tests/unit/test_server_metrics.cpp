@@ -71,8 +71,10 @@ TEST_CASE("metrics: the page for a small snapshot, exactly", "[server][metrics]"
   const std::string expected =
       "# HELP fakegpu_process_memory_bytes Memory a traced process holds now, by device and kind (0 once it exited).\n"
       "# TYPE fakegpu_process_memory_bytes gauge\n"
-      "fakegpu_process_memory_bytes{pid=\"4242\",comm=\"python3\",device=\"0\",uuid=\"GPU-abc\",kind=\"device\"} 3145728\n"
-      "# HELP fakegpu_process_peak_memory_bytes High-water mark of a process's memory on a device since tracing began (all kinds).\n"
+      "fakegpu_process_memory_bytes{pid=\"4242\",comm=\"python3\",device=\"0\",uuid=\"GPU-abc\",kind=\"device\"} "
+      "3145728\n"
+      "# HELP fakegpu_process_peak_memory_bytes High-water mark of a process's memory on a device since tracing began "
+      "(all kinds).\n"
       "# TYPE fakegpu_process_peak_memory_bytes gauge\n"
       "fakegpu_process_peak_memory_bytes{pid=\"4242\",comm=\"python3\",device=\"0\",uuid=\"GPU-abc\"} 4194304\n"
       "# HELP fakegpu_process_allocations_total Successful allocations by a process on a device.\n"
@@ -96,10 +98,12 @@ TEST_CASE("metrics: the page for a small snapshot, exactly", "[server][metrics]"
       "# HELP fakegpu_device_memory_free_bytes Memory free on the device.\n"
       "# TYPE fakegpu_device_memory_free_bytes gauge\n"
       "fakegpu_device_memory_free_bytes{device=\"0\",uuid=\"GPU-abc\",name=\"Fake GPU\"} 3221225472\n"
-      "# HELP fakegpu_device_traced_memory_bytes Memory the traced processes hold now on the device (device=\"-1\": pinned host memory).\n"
+      "# HELP fakegpu_device_traced_memory_bytes Memory the traced processes hold now on the device (device=\"-1\": "
+      "pinned host memory).\n"
       "# TYPE fakegpu_device_traced_memory_bytes gauge\n"
       "fakegpu_device_traced_memory_bytes{device=\"0\",uuid=\"GPU-abc\"} 3145728\n"
-      "# HELP fakegpu_device_traced_peak_memory_bytes High-water mark of the traced processes' memory on the device since tracing began.\n"
+      "# HELP fakegpu_device_traced_peak_memory_bytes High-water mark of the traced processes' memory on the device "
+      "since tracing began.\n"
       "# TYPE fakegpu_device_traced_peak_memory_bytes gauge\n"
       "fakegpu_device_traced_peak_memory_bytes{device=\"0\",uuid=\"GPU-abc\"} 4194304\n"
       "# HELP fakegpu_api_calls_total Calls of a traced CUDA API function.\n"
@@ -178,11 +182,13 @@ TEST_CASE("metrics: the page for a small snapshot, exactly", "[server][metrics]"
       "# TYPE fakegpu_collector_attached_libraries gauge\n"
       "fakegpu_collector_attached_libraries{mode=\"uprobe\"} 0\n"
       "fakegpu_collector_attached_libraries{mode=\"usdt\"} 1\n"
-      "# HELP fakegpu_collector_tracked_processes Processes in the books (exited ones until their time to live runs out).\n"
+      "# HELP fakegpu_collector_tracked_processes Processes in the books (exited ones until their time to live runs "
+      "out).\n"
       "# TYPE fakegpu_collector_tracked_processes gauge\n"
       "fakegpu_collector_tracked_processes{state=\"running\"} 1\n"
       "fakegpu_collector_tracked_processes{state=\"exited\"} 0\n"
-      "# HELP fakegpu_collector_folded_processes Processes summed into pid=\"other\" beyond the per-process series limit.\n"
+      "# HELP fakegpu_collector_folded_processes Processes summed into pid=\"other\" beyond the per-process series "
+      "limit.\n"
       "# TYPE fakegpu_collector_folded_processes gauge\n"
       "fakegpu_collector_folded_processes 0\n"
       "# HELP fakegpu_collector_scrape_duration_seconds Time the previous /metrics render took.\n"
@@ -211,7 +217,8 @@ TEST_CASE("metrics: beyond max_processes the smallest processes are summed as pi
     uint32_t pid;
     const char* comm;
     uint64_t bytes;
-  } procs[] = {{10, "a", 100 * MiB}, {20, "b", 200 * MiB}, {30, "c", 300 * MiB}, {40, "d", 100 * MiB}, {50, "e", 1 * MiB}};
+  } procs[] = {
+      {10, "a", 100 * MiB}, {20, "b", 200 * MiB}, {30, "c", 300 * MiB}, {40, "d", 100 * MiB}, {50, "e", 1 * MiB}};
   uint64_t ptr = 0x1000;
   for (const auto& p : procs) {
     l.track_process(p.pid, p.comm, 1, 0, false);
@@ -224,18 +231,19 @@ TEST_CASE("metrics: beyond max_processes the smallest processes are summed as pi
   const std::string page = render_metrics(l.snapshot(true), {}, o);
 
   // Kept: 30, 20 and, of the tie at 100 MiB, the lower pid (10); in pid order, "other" last.
-  CHECK(samples(page, "fakegpu_process_memory_bytes{") ==
-        std::vector<std::string>{
-            "fakegpu_process_memory_bytes{pid=\"10\",comm=\"a\",device=\"0\",uuid=\"\",kind=\"device\"} 104857600",
-            "fakegpu_process_memory_bytes{pid=\"10\",comm=\"a\",device=\"1\",uuid=\"\",kind=\"managed\"} 1048576",
-            "fakegpu_process_memory_bytes{pid=\"20\",comm=\"b\",device=\"0\",uuid=\"\",kind=\"device\"} 209715200",
-            "fakegpu_process_memory_bytes{pid=\"20\",comm=\"b\",device=\"1\",uuid=\"\",kind=\"managed\"} 1048576",
-            "fakegpu_process_memory_bytes{pid=\"30\",comm=\"c\",device=\"0\",uuid=\"\",kind=\"device\"} 314572800",
-            "fakegpu_process_memory_bytes{pid=\"30\",comm=\"c\",device=\"1\",uuid=\"\",kind=\"managed\"} 1048576",
-            // 40 (100 MiB + 1 MiB live) and 50 (exited: 0 live) summed.
-            "fakegpu_process_memory_bytes{pid=\"other\",comm=\"other\",device=\"0\",uuid=\"\",kind=\"device\"} 104857600",
-            "fakegpu_process_memory_bytes{pid=\"other\",comm=\"other\",device=\"1\",uuid=\"\",kind=\"managed\"} 1048576",
-        });
+  CHECK(
+      samples(page, "fakegpu_process_memory_bytes{") ==
+      std::vector<std::string>{
+          "fakegpu_process_memory_bytes{pid=\"10\",comm=\"a\",device=\"0\",uuid=\"\",kind=\"device\"} 104857600",
+          "fakegpu_process_memory_bytes{pid=\"10\",comm=\"a\",device=\"1\",uuid=\"\",kind=\"managed\"} 1048576",
+          "fakegpu_process_memory_bytes{pid=\"20\",comm=\"b\",device=\"0\",uuid=\"\",kind=\"device\"} 209715200",
+          "fakegpu_process_memory_bytes{pid=\"20\",comm=\"b\",device=\"1\",uuid=\"\",kind=\"managed\"} 1048576",
+          "fakegpu_process_memory_bytes{pid=\"30\",comm=\"c\",device=\"0\",uuid=\"\",kind=\"device\"} 314572800",
+          "fakegpu_process_memory_bytes{pid=\"30\",comm=\"c\",device=\"1\",uuid=\"\",kind=\"managed\"} 1048576",
+          // 40 (100 MiB + 1 MiB live) and 50 (exited: 0 live) summed.
+          "fakegpu_process_memory_bytes{pid=\"other\",comm=\"other\",device=\"0\",uuid=\"\",kind=\"device\"} 104857600",
+          "fakegpu_process_memory_bytes{pid=\"other\",comm=\"other\",device=\"1\",uuid=\"\",kind=\"managed\"} 1048576",
+      });
   CHECK(samples(page, "fakegpu_process_leaked_bytes{pid=\"other\"") ==
         std::vector<std::string>{
             "fakegpu_process_leaked_bytes{pid=\"other\",comm=\"other\",device=\"0\",uuid=\"\"} 1048576",
@@ -297,11 +305,12 @@ TEST_CASE("metrics: label values are escaped and made valid UTF-8", "[server][me
   AllocationLedger l;
   l.track_process(9, "we\"ird\\na\nme", 1, 0, false);
   l.apply(ev(EventType::Alloc, 9, 0, MemKind::Device, 0x1, 4096));
-  const std::string page =
-      render_metrics(l.snapshot(true), {{0, "GPU-\"q\"", "Name\\With\nBreak", 1 * GiB, 0}}, MetricsOptions{});
-  CHECK(has_line(page,
-                 "fakegpu_process_memory_bytes{pid=\"9\",comm=\"we\\\"ird\\\\na\\nme\",device=\"0\",uuid=\"GPU-\\\"q\\\"\","
-                 "kind=\"device\"} 4096"));
+  const std::string page = render_metrics(l.snapshot(true), {{0, "GPU-\"q\"", "Name\\With\nBreak", 1 * GiB, 0}},
+                                          MetricsOptions{});
+  CHECK(has_line(
+      page,
+      "fakegpu_process_memory_bytes{pid=\"9\",comm=\"we\\\"ird\\\\na\\nme\",device=\"0\",uuid=\"GPU-\\\"q\\\"\","
+      "kind=\"device\"} 4096"));
   CHECK(has_line(page,
                  "fakegpu_device_memory_total_bytes{device=\"0\",uuid=\"GPU-\\\"q\\\"\",name=\"Name\\\\With\\nBreak\"} "
                  "1073741824"));
@@ -391,8 +400,9 @@ TEST_CASE("metrics: promtool accepts a realistic page with no lint warnings", "[
        {1, "GPU-66666666-7777-8888-9999-000000000000", "NVIDIA H100 80GB HBM3", 80 * GiB, 2 * GiB}},
       o);
   REQUIRE(page.find("{pid=\"other\"") != std::string::npos);
-  CHECK(has_line(page, "fakegpu_process_memory_bytes{pid=\"4242\",comm=\"python3\",device=\"-1\",uuid=\"\","
-                       "kind=\"host\"} 67108864"));  // pinned host memory
+  CHECK(has_line(page,
+                 "fakegpu_process_memory_bytes{pid=\"4242\",comm=\"python3\",device=\"-1\",uuid=\"\","
+                 "kind=\"host\"} 67108864"));  // pinned host memory
 
   char path[] = "/tmp/fakegpu-metrics-XXXXXX";
   const int fd = ::mkstemp(path);

@@ -114,7 +114,8 @@ class Client {
     r.status = std::stoi(status_line.substr(9, 3));
     while (pos != std::string::npos) {
       const size_t next = head_text.find("\r\n", pos + 2);
-      const std::string line = head_text.substr(pos + 2, next == std::string::npos ? std::string::npos : next - pos - 2);
+      const std::string line = head_text.substr(pos + 2,
+                                                next == std::string::npos ? std::string::npos : next - pos - 2);
       const size_t colon = line.find(':');
       if (colon != std::string::npos) {
         std::string name = line.substr(0, colon);
@@ -456,7 +457,7 @@ TEST_CASE("server: a reader that stops reading loses old frames, never blocks pu
     slowest = std::max(slowest, Clock::now() - t0);
     std::this_thread::sleep_for(20ms);
   }
-  CHECK(slowest < 50ms);  // a pointer swap and a post, whatever the reader does
+  CHECK(slowest < 50ms);                     // a pointer swap and a post, whatever the reader does
   CHECK(server->stats().streams_open == 0);  // closed by the write timeout
   CHECK(server->stats().stream_frames_dropped > 0);
 

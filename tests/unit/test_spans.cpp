@@ -42,7 +42,7 @@ TEST_CASE("offset_3d gives the slice and the byte's offset", "[spans]") {
   CHECK(slice == 256);
   CHECK(offset == (2 * 2 + 1) * 128 + 10);
   const size_t half = SIZE_MAX / 2 + 1;
-  CHECK_FALSE(fg::offset_3d(2, half, 0, 0, 0, &slice, &offset));     // the slice wraps
-  CHECK_FALSE(fg::offset_3d(64, 1, 0, 0, half, &slice, &offset));    // z * rows * pitch wraps
+  CHECK_FALSE(fg::offset_3d(2, half, 0, 0, 0, &slice, &offset));       // the slice wraps
+  CHECK_FALSE(fg::offset_3d(64, 1, 0, 0, half, &slice, &offset));      // z * rows * pitch wraps
   CHECK_FALSE(fg::offset_3d(64, 1, SIZE_MAX, 1, 0, &slice, &offset));  // + x wraps
 }

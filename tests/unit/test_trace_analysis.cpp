@@ -20,8 +20,8 @@
 #include "../../userspace/server/metrics.h"
 
 using namespace fgtrace;
-using nlohmann::json;
 using fgtrace::test::ev;
+using nlohmann::json;
 
 namespace {
 
@@ -162,7 +162,7 @@ TEST_CASE("fragmentation of scripted ranges: exact largest free extent", "[analy
     const Fragmentation f = fragmentation(base, 16 * MiB,
                                           {{base + 10 * MiB, base + 20 * MiB},  // past the end: clipped to 16
                                            {base + 1 * MiB, base + 3 * MiB},
-                                           {base + 2 * MiB, base + 4 * MiB},  // overlaps the one before
+                                           {base + 2 * MiB, base + 4 * MiB},    // overlaps the one before
                                            {base - 8 * MiB, base - 4 * MiB}});  // below: ignored
     CHECK(f.used_bytes == 3 * MiB + 6 * MiB);
     CHECK(f.free_bytes == 1 * MiB + 6 * MiB);
@@ -189,7 +189,7 @@ TEST_CASE("Analyzer: aged allocations are exactly those at least --leak-age old"
   a.stack_id = 7;
   l.apply(at(a, 1 * kSec));
   l.apply(at(ev(EventType::Alloc, 100, 0, MemKind::Device, 0x2000, 2 * MiB), 2 * kSec));
-  l.apply(at(ev(EventType::Alloc, 100, 0, MemKind::Device, 0x3000, 3 * MiB), 7 * kSec));  // exactly 5 s old
+  l.apply(at(ev(EventType::Alloc, 100, 0, MemKind::Device, 0x3000, 3 * MiB), 7 * kSec));      // exactly 5 s old
   l.apply(at(ev(EventType::Alloc, 100, 0, MemKind::Device, 0x4000, 4 * MiB), 7 * kSec + 1));  // 1 ns younger
   l.apply(at(ev(EventType::Alloc, 100, 0, MemKind::Device, 0x5000, 5 * MiB), 3 * kSec));
   l.apply(at(ev(EventType::Free, 100, 0, MemKind::Device, 0x5000, 0), 4 * kSec));  // freed: not held
@@ -306,7 +306,8 @@ TEST_CASE("Analyzer: growth, forecast, risk and fragmentation over refreshes", "
   // /metrics carries the forecast and the fragmentation.
   const std::string m = server::render_metrics(snap, {{0, "GPU-x", "Fake", 64 * MiB, 24 * MiB}}, {});
   CHECK(m.find("fakegpu_device_oom_risk{device=\"0\",uuid=\"GPU-x\"} 3\n") != std::string::npos);
-  CHECK(m.find("fakegpu_device_largest_free_extent_bytes{device=\"0\",uuid=\"GPU-x\"} 29360128\n") != std::string::npos);
+  CHECK(m.find("fakegpu_device_largest_free_extent_bytes{device=\"0\",uuid=\"GPU-x\"} 29360128\n") !=
+        std::string::npos);
   CHECK(m.find("fakegpu_process_memory_growing{pid=\"200\",comm=\"grower\"} 1\n") != std::string::npos);
   CHECK(m.find("# TYPE fakegpu_device_oom_eta_seconds gauge\n") != std::string::npos);
 }

@@ -64,8 +64,7 @@ void leave_crashed_processes(const std::string& path, int n, uint8_t uuid, uint6
         const auto u = uuid_of(uuid);
         const uint32_t dev = l->register_device(u.data(), 80 * kGiB, "Fake Crashed GPU", 0);
         rc = l->reserve(dev, lg::kDevice, bytes) ? 0 : 2;
-      } catch (...) {
-      }
+      } catch (...) {}
       char c = static_cast<char>(rc);
       (void)!::write(ready[1], &c, 1);
       (void)!::read(go[0], &c, 1);  // EOF once the parent has seen every child ready
@@ -104,8 +103,7 @@ TEST_CASE("baseline: a crashed process's slot is not live: its bytes are not in 
   CHECK(devices[0].used == 0);
 }
 
-TEST_CASE("baseline: an ordinal comes from the ledger of running processes, not of crashed ones",
-          "[trace][baseline]") {
+TEST_CASE("baseline: an ordinal comes from the ledger of running processes, not of crashed ones", "[trace][baseline]") {
   ShmDir shm;
   // Ledger A: two processes booked on their device 0, then died.
   leave_crashed_processes(shm.ledger("a"), 2, 0x0a, kGiB);

@@ -215,7 +215,7 @@ TEST_CASE("decode_into: one Event reused record after record carries nothing ove
 
   fg_event implicit = raw_event();
   implicit.type = FG_EV_IMPLICIT_FREE;
-  implicit.aux = 2;  // process exit
+  implicit.aux = 2;                                    // process exit
   std::memcpy(implicit.comm, "0123456789abcdef", 16);  // all 16 bytes, no terminator
   REQUIRE(fgtrace::decode_into(implicit, ev));
   CHECK_FALSE(ev.stack_id);

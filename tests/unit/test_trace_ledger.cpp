@@ -192,11 +192,11 @@ TEST_CASE("ledger: a baseline is the starting live figure and frees never take i
   CHECK(p0.live_bytes == 1064);
   CHECK(s0.live_bytes == 1064);
 
-  l.apply(alloc(55, 0, MemKind::Device, 0x5000, 500));             // 1500
-  l.apply(free_of(55, 0x100, 300, 0, MemKind::Device));            // pre-attach: 1200
-  l.apply(free_of(55, 0x200, 5000, 0, MemKind::Device));           // more than is left: 500
-  l.apply(free_of(55, 0x300, 77, 0, MemKind::Device));             // nothing left: stays 500
-  l.apply(free_of(55, 0x5000, 500, 0, MemKind::Device));           // tracked: 0
+  l.apply(alloc(55, 0, MemKind::Device, 0x5000, 500));    // 1500
+  l.apply(free_of(55, 0x100, 300, 0, MemKind::Device));   // pre-attach: 1200
+  l.apply(free_of(55, 0x200, 5000, 0, MemKind::Device));  // more than is left: 500
+  l.apply(free_of(55, 0x300, 77, 0, MemKind::Device));    // nothing left: stays 500
+  l.apply(free_of(55, 0x5000, 500, 0, MemKind::Device));  // tracked: 0
 
   Snapshot s = l.snapshot(true);
   const ProcessView& p = proc(s, 55);
@@ -377,7 +377,7 @@ TEST_CASE("ledger: devices and kinds are separate books; peaks are high-water ma
   l.apply(alloc(1, 0, MemKind::Device, 0x1, 100));
   l.apply(alloc(1, 0, MemKind::Managed, 0x2, 10));
   l.apply(alloc(1, 1, MemKind::Vmm, 0x3, 1000));
-  l.apply(free_of(1, 0x1));                     // device 0 down to 10
+  l.apply(free_of(1, 0x1));                        // device 0 down to 10
   l.apply(alloc(2, 0, MemKind::Device, 0x1, 50));  // same address, another process
   l.apply(alloc(1, -1, MemKind::Host, 0x4, 7));
 
@@ -556,8 +556,7 @@ TEST_CASE("ledger: copies by direction and kernel launches", "[trace][ledger]") 
   CHECK(std::string(to_string(CopyDirection::DtoD)) == "DtoD");
 }
 
-TEST_CASE("ledger: counters read after the exit belong to the exited process; pids are reused",
-          "[trace][ledger]") {
+TEST_CASE("ledger: counters read after the exit belong to the exited process; pids are reused", "[trace][ledger]") {
   AllocationLedger l;
   l.track_process(20, "first", 1, 5, false);
   l.apply(alloc(20, 0, MemKind::Device, 0x1, 10));
@@ -675,10 +674,13 @@ TEST_CASE("stacks: outstanding and leaked bytes by stack, top N, symbolized", "[
   CHECK(render_stacks({}, StackSet::Outstanding) == "No outstanding allocations with a recorded stack.\n");
   CHECK(render_stacks({}, StackSet::Outstanding, 1) ==
         "No outstanding allocations with a recorded stack.\n"
-        "1 allocation has no recorded stack: the kernel's stack table had no slot for it (a larger --max-stacks helps).\n");
-  CHECK(render_stacks({top[0]}, StackSet::Outstanding, 3).ends_with(
-      "\t\tframe5\n3 allocations have no recorded stack: the kernel's stack table had no slot for it (a larger "
-      "--max-stacks helps).\n"));
+        "1 allocation has no recorded stack: the kernel's stack table had no slot for it (a larger --max-stacks "
+        "helps).\n");
+  CHECK(
+      render_stacks({top[0]}, StackSet::Outstanding, 3)
+          .ends_with(
+              "\t\tframe5\n3 allocations have no recorded stack: the kernel's stack table had no slot for it (a larger "
+              "--max-stacks helps).\n"));
   CHECK(stacks_json({top[0]}).dump() ==
         R"([{"pid":70,"comm":"py","stack_id":5,"bytes":300,"allocs":2,"frames":["cudaMalloc","frame5"]}])");
 }

@@ -46,8 +46,7 @@ AllocationLedger scenario() {
   l.record_launch(4242, 3);
   Health h;
   h.events = 9;
-  h.libraries = {{"/opt/fakegpu/lib/libfake_gpu.so", "usdt"},
-                 {"/usr/local/cuda/lib64/libcudart.so.13", "uprobe"}};
+  h.libraries = {{"/opt/fakegpu/lib/libfake_gpu.so", "usdt"}, {"/usr/local/cuda/lib64/libcudart.so.13", "uprobe"}};
   l.set_health(h);
   return l;
 }
@@ -128,8 +127,10 @@ TEST_CASE("render: a process with no memory books still gets a row", "[trace][re
   l.track_process(12, "idle", 1, 0, false);
   l.record_call(12, "cudaGetDeviceCount", 100, true);
   const std::string table = render_table(l.snapshot(true), {"t", 1});
-  CHECK(table.find("\n     12 idle               -  -              0 B         0 B         0         0       0           -\n") !=
-        std::string::npos);
+  CHECK(
+      table.find(
+          "\n     12 idle               -  -              0 B         0 B         0         0       0           -\n") !=
+      std::string::npos);
   CHECK(table.find("since attach") == std::string::npos);  // no star, no footnote
 }
 
@@ -266,8 +267,8 @@ TEST_CASE("render: the CI summary follows its schema", "[trace][render]") {
   const auto ordered = summary_json(s, run, v);
   std::vector<std::string> order;
   for (auto it = ordered.begin(); it != ordered.end(); ++it) order.push_back(it.key());
-  CHECK(order == std::vector<std::string>{"schema", "command", "command_exit_status", "duration_s", "verdict",
-                                          "total", "processes", "drops", "libraries", "analysis"});
+  CHECK(order == std::vector<std::string>{"schema", "command", "command_exit_status", "duration_s", "verdict", "total",
+                                          "processes", "drops", "libraries", "analysis"});
 }
 
 TEST_CASE("verdict: exit codes for peak, leak and lost events", "[trace][render]") {
@@ -292,8 +293,9 @@ TEST_CASE("verdict: exit codes for peak, leak and lost events", "[trace][render]
   CHECK(over.exit_status(0) == 3);
   CHECK(over.exit_status(1) == 3);
   CHECK(std::string(over.status()) == "peak_exceeded");
-  CHECK(over.reasons == std::vector<std::string>{
-                            "device 0 peaked at 2.0 GiB (2147483648 bytes), over --max-peak 1.5 GiB (1610612736 bytes)"});
+  CHECK(over.reasons ==
+        std::vector<std::string>{
+            "device 0 peaked at 2.0 GiB (2147483648 bytes), over --max-peak 1.5 GiB (1610612736 bytes)"});
 
   Verdict leak = evaluate(s, std::nullopt, true);
   CHECK(leak.code == kExitLeaked);

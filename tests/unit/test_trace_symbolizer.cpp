@@ -44,8 +44,8 @@ ElfFacts elf_facts(const std::string& path, const char* name) {
     } else if (sh.sh_type == SHT_SYMTAB) {
       for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; ++i) {
         GElf_Sym sym;
-        const char* sym_name =
-            gelf_getsym(data, static_cast<int>(i), &sym) ? elf_strptr(elf, sh.sh_link, sym.st_name) : nullptr;
+        const char* sym_name = gelf_getsym(data, static_cast<int>(i), &sym) ? elf_strptr(elf, sh.sh_link, sym.st_name)
+                                                                            : nullptr;
         GElf_Shdr in;
         if (sym_name && std::strcmp(sym_name, name) == 0 && gelf_getshdr(elf_getscn(elf, sym.st_shndx), &in))
           out.function_offset = sym.st_value - in.sh_addr + in.sh_offset;

@@ -25,8 +25,7 @@ TEST_CASE("ring: --ringbuf-size takes a power of two that is a multiple of the p
   CHECK(ringbuf_size_problem(0, 4096) == "0 bytes: " + rule + " (16MiB by default)");
   CHECK(ringbuf_size_problem(6000, 4096) == "6000 bytes: " + rule + "; the nearest are 4KiB and 8KiB");
   CHECK(ringbuf_size_problem(3 * 4096, 4096) == "12288 bytes: " + rule + "; the nearest are 8KiB and 16KiB");
-  CHECK(ringbuf_size_problem((16u << 20) + 1, 4096) ==
-        "16777217 bytes: " + rule + "; the nearest are 16MiB and 32MiB");
+  CHECK(ringbuf_size_problem((16u << 20) + 1, 4096) == "16777217 bytes: " + rule + "; the nearest are 16MiB and 32MiB");
   CHECK(ringbuf_size_problem(2048, 4096) == "2048 bytes: " + rule + "; use 4KiB");
   CHECK(ringbuf_size_problem(uint64_t{1} << 32, 4096) == "4GiB is too large: " + rule);
   // 64 KiB pages (some arm64 kernels): a power of two below a page is not one.
@@ -35,8 +34,7 @@ TEST_CASE("ring: --ringbuf-size takes a power of two that is a multiple of the p
         "2GiB; use 64KiB");
 }
 
-TEST_CASE("ring: the programs wake the reader only for a ring buffer filling faster than its timer",
-          "[trace][ring]") {
+TEST_CASE("ring: the programs wake the reader only for a ring buffer filling faster than its timer", "[trace][ring]") {
   // Each CPU checks every `every` records (at most 1/16 of the ring buffer in records of the
   // largest size, 96 bytes, across all CPUs), and wakes the reader once a quarter is used.
   const fgtrace::WakeupPolicy def = fgtrace::wakeup_policy(16u << 20, 2);
@@ -196,8 +194,8 @@ TEST_CASE("ring: a record of a size no record has is refused", "[trace][ring]") 
     INFO(size);
     CHECK_FALSE(fgtrace::decode_record(bytes.data(), size, out));
   }
-  for (size_t size : {size_t{FG_REC_BASE}, size_t{FG_REC_WITH_EXT}, size_t{FG_REC_WITH_PROC},
-                      size_t{FG_REC_WITH_EXT_PROC}}) {
+  for (size_t size :
+       {size_t{FG_REC_BASE}, size_t{FG_REC_WITH_EXT}, size_t{FG_REC_WITH_PROC}, size_t{FG_REC_WITH_EXT_PROC}}) {
     INFO(size);
     CHECK(fgtrace::decode_record(bytes.data(), size, out));
   }

@@ -169,7 +169,8 @@ TEST_CASE("html report: embedded JSON cannot end its script element", "[timeline
   CHECK(json::parse(text) == doc);
   std::ostringstream page;
   write_html_report(page, {{"processes", json::array({{{"comm", "</script>"}}})}}, json::object());
-  CHECK(page.str().find("<script type=\"application/json\" id=\"summary\">{\"processes\":[{\"comm\":\"<\\/script>\"}]}</script>") !=
+  CHECK(page.str().find(
+            "<script type=\"application/json\" id=\"summary\">{\"processes\":[{\"comm\":\"<\\/script>\"}]}</script>") !=
         std::string::npos);
 }
 

@@ -49,8 +49,9 @@ TEST_CASE("usdt: a library whose probe arguments are elsewhere is refused, namin
   const auto args = elf.usdt_arguments("fakegpu", "alloc");
   REQUIRE(args.size() == 1);
   CHECK(args[0].find("@$4096") != std::string::npos);  // a constant, not a register
-  CHECK(fgtrace::usdt_layout_problem(elf) == "its USDT probe fakegpu:alloc has arguments \"" + args[0] +
-                                                 "\", not \"8@%rdi 8@%rsi 8@%rdx 8@%rcx\" (a backend of another version)");
+  CHECK(fgtrace::usdt_layout_problem(elf) ==
+        "its USDT probe fakegpu:alloc has arguments \"" + args[0] +
+            "\", not \"8@%rdi 8@%rsi 8@%rdx 8@%rcx\" (a backend of another version)");
 }
 
 TEST_CASE("usdt: each site's file offset is the backend's 5-byte NOP, with no semaphore", "[trace][usdt]") {
@@ -72,7 +73,7 @@ TEST_CASE("usdt: a probe's semaphore is given as the file offset of its counter"
   const auto sites = elf.usdt_sites("fixture", "sem");
   REQUIRE(sites.offsets.size() == 1);
   REQUIRE(sites.semaphores.size() == 1);
-  CHECK(bytes_at(FG_SDT_FIXTURE, sites.offsets[0], 1) == std::vector<unsigned char>{0x90});  // sys/sdt.h's nop
+  CHECK(bytes_at(FG_SDT_FIXTURE, sites.offsets[0], 1) == std::vector<unsigned char>{0x90});           // sys/sdt.h's nop
   CHECK(bytes_at(FG_SDT_FIXTURE, sites.semaphores[0], 2) == std::vector<unsigned char>{0x47, 0x41});  // 0x4147
   CHECK(elf.usdt_sites("fakegpu", "alloc").semaphores == std::vector<uint64_t>{0});  // the probe without one
 }

@@ -7,8 +7,7 @@
 
 namespace fgtrace::test {
 
-inline Event ev(EventType type, uint32_t pid, int32_t dev, MemKind kind, uint64_t ptr, uint64_t size,
-                uint64_t ts = 1) {
+inline Event ev(EventType type, uint32_t pid, int32_t dev, MemKind kind, uint64_t ptr, uint64_t size, uint64_t ts = 1) {
   Event e;
   e.type = type;
   e.pid = pid;

@@ -116,9 +116,9 @@ constexpr unsigned kAttachGlobal = 1;
 
 // CUmemAllocationProp (32 bytes): pinned memory on a device.
 struct MemAllocationProp {
-  int type;                   // CU_MEM_ALLOCATION_TYPE_PINNED = 1
+  int type;  // CU_MEM_ALLOCATION_TYPE_PINNED = 1
   int requested_handle_types;
-  int location_type;          // CU_MEM_LOCATION_TYPE_DEVICE = 1
+  int location_type;  // CU_MEM_LOCATION_TYPE_DEVICE = 1
   int location_id;
   void* win32_metadata;
   unsigned char compression, rdma;
@@ -139,8 +139,7 @@ void say(const char* what) {
 }
 
 void wait_for_eof() {
-  while (std::getchar() != EOF) {
-  }
+  while (std::getchar() != EOF) {}
 }
 
 void mixed(bool hold) {
@@ -255,8 +254,7 @@ int spawn(int dev, size_t mib, char** argv) {
     ::_exit(127);
   }
   int st = 0;
-  while (::waitpid(child, &st, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(child, &st, 0) < 0 && errno == EINTR) {}
   ok(cudaFree(p), "cudaFree");
   say("parent freed");
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -281,8 +279,7 @@ void fork_batch(int n, int first, const int gate[2], std::vector<pid_t>& childre
       if (gate) {
         ::close(gate[1]);
         char c;
-        while (::read(gate[0], &c, 1) < 0 && errno == EINTR) {
-        }
+        while (::read(gate[0], &c, 1) < 0 && errno == EINTR) {}
       }
       if (i % 4 == 3) {
         char self[] = "/proc/self/exe", mode[] = "child";
@@ -314,8 +311,7 @@ int forks(int n, bool gated) {
   int failed = 0;
   for (pid_t c : children) {
     int st = 0;
-    while (::waitpid(c, &st, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(c, &st, 0) < 0 && errno == EINTR) {}
     if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0) && failed++ == 0)
       std::fprintf(stderr, "trace_workload: child %d ended with wait status %d\n", static_cast<int>(c), st);
   }
@@ -394,8 +390,7 @@ void grow(long steps, size_t mib, long period_ms, bool hold) {
     if (i + 1 == steps) break;
     next.tv_nsec += period_ms * 1'000'000L;
     while (next.tv_nsec >= 1'000'000'000L) next.tv_nsec -= 1'000'000'000L, next.tv_sec += 1;
-    while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nullptr) == EINTR) {
-    }
+    while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nullptr) == EINTR) {}
   }
   std::printf("pid %d: grown %ld x %zu MiB, first %llu last %llu\n", static_cast<int>(::getpid()), steps, mib,
               static_cast<unsigned long long>(first), static_cast<unsigned long long>(last));

@@ -44,8 +44,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     if (hold_ms) std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
     if (hold_until_eof)
-      while (std::getchar() != EOF) {
-      }
+      while (std::getchar() != EOF) {}
     if (mode == "alloc" && check(cudaFree(p), "cudaFree")) return 1;
     return 0;
   }
@@ -59,8 +58,8 @@ int main(int argc, char** argv) {
       held.push_back(p);
       if (hold_ms) std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
     }
-    std::printf("pid %d: device %d full after %zu x %zu MiB (out of memory, as expected)\n",
-                static_cast<int>(getpid()), dev, held.size(), mib);
+    std::printf("pid %d: device %d full after %zu x %zu MiB (out of memory, as expected)\n", static_cast<int>(getpid()),
+                dev, held.size(), mib);
     for (void* p : held) cudaFree(p);
     return 0;
   }

@@ -54,7 +54,7 @@ class MappedLedger {
   explicit MappedLedger(const std::string& path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return;
-    struct stat st{};
+    struct stat st {};
     if (::fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(sizeof(lg::Header))) {
       ::close(fd);
       return;
@@ -216,13 +216,13 @@ std::vector<BackendDevice> backend_devices(const std::vector<int>& pids, const s
   }
   std::map<std::pair<dev_t, ino_t>, std::unique_ptr<MappedLedger>> live;
   for (const std::string& path : paths) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(path.c_str(), &st) != 0) continue;
     const auto key = std::make_pair(st.st_dev, st.st_ino);
     if (live.count(key)) continue;
     auto it = cache.ledgers.find(key);
-    std::unique_ptr<MappedLedger> l =
-        it != cache.ledgers.end() ? std::move(it->second) : std::make_unique<MappedLedger>(path);
+    std::unique_ptr<MappedLedger> l = it != cache.ledgers.end() ? std::move(it->second)
+                                                                : std::make_unique<MappedLedger>(path);
     if (l->valid()) live[key] = std::move(l);
   }
   cache.ledgers = std::move(live);  // files gone (or replaced) are unmapped
@@ -269,7 +269,7 @@ std::vector<BackendDevice> backend_devices(const std::vector<int>& pids, const s
   if (by_pid_out) {
     by_pid_out->clear();
     for (const auto& [pid, path] : cache.ledger_by_pid) {
-      struct stat st{};
+      struct stat st {};
       if (path.empty() || ::stat(path.c_str(), &st) != 0) continue;
       for (const Read& r : reads)
         if (r.key == std::make_pair(st.st_dev, st.st_ino)) (*by_pid_out)[pid] = r.devices;

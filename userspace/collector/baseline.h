@@ -12,8 +12,8 @@
 namespace fgtrace {
 
 struct BaselineEntry {
-  int32_t device;   // the ordinal the process uses for it
-  uint32_t kind;    // 0 device, 1 managed, 2 pinned host (enum fg_mem_kind)
+  int32_t device;  // the ordinal the process uses for it
+  uint32_t kind;   // 0 device, 1 managed, 2 pinned host (enum fg_mem_kind)
   uint64_t bytes;
 };
 
@@ -31,7 +31,7 @@ struct BackendDevice {
   std::string uuid;      // "GPU-…"
   std::string name;
   uint64_t total = 0;
-  uint64_t used = 0;     // device + managed bytes of every live process
+  uint64_t used = 0;  // device + managed bytes of every live process
 };
 // by_pid (optional): each given process's devices as its own ledger describes them (the
 // capacity the process itself sees, whichever ledger wins an ordinal host-wide).

@@ -122,8 +122,9 @@ void Collector::open_and_load(bool multi) {
   skel_->rodata->cfg.filter_pids = opts_.filter_pids;
   skel_->rodata->cfg.follow_children = opts_.follow_children;
   skel_->rodata->cfg.stacks = opts_.stacks;
-  skel_->rodata->cfg.latency_threshold =
-      opts_.latency_every <= 1 ? 0 : static_cast<uint32_t>((uint64_t{1} << 32) / opts_.latency_every);
+  skel_->rodata->cfg.latency_threshold = opts_.latency_every <= 1
+                                             ? 0
+                                             : static_cast<uint32_t>((uint64_t{1} << 32) / opts_.latency_every);
   bpf_map__set_max_entries(skel_->maps.stacks, opts_.stacks ? opts_.max_stacks : 1);
   bpf_map__set_max_entries(skel_->maps.stack_files, opts_.stacks ? opts_.max_stacks : 1);
   if (!opts_.stacks) bpf_map__set_max_entries(skel_->maps.exec_paths, 1);  // else as declared
@@ -145,8 +146,9 @@ void Collector::open_and_load(bool multi) {
   // link instead of a perf event per site, each of which waits for a grace period when
   // released (about a second more for `run -- true`; the cost per hit is the same).
   if (multi)
-    for (bpf_program* p : {skel_->progs.api_enter_multi, skel_->progs.api_exit_multi, skel_->progs.usdt_alloc, skel_->progs.usdt_free, skel_->progs.usdt_implicit_free,
-                           skel_->progs.usdt_ctx_switch, skel_->progs.usdt_launch})
+    for (bpf_program* p :
+         {skel_->progs.api_enter_multi, skel_->progs.api_exit_multi, skel_->progs.usdt_alloc, skel_->progs.usdt_free,
+          skel_->progs.usdt_implicit_free, skel_->progs.usdt_ctx_switch, skel_->progs.usdt_launch})
       bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(kBpfTraceUprobeMulti));
   g_load_has_fallback = multi;
   const int err = fakegpu_bpf__load(skel_);
@@ -168,8 +170,7 @@ int Collector::attach_multi(bpf_program* prog, const std::string& path, const st
   attr.path = reinterpret_cast<uint64_t>(path.c_str());
   attr.offsets = reinterpret_cast<uint64_t>(offsets.data());
   attr.cookies = cookies.empty() ? 0 : reinterpret_cast<uint64_t>(cookies.data());
-  const bool any_semaphore =
-      std::any_of(semaphores.begin(), semaphores.end(), [](uint64_t s) { return s != 0; });
+  const bool any_semaphore = std::any_of(semaphores.begin(), semaphores.end(), [](uint64_t s) { return s != 0; });
   attr.ref_ctr_offsets = any_semaphore ? reinterpret_cast<uint64_t>(semaphores.data()) : 0;
   attr.cnt = static_cast<uint32_t>(offsets.size());
   attr.uflags = ret ? kUprobeMultiReturn : 0;
@@ -262,13 +263,13 @@ void Collector::add_pid(uint32_t tgid) {
 }
 
 bool Collector::attached(const std::string& path) const {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return false;
   return by_inode_.count({st.st_dev, st.st_ino}) != 0;
 }
 
 const AttachedLibrary& Collector::attach_library(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw TraceError("cannot read " + path + ": " + errno_text(errno), kExitNotFound);
   if (auto it = by_inode_.find({st.st_dev, st.st_ino}); it != by_inode_.end()) return libs_[it->second];
   const ElfSymbols elf(path);
@@ -340,16 +341,17 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
       links.emplace_back(e);
       bpf_link* r = bpf_program__attach_uprobe_opts(skel_->progs.api_exit, -1, path.c_str(), off, &exit_opts);
       if (!r)
-        throw TraceError("cannot attach a uretprobe to " + std::string(f.name) + " in " + path + ": " +
-                             errno_text(errno),
-                         kExitUnsupported);
+        throw TraceError(
+            "cannot attach a uretprobe to " + std::string(f.name) + " in " + path + ": " + errno_text(errno),
+            kExitUnsupported);
       links.emplace_back(r);
       lib.probes += 2;
     }
   }
   if (lib.functions == 0) {
-    throw TraceError(path + " exports none of the CUDA functions fakegpu-trace traces (is it a CUDA runtime or driver "
-                     "library?)",
+    throw TraceError(path +
+                         " exports none of the CUDA functions fakegpu-trace traces (is it a CUDA runtime or driver "
+                         "library?)",
                      kExitNotFound);
   }
   if (!multi_offsets.empty()) {
@@ -595,7 +597,6 @@ std::map<uint32_t, uint64_t> Collector::launches() const {
   return out;
 }
 
-
 void Collector::forget(uint32_t tgid) {
   forget_tagged<fg_book_counts>(
       FG_BOOK_SLOTS, bpf_map__fd(skel_->maps.book_counts), tgid,
@@ -616,8 +617,8 @@ void Collector::forget(uint32_t tgid) {
   // The entry/return path's primary-context holders and live allocations (what it leaked).
   forget_keys<PrimaryKey>(bpf_map__fd(skel_->maps.primary_holders), tgid);
   // Only entry/return probes keep allocation records: no 10 MB walk when none are attached.
-  const bool entry_return =
-      std::any_of(libs_.begin(), libs_.end(), [](const AttachedLibrary& l) { return l.mode == "uprobe"; });
+  const bool entry_return = std::any_of(libs_.begin(), libs_.end(),
+                                        [](const AttachedLibrary& l) { return l.mode == "uprobe"; });
   for (size_t i = 0; entry_return && i < allocs_.count; ++i) {
     fg_alloc_rec& r = allocs_.at[i];
     if (r.tgid != tgid || __atomic_load_n(&r.ptr, __ATOMIC_ACQUIRE) <= FG_ALLOC_DELETED) continue;
@@ -630,9 +631,9 @@ void Collector::forget(uint32_t tgid) {
 std::vector<CheckItem> check_system() {
   std::vector<CheckItem> out;
   const bool root = ::geteuid() == 0;
-  out.push_back({"privileges", root,
-                 root ? "running as root"
-                      : "not root: run with sudo (or grant CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE)"});
+  out.push_back(
+      {"privileges", root,
+       root ? "running as root" : "not root: run with sudo (or grant CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE)"});
   const bool btf = ::access("/sys/kernel/btf/vmlinux", R_OK) == 0;
   out.push_back({"kernel BTF (/sys/kernel/btf/vmlinux)", btf,
                  btf ? "present" : "missing: use a kernel built with CONFIG_DEBUG_INFO_BTF=y"});
@@ -643,8 +644,9 @@ std::vector<CheckItem> check_system() {
   const bool tracefs = ::access("/sys/kernel/tracing/trace_pipe", F_OK) == 0 ||
                        ::access("/sys/kernel/debug/tracing/trace_pipe", F_OK) == 0;
   out.push_back({"tracefs (optional)", tracefs,
-                 tracefs ? "mounted" : "not mounted; only needed to read bpf_printk output: mount -t tracefs nodev "
-                                       "/sys/kernel/tracing",
+                 tracefs ? "mounted"
+                         : "not mounted; only needed to read bpf_printk output: mount -t tracefs nodev "
+                           "/sys/kernel/tracing",
                  false});
   if (root && btf) {
     try {

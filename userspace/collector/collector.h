@@ -26,23 +26,23 @@ struct bpf_program;
 namespace fgtrace {
 
 struct CollectorOptions {
-  bool filter_pids = false;      // trace only the pids added with add_pid (and, if following, their children)
-  bool follow_children = false;  // forked children of traced processes are traced too
+  bool filter_pids = false;              // trace only the pids added with add_pid (and, if following, their children)
+  bool follow_children = false;          // forked children of traced processes are traced too
   uint64_t ringbuf_bytes = 16ull << 20;  // the BPF ring buffer (ringbuf_size_problem says what it takes)
   uint32_t max_allocs = 1u << 18;  // live allocations the entry/return path can remember (rounded up to a power of two)
-  bool force_uprobes = false;    // ignore USDT probes (compare both ways on one workload)
-  bool stacks = false;           // record each allocation's user stack (--stacks)
-  uint32_t latency_every = 8;    // entry/return probes time a random 1 in N calls (1: every call)
-  uint32_t max_stacks = 16384;   // distinct stacks the kernel keeps (with stacks)
+  bool force_uprobes = false;      // ignore USDT probes (compare both ways on one workload)
+  bool stacks = false;             // record each allocation's user stack (--stacks)
+  uint32_t latency_every = 8;      // entry/return probes time a random 1 in N calls (1: every call)
+  uint32_t max_stacks = 16384;     // distinct stacks the kernel keeps (with stacks)
 };
 
 // How a library is traced.
 struct AttachedLibrary {
   std::string path;
-  std::string mode;      // "usdt" or "uprobe"
+  std::string mode;          // "usdt" or "uprobe"
   std::string usdt_problem;  // why its fakegpu:* USDT probes are not used, if it has some
-  size_t probes = 0;     // uprobe/uretprobe/USDT attachments
-  size_t functions = 0;  // traced functions the library exports
+  size_t probes = 0;         // uprobe/uretprobe/USDT attachments
+  size_t functions = 0;      // traced functions the library exports
 };
 
 // The wake-up policy of the programs (bpf/ring.bpf.h) for a ring buffer of `bytes` on `cpus`
@@ -74,7 +74,7 @@ struct KernelBook {
 struct CallCount {
   uint32_t tgid, func;
   uint64_t calls, fails, timed, total_ns, max_ns;  // total_ns, max_ns, hist: the timed calls
-  std::vector<uint64_t> hist;  // log2(ns) buckets
+  std::vector<uint64_t> hist;                      // log2(ns) buckets
 };
 struct CopyCount {
   uint32_t tgid, direction;
@@ -182,14 +182,14 @@ class Collector {
     void map(int fd, size_t n);  // throws TraceError
     ~Mapped();
   };
-  Mapped<fg_book_slot> book_slots_;  // the books' shared part (FG_BOOK_SLOTS)
-  Mapped<__u64> call_tags_;          // the call counters' tags (FG_CALL_SLOTS)
-  Mapped<__u64> caller_tags_;        // per-library attribution's tags (FG_CALLER_SLOTS) ...
+  Mapped<fg_book_slot> book_slots_;      // the books' shared part (FG_BOOK_SLOTS)
+  Mapped<__u64> call_tags_;              // the call counters' tags (FG_CALL_SLOTS)
+  Mapped<__u64> caller_tags_;            // per-library attribution's tags (FG_CALLER_SLOTS) ...
   Mapped<fg_caller_file> caller_files_;  // ... and each slot's caller and file
-  Mapped<fg_alloc_rec> allocs_;      // the entry/return path's live allocations
+  Mapped<fg_alloc_rec> allocs_;          // the entry/return path's live allocations
   std::vector<Link> links_;
   std::vector<LinkFd> multi_links_;  // multi-uprobe links (per library: entry, return, each USDT probe)
-  bool multi_ = false;            // the kernel takes multi-uprobe links
+  bool multi_ = false;               // the kernel takes multi-uprobe links
   std::vector<AttachedLibrary> libs_;
   std::map<std::pair<uint64_t, uint64_t>, size_t> by_inode_;  // (dev, ino) → libs_ index
   void detach_all() noexcept;

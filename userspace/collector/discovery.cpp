@@ -39,7 +39,7 @@ std::string real(const std::string& p) {
 }
 
 void add_unique(std::vector<std::string>& out, std::set<std::pair<dev_t, ino_t>>& seen, const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
   if (!seen.insert({st.st_dev, st.st_ino}).second) return;
   if (is_cuda_library(path)) out.push_back(real(path));
@@ -114,9 +114,9 @@ std::vector<std::string> default_libraries() {
   std::set<std::pair<dev_t, ino_t>> seen;
   const std::string bin = self_dir();
   const std::string prefix = bin.substr(0, bin.find_last_of('/'));
-  for (const std::string& p : {prefix + "/libfake_gpu.so", prefix + "/lib/fakegpu/libfake_gpu.so",
-                               prefix + "/lib64/fakegpu/libfake_gpu.so", std::string("/usr/local/lib/fakegpu/libfake_gpu.so"),
-                               std::string("/usr/lib/fakegpu/libfake_gpu.so")})
+  for (const std::string& p :
+       {prefix + "/libfake_gpu.so", prefix + "/lib/fakegpu/libfake_gpu.so", prefix + "/lib64/fakegpu/libfake_gpu.so",
+        std::string("/usr/local/lib/fakegpu/libfake_gpu.so"), std::string("/usr/lib/fakegpu/libfake_gpu.so")})
     add_unique(out, seen, p);
   // A backend installed where the dynamic linker finds it. NVIDIA's own libraries are traced
   // when a process maps them (or when named with --lib): attaching to every CUDA library on

@@ -85,9 +85,9 @@ std::string ringbuf_size_problem(uint64_t bytes, uint64_t page_size) {
   if (bytes > kMaxRingbufBytes) return size_text(bytes) + " is too large: " + rule;
   uint64_t below = page_size;
   while (below * 2 <= bytes) below *= 2;
-  const std::string nearest =
-      bytes < page_size ? "; use " + size_text(page_size)
-                        : "; the nearest are " + size_text(below) + " and " + size_text(below * 2);
+  const std::string nearest = bytes < page_size
+                                  ? "; use " + size_text(page_size)
+                                  : "; the nearest are " + size_text(below) + " and " + size_text(below * 2);
   return std::to_string(bytes) + " bytes: " + rule + nearest;
 }
 

@@ -66,9 +66,9 @@ class StackSymbolizer {
   std::string file_frame(const fg_file_frame& f, bool return_address);
 
   std::map<uint32_t, Session> sessions_;
-  std::set<std::string> files_;            // every file added (indexed or not yet)
-  std::vector<std::string> unindexed_;     // added, build id not read yet
-  bool own_files_added_ = false;           // the collector's own libraries (libc, libstdc++, ...)
+  std::set<std::string> files_;                    // every file added (indexed or not yet)
+  std::vector<std::string> unindexed_;             // added, build id not read yet
+  bool own_files_added_ = false;                   // the collector's own libraries (libc, libstdc++, ...)
   std::map<std::string, FileModule> by_build_id_;  // FG_BUILD_ID_SIZE bytes, zero-padded
 };
 

@@ -81,8 +81,7 @@ class Child {
       ::close(gate[1]);
       ::close(report[0]);
       char go = 0;
-      while (::read(gate[0], &go, 1) < 0 && errno == EINTR) {
-      }
+      while (::read(gate[0], &go, 1) < 0 && errno == EINTR) {}
       drop_privileges();
       std::vector<char*> args;
       for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -408,8 +407,7 @@ class Session {
 
   // Consumes every record the ring buffer holds now, without waiting.
   void drain_delivered() {
-    while (collector_.poll(0, sink_) > 0) {
-    }
+    while (collector_.poll(0, sink_) > 0) {}
   }
 
   // Kernel counters into the ledger; libraries newly mapped; exited processes' kernel
@@ -554,7 +552,8 @@ class Session {
     std::string err;
     server_ = server::Server::start(so, &err);
     if (!server_) {
-      if (err.find("loopback") != std::string::npos) err += " (add --allow-remote to bind it, and protect it with --auth-token-file)";
+      if (err.find("loopback") != std::string::npos)
+        err += " (add --allow-remote to bind it, and protect it with --auth-token-file)";
       throw TraceError("cannot serve on " + opts_.listen + ": " + err, kExitUsage);
     }
     snap_ = ledger_.snapshot(true);
@@ -573,7 +572,8 @@ class Session {
     for (const BackendDevice& d : devices_) st->devices.push_back({d.ordinal, d.uuid, d.name, d.total, d.used});
     if (opts_.stacks) st->stack_frames = stack_frames_;
     st->time_unix_ms = static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count());
     st->sequence = ++published_;
     st->interval_s = opts_.interval_s;
     // The history: this refresh's sample, then every kept one (shared, not copied).
@@ -600,7 +600,8 @@ class Session {
                               StackSet::Outstanding, snap.health.stacks_lost)
              << '\n';
         if (snap.analysis && opts_.analysis.leak_age_s)
-          out_ << render_stacks(top_stacks(snap, StackSet::Aged, opts_.top_stacks, stack_text_), StackSet::Aged) << '\n';
+          out_ << render_stacks(top_stacks(snap, StackSet::Aged, opts_.top_stacks, stack_text_), StackSet::Aged)
+               << '\n';
       }
       out_ << std::flush;
     }
@@ -633,8 +634,8 @@ class Session {
     if (e.type == FG_EV_ALLOC && e.aux != 0) {
       const auto key = std::make_pair(e.tgid, static_cast<uint32_t>(e.aux - 1));
       if (!stack_frames_.count(key))
-        stack_frames_[key] =
-            symbolizer_.frames(e.tgid, collector_.stack(key.second), collector_.stack_files(key.second));
+        stack_frames_[key] = symbolizer_.frames(e.tgid, collector_.stack(key.second),
+                                                collector_.stack_files(key.second));
     }
   }
 
@@ -688,8 +689,8 @@ class Session {
   StackSymbolizer symbolizer_;
   std::unique_ptr<server::Server> server_;
   uint64_t published_ = 0;
-  std::optional<Analyzer> analyzer_;  // none with --no-analyses
-  server::History history_;           // with --listen: the last --history seconds of refreshes
+  std::optional<Analyzer> analyzer_;                          // none with --no-analyses
+  server::History history_;                                   // with --listen: the last --history seconds of refreshes
   std::vector<BackendDevice> devices_;                        // read_devices(): host-wide
   std::map<int, std::vector<BackendDevice>> devices_by_pid_;  // and per traced process
   std::map<int32_t, DeviceCapacity> run_devices_;             // run: the command's devices, as last read

@@ -58,8 +58,7 @@ TrendFit fit_trend(const std::deque<TrendSample>& s) {
   if (sxx <= 0) return f;  // every sample at one time: no rate
   f.rate_bps = sxy / sxx;
   f.r2 = syy <= 0 ? 1.0 : std::clamp(sxy * sxy / (sxx * syy), 0.0, 1.0);
-  if (s.size() >= 3)
-    f.confidence = f.r2 * std::min(1.0, (n - 2) / static_cast<double>(kFullConfidenceSamples - 2));
+  if (s.size() >= 3) f.confidence = f.r2 * std::min(1.0, (n - 2) / static_cast<double>(kFullConfidenceSamples - 2));
   return f;
 }
 
@@ -173,7 +172,8 @@ void Analyzer::rebuild(Held& h, const AllocationLedger& ledger, const ProcessVie
   });
   // The compact records sorted whole (the age boundary walks them); the whole records only
   // as far as the listing needs (the kOutstandingListed oldest, ties by pointer).
-  std::sort(h.by_age.begin(), h.by_age.end(), [](const Held::Aging& x, const Held::Aging& y) { return x.ts_ns < y.ts_ns; });
+  std::sort(h.by_age.begin(), h.by_age.end(),
+            [](const Held::Aging& x, const Held::Aging& y) { return x.ts_ns < y.ts_ns; });
   const auto older = [](const OutstandingAllocation& x, const OutstandingAllocation& y) {
     return x.ts_ns != y.ts_ns ? x.ts_ns < y.ts_ns : x.ptr < y.ptr;
   };
@@ -281,7 +281,8 @@ std::shared_ptr<const Analysis> Analyzer::update(const AllocationLedger& ledger,
       }
       pa.aged_count = h.aged_end;
       pa.aged_bytes = h.aged_bytes;
-      pa.aged.assign(h.oldest.begin(), h.oldest.begin() + static_cast<std::ptrdiff_t>(std::min(h.aged_end, h.oldest.size())));
+      pa.aged.assign(h.oldest.begin(),
+                     h.oldest.begin() + static_cast<std::ptrdiff_t>(std::min(h.aged_end, h.oldest.size())));
       for (const auto& [id, su] : h.aged_stacks) pa.aged_stacks.push_back(su);
       std::sort(pa.aged_stacks.begin(), pa.aged_stacks.end(), [](const StackUsage& x, const StackUsage& y) {
         return x.bytes != y.bytes ? x.bytes > y.bytes : x.stack_id < y.stack_id;
@@ -312,8 +313,7 @@ std::shared_ptr<const Analysis> Analyzer::update(const AllocationLedger& ledger,
     raise(worst_risk_, d.forecast.risk);
     auto [it, fresh] = worst_.try_emplace(d.device);
     const std::optional<RiskLevel> before = fresh ? std::nullopt : it->second.forecast.risk;
-    if (fresh || (d.forecast.risk && (!before || *d.forecast.risk > *before)))
-      it->second = {d.device, now, d.forecast};
+    if (fresh || (d.forecast.risk && (!before || *d.forecast.risk > *before))) it->second = {d.device, now, d.forecast};
   }
   for (const auto& [dev, w] : worst_) a.worst.push_back(w);
   a.worst_risk = worst_risk_;

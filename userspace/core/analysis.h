@@ -71,10 +71,10 @@ struct TrendSample {
 
 struct TrendFit {
   size_t samples = 0;
-  double span_s = 0;           // last sample's time - first's
-  double rate_bps = 0;         // bytes per second (least-squares slope)
+  double span_s = 0;    // last sample's time - first's
+  double rate_bps = 0;  // bytes per second (least-squares slope)
   double r2 = 0;
-  double confidence = 0;       // see the header comment
+  double confidence = 0;  // see the header comment
 };
 // Least squares over the samples (times non-decreasing).
 TrendFit fit_trend(const std::deque<TrendSample>& samples);
@@ -86,7 +86,7 @@ struct Forecast {
   uint64_t capacity = 0;  // bytes; 0: unknown (no usage, ETA nor risk)
   uint64_t used = 0;      // bytes in use on the device
   std::optional<double> usage_pct;
-  TrendFit trend;         // of the series forecast (the device's, or the process's bytes)
+  TrendFit trend;  // of the series forecast (the device's, or the process's bytes)
   std::optional<double> eta_s;
   std::optional<RiskLevel> risk;
 };
@@ -99,7 +99,7 @@ struct Extent {
 struct Fragmentation {
   uint64_t window_begin = 0;  // the address space: [window_begin, window_begin + capacity)
   uint64_t capacity = 0;
-  uint64_t used_bytes = 0;    // covered by live allocations (overlaps counted once)
+  uint64_t used_bytes = 0;  // covered by live allocations (overlaps counted once)
   uint64_t free_bytes = 0;
   uint64_t largest_free = 0;  // the largest free extent
   uint64_t free_extents = 0;  // how many gaps
@@ -156,12 +156,12 @@ struct ProcessDeviceAnalysis {
 struct ProcessAnalysis {
   uint32_t pid = 0;
   uint64_t start_ns = 0;
-  bool exited = false;           // figures as of its last refresh while running
-  TrendFit growth;               // its GPU bytes (all devices)
+  bool exited = false;  // figures as of its last refresh while running
+  TrendFit growth;      // its GPU bytes (all devices)
   double growth_bytes_per_min = 0;
-  bool growing = false;          // growth >= --leak-rate, confident
-  std::optional<RiskLevel> risk;        // highest over its devices now
-  std::optional<RiskLevel> worst_risk;  // highest seen at any refresh
+  bool growing = false;                        // growth >= --leak-rate, confident
+  std::optional<RiskLevel> risk;               // highest over its devices now
+  std::optional<RiskLevel> worst_risk;         // highest seen at any refresh
   std::vector<ProcessDeviceAnalysis> devices;  // GPU devices it holds memory on, by device
   // --leak-age: outstanding allocations at least that old
   bool aged_listed = false;
@@ -222,10 +222,10 @@ class Analyzer {
       bool has_stack = false;
     };
     bool built = false;
-    uint64_t version = 0;                        // the books' change count it was built at
-    std::vector<Aging> by_age;                   // every held allocation, oldest first
-    std::vector<OutstandingAllocation> oldest;   // the first kOutstandingListed, whole
-    size_t aged_end = 0;                         // by_age[0, aged_end) are old enough
+    uint64_t version = 0;                       // the books' change count it was built at
+    std::vector<Aging> by_age;                  // every held allocation, oldest first
+    std::vector<OutstandingAllocation> oldest;  // the first kOutstandingListed, whole
+    size_t aged_end = 0;                        // by_age[0, aged_end) are old enough
     uint64_t aged_bytes = 0;
     std::unordered_map<uint32_t, StackUsage> aged_stacks;
     // device -> (arena start, capacity) it was measured with, and the result

@@ -41,17 +41,18 @@ static_assert(sizeof(fg_caller_file) == 40 + FG_OBJECT_NAME_LEN && offsetof(fg_c
 static_assert(sizeof(fg_record) == 32 && offsetof(fg_record, ptr) == 8 && offsetof(fg_record, size) == 16 &&
               offsetof(fg_record, device) == 24 && offsetof(fg_record, func) == 28 &&
               offsetof(fg_record, type_kind) == 30 && offsetof(fg_record, api_source) == 31);
-static_assert(sizeof(fg_record_ext) == 24 && offsetof(fg_record_ext, aux) == 8 && offsetof(fg_record_ext, status) == 16);
+static_assert(sizeof(fg_record_ext) == 24 && offsetof(fg_record_ext, aux) == 8 &&
+              offsetof(fg_record_ext, status) == 16);
 static_assert(FG_REC_BASE == 32 && FG_REC_WITH_EXT == 56 && FG_REC_WITH_PROC == 64 && FG_REC_WITH_EXT_PROC == 88);
 // --stacks: a stack's file frames are the kernel's struct bpf_stack_build_id, byte for byte.
 static_assert(sizeof(fg_file_frame) == sizeof(bpf_stack_build_id) && FG_BUILD_ID_SIZE == BPF_BUILD_ID_SIZE);
 static_assert(offsetof(fg_file_frame, build_id) == offsetof(bpf_stack_build_id, build_id) &&
               offsetof(fg_file_frame, offset_or_ip) == offsetof(bpf_stack_build_id, offset));
-static_assert(int{FG_FRAME_EMPTY} == int{BPF_STACK_BUILD_ID_EMPTY} && int{FG_FRAME_FILE} == int{BPF_STACK_BUILD_ID_VALID} &&
-              int{FG_FRAME_IP} == int{BPF_STACK_BUILD_ID_IP});
+static_assert(int{FG_FRAME_EMPTY} == int{BPF_STACK_BUILD_ID_EMPTY} &&
+              int{FG_FRAME_FILE} == int{BPF_STACK_BUILD_ID_VALID} && int{FG_FRAME_IP} == int{BPF_STACK_BUILD_ID_IP});
 static_assert(sizeof(fg_stack_files) == 8 + FG_STACK_DEPTH * 32 && sizeof(fg_exec_path) == FG_PATH_LEN);
 static_assert(FG_EV_PROC_EXEC < 16 && FG_MEM_KINDS <= FG_REC_KIND_OTHER);  // they fit the record's `type_kind`
-static_assert(FG_API_INTERNAL < 16 && FG_SRC_KERNEL < 16);                  // and `api_source`
+static_assert(FG_API_INTERNAL < 16 && FG_SRC_KERNEL < 16);                 // and `api_source`
 static_assert((FG_BOOK_SLOTS & (FG_BOOK_SLOTS - 1)) == 0);
 static_assert(FG_STAT_ALLOC_MAP_FULL < FG_STAT_MAX);
 
@@ -62,20 +63,14 @@ MemKind kind_of(uint32_t raw) {
     case FG_MEM_DEVICE:
     case FG_MEM_MANAGED:
     case FG_MEM_HOST:
-    case FG_MEM_VMM:
-      return static_cast<MemKind>(raw);
-    default:
-      return MemKind::Unknown;
+    case FG_MEM_VMM: return static_cast<MemKind>(raw);
+    default: return MemKind::Unknown;
   }
 }
 
-Source source_of(uint16_t raw) {
-  return raw <= FG_SRC_KERNEL ? static_cast<Source>(raw) : Source::Unknown;
-}
+Source source_of(uint16_t raw) { return raw <= FG_SRC_KERNEL ? static_cast<Source>(raw) : Source::Unknown; }
 
-Api api_of(uint16_t raw) {
-  return raw <= FG_API_INTERNAL ? static_cast<Api>(raw) : Api::Unknown;
-}
+Api api_of(uint16_t raw) { return raw <= FG_API_INTERNAL ? static_cast<Api>(raw) : Api::Unknown; }
 
 }  // namespace
 
@@ -121,9 +116,7 @@ bool decode_into(const fg_event& raw, Event& ev, DecodeError* error) {
   ev.stack_id.reset();
   ev.reason = ImplicitReason::Unknown;
   switch (ev.type) {
-    case EventType::ProcFork:
-      ev.child_pid = static_cast<uint32_t>(raw.aux);
-      break;
+    case EventType::ProcFork: ev.child_pid = static_cast<uint32_t>(raw.aux); break;
     case EventType::Alloc:
       // aux = stack id + 1, so that 0 (the field's default) means "no stack".
       if (raw.aux != 0 && raw.aux <= 0x100000000ull) ev.stack_id = static_cast<uint32_t>(raw.aux - 1);
@@ -131,8 +124,7 @@ bool decode_into(const fg_event& raw, Event& ev, DecodeError* error) {
     case EventType::ImplicitFree:
       if (raw.aux >= 1 && raw.aux <= 3) ev.reason = static_cast<ImplicitReason>(raw.aux);
       break;
-    default:
-      break;
+    default: break;
   }
   // comm is NUL-padded by bpf_get_current_comm but need not be terminated: bound the read.
   // Most records carry none (only a process's first does).

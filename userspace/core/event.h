@@ -75,12 +75,12 @@ struct Event {
   int32_t status = 0;
   Api api = Api::Unknown;
   Source source = Source::Unknown;
-  std::optional<uint32_t> func;       // index into the collector's function table
-  uint64_t aux = 0;                   // raw aux field
-  std::optional<uint32_t> child_pid;  // ProcFork: the child tgid (aux)
-  std::optional<uint32_t> stack_id;   // Alloc: user stack id (aux = id + 1; 0 = none)
+  std::optional<uint32_t> func;                     // index into the collector's function table
+  uint64_t aux = 0;                                 // raw aux field
+  std::optional<uint32_t> child_pid;                // ProcFork: the child tgid (aux)
+  std::optional<uint32_t> stack_id;                 // Alloc: user stack id (aux = id + 1; 0 = none)
   ImplicitReason reason = ImplicitReason::Unknown;  // ImplicitFree: aux
-  std::string comm;                   // task comm, up to FG_COMM_LEN - 1 characters
+  std::string comm;                                 // task comm, up to FG_COMM_LEN - 1 characters
 };
 
 enum class DecodeError {

@@ -42,9 +42,7 @@ void stack_sub(std::unordered_map<uint32_t, StackUsage>& m, uint32_t id, uint64_
 
 // ---- counters ---------------------------------------------------------------------------
 
-size_t latency_bucket(uint64_t ns) noexcept {
-  return ns < 2 ? 0 : static_cast<size_t>(std::bit_width(ns) - 1);
-}
+size_t latency_bucket(uint64_t ns) noexcept { return ns < 2 ? 0 : static_cast<size_t>(std::bit_width(ns) - 1); }
 
 void CallStats::add(uint64_t latency_ns, bool ok) noexcept {
   calls += 1;
@@ -76,8 +74,7 @@ const char* to_string(CopyDirection d) noexcept {
 }
 
 bool Snapshot::any_since_attach() const noexcept {
-  return std::any_of(processes.begin(), processes.end(),
-                     [](const ProcessView& p) { return p.since_attach; });
+  return std::any_of(processes.begin(), processes.end(), [](const ProcessView& p) { return p.since_attach; });
 }
 
 // ---- processes --------------------------------------------------------------------------
@@ -116,8 +113,8 @@ AllocationLedger::Proc& AllocationLedger::for_counters(uint32_t pid) {
   return create(pid, /*since_attach=*/true);
 }
 
-void AllocationLedger::track_process(uint32_t pid, std::string_view comm, uint32_t ppid,
-                                     uint64_t start_ns, bool running_before_attach) {
+void AllocationLedger::track_process(uint32_t pid, std::string_view comm, uint32_t ppid, uint64_t start_ns,
+                                     bool running_before_attach) {
   auto it = running_.find(pid);
   Proc& p = it != running_.end() ? it->second : create(pid, running_before_attach);
   if (!comm.empty()) p.comm = std::string(comm);
@@ -236,9 +233,7 @@ void AllocationLedger::apply(const Event& ev) {
     case EventType::AllocFail:
       if (observer_) observer_->alloc_failed(ev.ts_ns, ev.pid, ev.device, ev.size, ev.status);
       [[fallthrough]];
-    case EventType::FreeFail:
-      book(running_for(ev), ev.device, ev.kind).v.failed += 1;
-      break;
+    case EventType::FreeFail: book(running_for(ev), ev.device, ev.kind).v.failed += 1; break;
     case EventType::Free:
       if (ev.status != 0) {
         book(running_for(ev), ev.device, ev.kind).v.failed += 1;
@@ -246,12 +241,8 @@ void AllocationLedger::apply(const Event& ev) {
       }
       on_free(ev, /*implicit=*/false);
       break;
-    case EventType::ImplicitFree:
-      on_free(ev, /*implicit=*/true);
-      break;
-    case EventType::CtxSwitch:
-      running_for(ev);
-      break;
+    case EventType::ImplicitFree: on_free(ev, /*implicit=*/true); break;
+    case EventType::CtxSwitch: running_for(ev); break;
     case EventType::ProcExit:
       if (running_.count(ev.pid) != 0) finish(ev.pid, ev.ts_ns, /*from_event=*/true);
       break;

@@ -89,11 +89,11 @@ struct Health {
 
 // What the ledger itself noticed in the event stream.
 struct LedgerCounters {
-  uint64_t events = 0;            // events applied
-  uint64_t bad_records = 0;       // records decode() refused (wrong size, unknown type)
-  uint64_t unmatched_frees = 0;   // frees of pointers never seen allocated, process traced from its start
-  uint64_t pre_attach_frees = 0;  // frees of allocations made before attach (expected)
-  uint64_t duplicate_allocs = 0;  // allocation of a pointer still outstanding: its free was missed
+  uint64_t events = 0;               // events applied
+  uint64_t bad_records = 0;          // records decode() refused (wrong size, unknown type)
+  uint64_t unmatched_frees = 0;      // frees of pointers never seen allocated, process traced from its start
+  uint64_t pre_attach_frees = 0;     // frees of allocations made before attach (expected)
+  uint64_t duplicate_allocs = 0;     // allocation of a pointer still outstanding: its free was missed
   uint64_t exits_without_event = 0;  // exits reported by the collector, not by FG_EV_PROC_EXIT
 };
 
@@ -103,9 +103,9 @@ struct BookView {
   MemKind kind = MemKind::Unknown;
   uint64_t live_bytes = 0;
   uint64_t peak_bytes = 0;
-  uint64_t allocs = 0;          // successful allocations
+  uint64_t allocs = 0;  // successful allocations
   uint64_t alloc_bytes = 0;
-  uint64_t frees = 0;           // successful explicit frees (unmatched ones included)
+  uint64_t frees = 0;  // successful explicit frees (unmatched ones included)
   uint64_t freed_bytes = 0;
   uint64_t failed = 0;          // allocation and free calls that returned an error
   uint64_t implicit_frees = 0;  // freed by context destroy / device reset
@@ -140,7 +140,7 @@ struct DeviceUsage {
   uint64_t failed = 0;
   uint64_t leaked_bytes = 0;
   uint64_t leaked_allocs = 0;
-  uint32_t processes = 0;   // system view: processes in the snapshot with books on the device
+  uint32_t processes = 0;  // system view: processes in the snapshot with books on the device
 };
 
 struct StackUsage {
@@ -208,20 +208,20 @@ struct ProcessView {
   uint64_t leaked_bytes = 0;     // all devices, host included
   uint64_t leaked_allocs = 0;
   uint64_t allocs = 0, frees = 0, failed = 0, implicit_frees = 0, unmatched_frees = 0;
-  std::vector<BookView> books;       // by device, then kind
+  std::vector<BookView> books;               // by device, then kind
   std::vector<KernelBookView> kernel_books;  // by device, then kind (the collector's last read)
-  std::vector<DeviceUsage> devices;  // by device
-  std::vector<CallStats> calls;      // by function name
+  std::vector<DeviceUsage> devices;          // by device
+  std::vector<CallStats> calls;              // by function name
   std::array<CopyStats, kCopyDirections> copies{};
   uint64_t launches = 0;
-  std::vector<KernelStats> kernels;  // by launches, most first (then name): every kernel launched
-  std::vector<CallerStats> callers;  // by calls, most first (then name): every calling object
+  std::vector<KernelStats> kernels;            // by launches, most first (then name): every kernel launched
+  std::vector<CallerStats> callers;            // by calls, most first (then name): every calling object
   std::vector<StackUsage> outstanding_stacks;  // by bytes, largest first
   // The kOutstandingListed largest allocations held now (ties: oldest first); all of them
   // are counted in outstanding_count.
   std::vector<OutstandingAllocation> outstanding_allocations;
   uint64_t outstanding_count = 0;
-  std::vector<StackUsage> leaked_stacks;       // by bytes, largest first
+  std::vector<StackUsage> leaked_stacks;  // by bytes, largest first
 };
 
 struct Snapshot {
@@ -232,7 +232,7 @@ struct Snapshot {
   uint64_t peak_bytes = 0;             // high-water of live_bytes
   uint64_t leaked_bytes = 0;           // processes in the snapshot
   uint64_t leaked_allocs = 0;
-  std::vector<CallStats> calls;        // processes in the snapshot, merged, by name
+  std::vector<CallStats> calls;  // processes in the snapshot, merged, by name
   std::array<CopyStats, kCopyDirections> copies{};
   uint64_t launches = 0;
   Health health;
@@ -272,8 +272,7 @@ class AllocationLedger {
   // running_before_attach: its earlier allocations were not seen (figures are "since attach").
   // Processes first met through an event are taken as running before attach; fork children
   // are not.
-  void track_process(uint32_t pid, std::string_view comm, uint32_t ppid, uint64_t start_ns,
-                     bool running_before_attach);
+  void track_process(uint32_t pid, std::string_view comm, uint32_t ppid, uint64_t start_ns, bool running_before_attach);
   // What the process held of `kind` on `device` at attach, from the backend's shared device
   // ledger. Marks the process baseline-known (and since-attach); live starts there.
   void set_baseline(uint32_t pid, int32_t device, MemKind kind, uint64_t bytes);
@@ -322,9 +321,7 @@ class AllocationLedger {
   struct BookKey {
     int32_t device;
     MemKind kind;
-    bool operator<(const BookKey& o) const noexcept {
-      return device != o.device ? device < o.device : kind < o.kind;
-    }
+    bool operator<(const BookKey& o) const noexcept { return device != o.device ? device < o.device : kind < o.kind; }
   };
   struct Level {
     uint64_t live = 0;
@@ -385,8 +382,8 @@ class AllocationLedger {
     std::unordered_map<uint32_t, StackUsage> outstanding_stacks, leaked_stacks;
   };
 
-  Proc& running_for(const Event& ev);   // the running record, created as since-attach
-  Proc& for_counters(uint32_t pid);     // running, else the latest exited, else new
+  Proc& running_for(const Event& ev);  // the running record, created as since-attach
+  Proc& for_counters(uint32_t pid);    // running, else the latest exited, else new
   Proc& create(uint32_t pid, bool since_attach);
   Book& book(Proc& p, int32_t device, MemKind kind);
   void add_live(Proc& p, Book& b, uint64_t bytes);  // b: one of p's books

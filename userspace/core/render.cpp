@@ -100,12 +100,11 @@ std::optional<uint64_t> parse_size(std::string_view text, std::string* error) {
       const char* name;
       int power;
       bool binary;
-    } kUnits[] = {{"k", 1, true},   {"kib", 1, true},  {"ki", 1, true},  {"kb", 1, false},
-                  {"m", 2, true},   {"mib", 2, true},  {"mi", 2, true},  {"mb", 2, false},
-                  {"g", 3, true},   {"gib", 3, true},  {"gi", 3, true},  {"gb", 3, false},
-                  {"t", 4, true},   {"tib", 4, true},  {"ti", 4, true},  {"tb", 4, false}};
-    const auto* hit = std::find_if(std::begin(kUnits), std::end(kUnits),
-                                   [&](const auto& k) { return u == k.name; });
+    } kUnits[] = {{"k", 1, true}, {"kib", 1, true}, {"ki", 1, true}, {"kb", 1, false},
+                  {"m", 2, true}, {"mib", 2, true}, {"mi", 2, true}, {"mb", 2, false},
+                  {"g", 3, true}, {"gib", 3, true}, {"gi", 3, true}, {"gb", 3, false},
+                  {"t", 4, true}, {"tib", 4, true}, {"ti", 4, true}, {"tb", 4, false}};
+    const auto* hit = std::find_if(std::begin(kUnits), std::end(kUnits), [&](const auto& k) { return u == k.name; });
     if (hit == std::end(kUnits)) {
       fail(error, "unknown unit '" + std::string(text.substr(i)) + "' in " + quoted + ": " + kSizeForm);
       return std::nullopt;
@@ -165,8 +164,8 @@ std::string health_line(const Snapshot& s) {
   std::string out = events_lost(s) ? "health (EVENTS LOST, figures may be incomplete):" : "health:";
   out += " events " + std::to_string(h.events) + "; lost: ring-buffer drops " + std::to_string(h.rb_drops) +
          ", missing entry records " + std::to_string(h.missing_entry) + ", alloc map full " +
-         std::to_string(h.alloc_map_full) + ", bad records " + std::to_string(c.bad_records) +
-         ", duplicate allocs " + std::to_string(c.duplicate_allocs) + "\n";
+         std::to_string(h.alloc_map_full) + ", bad records " + std::to_string(c.bad_records) + ", duplicate allocs " +
+         std::to_string(c.duplicate_allocs) + "\n";
   out += "        unmatched frees " + std::to_string(h.unmatched_free) + " (kernel) " +
          std::to_string(c.unmatched_frees) + " (ledger); frees of pre-attach allocations " +
          std::to_string(c.pre_attach_frees) + "\n";
@@ -193,9 +192,9 @@ std::string fixed(double v, int decimals) {
 // The analyses: one row per GPU (forecast and fragmentation), one per running process with
 // GPU memory (growth, risk, aged allocations), the worst risk so far.
 std::string analysis_table(const Snapshot& s, const Analysis& a) {
-  std::string out = right("DEV", 4) + cell("USED%", 6, false) + cell("GROWTH", 13, false) +
-                    cell("FULL IN", 9, false) + "  " + left("RISK", 8) + cell("CONF", 4, false) +
-                    cell("FRAG", 5, false) + cell("LARGEST FREE", 12, false) + "\n";
+  std::string out = right("DEV", 4) + cell("USED%", 6, false) + cell("GROWTH", 13, false) + cell("FULL IN", 9, false) +
+                    "  " + left("RISK", 8) + cell("CONF", 4, false) + cell("FRAG", 5, false) +
+                    cell("LARGEST FREE", 12, false) + "\n";
   for (const DeviceAnalysis& d : a.devices) {
     const Forecast& f = d.forecast;
     // GPUs nobody uses and no traced process touches: nothing to forecast (JSON lists them).
@@ -208,8 +207,8 @@ std::string analysis_table(const Snapshot& s, const Analysis& a) {
            cell(d.fragmentation ? fixed(d.fragmentation->ratio, 2) : "-", 5, false) +
            cell(d.fragmentation ? human_size(d.fragmentation->largest_free) : "-", 12, false) + "\n";
   }
-  const std::string aged_head =
-      a.options.leak_age_s ? "AGED >= " + eta_text(*a.options.leak_age_s) : std::string("AGED (--leak-age)");
+  const std::string aged_head = a.options.leak_age_s ? "AGED >= " + eta_text(*a.options.leak_age_s)
+                                                     : std::string("AGED (--leak-age)");
   std::string rows;
   for (const ProcessView& p : s.processes) {
     const ProcessAnalysis* pa = a.process(p.pid, p.start_ns);
@@ -228,8 +227,8 @@ std::string analysis_table(const Snapshot& s, const Analysis& a) {
     out += "\n" + right("PID", 7) + " " + left("COMMAND", 15) + cell("GROWTH", 14, false) + cell("CONF", 4, false) +
            "  " + left("RISK", 8) + "  " + aged_head + "\n" + rows;
   out += "OOM risk: threshold " + fixed(a.options.oom_threshold_pct, 1) + "%, window " + eta_text(a.options.window_s) +
-         "; worst so far " + (a.worst_risk ? to_string(*a.worst_risk) : "-") + "; growing: >= " +
-         human_size(a.options.leak_rate_bytes_per_min) + "/min (marked !)\n\n";
+         "; worst so far " + (a.worst_risk ? to_string(*a.worst_risk) : "-") +
+         "; growing: >= " + human_size(a.options.leak_rate_bytes_per_min) + "/min (marked !)\n\n";
   return out;
 }
 
@@ -296,7 +295,8 @@ std::string render_table(const Snapshot& s, const TableOptions& opts) {
     gpu_procs += std::any_of(p.devices.begin(), p.devices.end(), [](const DeviceUsage& d) { return d.device >= 0; });
   out += device_row("GPUs", s.live_bytes, s.peak_bytes, gpu_leaked, gpu_procs);
   for (const DeviceUsage& d : s.devices)
-    if (d.device < 0) out += device_row(device_label(d.device), d.live_bytes, d.peak_bytes, d.leaked_bytes, d.processes);
+    if (d.device < 0)
+      out += device_row(device_label(d.device), d.live_bytes, d.peak_bytes, d.leaked_bytes, d.processes);
   out += "\n";
   if (s.analysis) out += analysis_table(s, *s.analysis);
 
@@ -733,9 +733,9 @@ Verdict evaluate(const Snapshot& s, std::optional<uint64_t> max_peak, bool fail_
     const Health& h = s.health;
     v.reasons.push_back("events were lost (ring-buffer drops " + std::to_string(h.rb_drops) +
                         ", missing entry records " + std::to_string(h.missing_entry) + ", alloc map full " +
-                        std::to_string(h.alloc_map_full) + ", bad records " +
-                        std::to_string(s.counters.bad_records) + ", duplicate allocs " +
-                        std::to_string(s.counters.duplicate_allocs) + "): the verdict cannot be trusted");
+                        std::to_string(h.alloc_map_full) + ", bad records " + std::to_string(s.counters.bad_records) +
+                        ", duplicate allocs " + std::to_string(s.counters.duplicate_allocs) +
+                        "): the verdict cannot be trusted");
   }
   if (v.checked && v.events_lost)
     v.code = kExitEventsLost;
@@ -763,31 +763,31 @@ ordered_json summary_json(const Snapshot& s, const RunInfo& run, const Verdict& 
     procs.push_back(std::move(j));
   }
   ordered_json reasons = verdict.reasons;
-  ordered_json out = {
-      {"schema", kSummarySchema},
-      {"command", run.command},
-      {"command_exit_status", run.exit_status},
-      {"duration_s", run.duration_s},
-      {"verdict",
-       {{"status", verdict.status()},
-        {"exit_code", verdict.exit_status(run.exit_status)},
-        {"max_peak_bytes", run.max_peak ? ordered_json(*run.max_peak) : ordered_json(nullptr)},
-        {"fail_on_leak", run.fail_on_leak},
-        {"fail_on_oom_risk", run.fail_on_oom_risk ? ordered_json(to_string(*run.fail_on_oom_risk)) : ordered_json(nullptr)},
-        {"trustworthy", !verdict.events_lost},
-        {"reasons", reasons}}},
-      {"total",
-       {{"peak_bytes", s.peak_bytes},
-        {"leaked_bytes", s.leaked_bytes},
-        {"leaked_allocs", s.leaked_allocs},
-        {"devices", devices_json(s.devices, false, true)},
-        {"calls", calls_json(s.calls)},
-        {"copies", copies_json(s.copies)},
-        {"launches", s.launches}}},
-      {"processes", std::move(procs)},
-      {"drops", health_json(s)},
-      {"libraries", libraries_json(s)},
-      {"analysis", s.analysis ? analysis_json(*s.analysis) : ordered_json(nullptr)}};
+  ordered_json out = {{"schema", kSummarySchema},
+                      {"command", run.command},
+                      {"command_exit_status", run.exit_status},
+                      {"duration_s", run.duration_s},
+                      {"verdict",
+                       {{"status", verdict.status()},
+                        {"exit_code", verdict.exit_status(run.exit_status)},
+                        {"max_peak_bytes", run.max_peak ? ordered_json(*run.max_peak) : ordered_json(nullptr)},
+                        {"fail_on_leak", run.fail_on_leak},
+                        {"fail_on_oom_risk",
+                         run.fail_on_oom_risk ? ordered_json(to_string(*run.fail_on_oom_risk)) : ordered_json(nullptr)},
+                        {"trustworthy", !verdict.events_lost},
+                        {"reasons", reasons}}},
+                      {"total",
+                       {{"peak_bytes", s.peak_bytes},
+                        {"leaked_bytes", s.leaked_bytes},
+                        {"leaked_allocs", s.leaked_allocs},
+                        {"devices", devices_json(s.devices, false, true)},
+                        {"calls", calls_json(s.calls)},
+                        {"copies", copies_json(s.copies)},
+                        {"launches", s.launches}}},
+                      {"processes", std::move(procs)},
+                      {"drops", health_json(s)},
+                      {"libraries", libraries_json(s)},
+                      {"analysis", s.analysis ? analysis_json(*s.analysis) : ordered_json(nullptr)}};
   if (run.leaked_stacks) out["leaked_stacks"] = stacks_json(*run.leaked_stacks);
   return out;
 }

@@ -86,7 +86,7 @@ inline constexpr int kExitEventsLost = 5;    // a threshold was asked for but ev
 inline constexpr int kExitOomRisk = 6;       // --fail-on-oom-risk and the risk reached that level
 
 struct Verdict {
-  int code = 0;  // 0: nothing broken, fakegpu-trace exits with the command's status
+  int code = 0;          // 0: nothing broken, fakegpu-trace exits with the command's status
   bool checked = false;  // --max-peak, --fail-on-leak or --fail-on-oom-risk given
   bool peak_exceeded = false;
   bool leaked = false;
@@ -110,7 +110,7 @@ Verdict evaluate(const Snapshot& snap, std::optional<uint64_t> max_peak, bool fa
 
 struct RunInfo {
   std::vector<std::string> command;
-  int exit_status = 0;       // the command's: its exit code, or 128 + signal
+  int exit_status = 0;  // the command's: its exit code, or 128 + signal
   double duration_s = 0;
   std::optional<uint64_t> max_peak;
   bool fail_on_leak = false;

@@ -9,8 +9,7 @@
 
 namespace fgtrace {
 
-std::vector<StackReport> top_stacks(const Snapshot& snap, StackSet set, size_t n,
-                                    const Symbolizer& symbolize) {
+std::vector<StackReport> top_stacks(const Snapshot& snap, StackSet set, size_t n, const Symbolizer& symbolize) {
   std::vector<StackReport> all;
   for (const ProcessView& p : snap.processes) {
     const std::vector<StackUsage>* stacks = &p.outstanding_stacks;

@@ -37,8 +37,7 @@ struct StackReport {
 
 // The n stacks with the most bytes (ties: more allocations, then pid, then stack id).
 // Stacks are per process: the same id in two processes is two entries.
-std::vector<StackReport> top_stacks(const Snapshot& snap, StackSet set, size_t n,
-                                    const Symbolizer& symbolize = {});
+std::vector<StackReport> top_stacks(const Snapshot& snap, StackSet set, size_t n, const Symbolizer& symbolize = {});
 
 // memleak's layout:
 //   Top 2 stacks by outstanding bytes:

@@ -106,17 +106,20 @@ nlohmann::json Timeline::series() const {
   const uint64_t t0 = t0_ == UINT64_MAX ? 0 : t0_;
   auto points = [&](const Track& t) {
     nlohmann::json out = nlohmann::json::array();
-    for (const Sample& s : all_samples(t)) out.push_back({static_cast<double>(s.ts - std::min(s.ts, t0)) / 1e6, s.value});
+    for (const Sample& s : all_samples(t))
+      out.push_back({static_cast<double>(s.ts - std::min(s.ts, t0)) / 1e6, s.value});
     return out;
   };
-  nlohmann::json doc = {{"devices", nlohmann::json::array()}, {"processes", nlohmann::json::array()},
-                        {"ooms", nlohmann::json::array()}};
+  nlohmann::json doc = {
+      {"devices", nlohmann::json::array()}, {"processes", nlohmann::json::array()}, {"ooms", nlohmann::json::array()}};
   for (const auto& [device, t] : devices_) doc["devices"].push_back({{"device", device}, {"points", points(t)}});
   for (const auto& [key, t] : processes_)
     doc["processes"].push_back({{"pid", key.first}, {"device", key.second}, {"points", points(t)}});
   for (const Oom& o : ooms_)
-    doc["ooms"].push_back({{"ms", static_cast<double>(o.ts - std::min(o.ts, t0)) / 1e6}, {"pid", o.pid},
-                           {"device", o.device}, {"bytes", o.size}});
+    doc["ooms"].push_back({{"ms", static_cast<double>(o.ts - std::min(o.ts, t0)) / 1e6},
+                           {"pid", o.pid},
+                           {"device", o.device},
+                           {"bytes", o.size}});
   return doc;
 }
 
@@ -168,23 +171,42 @@ void Timeline::write(std::ostream& out, const Snapshot& final_books) const {
   for (uint32_t pid : listed) {
     const auto it = named.find(pid);
     const std::string comm = it != named.end() && !it->second->comm.empty() ? it->second->comm : "?";
-    emit({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"args", {{"name", comm + " (pid " + std::to_string(pid) + ")"}}}});
+    emit({{"name", "process_name"},
+          {"ph", "M"},
+          {"pid", pid},
+          {"args", {{"name", comm + " (pid " + std::to_string(pid) + ")"}}}});
   }
   for (const auto& [device, t] : devices_) counters(kDevicesPid, device, t);
   for (const auto& [key, t] : processes_) counters(key.first, key.second, t);
   for (const Frag& f : frags_) {
     const std::string gpu = "GPU " + std::to_string(f.device);
-    emit({{"name", gpu + " largest free extent"}, {"ph", "C"}, {"pid", kDevicesPid}, {"ts", us(f.ts)},
+    emit({{"name", gpu + " largest free extent"},
+          {"ph", "C"},
+          {"pid", kDevicesPid},
+          {"ts", us(f.ts)},
           {"args", {{"bytes", f.largest_free}}}});
-    emit({{"name", gpu + " fragmentation"}, {"ph", "C"}, {"pid", kDevicesPid}, {"ts", us(f.ts)},
+    emit({{"name", gpu + " fragmentation"},
+          {"ph", "C"},
+          {"pid", kDevicesPid},
+          {"ts", us(f.ts)},
           {"args", {{"ratio", f.ratio}}}});
   }
   for (const Oom& o : ooms_)
-    emit({{"name", "out of memory"}, {"ph", "i"}, {"s", "p"}, {"pid", o.pid}, {"tid", o.pid}, {"ts", us(o.ts)},
+    emit({{"name", "out of memory"},
+          {"ph", "i"},
+          {"s", "p"},
+          {"pid", o.pid},
+          {"tid", o.pid},
+          {"ts", us(o.ts)},
           {"args", {{"device", o.device}, {"bytes", o.size}, {"status", o.status}}}});
   for (const ProcessView& p : final_books.processes)
     if (p.exited && p.leaked_bytes > 0)
-      emit({{"name", "leak at exit"}, {"ph", "i"}, {"s", "p"}, {"pid", p.pid}, {"tid", p.pid}, {"ts", us(p.exit_ns)},
+      emit({{"name", "leak at exit"},
+            {"ph", "i"},
+            {"s", "p"},
+            {"pid", p.pid},
+            {"tid", p.pid},
+            {"ts", us(p.exit_ns)},
             {"args", {{"leaked_bytes", p.leaked_bytes}, {"leaked_allocs", p.leaked_allocs}}}});
   out << "\n]}\n";
 }

@@ -45,7 +45,7 @@ class Timeline final : public LevelObserver {
   //  "processes": [{"pid", "device", "points": [...]}], "ooms": [{"ms", "pid", "device", "bytes"}]}
   nlohmann::json series() const;
 
-  size_t samples() const noexcept;          // kept now, open windows included
+  size_t samples() const noexcept;  // kept now, open windows included
   uint64_t resolution_ns() const noexcept { return resolution_; }
   uint64_t ooms_dropped() const noexcept { return ooms_dropped_; }
 
@@ -57,7 +57,7 @@ class Timeline final : public LevelObserver {
   // One resolution window of a track: its highest sample, and its last if that came later.
   struct Window {
     bool open = false;
-    uint64_t index = 0;            // (ts - t0) / resolution
+    uint64_t index = 0;  // (ts - t0) / resolution
     Sample high{}, last{};
     bool last_after_high = false;  // a later sample than the window's highest
     // Takes a sample of window `at`; false (nothing taken) when the window is another.

@@ -232,34 +232,33 @@ ordered_json api_alerts(const State& s) {
   const Snapshot& snap = s.snapshot;
   if (events_lost(snap)) {
     const Health& h = snap.health;
-    arr.push_back({{"type", "events_lost"},
-                   {"severity", "error"},
-                   {"rb_drops", h.rb_drops},
-                   {"missing_entry", h.missing_entry},
-                   {"alloc_map_full", h.alloc_map_full},
-                   {"bad_records", snap.counters.bad_records},
-                   {"duplicate_allocs", snap.counters.duplicate_allocs},
-                   {"message", "events were lost (ring-buffer drops " + std::to_string(h.rb_drops) +
-                                   ", missing entry records " + std::to_string(h.missing_entry) +
-                                   ", alloc map full " + std::to_string(h.alloc_map_full) + ", bad records " +
-                                   std::to_string(snap.counters.bad_records) + ", duplicate allocs " +
-                                   std::to_string(snap.counters.duplicate_allocs) +
-                                   "): figures may be incomplete"}});
+    arr.push_back(
+        {{"type", "events_lost"},
+         {"severity", "error"},
+         {"rb_drops", h.rb_drops},
+         {"missing_entry", h.missing_entry},
+         {"alloc_map_full", h.alloc_map_full},
+         {"bad_records", snap.counters.bad_records},
+         {"duplicate_allocs", snap.counters.duplicate_allocs},
+         {"message", "events were lost (ring-buffer drops " + std::to_string(h.rb_drops) + ", missing entry records " +
+                         std::to_string(h.missing_entry) + ", alloc map full " + std::to_string(h.alloc_map_full) +
+                         ", bad records " + std::to_string(snap.counters.bad_records) + ", duplicate allocs " +
+                         std::to_string(snap.counters.duplicate_allocs) + "): figures may be incomplete"}});
   }
   for (const DeviceInfo& d : s.devices) {
     if (d.total == 0) continue;
     const double ratio = static_cast<double>(d.used) / static_cast<double>(d.total);
     if (ratio < kDeviceFullRatio) continue;
-    arr.push_back({{"type", "device_full"},
-                   {"severity", ratio >= 0.98 ? "error" : "warning"},
-                   {"device", d.ordinal},
-                   {"uuid", d.uuid},
-                   {"used_bytes", d.used},
-                   {"total_bytes", d.total},
-                   {"used_ratio", ratio},
-                   {"message", "device " + std::to_string(d.ordinal) + (d.name.empty() ? "" : " (" + d.name + ")") +
-                                   " is " + percent(ratio) + " full: " + human_size(d.used) + " of " +
-                                   human_size(d.total)}});
+    arr.push_back(
+        {{"type", "device_full"},
+         {"severity", ratio >= 0.98 ? "error" : "warning"},
+         {"device", d.ordinal},
+         {"uuid", d.uuid},
+         {"used_bytes", d.used},
+         {"total_bytes", d.total},
+         {"used_ratio", ratio},
+         {"message", "device " + std::to_string(d.ordinal) + (d.name.empty() ? "" : " (" + d.name + ")") + " is " +
+                         percent(ratio) + " full: " + human_size(d.used) + " of " + human_size(d.total)}});
   }
   if (snap.analysis) {
     const Analysis& a = *snap.analysis;
@@ -327,12 +326,9 @@ ordered_json api_summary(const State& s, std::string_view version) {
   ordered_json j = envelope(s);
   j["version"] = version;
   j["interval_s"] = s.interval_s;
-  j["total"] = {{"live_bytes", snap.live_bytes},
-                {"peak_bytes", snap.peak_bytes},
-                {"leaked_bytes", snap.leaked_bytes},
-                {"leaked_allocs", snap.leaked_allocs},
-                {"launches", snap.launches},
-                {"copies", copies_json(snap.copies)}};
+  j["total"] = {{"live_bytes", snap.live_bytes},     {"peak_bytes", snap.peak_bytes},
+                {"leaked_bytes", snap.leaked_bytes}, {"leaked_allocs", snap.leaked_allocs},
+                {"launches", snap.launches},         {"copies", copies_json(snap.copies)}};
   j["devices"] = devices_array(s);
   j["host"] = host_json(s);
   j["processes"] = processes_array(s);
@@ -398,7 +394,8 @@ ordered_json api_history(const State& s, uint64_t since_unix_ms, size_t max_poin
                        {"comm", p.name()},
                        {"device", p.device},
                        {"live_bytes", p.live_bytes}});
-    samples.push_back({{"time_unix_ms", h.time_unix_ms}, {"devices", std::move(devs)}, {"processes", std::move(procs)}});
+    samples.push_back(
+        {{"time_unix_ms", h.time_unix_ms}, {"devices", std::move(devs)}, {"processes", std::move(procs)}});
   }
   j["samples"] = std::move(samples);
   return j;

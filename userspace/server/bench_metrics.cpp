@@ -38,12 +38,12 @@ namespace {
 Snapshot synthetic(size_t processes, int devices) {
   Snapshot s;
   s.processes.reserve(processes);
-  static const char* kFuncs[] = {"cudaMalloc",        "cudaFree",         "cudaMallocManaged", "cudaMallocHost",
-                                 "cudaFreeHost",      "cudaMemcpy",       "cudaMemcpyAsync",   "cudaLaunchKernel",
-                                 "cuMemAlloc_v2",     "cuMemFree_v2",     "cuMemCreate",       "cuMemRelease",
-                                 "cuMemMap",          "cuMemUnmap",       "cudaMallocAsync",   "cudaFreeAsync",
-                                 "cudaMallocPitch",   "cudaMalloc3D",     "cuMemAllocManaged", "cuMemHostAlloc",
-                                 "cudaStreamCreate",  "cudaDeviceReset",  "cuCtxCreate_v2",    "cuCtxDestroy_v2"};
+  static const char* kFuncs[] = {"cudaMalloc",       "cudaFree",        "cudaMallocManaged", "cudaMallocHost",
+                                 "cudaFreeHost",     "cudaMemcpy",      "cudaMemcpyAsync",   "cudaLaunchKernel",
+                                 "cuMemAlloc_v2",    "cuMemFree_v2",    "cuMemCreate",       "cuMemRelease",
+                                 "cuMemMap",         "cuMemUnmap",      "cudaMallocAsync",   "cudaFreeAsync",
+                                 "cudaMallocPitch",  "cudaMalloc3D",    "cuMemAllocManaged", "cuMemHostAlloc",
+                                 "cudaStreamCreate", "cudaDeviceReset", "cuCtxCreate_v2",    "cuCtxDestroy_v2"};
   for (size_t i = 0; i < processes; ++i) {
     ProcessView p;
     p.pid = static_cast<uint32_t>(10000 + i);
@@ -111,10 +111,11 @@ void history_figures(const Snapshot& snap, const std::vector<DeviceInfo>& infos)
   t0 = std::chrono::steady_clock::now();
   const std::string body = dump_json(api_history(st, 0, 360));  // what the page asks for on load
   const double render = ms_since(t0);
-  std::printf("history: %zu samples, %.0f KiB (bound: --history 3600 at -i 1; %zu processes on %zu devices, %zu a "
-              "device kept per sample); a sample takes %.3f ms; /api/v1/history?points=360: %.1f ms, %zu KiB\n",
-              h.size(), static_cast<double>(h.memory_bytes()) / 1024.0, snap.processes.size(), infos.size(),
-              kHistoryProcessesPerDevice, per_sample, render, body.size() / 1024);
+  std::printf(
+      "history: %zu samples, %.0f KiB (bound: --history 3600 at -i 1; %zu processes on %zu devices, %zu a "
+      "device kept per sample); a sample takes %.3f ms; /api/v1/history?points=360: %.1f ms, %zu KiB\n",
+      h.size(), static_cast<double>(h.memory_bytes()) / 1024.0, snap.processes.size(), infos.size(),
+      kHistoryProcessesPerDevice, per_sample, render, body.size() / 1024);
 }
 
 // Analyzer::update on a ledger of `processes` processes holding `allocs` allocations in all,
@@ -152,10 +153,11 @@ void analysis_figures(size_t processes, int devices, size_t allocs, int runs) {
   }
   const double first = ms.front();  // every allocation walked (books changed)
   std::sort(ms.begin(), ms.end());
-  std::printf("analyses: %zu processes x %d devices holding %zu allocations: %.2f ms per refresh while the books "
-              "stay (median of %d; %.2f %% of one core at -i 1, at any event rate), %.2f ms when every process's "
-              "books changed (all allocations walked)\n",
-              processes, devices, per * processes, ms[ms.size() / 2], runs, ms[ms.size() / 2] / 10.0, first);
+  std::printf(
+      "analyses: %zu processes x %d devices holding %zu allocations: %.2f ms per refresh while the books "
+      "stay (median of %d; %.2f %% of one core at -i 1, at any event rate), %.2f ms when every process's "
+      "books changed (all allocations walked)\n",
+      processes, devices, per * processes, ms[ms.size() / 2], runs, ms[ms.size() / 2] / 10.0, first);
 }
 
 }  // namespace
@@ -175,16 +177,15 @@ int serve(size_t processes, int devices) {
   for (int d = 0; d < devices; ++d)
     st->devices.push_back({d, "GPU-00000000-0000-0000-0000-00000000000" + std::to_string(d), "NVIDIA H100 80GB HBM3",
                            80ull << 30, 40ull << 30});
-  st->time_unix_ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                               std::chrono::system_clock::now().time_since_epoch())
-                                               .count());
+  st->time_unix_ms = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
   st->sequence = 1;
   st->interval_s = 1.0;
   server->publish(st);
   std::printf("serving http://%s/\n", server->address().c_str());
   std::fflush(stdout);
-  while (std::cin.get() != EOF) {
-  }
+  while (std::cin.get() != EOF) {}
   return 0;
 }
 
@@ -218,8 +219,9 @@ int main(int argc, char** argv) {
   const double median = ms[ms.size() / 2];
   history_figures(snap, infos);
   analysis_figures(processes, devices, 262144, 15);
-  std::printf("render_metrics: %zu processes x %d devices: median %.2f ms (min %.2f, max %.2f, %d runs); "
-              "page %zu bytes, %zu lines (goal: <= 20 ms)\n",
-              processes, devices, median, ms.front(), ms.back(), runs, page, lines);
+  std::printf(
+      "render_metrics: %zu processes x %d devices: median %.2f ms (min %.2f, max %.2f, %d runs); "
+      "page %zu bytes, %zu lines (goal: <= 20 ms)\n",
+      processes, devices, median, ms.front(), ms.back(), runs, page, lines);
   return median <= 20.0 ? 0 : 1;
 }

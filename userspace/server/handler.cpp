@@ -58,8 +58,7 @@ std::optional<uint32_t> parse_pid(std::string_view text) {
   if (text.empty() || text.size() > 10) return std::nullopt;
   uint64_t v = 0;
   const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (r.ec != std::errc() || r.ptr != text.data() + text.size() || v == 0 ||
-      v > std::numeric_limits<uint32_t>::max())
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size() || v == 0 || v > std::numeric_limits<uint32_t>::max())
     return std::nullopt;
   return static_cast<uint32_t>(v);
 }
@@ -186,8 +185,8 @@ Response dispatch(const Request& req, const State& state, const HandlerConfig& c
     r.headers.emplace_back("Allow", "GET, HEAD");
     return r;
   }
-  const std::string_view version =
-      config.metrics.version.empty() ? build_version() : std::string_view(config.metrics.version);
+  const std::string_view version = config.metrics.version.empty() ? build_version()
+                                                                  : std::string_view(config.metrics.version);
   switch (rt) {
     case Route::Asset: return asset_response(*asset, false);  // static code, no data
     case Route::Healthz: {
@@ -218,7 +217,8 @@ Response dispatch(const Request& req, const State& state, const HandlerConfig& c
         return error_response(400, "bad since '" + std::string(*text) +
                                        "': expected a time in milliseconds since the Unix epoch (time_unix_ms)");
       if (const auto text = query_param(req.target, "points"); text && (!parse_u64(*text, points) || points == 0))
-        return error_response(400, "bad points '" + std::string(*text) + "': expected how many samples at most, 1 or more");
+        return error_response(400,
+                              "bad points '" + std::string(*text) + "': expected how many samples at most, 1 or more");
       return json_response(api_history(state, since, static_cast<size_t>(points)));
     }
     case Route::Process: {

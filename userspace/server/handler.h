@@ -50,7 +50,7 @@ struct Response {
   std::string content_type;
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // besides Content-Type/-Length
-  std::optional<uint64_t> content_length;  // HEAD: the length GET would send (body is empty)
+  std::optional<uint64_t> content_length;                    // HEAD: the length GET would send (body is empty)
   bool stream = false;  // GET /api/v1/stream accepted: body is the first event; keep the
                         // connection open and send sse_event() frames after it
 };

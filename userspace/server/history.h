@@ -50,10 +50,10 @@ struct HistoryProcess {
 
 struct HistorySample {
   uint64_t time_unix_ms = 0;
-  std::vector<HistoryDevice> devices;      // GPUs, by device
-  std::vector<HistoryProcess> processes;   // by device, then bytes (largest first)
+  std::vector<HistoryDevice> devices;     // GPUs, by device
+  std::vector<HistoryProcess> processes;  // by device, then bytes (largest first)
 
-  size_t memory_bytes() const noexcept;    // what this sample occupies, heap included
+  size_t memory_bytes() const noexcept;  // what this sample occupies, heap included
 };
 
 // The sample of a published State (its snapshot, analysis and devices).

@@ -290,13 +290,11 @@ void build_rows(const Snapshot& snap, size_t max_processes, Rows& rows, size_t& 
       if (a.rank != b.rank) return a.rank > b.rank;
       return a.pid != b.pid ? a.pid < b.pid : a.comm < b.comm;
     };
-    std::nth_element(groups.begin(), groups.begin() + static_cast<std::ptrdiff_t>(max_processes), groups.end(),
-                     bigger);
+    std::nth_element(groups.begin(), groups.begin() + static_cast<std::ptrdiff_t>(max_processes), groups.end(), bigger);
     rest.assign(groups.begin() + static_cast<std::ptrdiff_t>(max_processes), groups.end());
     groups.resize(max_processes);
-    std::sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
-      return a.pid != b.pid ? a.pid < b.pid : a.comm < b.comm;
-    });
+    std::sort(groups.begin(), groups.end(),
+              [](const Group& a, const Group& b) { return a.pid != b.pid ? a.pid < b.pid : a.comm < b.comm; });
   }
 
   char pid_text[16];
@@ -370,8 +368,8 @@ void histogram(std::string& out, const CallStats& c) {
 // The analyses (core/analysis.h): forecasts and fragmentation per device, growth, risk and
 // aged allocations per running process (the max_processes with the most memory; exited
 // processes have none: their figures stopped at exit).
-void analysis_families(std::string& out, const Analysis& a, const Snapshot& snap, const std::vector<DeviceInfo>& devices,
-                       size_t max_processes) {
+void analysis_families(std::string& out, const Analysis& a, const Snapshot& snap,
+                       const std::vector<DeviceInfo>& devices, size_t max_processes) {
   std::string labels;
   const auto device_labels = [&](int32_t device) {
     labels.clear();
@@ -459,12 +457,11 @@ void analysis_families(std::string& out, const Analysis& a, const Snapshot& snap
                  [](const ProcessAnalysis& p) {
                    return p.risk ? std::optional<double>(static_cast<double>(*p.risk)) : std::optional<double>();
                  });
-  process_family("fakegpu_process_aged_allocations",
-                 "--leak-age: allocations a running process holds that are at least that old.",
-                 [](const ProcessAnalysis& p) {
-                   return p.aged_listed ? std::optional<double>(static_cast<double>(p.aged_count))
-                                        : std::optional<double>();
-                 });
+  process_family(
+      "fakegpu_process_aged_allocations", "--leak-age: allocations a running process holds that are at least that old.",
+      [](const ProcessAnalysis& p) {
+        return p.aged_listed ? std::optional<double>(static_cast<double>(p.aged_count)) : std::optional<double>();
+      });
   process_family("fakegpu_process_aged_bytes", "--leak-age: bytes of the allocations at least that old.",
                  [](const ProcessAnalysis& p) {
                    return p.aged_listed ? std::optional<double>(static_cast<double>(p.aged_bytes))
@@ -503,8 +500,7 @@ std::string render_metrics(const Snapshot& snap, const std::vector<DeviceInfo>& 
     for (const DeviceRow& r : rows.device_rows) sample(out, name, rows.text(r.labels), r.*field);
   };
   per_device("fakegpu_process_peak_memory_bytes", "gauge",
-             "High-water mark of a process's memory on a device since tracing began (all kinds).",
-             &DeviceRow::peak);
+             "High-water mark of a process's memory on a device since tracing began (all kinds).", &DeviceRow::peak);
   per_device("fakegpu_process_allocations_total", "counter", "Successful allocations by a process on a device.",
              &DeviceRow::allocs);
   per_device("fakegpu_process_frees_total", "counter", "Successful explicit frees by a process on a device.",
@@ -517,8 +513,8 @@ std::string render_metrics(const Snapshot& snap, const std::vector<DeviceInfo>& 
   // each process that has its own series, the first `listed` items: their names are unbounded,
   // so only these. `item(p)` is the list; `fill(labels, item)` adds the item's label.
   std::string item_labels;
-  auto per_item = [&](std::string_view name, std::string_view type, std::string_view help, auto&& list,
-                      size_t listed, auto&& fill, auto&& value) {
+  auto per_item = [&](std::string_view name, std::string_view type, std::string_view help, auto&& list, size_t listed,
+                      auto&& fill, auto&& value) {
     bool head = false;
     for (const ProcessView& p : snap.processes) {
       const auto& items = list(p);
@@ -559,8 +555,8 @@ std::string render_metrics(const Snapshot& snap, const std::vector<DeviceInfo>& 
            "Bytes the free calls from one object of a process released.", callers, kCallersListed, object,
            [](const CallerStats& c) { return c.free_bytes; });
   per_item("fakegpu_process_caller_timed_calls_total", "counter",
-           "Calls from one object of a process that were timed (entry/return probes, one in --latency-every).",
-           callers, kCallersListed, object, [](const CallerStats& c) { return c.timed; });
+           "Calls from one object of a process that were timed (entry/return probes, one in --latency-every).", callers,
+           kCallersListed, object, [](const CallerStats& c) { return c.timed; });
   per_item("fakegpu_process_caller_timed_seconds_total", "counter",
            "Time in the timed calls from one object of a process (mean: divided by the timed calls).", callers,
            kCallersListed, object, [](const CallerStats& c) { return static_cast<double>(c.timed_ns) / 1e9; });

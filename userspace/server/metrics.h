@@ -35,8 +35,7 @@ struct MetricsOptions {
 // This build's version (the CMake project version), e.g. "0.1.0".
 std::string_view build_version() noexcept;
 
-std::string render_metrics(const Snapshot& snap, const std::vector<DeviceInfo>& devices,
-                           const MetricsOptions& opts);
+std::string render_metrics(const Snapshot& snap, const std::vector<DeviceInfo>& devices, const MetricsOptions& opts);
 
 // The histogram's upper bounds in seconds: le = 2^k ns for k = kFirstLeLog2 .. kLastLeLog2
 // (1.024 us .. 8.59 s), then +Inf. Ledger bucket i ([2^i, 2^(i+1)) ns) counts under

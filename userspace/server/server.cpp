@@ -348,8 +348,8 @@ class Server::Impl {
     if (stopping_) co_return;  // spawned just before stop(): it would miss the close-all
     beast::tcp_stream stream(std::move(socket));
     Registered reg(*this, stream, /*session=*/false);
-    Response r = error_response(503, "too many connections (the limit is " + std::to_string(opts_.max_connections) +
-                                         "): try again later");
+    Response r = error_response(
+        503, "too many connections (the limit is " + std::to_string(opts_.max_connections) + "): try again later");
     r.headers.emplace_back("Retry-After", "1");
     auto res = to_beast(std::move(r), 11, false);
     error_code ec;
@@ -383,8 +383,7 @@ class Server::Impl {
           co_return;
         }
         const unsigned version = parser.is_header_done() ? parser.get().version() : 11;
-        if (ec == bhttp::error::header_limit ||
-            (ec == bhttp::error::buffer_overflow && !parser.is_header_done())) {
+        if (ec == bhttp::error::header_limit || (ec == bhttp::error::buffer_overflow && !parser.is_header_done())) {
           bad_requests_.fetch_add(1);
           co_await reply_and_close(stream, version, 431,
                                    "request header larger than " + std::to_string(opts_.max_header_bytes) + " bytes");
@@ -404,7 +403,8 @@ class Server::Impl {
       Request req;
       req.method = std::string(msg.method_string());
       req.target = std::string(msg.target());
-      for (const auto& field : msg) req.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+      for (const auto& field : msg)
+        req.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
       const bool keep_alive = msg.keep_alive();
       const unsigned version = msg.version();
 
@@ -413,7 +413,8 @@ class Server::Impl {
       const auto t0 = std::chrono::steady_clock::now();
       Response r = handle(req, *state, config_);
       if (metrics && r.status == 200)
-        config_.metrics.scrape_duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        config_.metrics.scrape_duration_s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
       if (r.stream) {
         co_await stream_events(stream, version, std::move(r));
@@ -456,7 +457,8 @@ class Server::Impl {
     error_code ec;
     stream.expires_after(opts_.write_timeout);
     co_await bhttp::async_write_header(stream, sr, asio::redirect_error(asio::use_awaitable, ec));
-    if (!ec) co_await asio::async_write(stream, asio::buffer(first.body), asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec)
+      co_await asio::async_write(stream, asio::buffer(first.body), asio::redirect_error(asio::use_awaitable, ec));
 
     static const std::string kKeepalive = ": keepalive\n\n";
     while (!ec && !stopping_) {

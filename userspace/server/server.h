@@ -26,8 +26,8 @@ namespace fgtrace::server {
 inline constexpr const char* kDefaultListen = "127.0.0.1:9400";
 
 struct ListenAddress {
-  std::string host;  // an IP literal ("127.0.0.1", "::1"); "localhost" is 127.0.0.1
-  uint16_t port = 0; // 0: the kernel picks one (Server::port() tells which)
+  std::string host;   // an IP literal ("127.0.0.1", "::1"); "localhost" is 127.0.0.1
+  uint16_t port = 0;  // 0: the kernel picks one (Server::port() tells which)
   bool loopback = false;
 
   std::string to_string() const;  // "127.0.0.1:9400", "[::1]:9400"
@@ -43,12 +43,12 @@ struct ServerOptions {
   std::string auth_token;           // empty: no authentication (see handler.h)
   MetricsOptions metrics;           // max_processes, version
 
-  size_t max_header_bytes = 8 * 1024;  // larger request headers: 431 and close
-  size_t max_body_bytes = 1024;        // larger request bodies: 413 and close
-  std::chrono::milliseconds read_timeout{10'000};   // a whole request, and keep-alive idle
-  std::chrono::milliseconds write_timeout{10'000};  // one response or one event frame
-  size_t max_connections = 64;         // open at once, streams included; more: 503 and close
-  size_t stream_queue_frames = 4;      // per event-stream reader; older frames are dropped
+  size_t max_header_bytes = 8 * 1024;                  // larger request headers: 431 and close
+  size_t max_body_bytes = 1024;                        // larger request bodies: 413 and close
+  std::chrono::milliseconds read_timeout{10'000};      // a whole request, and keep-alive idle
+  std::chrono::milliseconds write_timeout{10'000};     // one response or one event frame
+  size_t max_connections = 64;                         // open at once, streams included; more: 503 and close
+  size_t stream_queue_frames = 4;                      // per event-stream reader; older frames are dropped
   std::chrono::milliseconds stream_keepalive{15'000};  // comment line when nothing was sent
 };
 
@@ -59,9 +59,9 @@ struct ServerStats {
   uint64_t connections_open = 0;      // now, streams included
   uint64_t streams_open = 0;
   uint64_t requests = 0;
-  uint64_t bad_requests = 0;          // unparsable, too large (400, 413, 431)
-  uint64_t timeouts = 0;              // requests that did not arrive within read_timeout
-  uint64_t stream_frames_dropped = 0; // event frames a slow reader never got
+  uint64_t bad_requests = 0;           // unparsable, too large (400, 413, 431)
+  uint64_t timeouts = 0;               // requests that did not arrive within read_timeout
+  uint64_t stream_frames_dropped = 0;  // event frames a slow reader never got
 };
 
 class Server {
@@ -81,8 +81,8 @@ class Server {
   // Closes the listener and every connection and joins the I/O thread. Idempotent.
   void stop();
 
-  uint16_t port() const noexcept;    // the bound port (useful with port 0)
-  std::string address() const;       // "127.0.0.1:9400"
+  uint16_t port() const noexcept;  // the bound port (useful with port 0)
+  std::string address() const;     // "127.0.0.1:9400"
   ServerStats stats() const noexcept;
 
   class Impl;

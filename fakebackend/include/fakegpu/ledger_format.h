@@ -46,7 +46,12 @@ inline constexpr uint32_t kShards = 4;
 inline constexpr uint64_t kQuotaChunk = 256ull << 20;
 
 // The books' columns: the booked memory kinds of fakegpu/mem_kind.h, under their numbers.
-enum Kind : int { kDevice = FG_MEM_DEVICE, kManaged = FG_MEM_MANAGED, kHost = FG_MEM_HOST, kKinds = FG_MEM_BOOKED_KINDS };
+enum Kind : int {
+  kDevice = FG_MEM_DEVICE,
+  kManaged = FG_MEM_MANAGED,
+  kHost = FG_MEM_HOST,
+  kKinds = FG_MEM_BOOKED_KINDS
+};
 
 // Every entry and slot is guarded by one 64-bit state word: (pid << 8) | state, where pid
 // is the process that last moved it. A process killed in the middle of filling or
@@ -60,7 +65,7 @@ inline constexpr int pid_of(uint64_t w) { return static_cast<int>(w >> 8); }
 struct alignas(64) DeviceEntry {
   std::atomic<uint64_t> state;  // kFree, kBusy (being filled), kReady
   uint8_t uuid[16];
-  uint64_t total;               // capacity in bytes
+  uint64_t total;                    // capacity in bytes
   std::atomic<uint64_t> reserved;    // capacity handed to shards (Σ of their quotas), may exceed
                                      // total only after an exact check allowed it
   std::atomic<uint64_t> exact_lock;  // state word (kBusy, pid) while an exact check runs
@@ -68,18 +73,18 @@ struct alignas(64) DeviceEntry {
 };
 
 struct alignas(64) Shard {
-  std::atomic<uint32_t> lock;   // taken by this process's threads only
+  std::atomic<uint32_t> lock;  // taken by this process's threads only
   uint32_t reserved0;
   std::atomic<uint64_t> used[kMaxDevices][kKinds];  // exact bytes, by ledger device index
   std::atomic<uint64_t> quota[kMaxDevices];         // capacity reserved (device + managed)
-  uint64_t high[kMaxDevices];  // this shard's highest device + managed bytes (peak checks)
+  uint64_t high[kMaxDevices];                       // this shard's highest device + managed bytes (peak checks)
 };
 
 struct alignas(64) ProcSlot {
   std::atomic<uint64_t> state;  // kFree, kBusy (being claimed), kReady (live), kReclaiming
   int32_t pid;
   uint32_t reserved0;
-  uint64_t start_time;          // /proc/PID/stat starttime: tells a reused pid apart
+  uint64_t start_time;  // /proc/PID/stat starttime: tells a reused pid apart
   char comm[16];
   // Device entries this process uses: an entry no live slot references can be reused.
   std::atomic<uint64_t> devices[kMaxDevices / 64];
@@ -91,9 +96,9 @@ struct alignas(64) ProcSlot {
 };
 
 struct Header {
-  char magic[8];                // "FAKEGPU\0"
-  uint32_t version;             // kVersion
-  uint32_t header_size;         // sizeof(Header)
+  char magic[8];         // "FAKEGPU\0"
+  uint32_t version;      // kVersion
+  uint32_t header_size;  // sizeof(Header)
   uint64_t file_size;
   uint32_t max_devices, max_procs;
   uint32_t device_entry_size, proc_slot_size;
@@ -117,8 +122,7 @@ inline uint32_t slots_in_use(const Header& h) noexcept {
 // Records that slot i is (being) claimed: slots_in_use() covers it from now on.
 inline void note_slot_claimed(Header& h, uint32_t i) noexcept {
   uint32_t n = h.slot_limit.load(std::memory_order_seq_cst);
-  while (n <= i && !h.slot_limit.compare_exchange_weak(n, i + 1, std::memory_order_seq_cst)) {
-  }
+  while (n <= i && !h.slot_limit.compare_exchange_weak(n, i + 1, std::memory_order_seq_cst)) {}
 }
 
 inline constexpr char kMagic[8] = {'F', 'A', 'K', 'E', 'G', 'P', 'U', '\0'};
@@ -133,10 +137,9 @@ constexpr size_t file_size() { return round_up(proc_table_offset() + sizeof(Proc
 
 // A segment of exactly this format (the creator's fields; `ready` is the creator's to set).
 inline bool header_valid(const Header& h, size_t mapped_bytes) noexcept {
-  return std::memcmp(h.magic, kMagic, sizeof kMagic) == 0 && h.version == kVersion &&
-         h.header_size == sizeof(Header) && h.file_size == mapped_bytes && mapped_bytes == file_size() &&
-         h.max_devices == kMaxDevices && h.max_procs == kMaxProcs && h.device_entry_size == sizeof(DeviceEntry) &&
-         h.proc_slot_size == sizeof(ProcSlot);
+  return std::memcmp(h.magic, kMagic, sizeof kMagic) == 0 && h.version == kVersion && h.header_size == sizeof(Header) &&
+         h.file_size == mapped_bytes && mapped_bytes == file_size() && h.max_devices == kMaxDevices &&
+         h.max_procs == kMaxProcs && h.device_entry_size == sizeof(DeviceEntry) && h.proc_slot_size == sizeof(ProcSlot);
 }
 
 // The default segment of a user; $FAKEGPU_LEDGER overrides it in the backend.

@@ -12,12 +12,12 @@
 #define FAKEGPU_MEM_KIND_H
 
 enum fg_mem_kind {
-	FG_MEM_DEVICE = 0,     /* cudaMalloc, cuMemAlloc, pitch, stream-ordered pools */
-	FG_MEM_MANAGED = 1,    /* cudaMallocManaged, cuMemAllocManaged, __managed__ variables */
-	FG_MEM_HOST = 2,       /* pinned host: cudaMallocHost/HostAlloc, cuMemAllocHost/HostAlloc */
-	FG_MEM_REGISTERED = 3, /* cudaHostRegister'd user memory (not booked) */
-	FG_MEM_VMM = 4,	       /* cuMemCreate physical allocation, and the ranges it is mapped at */
-	FG_MEM_IPC_MAPPED = 5, /* another process's allocation opened through an IPC handle (not booked) */
+  FG_MEM_DEVICE = 0,     /* cudaMalloc, cuMemAlloc, pitch, stream-ordered pools */
+  FG_MEM_MANAGED = 1,    /* cudaMallocManaged, cuMemAllocManaged, __managed__ variables */
+  FG_MEM_HOST = 2,       /* pinned host: cudaMallocHost/HostAlloc, cuMemAllocHost/HostAlloc */
+  FG_MEM_REGISTERED = 3, /* cudaHostRegister'd user memory (not booked) */
+  FG_MEM_VMM = 4,        /* cuMemCreate physical allocation, and the ranges it is mapped at */
+  FG_MEM_IPC_MAPPED = 5, /* another process's allocation opened through an IPC handle (not booked) */
 };
 
 /* The kinds the ledger books, one column each: FG_MEM_DEVICE .. FG_MEM_HOST. */

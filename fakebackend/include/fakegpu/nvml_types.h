@@ -45,7 +45,7 @@ inline constexpr int kNvmlApiVersion = 13;
 // NVML_STRUCT_VERSION(name, ver): the size of the struct in the low 24 bits,
 // the version number in the top 8.
 constexpr unsigned int nvmlStructVersion(std::size_t structSize, unsigned int version) noexcept {
-    return static_cast<unsigned int>(structSize) | (version << 24U);
+  return static_cast<unsigned int>(structSize) | (version << 24U);
 }
 
 // ===========================================================================
@@ -55,38 +55,38 @@ constexpr unsigned int nvmlStructVersion(std::size_t structSize, unsigned int ve
 // errors, so prefer the long-standing codes (NOT_SUPPORTED, INVALID_ARGUMENT,
 // INSUFFICIENT_SIZE, ...) wherever they fit.
 enum nvmlReturn_t : int {
-    NVML_SUCCESS                         = 0,
-    NVML_ERROR_UNINITIALIZED             = 1,
-    NVML_ERROR_INVALID_ARGUMENT          = 2,
-    NVML_ERROR_NOT_SUPPORTED             = 3,
-    NVML_ERROR_NO_PERMISSION             = 4,
-    NVML_ERROR_ALREADY_INITIALIZED       = 5,   // deprecated: init is ref-counted
-    NVML_ERROR_NOT_FOUND                 = 6,
-    NVML_ERROR_INSUFFICIENT_SIZE         = 7,
-    NVML_ERROR_INSUFFICIENT_POWER        = 8,
-    NVML_ERROR_DRIVER_NOT_LOADED         = 9,
-    NVML_ERROR_TIMEOUT                   = 10,
-    NVML_ERROR_IRQ_ISSUE                 = 11,
-    NVML_ERROR_LIBRARY_NOT_FOUND         = 12,
-    NVML_ERROR_FUNCTION_NOT_FOUND        = 13,
-    NVML_ERROR_CORRUPTED_INFOROM         = 14,
-    NVML_ERROR_GPU_IS_LOST               = 15,
-    NVML_ERROR_RESET_REQUIRED            = 16,
-    NVML_ERROR_OPERATING_SYSTEM          = 17,
-    NVML_ERROR_LIB_RM_VERSION_MISMATCH   = 18,
-    NVML_ERROR_IN_USE                    = 19,
-    NVML_ERROR_MEMORY                    = 20,
-    NVML_ERROR_NO_DATA                   = 21,
-    NVML_ERROR_VGPU_ECC_NOT_SUPPORTED    = 22,
-    NVML_ERROR_INSUFFICIENT_RESOURCES    = 23,
-    NVML_ERROR_FREQ_NOT_SUPPORTED        = 24,
-    NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,  // wrong `version` field in a versioned struct
-    NVML_ERROR_DEPRECATED                = 26,
-    NVML_ERROR_NOT_READY                 = 27,
-    NVML_ERROR_GPU_NOT_FOUND             = 28,
-    NVML_ERROR_INVALID_STATE             = 29,
-    NVML_ERROR_RESET_TYPE_NOT_SUPPORTED  = 30,
-    NVML_ERROR_UNKNOWN                   = 999,
+  NVML_SUCCESS = 0,
+  NVML_ERROR_UNINITIALIZED = 1,
+  NVML_ERROR_INVALID_ARGUMENT = 2,
+  NVML_ERROR_NOT_SUPPORTED = 3,
+  NVML_ERROR_NO_PERMISSION = 4,
+  NVML_ERROR_ALREADY_INITIALIZED = 5,  // deprecated: init is ref-counted
+  NVML_ERROR_NOT_FOUND = 6,
+  NVML_ERROR_INSUFFICIENT_SIZE = 7,
+  NVML_ERROR_INSUFFICIENT_POWER = 8,
+  NVML_ERROR_DRIVER_NOT_LOADED = 9,
+  NVML_ERROR_TIMEOUT = 10,
+  NVML_ERROR_IRQ_ISSUE = 11,
+  NVML_ERROR_LIBRARY_NOT_FOUND = 12,
+  NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+  NVML_ERROR_CORRUPTED_INFOROM = 14,
+  NVML_ERROR_GPU_IS_LOST = 15,
+  NVML_ERROR_RESET_REQUIRED = 16,
+  NVML_ERROR_OPERATING_SYSTEM = 17,
+  NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
+  NVML_ERROR_IN_USE = 19,
+  NVML_ERROR_MEMORY = 20,
+  NVML_ERROR_NO_DATA = 21,
+  NVML_ERROR_VGPU_ECC_NOT_SUPPORTED = 22,
+  NVML_ERROR_INSUFFICIENT_RESOURCES = 23,
+  NVML_ERROR_FREQ_NOT_SUPPORTED = 24,
+  NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,  // wrong `version` field in a versioned struct
+  NVML_ERROR_DEPRECATED = 26,
+  NVML_ERROR_NOT_READY = 27,
+  NVML_ERROR_GPU_NOT_FOUND = 28,
+  NVML_ERROR_INVALID_STATE = 29,
+  NVML_ERROR_RESET_TYPE_NOT_SUPPORTED = 30,
+  NVML_ERROR_UNKNOWN = 999,
 };
 
 // ===========================================================================
@@ -109,8 +109,8 @@ using nvmlComputeInstance_t = nvmlComputeInstance_st*;
 // "Not available" marker. Fields of type unsigned long long (e.g.
 // nvmlProcessInfo_t::usedGpuMemory) receive it converted, i.e. ~0ULL.
 inline constexpr int NVML_VALUE_NOT_AVAILABLE = -1;
-inline constexpr unsigned long long NVML_VALUE_NOT_AVAILABLE_ULL =
-    static_cast<unsigned long long>(NVML_VALUE_NOT_AVAILABLE);
+inline constexpr unsigned long long NVML_VALUE_NOT_AVAILABLE_ULL = static_cast<unsigned long long>(
+    NVML_VALUE_NOT_AVAILABLE);
 
 // nvmlInitWithFlags flags.
 inline constexpr unsigned int NVML_INIT_FLAG_NO_GPUS = 1;    // don't fail when no GPU is found
@@ -172,12 +172,11 @@ inline constexpr unsigned long long nvmlEventTypeGpuUnavailableError = 0x0000000
 inline constexpr unsigned long long nvmlEventTypeGpuRecoveryAction = 0x0000000000008000ULL;
 inline constexpr unsigned long long nvmlEventTypeNone = 0x0000000000000000ULL;
 inline constexpr unsigned long long nvmlEventTypeAll =
-    nvmlEventTypeNone | nvmlEventTypeSingleBitEccError | nvmlEventTypeDoubleBitEccError |
-    nvmlEventTypePState | nvmlEventTypeClock | nvmlEventTypeXidCriticalError |
-    nvmlEventTypePowerSourceChange | nvmlEventMigConfigChange | nvmlEventTypeSingleBitEccErrorStorm |
-    nvmlEventTypeDramRetirementEvent | nvmlEventTypeDramRetirementFailure |
-    nvmlEventTypeNonFatalPoisonError | nvmlEventTypeFatalPoisonError |
-    nvmlEventTypeGpuUnavailableError | nvmlEventTypeGpuRecoveryAction;
+    nvmlEventTypeNone | nvmlEventTypeSingleBitEccError | nvmlEventTypeDoubleBitEccError | nvmlEventTypePState |
+    nvmlEventTypeClock | nvmlEventTypeXidCriticalError | nvmlEventTypePowerSourceChange | nvmlEventMigConfigChange |
+    nvmlEventTypeSingleBitEccErrorStorm | nvmlEventTypeDramRetirementEvent | nvmlEventTypeDramRetirementFailure |
+    nvmlEventTypeNonFatalPoisonError | nvmlEventTypeFatalPoisonError | nvmlEventTypeGpuUnavailableError |
+    nvmlEventTypeGpuRecoveryAction;
 
 // Clock event ("throttle") reasons, nvmlDeviceGetCurrentClocksEventReasons.
 inline constexpr unsigned long long nvmlClocksEventReasonGpuIdle = 0x0000000000000001ULL;
@@ -210,219 +209,219 @@ constexpr int NVML_CUDA_DRIVER_VERSION_MINOR(int v) noexcept { return (v % 1000)
 // grow between NVML versions, so never size ABI-visible data with them.
 
 enum nvmlEnableState_t : int {
-    NVML_FEATURE_DISABLED = 0,
-    NVML_FEATURE_ENABLED  = 1,
+  NVML_FEATURE_DISABLED = 0,
+  NVML_FEATURE_ENABLED = 1,
 };
 
 enum nvmlBrandType_t : int {
-    NVML_BRAND_UNKNOWN             = 0,
-    NVML_BRAND_QUADRO              = 1,
-    NVML_BRAND_TESLA               = 2,
-    NVML_BRAND_NVS                 = 3,
-    NVML_BRAND_GRID                = 4,   // deprecated from API reporting
-    NVML_BRAND_GEFORCE             = 5,
-    NVML_BRAND_TITAN               = 6,
-    NVML_BRAND_NVIDIA_VAPPS        = 7,
-    NVML_BRAND_NVIDIA_VPC          = 8,
-    NVML_BRAND_NVIDIA_VCS          = 9,
-    NVML_BRAND_NVIDIA_VWS          = 10,
-    NVML_BRAND_NVIDIA_CLOUD_GAMING = 11,
-    NVML_BRAND_NVIDIA_VGAMING      = 11,  // deprecated alias of CLOUD_GAMING
-    NVML_BRAND_QUADRO_RTX          = 12,
-    NVML_BRAND_NVIDIA_RTX          = 13,
-    NVML_BRAND_NVIDIA              = 14,
-    NVML_BRAND_GEFORCE_RTX         = 15,
-    NVML_BRAND_TITAN_RTX           = 16,
+  NVML_BRAND_UNKNOWN = 0,
+  NVML_BRAND_QUADRO = 1,
+  NVML_BRAND_TESLA = 2,
+  NVML_BRAND_NVS = 3,
+  NVML_BRAND_GRID = 4,  // deprecated from API reporting
+  NVML_BRAND_GEFORCE = 5,
+  NVML_BRAND_TITAN = 6,
+  NVML_BRAND_NVIDIA_VAPPS = 7,
+  NVML_BRAND_NVIDIA_VPC = 8,
+  NVML_BRAND_NVIDIA_VCS = 9,
+  NVML_BRAND_NVIDIA_VWS = 10,
+  NVML_BRAND_NVIDIA_CLOUD_GAMING = 11,
+  NVML_BRAND_NVIDIA_VGAMING = 11,  // deprecated alias of CLOUD_GAMING
+  NVML_BRAND_QUADRO_RTX = 12,
+  NVML_BRAND_NVIDIA_RTX = 13,
+  NVML_BRAND_NVIDIA = 14,
+  NVML_BRAND_GEFORCE_RTX = 15,
+  NVML_BRAND_TITAN_RTX = 16,
 };
 
 enum nvmlTemperatureThresholds_t : int {
-    NVML_TEMPERATURE_THRESHOLD_SHUTDOWN      = 0,
-    NVML_TEMPERATURE_THRESHOLD_SLOWDOWN      = 1,
-    NVML_TEMPERATURE_THRESHOLD_MEM_MAX       = 2,
-    NVML_TEMPERATURE_THRESHOLD_GPU_MAX       = 3,
-    NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MIN  = 4,
-    NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_CURR = 5,
-    NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MAX  = 6,
-    NVML_TEMPERATURE_THRESHOLD_GPS_CURR      = 7,
-    NVML_TEMPERATURE_THRESHOLD_COUNT         = 8,
+  NVML_TEMPERATURE_THRESHOLD_SHUTDOWN = 0,
+  NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 1,
+  NVML_TEMPERATURE_THRESHOLD_MEM_MAX = 2,
+  NVML_TEMPERATURE_THRESHOLD_GPU_MAX = 3,
+  NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MIN = 4,
+  NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_CURR = 5,
+  NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MAX = 6,
+  NVML_TEMPERATURE_THRESHOLD_GPS_CURR = 7,
+  NVML_TEMPERATURE_THRESHOLD_COUNT = 8,
 };
 
 enum nvmlTemperatureSensors_t : int {
-    NVML_TEMPERATURE_GPU   = 0,
-    NVML_TEMPERATURE_COUNT = 1,
+  NVML_TEMPERATURE_GPU = 0,
+  NVML_TEMPERATURE_COUNT = 1,
 };
 
 enum nvmlComputeMode_t : int {
-    NVML_COMPUTEMODE_DEFAULT           = 0,
-    NVML_COMPUTEMODE_EXCLUSIVE_THREAD  = 1,  // support removed; never reported
-    NVML_COMPUTEMODE_PROHIBITED        = 2,
-    NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3,
-    NVML_COMPUTEMODE_COUNT             = 4,
+  NVML_COMPUTEMODE_DEFAULT = 0,
+  NVML_COMPUTEMODE_EXCLUSIVE_THREAD = 1,  // support removed; never reported
+  NVML_COMPUTEMODE_PROHIBITED = 2,
+  NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3,
+  NVML_COMPUTEMODE_COUNT = 4,
 };
 
 enum nvmlMemoryErrorType_t : int {
-    NVML_MEMORY_ERROR_TYPE_CORRECTED   = 0,
-    NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1,
-    NVML_MEMORY_ERROR_TYPE_COUNT       = 2,
+  NVML_MEMORY_ERROR_TYPE_CORRECTED = 0,
+  NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1,
+  NVML_MEMORY_ERROR_TYPE_COUNT = 2,
 };
 
 enum nvmlEccCounterType_t : int {
-    NVML_VOLATILE_ECC           = 0,
-    NVML_AGGREGATE_ECC          = 1,
-    NVML_ECC_COUNTER_TYPE_COUNT = 2,
+  NVML_VOLATILE_ECC = 0,
+  NVML_AGGREGATE_ECC = 1,
+  NVML_ECC_COUNTER_TYPE_COUNT = 2,
 };
 
 enum nvmlMemoryLocation_t : int {
-    NVML_MEMORY_LOCATION_L1_CACHE       = 0,
-    NVML_MEMORY_LOCATION_L2_CACHE       = 1,
-    NVML_MEMORY_LOCATION_DRAM           = 2,
-    NVML_MEMORY_LOCATION_DEVICE_MEMORY  = 2,
-    NVML_MEMORY_LOCATION_REGISTER_FILE  = 3,
-    NVML_MEMORY_LOCATION_TEXTURE_MEMORY = 4,
-    NVML_MEMORY_LOCATION_TEXTURE_SHM    = 5,
-    NVML_MEMORY_LOCATION_CBU            = 6,
-    NVML_MEMORY_LOCATION_SRAM           = 7,
+  NVML_MEMORY_LOCATION_L1_CACHE = 0,
+  NVML_MEMORY_LOCATION_L2_CACHE = 1,
+  NVML_MEMORY_LOCATION_DRAM = 2,
+  NVML_MEMORY_LOCATION_DEVICE_MEMORY = 2,
+  NVML_MEMORY_LOCATION_REGISTER_FILE = 3,
+  NVML_MEMORY_LOCATION_TEXTURE_MEMORY = 4,
+  NVML_MEMORY_LOCATION_TEXTURE_SHM = 5,
+  NVML_MEMORY_LOCATION_CBU = 6,
+  NVML_MEMORY_LOCATION_SRAM = 7,
 };
 
 enum nvmlClockType_t : int {
-    NVML_CLOCK_GRAPHICS = 0,
-    NVML_CLOCK_SM       = 1,
-    NVML_CLOCK_MEM      = 2,
-    NVML_CLOCK_VIDEO    = 3,
-    NVML_CLOCK_COUNT    = 4,
+  NVML_CLOCK_GRAPHICS = 0,
+  NVML_CLOCK_SM = 1,
+  NVML_CLOCK_MEM = 2,
+  NVML_CLOCK_VIDEO = 3,
+  NVML_CLOCK_COUNT = 4,
 };
 
 enum nvmlClockId_t : int {
-    NVML_CLOCK_ID_CURRENT            = 0,
-    NVML_CLOCK_ID_APP_CLOCK_TARGET   = 1,
-    NVML_CLOCK_ID_APP_CLOCK_DEFAULT  = 2,
-    NVML_CLOCK_ID_CUSTOMER_BOOST_MAX = 3,
-    NVML_CLOCK_ID_COUNT              = 4,
+  NVML_CLOCK_ID_CURRENT = 0,
+  NVML_CLOCK_ID_APP_CLOCK_TARGET = 1,
+  NVML_CLOCK_ID_APP_CLOCK_DEFAULT = 2,
+  NVML_CLOCK_ID_CUSTOMER_BOOST_MAX = 3,
+  NVML_CLOCK_ID_COUNT = 4,
 };
 
 enum nvmlDriverModel_t : int {
-    NVML_DRIVER_WDDM = 0,
-    NVML_DRIVER_WDM  = 1,
+  NVML_DRIVER_WDDM = 0,
+  NVML_DRIVER_WDM = 1,
 };
 
 enum nvmlPstates_t : int {
-    NVML_PSTATE_0       = 0,   // maximum performance
-    NVML_PSTATE_1       = 1,
-    NVML_PSTATE_2       = 2,
-    NVML_PSTATE_3       = 3,
-    NVML_PSTATE_4       = 4,
-    NVML_PSTATE_5       = 5,
-    NVML_PSTATE_6       = 6,
-    NVML_PSTATE_7       = 7,
-    NVML_PSTATE_8       = 8,
-    NVML_PSTATE_9       = 9,
-    NVML_PSTATE_10      = 10,
-    NVML_PSTATE_11      = 11,
-    NVML_PSTATE_12      = 12,
-    NVML_PSTATE_13      = 13,
-    NVML_PSTATE_14      = 14,
-    NVML_PSTATE_15      = 15,  // minimum performance
-    NVML_PSTATE_UNKNOWN = 32,
+  NVML_PSTATE_0 = 0,  // maximum performance
+  NVML_PSTATE_1 = 1,
+  NVML_PSTATE_2 = 2,
+  NVML_PSTATE_3 = 3,
+  NVML_PSTATE_4 = 4,
+  NVML_PSTATE_5 = 5,
+  NVML_PSTATE_6 = 6,
+  NVML_PSTATE_7 = 7,
+  NVML_PSTATE_8 = 8,
+  NVML_PSTATE_9 = 9,
+  NVML_PSTATE_10 = 10,
+  NVML_PSTATE_11 = 11,
+  NVML_PSTATE_12 = 12,
+  NVML_PSTATE_13 = 13,
+  NVML_PSTATE_14 = 14,
+  NVML_PSTATE_15 = 15,  // minimum performance
+  NVML_PSTATE_UNKNOWN = 32,
 };
 
 enum nvmlGpuOperationMode_t : int {
-    NVML_GOM_ALL_ON  = 0,
-    NVML_GOM_COMPUTE = 1,
-    NVML_GOM_LOW_DP  = 2,
+  NVML_GOM_ALL_ON = 0,
+  NVML_GOM_COMPUTE = 1,
+  NVML_GOM_LOW_DP = 2,
 };
 
 enum nvmlInforomObject_t : int {
-    NVML_INFOROM_OEM   = 0,
-    NVML_INFOROM_ECC   = 1,
-    NVML_INFOROM_POWER = 2,
+  NVML_INFOROM_OEM = 0,
+  NVML_INFOROM_ECC = 1,
+  NVML_INFOROM_POWER = 2,
 };
 
 enum nvmlPcieUtilCounter_t : int {
-    NVML_PCIE_UTIL_TX_BYTES = 0,
-    NVML_PCIE_UTIL_RX_BYTES = 1,
-    NVML_PCIE_UTIL_COUNT    = 2,
+  NVML_PCIE_UTIL_TX_BYTES = 0,
+  NVML_PCIE_UTIL_RX_BYTES = 1,
+  NVML_PCIE_UTIL_COUNT = 2,
 };
 
 enum nvmlValueType_t : int {
-    NVML_VALUE_TYPE_DOUBLE             = 0,
-    NVML_VALUE_TYPE_UNSIGNED_INT       = 1,
-    NVML_VALUE_TYPE_UNSIGNED_LONG      = 2,
-    NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
-    NVML_VALUE_TYPE_SIGNED_LONG_LONG   = 4,
-    NVML_VALUE_TYPE_SIGNED_INT         = 5,
-    NVML_VALUE_TYPE_UNSIGNED_SHORT     = 6,
-    NVML_VALUE_TYPE_COUNT              = 7,
+  NVML_VALUE_TYPE_DOUBLE = 0,
+  NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+  NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+  NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+  NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+  NVML_VALUE_TYPE_SIGNED_INT = 5,
+  NVML_VALUE_TYPE_UNSIGNED_SHORT = 6,
+  NVML_VALUE_TYPE_COUNT = 7,
 };
 
 enum nvmlSamplingType_t : int {
-    NVML_TOTAL_POWER_SAMPLES        = 0,
-    NVML_GPU_UTILIZATION_SAMPLES    = 1,
-    NVML_MEMORY_UTILIZATION_SAMPLES = 2,
-    NVML_ENC_UTILIZATION_SAMPLES    = 3,
-    NVML_DEC_UTILIZATION_SAMPLES    = 4,
-    NVML_PROCESSOR_CLK_SAMPLES      = 5,
-    NVML_MEMORY_CLK_SAMPLES         = 6,
-    NVML_MODULE_POWER_SAMPLES       = 7,
+  NVML_TOTAL_POWER_SAMPLES = 0,
+  NVML_GPU_UTILIZATION_SAMPLES = 1,
+  NVML_MEMORY_UTILIZATION_SAMPLES = 2,
+  NVML_ENC_UTILIZATION_SAMPLES = 3,
+  NVML_DEC_UTILIZATION_SAMPLES = 4,
+  NVML_PROCESSOR_CLK_SAMPLES = 5,
+  NVML_MEMORY_CLK_SAMPLES = 6,
+  NVML_MODULE_POWER_SAMPLES = 7,
 };
 
 enum nvmlGpuTopologyLevel_t : int {
-    NVML_TOPOLOGY_INTERNAL   = 0,
-    NVML_TOPOLOGY_SINGLE     = 10,
-    NVML_TOPOLOGY_MULTIPLE   = 20,
-    NVML_TOPOLOGY_HOSTBRIDGE = 30,
-    NVML_TOPOLOGY_NODE       = 40,
-    NVML_TOPOLOGY_CPU        = 40,  // old name of NODE (a macro in nvml.h)
-    NVML_TOPOLOGY_SYSTEM     = 50,
+  NVML_TOPOLOGY_INTERNAL = 0,
+  NVML_TOPOLOGY_SINGLE = 10,
+  NVML_TOPOLOGY_MULTIPLE = 20,
+  NVML_TOPOLOGY_HOSTBRIDGE = 30,
+  NVML_TOPOLOGY_NODE = 40,
+  NVML_TOPOLOGY_CPU = 40,  // old name of NODE (a macro in nvml.h)
+  NVML_TOPOLOGY_SYSTEM = 50,
 };
 
 enum nvmlGpuP2PStatus_t : int {
-    NVML_P2P_STATUS_OK                         = 0,
-    NVML_P2P_STATUS_CHIPSET_NOT_SUPPORED       = 1,  // sic, NVIDIA's spelling
-    NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED      = 1,
-    NVML_P2P_STATUS_GPU_NOT_SUPPORTED          = 2,
-    NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED = 3,
-    NVML_P2P_STATUS_DISABLED_BY_REGKEY         = 4,
-    NVML_P2P_STATUS_NOT_SUPPORTED              = 5,
-    NVML_P2P_STATUS_UNKNOWN                    = 6,
+  NVML_P2P_STATUS_OK = 0,
+  NVML_P2P_STATUS_CHIPSET_NOT_SUPPORED = 1,  // sic, NVIDIA's spelling
+  NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED = 1,
+  NVML_P2P_STATUS_GPU_NOT_SUPPORTED = 2,
+  NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED = 3,
+  NVML_P2P_STATUS_DISABLED_BY_REGKEY = 4,
+  NVML_P2P_STATUS_NOT_SUPPORTED = 5,
+  NVML_P2P_STATUS_UNKNOWN = 6,
 };
 
 enum nvmlGpuP2PCapsIndex_t : int {
-    NVML_P2P_CAPS_INDEX_READ    = 0,
-    NVML_P2P_CAPS_INDEX_WRITE   = 1,
-    NVML_P2P_CAPS_INDEX_NVLINK  = 2,
-    NVML_P2P_CAPS_INDEX_ATOMICS = 3,
-    NVML_P2P_CAPS_INDEX_PROP    = 4,
-    NVML_P2P_CAPS_INDEX_UNKNOWN = 5,
+  NVML_P2P_CAPS_INDEX_READ = 0,
+  NVML_P2P_CAPS_INDEX_WRITE = 1,
+  NVML_P2P_CAPS_INDEX_NVLINK = 2,
+  NVML_P2P_CAPS_INDEX_ATOMICS = 3,
+  NVML_P2P_CAPS_INDEX_PROP = 4,
+  NVML_P2P_CAPS_INDEX_UNKNOWN = 5,
 };
 
 enum nvmlNvLinkCapability_t : int {
-    NVML_NVLINK_CAP_P2P_SUPPORTED  = 0,
-    NVML_NVLINK_CAP_SYSMEM_ACCESS  = 1,
-    NVML_NVLINK_CAP_P2P_ATOMICS    = 2,
-    NVML_NVLINK_CAP_SYSMEM_ATOMICS = 3,
-    NVML_NVLINK_CAP_SLI_BRIDGE     = 4,
-    NVML_NVLINK_CAP_VALID          = 5,
-    NVML_NVLINK_CAP_COUNT          = 6,
+  NVML_NVLINK_CAP_P2P_SUPPORTED = 0,
+  NVML_NVLINK_CAP_SYSMEM_ACCESS = 1,
+  NVML_NVLINK_CAP_P2P_ATOMICS = 2,
+  NVML_NVLINK_CAP_SYSMEM_ATOMICS = 3,
+  NVML_NVLINK_CAP_SLI_BRIDGE = 4,
+  NVML_NVLINK_CAP_VALID = 5,
+  NVML_NVLINK_CAP_COUNT = 6,
 };
 
 enum nvmlIntNvLinkDeviceType_t : int {
-    NVML_NVLINK_DEVICE_TYPE_GPU     = 0x00,
-    NVML_NVLINK_DEVICE_TYPE_IBMNPU  = 0x01,
-    NVML_NVLINK_DEVICE_TYPE_SWITCH  = 0x02,
-    NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 0xFF,
+  NVML_NVLINK_DEVICE_TYPE_GPU = 0x00,
+  NVML_NVLINK_DEVICE_TYPE_IBMNPU = 0x01,
+  NVML_NVLINK_DEVICE_TYPE_SWITCH = 0x02,
+  NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 0xFF,
 };
 
 enum nvmlGpuVirtualizationMode_t : int {
-    NVML_GPU_VIRTUALIZATION_MODE_NONE        = 0,  // bare metal
-    NVML_GPU_VIRTUALIZATION_MODE_PASSTHROUGH = 1,
-    NVML_GPU_VIRTUALIZATION_MODE_VGPU        = 2,
-    NVML_GPU_VIRTUALIZATION_MODE_HOST_VGPU   = 3,
-    NVML_GPU_VIRTUALIZATION_MODE_HOST_VSGA   = 4,
+  NVML_GPU_VIRTUALIZATION_MODE_NONE = 0,  // bare metal
+  NVML_GPU_VIRTUALIZATION_MODE_PASSTHROUGH = 1,
+  NVML_GPU_VIRTUALIZATION_MODE_VGPU = 2,
+  NVML_GPU_VIRTUALIZATION_MODE_HOST_VGPU = 3,
+  NVML_GPU_VIRTUALIZATION_MODE_HOST_VSGA = 4,
 };
 
 enum nvmlRestrictedAPI_t : int {
-    NVML_RESTRICTED_API_SET_APPLICATION_CLOCKS  = 0,
-    NVML_RESTRICTED_API_SET_AUTO_BOOSTED_CLOCKS = 1,
+  NVML_RESTRICTED_API_SET_APPLICATION_CLOCKS = 0,
+  NVML_RESTRICTED_API_SET_AUTO_BOOSTED_CLOCKS = 1,
 };
 
 // ===========================================================================
@@ -431,13 +430,13 @@ enum nvmlRestrictedAPI_t : int {
 
 // nvmlDeviceGetPciInfo_v3 (and the unversioned name in current headers).
 struct nvmlPciInfo_st {
-    char busIdLegacy[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE];  // "%04X:%02X:%02X.0"
-    unsigned int domain;
-    unsigned int bus;
-    unsigned int device;
-    unsigned int pciDeviceId;     // (device id << 16) | vendor id
-    unsigned int pciSubSystemId;  // (subsystem id << 16) | subsystem vendor id
-    char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];           // "%08X:%02X:%02X.0"
+  char busIdLegacy[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE];  // "%04X:%02X:%02X.0"
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;                        // (device id << 16) | vendor id
+  unsigned int pciSubSystemId;                     // (subsystem id << 16) | subsystem vendor id
+  char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];  // "%08X:%02X:%02X.0"
 };
 using nvmlPciInfo_t = nvmlPciInfo_st;
 
@@ -445,164 +444,163 @@ using nvmlPciInfo_t = nvmlPciInfo_st;
 // nvmlDeviceGetPciInfo_v2: the pre-v3 nvmlPciInfo_t (NVML <= 8 headers).
 // NVIDIA never gave it a separate name; this one is ours.
 struct nvmlPciInfoLegacy_t {
-    char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE];  // 16 bytes, 4-digit domain
-    unsigned int domain;
-    unsigned int bus;
-    unsigned int device;
-    unsigned int pciDeviceId;
-    unsigned int pciSubSystemId;
-    unsigned int reserved0;
-    unsigned int reserved1;
-    unsigned int reserved2;
-    unsigned int reserved3;
+  char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE];  // 16 bytes, 4-digit domain
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;
+  unsigned int pciSubSystemId;
+  unsigned int reserved0;
+  unsigned int reserved1;
+  unsigned int reserved2;
+  unsigned int reserved3;
 };
 
 struct nvmlUtilization_st {
-    unsigned int gpu;     // percent
-    unsigned int memory;  // percent
+  unsigned int gpu;     // percent
+  unsigned int memory;  // percent
 };
 using nvmlUtilization_t = nvmlUtilization_st;
 
 // nvmlDeviceGetMemoryInfo (v1): total = free + used.
 struct nvmlMemory_st {
-    unsigned long long total;
-    unsigned long long free;
-    unsigned long long used;
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
 };
 using nvmlMemory_t = nvmlMemory_st;
 
 // nvmlDeviceGetMemoryInfo_v2: version@0, then 4 bytes of padding, total@8.
 // used includes reserved.
 struct nvmlMemory_v2_st {
-    unsigned int version;  // must be nvmlMemory_v2
-    unsigned long long total;
-    unsigned long long reserved;
-    unsigned long long free;
-    unsigned long long used;
+  unsigned int version;  // must be nvmlMemory_v2
+  unsigned long long total;
+  unsigned long long reserved;
+  unsigned long long free;
+  unsigned long long used;
 };
 using nvmlMemory_v2_t = nvmlMemory_v2_st;
 inline constexpr unsigned int nvmlMemory_v2 = nvmlStructVersion(sizeof(nvmlMemory_v2_t), 2);
 
 struct nvmlBAR1Memory_st {
-    unsigned long long bar1Total;
-    unsigned long long bar1Free;
-    unsigned long long bar1Used;
+  unsigned long long bar1Total;
+  unsigned long long bar1Free;
+  unsigned long long bar1Used;
 };
 using nvmlBAR1Memory_t = nvmlBAR1Memory_st;
 
 // Entry of the unversioned nvmlDevice{Compute,Graphics,MPSCompute}RunningProcesses.
 struct nvmlProcessInfo_v1_st {
-    unsigned int pid;
-    unsigned long long usedGpuMemory;  // NVML_VALUE_NOT_AVAILABLE_ULL if unknown
+  unsigned int pid;
+  unsigned long long usedGpuMemory;  // NVML_VALUE_NOT_AVAILABLE_ULL if unknown
 };
 using nvmlProcessInfo_v1_t = nvmlProcessInfo_v1_st;
 
 // Entry of the _v2 and _v3 variants. gpuInstanceId / computeInstanceId are
 // 0xFFFFFFFF when MIG is off.
 struct nvmlProcessInfo_v2_st {
-    unsigned int pid;
-    unsigned long long usedGpuMemory;
-    unsigned int gpuInstanceId;
-    unsigned int computeInstanceId;
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
 };
 using nvmlProcessInfo_v2_t = nvmlProcessInfo_v2_st;
 using nvmlProcessInfo_t = nvmlProcessInfo_v2_st;  // the _v3 ABI in NVML 13
 
 // nvmlDeviceGetRunningProcessDetailList entry and list.
 struct nvmlProcessDetail_v1_t {
-    unsigned int pid;
-    unsigned long long usedGpuMemory;
-    unsigned int gpuInstanceId;
-    unsigned int computeInstanceId;
-    unsigned long long usedGpuCcProtectedMemory;
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+  unsigned long long usedGpuCcProtectedMemory;
 };
 
 struct nvmlProcessDetailList_v1_t {
-    unsigned int version;              // must be nvmlProcessDetailList_v1
-    unsigned int mode;                 // 0 compute, 1 graphics, 2 MPS compute
-    unsigned int numProcArrayEntries;  // in: capacity, out: count
-    nvmlProcessDetail_v1_t* procArray;
+  unsigned int version;              // must be nvmlProcessDetailList_v1
+  unsigned int mode;                 // 0 compute, 1 graphics, 2 MPS compute
+  unsigned int numProcArrayEntries;  // in: capacity, out: count
+  nvmlProcessDetail_v1_t* procArray;
 };
 using nvmlProcessDetailList_t = nvmlProcessDetailList_v1_t;
-inline constexpr unsigned int nvmlProcessDetailList_v1 =
-    nvmlStructVersion(sizeof(nvmlProcessDetailList_v1_t), 1);
+inline constexpr unsigned int nvmlProcessDetailList_v1 = nvmlStructVersion(sizeof(nvmlProcessDetailList_v1_t), 1);
 
 struct nvmlProcessUtilizationSample_st {
-    unsigned int pid;
-    unsigned long long timeStamp;  // CPU timestamp, microseconds
-    unsigned int smUtil;
-    unsigned int memUtil;
-    unsigned int encUtil;
-    unsigned int decUtil;
+  unsigned int pid;
+  unsigned long long timeStamp;  // CPU timestamp, microseconds
+  unsigned int smUtil;
+  unsigned int memUtil;
+  unsigned int encUtil;
+  unsigned int decUtil;
 };
 using nvmlProcessUtilizationSample_t = nvmlProcessUtilizationSample_st;
 
 struct nvmlDeviceAttributes_st {
-    unsigned int multiprocessorCount;
-    unsigned int sharedCopyEngineCount;
-    unsigned int sharedDecoderCount;
-    unsigned int sharedEncoderCount;
-    unsigned int sharedJpegCount;
-    unsigned int sharedOfaCount;
-    unsigned int gpuInstanceSliceCount;
-    unsigned int computeInstanceSliceCount;
-    unsigned long long memorySizeMB;
+  unsigned int multiprocessorCount;
+  unsigned int sharedCopyEngineCount;
+  unsigned int sharedDecoderCount;
+  unsigned int sharedEncoderCount;
+  unsigned int sharedJpegCount;
+  unsigned int sharedOfaCount;
+  unsigned int gpuInstanceSliceCount;
+  unsigned int computeInstanceSliceCount;
+  unsigned long long memorySizeMB;
 };
 using nvmlDeviceAttributes_t = nvmlDeviceAttributes_st;
 
 union nvmlValue_st {
-    double dVal;
-    int siVal;
-    unsigned int uiVal;
-    unsigned long ulVal;       // 8 bytes on LP64
-    unsigned long long ullVal;
-    signed long long sllVal;
-    unsigned short usVal;
+  double dVal;
+  int siVal;
+  unsigned int uiVal;
+  unsigned long ulVal;  // 8 bytes on LP64
+  unsigned long long ullVal;
+  signed long long sllVal;
+  unsigned short usVal;
 };
 using nvmlValue_t = nvmlValue_st;
 
 struct nvmlSample_st {
-    unsigned long long timeStamp;
-    nvmlValue_t sampleValue;
+  unsigned long long timeStamp;
+  nvmlValue_t sampleValue;
 };
 using nvmlSample_t = nvmlSample_st;
 
 // nvmlDeviceGetFieldValues element. The caller sets fieldId (and scopeId);
 // NVML fills the rest and reports per-field status in nvmlReturn.
 struct nvmlFieldValue_st {
-    unsigned int fieldId;
-    unsigned int scopeId;      // e.g. NVLink id; "unused" in old headers
-    long long timestamp;       // microseconds since 1970
-    long long latencyUsec;
-    nvmlValueType_t valueType;
-    nvmlReturn_t nvmlReturn;
-    nvmlValue_t value;
+  unsigned int fieldId;
+  unsigned int scopeId;  // e.g. NVLink id; "unused" in old headers
+  long long timestamp;   // microseconds since 1970
+  long long latencyUsec;
+  nvmlValueType_t valueType;
+  nvmlReturn_t nvmlReturn;
+  nvmlValue_t value;
 };
 using nvmlFieldValue_t = nvmlFieldValue_st;
 
 // nvmlEventSetWait_v2 result.
 struct nvmlEventData_st {
-    nvmlDevice_t device;
-    unsigned long long eventType;   // one nvmlEventType* bit
-    unsigned long long eventData;   // Xid for XidCriticalError, else 0
-    unsigned int gpuInstanceId;
-    unsigned int computeInstanceId;
+  nvmlDevice_t device;
+  unsigned long long eventType;  // one nvmlEventType* bit
+  unsigned long long eventData;  // Xid for XidCriticalError, else 0
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
 };
 using nvmlEventData_t = nvmlEventData_st;
 
 // nvmlDeviceGetTemperatureV argument.
 struct nvmlTemperature_v1_t {
-    unsigned int version;               // must be nvmlTemperature_v1
-    nvmlTemperatureSensors_t sensorType;
-    int temperature;                    // degrees C (signed, unlike the v1 API)
+  unsigned int version;  // must be nvmlTemperature_v1
+  nvmlTemperatureSensors_t sensorType;
+  int temperature;  // degrees C (signed, unlike the v1 API)
 };
 using nvmlTemperature_t = nvmlTemperature_v1_t;
 inline constexpr unsigned int nvmlTemperature_v1 = nvmlStructVersion(sizeof(nvmlTemperature_v1_t), 1);
 
 // Confidential computing protected-memory sizes (KiB).
 struct nvmlConfComputeMemSizeInfo_st {
-    unsigned long long protectedMemSizeKib;
-    unsigned long long unprotectedMemSizeKib;
+  unsigned long long protectedMemSizeKib;
+  unsigned long long unprotectedMemSizeKib;
 };
 using nvmlConfComputeMemSizeInfo_t = nvmlConfComputeMemSizeInfo_st;
 
@@ -610,50 +608,50 @@ using nvmlConfComputeMemSizeInfo_t = nvmlConfComputeMemSizeInfo_st;
 // nvmlSystemGetConfComputeSettings (versioned, adds the multi-GPU mode). All fields are the
 // NVML_CC_SYSTEM_* enumerations; 0 is "unavailable" / "disabled" / "none" throughout.
 struct nvmlConfComputeSystemState_t {
-    unsigned int environment;
-    unsigned int ccFeature;
-    unsigned int devToolsMode;
+  unsigned int environment;
+  unsigned int ccFeature;
+  unsigned int devToolsMode;
 };
 
 struct nvmlSystemConfComputeSettings_v1_t {
-    unsigned int version;
-    unsigned int environment;
-    unsigned int ccFeature;
-    unsigned int devToolsMode;
-    unsigned int multiGpuMode;
+  unsigned int version;
+  unsigned int environment;
+  unsigned int ccFeature;
+  unsigned int devToolsMode;
+  unsigned int multiGpuMode;
 };
 using nvmlSystemConfComputeSettings_t = nvmlSystemConfComputeSettings_v1_t;
-inline constexpr unsigned int nvmlSystemConfComputeSettings_v1 =
-    nvmlStructVersion(sizeof(nvmlSystemConfComputeSettings_v1_t), 1);
+inline constexpr unsigned int nvmlSystemConfComputeSettings_v1 = nvmlStructVersion(
+    sizeof(nvmlSystemConfComputeSettings_v1_t), 1);
 
 // nvmlDeviceGetGpuFabricInfo (unversioned, deprecated).
 struct nvmlGpuFabricInfo_t {
-    unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
-    nvmlReturn_t status;
-    unsigned int cliqueId;
-    nvmlGpuFabricState_t state;
+  unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+  nvmlReturn_t status;
+  unsigned int cliqueId;
+  nvmlGpuFabricState_t state;
 };
 
 // nvmlDeviceGetGpuFabricInfoV: version first. v2 adds healthMask, v3 adds
 // healthSummary; nvmlGpuFabricInfoV_t is v3 in NVML 13. A v2 caller passes
 // a 36-byte buffer: check `version` before writing healthSummary.
 struct nvmlGpuFabricInfo_v2_t {
-    unsigned int version;
-    unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
-    nvmlReturn_t status;
-    unsigned int cliqueId;
-    nvmlGpuFabricState_t state;
-    unsigned int healthMask;
+  unsigned int version;
+  unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+  nvmlReturn_t status;
+  unsigned int cliqueId;
+  nvmlGpuFabricState_t state;
+  unsigned int healthMask;
 };
 
 struct nvmlGpuFabricInfo_v3_t {
-    unsigned int version;
-    unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
-    nvmlReturn_t status;
-    unsigned int cliqueId;
-    nvmlGpuFabricState_t state;
-    unsigned int healthMask;
-    unsigned char healthSummary;
+  unsigned int version;
+  unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+  nvmlReturn_t status;
+  unsigned int cliqueId;
+  nvmlGpuFabricState_t state;
+  unsigned int healthMask;
+  unsigned char healthSummary;
 };
 using nvmlGpuFabricInfoV_t = nvmlGpuFabricInfo_v3_t;
 inline constexpr unsigned int nvmlGpuFabricInfo_v2 = nvmlStructVersion(sizeof(nvmlGpuFabricInfo_v2_t), 2);

@@ -38,9 +38,9 @@ enum class ApiId : uint16_t {
 inline constexpr std::size_t kApiCount = static_cast<std::size_t>(ApiId::kCount);
 
 struct ApiInfo {
-  const char* name;    // exported symbol name (without version)
+  const char* name;  // exported symbol name (without version)
   ApiFamily family;
-  bool legacy12;       // the libcudart.so.12-only legacy twin of a SPLIT name
+  bool legacy12;  // the libcudart.so.12-only legacy twin of a SPLIT name
 };
 
 // Name and family of an id; defined in api_table.cpp.

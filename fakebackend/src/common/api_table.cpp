@@ -30,39 +30,44 @@ namespace {
 // The caller's return address (at the stack top on entry) goes to fg_tls_caller unless it
 // lies within this library (__ehdr_start.._end): a call the library makes to its own entry
 // point keeps the outer caller, the first frame outside it.
-#define FG_TRAMPOLINE(sym, impl, id)                                        \
-  asm volatile(".pushsection .text.fgapi,\"ax\",@progbits\n"               \
-               ".p2align 4\n"                                              \
-               ".globl " sym "\n"                                          \
-               ".type " sym ",@function\n" sym ":\n"                       \
-               ".Lfg_site_%=:\n"                                           \
-               ".byte 0x0f,0x1f,0x44,0x00,0x00\n"                          \
-               "movq (%%rsp), %%r10\n"                                     \
-               "leaq __ehdr_start(%%rip), %%r11\n"                         \
-               "cmpq %%r11, %%r10\n"                                       \
-               "jb 2f\n"                                                   \
-               "leaq _end(%%rip), %%r11\n"                                 \
-               "cmpq %%r11, %%r10\n"                                       \
-               "jb 3f\n"                                                   \
-               "2:\n"                                                      \
-               "movq fg_tls_caller@gottpoff(%%rip), %%r11\n"               \
-               "movq %%r10, %%fs:(%%r11)\n"                                \
-               "3:\n"                                                      \
-               "movq fg_tls_counts@gottpoff(%%rip), %%r11\n"               \
-               "movq %%fs:(%%r11), %%r11\n"                                \
-               "testq %%r11, %%r11\n"                                      \
-               "jz 1f\n"                                                   \
-               "incq %c0(%%r11)\n"                                         \
-               "jmp " impl "\n"                                            \
-               "1:\n"                                                      \
-               "lock incq fg_global_counts+%c0(%%rip)\n"                   \
-               "jmp " impl "\n"                                            \
-               ".size " sym ", .-" sym "\n"                                \
-               ".popsection\n"                                             \
-               /* the entry's offset in the table fork_guard.cpp reads */   \
-               ".pushsection .rodata.fgapi_sites,\"a\",@progbits\n"       \
-               ".long .Lfg_site_%= - fg_api_text_begin\n"                  \
-               ".popsection\n" ::"i"(static_cast<int>(fg::ApiId::id) * 8))
+#define FG_TRAMPOLINE(sym, impl, id)                                             \
+  asm volatile(                                                                  \
+      ".pushsection .text.fgapi,\"ax\",@progbits\n"                              \
+      ".p2align 4\n"                                                             \
+      ".globl " sym                                                              \
+      "\n"                                                                       \
+      ".type " sym ",@function\n" sym                                            \
+      ":\n"                                                                      \
+      ".Lfg_site_%=:\n"                                                          \
+      ".byte 0x0f,0x1f,0x44,0x00,0x00\n"                                         \
+      "movq (%%rsp), %%r10\n"                                                    \
+      "leaq __ehdr_start(%%rip), %%r11\n"                                        \
+      "cmpq %%r11, %%r10\n"                                                      \
+      "jb 2f\n"                                                                  \
+      "leaq _end(%%rip), %%r11\n"                                                \
+      "cmpq %%r11, %%r10\n"                                                      \
+      "jb 3f\n"                                                                  \
+      "2:\n"                                                                     \
+      "movq fg_tls_caller@gottpoff(%%rip), %%r11\n"                              \
+      "movq %%r10, %%fs:(%%r11)\n"                                               \
+      "3:\n"                                                                     \
+      "movq fg_tls_counts@gottpoff(%%rip), %%r11\n"                              \
+      "movq %%fs:(%%r11), %%r11\n"                                               \
+      "testq %%r11, %%r11\n"                                                     \
+      "jz 1f\n"                                                                  \
+      "incq %c0(%%r11)\n"                                                        \
+      "jmp " impl                                                                \
+      "\n"                                                                       \
+      "1:\n"                                                                     \
+      "lock incq fg_global_counts+%c0(%%rip)\n"                                  \
+      "jmp " impl                                                                \
+      "\n"                                                                       \
+      ".size " sym ", .-" sym                                                    \
+      "\n"                                                                       \
+      ".popsection\n" /* the entry's offset in the table fork_guard.cpp reads */ \
+      ".pushsection .rodata.fgapi_sites,\"a\",@progbits\n"                       \
+      ".long .Lfg_site_%= - fg_api_text_begin\n"                                 \
+      ".popsection\n" ::"i"(static_cast<int>(fg::ApiId::id) * 8))
 
 #define FG_SYMVER(local, versioned) asm(".symver " local ", " versioned "\n")
 
@@ -71,28 +76,29 @@ namespace {
 [[gnu::used]] void emit_trampolines() {
   // Bounds of the trampolines and of their offset table (common/fork_guard.cpp), emitted
   // first and last in this function, hence around everything in the two sections.
-  asm volatile(".hidden __ehdr_start\n.hidden _end\n"
-               ".pushsection .text.fgapi,\"ax\",@progbits\n.p2align 4\n"
-               ".globl fg_api_text_begin\n.hidden fg_api_text_begin\nfg_api_text_begin:\n.popsection\n"
-               ".pushsection .rodata.fgapi_sites,\"a\",@progbits\n.p2align 2\n"
-               ".globl fg_api_sites_begin\n.hidden fg_api_sites_begin\nfg_api_sites_begin:\n.popsection\n");
+  asm volatile(
+      ".hidden __ehdr_start\n.hidden _end\n"
+      ".pushsection .text.fgapi,\"ax\",@progbits\n.p2align 4\n"
+      ".globl fg_api_text_begin\n.hidden fg_api_text_begin\nfg_api_text_begin:\n.popsection\n"
+      ".pushsection .rodata.fgapi_sites,\"a\",@progbits\n.p2align 2\n"
+      ".globl fg_api_sites_begin\n.hidden fg_api_sites_begin\nfg_api_sites_begin:\n.popsection\n");
   // libcudart: BOTH = one implementation under both version nodes; SPLIT = two ABIs.
 #define FG_CUDART(name, nodes, ret) FG_CUDART_EMIT_##nodes(name)
-#define FG_CUDART_EMIT_BOTH(name)                                            \
-  FG_TRAMPOLINE("fgx_" #name, "fgimpl_" #name, name);                       \
-  asm(".globl fgx12_" #name "\n.set fgx12_" #name ", fgx_" #name "\n");      \
-  FG_SYMVER("fgx_" #name, #name "@@libcudart.so.13");                        \
+#define FG_CUDART_EMIT_BOTH(name)                                       \
+  FG_TRAMPOLINE("fgx_" #name, "fgimpl_" #name, name);                   \
+  asm(".globl fgx12_" #name "\n.set fgx12_" #name ", fgx_" #name "\n"); \
+  FG_SYMVER("fgx_" #name, #name "@@libcudart.so.13");                   \
   FG_SYMVER("fgx12_" #name, #name "@libcudart.so.12");
-#define FG_CUDART_EMIT_V13(name)                   \
+#define FG_CUDART_EMIT_V13(name)                      \
   FG_TRAMPOLINE("fgx_" #name, "fgimpl_" #name, name); \
   FG_SYMVER("fgx_" #name, #name "@@libcudart.so.13");
-#define FG_CUDART_EMIT_V12(name)                   \
+#define FG_CUDART_EMIT_V12(name)                        \
   FG_TRAMPOLINE("fgx12_" #name, "fgimpl_" #name, name); \
   FG_SYMVER("fgx12_" #name, #name "@@libcudart.so.12");
-#define FG_CUDART_EMIT_SPLIT(name)                                   \
-  FG_TRAMPOLINE("fgx_" #name, "fgimpl_" #name, name);               \
-  FG_SYMVER("fgx_" #name, #name "@@libcudart.so.13");                \
-  FG_TRAMPOLINE("fgx12_" #name, "fgimpl_v12_" #name, v12_##name);    \
+#define FG_CUDART_EMIT_SPLIT(name)                                \
+  FG_TRAMPOLINE("fgx_" #name, "fgimpl_" #name, name);             \
+  FG_SYMVER("fgx_" #name, #name "@@libcudart.so.13");             \
+  FG_TRAMPOLINE("fgx12_" #name, "fgimpl_v12_" #name, v12_##name); \
   FG_SYMVER("fgx12_" #name, #name "@libcudart.so.12");
 #include "cudart.def"
 #undef FG_CUDART
@@ -108,8 +114,9 @@ namespace {
 #include "nvml.def"
 #undef FG_NVML
 #undef FG_NVML_OTHER
-  asm volatile(".pushsection .rodata.fgapi_sites,\"a\",@progbits\n"
-               ".globl fg_api_sites_end\n.hidden fg_api_sites_end\nfg_api_sites_end:\n.popsection\n");
+  asm volatile(
+      ".pushsection .rodata.fgapi_sites,\"a\",@progbits\n"
+      ".globl fg_api_sites_end\n.hidden fg_api_sites_end\nfg_api_sites_end:\n.popsection\n");
 }
 
 }  // namespace
@@ -135,9 +142,8 @@ namespace {
 #define FG_CUDART_STUB_BOTH(name, ret) FG_CUDART_STUB_KIND_##ret(fgimpl_##name, name)
 #define FG_CUDART_STUB_V12(name, ret) FG_CUDART_STUB_KIND_##ret(fgimpl_##name, name)
 #define FG_CUDART_STUB_V13(name, ret) FG_CUDART_STUB_KIND_##ret(fgimpl_##name, name)
-#define FG_CUDART_STUB_SPLIT(name, ret)                 \
-  FG_CUDART_STUB_KIND_##ret(fgimpl_##name, name)         \
-  FG_CUDART_STUB_KIND_##ret(fgimpl_v12_##name, v12_##name)
+#define FG_CUDART_STUB_SPLIT(name, ret) \
+  FG_CUDART_STUB_KIND_##ret(fgimpl_##name, name) FG_CUDART_STUB_KIND_##ret(fgimpl_v12_##name, v12_##name)
 #include "cudart.def"
 #undef FG_CUDART
 #define FG_CUDA(name) FG_STUB_ERR(fgimpl_##name, name)

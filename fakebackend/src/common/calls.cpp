@@ -58,8 +58,7 @@ std::array<uint64_t, kApiCount> snapshot() {
   std::array<uint64_t, kApiCount> out{};
   auto& r = registry();
   std::lock_guard lock(r.mu);
-  for (std::size_t i = 0; i < kApiCount; ++i)
-    out[i] = __atomic_load_n(&fg_global_counts[i], __ATOMIC_RELAXED);
+  for (std::size_t i = 0; i < kApiCount; ++i) out[i] = __atomic_load_n(&fg_global_counts[i], __ATOMIC_RELAXED);
   // Other threads increment their blocks without atomics; a relaxed load of an aligned
   // 8-byte word is what x86 gives anyway, so a snapshot is at worst a few calls behind.
   for (uint64_t* block : r.live)

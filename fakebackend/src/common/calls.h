@@ -17,14 +17,12 @@
 
 extern "C" {
 // Read by the trampolines; initial-exec so the access is two instructions.
-[[gnu::visibility("hidden")]] extern __thread uint64_t* fg_tls_counts
-    __attribute__((tls_model("initial-exec")));
+[[gnu::visibility("hidden")]] extern __thread uint64_t* fg_tls_counts __attribute__((tls_model("initial-exec")));
 [[gnu::visibility("hidden")]] extern uint64_t fg_global_counts[];
 // The return address of the calling thread's latest API call from outside this library
 // (the trampolines write it; calls the library makes to its own entry points leave it):
 // the USDT probes pass it on, so fakegpu-trace can name the calling shared object.
-[[gnu::visibility("hidden")]] extern __thread uintptr_t fg_tls_caller
-    __attribute__((tls_model("initial-exec")));
+[[gnu::visibility("hidden")]] extern __thread uintptr_t fg_tls_caller __attribute__((tls_model("initial-exec")));
 }
 
 namespace fg::calls {

@@ -11,8 +11,8 @@
 namespace fg::coverage {
 namespace {
 
-constexpr int kCuErrorNotSupported = 801;   // CUDA_ERROR_NOT_SUPPORTED
-constexpr int kNvmlErrorNotSupported = 3;   // NVML_ERROR_NOT_SUPPORTED
+constexpr int kCuErrorNotSupported = 801;  // CUDA_ERROR_NOT_SUPPORTED
+constexpr int kNvmlErrorNotSupported = 3;  // NVML_ERROR_NOT_SUPPORTED
 
 void no_first_use() noexcept {}
 int runtime_not_supported() noexcept { return kCuErrorNotSupported; }  // cudaErrorNotSupported: the same number
@@ -67,7 +67,7 @@ int stub_called(ApiId id) noexcept {
   const ApiInfo& info = api_info(id);
   if (strict()) strict_abort("call to", info.name);
   const bool first = count_stub(info.name);
-  const log::Src src = info.family == ApiFamily::Runtime ? log::Src::Runtime
+  const log::Src src = info.family == ApiFamily::Runtime  ? log::Src::Runtime
                        : info.family == ApiFamily::Driver ? log::Src::Driver
                                                           : log::Src::Nvml;
   if (first && log::enabled(log::Level::Info))
@@ -92,8 +92,8 @@ int export_gap(const char* name) noexcept {
 void capability_gap(const char* name, const char* capability) noexcept {
   ensure_backend();
   if (strict()) {
-    log::write(log::Level::Error, log::Src::Core, "FAKEGPU_STRICT: %s needs %s, which the fake GPU does not have; aborting",
-               name, capability);
+    log::write(log::Level::Error, log::Src::Core,
+               "FAKEGPU_STRICT: %s needs %s, which the fake GPU does not have; aborting", name, capability);
     std::abort();
   }
   const log::Src src = std::strncmp(name, "cuda", 4) == 0 ? log::Src::Runtime : log::Src::Driver;
@@ -119,8 +119,7 @@ void unresolved_proc(const char* name, int version, unsigned long long flags) no
     if (flags & 2) key += "+ptds";
     if (s.data.unresolved[key]++ == 0)
       FG_LOG(Info, Driver, "cuGetProcAddress: no entry point for %s (version %d)", key.c_str(), version);
-  } catch (...) {
-  }
+  } catch (...) {}
 }
 
 Snapshot snapshot() {

@@ -71,8 +71,8 @@ void cover(uintptr_t page) {
 }
 
 struct Repair {
-  int mem = -2;          // /proc/self/mem, opened at the first site that needs it; -1: none
-  uintptr_t last = 0;    // the last target page found unmapped
+  int mem = -2;        // /proc/self/mem, opened at the first site that needs it; -1: none
+  uintptr_t last = 0;  // the last target page found unmapped
   bool last_gone = false;
 
   void site(const unsigned char* s) {

@@ -12,13 +12,18 @@ namespace {
 Level parse_level() noexcept {
   const char* v = std::getenv("FAKEGPU_LOG");
   if (!v || !*v) return Level::Warn;
-  static constexpr struct { const char* name; Level level; } kNames[] = {
+  static constexpr struct {
+    const char* name;
+    Level level;
+  } kNames[] = {
       {"off", Level::Off},   {"error", Level::Error}, {"warn", Level::Warn},
       {"info", Level::Info}, {"debug", Level::Debug}, {"trace", Level::Trace},
   };
   for (const auto& n : kNames)
     if (std::strcmp(v, n.name) == 0) return n.level;
-  std::fprintf(stderr, "[FakeGPU] FAKEGPU_LOG=\"%s\" is not a level; use off, error, warn, info, debug or trace (using warn)\n", v);
+  std::fprintf(stderr,
+               "[FakeGPU] FAKEGPU_LOG=\"%s\" is not a level; use off, error, warn, info, debug or trace (using warn)\n",
+               v);
   return Level::Warn;
 }
 

@@ -17,8 +17,8 @@ inline bool enabled(Level l) noexcept { return static_cast<int>(l) <= static_cas
 
 }  // namespace fg::log
 
-#define FG_LOG(lvl, src, ...)                                                   \
-  do {                                                                          \
-    if (::fg::log::enabled(::fg::log::Level::lvl))                              \
+#define FG_LOG(lvl, src, ...)                                                    \
+  do {                                                                           \
+    if (::fg::log::enabled(::fg::log::Level::lvl))                               \
       ::fg::log::write(::fg::log::Level::lvl, ::fg::log::Src::src, __VA_ARGS__); \
   } while (0)

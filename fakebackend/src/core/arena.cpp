@@ -93,7 +93,7 @@ inline ThreadCaches* thread_caches() {
   ThreadCaches* c = t_caches;
   return c ? c : create_thread_caches();
 }
-}
+}  // namespace
 
 // ---- Arena -------------------------------------------------------------------------------------
 namespace {
@@ -316,7 +316,8 @@ void Arena::deallocate_slow(void* p, uint64_t span) noexcept {
     uint32_t& n = pa->count[cls];
     if (n == ThreadCaches::kCacheMax) {  // full: the older half goes back to the arena
       flush_thread_cache(cls, pa->blocks[cls], ThreadCaches::kCacheMax / 2);
-      std::memmove(pa->blocks[cls], pa->blocks[cls] + ThreadCaches::kCacheMax / 2, sizeof(uintptr_t) * (ThreadCaches::kCacheMax / 2));
+      std::memmove(pa->blocks[cls], pa->blocks[cls] + ThreadCaches::kCacheMax / 2,
+                   sizeof(uintptr_t) * (ThreadCaches::kCacheMax / 2));
       n = ThreadCaches::kCacheMax / 2;
     }
     pa->blocks[cls][n++] = b;

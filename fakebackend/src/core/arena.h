@@ -65,7 +65,7 @@ struct ThreadCaches {
   static constexpr int kMaxArenas = 2 * ledger::kMaxDevices + 1;
   struct PerArena {
     Arena* arena = nullptr;
-    uint64_t serial = 0;  // the arena's: a new arena may reuse a freed one's address
+    uint64_t serial = 0;      // the arena's: a new arena may reuse a freed one's address
     uint32_t count[13] = {};  // Arena::kClasses
     uintptr_t blocks[13][kCacheMax];
   };
@@ -131,7 +131,7 @@ class Arena {
 
  private:
   friend struct ThreadCaches;
-  uint32_t take_chunks(uint32_t n);           // under mu_; UINT32_MAX when none
+  uint32_t take_chunks(uint32_t n);  // under mu_; UINT32_MAX when none
   void give_chunks(uint32_t first, uint32_t n);
   // Fills out[n..want) with blocks of class cls; returns the new count.
   size_t refill(int cls, uintptr_t* out, size_t n, size_t want);
@@ -165,12 +165,12 @@ class Arena {
   std::atomic<BlockRecord*>* class_records_ = nullptr;
   BlockRecord* head_records_ = nullptr;
 
-  mutable std::mutex mu_;                 // chunk allocator + class free lists
-  uint32_t next_chunk_ = 0;               // never-used chunks start here
+  mutable std::mutex mu_;                                 // chunk allocator + class free lists
+  uint32_t next_chunk_ = 0;                               // never-used chunks start here
   std::vector<std::pair<uint32_t, uint32_t>> free_runs_;  // (first, count), sorted by first
   struct ClassState {
-    std::vector<uintptr_t> free;          // freed blocks
-    uintptr_t bump = 0, bump_end = 0;     // carving the current chunk
+    std::vector<uintptr_t> free;       // freed blocks
+    uintptr_t bump = 0, bump_end = 0;  // carving the current chunk
   } classes_[kClasses];
 };
 
@@ -184,7 +184,8 @@ static_assert(Arena::kClasses == 13, "ThreadCaches::PerArena sizes its arrays by
         const uintptr_t b = pa->blocks[cls][--n];
         pa->count[cls] = n;
         const uint64_t off = b - base_;
-        class_records_[off / kChunk].load(std::memory_order_relaxed)[(off % kChunk) >> (cls + kMinClassShift)].publish(a);
+        class_records_[off / kChunk].load(std::memory_order_relaxed)[(off % kChunk) >> (cls + kMinClassShift)].publish(
+            a);
         return reinterpret_cast<void*>(b);
       }
     }

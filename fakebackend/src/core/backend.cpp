@@ -54,7 +54,8 @@ std::vector<int> visible_devices(const char* env, const std::vector<DeviceModel>
       char* end = nullptr;
       errno = 0;
       long v = std::strtol(tok.c_str(), &end, 10);
-      if (errno == 0 && end && *end == '\0' && v >= 0 && v < static_cast<long>(models.size())) found = static_cast<int>(v);
+      if (errno == 0 && end && *end == '\0' && v >= 0 && v < static_cast<long>(models.size()))
+        found = static_cast<int>(v);
     }
     if (found < 0 || std::find(out.begin(), out.end(), found) != out.end()) {
       FG_LOG(Info, Core, "CUDA_VISIBLE_DEVICES: \"%s\" names no (new) device; ignoring it and the rest", tok.c_str());
@@ -74,8 +75,7 @@ void at_exit_handler() {
 void start_backend() noexcept {
   try {
     (void)Backend::get();
-  } catch (...) {
-  }
+  } catch (...) {}
 }
 [[maybe_unused]] const bool g_first_use_registered = (coverage::on_first_use(start_backend), true);
 
@@ -121,8 +121,8 @@ void Backend::init() {
     auto dev = std::make_unique<Device>();
     dev->model = models[static_cast<size_t>(phys)];
     dev->ordinal = static_cast<int>(devices_.size());
-    dev->ledger_index =
-        ledger_->register_device(dev->model.uuid.data(), dev->model.total_memory, dev->model.name, dev->ordinal);
+    dev->ledger_index = ledger_->register_device(dev->model.uuid.data(), dev->model.total_memory, dev->model.name,
+                                                 dev->ordinal);
     auto* pool = new MemPool;
     pool->id = next_id_++;
     pool->dev = dev.get();

@@ -44,13 +44,13 @@ struct Shared;  // core/event_ipc.h
 // ---- devices ---------------------------------------------------------------------------------
 struct Device {
   DeviceModel model;
-  int ordinal = 0;              // visible ordinal (after CUDA_VISIBLE_DEVICES)
+  int ordinal = 0;  // visible ordinal (after CUDA_VISIBLE_DEVICES)
   uint32_t ledger_index = 0;
   std::atomic<Arena*> arenas[2] = {};  // [Device], [Managed]; created on first use
 
   // Primary context (cuDevicePrimaryCtx*; the runtime's context for this device).
   std::mutex primary_mu;
-  Context* primary = nullptr;   // created on first retain; kept (inactive) after release to 0
+  Context* primary = nullptr;  // created on first retain; kept (inactive) after release to 0
   int primary_refs = 0;
   unsigned primary_flags = 0;
 
@@ -68,13 +68,13 @@ struct Context {
   Device* dev = nullptr;
   unsigned flags = 0;
   bool primary = false;
-  std::atomic<bool> active{true};   // false once destroyed (primary: after release to 0 / reset)
-  uint64_t id = 0;                  // unique, never reused (cuCtxGetId)
+  std::atomic<bool> active{true};  // false once destroyed (primary: after release to 0 / reset)
+  uint64_t id = 0;                 // unique, never reused (cuCtxGetId)
   std::mutex mu;
-  size_t limits[8] = {};            // indexed by cudaLimit / CUlimit
+  size_t limits[8] = {};  // indexed by cudaLimit / CUlimit
   int cache_config = 0;
   int shmem_config = 0;
-  std::unordered_set<int> peers;    // devices with peer access enabled from this context
+  std::unordered_set<int> peers;  // devices with peer access enabled from this context
   // Context-local storage (NVIDIA's runtime keeps its per-context state here, through the
   // driver's export table c693336e…): per key a value and the destructor run, as
   // dtor(context, key, value), when the context is destroyed or reset. One key per runtime
@@ -97,10 +97,10 @@ inline constexpr uint32_t kStreamMagic = 0x57E4A11A;
 struct Stream {
   uint32_t magic = kStreamMagic;
   Context* ctx = nullptr;
-  unsigned flags = 0;               // cudaStreamNonBlocking = 1
+  unsigned flags = 0;  // cudaStreamNonBlocking = 1
   int priority = 0;
   uint64_t id = 0;
-  bool is_default = false;          // legacy or per-thread default stream object
+  bool is_default = false;  // legacy or per-thread default stream object
   bool per_thread = false;
   std::mutex mu;
   std::condition_variable cv;
@@ -124,11 +124,11 @@ inline constexpr unsigned kEventInterprocess = 0x4;   // CU_EVENT_INTERPROCESS =
 struct Event {
   uint32_t magic = kEventMagic;
   Context* ctx = nullptr;
-  unsigned flags = 0;               // cudaEventDisableTiming = 2, Interprocess = 4
+  unsigned flags = 0;  // cudaEventDisableTiming = 2, Interprocess = 4
   std::mutex mu;
   std::condition_variable cv;
-  uint64_t pending = 0;             // records queued but not yet reached
-  bool recorded = false;            // recorded at least once (timing needs both ends recorded)
+  uint64_t pending = 0;                          // records queued but not yet reached
+  bool recorded = false;                         // recorded at least once (timing needs both ends recorded)
   std::chrono::steady_clock::time_point when{};  // host time the last record completed
   // Stream capture (core/graph.h): id of the capture sequence that last recorded the event
   // (0: recorded outside any capture). Waiting on it joins that capture.
@@ -142,18 +142,18 @@ struct Event {
 struct Function {
   uint32_t magic = 0xF0C7F0C7;
   Module* module = nullptr;
-  std::string name;                 // device-side (mangled) name
-  const void* host_fun = nullptr;   // runtime registration: host stub address
+  std::string name;                // device-side (mangled) name
+  const void* host_fun = nullptr;  // runtime registration: host stub address
   std::atomic<uint64_t> launches{0};
   int max_threads_per_block = 1024;
   int shared_size_bytes = 0, const_size_bytes = 0, local_size_bytes = 0, num_regs = 32;
   int max_dynamic_shared = 49152, preferred_carveout = -1, cache_config = 0;
 };
 
-struct Symbol {                     // __device__/__constant__/__managed__ variable or module global
+struct Symbol {  // __device__/__constant__/__managed__ variable or module global
   std::string name;
-  const void* host_var = nullptr;   // runtime registration: host shadow address
-  void* dev_ptr = nullptr;          // its fake device storage
+  const void* host_var = nullptr;  // runtime registration: host shadow address
+  void* dev_ptr = nullptr;         // its fake device storage
   size_t size = 0;
   bool managed = false;
   bool constant = false;
@@ -162,14 +162,14 @@ struct Symbol {                     // __device__/__constant__/__managed__ varia
 
 struct Module {
   uint32_t magic = 0x30D0130D;
-  Context* ctx = nullptr;           // null for runtime fat binaries (all devices)
-  std::string origin;               // "fatbinary", "ptx", "cubin", file path …
-  const void* image = nullptr;      // runtime fat binary (wrapper), for variables' initial values
+  Context* ctx = nullptr;       // null for runtime fat binaries (all devices)
+  std::string origin;           // "fatbinary", "ptx", "cubin", file path …
+  const void* image = nullptr;  // runtime fat binary (wrapper), for variables' initial values
   std::map<std::string, std::unique_ptr<Function>> functions;
   std::map<std::string, Symbol> globals;
   std::vector<std::string> entry_names;  // kernels found in the PTX or cubin (for cuModuleGetFunction)
-  bool names_complete = false;         // entry_names lists every kernel (PTX, or a cubin read)
-  int ptx_arch = 0;                    // loaded from PTX: its .target (CU_FUNC_ATTRIBUTE_PTX_VERSION)
+  bool names_complete = false;           // entry_names lists every kernel (PTX, or a cubin read)
+  int ptx_arch = 0;                      // loaded from PTX: its .target (CU_FUNC_ATTRIBUTE_PTX_VERSION)
 };
 
 // ---- memory pools (cudaMallocAsync / cuMemAllocAsync) -----------------------------------------
@@ -184,7 +184,7 @@ struct MemPool {
   uint64_t reserved_current = 0, reserved_high = 0, used_current = 0, used_high = 0;
   int reuse_follow_event = 1, reuse_allow_opportunistic = 1, reuse_allow_internal = 1;
   std::unordered_map<int, int> access;  // device -> CUmemAccess_flags
-  unsigned handle_types = 0;  // CUmemAllocationHandleType bits it was created with (core/pool_ipc.h)
+  unsigned handle_types = 0;            // CUmemAllocationHandleType bits it was created with (core/pool_ipc.h)
 };
 
 // ---- per-thread state ------------------------------------------------------------------------
@@ -195,10 +195,10 @@ struct LaunchConfig {
 };
 
 struct ThreadState {
-  std::vector<Context*> ctx_stack;  // driver context stack; back() is current
-  int last_error = 0;               // runtime: cudaGetLastError (cleared on read)
+  std::vector<Context*> ctx_stack;         // driver context stack; back() is current
+  int last_error = 0;                      // runtime: cudaGetLastError (cleared on read)
   std::vector<LaunchConfig> call_configs;  // __cudaPushCallConfiguration stack
-  int capture_mode = 0;             // cudaThreadExchangeStreamCaptureMode
+  int capture_mode = 0;                    // cudaThreadExchangeStreamCaptureMode
   Stream* per_thread_stream = nullptr;
   ThreadState() = default;
   ThreadState(const ThreadState&) = delete;
@@ -263,8 +263,8 @@ class Backend {
   void set_driver_initialized() noexcept { driver_init_.store(true, std::memory_order_release); }
 
   // ---- contexts ----
-  Status ctx_create(Device* dev, unsigned flags, Context** out);   // pushes it on this thread
-  Status ctx_destroy(Context* ctx);          // frees its allocations, streams, events, modules
+  Status ctx_create(Device* dev, unsigned flags, Context** out);  // pushes it on this thread
+  Status ctx_destroy(Context* ctx);                               // frees its allocations, streams, events, modules
   // A live (non-destroyed) context handle.
   bool ctx_valid(const Context* ctx) noexcept {
     const CtxCache& tc = t_ctx_cache;
@@ -273,7 +273,7 @@ class Backend {
     return ctx_valid_slow(ctx);
   }
   Context* current_ctx() noexcept { return t_ctx_cache.current; }  // top of this thread's stack (may be null)
-  Status set_current(Context* ctx);          // replaces top (null pops the top)
+  Status set_current(Context* ctx);                                // replaces top (null pops the top)
   Status push_current(Context* ctx);
   Status pop_current(Context** out);
   // Context limits: cudaLimit and CUlimit share their numbering (0 stack size … 6 persisting
@@ -308,11 +308,11 @@ class Backend {
   Status ctx_local_delete(Context* ctx, const void* key);
   Status primary_retain(Device* dev, Context** out);
   Status primary_release(Device* dev);
-  Status primary_reset(Device* dev);         // destroys what it holds; keeps flags
+  Status primary_reset(Device* dev);  // destroys what it holds; keeps flags
   // Runtime: the current device's primary context, made current if the thread has none.
   Status runtime_ctx(Context** out);
-  Status runtime_set_device(int ordinal);    // retains the primary (once per device) and makes it current
-  int runtime_device() noexcept;             // device of the current context, else 0
+  Status runtime_set_device(int ordinal);  // retains the primary (once per device) and makes it current
+  int runtime_device() noexcept;           // device of the current context, else 0
 
   // ---- memory ----
   // Allocates `size` bytes of `kind` for `ctx` (device taken from ctx; host kinds may pass a
@@ -343,7 +343,7 @@ class Backend {
   // InvalidValue otherwise. Bytes really move.
   Status copy(void* dst, const void* src, size_t n) noexcept;
   Status copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height) noexcept;
-  Status set(void* dst, int value, size_t n) noexcept;                        // 8-bit
+  Status set(void* dst, int value, size_t n) noexcept;                                     // 8-bit
   Status set_pattern(void* dst, const void* pattern, size_t elem, size_t count) noexcept;  // 16/32-bit
   Status set_2d(void* dst, size_t pitch, const void* pattern, size_t elem, size_t width_elems, size_t height) noexcept;
   // The books of every allocation path (arenas, virtual memory): reserve capacity in the
@@ -392,7 +392,7 @@ class Backend {
   enum class RangeCheck : int { NotMine = 0, Ok = 1, Bad = 2 };
   struct RangeProvider {
     RangeCheck (*check)(const void* p, size_t n, bool write) noexcept;  // [p, p+n) usable?
-    bool (*find)(const void* p, Allocation* out) noexcept;               // the mapping holding p
+    bool (*find)(const void* p, Allocation* out) noexcept;              // the mapping holding p
   };
   void set_range_provider(RangeProvider p) noexcept {
     range_find_.store(p.find, std::memory_order_relaxed);
@@ -414,13 +414,13 @@ class Backend {
   Status stream_enqueue(Stream* s, std::function<void()> fn, std::function<void()> done = {});
   Status stream_sync(Stream* s);
   bool stream_idle(Stream* s) noexcept;
-  Status ctx_sync(Context* ctx);              // all streams of the context
+  Status ctx_sync(Context* ctx);  // all streams of the context
   Status event_create(Context* ctx, unsigned flags, Event** out);
   Status event_destroy(Event* e);
   bool event_valid(const Event* e) noexcept;
   bool stream_valid(const Stream* s) noexcept;
   Status event_record(Event* e, Stream* s);
-  Status event_query(Event* e) noexcept;      // Ok or NotReady
+  Status event_query(Event* e) noexcept;  // Ok or NotReady
   Status event_sync(Event* e);
   Status event_elapsed(Event* start, Event* end, float* ms);
   Status stream_wait_event(Stream* s, Event* e);
@@ -467,7 +467,7 @@ class Backend {
   void after_fork_child() noexcept;
 
   // ---- report ----
-  void write_report() noexcept;   // FAKEGPU_REPORT (default fake_gpu_report.json; off disables)
+  void write_report() noexcept;  // FAKEGPU_REPORT (default fake_gpu_report.json; off disables)
 
  private:
   bool ctx_valid_slow(const Context* ctx) noexcept;

@@ -22,28 +22,22 @@ namespace {
 
 using nlohmann::json;
 
-constexpr uint64_t kMaxBytes = 1ull << 50;            // 1 PiB: total_memory, bar1_total
-constexpr std::size_t kMaxConfigFileSize = 16u << 20; // 16 MiB
+constexpr uint64_t kMaxBytes = 1ull << 50;             // 1 PiB: total_memory, bar1_total
+constexpr std::size_t kMaxConfigFileSize = 16u << 20;  // 16 MiB
 constexpr const char* kReadme = "fakebackend/profiles/README.md";
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front()))
-    s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back()))
-    s.remove_suffix(1);
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
   return s;
 }
 
 bool all_digits(std::string_view s) {
-  if (s.empty())
-    return false;
+  if (s.empty()) return false;
   for (char c : s)
-    if (c < '0' || c > '9')
-      return false;
+    if (c < '0' || c > '9') return false;
   return true;
 }
 
@@ -51,8 +45,7 @@ bool all_digits(std::string_view s) {
 uint64_t parse_digits(std::string_view s) {
   uint64_t v = 0;
   for (char c : s) {
-    if (v > std::numeric_limits<uint64_t>::max() / 20)
-      return std::numeric_limits<uint64_t>::max() / 10;
+    if (v > std::numeric_limits<uint64_t>::max() / 20) return std::numeric_limits<uint64_t>::max() / 10;
     v = v * 10 + static_cast<uint64_t>(c - '0');
   }
   return v;
@@ -73,11 +66,10 @@ std::string too_many_text(uint64_t n) {
          " are supported; lower the counts";
 }
 
-} // namespace
+}  // namespace
 
 std::vector<DeviceModel> default_device_models() {
-  std::vector<DeviceModel> v(static_cast<std::size_t>(kDefaultDeviceCount),
-                             make_profile(kDefaultProfile));
+  std::vector<DeviceModel> v(static_cast<std::size_t>(kDefaultDeviceCount), make_profile(kDefaultProfile));
   assign_identity(v);
   return v;
 }
@@ -91,8 +83,7 @@ std::vector<DeviceModel> parse_devices_spec(std::string_view spec) {
               "the default 8 x " +
                   std::string(kDefaultProfile));
   }
-  if (body == "0")
-    return {};
+  if (body == "0") return {};
 
   std::vector<DeviceModel> out;
   uint64_t total = 0;
@@ -122,15 +113,13 @@ std::vector<DeviceModel> parse_devices_spec(std::string_view spec) {
       profile_part = trim(item.substr(0, colon));
       count_part = trim(item.substr(colon + 1));
       if (profile_part.empty()) {
-        spec_fail(spec, "entry " + dq(item) +
-                            " has no profile before ':'; write PROFILE:COUNT, e.g. \"" +
+        spec_fail(spec, "entry " + dq(item) + " has no profile before ':'; write PROFILE:COUNT, e.g. \"" +
                             std::string(kDefaultProfile) + ":4\"");
       }
       if (!all_digits(count_part)) {
         spec_fail(spec, "count " + dq(count_part) + " in entry " + dq(item) +
-                            " is not a whole number; write PROFILE:COUNT with COUNT 1.." +
-                            std::to_string(kMaxDevices) + ", e.g. \"" + std::string(profile_part) +
-                            ":2\"");
+                            " is not a whole number; write PROFILE:COUNT with COUNT 1.." + std::to_string(kMaxDevices) +
+                            ", e.g. \"" + std::string(profile_part) + ":2\"");
       }
     }
 
@@ -146,21 +135,17 @@ std::vector<DeviceModel> parse_devices_spec(std::string_view spec) {
 
     DeviceModel model;
     if (!find_profile(profile_part, model)) {
-      std::string msg =
-          "unknown profile " + dq(profile_part) + "; known profiles: " + known_profiles_text();
+      std::string msg = "unknown profile " + dq(profile_part) + "; known profiles: " + known_profiles_text();
       if (profile_part.find_first_of(" \t=") != std::string_view::npos)
         msg += " (entries are PROFILE or PROFILE:COUNT, separated by commas)";
       spec_fail(spec, msg);
     }
 
     total += count;
-    if (total > static_cast<uint64_t>(kMaxDevices))
-      spec_fail(spec, too_many_text(total));
-    for (uint64_t i = 0; i < count; ++i)
-      out.push_back(model);
+    if (total > static_cast<uint64_t>(kMaxDevices)) spec_fail(spec, too_many_text(total));
+    for (uint64_t i = 0; i < count; ++i) out.push_back(model);
 
-    if (comma == std::string_view::npos)
-      break;
+    if (comma == std::string_view::npos) break;
     pos = comma + 1;
   }
   assign_identity(out);
@@ -174,31 +159,24 @@ namespace {
 
 std::string describe(const json& j) {
   switch (j.type()) {
-  case json::value_t::null:
-    return "null";
-  case json::value_t::boolean:
-    return std::string("boolean ") + (j.get<bool>() ? "true" : "false");
-  case json::value_t::string: {
-    std::string s = j.get<std::string>();
-    if (s.size() > 40)
-      s = s.substr(0, 37) + "...";
-    return "string " + dq(s);
-  }
-  case json::value_t::number_integer:
-  case json::value_t::number_unsigned:
-  case json::value_t::number_float:
-    return "number " + j.dump();
-  case json::value_t::array:
-    return "an array";
-  case json::value_t::object:
-    return "an object";
-  default:
-    return "a value of unexpected type";
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return std::string("boolean ") + (j.get<bool>() ? "true" : "false");
+    case json::value_t::string: {
+      std::string s = j.get<std::string>();
+      if (s.size() > 40) s = s.substr(0, 37) + "...";
+      return "string " + dq(s);
+    }
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float: return "number " + j.dump();
+    case json::value_t::array: return "an array";
+    case json::value_t::object: return "an object";
+    default: return "a value of unexpected type";
   }
 }
 
 class JsonConfig {
-public:
+ public:
   explicit JsonConfig(std::string_view origin)
       : prefix_("FAKEGPU_CONFIG=" + std::string(origin.empty() ? "<inline>" : origin) + ": ") {}
 
@@ -208,7 +186,7 @@ public:
 
   std::vector<DeviceModel> parse(std::string_view text);
 
-private:
+ private:
   enum class Kind { U32, I32, BYTES, BOOL };
   struct Field {
     const char* key;
@@ -298,20 +276,17 @@ int64_t JsonConfig::get_integer(const json& j, const std::string& path, int64_t 
                                 const std::string& example) const {
   const std::string range = std::to_string(min) + ".." + std::to_string(max);
   if (!j.is_number_integer()) {
-    fail(path,
-         "expected a whole number " + range + ", got " + describe(j) + "; write e.g. " + example);
+    fail(path, "expected a whole number " + range + ", got " + describe(j) + "; write e.g. " + example);
   }
   if (j.is_number_unsigned()) {
     const uint64_t v = j.get<uint64_t>();
     if (v > max || static_cast<int64_t>(v) < min)
-      fail(path,
-           "value " + std::to_string(v) + " is out of range " + range + "; write e.g. " + example);
+      fail(path, "value " + std::to_string(v) + " is out of range " + range + "; write e.g. " + example);
     return static_cast<int64_t>(v);
   }
   const int64_t v = j.get<int64_t>();
   if (v < min || (v >= 0 && static_cast<uint64_t>(v) > max))
-    fail(path,
-         "value " + std::to_string(v) + " is out of range " + range + "; write e.g. " + example);
+    fail(path, "value " + std::to_string(v) + " is out of range " + range + "; write e.g. " + example);
   return v;
 }
 
@@ -325,8 +300,7 @@ uint64_t JsonConfig::get_bytes(const json& j, const std::string& path) const {
     const std::string s = j.get<std::string>();
     std::string_view t = trim(s);
     std::size_t n = 0;
-    while (n < t.size() && t[n] >= '0' && t[n] <= '9')
-      ++n;
+    while (n < t.size() && t[n] >= '0' && t[n] <= '9') ++n;
     const std::string_view digits = t.substr(0, n);
     const std::string_view unit = trim(t.substr(n));
     uint64_t mult = 0;
@@ -340,8 +314,7 @@ uint64_t JsonConfig::get_bytes(const json& j, const std::string& path) const {
       mult = 1ull << 30;
     else if (unit == "TiB")
       mult = 1ull << 40;
-    if (digits.empty() || mult == 0 || digits.size() > 16)
-      fail(path, "cannot read " + describe(j) + hint);
+    if (digits.empty() || mult == 0 || digits.size() > 16) fail(path, "cannot read " + describe(j) + hint);
     const uint64_t base = parse_digits(digits);
     if (base != 0 && base > kMaxBytes / mult)
       v = kMaxBytes + 1;
@@ -354,45 +327,31 @@ uint64_t JsonConfig::get_bytes(const json& j, const std::string& path) const {
   } else {
     fail(path, "expected a byte count, got " + describe(j) + hint);
   }
-  if (v == 0)
-    fail(path, "must be positive, got 0" + hint);
-  if (v > kMaxBytes)
-    fail(path, std::to_string(v) + " bytes is more than the 1 PiB limit" + hint);
+  if (v == 0) fail(path, "must be positive, got 0" + hint);
+  if (v > kMaxBytes) fail(path, std::to_string(v) + " bytes is more than the 1 PiB limit" + hint);
   return v;
 }
 
-void JsonConfig::apply_field(const Field& f, const json& v, DeviceModel& d,
-                             const std::string& path) const {
+void JsonConfig::apply_field(const Field& f, const json& v, DeviceModel& d, const std::string& path) const {
   switch (f.kind) {
-  case Kind::U32:
-    d.*(f.u) = static_cast<unsigned>(get_integer(v, path, f.min, f.max, f.example));
-    break;
-  case Kind::I32:
-    d.*(f.i) = static_cast<int>(get_integer(v, path, f.min, f.max, f.example));
-    break;
-  case Kind::BYTES:
-    d.*(f.b) = get_bytes(v, path);
-    break;
-  case Kind::BOOL:
-    if (!v.is_boolean())
-      fail(path, "expected true or false, got " + describe(v));
-    d.*(f.f) = v.get<bool>();
-    break;
+    case Kind::U32: d.*(f.u) = static_cast<unsigned>(get_integer(v, path, f.min, f.max, f.example)); break;
+    case Kind::I32: d.*(f.i) = static_cast<int>(get_integer(v, path, f.min, f.max, f.example)); break;
+    case Kind::BYTES: d.*(f.b) = get_bytes(v, path); break;
+    case Kind::BOOL:
+      if (!v.is_boolean()) fail(path, "expected true or false, got " + describe(v));
+      d.*(f.f) = v.get<bool>();
+      break;
   }
 }
 
 void JsonConfig::apply_name(const json& v, DeviceModel& d, const std::string& path) const {
   if (!v.is_string())
-    fail(path,
-         "expected a string, got " + describe(v) + "; write e.g. \"Fake NVIDIA A100-SXM4-80GB\"");
+    fail(path, "expected a string, got " + describe(v) + "; write e.g. \"Fake NVIDIA A100-SXM4-80GB\"");
   std::string name(trim(v.get<std::string>()));
-  if (name.empty())
-    fail(path, "is empty; give the device a name, e.g. \"Fake NVIDIA A100-SXM4-80GB\"");
+  if (name.empty()) fail(path, "is empty; give the device a name, e.g. \"Fake NVIDIA A100-SXM4-80GB\"");
   for (unsigned char c : name)
-    if (c < 0x20 || c == 0x7F)
-      fail(path, "contains a control character; use printable text only");
-  if (name.rfind(kNamePrefix, 0) != 0)
-    name = std::string(kNamePrefix) + name;
+    if (c < 0x20 || c == 0x7F) fail(path, "contains a control character; use printable text only");
+  if (name.rfind(kNamePrefix, 0) != 0) name = std::string(kNamePrefix) + name;
   if (name.size() > kMaxNameLength) {
     fail(path, "is " + std::to_string(name.size()) +
                    " characters long (with the \"Fake \" prefix); NVML allows at most " +
@@ -403,9 +362,8 @@ void JsonConfig::apply_name(const json& v, DeviceModel& d, const std::string& pa
 
 void JsonConfig::apply_attributes(const json& v, DeviceModel& d, const std::string& path) const {
   if (!v.is_object()) {
-    fail(path,
-         "expected an object of attribute: value pairs, got " + describe(v) +
-             "; write e.g. {\"CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT\": 2, \"38\": 41943040}");
+    fail(path, "expected an object of attribute: value pairs, got " + describe(v) +
+                   "; write e.g. {\"CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT\": 2, \"38\": 41943040}");
   }
   std::map<int, std::string> seen;
   for (const auto& [key, value] : v.items()) {
@@ -418,29 +376,14 @@ void JsonConfig::apply_attributes(const json& v, DeviceModel& d, const std::stri
     }
     const char* field = nullptr;
     switch (a) {
-    case attr::CLOCK_RATE:
-      field = "max_clock_sm_mhz";
-      break;
-    case attr::MEMORY_CLOCK_RATE:
-      field = "max_clock_mem_mhz";
-      break;
-    case attr::MULTIPROCESSOR_COUNT:
-      field = "sm_count";
-      break;
-    case attr::COMPUTE_CAPABILITY_MAJOR:
-      field = "cc_major";
-      break;
-    case attr::COMPUTE_CAPABILITY_MINOR:
-      field = "cc_minor";
-      break;
-    case attr::GPU_PCI_DEVICE_ID:
-      field = "pci_device_id";
-      break;
-    case attr::GPU_PCI_SUBSYSTEM_ID:
-      field = "pci_subsystem_id";
-      break;
-    default:
-      break;
+      case attr::CLOCK_RATE: field = "max_clock_sm_mhz"; break;
+      case attr::MEMORY_CLOCK_RATE: field = "max_clock_mem_mhz"; break;
+      case attr::MULTIPROCESSOR_COUNT: field = "sm_count"; break;
+      case attr::COMPUTE_CAPABILITY_MAJOR: field = "cc_major"; break;
+      case attr::COMPUTE_CAPABILITY_MINOR: field = "cc_minor"; break;
+      case attr::GPU_PCI_DEVICE_ID: field = "pci_device_id"; break;
+      case attr::GPU_PCI_SUBSYSTEM_ID: field = "pci_subsystem_id"; break;
+      default: break;
     }
     if (field) {
       fail(p, std::string(attribute_name(a)) + " is derived from the field \"" + field +
@@ -453,8 +396,8 @@ void JsonConfig::apply_attributes(const json& v, DeviceModel& d, const std::stri
                   "remove it (reorder the devices to change PCI addresses)");
     }
     if (auto it = seen.find(a); it != seen.end()) {
-      fail(p, "sets " + std::string(attribute_name(a)) + " a second time (first as " +
-                  dq(it->second) + "); keep one of them");
+      fail(p, "sets " + std::string(attribute_name(a)) + " a second time (first as " + dq(it->second) +
+                  "); keep one of them");
     }
     seen.emplace(a, key);
     int64_t val;
@@ -464,14 +407,12 @@ void JsonConfig::apply_attributes(const json& v, DeviceModel& d, const std::stri
       if (value.is_number_unsigned()) {
         const uint64_t u = value.get<uint64_t>();
         if (u > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()))
-          fail(p,
-               "value " + std::to_string(u) + " does not fit the attribute's int (max 2147483647)");
+          fail(p, "value " + std::to_string(u) + " does not fit the attribute's int (max 2147483647)");
         val = static_cast<int64_t>(u);
       } else {
         val = value.get<int64_t>();
         if (val < std::numeric_limits<int32_t>::min())
-          fail(p, "value " + std::to_string(val) +
-                      " does not fit the attribute's int (min -2147483648)");
+          fail(p, "value " + std::to_string(val) + " does not fit the attribute's int (min -2147483648)");
       }
     } else {
       fail(p, "expected a whole number (or true/false), got " + describe(value));
@@ -483,19 +424,16 @@ void JsonConfig::apply_attributes(const json& v, DeviceModel& d, const std::stri
 void JsonConfig::validate(const DeviceModel& d, const std::string& path) const {
   auto check_le = [&](unsigned lo, const char* lo_name, unsigned hi, const char* hi_name) {
     if (lo > hi) {
-      fail(path, std::string(lo_name) + " (" + std::to_string(lo) + ") is greater than " + hi_name +
-                     " (" + std::to_string(hi) + "); lower " + lo_name + " or raise " + hi_name);
+      fail(path, std::string(lo_name) + " (" + std::to_string(lo) + ") is greater than " + hi_name + " (" +
+                     std::to_string(hi) + "); lower " + lo_name + " or raise " + hi_name);
     }
   };
   check_le(d.power_min_limit_mw, "power_min_limit_mw", d.power_max_limit_mw, "power_max_limit_mw");
   check_le(d.power_min_limit_mw, "power_min_limit_mw", d.power_limit_mw, "power_limit_mw");
   check_le(d.power_limit_mw, "power_limit_mw", d.power_max_limit_mw, "power_max_limit_mw");
-  check_le(d.power_min_limit_mw, "power_min_limit_mw", d.power_default_limit_mw,
-           "power_default_limit_mw");
-  check_le(d.power_default_limit_mw, "power_default_limit_mw", d.power_max_limit_mw,
-           "power_max_limit_mw");
-  check_le(d.clock_graphics_mhz, "clock_graphics_mhz", d.max_clock_graphics_mhz,
-           "max_clock_graphics_mhz");
+  check_le(d.power_min_limit_mw, "power_min_limit_mw", d.power_default_limit_mw, "power_default_limit_mw");
+  check_le(d.power_default_limit_mw, "power_default_limit_mw", d.power_max_limit_mw, "power_max_limit_mw");
+  check_le(d.clock_graphics_mhz, "clock_graphics_mhz", d.max_clock_graphics_mhz, "max_clock_graphics_mhz");
   check_le(d.clock_sm_mhz, "clock_sm_mhz", d.max_clock_sm_mhz, "max_clock_sm_mhz");
   check_le(d.clock_mem_mhz, "clock_mem_mhz", d.max_clock_mem_mhz, "max_clock_mem_mhz");
   check_le(d.clock_video_mhz, "clock_video_mhz", d.max_clock_video_mhz, "max_clock_video_mhz");
@@ -515,24 +453,19 @@ std::vector<DeviceModel> JsonConfig::parse(std::string_view text) {
   std::string duplicate;
   json::parser_callback_t cb = [&](int /*depth*/, json::parse_event_t ev, json& parsed) {
     switch (ev) {
-    case json::parse_event_t::object_start:
-      key_stack.emplace_back();
-      break;
-    case json::parse_event_t::object_end:
-      if (!key_stack.empty())
-        key_stack.pop_back();
-      break;
-    case json::parse_event_t::key:
-      if (!key_stack.empty() && parsed.is_string()) {
-        const std::string k = parsed.get<std::string>();
-        for (const auto& s : key_stack.back())
-          if (s == k && duplicate.empty())
-            duplicate = k;
-        key_stack.back().push_back(k);
-      }
-      break;
-    default:
-      break;
+      case json::parse_event_t::object_start: key_stack.emplace_back(); break;
+      case json::parse_event_t::object_end:
+        if (!key_stack.empty()) key_stack.pop_back();
+        break;
+      case json::parse_event_t::key:
+        if (!key_stack.empty() && parsed.is_string()) {
+          const std::string k = parsed.get<std::string>();
+          for (const auto& s : key_stack.back())
+            if (s == k && duplicate.empty()) duplicate = k;
+          key_stack.back().push_back(k);
+        }
+        break;
+      default: break;
     }
     return true;
   };
@@ -554,11 +487,10 @@ std::vector<DeviceModel> JsonConfig::parse(std::string_view text) {
     }
     std::string detail = e.what();
     if (auto p = detail.find("column "); p != std::string::npos) {
-      if (auto q = detail.find(": ", p); q != std::string::npos)
-        detail = detail.substr(q + 2);
+      if (auto q = detail.find(": ", p); q != std::string::npos) detail = detail.substr(q + 2);
     }
-    fail("", "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(col) +
-                 " (byte " + std::to_string(e.byte) + "): " + detail +
+    fail("", "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(col) + " (byte " +
+                 std::to_string(e.byte) + "): " + detail +
                  "; fix the syntax there (a missing comma, quote or bracket, or a trailing comma, "
                  "is the usual cause)");
   }
@@ -569,17 +501,17 @@ std::vector<DeviceModel> JsonConfig::parse(std::string_view text) {
   }
 
   if (!root.is_object()) {
-    fail("", "the top level must be an object like {\"devices\": [{\"profile\": \"a100-80gb\", "
-             "\"count\": 8}]}, got " +
-                 describe(root));
+    fail("",
+         "the top level must be an object like {\"devices\": [{\"profile\": \"a100-80gb\", "
+         "\"count\": 8}]}, got " +
+             describe(root));
   }
   for (const auto& [key, value] : root.items()) {
-    if (key == "devices" || key == "comment")
-      continue;
+    if (key == "devices" || key == "comment") continue;
     if (key == "version") {
       if (!value.is_number_integer() || value.get<int64_t>() != 1)
-        fail("version", "only version 1 is supported, got " + describe(value) +
-                            "; write \"version\": 1 or leave it out");
+        fail("version",
+             "only version 1 is supported, got " + describe(value) + "; write \"version\": 1 or leave it out");
       continue;
     }
     fail("", "unknown top-level key " + dq(key) + "; allowed keys: devices, version, comment");
@@ -602,20 +534,18 @@ std::vector<DeviceModel> JsonConfig::parse(std::string_view text) {
   for (std::size_t n = 0; n < devices.size(); ++n) {
     const std::string path = "devices[" + std::to_string(n) + "]";
     json entry = devices[n];
-    if (entry.is_string())
-      entry = json{{"profile", entry}};
+    if (entry.is_string()) entry = json{{"profile", entry}};
     if (!entry.is_object()) {
-      fail(path, "expected an object like {\"profile\": \"t4\", \"count\": 2} or a profile id "
-                 "string like \"t4\", got " +
-                     describe(entry));
+      fail(path,
+           "expected an object like {\"profile\": \"t4\", \"count\": 2} or a profile id "
+           "string like \"t4\", got " +
+               describe(entry));
     }
     // Unknown keys first: a typo must not be reported as some other problem.
     for (const auto& [key, value] : entry.items()) {
       (void)value;
-      bool known = key == "profile" || key == "count" || key == "comment" || key == "name" ||
-                   key == "attributes";
-      for (const auto& f : fields())
-        known = known || key == f.key;
+      bool known = key == "profile" || key == "count" || key == "comment" || key == "name" || key == "attributes";
+      for (const auto& f : fields()) known = known || key == f.key;
       if (!known) {
         fail(path, "unknown key " + dq(key) + "; allowed keys: " + allowed_entry_keys());
       }
@@ -625,15 +555,14 @@ std::vector<DeviceModel> JsonConfig::parse(std::string_view text) {
     if (entry.contains("profile")) {
       const json& p = entry["profile"];
       if (!p.is_string()) {
-        fail(path + ".profile", "expected a profile id string, got " + describe(p) +
-                                    "; known profiles: " + known_profiles_text());
+        fail(path + ".profile",
+             "expected a profile id string, got " + describe(p) + "; known profiles: " + known_profiles_text());
       }
       profile = p.get<std::string>();
     }
     DeviceModel d;
     if (!find_profile(profile, d)) {
-      fail(path + ".profile",
-           "unknown profile " + dq(profile) + "; known profiles: " + known_profiles_text());
+      fail(path + ".profile", "unknown profile " + dq(profile) + "; known profiles: " + known_profiles_text());
     }
 
     uint64_t count = 1;
@@ -645,24 +574,19 @@ std::vector<DeviceModel> JsonConfig::parse(std::string_view text) {
       fail(path + ".comment", "expected a string, got " + describe(entry["comment"]));
 
     for (const auto& f : fields()) {
-      if (entry.contains(f.key))
-        apply_field(f, entry[f.key], d, path + "." + f.key);
+      if (entry.contains(f.key)) apply_field(f, entry[f.key], d, path + "." + f.key);
     }
-    if (entry.contains("name"))
-      apply_name(entry["name"], d, path + ".name");
-    if (entry.contains("attributes"))
-      apply_attributes(entry["attributes"], d, path + ".attributes");
+    if (entry.contains("name")) apply_name(entry["name"], d, path + ".name");
+    if (entry.contains("attributes")) apply_attributes(entry["attributes"], d, path + ".attributes");
     validate(d, path);
     sync_mirrored_attributes(d);
 
     total += count;
     if (total > static_cast<uint64_t>(kMaxDevices)) {
-      fail(path + ".count", "the configuration declares " + std::to_string(total) +
-                                " devices so far, at most " + std::to_string(kMaxDevices) +
-                                " are supported; lower the counts");
+      fail(path + ".count", "the configuration declares " + std::to_string(total) + " devices so far, at most " +
+                                std::to_string(kMaxDevices) + " are supported; lower the counts");
     }
-    for (uint64_t i = 0; i < count; ++i)
-      out.push_back(d);
+    for (uint64_t i = 0; i < count; ++i) out.push_back(d);
   }
   assign_identity(out);
   return out;
@@ -672,14 +596,12 @@ bool is_set(const char* v) { return v != nullptr && !trim(v).empty(); }
 
 std::string read_config_file(const char* path) {
   const std::string where = std::string("FAKEGPU_CONFIG=") + path + ": ";
-  const std::string fix =
-      "; point FAKEGPU_CONFIG at a readable JSON file (schema: " + std::string(kReadme) +
-      ") or unset it";
+  const std::string fix = "; point FAKEGPU_CONFIG at a readable JSON file (schema: " + std::string(kReadme) +
+                          ") or unset it";
   const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
-    throw ConfigError(where + "cannot open the file: " +
-                      std::error_code(err, std::generic_category()).message() + fix);
+    throw ConfigError(where + "cannot open the file: " + std::error_code(err, std::generic_category()).message() + fix);
   }
   struct Closer {
     int fd;
@@ -687,8 +609,7 @@ std::string read_config_file(const char* path) {
   } closer{fd};
   struct stat st {};
   if (::fstat(fd, &st) == 0) {
-    if (S_ISDIR(st.st_mode))
-      throw ConfigError(where + "is a directory, not a file" + fix);
+    if (S_ISDIR(st.st_mode)) throw ConfigError(where + "is a directory, not a file" + fix);
     if (st.st_size > static_cast<off_t>(kMaxConfigFileSize))
       throw ConfigError(where + "the file is " + std::to_string(st.st_size) +
                         " bytes, more than the 16 MiB a device configuration may have" + fix);
@@ -698,23 +619,20 @@ std::string read_config_file(const char* path) {
   while (true) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0) {
-      if (errno == EINTR)
-        continue;
+      if (errno == EINTR) continue;
       const int err = errno;
-      throw ConfigError(where + "cannot read the file: " +
-                        std::error_code(err, std::generic_category()).message() + fix);
+      throw ConfigError(where + "cannot read the file: " + std::error_code(err, std::generic_category()).message() +
+                        fix);
     }
-    if (n == 0)
-      break;
+    if (n == 0) break;
     text.append(buf, static_cast<std::size_t>(n));
     if (text.size() > kMaxConfigFileSize)
-      throw ConfigError(where +
-                        "the file is larger than the 16 MiB a device configuration may have" + fix);
+      throw ConfigError(where + "the file is larger than the 16 MiB a device configuration may have" + fix);
   }
   return text;
 }
 
-} // namespace
+}  // namespace
 
 std::vector<DeviceModel> parse_config_json(std::string_view json_text, std::string_view origin) {
   return JsonConfig(origin).parse(json_text);
@@ -724,13 +642,11 @@ std::vector<DeviceModel> load_device_models(const char* devices_env, const char*
   const bool have_devices = is_set(devices_env);
   const bool have_config = is_set(config_env);
   if (have_devices && have_config) {
-    throw ConfigError(std::string("both FAKEGPU_DEVICES=") + dq(devices_env) +
-                      " and FAKEGPU_CONFIG=" + dq(config_env) +
+    throw ConfigError(std::string("both FAKEGPU_DEVICES=") + dq(devices_env) + " and FAKEGPU_CONFIG=" + dq(config_env) +
                       " are set, and they are alternatives; unset one of them (a FAKEGPU_CONFIG "
                       "file can express everything FAKEGPU_DEVICES can)");
   }
-  if (have_devices)
-    return parse_devices_spec(devices_env);
+  if (have_devices) return parse_devices_spec(devices_env);
   if (have_config) {
     const std::string path(trim(config_env));
     return parse_config_json(read_config_file(path.c_str()), path);
@@ -738,4 +654,4 @@ std::vector<DeviceModel> load_device_models(const char* devices_env, const char*
   return default_device_models();
 }
 
-} // namespace fg
+}  // namespace fg

@@ -39,4 +39,4 @@ std::vector<DeviceModel> load_device_models(const char* devices_env, const char*
 // The default list: kDefaultDeviceCount x kDefaultProfile, with identities.
 std::vector<DeviceModel> default_device_models();
 
-} // namespace fg
+}  // namespace fg

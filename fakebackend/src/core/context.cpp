@@ -166,13 +166,13 @@ void Backend::reset_state(Context* ctx) {
   std::lock_guard lock(ctx->mu);
   const auto& a = ctx->dev->model.attributes;
   const size_t defaults[] = {
-      1024,                                                                   // stack size per thread
-      static_cast<size_t>(ctx->dev->model.sm_count) * (64 << 10),             // printf FIFO
-      8 << 20,                                                                // malloc heap
-      0,                                                                      // device runtime sync depth: unsupported
-      2048,                                                                   // device runtime pending launch count
-      64,                                                                     // max L2 fetch granularity
-      static_cast<size_t>(a[attr::MAX_PERSISTING_L2_CACHE_SIZE]) * 3 / 10,   // persisting L2 cache size
+      1024,                                                                 // stack size per thread
+      static_cast<size_t>(ctx->dev->model.sm_count) * (64 << 10),           // printf FIFO
+      8 << 20,                                                              // malloc heap
+      0,                                                                    // device runtime sync depth: unsupported
+      2048,                                                                 // device runtime pending launch count
+      64,                                                                   // max L2 fetch granularity
+      static_cast<size_t>(a[attr::MAX_PERSISTING_L2_CACHE_SIZE]) * 3 / 10,  // persisting L2 cache size
   };
   std::fill(std::begin(ctx->limits), std::end(ctx->limits), 0);
   std::copy(std::begin(defaults), std::end(defaults), ctx->limits);

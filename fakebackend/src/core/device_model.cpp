@@ -184,15 +184,13 @@ constexpr AttrAlias kAttributeAliases[] = {
 
 std::string lower(std::string_view s) {
   std::string r(s);
-  for (char& c : r)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return r;
 }
 
 std::string upper(std::string_view s) {
   std::string r(s);
-  for (char& c : r)
-    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (char& c : r) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return r;
 }
 
@@ -216,10 +214,10 @@ void set_common_attributes(std::array<int, kAttributeSlots>& a) {
   a[MAX_REGISTERS_PER_BLOCK] = 65536;
   a[TEXTURE_ALIGNMENT] = 512;
   a[GPU_OVERLAP] = 1;
-  a[KERNEL_EXEC_TIMEOUT] = 0; // no display attached
+  a[KERNEL_EXEC_TIMEOUT] = 0;  // no display attached
   a[INTEGRATED] = 0;
   a[CAN_MAP_HOST_MEMORY] = 1;
-  a[COMPUTE_MODE] = 0; // CU_COMPUTEMODE_DEFAULT
+  a[COMPUTE_MODE] = 0;  // CU_COMPUTEMODE_DEFAULT
   a[MAXIMUM_TEXTURE1D_WIDTH] = 131072;
   a[MAXIMUM_TEXTURE2D_WIDTH] = 131072;
   a[MAXIMUM_TEXTURE2D_HEIGHT] = 65536;
@@ -232,7 +230,7 @@ void set_common_attributes(std::array<int, kAttributeSlots>& a) {
   a[SURFACE_ALIGNMENT] = 512;
   a[CONCURRENT_KERNELS] = 1;
   a[ECC_ENABLED] = 1;
-  a[TCC_DRIVER] = 0; // Linux
+  a[TCC_DRIVER] = 0;  // Linux
   a[UNIFIED_ADDRESSING] = 1;
   a[MAXIMUM_TEXTURE1D_LAYERED_WIDTH] = 32768;
   a[MAXIMUM_TEXTURE1D_LAYERED_LAYERS] = 2048;
@@ -260,7 +258,7 @@ void set_common_attributes(std::array<int, kAttributeSlots>& a) {
   a[MAXIMUM_SURFACECUBEMAP_WIDTH] = 32768;
   a[MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH] = 32768;
   a[MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS] = 2046;
-  a[MAXIMUM_TEXTURE1D_LINEAR_WIDTH] = 268435456; // deprecated attribute; 2^28
+  a[MAXIMUM_TEXTURE1D_LINEAR_WIDTH] = 268435456;  // deprecated attribute; 2^28
   a[MAXIMUM_TEXTURE2D_LINEAR_WIDTH] = 131072;
   a[MAXIMUM_TEXTURE2D_LINEAR_HEIGHT] = 65000;
   a[MAXIMUM_TEXTURE2D_LINEAR_PITCH] = 2097120;
@@ -273,11 +271,11 @@ void set_common_attributes(std::array<int, kAttributeSlots>& a) {
   a[MAX_REGISTERS_PER_MULTIPROCESSOR] = 65536;
   a[MANAGED_MEMORY] = 1;
   a[MULTI_GPU_BOARD] = 0;
-  a[HOST_NATIVE_ATOMIC_SUPPORTED] = 0; // 1 only over NVLink-C2C (Grace), not PCIe hosts
-  a[PAGEABLE_MEMORY_ACCESS] = 0;       // needs HMM/ATS; 0 on a stock x86 host
+  a[HOST_NATIVE_ATOMIC_SUPPORTED] = 0;  // 1 only over NVLink-C2C (Grace), not PCIe hosts
+  a[PAGEABLE_MEMORY_ACCESS] = 0;        // needs HMM/ATS; 0 on a stock x86 host
   a[CONCURRENT_MANAGED_ACCESS] = 1;
   a[COMPUTE_PREEMPTION_SUPPORTED] = 1;
-  a[CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM] = 1; // est.: UVA on 64-bit Linux
+  a[CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM] = 1;  // est.: UVA on 64-bit Linux
   // v1 stream memory operations (deprecated): off unless the driver module enables them.
   a[CAN_USE_STREAM_MEM_OPS_V1] = 0;
   a[CAN_USE_64_BIT_STREAM_MEM_OPS_V1] = 0;
@@ -293,25 +291,25 @@ void set_common_attributes(std::array<int, kAttributeSlots>& a) {
   a[HANDLE_TYPE_WIN32_HANDLE_SUPPORTED] = 0;
   a[HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED] = 0;
   a[GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED] = 1;
-  a[READ_ONLY_HOST_REGISTER_SUPPORTED] = 1; // as a real H200 on an x86 host reports
+  a[READ_ONLY_HOST_REGISTER_SUPPORTED] = 1;  // as a real H200 on an x86 host reports
   a[TIMELINE_SEMAPHORE_INTEROP_SUPPORTED] = 1;
   a[MEMORY_POOLS_SUPPORTED] = 1;
   a[GPU_DIRECT_RDMA_SUPPORTED] = 1;
-  a[GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS] = 1; // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST
-  a[MEMPOOL_SUPPORTED_HANDLE_TYPES] = 1;       // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+  a[GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS] = 1;  // CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST
+  a[MEMPOOL_SUPPORTED_HANDLE_TYPES] = 1;        // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
   a[CAN_USE_64_BIT_STREAM_MEM_OPS] = 1;
   a[CAN_USE_STREAM_WAIT_VALUE_NOR] = 1;
-  a[DMA_BUF_SUPPORTED] = 1; // est.: Turing+ with a recent Linux driver
+  a[DMA_BUF_SUPPORTED] = 1;  // est.: Turing+ with a recent Linux driver
   a[IPC_EVENT_SUPPORTED] = 1;
-  a[HANDLE_TYPE_FABRIC_SUPPORTED] = 0; // needs IMEX / NVLink fabric
-  a[UNIFIED_FUNCTION_POINTERS] = 0;    // Hopper and later: set_sm_limits
-  a[NUMA_CONFIG] = 0;                  // CU_DEVICE_NUMA_CONFIG_NONE
+  a[HANDLE_TYPE_FABRIC_SUPPORTED] = 0;  // needs IMEX / NVLink fabric
+  a[UNIFIED_FUNCTION_POINTERS] = 0;     // Hopper and later: set_sm_limits
+  a[NUMA_CONFIG] = 0;                   // CU_DEVICE_NUMA_CONFIG_NONE
   a[NUMA_ID] = -1;
-  a[MULTICAST_SUPPORTED] = 0; // needs NVSwitch multicast + IMEX
+  a[MULTICAST_SUPPORTED] = 0;  // needs NVSwitch multicast + IMEX
   a[MPS_ENABLED] = 0;
-  a[HOST_NUMA_ID] = 0; // est.: single host NUMA node 0
+  a[HOST_NUMA_ID] = 0;  // est.: single host NUMA node 0
   a[D3D12_CIG_SUPPORTED] = 0;
-  a[MEM_DECOMPRESS_ALGORITHM_MASK] = 0; // Blackwell decompression engine only
+  a[MEM_DECOMPRESS_ALGORITHM_MASK] = 0;  // Blackwell decompression engine only
   a[MEM_DECOMPRESS_MAXIMUM_LENGTH] = 0;
   a[VULKAN_CIG_SUPPORTED] = 0;
   // HOST / HOST_NUMA locations for VMM and pools: est. unsupported (conservative;
@@ -332,35 +330,35 @@ void set_sm_limits(DeviceModel& d) {
   auto& a = d.attributes;
   const int cc = d.cc_major * 10 + d.cc_minor;
   switch (cc) {
-  case 75: // Turing
-    a[MAX_THREADS_PER_MULTIPROCESSOR] = 1024;
-    a[MAX_BLOCKS_PER_MULTIPROCESSOR] = 16;
-    a[MAX_SHARED_MEMORY_PER_MULTIPROCESSOR] = 65536;
-    a[MAX_SHARED_MEMORY_PER_BLOCK_OPTIN] = 65536;
-    a[RESERVED_SHARED_MEMORY_PER_BLOCK] = 0;
-    break;
-  case 80: // A100: 164 KiB per SM, 163 KiB opt-in per block
-    a[MAX_THREADS_PER_MULTIPROCESSOR] = 2048;
-    a[MAX_BLOCKS_PER_MULTIPROCESSOR] = 32;
-    a[MAX_SHARED_MEMORY_PER_MULTIPROCESSOR] = 167936;
-    a[MAX_SHARED_MEMORY_PER_BLOCK_OPTIN] = 166912;
-    a[RESERVED_SHARED_MEMORY_PER_BLOCK] = 1024;
-    break;
-  case 89: // Ada: 100 KiB per SM, 99 KiB opt-in
-    a[MAX_THREADS_PER_MULTIPROCESSOR] = 1536;
-    a[MAX_BLOCKS_PER_MULTIPROCESSOR] = 24;
-    a[MAX_SHARED_MEMORY_PER_MULTIPROCESSOR] = 102400;
-    a[MAX_SHARED_MEMORY_PER_BLOCK_OPTIN] = 101376;
-    a[RESERVED_SHARED_MEMORY_PER_BLOCK] = 1024;
-    break;
-  case 90: // Hopper: 228 KiB per SM, 227 KiB opt-in
-  default:
-    a[MAX_THREADS_PER_MULTIPROCESSOR] = 2048;
-    a[MAX_BLOCKS_PER_MULTIPROCESSOR] = 32;
-    a[MAX_SHARED_MEMORY_PER_MULTIPROCESSOR] = 233472;
-    a[MAX_SHARED_MEMORY_PER_BLOCK_OPTIN] = 232448;
-    a[RESERVED_SHARED_MEMORY_PER_BLOCK] = 1024;
-    break;
+    case 75:  // Turing
+      a[MAX_THREADS_PER_MULTIPROCESSOR] = 1024;
+      a[MAX_BLOCKS_PER_MULTIPROCESSOR] = 16;
+      a[MAX_SHARED_MEMORY_PER_MULTIPROCESSOR] = 65536;
+      a[MAX_SHARED_MEMORY_PER_BLOCK_OPTIN] = 65536;
+      a[RESERVED_SHARED_MEMORY_PER_BLOCK] = 0;
+      break;
+    case 80:  // A100: 164 KiB per SM, 163 KiB opt-in per block
+      a[MAX_THREADS_PER_MULTIPROCESSOR] = 2048;
+      a[MAX_BLOCKS_PER_MULTIPROCESSOR] = 32;
+      a[MAX_SHARED_MEMORY_PER_MULTIPROCESSOR] = 167936;
+      a[MAX_SHARED_MEMORY_PER_BLOCK_OPTIN] = 166912;
+      a[RESERVED_SHARED_MEMORY_PER_BLOCK] = 1024;
+      break;
+    case 89:  // Ada: 100 KiB per SM, 99 KiB opt-in
+      a[MAX_THREADS_PER_MULTIPROCESSOR] = 1536;
+      a[MAX_BLOCKS_PER_MULTIPROCESSOR] = 24;
+      a[MAX_SHARED_MEMORY_PER_MULTIPROCESSOR] = 102400;
+      a[MAX_SHARED_MEMORY_PER_BLOCK_OPTIN] = 101376;
+      a[RESERVED_SHARED_MEMORY_PER_BLOCK] = 1024;
+      break;
+    case 90:  // Hopper: 228 KiB per SM, 227 KiB opt-in
+    default:
+      a[MAX_THREADS_PER_MULTIPROCESSOR] = 2048;
+      a[MAX_BLOCKS_PER_MULTIPROCESSOR] = 32;
+      a[MAX_SHARED_MEMORY_PER_MULTIPROCESSOR] = 233472;
+      a[MAX_SHARED_MEMORY_PER_BLOCK_OPTIN] = 232448;
+      a[RESERVED_SHARED_MEMORY_PER_BLOCK] = 1024;
+      break;
   }
   const bool ampere_plus = cc >= 80;
   const bool hopper_plus = cc >= 90;
@@ -383,15 +381,15 @@ void set_sm_limits(DeviceModel& d) {
 // The values that differ between parts.
 struct ProfileSpec {
   const char* id;
-  const char* name; // without "Fake "
+  const char* name;  // without "Fake "
   uint64_t total_memory;
   int cc_major, cc_minor, sm_count;
   unsigned max_sm_mhz, max_mem_mhz, max_video_mhz;
   unsigned idle_sm_mhz, idle_mem_mhz, idle_video_mhz;
   int bus_width_bits;
   int l2_bytes;
-  int persisting_l2_bytes; // CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE
-  int async_engines;       // copy engines, deviceQuery "Yes with N copy engine(s)"
+  int persisting_l2_bytes;  // CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE
+  int async_engines;        // copy engines, deviceQuery "Yes with N copy engine(s)"
   int fp32_to_fp64_ratio;
   unsigned power_max_mw, power_min_mw, power_idle_mw;
   unsigned temp_idle_c, temp_slowdown_c, temp_shutdown_c, temp_max_gpu_c, temp_max_mem_c;
@@ -497,7 +495,7 @@ DeviceModel build(const ProfileSpec& s) {
   d.temp_shutdown_c = s.temp_shutdown_c;
   d.temp_max_gpu_c = s.temp_max_gpu_c;
   d.temp_max_mem_c = s.temp_max_mem_c;
-  d.has_fan = false; // every profile here is passively cooled (SXM or passive PCIe)
+  d.has_fan = false;  // every profile here is passively cooled (SXM or passive PCIe)
   d.fan_speed_pct = 0;
   d.max_clock_graphics_mhz = s.max_sm_mhz;
   d.max_clock_sm_mhz = s.max_sm_mhz;
@@ -512,7 +510,7 @@ DeviceModel build(const ProfileSpec& s) {
   d.pcie_cur_gen = s.pcie_gen;
   d.pcie_cur_width = s.pcie_width;
   d.bar1_total = s.bar1_bytes;
-  d.brand = NVML_BRAND_NVIDIA; // A100/H100/H200/L4 and, with current drivers, T4
+  d.brand = NVML_BRAND_NVIDIA;  // A100/H100/H200/L4 and, with current drivers, T4
   d.architecture = s.architecture;
   d.pci_device_id = s.pci_device_id;
   d.pci_subsystem_id = s.pci_subsystem_id;
@@ -537,13 +535,12 @@ uint64_t mix(uint64_t z) {
 
 constexpr unsigned kDgxBuses[8] = {0x07, 0x0F, 0x47, 0x4E, 0x87, 0x90, 0xB7, 0xBD};
 
-} // namespace
+}  // namespace
 
 const std::vector<std::string>& profile_ids() {
   static const std::vector<std::string> ids = [] {
     std::vector<std::string> v;
-    for (const auto& p : kProfiles)
-      v.emplace_back(p.id);
+    for (const auto& p : kProfiles) v.emplace_back(p.id);
     return v;
   }();
   return ids;
@@ -552,8 +549,7 @@ const std::vector<std::string>& profile_ids() {
 std::string known_profiles_text() {
   std::string s;
   for (const auto& id : profile_ids()) {
-    if (!s.empty())
-      s += ", ";
+    if (!s.empty()) s += ", ";
     s += id;
   }
   return s;
@@ -573,8 +569,7 @@ bool find_profile(std::string_view id, DeviceModel& out) {
 DeviceModel make_profile(std::string_view id) {
   DeviceModel d;
   if (!find_profile(id, d)) {
-    throw ConfigError("unknown profile \"" + std::string(id) +
-                      "\"; known profiles: " + known_profiles_text());
+    throw ConfigError("unknown profile \"" + std::string(id) + "\"; known profiles: " + known_profiles_text());
   }
   return d;
 }
@@ -599,8 +594,7 @@ std::string format_uuid(const std::array<uint8_t, 16>& u) {
   static const char* hex = "0123456789abcdef";
   std::string s = "GPU-";
   for (int i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10)
-      s += '-';
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
     s += hex[u[i] >> 4];
     s += hex[u[i] & 0xF];
   }
@@ -609,22 +603,20 @@ std::string format_uuid(const std::array<uint8_t, 16>& u) {
 
 std::string cuda_pci_bus_id(const DeviceModel& d) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%04X:%02X:%02X.0", d.pci_domain & 0xFFFFu, d.pci_bus & 0xFFu,
-                d.pci_device & 0xFFu);
+  std::snprintf(buf, sizeof buf, "%04X:%02X:%02X.0", d.pci_domain & 0xFFFFu, d.pci_bus & 0xFFu, d.pci_device & 0xFFu);
   return buf;
 }
 
 std::string nvml_pci_bus_id(const DeviceModel& d) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%08X:%02X:%02X.0", d.pci_domain, d.pci_bus & 0xFFu,
-                d.pci_device & 0xFFu);
+  std::snprintf(buf, sizeof buf, "%08X:%02X:%02X.0", d.pci_domain, d.pci_bus & 0xFFu, d.pci_device & 0xFFu);
   return buf;
 }
 
 void assign_identity(std::vector<DeviceModel>& devices) {
   if (devices.size() > static_cast<std::size_t>(kMaxDevices)) {
-    throw ConfigError(std::to_string(devices.size()) + " devices configured, at most " +
-                      std::to_string(kMaxDevices) + " are supported; lower the counts");
+    throw ConfigError(std::to_string(devices.size()) + " devices configured, at most " + std::to_string(kMaxDevices) +
+                      " are supported; lower the counts");
   }
   std::set<std::array<uint8_t, 16>> seen;
   for (std::size_t i = 0; i < devices.size(); ++i) {
@@ -647,8 +639,7 @@ void assign_identity(std::vector<DeviceModel>& devices) {
         d.uuid[b] = static_cast<uint8_t>(hi >> (56 - 8 * b));
         d.uuid[8 + b] = static_cast<uint8_t>(lo >> (56 - 8 * b));
       }
-      if (seen.insert(d.uuid).second)
-        break;
+      if (seen.insert(d.uuid).second) break;
     }
     d.uuid_str = format_uuid(d.uuid);
 
@@ -662,35 +653,28 @@ void assign_identity(std::vector<DeviceModel>& devices) {
 }
 
 const char* attribute_name(int attribute) {
-  if (attribute < 1 || attribute >= kAttributeSlots)
-    return nullptr;
+  if (attribute < 1 || attribute >= kAttributeSlots) return nullptr;
   return kAttributeNames[attribute - 1];
 }
 
 int attribute_from_name(std::string_view name) {
-  if (name.empty())
-    return -1;
+  if (name.empty()) return -1;
   if (std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    if (name.size() > 3)
-      return -1;
+    if (name.size() > 3) return -1;
     int v = 0;
-    for (char c : name)
-      v = v * 10 + (c - '0');
+    for (char c : name) v = v * 10 + (c - '0');
     return (v >= 1 && v < kAttributeSlots) ? v : -1;
   }
   static constexpr std::string_view kPrefix = "CU_DEVICE_ATTRIBUTE_";
   std::string key = upper(name);
-  if (key.rfind(kPrefix, 0) != 0)
-    key = std::string(kPrefix) + key;
+  if (key.rfind(kPrefix, 0) != 0) key = std::string(kPrefix) + key;
   for (int i = 1; i < kAttributeSlots; ++i) {
-    if (key == kAttributeNames[i - 1])
-      return i;
+    if (key == kAttributeNames[i - 1]) return i;
   }
   for (const auto& al : kAttributeAliases) {
-    if (key == al.name)
-      return al.value;
+    if (key == al.name) return al.value;
   }
   return -1;
 }
 
-} // namespace fg
+}  // namespace fg

@@ -21,8 +21,8 @@ namespace fg {
 // Number of slots in DeviceModel::attributes: CU_DEVICE_ATTRIBUTE_MAX (cuda.h 13.0)
 // == cudaDevAttrMax == 148.  Valid attribute numbers are 1..147; slot 0 is unused.
 inline constexpr int kAttributeSlots = 148;
-inline constexpr int kMaxDevices = 256;       // most devices one configuration may declare
-inline constexpr int kDefaultDeviceCount = 8; // with no configuration at all
+inline constexpr int kMaxDevices = 256;        // most devices one configuration may declare
+inline constexpr int kDefaultDeviceCount = 8;  // with no configuration at all
 inline constexpr std::string_view kDefaultProfile = "a100-80gb";
 inline constexpr std::string_view kNamePrefix = "Fake ";
 // Longest device name: NVML_DEVICE_NAME_V2_BUFFER_SIZE (96) minus the NUL.
@@ -178,13 +178,13 @@ inline constexpr int HOST_MEMORY_POOLS_SUPPORTED = 144;
 inline constexpr int HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 145;
 inline constexpr int HOST_ALLOC_DMA_BUF_SUPPORTED = 146;
 inline constexpr int ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED = 147;
-} // namespace attr
+}  // namespace attr
 
 struct DeviceModel {
   // ---- profile ---------------------------------------------------------------------
-  std::string profile;       // profile id, e.g. "a100-80gb"
-  std::string name;          // "Fake NVIDIA A100-SXM4-80GB" (always starts with "Fake ")
-  uint64_t total_memory = 0; // bytes
+  std::string profile;        // profile id, e.g. "a100-80gb"
+  std::string name;           // "Fake NVIDIA A100-SXM4-80GB" (always starts with "Fake ")
+  uint64_t total_memory = 0;  // bytes
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
   // Every CUDA device attribute, indexed by the CUdevice_attribute number (1..147);
@@ -195,33 +195,31 @@ struct DeviceModel {
   std::array<int, kAttributeSlots> attributes{};
 
   // ---- NVML-facing fields ------------------------------------------------------------
-  unsigned power_limit_mw = 0, power_default_limit_mw = 0, power_min_limit_mw = 0,
-           power_max_limit_mw = 0, power_usage_mw = 0;
+  unsigned power_limit_mw = 0, power_default_limit_mw = 0, power_min_limit_mw = 0, power_max_limit_mw = 0,
+           power_usage_mw = 0;
   // Thresholds as nvmlDeviceGetTemperatureThreshold reports them; 0 in temp_max_mem_c
   // means the part has no memory sensor (NVML_ERROR_NOT_SUPPORTED).
-  unsigned temperature_c = 0, temp_slowdown_c = 0, temp_shutdown_c = 0, temp_max_gpu_c = 0,
-           temp_max_mem_c = 0;
-  unsigned fan_speed_pct = 0; // meaningful only when has_fan
-  bool has_fan = false;       // false: nvmlDeviceGetFanSpeed -> NVML_ERROR_NOT_SUPPORTED
-  unsigned max_clock_graphics_mhz = 0, max_clock_sm_mhz = 0, max_clock_mem_mhz = 0,
-           max_clock_video_mhz = 0;
+  unsigned temperature_c = 0, temp_slowdown_c = 0, temp_shutdown_c = 0, temp_max_gpu_c = 0, temp_max_mem_c = 0;
+  unsigned fan_speed_pct = 0;  // meaningful only when has_fan
+  bool has_fan = false;        // false: nvmlDeviceGetFanSpeed -> NVML_ERROR_NOT_SUPPORTED
+  unsigned max_clock_graphics_mhz = 0, max_clock_sm_mhz = 0, max_clock_mem_mhz = 0, max_clock_video_mhz = 0;
   unsigned clock_graphics_mhz = 0, clock_sm_mhz = 0, clock_mem_mhz = 0,
-           clock_video_mhz = 0; // current (idle-ish) clocks
+           clock_video_mhz = 0;  // current (idle-ish) clocks
   unsigned pcie_max_gen = 0, pcie_max_width = 0, pcie_cur_gen = 0, pcie_cur_width = 0;
-  uint64_t bar1_total = 0;       // bytes
-  int brand = 0;                 // nvmlBrandType_t (NVML_BRAND_NVIDIA = 14)
-  int architecture = 0;          // nvmlDeviceArchitecture_t (TURING 6, AMPERE 7, ADA 8, HOPPER 9)
-  unsigned pci_device_id = 0;    // (device id << 16) | 0x10DE, e.g. 0x20B210DE
-  unsigned pci_subsystem_id = 0; // (subsystem id << 16) | subsystem vendor 0x10DE
+  uint64_t bar1_total = 0;        // bytes
+  int brand = 0;                  // nvmlBrandType_t (NVML_BRAND_NVIDIA = 14)
+  int architecture = 0;           // nvmlDeviceArchitecture_t (TURING 6, AMPERE 7, ADA 8, HOPPER 9)
+  unsigned pci_device_id = 0;     // (device id << 16) | 0x10DE, e.g. 0x20B210DE
+  unsigned pci_subsystem_id = 0;  // (subsystem id << 16) | subsystem vendor 0x10DE
 
   // ---- identity of this instance (assign_identity) ----------------------------------
-  int index = 0;                  // position in the configured list (before CUDA_VISIBLE_DEVICES)
-  std::array<uint8_t, 16> uuid{}; // deterministic from (profile, index)
-  std::string uuid_str;           // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+  int index = 0;                   // position in the configured list (before CUDA_VISIBLE_DEVICES)
+  std::array<uint8_t, 16> uuid{};  // deterministic from (profile, index)
+  std::string uuid_str;            // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
   unsigned pci_domain = 0, pci_bus = 0, pci_device = 0;
-  std::string pci_bus_id;    // NVML form "00000000:07:00.0"
-  std::string serial;        // 13 decimal digits
-  unsigned minor_number = 0; // = index (/dev/nvidiaN)
+  std::string pci_bus_id;     // NVML form "00000000:07:00.0"
+  std::string serial;         // 13 decimal digits
+  unsigned minor_number = 0;  // = index (/dev/nvidiaN)
 };
 
 // Error in the user's device configuration.  what() names the problem and the fix.
@@ -264,4 +262,4 @@ const char* attribute_name(int attribute);
 // the "CU_DEVICE_ATTRIBUTE_" prefix, any case; or a decimal number 1..147.  -1 if none.
 int attribute_from_name(std::string_view name);
 
-} // namespace fg
+}  // namespace fg

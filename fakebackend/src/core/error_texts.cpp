@@ -136,7 +136,9 @@ constexpr CodeText kTexts[] = {
     {907, "operation not permitted on an event last recorded in a capturing stream"},
     {908, "attempt to terminate a thread-local capture sequence from another thread"},
     {909, "wait operation timed out"},
-    {910, "the graph update was not performed because it included changes which violated constraints specific to instantiated graph update"},
+    {910,
+     "the graph update was not performed because it included changes which violated constraints specific to "
+     "instantiated graph update"},
     {911, "an async error has occured in external entity outside of CUDA"},
     {912, "a kernel launch error has occurred due to cluster misconfiguration"},
     {913, "the function handle is not loaded when calling an API that requires a loaded function"},

@@ -31,7 +31,8 @@ constexpr bool sorted_by_code(const T (&table)[N]) {
 }
 template <class T, std::size_t N>
 const T* find_code(const T (&table)[N], int code) noexcept {
-  const T* it = std::lower_bound(std::begin(table), std::end(table), code, [](const T& e, int c) { return e.code < c; });
+  const T* it = std::lower_bound(std::begin(table), std::end(table), code,
+                                 [](const T& e, int c) { return e.code < c; });
   return it != std::end(table) && it->code == code ? it : nullptr;
 }
 

@@ -10,15 +10,15 @@ namespace fg {
 // Core-level failure categories; each API maps them to its own codes.
 enum class Status : int {
   Ok = 0,
-  InvalidValue,        // bad argument (null out-pointer, bad flags, bad size)
-  InvalidDevice,       // ordinal out of range
-  InvalidContext,      // unknown / destroyed context
-  InvalidHandle,       // unknown stream / event / module / function / pool
-  InvalidPointer,      // pointer that is not a live allocation (free of unknown / double free)
-  OutOfMemory,         // device capacity or address space exhausted
-  NotReady,            // async work or event not complete
-  NotInitialized,      // driver API before cuInit
-  NotFound,            // symbol / name lookup failed
+  InvalidValue,    // bad argument (null out-pointer, bad flags, bad size)
+  InvalidDevice,   // ordinal out of range
+  InvalidContext,  // unknown / destroyed context
+  InvalidHandle,   // unknown stream / event / module / function / pool
+  InvalidPointer,  // pointer that is not a live allocation (free of unknown / double free)
+  OutOfMemory,     // device capacity or address space exhausted
+  NotReady,        // async work or event not complete
+  NotInitialized,  // driver API before cuInit
+  NotFound,        // symbol / name lookup failed
   NotSupported,
   NotPermitted,
   AlreadyMapped,

@@ -25,7 +25,7 @@ struct Handle {
   uint32_t magic;
   int32_t pid;
   uint64_t start_time;
-  int32_t fd;          // the creator's event table
+  int32_t fd;  // the creator's event table
   uint32_t slot;
   uint32_t generation;
   uint8_t pad[36];

@@ -45,11 +45,11 @@ static_assert(sizeof(Slot) == 64);
 // The shared state of one interprocess event, held by its Event.
 struct Shared {
   Slot* slot = nullptr;
-  uint32_t index = 0;        // slot number in the creator's table
-  bool imported = false;     // opened from a handle: `map` is this process's mapping of it
+  uint32_t index = 0;     // slot number in the creator's table
+  bool imported = false;  // opened from a handle: `map` is this process's mapping of it
   void* map = nullptr;
   size_t map_len = 0;
-  int owner_pid = 0;         // creator (imported events: to stop waiting once it is gone)
+  int owner_pid = 0;  // creator (imported events: to stop waiting once it is gone)
   uint64_t owner_start = 0;
   unsigned char handle[64] = {};  // what cuIpcGetEventHandle hands out for it
 };

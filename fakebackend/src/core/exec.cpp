@@ -200,7 +200,7 @@ Status Backend::event_ipc_open(Context* ctx, const unsigned char handle[64], Eve
   auto* e = new Event;
   e->ctx = ctx;
   e->flags = kEventDisableTiming | kEventInterprocess;  // "behaves like a locally created event
-                                                       // with the disable-timing flag"
+                                                        // with the disable-timing flag"
   e->shared = std::move(shared);
   std::lock_guard lock(mu_);
   events_.insert(e);

@@ -69,7 +69,7 @@ bool symbol_bytes(const unsigned char* elf, uint64_t len, const unsigned char* s
   const uint64_t addr = rd<uint64_t>(section + 0x10), off = rd<uint64_t>(section + 0x18);
   const uint64_t sec_size = rd<uint64_t>(section + 0x20);
   const uint64_t at = value >= addr ? value - addr : value;  // cubins keep section offsets
-  if (type == 8) {  // SHT_NOBITS: zero-initialised
+  if (type == 8) {                                           // SHT_NOBITS: zero-initialised
     std::memset(out, 0, size);
     return true;
   }
@@ -116,15 +116,19 @@ struct Entry {
       if (full == 0 || full > (1ull << 32)) return out;
       out.resize(full);
       const size_t n = ZSTD_decompress(out.data(), out.size(), data, stored);
-      if (ZSTD_isError(n)) out.clear();
-      else out.resize(n);
+      if (ZSTD_isError(n))
+        out.clear();
+      else
+        out.resize(n);
     } else if (flags & kFlagLz4) {
       if (full == 0 || full > (1ull << 31) || stored > (1ull << 31)) return out;
       out.resize(full);
       const int n = LZ4_decompress_safe(reinterpret_cast<const char*>(data), reinterpret_cast<char*>(out.data()),
                                         static_cast<int>(stored), static_cast<int>(full));
-      if (n < 0) out.clear();
-      else out.resize(static_cast<size_t>(n));
+      if (n < 0)
+        out.clear();
+      else
+        out.resize(static_cast<size_t>(n));
     } else {
       out.assign(data, data + padded);
     }
@@ -153,7 +157,6 @@ std::vector<Entry> entries(const void* image) {
   }
   return out;
 }
-
 
 // Kernel names declared in PTX text: ".entry name(" or ".visible .entry name(".
 std::vector<std::string> ptx_kernels(std::string_view v) {
@@ -185,9 +188,21 @@ std::vector<Variable> ptx_variables(std::string_view v) {
       if (paren != std::string_view::npos && line.substr(paren, 10) != "(.managed)") continue;  // a function
       size_t elem = 4;
       const bool is_float = line.find(".f32") != std::string_view::npos || line.find(".f64") != std::string_view::npos;
-      for (auto [tag, n] : {std::pair{".b8", 1}, {".u8", 1}, {".s8", 1}, {".b16", 2}, {".u16", 2}, {".s16", 2},
-                            {".f16", 2}, {".b32", 4}, {".u32", 4}, {".s32", 4}, {".f32", 4}, {".b64", 8},
-                            {".u64", 8}, {".s64", 8}, {".f64", 8}})
+      for (auto [tag, n] : {std::pair{".b8", 1},
+                            {".u8", 1},
+                            {".s8", 1},
+                            {".b16", 2},
+                            {".u16", 2},
+                            {".s16", 2},
+                            {".f16", 2},
+                            {".b32", 4},
+                            {".u32", 4},
+                            {".s32", 4},
+                            {".f32", 4},
+                            {".b64", 8},
+                            {".u64", 8},
+                            {".s64", 8},
+                            {".f64", 8}})
         if (line.find(tag) != std::string_view::npos) {
           elem = static_cast<size_t>(n);
           break;
@@ -237,7 +252,8 @@ std::vector<Variable> cubin_variables(const Code& cubin) {
               [&](std::string_view name, uint8_t info, uint8_t other, const unsigned char* section, uint64_t value,
                   uint64_t size) {
                 constexpr uint8_t kObject = 1, kCudaManaged = 0x4;  // STT_OBJECT, STO_CUDA_MANAGED
-                if ((info & 0xf) != kObject || size == 0 || size > (1ull << 32) || name.empty() || !section) return false;
+                if ((info & 0xf) != kObject || size == 0 || size > (1ull << 32) || name.empty() || !section)
+                  return false;
                 Variable v;
                 v.name = name;
                 v.init.resize(size);
@@ -264,7 +280,8 @@ int ptx_target(std::string_view v) {
     if (v.substr(i, prefix.size()) != prefix) continue;
     int arch = 0;
     size_t j = i + prefix.size();
-    for (; j < v.size() && std::isdigit(static_cast<unsigned char>(v[j])) && arch < 100000; ++j) arch = arch * 10 + (v[j] - '0');
+    for (; j < v.size() && std::isdigit(static_cast<unsigned char>(v[j])) && arch < 100000; ++j)
+      arch = arch * 10 + (v[j] - '0');
     return j > i + prefix.size() ? arch : 0;
   }
   return 0;
@@ -402,8 +419,7 @@ bool initial_value(const void* wrapper_or_image, std::string_view name, void* ou
                   });
       if (found) return true;
     }
-  } catch (...) {
-  }
+  } catch (...) {}
   return false;
 }
 

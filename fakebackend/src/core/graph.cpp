@@ -32,31 +32,31 @@ constexpr unsigned kStreamNonBlocking = 1;
 struct Node {
   uint32_t magic = kNodeMagic;
   Graph* graph = nullptr;
-  size_t seq = 0;                  // creation index in its graph: DOT ids, update pairing, order ties
+  size_t seq = 0;  // creation index in its graph: DOT ids, update pairing, order ties
   Params p;
-  Graph* child = nullptr;          // Graph nodes: the embedded graph (owned)
-  std::vector<Node*> deps, outs;   // edges, in the order they were added
-  const Node* origin = nullptr;    // clones: the node this one was copied from
-  bool enabled = true;             // executable graphs' private copies: cudaGraphNodeSetEnabled
+  Graph* child = nullptr;         // Graph nodes: the embedded graph (owned)
+  std::vector<Node*> deps, outs;  // edges, in the order they were added
+  const Node* origin = nullptr;   // clones: the node this one was copied from
+  bool enabled = true;            // executable graphs' private copies: cudaGraphNodeSetEnabled
 };
 
 struct Graph {
   uint32_t magic = kGraphMagic;
   uint64_t id = 0;
-  std::vector<Node*> nodes;        // creation order; owned
+  std::vector<Node*> nodes;  // creation order; owned
   size_t next_seq = 0;
-  Node* parent = nullptr;          // embedded in this child-graph node (not destroyable)
-  Capture* capture = nullptr;      // a capture sequence is adding to it
+  Node* parent = nullptr;      // embedded in this child-graph node (not destroyable)
+  Capture* capture = nullptr;  // a capture sequence is adding to it
   const Graph* cloned_from = nullptr;
-  bool registered = true;          // false for an executable graph's private copy
+  bool registered = true;                                 // false for an executable graph's private copy
   std::vector<std::pair<UserObject*, unsigned>> objects;  // user-object references it owns
 };
 
 struct Exec {
   uint32_t magic = kExecMagic;
   ~Exec();
-  Graph* snapshot = nullptr;       // private clone; its nodes' origin = the user's nodes
-  std::vector<Node*> order;        // flattened topological order (child graphs expanded)
+  Graph* snapshot = nullptr;                         // private clone; its nodes' origin = the user's nodes
+  std::vector<Node*> order;                          // flattened topological order (child graphs expanded)
   std::unordered_map<const Node*, Node*> by_origin;  // user node → top-level snapshot node
   unsigned long long flags = 0;
   // Launches of one executable graph are ordered, on any streams: `done` is recorded after
@@ -79,21 +79,21 @@ struct UserObject {
 struct Member {
   Stream* s = nullptr;
   Context* ctx = nullptr;
-  bool blocking = true;            // not created with cudaStreamNonBlocking
-  std::vector<Node*> deps;         // what the next node captured in the stream depends on
+  bool blocking = true;     // not created with cudaStreamNonBlocking
+  std::vector<Node*> deps;  // what the next node captured in the stream depends on
 };
 
 struct Capture {
   uint64_t id = 0;
   Graph* graph = nullptr;
-  bool own_graph = true;           // false for cudaStreamBeginCaptureToGraph
+  bool own_graph = true;  // false for cudaStreamBeginCaptureToGraph
   Stream* origin = nullptr;
   int mode = kModeGlobal;
   std::thread::id thread;
   bool invalidated = false;
-  std::vector<Member> members;     // origin first
+  std::vector<Member> members;                                  // origin first
   std::unordered_map<const Event*, std::vector<Node*>> events;  // events recorded in the capture
-  std::vector<uint64_t> zero_edges;  // capture_info's edge-data array (all default edges)
+  std::vector<uint64_t> zero_edges;                             // capture_info's edge-data array (all default edges)
   Member* member(const Stream* s) {
     for (auto& m : members)
       if (m.s == s) return &m;
@@ -993,7 +993,8 @@ void dot_graph(const Graph* g, std::string& out, int depth) {
         break;
       case NodeType::MemAlloc:
         if (p.alloc) {
-          std::snprintf(buf, sizeof buf, "\\n%p, %llu bytes", p.alloc->ptr, static_cast<unsigned long long>(p.alloc->size));
+          std::snprintf(buf, sizeof buf, "\\n%p, %llu bytes", p.alloc->ptr,
+                        static_cast<unsigned long long>(p.alloc->size));
           label += buf;
         }
         break;
@@ -1221,8 +1222,10 @@ void copy_params(Graph* a, const Graph* b) {
   for (size_t i = 0; i < a->nodes.size(); ++i) {
     Node* x = a->nodes[i];
     const Node* y = b->nodes[i];
-    if (x->child) copy_params(x->child, y->child);
-    else if (x->p.type != NodeType::MemAlloc && x->p.type != NodeType::MemFree) x->p = y->p;
+    if (x->child)
+      copy_params(x->child, y->child);
+    else if (x->p.type != NodeType::MemAlloc && x->p.type != NodeType::MemFree)
+      x->p = y->p;
   }
 }
 }  // namespace

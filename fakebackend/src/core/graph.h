@@ -73,7 +73,7 @@ struct Copy {
   size_t dpitch = 0, spitch = 0;    // bytes between rows
   size_t dheight = 1, sheight = 1;  // rows between slices
   size_t width = 0, height = 1, depth = 1;
-  int kind = 4;                     // cudaMemcpyKind as given (4 = default); reported back only
+  int kind = 4;  // cudaMemcpyKind as given (4 = default); reported back only
   Status run() const noexcept;
 };
 
@@ -89,10 +89,10 @@ struct Set {
 
 struct Kernel {
   Function* f = nullptr;
-  const void* handle = nullptr;     // what the caller named the kernel by; GetParams returns it
+  const void* handle = nullptr;  // what the caller named the kernel by; GetParams returns it
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
   unsigned shmem = 0;
-  void** params = nullptr;          // kept as given: kernels never run, arguments are not read
+  void** params = nullptr;  // kept as given: kernels never run, arguments are not read
   void** extra = nullptr;
   Context* ctx = nullptr;
 };
@@ -100,7 +100,7 @@ struct Kernel {
 struct Host {
   void (*fn)(void*) = nullptr;
   void* user = nullptr;
-  std::function<void()> body;       // overrides fn (captured stream callbacks)
+  std::function<void()> body;  // overrides fn (captured stream callbacks)
 };
 
 // The memory of a graph allocation node. It is made when the node is created and keeps its
@@ -123,10 +123,10 @@ struct Params {
   Copy copy;
   Set set;
   Host host;
-  Event* event = nullptr;                // EventRecord / WaitEvent
-  std::shared_ptr<GraphAlloc> alloc;     // MemAlloc
-  void* free_ptr = nullptr;              // MemFree
-  std::function<void()> opaque;          // Empty nodes made from untyped captured stream work
+  Event* event = nullptr;             // EventRecord / WaitEvent
+  std::shared_ptr<GraphAlloc> alloc;  // MemAlloc
+  void* free_ptr = nullptr;           // MemFree
+  std::function<void()> opaque;       // Empty nodes made from untyped captured stream work
 };
 
 // ---- stream capture: the core's hooks ---------------------------------------------------------------
@@ -190,11 +190,11 @@ Status begin_capture(Stream* s, int mode, Graph* into = nullptr, Node* const* de
 Status end_capture(Stream* s, Graph** out);
 
 struct CaptureInfo {
-  int status = 0;                   // 0 none, 1 active, 2 invalidated
+  int status = 0;  // 0 none, 1 active, 2 invalidated
   uint64_t id = 0;
   Graph* graph = nullptr;
-  Node* const* deps = nullptr;      // valid until the next call on the stream
-  const void* edges = nullptr;      // as many zeroed 8-byte edge records
+  Node* const* deps = nullptr;  // valid until the next call on the stream
+  const void* edges = nullptr;  // as many zeroed 8-byte edge records
   size_t ndeps = 0;
 };
 // CaptureImplicit for the legacy stream while a blocking stream captures (nothing invalidated).
@@ -234,7 +234,7 @@ Status dot_print(const Graph* g, const char* path, unsigned flags);
 
 // ---- executable graphs ---------------------------------------------------------------------------
 struct InstantiateResult {
-  int result = 0;                   // cudaGraphInstantiateResult
+  int result = 0;  // cudaGraphInstantiateResult
   Node* err_node = nullptr;
 };
 Status instantiate(Graph* g, unsigned long long flags, Exec** out, InstantiateResult* res = nullptr);
@@ -243,7 +243,7 @@ Status exec_flags(const Exec* x, unsigned long long* out);
 Status launch(Exec* x, Stream* s);
 Status upload(Exec* x, Stream* s);
 struct UpdateResult {
-  int result = 0;                   // cudaGraphExecUpdateResult
+  int result = 0;  // cudaGraphExecUpdateResult
   Node* err_node = nullptr;
   Node* err_from = nullptr;
 };

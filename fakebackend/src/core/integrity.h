@@ -28,14 +28,14 @@ struct DeviceId {
 };
 
 struct Inputs {
-  uint32_t driver_version = 0;  // what cuDriverGetVersion reports
-  uint32_t version = 0;         // the call's argument: runtime version + 0, 1 or 2
-  uint32_t pid = 0;             // getpid()
-  uint32_t tid = 0;             // low 32 bits of the calling thread's pthread_self()
-  uint64_t cudart_table = 0;    // address of the CUDART_INTERFACE table handed out
-  uint64_t integrity_table = 0; // address of the integrity table handed out
-  uint64_t slot1 = 0;           // the pointer stored in the integrity table's slot 1
-  uint64_t unix_seconds = 0;    // the call's argument (the runtime's time(NULL))
+  uint32_t driver_version = 0;    // what cuDriverGetVersion reports
+  uint32_t version = 0;           // the call's argument: runtime version + 0, 1 or 2
+  uint32_t pid = 0;               // getpid()
+  uint32_t tid = 0;               // low 32 bits of the calling thread's pthread_self()
+  uint64_t cudart_table = 0;      // address of the CUDART_INTERFACE table handed out
+  uint64_t integrity_table = 0;   // address of the integrity table handed out
+  uint64_t slot1 = 0;             // the pointer stored in the integrity table's slot 1
+  uint64_t unix_seconds = 0;      // the call's argument (the runtime's time(NULL))
   std::vector<DeviceId> devices;  // every device, in ordinal order
 };
 

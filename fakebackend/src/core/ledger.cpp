@@ -132,7 +132,7 @@ int Ledger::create_published(unsigned mode) {
 }
 
 void Ledger::map_and_validate(int fd) {
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     fail("the device ledger " + path_ + " is not a regular file; " + fix_hint(path_));
@@ -157,7 +157,6 @@ void Ledger::map_and_validate(int fd) {
   }
 }
 
-
 Ledger::~Ledger() {
   // Leave the books as they are: the process is exiting and its slot is released by
   // release_process() (report/exit path) or reclaimed by the next process that looks.
@@ -179,7 +178,9 @@ bool Ledger::wait_not_busy(std::atomic<uint64_t>& state, uint64_t* w) noexcept {
       return false;
     }
     if (i >= 2000) return true;  // a live process holding it for 200 ms: leave it be
-    struct timespec ts{0, 100000};
+    struct timespec ts {
+      0, 100000
+    };
     ::nanosleep(&ts, nullptr);
     *w = state.load(std::memory_order_acquire);
   }
@@ -210,8 +211,7 @@ void Ledger::mark_device(uint32_t dev, int ordinal) noexcept {
     }
   try {
     my_devices_.emplace_back(dev, ordinal);
-  } catch (...) {
-  }
+  } catch (...) {}
 }
 
 int Ledger::collect_unused() noexcept {
@@ -301,7 +301,8 @@ void Ledger::claim_slot() {
     for (uint32_t i = 0; i < kMaxProcs; ++i) {
       ProcSlot& s = procs_[i];
       uint64_t w = s.state.load(std::memory_order_acquire);
-      if (state_of(w) != kFree || !s.state.compare_exchange_strong(w, state_word(kBusy, pid), std::memory_order_acq_rel))
+      if (state_of(w) != kFree ||
+          !s.state.compare_exchange_strong(w, state_word(kBusy, pid), std::memory_order_acq_rel))
         continue;
       note_slot_claimed(*hdr_, i);
       s.pid = pid;
@@ -426,7 +427,8 @@ bool Ledger::reserve_slow(uint32_t dev, Kind kind, uint64_t bytes, uint64_t peak
     //     at the first such check and then at checks spaced further apart while reads find
     //     nothing new (other threads churning concurrently), at most kMaxBackoff apart.
     constexpr uint16_t kMaxBackoff = 1024;
-    const uint64_t shard_total = now + sh.used[dev][kind == kDevice ? kManaged : kDevice].load(std::memory_order_relaxed);
+    const uint64_t shard_total = now +
+                                 sh.used[dev][kind == kDevice ? kManaged : kDevice].load(std::memory_order_relaxed);
     uint64_t& mine_high = sh.high[dev];
     if (shard_total > mine_high) {
       highs_sum_[dev].fetch_add(shard_total - mine_high, std::memory_order_relaxed);

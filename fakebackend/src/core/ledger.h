@@ -40,13 +40,12 @@ class Ledger {
   // managed bytes above `peak`, *high gets that total (else 0).
   // The common case (device or managed bytes within this shard's quota, no new high, the
   // peak out of reach) runs inline; everything else in reserve_slow().
-  bool reserve(uint32_t dev, Kind kind, uint64_t bytes, uint64_t peak = UINT64_MAX,
-               uint64_t* high = nullptr) noexcept;
+  bool reserve(uint32_t dev, Kind kind, uint64_t bytes, uint64_t peak = UINT64_MAX, uint64_t* high = nullptr) noexcept;
   void release(uint32_t dev, Kind kind, uint64_t bytes) noexcept;
   // What this process holds of `kind` on ledger device `dev` (exact).
   uint64_t mine(uint32_t dev, Kind kind) const noexcept;
 
-  uint64_t used(uint32_t dev) const noexcept;   // device + managed, all live processes (exact)
+  uint64_t used(uint32_t dev) const noexcept;  // device + managed, all live processes (exact)
   uint64_t total(uint32_t dev) const noexcept;
 
   // Reclaims the slots of processes that died without cleaning up; returns how many.
@@ -71,13 +70,13 @@ class Ledger {
   bool wait_not_busy(std::atomic<uint64_t>& state, uint64_t* w) noexcept;
   void mark_device(uint32_t dev, int ordinal) noexcept;
   inline Shard& my_shard() noexcept;
-  bool take(uint32_t dev, uint64_t n) noexcept;                 // quota from the device counter
+  bool take(uint32_t dev, uint64_t n) noexcept;                        // quota from the device counter
   bool take_exact(uint32_t dev, uint64_t n, uint64_t bytes) noexcept;  // at capacity
-  uint64_t slot_used(const ProcSlot& s, uint32_t dev) const noexcept;   // device + managed
-  void empty_slot(ProcSlot& s) noexcept;  // returns its quotas, zeroes its books
+  uint64_t slot_used(const ProcSlot& s, uint32_t dev) const noexcept;  // device + managed
+  void empty_slot(ProcSlot& s) noexcept;                               // returns its quotas, zeroes its books
   void init_header() noexcept;
   void attach_shared();
-  int create_published(unsigned mode);   // fd of the new ledger, or -2 if another process won
+  int create_published(unsigned mode);  // fd of the new ledger, or -2 if another process won
   void map_and_validate(int fd);
   ProcSlot& slot() noexcept;
 
@@ -115,7 +114,8 @@ class Ledger {
   return sh.lock.exchange(1, std::memory_order_acquire) ? nullptr : &sh;
 }
 
-[[gnu::always_inline]] inline bool Ledger::reserve(uint32_t dev, Kind kind, uint64_t bytes, uint64_t peak, uint64_t* high) noexcept {
+[[gnu::always_inline]] inline bool Ledger::reserve(uint32_t dev, Kind kind, uint64_t bytes, uint64_t peak,
+                                                   uint64_t* high) noexcept {
   if (kind == kHost) return reserve_slow(dev, kind, bytes, peak, high);
   Shard* sh = try_lock_my_shard();
   if (!sh) return reserve_slow(dev, kind, bytes, peak, high);

@@ -26,7 +26,7 @@ struct IpcHandle {
   int32_t device;
   uint64_t offset;
   uint64_t size;
-  uint64_t base;      // exporter's address, so a process opening its own handle gets it back
+  uint64_t base;  // exporter's address, so a process opening its own handle gets it back
   uint8_t pad[16];
 };
 static_assert(sizeof(IpcHandle) == 64);

@@ -61,8 +61,7 @@ Arena* Backend::host_arena() {
 }
 
 void Backend::raise_peak(Device* dev, uint64_t peak, uint64_t high) noexcept {
-  while (high > peak && !dev->peak.compare_exchange_weak(peak, high, std::memory_order_relaxed)) {
-  }
+  while (high > peak && !dev->peak.compare_exchange_weak(peak, high, std::memory_order_relaxed)) {}
 }
 
 uint64_t Backend::held(const Device* dev) const noexcept {
@@ -148,8 +147,7 @@ std::optional<Allocation> Backend::mem_find(const void* p) noexcept {
       Allocation a;
       if (find(p, &a)) return a;
     }
-  } catch (...) {
-  }
+  } catch (...) {}
   return std::nullopt;
 }
 

@@ -60,15 +60,15 @@ enum class ApiOrigin : uint8_t { Runtime = 0, Driver = 1, Internal = 2 };
 
 struct Allocation {
   uintptr_t base = 0;
-  uint64_t size = 0;        // requested bytes: what is booked and reported
-  uint64_t span = 0;        // bytes taken from the arena (size class / whole chunks)
-  int device = -1;          // visible ordinal; -1 for host memory not tied to a device
+  uint64_t size = 0;  // requested bytes: what is booked and reported
+  uint64_t span = 0;  // bytes taken from the arena (size class / whole chunks)
+  int device = -1;    // visible ordinal; -1 for host memory not tied to a device
   MemKind kind = MemKind::Device;
   ApiOrigin api = ApiOrigin::Runtime;
-  uint32_t flags = 0;       // host-alloc / register / attach flags as given
-  Context* ctx = nullptr;   // owning context: destroying it frees the allocation
+  uint32_t flags = 0;      // host-alloc / register / attach flags as given
+  Context* ctx = nullptr;  // owning context: destroying it frees the allocation
   class Arena* arena = nullptr;
-  uint64_t pool = 0;        // memory pool id for async allocations (0 = none)
+  uint64_t pool = 0;  // memory pool id for async allocations (0 = none)
 };
 
 }  // namespace fg

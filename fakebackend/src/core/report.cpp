@@ -68,7 +68,10 @@ void Backend::write_report() noexcept {
       json leaks = json::array();
       uint64_t leaked_bytes = 0;
       for (const Allocation& a : live) {
-        leaks.push_back({{"ptr", a.base}, {"size", a.size}, {"device", a.device}, {"kind", to_string(a.kind)},
+        leaks.push_back({{"ptr", a.base},
+                         {"size", a.size},
+                         {"device", a.device},
+                         {"kind", to_string(a.kind)},
                          {"api", api_name(a.api)}});
         leaked_bytes += a.size;
       }

@@ -20,7 +20,7 @@ std::atomic<bool> g_fake_seen{false};
 namespace {
 
 std::mutex g_mu;
-std::vector<Seen> g_nvidia;             // guarded by g_mu
+std::vector<Seen> g_nvidia;               // guarded by g_mu
 std::vector<const void*> g_nvidia_bases;  // guarded by g_mu; the objects' load addresses
 
 // FAKEGPU_RUNTIME: what the user asked for (fakegpu-run --runtime); empty = auto.
@@ -67,7 +67,9 @@ void nvidia_seen(const void* caller) noexcept {
     const void* base = nullptr;
     const std::string object = object_of(caller, &is_main, &base);
     const std::string file = object.substr(object.find_last_of('/') + 1);
-    Seen s{is_main ? "nvidia-static" : file.rfind("libcudart.so", 0) == 0 ? "nvidia-shared" : "nvidia-embedded",
+    Seen s{is_main                              ? "nvidia-static"
+           : file.rfind("libcudart.so", 0) == 0 ? "nvidia-shared"
+                                                : "nvidia-embedded",
            object};
     {
       std::lock_guard<std::mutex> lock(g_mu);

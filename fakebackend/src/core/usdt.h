@@ -53,44 +53,50 @@ constexpr uint64_t usdt_info(int device, int kind, int api, int status) {
 // asm template with operands. The note is not loaded into memory; fg_usdt_sites (allocated)
 // lists the sites again for the fork guard (common/fork_guard.cpp), each as its address
 // relative to its entry.
-#define FG_USDT_SITE_(name, args)                                                             \
-  "990: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"                                                 \
-  ".pushsection .note.stapsdt, \"?\", \"note\"\n"                                             \
-  ".balign 4\n"                                                                               \
-  ".4byte 992f-991f, 994f-993f, 3\n"                                                          \
-  "991: .asciz \"stapsdt\"\n"                                                                 \
-  "992: .balign 4\n"                                                                          \
-  "993: .8byte 990b\n"                                                                        \
-  ".8byte _.stapsdt.base\n"                                                                   \
-  ".8byte 0\n"                                                                                \
-  ".asciz \"fakegpu\"\n"                                                                      \
-  ".asciz \"" #name "\"\n"                                                                    \
-  ".asciz \"" args "\"\n"                                                                     \
-  "994: .balign 4\n"                                                                          \
-  ".popsection\n"                                                                             \
-  ".pushsection fg_usdt_sites, \"a\", @progbits\n"                                            \
-  ".balign 4\n"                                                                               \
-  ".4byte 990b - .\n"                                                                         \
-  ".popsection\n"                                                                             \
-  ".ifndef _.stapsdt.base\n"                                                                  \
-  ".pushsection .stapsdt.base, \"aG\", \"progbits\", .stapsdt.base, comdat\n"                 \
-  ".weak _.stapsdt.base\n"                                                                    \
-  ".hidden _.stapsdt.base\n"                                                                  \
-  "_.stapsdt.base: .space 1\n"                                                                \
-  ".size _.stapsdt.base, 1\n"                                                                 \
-  ".popsection\n"                                                                             \
+#define FG_USDT_SITE_(name, args)                                             \
+  "990: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"                                 \
+  ".pushsection .note.stapsdt, \"?\", \"note\"\n"                             \
+  ".balign 4\n"                                                               \
+  ".4byte 992f-991f, 994f-993f, 3\n"                                          \
+  "991: .asciz \"stapsdt\"\n"                                                 \
+  "992: .balign 4\n"                                                          \
+  "993: .8byte 990b\n"                                                        \
+  ".8byte _.stapsdt.base\n"                                                   \
+  ".8byte 0\n"                                                                \
+  ".asciz \"fakegpu\"\n"                                                      \
+  ".asciz \"" #name                                                           \
+  "\"\n"                                                                      \
+  ".asciz \"" args                                                            \
+  "\"\n"                                                                      \
+  "994: .balign 4\n"                                                          \
+  ".popsection\n"                                                             \
+  ".pushsection fg_usdt_sites, \"a\", @progbits\n"                            \
+  ".balign 4\n"                                                               \
+  ".4byte 990b - .\n"                                                         \
+  ".popsection\n"                                                             \
+  ".ifndef _.stapsdt.base\n"                                                  \
+  ".pushsection .stapsdt.base, \"aG\", \"progbits\", .stapsdt.base, comdat\n" \
+  ".weak _.stapsdt.base\n"                                                    \
+  ".hidden _.stapsdt.base\n"                                                  \
+  "_.stapsdt.base: .space 1\n"                                                \
+  ".size _.stapsdt.base, 1\n"                                                 \
+  ".popsection\n"                                                             \
   ".endif\n"
 
-#define FG_USDT3_(name, a0, a1, a2)                                                            \
-  __asm__ __volatile__(FG_USDT_SITE_(name, "8@%%rdi 8@%%rsi 8@%%rdx")                          \
-                       : : "D"(static_cast<uint64_t>(a0)), "S"(static_cast<uint64_t>(a1)),      \
+#define FG_USDT3_(name, a0, a1, a2)                                                      \
+  __asm__ __volatile__(FG_USDT_SITE_(name, "8@%%rdi 8@%%rsi 8@%%rdx")                    \
+                       :                                                                 \
+                       : "D"(static_cast<uint64_t>(a0)), "S"(static_cast<uint64_t>(a1)), \
                          "d"(static_cast<uint64_t>(a2)))
-#define FG_USDT4_(name, a0, a1, a2, a3)                                                        \
-  __asm__ __volatile__(FG_USDT_SITE_(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx")                  \
-                       : : "D"(static_cast<uint64_t>(a0)), "S"(static_cast<uint64_t>(a1)),      \
+#define FG_USDT4_(name, a0, a1, a2, a3)                                                  \
+  __asm__ __volatile__(FG_USDT_SITE_(name, "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx")            \
+                       :                                                                 \
+                       : "D"(static_cast<uint64_t>(a0)), "S"(static_cast<uint64_t>(a1)), \
                          "d"(static_cast<uint64_t>(a2)), "c"(static_cast<uint64_t>(a3)))
-#define FG_USDT2_(name, a0, a1) \
-  __asm__ __volatile__(FG_USDT_SITE_(name, "8@%%rdi 8@%%rsi") : : "D"(static_cast<uint64_t>(a0)), "S"(static_cast<uint64_t>(a1)))
+#define FG_USDT2_(name, a0, a1)                               \
+  __asm__ __volatile__(FG_USDT_SITE_(name, "8@%%rdi 8@%%rsi") \
+                       :                                      \
+                       : "D"(static_cast<uint64_t>(a0)), "S"(static_cast<uint64_t>(a1)))
 #else
 #define FG_USDT4_(name, a0, a1, a2, a3) ((void)(a0), (void)(a1), (void)(a2), (void)(a3))
 #define FG_USDT3_(name, a0, a1, a2) ((void)(a0), (void)(a1), (void)(a2))

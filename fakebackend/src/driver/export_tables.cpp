@@ -144,30 +144,22 @@ CUresult cudart_primary_context(CUcontext* out, CUdevice dev) {
   });
 }
 
-void cudart_noop(size_t) {}                       // slot 7
+void cudart_noop(size_t) {}                                // slot 7
 CUresult cudart_load_compilers() { return CUDA_SUCCESS; }  // slot 12 (13.1+): nothing to load
 
 constexpr int kCudartSlots = 13;
 const Word kCudartTable[kCudartSlots] = {
-    FG_SIZE(kCudartSlots),
-    FG_FN(cudart_module_from_wrapper),
-    FG_FN(cudart_primary_context),
+    FG_SIZE(kCudartSlots),        FG_FN(cudart_module_from_wrapper), FG_FN(cudart_primary_context),
     FG_GAP(kCudartInterface, 3),  // legacy GL/VDPAU device selection
-    FG_GAP(kCudartInterface, 4),
-    FG_GAP(kCudartInterface, 5),
-    FG_FN(cudart_module_from_wrapper_ex),
-    FG_FN(cudart_noop),
-    FG_FN(cudart_module_from_fatbin),
-    FG_GAP(kCudartInterface, 9),
-    FG_GAP(kCudartInterface, 10),
-    FG_GAP(kCudartInterface, 11),
-    FG_FN(cudart_load_compilers),
+    FG_GAP(kCudartInterface, 4),  FG_GAP(kCudartInterface, 5),       FG_FN(cudart_module_from_wrapper_ex),
+    FG_FN(cudart_noop),           FG_FN(cudart_module_from_fatbin),  FG_GAP(kCudartInterface, 9),
+    FG_GAP(kCudartInterface, 10), FG_GAP(kCudartInterface, 11),      FG_FN(cudart_load_compilers),
 };
 
 // ---- tools callback hooks §2.2 ------------------------------------------------------------------
 // The runtime reads per-API "callback enabled" flags from these buffers; zero everywhere
 // means no tool is subscribed, so the callback slots are never reached (and do nothing).
-uint32_t g_api_callbacks[1024];  // ≥ 523 entries, indexed by the runtime's callback ids
+uint32_t g_api_callbacks[1024];   // ≥ 523 entries, indexed by the runtime's callback ids
 uint32_t g_domain_callbacks[14];  // ≥ 14 entries
 void hooks_api_flags(void** buf, size_t* count) {
   if (buf) *buf = g_api_callbacks;
@@ -181,7 +173,7 @@ CUresult hooks_callback() { return CUDA_SUCCESS; }
 
 constexpr int kHooksSlots = 7;
 const Word kHooksTable[kHooksSlots] = {
-    FG_SIZE(kHooksSlots), FG_FN(hooks_callback),     FG_FN(hooks_api_flags),    FG_FN(hooks_callback),
+    FG_SIZE(kHooksSlots),  FG_FN(hooks_callback), FG_FN(hooks_api_flags),    FG_FN(hooks_callback),
     FG_FN(hooks_callback), FG_FN(hooks_callback), FG_FN(hooks_domain_flags),
 };
 
@@ -342,9 +334,14 @@ int tools_module_functions(CUcontext, CUmodule hmod, FunctionVisitor cb, void* u
 }
 
 const Word* const kTables[kTableCount] = {
-    kCudartTable,  kHooksTable,     kTlsTable,
-    kContextLocalTable, kChecksTable, kIntegrityTable,
-    kToolsContextTable.data(), kToolsModuleTable.data(),
+    kCudartTable,
+    kHooksTable,
+    kTlsTable,
+    kContextLocalTable,
+    kChecksTable,
+    kIntegrityTable,
+    kToolsContextTable.data(),
+    kToolsModuleTable.data(),
 };
 
 }  // namespace

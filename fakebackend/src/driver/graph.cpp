@@ -321,7 +321,7 @@ CUresult generic_params(Backend& b, CUgraphNodeParams* np, gr::Params* out, bool
       if (!creating) return CUDA_ERROR_INVALID_VALUE;
       return free_params(b, np->free.dptr, out);
     case CU_GRAPH_NODE_TYPE_GRAPH: return CUDA_ERROR_INVALID_VALUE;  // handled by the caller
-    default: return CUDA_ERROR_NOT_SUPPORTED;  // external semaphores, batch mem ops, conditionals
+    default: return CUDA_ERROR_NOT_SUPPORTED;                        // external semaphores, batch mem ops, conditionals
   }
 }
 
@@ -450,7 +450,8 @@ CUresult get_edges(CUgraph graph, CUgraphNode* from, CUgraphNode* to, CUgraphEdg
 CUresult node_deps(CUgraphNode node, CUgraphNode* out, CUgraphEdgeData* edges, size_t* n, bool outgoing) {
   return api([&](Backend&) -> CUresult {
     std::vector<gr::Node*> v;
-    if (CUresult r = to_cu(outgoing ? gr::dependents(node_of(node), &v) : gr::dependencies(node_of(node), &v))) return r;
+    if (CUresult r = to_cu(outgoing ? gr::dependents(node_of(node), &v) : gr::dependencies(node_of(node), &v)))
+      return r;
     return fill_nodes(v, out, edges, n);
   });
 }
@@ -542,8 +543,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuStreamUpdateCaptureDependencies(CUstream hS
                                                                      unsigned int flags) {
   return update_deps(hStream, deps, nullptr, n, flags, false);
 }
-extern "C" FG_IMPL CUresult fgimpl_cuStreamUpdateCaptureDependencies_ptsz(CUstream hStream, CUgraphNode* deps,
-                                                                          size_t n, unsigned int flags) {
+extern "C" FG_IMPL CUresult fgimpl_cuStreamUpdateCaptureDependencies_ptsz(CUstream hStream, CUgraphNode* deps, size_t n,
+                                                                          unsigned int flags) {
   return update_deps(hStream, deps, nullptr, n, flags, true);
 }
 extern "C" FG_IMPL CUresult fgimpl_cuStreamUpdateCaptureDependencies_v2(CUstream hStream, CUgraphNode* deps,
@@ -614,7 +615,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuGraphDebugDotPrint(CUgraph hGraph, const ch
 
 extern "C" FG_IMPL CUresult fgimpl_cuGraphAddKernelNode(CUgraphNode* phNode, CUgraph hGraph, const CUgraphNode* deps,
                                                         size_t n, const CUDA_KERNEL_NODE_PARAMS_v1* p) {
-  return add_checked(phNode, hGraph, deps, n, [&](Backend& b, gr::Params* out) { return kernel_params(b, p, nullptr, out); });
+  return add_checked(phNode, hGraph, deps, n,
+                     [&](Backend& b, gr::Params* out) { return kernel_params(b, p, nullptr, out); });
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGraphAddKernelNode_v2(CUgraphNode* phNode, CUgraph hGraph, const CUgraphNode* deps,
                                                            size_t n, const CUDA_KERNEL_NODE_PARAMS_v2* p) {
@@ -646,7 +648,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuGraphKernelNodeSetParams(CUgraphNode hNode,
     return set(hNode, kernel_params(b, p, nullptr, &params), params);
   });
 }
-extern "C" FG_IMPL CUresult fgimpl_cuGraphKernelNodeSetParams_v2(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v2* p) {
+extern "C" FG_IMPL CUresult fgimpl_cuGraphKernelNodeSetParams_v2(CUgraphNode hNode,
+                                                                 const CUDA_KERNEL_NODE_PARAMS_v2* p) {
   return api([&](Backend& b) -> CUresult {
     gr::Params params;
     return set(hNode, kernel_params(b, p, p ? p->kern : nullptr, &params), params);
@@ -798,33 +801,33 @@ extern "C" FG_IMPL CUresult fgimpl_cuGraphAddEmptyNode(CUgraphNode* phNode, CUgr
   return api([&](Backend&) { return add(phNode, hGraph, deps, n, gr::Params{}); });
 }
 
-#define FG_EVENT_NODE(Kind, type)                                                                                 \
-  extern "C" FG_IMPL CUresult fgimpl_cuGraphAdd##Kind##Node(CUgraphNode* phNode, CUgraph hGraph,                   \
-                                                            const CUgraphNode* deps, size_t n, CUevent event) {     \
-    return add_checked(phNode, hGraph, deps, n,                                                                    \
-                       [&](Backend& b, gr::Params* out) { return event_params(b, event, type, out); });            \
-  }                                                                                                               \
-  extern "C" FG_IMPL CUresult fgimpl_cuGraph##Kind##NodeGetEvent(CUgraphNode hNode, CUevent* out) {                \
-    return api([&](Backend&) -> CUresult {                                                                        \
-      if (!out) return CUDA_ERROR_INVALID_VALUE;                                                                  \
-      gr::Params params;                                                                                          \
-      if (CUresult r = node_params(hNode, type, &params)) return r;                                              \
-      *out = reinterpret_cast<CUevent>(params.event);                                                             \
-      return CUDA_SUCCESS;                                                                                        \
-    });                                                                                                           \
-  }                                                                                                               \
-  extern "C" FG_IMPL CUresult fgimpl_cuGraph##Kind##NodeSetEvent(CUgraphNode hNode, CUevent event) {               \
-    return api([&](Backend& b) -> CUresult {                                                                      \
-      gr::Params params;                                                                                          \
-      return set(hNode, event_params(b, event, type, &params), params);                                           \
-    });                                                                                                           \
-  }                                                                                                               \
-  extern "C" FG_IMPL CUresult fgimpl_cuGraphExec##Kind##NodeSetEvent(CUgraphExec hExec, CUgraphNode hNode,         \
-                                                                     CUevent event) {                             \
-    return api([&](Backend& b) -> CUresult {                                                                      \
-      gr::Params params;                                                                                          \
-      return exec_set(hExec, hNode, event_params(b, event, type, &params), params);                               \
-    });                                                                                                           \
+#define FG_EVENT_NODE(Kind, type)                                                                               \
+  extern "C" FG_IMPL CUresult fgimpl_cuGraphAdd##Kind##Node(CUgraphNode* phNode, CUgraph hGraph,                \
+                                                            const CUgraphNode* deps, size_t n, CUevent event) { \
+    return add_checked(phNode, hGraph, deps, n,                                                                 \
+                       [&](Backend& b, gr::Params* out) { return event_params(b, event, type, out); });         \
+  }                                                                                                             \
+  extern "C" FG_IMPL CUresult fgimpl_cuGraph##Kind##NodeGetEvent(CUgraphNode hNode, CUevent* out) {             \
+    return api([&](Backend&) -> CUresult {                                                                      \
+      if (!out) return CUDA_ERROR_INVALID_VALUE;                                                                \
+      gr::Params params;                                                                                        \
+      if (CUresult r = node_params(hNode, type, &params)) return r;                                             \
+      *out = reinterpret_cast<CUevent>(params.event);                                                           \
+      return CUDA_SUCCESS;                                                                                      \
+    });                                                                                                         \
+  }                                                                                                             \
+  extern "C" FG_IMPL CUresult fgimpl_cuGraph##Kind##NodeSetEvent(CUgraphNode hNode, CUevent event) {            \
+    return api([&](Backend& b) -> CUresult {                                                                    \
+      gr::Params params;                                                                                        \
+      return set(hNode, event_params(b, event, type, &params), params);                                         \
+    });                                                                                                         \
+  }                                                                                                             \
+  extern "C" FG_IMPL CUresult fgimpl_cuGraphExec##Kind##NodeSetEvent(CUgraphExec hExec, CUgraphNode hNode,      \
+                                                                     CUevent event) {                           \
+    return api([&](Backend& b) -> CUresult {                                                                    \
+      gr::Params params;                                                                                        \
+      return exec_set(hExec, hNode, event_params(b, event, type, &params), params);                             \
+    });                                                                                                         \
   }
 FG_EVENT_NODE(EventRecord, gr::NodeType::EventRecord)
 FG_EVENT_NODE(EventWait, gr::NodeType::WaitEvent)
@@ -883,7 +886,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuGraphNodeSetParams(CUgraphNode hNode, CUgra
     return set(hNode, generic_params(b, p, &params, false), params);
   });
 }
-extern "C" FG_IMPL CUresult fgimpl_cuGraphExecNodeSetParams(CUgraphExec hExec, CUgraphNode hNode, CUgraphNodeParams* p) {
+extern "C" FG_IMPL CUresult fgimpl_cuGraphExecNodeSetParams(CUgraphExec hExec, CUgraphNode hNode,
+                                                            CUgraphNodeParams* p) {
   return api([&](Backend& b) -> CUresult {
     if (p && p->type == CU_GRAPH_NODE_TYPE_GRAPH)
       return to_cu(gr::exec_set_child(exec_of(hExec), node_of(hNode), graph_of(p->graph.graph)));
@@ -1056,7 +1060,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuGraphExecUpdate_v2(CUgraphExec hExec, CUgra
 extern "C" FG_IMPL CUresult fgimpl_cuGraphNodeSetEnabled(CUgraphExec hExec, CUgraphNode hNode, unsigned int isEnabled) {
   return api([&](Backend&) { return to_cu(gr::exec_set_enabled(exec_of(hExec), node_of(hNode), isEnabled != 0)); });
 }
-extern "C" FG_IMPL CUresult fgimpl_cuGraphNodeGetEnabled(CUgraphExec hExec, CUgraphNode hNode, unsigned int* isEnabled) {
+extern "C" FG_IMPL CUresult fgimpl_cuGraphNodeGetEnabled(CUgraphExec hExec, CUgraphNode hNode,
+                                                         unsigned int* isEnabled) {
   return api([&](Backend&) -> CUresult {
     if (!isEnabled) return CUDA_ERROR_INVALID_VALUE;
     bool on = false;
@@ -1070,8 +1075,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuGraphNodeGetEnabled(CUgraphExec hExec, CUgr
 // User objects
 // ============================================================================================================
 
-extern "C" FG_IMPL CUresult fgimpl_cuUserObjectCreate(CUuserObject* out, void* ptr, CUhostFn destroy,
-                                                      unsigned int refs, unsigned int flags) {
+extern "C" FG_IMPL CUresult fgimpl_cuUserObjectCreate(CUuserObject* out, void* ptr, CUhostFn destroy, unsigned int refs,
+                                                      unsigned int flags) {
   return api([&](Backend&) -> CUresult {
     if (!out) return CUDA_ERROR_INVALID_VALUE;
     gr::UserObject* o = nullptr;
@@ -1084,7 +1089,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuUserObjectRetain(CUuserObject object, unsig
   return api([&](Backend&) { return to_cu(gr::user_object_retain(reinterpret_cast<gr::UserObject*>(object), count)); });
 }
 extern "C" FG_IMPL CUresult fgimpl_cuUserObjectRelease(CUuserObject object, unsigned int count) {
-  return api([&](Backend&) { return to_cu(gr::user_object_release(reinterpret_cast<gr::UserObject*>(object), count)); });
+  return api(
+      [&](Backend&) { return to_cu(gr::user_object_release(reinterpret_cast<gr::UserObject*>(object), count)); });
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count,
                                                            unsigned int flags) {

@@ -222,7 +222,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuGLUnmapBufferObject(GLuint buffer) {
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGLSetBufferObjectMapFlags(GLuint buffer, unsigned int Flags) {
   (void)buffer;
-  if (Flags > CU_GRAPHICS_MAP_RESOURCE_FLAGS_MAX) return initialized_backend() ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
+  if (Flags > CU_GRAPHICS_MAP_RESOURCE_FLAGS_MAX)
+    return initialized_backend() ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
   return gl_buffer("cuGLSetBufferObjectMapFlags", CUDA_ERROR_INVALID_HANDLE);
 }
 // v1 (2000) takes 32-bit sizes (unsigned int*), v2 (3020) size_t*: only their null-ness is read.
@@ -268,8 +269,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuEGLStreamConsumerConnect(CUeglStreamConnect
   (void)stream;
   return egl_connect("cuEGLStreamConsumerConnect", conn);
 }
-extern "C" FG_IMPL CUresult fgimpl_cuEGLStreamConsumerConnectWithFlags(CUeglStreamConnection* conn,
-                                                                       EGLStreamKHR stream, unsigned int flags) {
+extern "C" FG_IMPL CUresult fgimpl_cuEGLStreamConsumerConnectWithFlags(CUeglStreamConnection* conn, EGLStreamKHR stream,
+                                                                       unsigned int flags) {
   (void)stream;
   (void)flags;
   return egl_connect("cuEGLStreamConsumerConnectWithFlags", conn);
@@ -288,8 +289,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuEGLStreamProducerDisconnect(CUeglStreamConn
   return egl_on_connection("cuEGLStreamProducerDisconnect", conn);
 }
 extern "C" FG_IMPL CUresult fgimpl_cuEGLStreamConsumerAcquireFrame(CUeglStreamConnection* conn,
-                                                                   CUgraphicsResource* pCudaResource,
-                                                                   CUstream* pStream, unsigned int timeout) {
+                                                                   CUgraphicsResource* pCudaResource, CUstream* pStream,
+                                                                   unsigned int timeout) {
   (void)timeout;
   if (!pCudaResource) return initialized_backend() ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
   (void)pStream;
@@ -322,8 +323,9 @@ extern "C" FG_IMPL CUresult fgimpl_cuEventCreateFromEGLSync(CUevent* phEvent, EG
     return gap("cuEventCreateFromEGLSync", "EGL", CUDA_ERROR_INVALID_VALUE);
   });
 }
-extern "C" FG_IMPL CUresult fgimpl_cuGraphicsResourceGetMappedEglFrame(CUeglFrame* eglFrame, CUgraphicsResource resource,
-                                                                       unsigned int index, unsigned int mipLevel) {
+extern "C" FG_IMPL CUresult fgimpl_cuGraphicsResourceGetMappedEglFrame(CUeglFrame* eglFrame,
+                                                                       CUgraphicsResource resource, unsigned int index,
+                                                                       unsigned int mipLevel) {
   (void)index;
   (void)mipLevel;
   return resource_out(eglFrame, resource);

@@ -123,8 +123,8 @@ CUresult launch(CUfunction h, const LaunchArgs& la, void** params, void** extra,
     if (la.cooperative) {
       if (!a[attr::COOPERATIVE_LAUNCH]) return CUDA_ERROR_NOT_SUPPORTED;
       const uint64_t blocks = uint64_t{la.grid[0]} * la.grid[1] * la.grid[2];
-      const uint64_t resident =
-          static_cast<uint64_t>(active_blocks(dev, f, static_cast<int>(threads), la.shmem)) * dev->model.sm_count;
+      const uint64_t resident = static_cast<uint64_t>(active_blocks(dev, f, static_cast<int>(threads), la.shmem)) *
+                                dev->model.sm_count;
       if (blocks > resident) return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
     }
     const Status st = b.launch(f, la.grid, la.block, la.shmem, s);
@@ -305,8 +305,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuOccupancyAvailableDynamicSMemPerBlock(size_
     if (active_blocks(dev, &probe, blockSize, 0) < numBlocks) return CUDA_SUCCESS;
     const size_t per_block = static_cast<size_t>(a[attr::MAX_SHARED_MEMORY_PER_MULTIPROCESSOR]) /
                              static_cast<size_t>(numBlocks) / kSmemUnit * kSmemUnit;
-    const size_t fixed =
-        static_cast<size_t>(f->shared_size_bytes) + static_cast<size_t>(a[attr::RESERVED_SHARED_MEMORY_PER_BLOCK]);
+    const size_t fixed = static_cast<size_t>(f->shared_size_bytes) +
+                         static_cast<size_t>(a[attr::RESERVED_SHARED_MEMORY_PER_BLOCK]);
     if (per_block <= fixed) return CUDA_SUCCESS;
     const size_t optin = static_cast<size_t>(a[attr::MAX_SHARED_MEMORY_PER_BLOCK_OPTIN]);
     *dynamicSmemSize = std::min(per_block - fixed, optin > static_cast<size_t>(f->shared_size_bytes)

@@ -121,8 +121,9 @@ CUresult copy(void* dst, Side dside, const void* src, Side sside, size_t n, bool
     if (n == 0) return CUDA_SUCCESS;
     if (CUresult r = check(b, dst, n, dside, true)) return r;
     if (CUresult r = check(b, src, n, sside, false)) return r;
-    if (CUresult r; captured(w.stream, pageable(b, dst) || pageable(b, src),
-                             [&] { return copy_node(dst, n, 1, src, n, 1, n, 1, 1); }, &r))
+    if (CUresult r; captured(
+            w.stream, pageable(b, dst) || pageable(b, src), [&] { return copy_node(dst, n, 1, src, n, 1, n, 1, 1); },
+            &r))
       return r;
     Backend* bp = &b;
     return run(b, w, [bp, dst, src, n] { return bp->copy(dst, src, n); });
@@ -171,8 +172,8 @@ CUresult check_box(Backend& b, const Box& box, const Endpoint& ep, size_t width,
 
 Status copy_box(Backend& b, Box d, Box s, size_t width, size_t height, size_t depth) {
   for (size_t z = 0; z < depth; ++z) {
-    Status st =
-        b.copy_2d(const_cast<char*>(d.start + z * d.slice), d.pitch, s.start + z * s.slice, s.pitch, width, height);
+    Status st = b.copy_2d(const_cast<char*>(d.start + z * d.slice), d.pitch, s.start + z * s.slice, s.pitch, width,
+                          height);
     if (st != Status::Ok) return st;
   }
   return Status::Ok;
@@ -201,12 +202,12 @@ CUresult copy_3d_impl(const CUDA_MEMCPY3D* p, bool is_2d, bool async, CUstream h
                 dpitch * dheight};
     if (CUresult r = check_box(b, d, dst, w, h, depth, true)) return r;
     if (CUresult r = check_box(b, s, src, w, h, depth, false)) return r;
-    if (CUresult r; captured(where_.stream, pageable(b, d.start) || pageable(b, s.start),
-                             [&] {
-                               return copy_node(const_cast<char*>(d.start), dpitch, dheight, s.start, spitch, sheight,
-                                                w, h, depth);
-                             },
-                             &r))
+    if (CUresult r; captured(
+            where_.stream, pageable(b, d.start) || pageable(b, s.start),
+            [&] {
+              return copy_node(const_cast<char*>(d.start), dpitch, dheight, s.start, spitch, sheight, w, h, depth);
+            },
+            &r))
       return r;
     Backend* bp = &b;
     return run(b, where_, [bp, d, s, w, h, depth] { return copy_box(*bp, d, s, w, h, depth); });
@@ -255,15 +256,16 @@ CUresult memset_impl(CUdeviceptr dst, size_t pitch, uint32_t value, size_t elem,
     if (two_d && width * elem > pitch && height > 1) return CUDA_ERROR_INVALID_VALUE;
     const size_t span = two_d ? pitch * (height - 1) + width * elem : width * elem;
     if (CUresult r = check(b, p, span, Side::Device, true)) return r;
-    if (CUresult r; captured(w.stream, false,
-                             [&] {
-                               graph::Params node;
-                               node.type = graph::NodeType::Memset;
-                               const size_t row = two_d && height > 1 ? pitch : width * elem;
-                               node.set = graph::Set{p, row, value, static_cast<unsigned>(elem), width, height};
-                               return node;
-                             },
-                             &r))
+    if (CUresult r; captured(
+            w.stream, false,
+            [&] {
+              graph::Params node;
+              node.type = graph::NodeType::Memset;
+              const size_t row = two_d && height > 1 ? pitch : width * elem;
+              node.set = graph::Set{p, row, value, static_cast<unsigned>(elem), width, height};
+              return node;
+            },
+            &r))
       return r;
     Backend* bp = &b;
     if (elem == 1 && !two_d)

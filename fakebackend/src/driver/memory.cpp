@@ -281,8 +281,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t*
 // (numba's cuda.close() frees after popping its context).
 extern "C" FG_IMPL CUresult fgimpl_cuMemFree_v2(CUdeviceptr dptr) {
   return api([&](Backend& b) -> CUresult {
-    if (dptr == 0) return CUDA_SUCCESS;  // as the real driver (and cudaFree)
-    if (CUresult r = to_cu(graph::check_unsafe())) return r;  // unsafe during capture (core/graph.h)
+    if (dptr == 0) return CUDA_SUCCESS;                        // as the real driver (and cudaFree)
+    if (CUresult r = to_cu(graph::check_unsafe())) return r;   // unsafe during capture (core/graph.h)
     if (pool_ipc::release(ptr_of(dptr))) return CUDA_SUCCESS;  // imported from another process's pool
     return to_cu(b.mem_free(ptr_of(dptr), kind_bit(MemKind::Device) | kind_bit(MemKind::Managed), ApiOrigin::Driver));
   });
@@ -369,7 +369,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemHostAlloc(void** pp, size_t bytesize, un
 
 extern "C" FG_IMPL CUresult fgimpl_cuMemFreeHost(void* p) {
   return api([&](Backend& b) -> CUresult {
-    if (!p) return CUDA_SUCCESS;  // free(NULL) semantics, as the real driver
+    if (!p) return CUDA_SUCCESS;                              // free(NULL) semantics, as the real driver
     if (CUresult r = to_cu(graph::check_unsafe())) return r;  // unsafe during capture (core/graph.h)
     return to_cu(b.mem_free(p, kind_bit(MemKind::Host), ApiOrigin::Driver));
   });

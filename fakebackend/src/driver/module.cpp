@@ -96,7 +96,6 @@ bool ptx_has_entry(std::string_view text, std::string_view name) {
   return false;
 }
 
-
 // JIT options: fill the outputs a caller may read back (empty logs, zero wall time).
 void jit_outputs(unsigned n, const CUjit_option* options, void** values) {
   if (!n || !options || !values) return;
@@ -224,8 +223,7 @@ CUresult library_module(Backend& b, Library* lib, Module** out) {
   Module*& m = lib->modules[ctx];
   if (!m || !b.module_valid(m)) {  // first use here, or unloaded by a context destroy
     m = nullptr;
-    if (CUresult r = to_cu(b.module_load(ctx, lib->image.data(), lib->ptx ? lib->image.size() - 1 : 0, &m)))
-      return r;
+    if (CUresult r = to_cu(b.module_load(ctx, lib->image.data(), lib->ptx ? lib->image.size() - 1 : 0, &m))) return r;
   }
   *out = m;
   return CUDA_SUCCESS;
@@ -814,7 +812,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetKernelCount(unsigned int* count, 
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels,
-                                                            CUlibrary library) {
+                                                             CUlibrary library) {
   return api([&](Backend& b) -> CUresult {
     if (!kernels) return CUDA_ERROR_INVALID_VALUE;
     Module* m = nullptr;

@@ -121,9 +121,7 @@ CUresult location_pool(Backend& b, const CUmemLocation* location, CUmemAllocatio
 
 }  // namespace
 
-namespace fg::drv {
-
-}  // namespace fg::drv
+namespace fg::drv {}  // namespace fg::drv
 
 // ---- stream-ordered allocation -------------------------------------------------------------------------
 extern "C" FG_IMPL CUresult fgimpl_cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {

@@ -155,7 +155,7 @@ CUresult event_record(CUevent e, CUstream h, unsigned flags, bool ptsz) {
     Stream* s = nullptr;
     if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
     if (s->ctx != ev->ctx) return CUDA_ERROR_INVALID_HANDLE;  // event and stream of different contexts
-    if (flags & CU_EVENT_RECORD_EXTERNAL) {  // captured as an event record node
+    if (flags & CU_EVENT_RECORD_EXTERNAL) {                   // captured as an event record node
       bool capturing = false;
       if (CUresult r = to_cu(graph::route(s, &capturing))) return r;
       if (capturing) {
@@ -403,7 +403,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuIpcOpenEventHandle(CUevent* phEvent, CUipcE
     Context* ctx = nullptr;
     if (CUresult r = current(b, &ctx)) return r;
     Event* e = nullptr;
-    if (CUresult r = to_cu(b.event_ipc_open(ctx, reinterpret_cast<const unsigned char*>(handle.reserved), &e))) return r;
+    if (CUresult r = to_cu(b.event_ipc_open(ctx, reinterpret_cast<const unsigned char*>(handle.reserved), &e)))
+      return r;
     *phEvent = reinterpret_cast<CUevent>(e);
     return CUDA_SUCCESS;
   });

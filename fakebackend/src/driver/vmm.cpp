@@ -168,8 +168,8 @@ void maybe_destroy(Backend& b, State& s, uint64_t handle) {
 
 // Replaces [p, p+n) by inaccessible reserved address space.
 bool unmap_range(uintptr_t p, uint64_t n) {
-  void* m =
-      ::mmap(reinterpret_cast<void*>(p), n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  void* m = ::mmap(reinterpret_cast<void*>(p), n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
+                   -1, 0);
   return m != MAP_FAILED;
 }
 

@@ -77,14 +77,14 @@ bool initialized() noexcept;
 inline constexpr uint32_t kHandleMagic = 0x4E564D4C;  // "NVML"
 struct DeviceHandle {
   uint32_t magic = kHandleMagic;
-  unsigned index = 0;          // NVML index = position in the configured list
+  unsigned index = 0;  // NVML index = position in the configured list
   DeviceModel model;
-  uint32_t ledger_index = 0;   // host-wide ledger slot of this device
-  Device* cuda = nullptr;      // the backend device when CUDA_VISIBLE_DEVICES shows it, else null
+  uint32_t ledger_index = 0;  // host-wide ledger slot of this device
+  Device* cuda = nullptr;     // the backend device when CUDA_VISIBLE_DEVICES shows it, else null
 };
 
-unsigned device_count() noexcept;                 // 0 before the first init
-DeviceHandle* handle_at(unsigned index) noexcept;  // nullptr when out of range
+unsigned device_count() noexcept;                         // 0 before the first init
+DeviceHandle* handle_at(unsigned index) noexcept;         // nullptr when out of range
 DeviceHandle* from_handle(nvmlDevice_t device) noexcept;  // nullptr unless one of ours
 inline nvmlDevice_t to_handle(DeviceHandle* h) noexcept { return reinterpret_cast<nvmlDevice_t>(h); }
 

@@ -51,7 +51,7 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t 
 // Confidential computing is off: Hopper and later report no protected memory and the whole
 // framebuffer as unprotected; older parts do not support the query.
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetConfComputeMemSizeInfo(nvmlDevice_t device,
-                                                                         nvmlConfComputeMemSizeInfo_t* mem_info) {
+                                                                           nvmlConfComputeMemSizeInfo_t* mem_info) {
   return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
     if (!mem_info) return NVML_ERROR_INVALID_ARGUMENT;
     if (h.model.architecture < static_cast<int>(NVML_DEVICE_ARCH_HOPPER)) return NVML_ERROR_NOT_SUPPORTED;

@@ -37,7 +37,8 @@ std::optional<unsigned> hex_field(std::string_view s, size_t max_digits) {
   unsigned v = 0;
   for (char c : s) {
     if (!std::isxdigit(static_cast<unsigned char>(c))) return std::nullopt;
-    v = v * 16 + static_cast<unsigned>(std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(c) - 'a' + 10);
+    v = v * 16 +
+        static_cast<unsigned>(std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(c) - 'a' + 10);
   }
   return v;
 }
@@ -207,7 +208,8 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetBrand(nvmlDevice_t device, n
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetArchitecture(nvmlDevice_t device, nvmlDeviceArchitecture_t* arch) {
-  return device_value(device, arch, [](DeviceHandle& h) { return static_cast<nvmlDeviceArchitecture_t>(h.model.architecture); });
+  return device_value(device, arch,
+                      [](DeviceHandle& h) { return static_cast<nvmlDeviceArchitecture_t>(h.model.architecture); });
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major, int* minor) {
@@ -221,7 +223,8 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetCudaComputeCapability(nvmlDe
 
 // MIG device attributes: a full GPU (MIG disabled, the only kind the fake has) has none;
 // a real H200 answers NOT_SUPPORTED.
-extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t* attributes) {
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetAttributes_v2(nvmlDevice_t device,
+                                                                  nvmlDeviceAttributes_t* attributes) {
   return with_device(device, [&](DeviceHandle&) -> nvmlReturn_t {
     if (!attributes) return NVML_ERROR_INVALID_ARGUMENT;
     return NVML_ERROR_NOT_SUPPORTED;
@@ -241,7 +244,9 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetNumGpuCores(nvmlDevice_t dev
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMemoryBusWidth(nvmlDevice_t device, unsigned int* busWidth) {
-  return device_value(device, busWidth, [](DeviceHandle& h) { return static_cast<unsigned>(h.model.attributes[fg::attr::GLOBAL_MEMORY_BUS_WIDTH]); });
+  return device_value(device, busWidth, [](DeviceHandle& h) {
+    return static_cast<unsigned>(h.model.attributes[fg::attr::GLOBAL_MEMORY_BUS_WIDTH]);
+  });
 }
 
 // One GPU per board (SXM modules).
@@ -251,7 +256,9 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMultiGpuBoard(nvmlDevice_t d
 
 // (bus << 8) | device of the PCI address: unique per board (a real H200 at 00:06.0 reports 6).
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetBoardId(nvmlDevice_t device, unsigned int* boardId) {
-  return device_value(device, boardId, [](DeviceHandle& h) { return (h.model.pci_domain << 16) | (h.model.pci_bus << 8) | h.model.pci_device; });
+  return device_value(device, boardId, [](DeviceHandle& h) {
+    return (h.model.pci_domain << 16) | (h.model.pci_bus << 8) | h.model.pci_device;
+  });
 }
 
 // Per-process accounting is off unless an administrator turns it on (nvidia-smi -am 1).
@@ -263,7 +270,7 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetAccountingMode(nvmlDevice_t 
 // The fake PCI layout is a DGX A100's (device_model.h): devices 2k and 2k+1 of each group of
 // eight share a PCIe switch, each half of a group shares a CPU socket, groups are apart.
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2,
-                                                                         nvmlGpuTopologyLevel_t* path_info) {
+                                                                           nvmlGpuTopologyLevel_t* path_info) {
   return with_device(device1, [&](DeviceHandle& a) -> nvmlReturn_t {
     DeviceHandle* b = from_handle(device2);
     if (!b || !path_info) return NVML_ERROR_INVALID_ARGUMENT;
@@ -286,8 +293,8 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetTopologyCommonAncestor(nvmlD
 // the same architecture. A device with itself answers OK (NCCL asks every pair, the diagonal
 // included, and stops on an error); NVLINK is NOT_SUPPORTED because the fake has no NVLink.
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2,
-                                                            nvmlGpuP2PCapsIndex_t p2pIndex,
-                                                            nvmlGpuP2PStatus_t* p2pStatus) {
+                                                              nvmlGpuP2PCapsIndex_t p2pIndex,
+                                                              nvmlGpuP2PStatus_t* p2pStatus) {
   return with_device(device1, [&](DeviceHandle& a) -> nvmlReturn_t {
     DeviceHandle* b = from_handle(device2);
     if (!b || !p2pStatus) return NVML_ERROR_INVALID_ARGUMENT;
@@ -299,11 +306,8 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetP2PStatus(nvmlDevice_t devic
       case NVML_P2P_CAPS_INDEX_PROP:
         *p2pStatus = same_arch ? NVML_P2P_STATUS_OK : NVML_P2P_STATUS_GPU_NOT_SUPPORTED;
         return NVML_SUCCESS;
-      case NVML_P2P_CAPS_INDEX_NVLINK:
-        *p2pStatus = NVML_P2P_STATUS_NOT_SUPPORTED;
-        return NVML_SUCCESS;
-      default:
-        return NVML_ERROR_INVALID_ARGUMENT;
+      case NVML_P2P_CAPS_INDEX_NVLINK: *p2pStatus = NVML_P2P_STATUS_NOT_SUPPORTED; return NVML_SUCCESS;
+      default: return NVML_ERROR_INVALID_ARGUMENT;
     }
   });
 }
@@ -329,7 +333,8 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t 
     const unsigned version = info->version;
     if (version != nvmlGpuFabricInfo_v2 && version != nvmlGpuFabricInfo_v3) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
     if (h.model.architecture < static_cast<int>(NVML_DEVICE_ARCH_HOPPER)) return NVML_ERROR_NOT_SUPPORTED;
-    std::memset(info, 0, version == nvmlGpuFabricInfo_v3 ? sizeof(nvmlGpuFabricInfo_v3_t) : sizeof(nvmlGpuFabricInfo_v2_t));
+    std::memset(info, 0,
+                version == nvmlGpuFabricInfo_v3 ? sizeof(nvmlGpuFabricInfo_v3_t) : sizeof(nvmlGpuFabricInfo_v2_t));
     info->version = version;
     info->status = NVML_SUCCESS;
     info->state = NVML_GPU_FABRIC_STATE_NOT_SUPPORTED;
@@ -339,7 +344,7 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t 
 
 // ---- MIG (never enabled) ------------------------------------------------------------------------
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* current_mode,
-                                                          unsigned int* pending_mode) {
+                                                            unsigned int* pending_mode) {
   return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
     if (!current_mode || !pending_mode) return NVML_ERROR_INVALID_ARGUMENT;
     if (!mig_capable(h.model)) return NVML_ERROR_NOT_SUPPORTED;
@@ -359,7 +364,7 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMaxMigDeviceCount(nvmlDevice
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
-                                                                         nvmlDevice_t* mig_device) {
+                                                                           nvmlDevice_t* mig_device) {
   return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
     (void)index;
     if (!mig_device) return NVML_ERROR_INVALID_ARGUMENT;
@@ -374,7 +379,7 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceIsMigDeviceHandle(nvmlDevice_t 
 
 // Every handle is a full GPU, never a MIG device handle.
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t mig_device,
-                                                                                  nvmlDevice_t* device) {
+                                                                                    nvmlDevice_t* device) {
   return with_device(mig_device, [&](DeviceHandle&) -> nvmlReturn_t {
     (void)device;
     return NVML_ERROR_INVALID_ARGUMENT;
@@ -397,7 +402,7 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetComputeInstanceId(nvmlDevice
 
 // GPU instance profiles are not modelled (MIG cannot be enabled).
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, unsigned int profile,
-                                                                         nvmlGpuInstanceProfileInfo_t* info) {
+                                                                           nvmlGpuInstanceProfileInfo_t* info) {
   return with_device(device, [&](DeviceHandle&) -> nvmlReturn_t {
     (void)profile;
     if (!info) return NVML_ERROR_INVALID_ARGUMENT;

@@ -55,7 +55,8 @@ unsigned max_clock(const fg::DeviceModel& m, nvmlClockType_t t) {
 }  // namespace
 
 // ---- utilization -----------------------------------------------------------------------------
-extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* utilization) {
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetUtilizationRates(nvmlDevice_t device,
+                                                                     nvmlUtilization_t* utilization) {
   return with_device(device, [&](DeviceHandle&) -> nvmlReturn_t {
     if (!utilization) return NVML_ERROR_INVALID_ARGUMENT;
     utilization->gpu = 0;  // kernels are recorded, never run
@@ -74,18 +75,19 @@ static nvmlReturn_t codec_utilization(nvmlDevice_t device, unsigned* utilization
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetEncoderUtilization(nvmlDevice_t device, unsigned int* utilization,
-                                                                     unsigned int* sampling_period_us) {
+                                                                       unsigned int* sampling_period_us) {
   return codec_utilization(device, utilization, sampling_period_us);
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetDecoderUtilization(nvmlDevice_t device, unsigned int* utilization,
-                                                                     unsigned int* sampling_period_us) {
+                                                                       unsigned int* sampling_period_us) {
   return codec_utilization(device, utilization, sampling_period_us);
 }
 
 // ---- temperature -----------------------------------------------------------------------------
-extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensor_type,
-                                                              unsigned int* temp) {
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetTemperature(nvmlDevice_t device,
+                                                                nvmlTemperatureSensors_t sensor_type,
+                                                                unsigned int* temp) {
   return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
     if (!temp || sensor_type != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
     *temp = h.model.temperature_c;
@@ -104,8 +106,8 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetTemperatureV(nvmlDevice_t de
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetTemperatureThreshold(nvmlDevice_t device,
-                                                                       nvmlTemperatureThresholds_t threshold_type,
-                                                                       unsigned int* temp) {
+                                                                         nvmlTemperatureThresholds_t threshold_type,
+                                                                         unsigned int* temp) {
   return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
     if (!temp) return NVML_ERROR_INVALID_ARGUMENT;
     unsigned value = 0;
@@ -141,7 +143,7 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPowerManagementLimit(nvmlDev
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device,
-                                                                              unsigned int* default_limit) {
+                                                                                unsigned int* default_limit) {
   return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
     if (!default_limit) return NVML_ERROR_INVALID_ARGUMENT;
     *default_limit = h.model.power_default_limit_mw;
@@ -150,8 +152,8 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPowerManagementDefaultLimit(
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device,
-                                                                                  unsigned int* min_limit,
-                                                                                  unsigned int* max_limit) {
+                                                                                    unsigned int* min_limit,
+                                                                                    unsigned int* max_limit) {
   return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
     if (!min_limit || !max_limit) return NVML_ERROR_INVALID_ARGUMENT;
     *min_limit = h.model.power_min_limit_mw;
@@ -162,35 +164,35 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPowerManagementLimitConstrai
 
 // ---- clocks ----------------------------------------------------------------------------------
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type,
-                                                            unsigned int* clock) {
+                                                              unsigned int* clock) {
   return clock_of(device, type, clock, kAllClocks, current_clock);
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type,
-                                                               unsigned int* clock) {
+                                                                 unsigned int* clock) {
   return clock_of(device, type, clock, kAllClocks, max_clock);
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetApplicationsClock(nvmlDevice_t device, nvmlClockType_t clockType,
-                                                                    unsigned int* clockMHz) {
+                                                                      unsigned int* clockMHz) {
   return clock_of(device, clockType, clockMHz, kGraphicsSmMem, max_clock);
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_t device,
-                                                                           nvmlClockType_t clockType,
-                                                                           unsigned int* clockMHz) {
+                                                                             nvmlClockType_t clockType,
+                                                                             unsigned int* clockMHz) {
   return clock_of(device, clockType, clockMHz, kGraphicsSmMem, max_clock);
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMaxCustomerBoostClock(nvmlDevice_t device,
-                                                                        nvmlClockType_t clockType,
-                                                                        unsigned int* clockMHz) {
+                                                                          nvmlClockType_t clockType,
+                                                                          unsigned int* clockMHz) {
   return clock_of(device, clockType, clockMHz, kGraphicsSm, max_clock);
 }
 
 // Clocks follow the load (no fixed clocks): enabled, as a real H200 reports.
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetAdaptiveClockInfoStatus(nvmlDevice_t device,
-                                                                          unsigned int* adaptiveClockStatus) {
+                                                                            unsigned int* adaptiveClockStatus) {
   return with_device(device, [&](DeviceHandle&) -> nvmlReturn_t {
     if (!adaptiveClockStatus) return NVML_ERROR_INVALID_ARGUMENT;
     *adaptiveClockStatus = 1;  // NVML_ADAPTIVE_CLOCKING_INFO_STATUS_ENABLED
@@ -232,7 +234,7 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_
 
 // The part's own maximum generation (the link's may be lower; here they agree).
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetGpuMaxPcieLinkGeneration(nvmlDevice_t device,
-                                                                           unsigned int* maxLinkGenDevice) {
+                                                                             unsigned int* maxLinkGenDevice) {
   return fgimpl_nvmlDeviceGetMaxPcieLinkGeneration(device, maxLinkGenDevice);
 }
 
@@ -260,7 +262,7 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPcieReplayCounter(nvmlDevice
 
 // KB/s over the last 20 ms: nothing moves over the (fake) bus.
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPcieThroughput(nvmlDevice_t device, nvmlPcieUtilCounter_t counter,
-                                                                 unsigned int* value) {
+                                                                   unsigned int* value) {
   return with_device(device, [&](DeviceHandle&) -> nvmlReturn_t {
     if (!value || (counter != NVML_PCIE_UTIL_TX_BYTES && counter != NVML_PCIE_UTIL_RX_BYTES))
       return NVML_ERROR_INVALID_ARGUMENT;
@@ -277,7 +279,9 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetPerformanceState(nvmlDevice_
 
 // Same numbering as CUdevice_attribute COMPUTE_MODE (0 default, 2 prohibited, 3 exclusive process).
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetComputeMode(nvmlDevice_t device, nvmlComputeMode_t* mode) {
-  return device_value(device, mode, [](DeviceHandle& h) { return static_cast<nvmlComputeMode_t>(h.model.attributes[fg::attr::COMPUTE_MODE]); });
+  return device_value(device, mode, [](DeviceHandle& h) {
+    return static_cast<nvmlComputeMode_t>(h.model.attributes[fg::attr::COMPUTE_MODE]);
+  });
 }
 
 // Datacenter hosts run nvidia-persistenced: persistence mode on.
@@ -295,7 +299,7 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetDisplayActive(nvmlDevice_t d
 
 // Driver models (WDDM / TCC / MCDM) exist only on Windows.
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetDriverModel_v2(nvmlDevice_t device, nvmlDriverModel_t* current,
-                                                                 nvmlDriverModel_t* pending) {
+                                                                   nvmlDriverModel_t* pending) {
   return with_device(device, [&](DeviceHandle&) -> nvmlReturn_t {
     if (!current && !pending) return NVML_ERROR_INVALID_ARGUMENT;
     return NVML_ERROR_NOT_SUPPORTED;
@@ -304,7 +308,7 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetDriverModel_v2(nvmlDevice_t 
 
 // ---- ECC -------------------------------------------------------------------------------------
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetEccMode(nvmlDevice_t device, nvmlEnableState_t* current,
-                                                          nvmlEnableState_t* pending) {
+                                                            nvmlEnableState_t* pending) {
   return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
     if (!current || !pending) return NVML_ERROR_INVALID_ARGUMENT;
     const nvmlEnableState_t state = ecc_enabled(h.model) ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
@@ -314,11 +318,13 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetEccMode(nvmlDevice_t device,
   });
 }
 
-extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorType_t error_type,
-                                                                 nvmlEccCounterType_t counter_type,
-                                                                 unsigned long long* ecc_counts) {
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetTotalEccErrors(nvmlDevice_t device,
+                                                                   nvmlMemoryErrorType_t error_type,
+                                                                   nvmlEccCounterType_t counter_type,
+                                                                   unsigned long long* ecc_counts) {
   return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
-    if (!ecc_counts || (error_type != NVML_MEMORY_ERROR_TYPE_CORRECTED && error_type != NVML_MEMORY_ERROR_TYPE_UNCORRECTED) ||
+    if (!ecc_counts ||
+        (error_type != NVML_MEMORY_ERROR_TYPE_CORRECTED && error_type != NVML_MEMORY_ERROR_TYPE_UNCORRECTED) ||
         (counter_type != NVML_VOLATILE_ECC && counter_type != NVML_AGGREGATE_ECC))
       return NVML_ERROR_INVALID_ARGUMENT;
     if (!ecc_enabled(h.model)) return NVML_ERROR_NOT_SUPPORTED;
@@ -332,7 +338,7 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetTotalEccErrors(nvmlDevice_t 
 // retired pages and remapped rows (all 0), memory temperature (parts with an HBM sensor), the
 // NVLink link count (0); every other field is NOT_SUPPORTED.
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetFieldValues(nvmlDevice_t device, int values_count,
-                                                              nvmlFieldValue_t* values) {
+                                                                nvmlFieldValue_t* values) {
   return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
     if (!values || values_count < 0) return NVML_ERROR_INVALID_ARGUMENT;
     const long long now = now_us();
@@ -377,9 +383,7 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetFieldValues(nvmlDevice_t dev
           v.valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
           v.value.uiVal = 0;
           break;
-        default:
-          v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
-          break;
+        default: v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED; break;
       }
     }
     return NVML_SUCCESS;
@@ -388,22 +392,22 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetFieldValues(nvmlDevice_t dev
 
 // ---- NVLink (none) -----------------------------------------------------------------------------
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link,
-                                                              nvmlEnableState_t* is_active) {
+                                                                nvmlEnableState_t* is_active) {
   return no_nvlink(device, link, is_active);
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetNvLinkCapability(nvmlDevice_t device, unsigned int link,
-                                                                   nvmlNvLinkCapability_t /*capability*/,
-                                                                   unsigned int* cap_result) {
+                                                                     nvmlNvLinkCapability_t /*capability*/,
+                                                                     unsigned int* cap_result) {
   return no_nvlink(device, link, cap_result);
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link,
-                                                                         nvmlIntNvLinkDeviceType_t* type) {
+                                                                           nvmlIntNvLinkDeviceType_t* type) {
   return no_nvlink(device, link, type);
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link,
-                                                                         nvmlPciInfo_t* pci) {
+                                                                           nvmlPciInfo_t* pci) {
   return no_nvlink(device, link, pci);
 }

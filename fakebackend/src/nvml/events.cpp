@@ -67,7 +67,7 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlEventSetFree(nvmlEventSet_t set) {
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device,
-                                                                      unsigned long long* event_types) {
+                                                                        unsigned long long* event_types) {
   return with_device(device, [&](DeviceHandle&) -> nvmlReturn_t {
     if (!event_types) return NVML_ERROR_INVALID_ARGUMENT;
     *event_types = kSupportedEvents;
@@ -76,7 +76,7 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetSupportedEventTypes(nvmlDevi
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long event_types,
-                                                              nvmlEventSet_t set) {
+                                                                nvmlEventSet_t set) {
   return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
     std::lock_guard lock(g_sets_mu);
     auto it = g_sets.find(reinterpret_cast<EventSet*>(set));
@@ -89,11 +89,11 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceRegisterEvents(nvmlDevice_t dev
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t* data,
-                                                      unsigned int timeout_ms) {
+                                                        unsigned int timeout_ms) {
   return wait(set, data, timeout_ms);
 }
 
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data,
-                                                         unsigned int timeout_ms) {
+                                                           unsigned int timeout_ms) {
   return wait(set, data, timeout_ms);
 }

@@ -15,8 +15,8 @@
 namespace fg::nvml {
 namespace {
 
-std::mutex g_init_mu;           // serialises init/shutdown
-std::atomic<int> g_refs{0};     // nvmlInit* calls not yet matched by nvmlShutdown
+std::mutex g_init_mu;        // serialises init/shutdown
+std::atomic<int> g_refs{0};  // nvmlInit* calls not yet matched by nvmlShutdown
 
 // Built once, under g_init_mu, on the first successful init; never freed or resized, so
 // handles stay valid (and comparable) across shutdown / re-init, as with the real library.
@@ -61,9 +61,7 @@ bool initialized() noexcept { return g_refs.load(std::memory_order_acquire) > 0;
 
 unsigned device_count() noexcept { return g_count.load(std::memory_order_acquire); }
 
-DeviceHandle* handle_at(unsigned index) noexcept {
-  return index < device_count() ? &(*g_table)[index] : nullptr;
-}
+DeviceHandle* handle_at(unsigned index) noexcept { return index < device_count() ? &(*g_table)[index] : nullptr; }
 
 DeviceHandle* from_handle(nvmlDevice_t device) noexcept {
   const unsigned n = device_count();

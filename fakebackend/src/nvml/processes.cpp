@@ -59,45 +59,47 @@ void fill_v2(Entry& e, const fg::ledger::ProcessUsage& p) {
 
 // ---- compute ---------------------------------------------------------------------------------
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* count,
-                                                                          nvmlProcessInfo_v1_t* infos) {
+                                                                            nvmlProcessInfo_v1_t* infos) {
   return list_processes(device, count, infos, true, fill_v1);
 }
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int* count,
-                                                                             nvmlProcessInfo_v2_t* infos) {
+                                                                               nvmlProcessInfo_v2_t* infos) {
   return list_processes(device, count, infos, true, fill_v2<nvmlProcessInfo_v2_t>);
 }
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
-                                                                             nvmlProcessInfo_t* infos) {
+                                                                               nvmlProcessInfo_t* infos) {
   return list_processes(device, count, infos, true, fill_v2<nvmlProcessInfo_t>);
 }
 
 // ---- graphics (empty) ------------------------------------------------------------------------
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t device, unsigned int* count,
-                                                                           nvmlProcessInfo_v1_t* infos) {
+                                                                             nvmlProcessInfo_v1_t* infos) {
   return list_processes(device, count, infos, false, fill_v1);
 }
-extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t device, unsigned int* count,
-                                                                              nvmlProcessInfo_v2_t* infos) {
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t device,
+                                                                                unsigned int* count,
+                                                                                nvmlProcessInfo_v2_t* infos) {
   return list_processes(device, count, infos, false, fill_v2<nvmlProcessInfo_v2_t>);
 }
-extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
-                                                                              nvmlProcessInfo_t* infos) {
+extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device,
+                                                                                unsigned int* count,
+                                                                                nvmlProcessInfo_t* infos) {
   return list_processes(device, count, infos, false, fill_v2<nvmlProcessInfo_t>);
 }
 
 // ---- MPS (empty: no MPS server) --------------------------------------------------------------
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMPSComputeRunningProcesses(nvmlDevice_t device, unsigned int* count,
-                                                                             nvmlProcessInfo_v1_t* infos) {
+                                                                               nvmlProcessInfo_v1_t* infos) {
   return list_processes(device, count, infos, false, fill_v1);
 }
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMPSComputeRunningProcesses_v2(nvmlDevice_t device,
-                                                                                unsigned int* count,
-                                                                                nvmlProcessInfo_v2_t* infos) {
+                                                                                  unsigned int* count,
+                                                                                  nvmlProcessInfo_v2_t* infos) {
   return list_processes(device, count, infos, false, fill_v2<nvmlProcessInfo_v2_t>);
 }
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t device,
-                                                                                unsigned int* count,
-                                                                                nvmlProcessInfo_t* infos) {
+                                                                                  unsigned int* count,
+                                                                                  nvmlProcessInfo_t* infos) {
   return list_processes(device, count, infos, false, fill_v2<nvmlProcessInfo_t>);
 }
 
@@ -105,7 +107,7 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMPSComputeRunningProcesses_v
 // plist->version must be nvmlProcessDetailList_v1; mode selects compute / graphics / MPS.
 // plist->numProcArrayEntries is the capacity of procArray in, the count out.
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device,
-                                                                           nvmlProcessDetailList_t* plist) {
+                                                                             nvmlProcessDetailList_t* plist) {
   return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
     if (!plist) return NVML_ERROR_INVALID_ARGUMENT;
     if (plist->version != nvmlProcessDetailList_v1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
@@ -140,9 +142,9 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetRunningProcessDetailList(nvm
 // than any lastSeenTimeStamp a client passes. No process: NVML_ERROR_NOT_FOUND (no samples),
 // as the real library answers for an idle GPU.
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
-                                                                     nvmlProcessUtilizationSample_t* utilization,
-                                                                     unsigned int* process_samples_count,
-                                                                     unsigned long long last_seen_time_stamp) {
+                                                                       nvmlProcessUtilizationSample_t* utilization,
+                                                                       unsigned int* process_samples_count,
+                                                                       unsigned long long last_seen_time_stamp) {
   return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
     (void)last_seen_time_stamp;
     if (!process_samples_count) return NVML_ERROR_INVALID_ARGUMENT;

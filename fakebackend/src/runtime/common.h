@@ -76,8 +76,8 @@ inline cudaError_t ret(Status s) noexcept { return ret(to_cuda(s)); }
 // cudaErrorUnknown, and any failure is recorded as the last error.
 template <class F>
 cudaError_t api(F&& body) noexcept {
-  const cudaError_t e =
-      ret(guarded<cudaError_t>(fgapi::cudaErrorMemoryAllocation, fgapi::cudaErrorUnknown, std::forward<F>(body)));
+  const cudaError_t e = ret(
+      guarded<cudaError_t>(fgapi::cudaErrorMemoryAllocation, fgapi::cudaErrorUnknown, std::forward<F>(body)));
   runtimes::fake_used();  // after the body: the backend's own first lines (its devices) come first
   return e;
 }

@@ -20,7 +20,6 @@ namespace {
 
 namespace attr = fg::attr;
 
-
 // Stream priorities as an A100/H100 reports them: least 0, greatest -5.
 constexpr int kLeastPriority = 0;
 constexpr int kGreatestPriority = -5;
@@ -203,7 +202,8 @@ cudaError_t current_device(fg::Device** out) {
 
 // One schedule (Auto, Spin, Yield or BlockingSync), plus MapHost, LmemResizeToMax, SyncMemops.
 bool valid_device_flags(unsigned flags) {
-  constexpr unsigned known = cudaDeviceScheduleMask | cudaDeviceMapHost | cudaDeviceLmemResizeToMax | cudaDeviceSyncMemops;
+  constexpr unsigned known = cudaDeviceScheduleMask | cudaDeviceMapHost | cudaDeviceLmemResizeToMax |
+                             cudaDeviceSyncMemops;
   const unsigned sched = flags & cudaDeviceScheduleMask;
   return (flags & ~known) == 0 && (sched == cudaDeviceScheduleAuto || sched == cudaDeviceScheduleSpin ||
                                    sched == cudaDeviceScheduleYield || sched == cudaDeviceScheduleBlockingSync);

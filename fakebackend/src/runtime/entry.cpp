@@ -16,7 +16,8 @@ using fg::rt::api;
 // list machinery guarantees the name exists (a weak NOT_SUPPORTED stub otherwise). It
 // records unresolved names in the coverage report itself.
 extern "C" FG_IMPL CUresult fgimpl_cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion,
-                                                       unsigned long long flags, CUdriverProcAddressQueryResult* status);
+                                                       unsigned long long flags,
+                                                       CUdriverProcAddressQueryResult* status);
 
 namespace {
 
@@ -64,9 +65,9 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGetDriverEntryPointByVersion(const cha
     return entry_point(symbol, funcPtr, static_cast<int>(cudaVersion), flags, driverStatus, false);
   });
 }
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGetDriverEntryPointByVersion_ptsz(
-    const char* symbol, void** funcPtr, unsigned int cudaVersion, unsigned long long flags,
-    cudaDriverEntryPointQueryResult* driverStatus) {
+extern "C" FG_IMPL cudaError_t
+fgimpl_cudaGetDriverEntryPointByVersion_ptsz(const char* symbol, void** funcPtr, unsigned int cudaVersion,
+                                             unsigned long long flags, cudaDriverEntryPointQueryResult* driverStatus) {
   return api([&]() -> cudaError_t {
     if (cudaVersion > static_cast<unsigned>(kDriverVersion)) return cudaErrorInvalidValue;
     return entry_point(symbol, funcPtr, static_cast<int>(cudaVersion), flags, driverStatus, true);

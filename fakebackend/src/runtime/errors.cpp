@@ -178,6 +178,7 @@ extern "C" FG_IMPL const char* fgimpl_cudaGetErrorName(cudaError_t error) {
 }
 
 extern "C" FG_IMPL const char* fgimpl_cudaGetErrorString(cudaError_t error) {
-  const char* text = fg::find_code(kErrors, static_cast<int>(error)) ? fg::error_text(static_cast<int>(error)) : nullptr;
+  const char* text = fg::find_code(kErrors, static_cast<int>(error)) ? fg::error_text(static_cast<int>(error))
+                                                                     : nullptr;
   return text ? text : kUnrecognized;
 }

@@ -95,7 +95,8 @@ cudaError_t kernel_params(const void* func, dim3 grid, dim3 block, unsigned shme
     if (b[i] > static_cast<unsigned>(a[fg::attr::MAX_BLOCK_DIM_X + i])) return cudaErrorInvalidValue;
     if (g[i] > static_cast<unsigned>(a[fg::attr::MAX_GRID_DIM_X + i])) return cudaErrorInvalidValue;
   }
-  if (uint64_t{b[0]} * b[1] * b[2] > static_cast<uint64_t>(std::min(a[fg::attr::MAX_THREADS_PER_BLOCK], f->max_threads_per_block)))
+  if (uint64_t{b[0]} * b[1] * b[2] >
+      static_cast<uint64_t>(std::min(a[fg::attr::MAX_THREADS_PER_BLOCK], f->max_threads_per_block)))
     return cudaErrorInvalidValue;
   if (shmem > static_cast<unsigned>(std::max(f->max_dynamic_shared, 0))) return cudaErrorInvalidValue;
   out->type = gr::NodeType::Kernel;
@@ -131,8 +132,10 @@ cudaError_t check_copy(const gr::Copy& c, cudaMemcpyKind kind) {
   if (!valid_kind(kind)) return cudaErrorInvalidMemcpyDirection;
   if (c.width == 0 || c.height == 0 || c.depth == 0) return cudaSuccess;
   if (!c.dst || !c.src) return cudaErrorInvalidValue;
-  if ((kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice) && !known(c.dst)) return cudaErrorInvalidValue;
-  if ((kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice) && !known(c.src)) return cudaErrorInvalidValue;
+  if ((kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice) && !known(c.dst))
+    return cudaErrorInvalidValue;
+  if ((kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice) && !known(c.src))
+    return cudaErrorInvalidValue;
   const size_t dspan = c.dpitch * c.dheight * (c.depth - 1) + c.dpitch * (c.height - 1) + c.width;
   const size_t sspan = c.spitch * c.sheight * (c.depth - 1) + c.spitch * (c.height - 1) + c.width;
   if (!range_ok(c.dst, dspan) || !range_ok(c.src, sspan)) return cudaErrorInvalidValue;
@@ -348,7 +351,7 @@ cudaError_t generic_params(cudaGraphNodeParams* np, gr::Params* out, bool creati
       if (!creating) return cudaErrorInvalidValue;
       return free_params(np->free.dptr, out);
     case cudaGraphNodeTypeGraph: return cudaErrorInvalidValue;  // handled by the caller
-    default: return cudaErrorNotSupported;  // external semaphores, conditional nodes
+    default: return cudaErrorNotSupported;                      // external semaphores, conditional nodes
   }
 }
 
@@ -377,8 +380,8 @@ cudaError_t add_node(cudaGraphNode_t* pNode, cudaGraph_t graph, const cudaGraphN
 // ---- capture --------------------------------------------------------------------------------------------
 
 cudaError_t begin_capture(cudaStream_t stream, cudaStreamCaptureMode mode, bool per_thread, cudaGraph_t graph = nullptr,
-                          const cudaGraphNode_t* deps = nullptr, const cudaGraphEdgeData* edges = nullptr,
-                          size_t n = 0, bool to_graph = false) {
+                          const cudaGraphNode_t* deps = nullptr, const cudaGraphEdgeData* edges = nullptr, size_t n = 0,
+                          bool to_graph = false) {
   fg::Stream* s = nullptr;
   if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
   if (mode < cudaStreamCaptureModeGlobal || mode > cudaStreamCaptureModeRelaxed) return cudaErrorInvalidValue;
@@ -580,8 +583,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamGetCaptureInfo_v2_ptsz(cudaStrea
   return api([&] { return capture_info(stream, status, id, graph, deps, nullptr, n, true); });
 }
 // libcudart.so.12's plain name: the 10.1 form (stream, status, id).
-extern "C" FG_IMPL cudaError_t fgimpl_v12_cudaStreamGetCaptureInfo(cudaStream_t stream,
-                                                                   cudaStreamCaptureStatus* status,
+extern "C" FG_IMPL cudaError_t fgimpl_v12_cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* status,
                                                                    unsigned long long* id) {
   return api([&] { return capture_info(stream, status, id, nullptr, nullptr, nullptr, nullptr, false); });
 }
@@ -598,12 +600,11 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamUpdateCaptureDependencies(cudaSt
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t stream,
                                                                                cudaGraphNode_t* deps,
-                                                                               const cudaGraphEdgeData* edges,
-                                                                               size_t n, unsigned int flags) {
+                                                                               const cudaGraphEdgeData* edges, size_t n,
+                                                                               unsigned int flags) {
   return api([&] { return update_deps(stream, deps, edges, n, flags, true); });
 }
-extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamUpdateCaptureDependencies_v2(cudaStream_t stream,
-                                                                             cudaGraphNode_t* deps,
+extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamUpdateCaptureDependencies_v2(cudaStream_t stream, cudaGraphNode_t* deps,
                                                                              const cudaGraphEdgeData* edges, size_t n,
                                                                              unsigned int flags) {
   return api([&] { return update_deps(stream, deps, edges, n, flags, false); });
@@ -706,7 +707,8 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphKernelNodeGetParams(cudaGraphNode
     return cudaSuccess;
   });
 }
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const cudaKernelNodeParams* p) {
+extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphKernelNodeSetParams(cudaGraphNode_t node,
+                                                                   const cudaKernelNodeParams* p) {
   return api([&]() -> cudaError_t {
     gr::Params params;
     return set(node, kernel_params(p, &params), params);
@@ -744,8 +746,8 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAddMemcpyNode1D(cudaGraphNode_t* 
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t* pNode, cudaGraph_t graph,
                                                                      const cudaGraphNode_t* deps, size_t n,
-                                                                     const void* symbol, const void* src,
-                                                                     size_t count, size_t offset, cudaMemcpyKind kind) {
+                                                                     const void* symbol, const void* src, size_t count,
+                                                                     size_t offset, cudaMemcpyKind kind) {
   return api([&]() -> cudaError_t {
     if (!gr::valid(graph_of(graph))) return cudaErrorInvalidValue;
     gr::Params params;
@@ -754,9 +756,9 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAddMemcpyNodeToSymbol(cudaGraphNo
   });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t* pNode, cudaGraph_t graph,
-                                                                       const cudaGraphNode_t* deps, size_t n,
-                                                                       void* dst, const void* symbol, size_t count,
-                                                                       size_t offset, cudaMemcpyKind kind) {
+                                                                       const cudaGraphNode_t* deps, size_t n, void* dst,
+                                                                       const void* symbol, size_t count, size_t offset,
+                                                                       cudaMemcpyKind kind) {
   return api([&]() -> cudaError_t {
     if (!gr::valid(graph_of(graph))) return cudaErrorInvalidValue;
     gr::Params params;
@@ -787,8 +789,8 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphMemcpyNodeSetParams1D(cudaGraphNo
   });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node, const void* symbol,
-                                                                           const void* src, size_t count,
-                                                                           size_t offset, cudaMemcpyKind kind) {
+                                                                           const void* src, size_t count, size_t offset,
+                                                                           cudaMemcpyKind kind) {
   return api([&]() -> cudaError_t {
     gr::Params params;
     return set(node, copy_to_symbol(symbol, src, count, offset, kind, &params), params);
@@ -818,10 +820,9 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphExecMemcpyNodeSetParams1D(cudaGra
   });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t exec,
-                                                                               cudaGraphNode_t node,
-                                                                               const void* symbol, const void* src,
-                                                                               size_t count, size_t offset,
-                                                                               cudaMemcpyKind kind) {
+                                                                               cudaGraphNode_t node, const void* symbol,
+                                                                               const void* src, size_t count,
+                                                                               size_t offset, cudaMemcpyKind kind) {
   return api([&]() -> cudaError_t {
     gr::Params params;
     return exec_set(exec, node, copy_to_symbol(symbol, src, count, offset, kind, &params), params);
@@ -942,38 +943,37 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAddEmptyNode(cudaGraphNode_t* pNo
   return api([&] { return add(pNode, graph, deps, n, gr::Params{}); });
 }
 
-#define FG_EVENT_NODE(Kind, type)                                                                              \
-  extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAdd##Kind##Node(cudaGraphNode_t* pNode, cudaGraph_t graph,      \
-                                                                 const cudaGraphNode_t* deps, size_t n,         \
-                                                                 cudaEvent_t event) {                           \
-    return api([&]() -> cudaError_t {                                                                          \
-      if (!gr::valid(graph_of(graph))) return cudaErrorInvalidValue;                                           \
-      gr::Params params;                                                                                       \
-      if (cudaError_t e = event_params(event, type, &params); e != cudaSuccess) return e;                      \
-      return add(pNode, graph, deps, n, std::move(params));                                                    \
-    });                                                                                                        \
-  }                                                                                                            \
-  extern "C" FG_IMPL cudaError_t fgimpl_cudaGraph##Kind##NodeGetEvent(cudaGraphNode_t node, cudaEvent_t* out) { \
-    return api([&]() -> cudaError_t {                                                                          \
-      if (!out) return cudaErrorInvalidValue;                                                                  \
-      gr::Params params;                                                                                       \
-      if (cudaError_t e = node_params(node, type, &params); e != cudaSuccess) return e;                             \
-      *out = reinterpret_cast<cudaEvent_t>(params.event);                                                      \
-      return cudaSuccess;                                                                                      \
-    });                                                                                                        \
-  }                                                                                                            \
-  extern "C" FG_IMPL cudaError_t fgimpl_cudaGraph##Kind##NodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) { \
-    return api([&]() -> cudaError_t {                                                                          \
-      gr::Params params;                                                                                       \
-      return set(node, event_params(event, type, &params), params);                                            \
-    });                                                                                                        \
-  }                                                                                                            \
-  extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphExec##Kind##NodeSetEvent(cudaGraphExec_t exec,                  \
-                                                                          cudaGraphNode_t node, cudaEvent_t event) { \
-    return api([&]() -> cudaError_t {                                                                          \
-      gr::Params params;                                                                                       \
-      return exec_set(exec, node, event_params(event, type, &params), params);                                 \
-    });                                                                                                        \
+#define FG_EVENT_NODE(Kind, type)                                                                                     \
+  extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAdd##Kind##Node(                                                     \
+      cudaGraphNode_t* pNode, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n, cudaEvent_t event) {          \
+    return api([&]() -> cudaError_t {                                                                                 \
+      if (!gr::valid(graph_of(graph))) return cudaErrorInvalidValue;                                                  \
+      gr::Params params;                                                                                              \
+      if (cudaError_t e = event_params(event, type, &params); e != cudaSuccess) return e;                             \
+      return add(pNode, graph, deps, n, std::move(params));                                                           \
+    });                                                                                                               \
+  }                                                                                                                   \
+  extern "C" FG_IMPL cudaError_t fgimpl_cudaGraph##Kind##NodeGetEvent(cudaGraphNode_t node, cudaEvent_t* out) {       \
+    return api([&]() -> cudaError_t {                                                                                 \
+      if (!out) return cudaErrorInvalidValue;                                                                         \
+      gr::Params params;                                                                                              \
+      if (cudaError_t e = node_params(node, type, &params); e != cudaSuccess) return e;                               \
+      *out = reinterpret_cast<cudaEvent_t>(params.event);                                                             \
+      return cudaSuccess;                                                                                             \
+    });                                                                                                               \
+  }                                                                                                                   \
+  extern "C" FG_IMPL cudaError_t fgimpl_cudaGraph##Kind##NodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) {      \
+    return api([&]() -> cudaError_t {                                                                                 \
+      gr::Params params;                                                                                              \
+      return set(node, event_params(event, type, &params), params);                                                   \
+    });                                                                                                               \
+  }                                                                                                                   \
+  extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphExec##Kind##NodeSetEvent(cudaGraphExec_t exec, cudaGraphNode_t node, \
+                                                                          cudaEvent_t event) {                        \
+    return api([&]() -> cudaError_t {                                                                                 \
+      gr::Params params;                                                                                              \
+      return exec_set(exec, node, event_params(event, type, &params), params);                                        \
+    });                                                                                                               \
   }
 FG_EVENT_NODE(EventRecord, gr::NodeType::EventRecord)
 FG_EVENT_NODE(EventWait, gr::NodeType::WaitEvent)
@@ -994,7 +994,8 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAddMemAllocNode(cudaGraphNode_t* 
     return cudaSuccess;
   });
 }
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, cudaMemAllocNodeParams* out) {
+extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node,
+                                                                     cudaMemAllocNodeParams* out) {
   return api([&]() -> cudaError_t {
     if (!out) return cudaErrorInvalidValue;
     gr::Params params;
@@ -1096,37 +1097,36 @@ extern "C" FG_IMPL cudaError_t fgimpl_v12_cudaGraphGetEdges(cudaGraph_t graph, c
   return api([&] { return get_edges(graph, from, to, nullptr, n); });
 }
 
-#define FG_NODE_LIST(name, outgoing)                                                                             \
-  extern "C" FG_IMPL cudaError_t fgimpl_##name(cudaGraphNode_t node, cudaGraphNodeT_out* out,                    \
-                                               cudaGraphEdgeData* edges, size_t* n) {                            \
-    return api([&] { return node_deps(node, out, edges, n, outgoing); });                                        \
-  }                                                                                                              \
-  extern "C" FG_IMPL cudaError_t fgimpl_##name##_v2(cudaGraphNode_t node, cudaGraphNodeT_out* out,               \
-                                                    cudaGraphEdgeData* edges, size_t* n) {                       \
-    return api([&] { return node_deps(node, out, edges, n, outgoing); });                                        \
-  }                                                                                                              \
-  extern "C" FG_IMPL cudaError_t fgimpl_v12_##name(cudaGraphNode_t node, cudaGraphNodeT_out* out, size_t* n) {   \
-    return api([&] { return node_deps(node, out, nullptr, n, outgoing); });                                      \
+#define FG_NODE_LIST(name, outgoing)                                                                           \
+  extern "C" FG_IMPL cudaError_t fgimpl_##name(cudaGraphNode_t node, cudaGraphNodeT_out* out,                  \
+                                               cudaGraphEdgeData* edges, size_t* n) {                          \
+    return api([&] { return node_deps(node, out, edges, n, outgoing); });                                      \
+  }                                                                                                            \
+  extern "C" FG_IMPL cudaError_t fgimpl_##name##_v2(cudaGraphNode_t node, cudaGraphNodeT_out* out,             \
+                                                    cudaGraphEdgeData* edges, size_t* n) {                     \
+    return api([&] { return node_deps(node, out, edges, n, outgoing); });                                      \
+  }                                                                                                            \
+  extern "C" FG_IMPL cudaError_t fgimpl_v12_##name(cudaGraphNode_t node, cudaGraphNodeT_out* out, size_t* n) { \
+    return api([&] { return node_deps(node, out, nullptr, n, outgoing); });                                    \
   }
 using cudaGraphNodeT_out = cudaGraphNode_t;
 FG_NODE_LIST(cudaGraphNodeGetDependencies, false)
 FG_NODE_LIST(cudaGraphNodeGetDependentNodes, true)
 #undef FG_NODE_LIST
 
-#define FG_EDGE_CHANGE(name, adding)                                                                             \
-  extern "C" FG_IMPL cudaError_t fgimpl_##name(cudaGraph_t graph, const cudaGraphNode_t* from,                   \
-                                               const cudaGraphNode_t* to, const cudaGraphEdgeData* edges,        \
-                                               size_t n) {                                                       \
-    return api([&] { return change_deps(graph, from, to, edges, n, adding); });                                  \
-  }                                                                                                              \
-  extern "C" FG_IMPL cudaError_t fgimpl_##name##_v2(cudaGraph_t graph, const cudaGraphNode_t* from,              \
-                                                    const cudaGraphNode_t* to, const cudaGraphEdgeData* edges,   \
-                                                    size_t n) {                                                  \
-    return api([&] { return change_deps(graph, from, to, edges, n, adding); });                                  \
-  }                                                                                                              \
-  extern "C" FG_IMPL cudaError_t fgimpl_v12_##name(cudaGraph_t graph, const cudaGraphNode_t* from,               \
-                                                   const cudaGraphNode_t* to, size_t n) {                        \
-    return api([&] { return change_deps(graph, from, to, nullptr, n, adding); });                                \
+#define FG_EDGE_CHANGE(name, adding)                                                                                  \
+  extern "C" FG_IMPL cudaError_t fgimpl_##name(cudaGraph_t graph, const cudaGraphNode_t* from,                        \
+                                               const cudaGraphNode_t* to, const cudaGraphEdgeData* edges, size_t n) { \
+    return api([&] { return change_deps(graph, from, to, edges, n, adding); });                                       \
+  }                                                                                                                   \
+  extern "C" FG_IMPL cudaError_t fgimpl_##name##_v2(cudaGraph_t graph, const cudaGraphNode_t* from,                   \
+                                                    const cudaGraphNode_t* to, const cudaGraphEdgeData* edges,        \
+                                                    size_t n) {                                                       \
+    return api([&] { return change_deps(graph, from, to, edges, n, adding); });                                       \
+  }                                                                                                                   \
+  extern "C" FG_IMPL cudaError_t fgimpl_v12_##name(cudaGraph_t graph, const cudaGraphNode_t* from,                    \
+                                                   const cudaGraphNode_t* to, size_t n) {                             \
+    return api([&] { return change_deps(graph, from, to, nullptr, n, adding); });                                     \
   }
 FG_EDGE_CHANGE(cudaGraphAddDependencies, true)
 FG_EDGE_CHANGE(cudaGraphRemoveDependencies, false)

@@ -78,9 +78,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGLGetDevices(unsigned int* pCudaDevice
 }
 // Deprecated (CUDA 5.0): names the device for GL interop; succeeds for a valid device.
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGLSetGLDevice(int device) {
-  return api([&]() -> cudaError_t {
-    return be().device(device) ? cudaSuccess : cudaErrorInvalidDevice;
-  });
+  return api([&]() -> cudaError_t { return be().device(device) ? cudaSuccess : cudaErrorInvalidDevice; });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphicsGLRegisterBuffer(cudaGraphicsResource_t* resource, GLuint buffer,
                                                                    unsigned int flags) {
@@ -176,7 +174,8 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaEGLStreamProducerPresentFrame(cudaEglS
   return window_system("cudaEGLStreamProducerPresentFrame", "EGL", conn, true, cudaErrorInvalidResourceHandle);
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaEGLStreamProducerReturnFrame(cudaEglStreamConnection* conn,
-                                                                       cudaEglFrame_st* eglframe, cudaStream_t* pStream) {
+                                                                       cudaEglFrame_st* eglframe,
+                                                                       cudaStream_t* pStream) {
   (void)pStream;
   if (!eglframe) return fg::rt::ret(cudaErrorInvalidValue);
   return window_system("cudaEGLStreamProducerReturnFrame", "EGL", conn, true, cudaErrorInvalidResourceHandle);
@@ -218,8 +217,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphicsVDPAURegisterVideoSurface(cuda
                                                                             VdpVideoSurface vdpSurface,
                                                                             unsigned int flags) {
   (void)vdpSurface;
-  return registering("cudaGraphicsVDPAURegisterVideoSurface", "VDPAU", resource, flags,
-                     cudaErrorInvalidResourceHandle);
+  return registering("cudaGraphicsVDPAURegisterVideoSurface", "VDPAU", resource, flags, cudaErrorInvalidResourceHandle);
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphicsVDPAURegisterOutputSurface(cudaGraphicsResource_t* resource,
                                                                              VdpOutputSurface vdpSurface,

@@ -95,7 +95,8 @@ cudaError_t validate(const fg::Function* f, const Geometry& g, size_t shmem, con
   for (int i = 0; i < 3; ++i)
     if (g.grid[i] == 0 || g.block[i] == 0) return cudaErrorInvalidConfiguration;
   const uint64_t threads = uint64_t{g.block[0]} * g.block[1] * g.block[2];
-  const uint64_t max_threads = static_cast<uint64_t>(std::min(a[attr::MAX_THREADS_PER_BLOCK], f->max_threads_per_block));
+  const uint64_t max_threads = static_cast<uint64_t>(
+      std::min(a[attr::MAX_THREADS_PER_BLOCK], f->max_threads_per_block));
   if (threads > max_threads) return cudaErrorInvalidConfiguration;
   for (int i = 0; i < 3; ++i) {
     if (g.block[i] > static_cast<unsigned>(a[attr::MAX_BLOCK_DIM_X + i])) return cudaErrorInvalidConfiguration;
@@ -117,8 +118,7 @@ cudaError_t launch(fg::Function* f, dim3 grid, dim3 block, size_t shmem, cudaStr
   return to_cuda(st);
 }
 
-cudaError_t launch_kernel(const void* func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
-                          bool per_thread) {
+cudaError_t launch_kernel(const void* func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream, bool per_thread) {
   fg::Function* f = nullptr;
   if (cudaError_t e = function_of(func, &f); e != cudaSuccess) return e;
   return launch(f, grid, block, shmem, stream, per_thread);
@@ -141,7 +141,8 @@ int blocks_per_sm(const fg::Function* f, const fg::Device* dev, int block_size, 
   const size_t smem = static_cast<size_t>(f->shared_size_bytes) + dyn_smem +
                       static_cast<size_t>(a[attr::RESERVED_SHARED_MEMORY_PER_BLOCK]);
   if (smem > 0)
-    blocks = std::min<int>(blocks, static_cast<int>(static_cast<size_t>(a[attr::MAX_SHARED_MEMORY_PER_MULTIPROCESSOR]) / smem));
+    blocks = std::min<int>(blocks,
+                           static_cast<int>(static_cast<size_t>(a[attr::MAX_SHARED_MEMORY_PER_MULTIPROCESSOR]) / smem));
   return std::max(blocks, 0);
 }
 
@@ -213,11 +214,12 @@ extern "C" FG_IMPL void fgimpl___cudaUnregisterFatBinary(void** fatCubinHandle) 
 
 // deviceName is the kernel's mangled name (nvcc passes the same string as deviceFun).
 extern "C" FG_IMPL void fgimpl___cudaRegisterFunction(void** fatCubinHandle, const char* hostFun, char* deviceFun,
-                                                       const char* deviceName, int thread_limit, uint3* tid, uint3* bid,
-                                                       dim3* bDim, dim3* gDim, int* wSize) {
+                                                      const char* deviceName, int thread_limit, uint3* tid, uint3* bid,
+                                                      dim3* bDim, dim3* gDim, int* wSize) {
   (void)thread_limit, (void)tid, (void)bid, (void)bDim, (void)gDim, (void)wSize;
   fg::guarded<int>(0, 0, [&] {
-    if (fg::Module* m = module_of(fatCubinHandle)) be().register_function(m, hostFun, deviceName ? deviceName : deviceFun);
+    if (fg::Module* m = module_of(fatCubinHandle))
+      be().register_function(m, hostFun, deviceName ? deviceName : deviceFun);
     return 0;
   });
 }
@@ -225,8 +227,8 @@ extern "C" FG_IMPL void fgimpl___cudaRegisterFunction(void** fatCubinHandle, con
 // Each variable gets its own zero-initialised fake device storage, initialised from the host
 // shadow; cudaMemcpyToSymbol/FromSymbol and cudaGetSymbolAddress find it by the shadow.
 extern "C" FG_IMPL void fgimpl___cudaRegisterVar(void** fatCubinHandle, char* hostVar, char* deviceAddress,
-                                                  const char* deviceName, int ext, size_t size, int constant,
-                                                  int global) {
+                                                 const char* deviceName, int ext, size_t size, int constant,
+                                                 int global) {
   (void)ext, (void)global;
   fg::guarded<int>(0, 0, [&] {
     if (fg::Module* m = module_of(fatCubinHandle))
@@ -238,8 +240,8 @@ extern "C" FG_IMPL void fgimpl___cudaRegisterVar(void** fatCubinHandle, char* ho
 // __managed__ variables: the host code reaches them through a pointer (`static T* var`) whose
 // address arrives here; it must point at the managed storage before __cudaInitModule returns.
 extern "C" FG_IMPL void fgimpl___cudaRegisterManagedVar(void** fatCubinHandle, void** hostVarPtrAddress,
-                                                         char* deviceAddress, const char* deviceName, int ext,
-                                                         size_t size, int constant, int global) {
+                                                        char* deviceAddress, const char* deviceName, int ext,
+                                                        size_t size, int constant, int global) {
   (void)ext, (void)global;
   fg::guarded<int>(0, 0, [&] {
     if (fg::Module* m = module_of(fatCubinHandle))
@@ -250,9 +252,10 @@ extern "C" FG_IMPL void fgimpl___cudaRegisterManagedVar(void** fatCubinHandle, v
 }
 
 extern "C" FG_IMPL void fgimpl___cudaRegisterHostVar(void** fatCubinHandle, const char* deviceName, char* hostVar,
-                                                      size_t size) {
+                                                     size_t size) {
   fg::guarded<int>(0, 0, [&] {
-    if (fg::Module* m = module_of(fatCubinHandle)) be().register_var(m, hostVar, deviceName, size, false, false, nullptr);
+    if (fg::Module* m = module_of(fatCubinHandle))
+      be().register_var(m, hostVar, deviceName, size, false, false, nullptr);
     return 0;
   });
 }
@@ -282,7 +285,7 @@ extern "C" FG_IMPL unsigned fgimpl___cudaPushCallConfiguration(dim3 gridDim, dim
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl___cudaPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sharedMem,
-                                                                  void* stream) {
+                                                                 void* stream) {
   return api([&]() -> cudaError_t {
     auto& stack = fg::thread_state().call_configs;
     if (stack.empty()) return cudaErrorMissingConfiguration;
@@ -303,8 +306,8 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaLaunchKernel(const void* func, dim3 gr
   (void)args;
   return api([&] { return launch_kernel(func, gridDim, blockDim, sharedMem, stream, false); });
 }
-extern "C" FG_IMPL cudaError_t fgimpl_cudaLaunchKernel_ptsz(const void* func, dim3 gridDim, dim3 blockDim,
-                                                            void** args, size_t sharedMem, cudaStream_t stream) {
+extern "C" FG_IMPL cudaError_t fgimpl_cudaLaunchKernel_ptsz(const void* func, dim3 gridDim, dim3 blockDim, void** args,
+                                                            size_t sharedMem, cudaStream_t stream) {
   (void)args;
   return api([&] { return launch_kernel(func, gridDim, blockDim, sharedMem, stream, true); });
 }

@@ -90,7 +90,8 @@ cudaError_t attach(cudaStream_t stream, void* devPtr, size_t length, unsigned fl
   fg::Stream* s = nullptr;
   if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
   auto a = devPtr ? be().mem_find(devPtr) : std::nullopt;
-  if (!a || a->kind != fg::MemKind::Managed || a->base != reinterpret_cast<uintptr_t>(devPtr)) return cudaErrorInvalidValue;
+  if (!a || a->kind != fg::MemKind::Managed || a->base != reinterpret_cast<uintptr_t>(devPtr))
+    return cudaErrorInvalidValue;
   if (length != 0 && length != a->size) return cudaErrorInvalidValue;
   return cudaSuccess;
 }

@@ -57,9 +57,7 @@ cudaError_t check_direction(void* dst, const void* src, cudaMemcpyKind kind) {
 // a pageable source is copied before the call returns; a pageable destination is written
 // before the call returns.
 
-cudaError_t default_stream(bool per_thread, fg::Stream** out) {
-  return fg::rt::stream(nullptr, per_thread, out);
-}
+cudaError_t default_stream(bool per_thread, fg::Stream** out) { return fg::rt::stream(nullptr, per_thread, out); }
 
 // ---- stream capture (core/graph.h) ------------------------------------------------------------
 // Synchronous copies and memsets are potentially unsafe during a capture; on a capturing
@@ -110,7 +108,8 @@ cudaError_t run_sync(bool per_thread, const std::function<fg::Status()>& op) {
 
 // Enqueues a copy whose ranges are already validated.
 cudaError_t copy_async(fg::Stream* s, void* dst, const void* src, size_t n, cudaMemcpyKind kind = cudaMemcpyDefault) {
-  if (cudaError_t e; captured(s, !known(src) || !known(dst), [&] { return copy_node(dst, n, src, n, n, 1, kind); }, &e))
+  if (cudaError_t e; captured(
+          s, !known(src) || !known(dst), [&] { return copy_node(dst, n, src, n, n, 1, kind); }, &e))
     return e;
   fg::Backend& b = be();
   if (b.stream_idle(s)) return to_cuda(b.copy(dst, src, n));
@@ -176,8 +175,8 @@ cudaError_t memcpy2d(void* dst, size_t dpitch, const void* src, size_t spitch, s
   if (width == 0 || height == 0) return cudaSuccess;
   auto op = [=] { return be().copy_2d(dst, dpitch, src, spitch, width, height); };
   if (!async) return run_sync(per_thread, op);
-  if (cudaError_t e; captured(s, !known(src) || !known(dst),
-                              [&] { return copy_node(dst, dpitch, src, spitch, width, height, kind); }, &e))
+  if (cudaError_t e; captured(
+          s, !known(src) || !known(dst), [&] { return copy_node(dst, dpitch, src, spitch, width, height, kind); }, &e))
     return e;
   if (be().stream_idle(s) || (known(src) && known(dst))) return enqueue(s, [op] { op(); });
   // Pageable memory on a busy stream: finish before returning (see above).
@@ -243,15 +242,15 @@ cudaError_t memcpy3d(const cudaMemcpy3DParms* p, cudaStream_t stream, bool async
     be().stream_sync(s);
     return to_cuda(c.run());
   }
-  if (cudaError_t e; captured(s, !known(c.src) || !known(c.dst),
-                              [&, kind = p->kind] {
-                                fg::graph::Params node = copy_node(c.dst, c.dpitch, c.src, c.spitch, c.width, c.height,
-                                                                   kind);
-                                node.copy.dheight = c.dslice / c.dpitch, node.copy.sheight = c.sslice / c.spitch;
-                                node.copy.depth = c.depth;
-                                return node;
-                              },
-                              &e))
+  if (cudaError_t e; captured(
+          s, !known(c.src) || !known(c.dst),
+          [&, kind = p->kind] {
+            fg::graph::Params node = copy_node(c.dst, c.dpitch, c.src, c.spitch, c.width, c.height, kind);
+            node.copy.dheight = c.dslice / c.dpitch, node.copy.sheight = c.sslice / c.spitch;
+            node.copy.depth = c.depth;
+            return node;
+          },
+          &e))
     return e;
   cudaError_t e = enqueue(s, [c] { c.run(); });
   if (e == cudaSuccess && !(known(c.src) && known(c.dst))) be().stream_sync(s);
@@ -347,7 +346,9 @@ cudaError_t memset_1d(void* devPtr, int value, size_t count, cudaStream_t stream
     be().stream_sync(s);
     return to_cuda(be().set(devPtr, value, count));
   }
-  if (cudaError_t e; captured(s, false, [&] { return set_node(devPtr, count, value, count, 1); }, &e)) return e;
+  if (cudaError_t e; captured(
+          s, false, [&] { return set_node(devPtr, count, value, count, 1); }, &e))
+    return e;
   return enqueue(s, [devPtr, value, count] { be().set(devPtr, value, count); });
 }
 
@@ -359,7 +360,8 @@ cudaError_t memset_2d(void* devPtr, size_t pitch, int value, size_t width, size_
   if (width > pitch) return cudaErrorInvalidValue;
   if (width == 0 || height == 0) return cudaSuccess;
   size_t span = 0;
-  if (!known(devPtr) || !fg::span_2d(pitch, width, height, &span) || !dst_ok(devPtr, span)) return cudaErrorInvalidValue;
+  if (!known(devPtr) || !fg::span_2d(pitch, width, height, &span) || !dst_ok(devPtr, span))
+    return cudaErrorInvalidValue;
   const unsigned char byte = static_cast<unsigned char>(value);
   auto op = [=] { return be().set_2d(devPtr, pitch, &byte, 1, width, height); };
   if (!async) {
@@ -367,7 +369,9 @@ cudaError_t memset_2d(void* devPtr, size_t pitch, int value, size_t width, size_
     be().stream_sync(s);
     return to_cuda(op());
   }
-  if (cudaError_t e; captured(s, false, [&] { return set_node(devPtr, pitch, value, width, height); }, &e)) return e;
+  if (cudaError_t e; captured(
+          s, false, [&] { return set_node(devPtr, pitch, value, width, height); }, &e))
+    return e;
   return enqueue(s, [op] { op(); });
 }
 
@@ -381,13 +385,13 @@ cudaError_t memset_3d(cudaPitchedPtr p, int value, cudaExtent extent, cudaStream
   const size_t rows = p.ysize ? p.ysize : extent.height;
   size_t slice = 0, first = 0, span = 0;
   if (!known(p.ptr) || !fg::offset_3d(p.pitch, rows, 0, 0, 0, &slice, &first) ||
-      !fg::span_3d(slice, p.pitch, extent.width, extent.height, extent.depth, &span) ||
-      !dst_ok(p.ptr, span))
+      !fg::span_3d(slice, p.pitch, extent.width, extent.height, extent.depth, &span) || !dst_ok(p.ptr, span))
     return cudaErrorInvalidValue;
   const unsigned char byte = static_cast<unsigned char>(value);
   auto op = [=] {
     for (size_t z = 0; z < extent.depth; ++z) {
-      fg::Status st = be().set_2d(static_cast<char*>(p.ptr) + z * slice, p.pitch, &byte, 1, extent.width, extent.height);
+      fg::Status st = be().set_2d(static_cast<char*>(p.ptr) + z * slice, p.pitch, &byte, 1, extent.width,
+                                  extent.height);
       if (st != fg::Status::Ok) return st;
     }
     return fg::Status::Ok;
@@ -433,9 +437,9 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy2DAsync(void* dst, size_t dpitch
                                                         cudaStream_t stream) {
   return api([&] { return memcpy2d(dst, dpitch, src, spitch, width, height, kind, stream, true, false); });
 }
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy2DAsync_ptsz(void* dst, size_t dpitch, const void* src,
-                                                             size_t spitch, size_t width, size_t height,
-                                                             cudaMemcpyKind kind, cudaStream_t stream) {
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy2DAsync_ptsz(void* dst, size_t dpitch, const void* src, size_t spitch,
+                                                             size_t width, size_t height, cudaMemcpyKind kind,
+                                                             cudaStream_t stream) {
   return api([&] { return memcpy2d(dst, dpitch, src, spitch, width, height, kind, stream, true, true); });
 }
 
@@ -570,7 +574,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset3DAsync(cudaPitchedPtr pitchedDe
                                                         cudaStream_t stream) {
   return api([&] { return memset_3d(pitchedDevPtr, value, extent, stream, true, false); });
 }
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset3DAsync_ptsz(cudaPitchedPtr pitchedDevPtr, int value,
-                                                             cudaExtent extent, cudaStream_t stream) {
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset3DAsync_ptsz(cudaPitchedPtr pitchedDevPtr, int value, cudaExtent extent,
+                                                             cudaStream_t stream) {
   return api([&] { return memset_3d(pitchedDevPtr, value, extent, stream, true, true); });
 }

@@ -24,10 +24,9 @@ namespace {
 constexpr unsigned bit(MemKind k) { return 1u << static_cast<unsigned>(k); }
 constexpr unsigned kDeviceKinds = bit(MemKind::Device) | bit(MemKind::Managed);
 
-
 constexpr unsigned kHostAllocFlags = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
-constexpr unsigned kHostRegisterFlags =
-    cudaHostRegisterPortable | cudaHostRegisterMapped | cudaHostRegisterIoMemory | cudaHostRegisterReadOnly;
+constexpr unsigned kHostRegisterFlags = cudaHostRegisterPortable | cudaHostRegisterMapped | cudaHostRegisterIoMemory |
+                                        cudaHostRegisterReadOnly;
 
 // Allocating and freeing are potentially unsafe while a stream captures (core/graph.h).
 cudaError_t capture_gate() { return to_cuda(fg::graph::check_unsafe()); }
@@ -44,12 +43,9 @@ cudaError_t primary_ctx(fg::Device* dev, fg::Context** out) {
   return to_cuda(be().primary_retain(dev, out));
 }
 
-
 // Frees p (exact base, kinds); the core waits for the work queued on its context first and
 // books pool allocations.
-cudaError_t free_kinds(void* p, unsigned kinds) {
-  return to_cuda(be().mem_free(p, kinds, fg::ApiOrigin::Runtime));
-}
+cudaError_t free_kinds(void* p, unsigned kinds) { return to_cuda(be().mem_free(p, kinds, fg::ApiOrigin::Runtime)); }
 
 cudaError_t valid_pool(cudaMemPool_t pool, fg::MemPool** out) {
   auto* p = reinterpret_cast<fg::MemPool*>(pool);
@@ -177,7 +173,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaHostRegister(void* ptr, size_t size, u
       // Pinned or registered already: "part or all of the requested memory range is already
       // mapped"; device memory cannot be registered.
       return a->kind == MemKind::Host || a->kind == MemKind::Registered ? cudaErrorHostMemoryAlreadyRegistered
-                                                                         : cudaErrorInvalidValue;
+                                                                        : cudaErrorInvalidValue;
     }
     fg::Status s = be().host_register(ptr, size, flags);
     if (s == fg::Status::AlreadyMapped) return cudaErrorHostMemoryAlreadyRegistered;
@@ -266,9 +262,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaPointerGetAttributes(cudaPointerAttrib
         case MemKind::Managed:
           type = cudaMemoryTypeManaged, device = a->device >= 0 ? a->device : cur, dev_alias = p;
           break;
-        case MemKind::Host:
-          type = cudaMemoryTypeHost, device = cur, dev_alias = p;
-          break;
+        case MemKind::Host: type = cudaMemoryTypeHost, device = cur, dev_alias = p; break;
         case MemKind::Registered:
           // cudaHostRegister'd ranges have no device; the storage of __device__/__constant__
           // variables (registered by the core with a device) is device memory.
@@ -299,7 +293,8 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaIpcGetMemHandle(cudaIpcMemHandle_t* ha
   });
 }
 
-extern "C" FG_IMPL cudaError_t fgimpl_cudaIpcOpenMemHandle(void** devPtr, cudaIpcMemHandle_t handle, unsigned int flags) {
+extern "C" FG_IMPL cudaError_t fgimpl_cudaIpcOpenMemHandle(void** devPtr, cudaIpcMemHandle_t handle,
+                                                           unsigned int flags) {
   return api([&]() -> cudaError_t {
     if (!devPtr || (flags & ~cudaIpcMemLazyEnablePeerAccess)) return cudaErrorInvalidValue;
     fg::Context* ctx = nullptr;
@@ -395,7 +390,8 @@ cudaError_t free_async(void* devPtr, cudaStream_t hStream, bool per_thread) {
   if (!a || a->base != reinterpret_cast<uintptr_t>(devPtr) || !(kDeviceKinds & bit(a->kind)))
     return cudaErrorInvalidValue;
   if (cudaError_t e; captured_free(s, devPtr, &e)) return e;
-  return to_cuda(b.stream_enqueue(s, [devPtr] { (void)be().mem_free(devPtr, kDeviceKinds, fg::ApiOrigin::Runtime, true); }));
+  return to_cuda(
+      b.stream_enqueue(s, [devPtr] { (void)be().mem_free(devPtr, kDeviceKinds, fg::ApiOrigin::Runtime, true); }));
 }
 }  // namespace
 
@@ -543,17 +539,23 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolDestroy(cudaMemPool_t memPool) 
   });
 }
 
-
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolSetAttribute(cudaMemPool_t memPool, cudaMemPoolAttr attr, void* value) {
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolSetAttribute(cudaMemPool_t memPool, cudaMemPoolAttr attr,
+                                                              void* value) {
   return api([&]() -> cudaError_t {
     fg::MemPool* p = nullptr;
     if (cudaError_t e = valid_pool(memPool, &p); e != cudaSuccess) return e;
     if (!value) return cudaErrorInvalidValue;
     std::lock_guard lock(p->mu);
     switch (attr) {
-      case cudaMemPoolReuseFollowEventDependencies: p->reuse_follow_event = *static_cast<int*>(value) != 0; return cudaSuccess;
-      case cudaMemPoolReuseAllowOpportunistic: p->reuse_allow_opportunistic = *static_cast<int*>(value) != 0; return cudaSuccess;
-      case cudaMemPoolReuseAllowInternalDependencies: p->reuse_allow_internal = *static_cast<int*>(value) != 0; return cudaSuccess;
+      case cudaMemPoolReuseFollowEventDependencies:
+        p->reuse_follow_event = *static_cast<int*>(value) != 0;
+        return cudaSuccess;
+      case cudaMemPoolReuseAllowOpportunistic:
+        p->reuse_allow_opportunistic = *static_cast<int*>(value) != 0;
+        return cudaSuccess;
+      case cudaMemPoolReuseAllowInternalDependencies:
+        p->reuse_allow_internal = *static_cast<int*>(value) != 0;
+        return cudaSuccess;
       case cudaMemPoolAttrReleaseThreshold:
         p->release_threshold = *static_cast<uint64_t*>(value);
         p->reserved_current = std::max(p->used_current, std::min(p->reserved_current, p->release_threshold));
@@ -572,16 +574,23 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolSetAttribute(cudaMemPool_t memP
   });
 }
 
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolGetAttribute(cudaMemPool_t memPool, cudaMemPoolAttr attr, void* value) {
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolGetAttribute(cudaMemPool_t memPool, cudaMemPoolAttr attr,
+                                                              void* value) {
   return api([&]() -> cudaError_t {
     fg::MemPool* p = nullptr;
     if (cudaError_t e = valid_pool(memPool, &p); e != cudaSuccess) return e;
     if (!value) return cudaErrorInvalidValue;
     std::lock_guard lock(p->mu);
     switch (attr) {
-      case cudaMemPoolReuseFollowEventDependencies: *static_cast<int*>(value) = p->reuse_follow_event; return cudaSuccess;
-      case cudaMemPoolReuseAllowOpportunistic: *static_cast<int*>(value) = p->reuse_allow_opportunistic; return cudaSuccess;
-      case cudaMemPoolReuseAllowInternalDependencies: *static_cast<int*>(value) = p->reuse_allow_internal; return cudaSuccess;
+      case cudaMemPoolReuseFollowEventDependencies:
+        *static_cast<int*>(value) = p->reuse_follow_event;
+        return cudaSuccess;
+      case cudaMemPoolReuseAllowOpportunistic:
+        *static_cast<int*>(value) = p->reuse_allow_opportunistic;
+        return cudaSuccess;
+      case cudaMemPoolReuseAllowInternalDependencies:
+        *static_cast<int*>(value) = p->reuse_allow_internal;
+        return cudaSuccess;
       case cudaMemPoolAttrReleaseThreshold: *static_cast<uint64_t*>(value) = p->release_threshold; return cudaSuccess;
       case cudaMemPoolAttrReservedMemCurrent: *static_cast<uint64_t*>(value) = p->reserved_current; return cudaSuccess;
       case cudaMemPoolAttrReservedMemHigh: *static_cast<uint64_t*>(value) = p->reserved_high; return cudaSuccess;

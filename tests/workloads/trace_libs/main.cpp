@@ -20,7 +20,6 @@ int main(int argc, char** argv) {
   std::puts("trace_libs done");
   std::fflush(stdout);
   if (argc > 1 && std::strcmp(argv[1], "hold") == 0)
-    while (std::getchar() != EOF) {
-    }
+    while (std::getchar() != EOF) {}
   return 0;
 }
