@@ -98,8 +98,11 @@ def prog_ids(pid):
 
 def interleaved(env, libs):
     """One run of the interleaved workload: ns per pair, by library copy."""
-    out = subprocess.run([os.path.join(BIN, "bench_trace_interleaved"), str(BLOCK), str(TURNS)] + libs, env=env,
-                         check=True, capture_output=True, text=True).stdout
+    p = subprocess.run([os.path.join(BIN, "bench_trace_interleaved"), str(BLOCK), str(TURNS)] + libs, env=env,
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"bench_trace_interleaved exited with {p.returncode}:\n{p.stderr}")
+    out = p.stdout
     return {line.split(" ns_per_pair=")[0]: float(line.split(" ns_per_pair=")[1]) for line in out.splitlines()}
 
 

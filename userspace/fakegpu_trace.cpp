@@ -5,7 +5,7 @@
 #include "collector/collector.h"
 #include "collector/errors.h"
 #include "collector/ring_reader.h"
-#include "collector/tracer.h"
+#include "session/session.h"
 #include "core/render.h"
 #include "server/server.h"
 

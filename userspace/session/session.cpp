@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "collector/tracer.h"
+#include "session/session.h"
 
 #include "collector/baseline.h"
 #include "collector/collector.h"
