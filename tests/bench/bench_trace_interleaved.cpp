@@ -14,6 +14,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 #include <vector>
 
 namespace {
@@ -56,6 +58,14 @@ bool read_all(int fd, void* p, size_t n) {
 // _exit(): the backend's exit handlers give its slot in the shared device ledger back.
 [[noreturn]] void run_copy(int index, int copies, const char* lib, long block, long turns, int token_in, int token_out,
                            int results) {
+  // Each copy books into a ledger of its own (FAKEGPU_LEDGER + "." + the copy's file name, the
+  // same whatever the turn order): copies of two builds may use two ledger formats, and no
+  // copy's books are another's business.
+  if (const char* ledger = std::getenv("FAKEGPU_LEDGER"); ledger && *ledger) {
+    const char* slash = std::strrchr(lib, '/');
+    const std::string own = std::string(ledger) + "." + (slash ? slash + 1 : lib);
+    ::setenv("FAKEGPU_LEDGER", own.c_str(), 1);
+  }
   void* h = ::dlopen(lib, RTLD_NOW | RTLD_LOCAL);
   if (h == nullptr) {
     std::fprintf(stderr, "bench_trace_interleaved: %s\n", ::dlerror());
