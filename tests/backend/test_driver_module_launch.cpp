@@ -194,6 +194,12 @@ TEST_CASE("driver: module images: file, options, fat binary, cubin", "[driver]")
   CU_EQ(CUDA_ERROR_INVALID_PTX, CU(cuModuleLoadData)(&m, ".target sm_80\n.version 7.8\n"));
   CU_EQ(CUDA_ERROR_INVALID_PTX, CU(cuModuleLoadData)(&m, ".version 7.8\n.address_size 64\n"));
   CU_EQ(CUDA_ERROR_INVALID_PTX, CU(cuModuleLoadData)(&m, ".version 7.8\n.target sm_80\n.entry k() {\n"));
+  // Comments, a block comment before .version and braces inside a file name are PTX.
+  CU_OK(CU(cuModuleLoadData)(&m,
+                             "/* made by hand */ .version 7.8\n.target sm_70 // the oldest\n.address_size 64\n"
+                             ".file 1 \"odd{name.cu\"\n.visible .entry k()\n{\n ret;\n}\n"));
+  CU_OK(CU(cuModuleGetFunction)(&f, m, "k"));
+  CU_OK(CU(cuModuleUnload)(m));
   // An ELF cubin's kernels are read from its symbols: this header-only one (EM_CUDA) has none.
   elf[0x12] = 190;  // EM_CUDA
   elf[0x3a] = 64;   // section header size

@@ -126,17 +126,18 @@ TEST_CASE("launches through both ABIs are validated", "[runtime]") {
   CHECK(r.__cudaLaunchKernel(reinterpret_cast<cudaKernel_t>(&stub_unknown), dim3{1, 1, 1}, dim3{1, 1, 1}, args, 0,
                              nullptr) == cudaErrorInvalidDeviceFunction);
 
-  // Geometry.
+  // Geometry outside the device's limits: cudaErrorInvalidValue, as NVIDIA's runtime 13 answers
+  // on a real H200 (tests/clients/golden/h200.rt.facts).
   const auto bad = [&](dim3 g, dim3 b) { return r.cudaLaunchKernel(&stub_legacy, g, b, args, 0, nullptr); };
-  CHECK(bad(dim3{1, 1, 1}, dim3{1025, 1, 1}) == cudaErrorInvalidConfiguration);
-  CHECK(bad(dim3{1, 1, 1}, dim3{32, 32, 2}) == cudaErrorInvalidConfiguration);  // 2048 threads
-  CHECK(bad(dim3{1, 1, 1}, dim3{1, 1, 65}) == cudaErrorInvalidConfiguration);   // z limit 64
-  CHECK(bad(dim3{0, 1, 1}, dim3{1, 1, 1}) == cudaErrorInvalidConfiguration);
-  CHECK(bad(dim3{1, 1, 1}, dim3{0, 1, 1}) == cudaErrorInvalidConfiguration);
-  CHECK(bad(dim3{1, 65536, 1}, dim3{1, 1, 1}) == cudaErrorInvalidConfiguration);
+  CHECK(bad(dim3{1, 1, 1}, dim3{1025, 1, 1}) == cudaErrorInvalidValue);
+  CHECK(bad(dim3{1, 1, 1}, dim3{32, 32, 2}) == cudaErrorInvalidValue);  // 2048 threads
+  CHECK(bad(dim3{1, 1, 1}, dim3{1, 1, 65}) == cudaErrorInvalidValue);   // z limit 64
+  CHECK(bad(dim3{0, 1, 1}, dim3{1, 1, 1}) == cudaErrorInvalidValue);
+  CHECK(bad(dim3{1, 1, 1}, dim3{0, 1, 1}) == cudaErrorInvalidValue);
+  CHECK(bad(dim3{1, 65536, 1}, dim3{1, 1, 1}) == cudaErrorInvalidValue);
   CHECK(bad(dim3{2147483647u, 65535, 65535}, dim3{1024, 1, 1}) == cudaSuccess);  // the largest grid
-  CHECK(r.cudaGetLastError() == cudaErrorInvalidConfiguration);
-  CHECK(launch13(&stub_cuda13, dim3{1, 1, 1}, dim3{2048, 1, 1}, 0, nullptr) == cudaErrorInvalidConfiguration);
+  CHECK(r.cudaGetLastError() == cudaErrorInvalidValue);
+  CHECK(launch13(&stub_cuda13, dim3{1, 1, 1}, dim3{2048, 1, 1}, 0, nullptr) == cudaErrorInvalidValue);
 
   // Dynamic shared memory: 48 KiB unless the function opts in.
   CHECK(r.cudaLaunchKernel(&stub_legacy, dim3{1, 1, 1}, dim3{32, 1, 1}, args, 49152, nullptr) == cudaSuccess);
@@ -281,8 +282,7 @@ TEST_CASE("runtime child: launch report", "[.runtime-child]") {
   CHECK(launch13(&stub_cuda13, dim3{1, 1, 1}, dim3{1, 1, 1}, 0, nullptr, true) == cudaSuccess);
   CHECK(launch13(&stub_cuda13, dim3{1, 1, 1}, dim3{1, 1, 1}, 0, cudaStreamPerThread) == cudaSuccess);
   // Rejected launches are not recorded.
-  CHECK(r.cudaLaunchKernel(&stub_legacy, dim3{1, 1, 1}, dim3{4096, 1, 1}, args, 0, nullptr) ==
-        cudaErrorInvalidConfiguration);
+  CHECK(r.cudaLaunchKernel(&stub_legacy, dim3{1, 1, 1}, dim3{4096, 1, 1}, args, 0, nullptr) == cudaErrorInvalidValue);
   CHECK(r.cudaDeviceSynchronize() == cudaSuccess);
 }
 

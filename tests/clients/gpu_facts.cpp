@@ -13,6 +13,7 @@
 //   gpu_facts              all sections
 //   gpu_facts --only KEY   one case, in this process (to debug it)
 #include <cuda.h>
+#include "facts_harness.h"
 #include <fakegpu/nvml_types.h>
 
 #include <csignal>
@@ -29,6 +30,8 @@
 #include <vector>
 
 using namespace fgapi;
+using facts::Case;
+using facts::fact;
 
 namespace {
 
@@ -138,11 +141,6 @@ std::string err(CUresult r) {
   return n;
 }
 
-void fact(const std::string& key, const std::string& value) {
-  std::printf("%s=%s\n", key.c_str(), value.c_str());
-  std::fflush(stdout);
-}
-
 // "value" when the call succeeded, else the error name. `v` is taken by reference so that it
 // is read after the call in the same argument list has written it.
 template <typename T>
@@ -189,12 +187,6 @@ const char* kPtx = R"(
   ret;
 }
 )";
-
-struct Case {
-  const char* key;
-  std::function<std::string()> run;
-  bool isolated = false;  // leaves the context unusable: the next case gets a fresh process
-};
 
 CUmodule g_mod = nullptr;
 CUfunction g_fn = nullptr;
@@ -866,7 +858,8 @@ std::vector<Case> driver_cases() {
       [] {
         p_cuCtxSetCurrent(nullptr);
         CUdeviceptr p = 0;
-        return err(p_cuMemAlloc_v2(&p, 16)) + ",sync:" + err(p_cuCtxSynchronize());
+        const CUresult r = p_cuMemAlloc_v2(&p, 16);
+        return err(r) + ",sync:" + err(p_cuCtxSynchronize());
       },
       true);
   return c;
@@ -935,9 +928,9 @@ void print_device_facts() {
   }
 }
 
-// Runs `cases` from `first` on in this (fresh) process; the parent reads the lines.
-[[noreturn]] void run_cases_child(const std::vector<Case>& cases, size_t first, int out_fd) {
-  dup2(out_fd, STDOUT_FILENO);
+// Sets up a fresh child for the driver cases: device 0's primary context current, the module
+// loaded again for a child that starts after module_load.ptx.
+bool driver_setup(size_t first) {
   CUresult r = p_cuInit(0);
   CUdevice dev = 0;
   CUcontext ctx = nullptr;
@@ -946,101 +939,13 @@ void print_device_facts() {
   if (r == CUDA_SUCCESS) r = p_cuCtxSetCurrent(ctx);
   if (r != CUDA_SUCCESS) {
     std::fprintf(stderr, "gpu_facts: driver set-up failed: %s\n", err(r).c_str());
-    _exit(3);
+    return false;
   }
   if (first == 0) print_device_facts();
-  // Cases after the module is loaded need it: a restarted child loads it again quietly.
   if (first > 0 && !g_mod) {
     if (p_cuModuleLoadData(&g_mod, kPtx) == CUDA_SUCCESS) p_cuModuleGetFunction(&g_fn, g_mod, "write_tid");
   }
-  for (size_t i = first; i < cases.size(); ++i) {
-    std::printf("@%zu\n", i);  // the case now running, for the parent
-    std::fflush(stdout);
-    fact("case." + std::string(cases[i].key), cases[i].run());
-    if (cases[i].isolated) _exit(10);  // restart with a clean context
-  }
-  _exit(0);
-}
-
-const char* signame(int s) {
-  switch (s) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGKILL: return "SIGKILL";
-    default: return "signal";
-  }
-}
-
-// The parent: starts a child, relays its fact lines, restarts it after the case that ended it.
-int run_driver_cases() {
-  std::vector<Case> cases = driver_cases();
-  size_t next = 0;
-  while (next < cases.size() || next == 0) {
-    int fds[2];
-    if (pipe(fds) != 0) return 2;
-    std::fflush(stdout);  // else the child inherits and re-sends what is still buffered
-    pid_t pid = fork();
-    if (pid == 0) {
-      close(fds[0]);
-      run_cases_child(cases, next, fds[1]);
-    }
-    close(fds[1]);
-    long running = -1;
-    std::string buf;
-    char chunk[4096];
-    bool timed_out = false;
-    for (;;) {
-      pollfd p{fds[0], POLLIN, 0};
-      int pr = poll(&p, 1, 20000);
-      if (pr == 0) {
-        timed_out = true;
-        kill(pid, SIGKILL);
-        break;
-      }
-      ssize_t n = read(fds[0], chunk, sizeof chunk);
-      if (n <= 0) break;
-      buf.append(chunk, static_cast<size_t>(n));
-      size_t nl;
-      while ((nl = buf.find('\n')) != std::string::npos) {
-        std::string line = buf.substr(0, nl);
-        buf.erase(0, nl + 1);
-        if (!line.empty() && line[0] == '@') {
-          running = std::atol(line.c_str() + 1);
-        } else {
-          std::printf("%s\n", line.c_str());
-          if (line.rfind("case.", 0) == 0) running = -1;
-        }
-      }
-    }
-    close(fds[0]);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    std::fflush(stdout);
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return 0;
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 3) return 1;
-    if (running >= 0) {
-      // The case that was running when the child ended is the one that ended it.
-      std::string what = timed_out         ? "hang"
-                         : WIFSIGNALED(st) ? std::string("crash:") + signame(WTERMSIG(st))
-                                           : "exit:" + std::to_string(WEXITSTATUS(st));
-      std::printf("case.%s=%s\n", cases[static_cast<size_t>(running)].key, what.c_str());
-      next = static_cast<size_t>(running) + 1;
-    } else {
-      // An isolated case finished: continue after the last one printed.
-      size_t done = next;
-      for (size_t i = next; i < cases.size(); ++i)
-        if (cases[i].isolated) {
-          done = i + 1;
-          break;
-        }
-      if (done == next) return 1;
-      next = done;
-    }
-  }
-  return 0;
+  return true;
 }
 
 // ---- NVML ----------------------------------------------------------------------------------
@@ -1212,8 +1117,8 @@ void print_nvml_facts() {
   fact("nvml.encoder_capacity.h264", nv_val(nvmlDeviceGetEncoderCapacity(d, 0, &cap), cap));
   NV(nvmlDeviceGetComputeRunningProcesses_v3, nvmlDevice_t, unsigned*, void*);
   unsigned np = 0;
-  fact("nvml.compute_processes.query_null",
-       nverr(nvmlDeviceGetComputeRunningProcesses_v3(d, &np, nullptr)) + ",count=" + std::to_string(np));
+  r = nvmlDeviceGetComputeRunningProcesses_v3(d, &np, nullptr);  // before np is read
+  fact("nvml.compute_processes.query_null", nverr(r) + ",count=" + std::to_string(np));
   NV(nvmlDeviceGetNvLinkState, nvmlDevice_t, unsigned, int*);
   std::string links;
   for (unsigned l = 0; l < 20; ++l) {
@@ -1271,5 +1176,5 @@ int main(int argc, char** argv) {
   waitpid(pid, &st, 0);
   if (!WIFEXITED(st)) std::printf("nvml=crash\n");
   std::fflush(stdout);
-  return run_driver_cases();
+  return facts::run_cases(driver_cases(), driver_setup);
 }

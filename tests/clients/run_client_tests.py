@@ -214,7 +214,7 @@ def case(fn):
 
 # The programs nvcc builds twice (CMakeLists.txt): NAME with -cudart shared, NAME_static with
 # nvcc's default, NVIDIA's static runtime, which reaches the fake only through the driver.
-NVCC_PROGRAMS = {"devquery", "vectoradd", "streams", "streams_ptds", "memory"}
+NVCC_PROGRAMS = {"devquery", "vectoradd", "streams", "streams_ptds", "memory", "rt_facts"}
 
 
 def nvcc_case(fn):
@@ -320,11 +320,9 @@ def vectoradd(c):
     rep = os.path.join(c.tmp, "report.json")
     got = c.facts([c.program("vectoradd")], c.env(report=rep))
     n = 1 << 16
-    # NVIDIA's runtime turns the driver's CUDA_ERROR_INVALID_VALUE for a launch outside the
-    # device's limits into cudaErrorInvalidValue. Which CUresult a real driver gives there
-    # (and so whether NVIDIA's runtime says cudaErrorInvalidConfiguration, as the fake's
-    # runtime does) has not been compared on a GPU.
-    bad_launch = "cudaErrorInvalidConfiguration" if c.cudart == "shared" else "cudaErrorInvalidValue"
+    # A launch outside the device's limits: cudaErrorInvalidValue from either runtime, as
+    # NVIDIA's runtime answers on a real H200 (golden/h200.rt.facts).
+    bad_launch = "cudaErrorInvalidValue"
     c.check.facts("vectoradd", got, {
         "launch_vadd": "cudaSuccess", "launch_fill0": "cudaSuccess", "launch_fill1": "cudaSuccess",
         "launch_fill2": "cudaSuccess",
@@ -1365,12 +1363,13 @@ def read_divergences(path):
     return out
 
 
-def compare_with_real(c, profile, golden_name):
-    """Runs gpu_facts on one fake device of `profile` and holds every answer to what the real
-    GPU gave (golden/NAME.facts), except those listed with a reason in golden/NAME.fake."""
+def compare_with_real(c, profile, golden_name, program="gpu_facts"):
+    """Runs `program` (gpu_facts or rt_facts) on one fake device of `profile` and holds every
+    answer to what the real GPU gave (golden/NAME.facts), except those listed with a reason
+    in golden/NAME.fake."""
     real = read_facts(os.path.join(GOLDEN, golden_name + ".facts"))
     diverge = read_divergences(os.path.join(GOLDEN, golden_name + ".fake"))
-    fake = c.facts([c.program("gpu_facts")], c.env(FAKEGPU_DEVICES=profile))
+    fake = c.facts([c.program(program)], c.env(FAKEGPU_DEVICES=profile))
     c.check.eq("keys only the real GPU answered", sorted(set(real) - set(fake)), [])
     c.check.eq("keys only the fake answered", sorted(set(fake) - set(real)), [])
     for k, v in real.items():
@@ -1393,6 +1392,15 @@ def real_gpu_h200(c):
     input, as a real H200 (driver 580.159) answered them: the fake's h200 profile gives the
     same, except where golden/h200.fake lists a difference with its reason."""
     compare_with_real(c, "h200", "h200")
+
+
+@nvcc_case
+def real_gpu_h200_runtime(c):
+    """The CUDA Runtime's answers to ordinary and bad input (codes, sticky and last errors,
+    pitches, limits, occupancy, launch configuration), as NVIDIA's runtime on a real H200
+    answered them: the fake's runtime and NVIDIA's over the fake driver give the same, except
+    where golden/h200.rt.fake lists a difference with its reason."""
+    compare_with_real(c, "h200", "h200.rt", program="rt_facts")
 
 
 # ---- main ----------------------------------------------------------------------------------------------

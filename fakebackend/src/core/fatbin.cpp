@@ -311,6 +311,13 @@ bool ptx_top_level_ok(std::string_view v) {
       continue;
     }
     if (c == ' ' || c == '\t' || c == '\r') continue;
+    if (c == '"') {  // a string (a .file name, a .pragma): no brace in it counts
+      const size_t end = v.find('"', i + 1);
+      if (end == std::string_view::npos) return false;
+      i = end;
+      line_start = false;
+      continue;
+    }
     if (line_start && braces == 0 && parens == 0 && c != '.' && c != '{' && c != '}' && c != '(' && c != ')' &&
         c != ';' && c != ',')
       return false;
@@ -334,6 +341,9 @@ Code ptx_code(std::string_view text, int cc) {
     } else if (text.substr(first, 2) == "//") {
       first = text.find('\n', first);
       if (first == std::string_view::npos) first = text.size();
+    } else if (text.substr(first, 2) == "/*") {
+      first = text.find("*/", first + 2);
+      first = first == std::string_view::npos ? text.size() : first + 2;
     } else {
       break;
     }
@@ -362,6 +372,31 @@ std::vector<Variable> variables(const Code& code) {
   return cubin_variables(code);
 }
 
+namespace {
+// The entry a device of compute capability cc runs: SASS of its major at or below cc (the
+// newest), else the newest PTX at or below cc; null when none fits.
+const Entry* best_entry(const std::vector<Entry>& all, int cc) {
+  const Entry* best = nullptr;
+  for (const Entry& e : all)
+    if (e.kind == kKindElf && e.arch / 10 == cc / 10 && e.arch <= cc && (!best || e.arch > best->arch)) best = &e;
+  if (!best)
+    for (const Entry& e : all)
+      if (e.kind == kKindPtx && e.arch <= cc && (!best || e.arch > best->arch)) best = &e;
+  return best;
+}
+}  // namespace
+
+int ptx_arch(const void* image, int cc) noexcept {
+  try {
+    if (!image || rd<uint32_t>(static_cast<const unsigned char*>(image)) == kElfMagic) return 0;
+    const std::vector<Entry> all = entries(image);
+    const Entry* best = best_entry(all, cc);
+    return best && best->kind == kKindPtx ? best->arch : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
 Code select_code(const void* image, int cc) {
   Code code;
   code.refusal = Status::InvalidImage;
@@ -376,12 +411,7 @@ Code select_code(const void* image, int cc) {
       return code;
     }
     const std::vector<Entry> all = entries(image);
-    const Entry* best = nullptr;
-    for (const Entry& e : all)  // SASS runs on the same major, same or later minor
-      if (e.kind == kKindElf && e.arch / 10 == cc / 10 && e.arch <= cc && (!best || e.arch > best->arch)) best = &e;
-    if (!best)
-      for (const Entry& e : all)
-        if (e.kind == kKindPtx && e.arch <= cc && (!best || e.arch > best->arch)) best = &e;
+    const Entry* best = best_entry(all, cc);
     const uint32_t magic = rd<uint32_t>(p);
     if (!best) {  // a fat binary with nothing for this device (or no entry at all)
       if (magic == kFatbinMagic || magic == kWrapperMagic) code.refusal = Status::NoBinaryForGpu;

@@ -36,6 +36,11 @@ struct Code {
 // decompressed. Kind::None when nothing fits or nothing can be read.
 Code select_code(const void* image, int cc);
 
+// The architecture of the PTX a device of compute capability `cc` compiles from `image` (as
+// select_code chooses: no cubin of its major at or below cc, then the newest PTX at or below
+// cc); 0 when it runs a cubin or nothing fits. Reads the entries' headers only.
+int ptx_arch(const void* image, int cc) noexcept;
+
 // PTX text as code (for a module loaded from PTX), checked as far as the driver's JIT would
 // refuse it before compiling: a ".version" first, a ".target sm_XY" the device of compute
 // capability `cc` can run (XY <= cc), and only directives outside function bodies and

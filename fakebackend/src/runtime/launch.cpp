@@ -6,11 +6,13 @@
 // function attributes and occupancy.
 //
 // Kernels are not executed: a launch is validated like the real one (unknown function →
-// cudaErrorInvalidDeviceFunction, bad geometry → cudaErrorInvalidConfiguration, too much
-// dynamic shared memory → cudaErrorInvalidValue) and recorded by name in stream order.
+// cudaErrorInvalidDeviceFunction; a grid or block outside the device's limits and too much
+// dynamic shared memory → cudaErrorInvalidValue, as NVIDIA's runtime 13 answers on a real
+// H200, tests/clients/golden/h200.rt.facts) and recorded by name in stream order.
 #include "runtime/common.h"
 
 #include "core/device_model.h"
+#include "core/fatbin.h"
 
 #include <algorithm>
 #include <mutex>
@@ -93,14 +95,14 @@ Geometry geometry(dim3 g, dim3 b) { return {{g.x, g.y, g.z}, {b.x, b.y, b.z}}; }
 cudaError_t validate(const fg::Function* f, const Geometry& g, size_t shmem, const fg::Device* dev) {
   const auto& a = dev->model.attributes;
   for (int i = 0; i < 3; ++i)
-    if (g.grid[i] == 0 || g.block[i] == 0) return cudaErrorInvalidConfiguration;
+    if (g.grid[i] == 0 || g.block[i] == 0) return cudaErrorInvalidValue;
   const uint64_t threads = uint64_t{g.block[0]} * g.block[1] * g.block[2];
   const uint64_t max_threads = static_cast<uint64_t>(
       std::min(a[attr::MAX_THREADS_PER_BLOCK], f->max_threads_per_block));
-  if (threads > max_threads) return cudaErrorInvalidConfiguration;
+  if (threads > max_threads) return cudaErrorInvalidValue;
   for (int i = 0; i < 3; ++i) {
-    if (g.block[i] > static_cast<unsigned>(a[attr::MAX_BLOCK_DIM_X + i])) return cudaErrorInvalidConfiguration;
-    if (g.grid[i] > static_cast<unsigned>(a[attr::MAX_GRID_DIM_X + i])) return cudaErrorInvalidConfiguration;
+    if (g.block[i] > static_cast<unsigned>(a[attr::MAX_BLOCK_DIM_X + i])) return cudaErrorInvalidValue;
+    if (g.grid[i] > static_cast<unsigned>(a[attr::MAX_GRID_DIM_X + i])) return cudaErrorInvalidValue;
   }
   // Dynamic shared memory beyond what the function allows (48 KiB unless raised with
   // cudaFuncAttributeMaxDynamicSharedMemorySize) is an invalid argument.
@@ -114,7 +116,7 @@ cudaError_t launch(fg::Function* f, dim3 grid, dim3 block, size_t shmem, cudaStr
   const Geometry g = geometry(grid, block);
   if (cudaError_t e = validate(f, g, shmem, s->ctx->dev); e != cudaSuccess) return e;
   fg::Status st = be().launch(f, g.grid, g.block, shmem, s);
-  if (st == fg::Status::NotSupported || st == fg::Status::InvalidValue) return cudaErrorInvalidConfiguration;
+  if (st == fg::Status::NotSupported) return cudaErrorInvalidValue;
   return to_cuda(st);
 }
 
@@ -403,8 +405,10 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaFuncGetName(const char** name, const v
 }
 
 // The kernels are never compiled here, so resource use is what the core assumes for every
-// function (32 registers, no static shared/constant/local memory); the PTX and binary
-// versions are the current device's compute capability.
+// function (32 registers, no static shared/constant/local memory). The binary version is the
+// current device's compute capability; the PTX version is that of the PTX the device would
+// compile when the fat binary holds no cubin it runs (as a real H200 reports 75 for a kernel
+// built for sm_75), else the device's.
 extern "C" FG_IMPL cudaError_t fgimpl_cudaFuncGetAttributes(cudaFuncAttributes* out, const void* func) {
   return api([&]() -> cudaError_t {
     if (!out) return cudaErrorInvalidValue;
@@ -419,8 +423,9 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaFuncGetAttributes(cudaFuncAttributes* 
     out->localSizeBytes = static_cast<size_t>(f->local_size_bytes);
     out->maxThreadsPerBlock = std::min(f->max_threads_per_block, a[attr::MAX_THREADS_PER_BLOCK]);
     out->numRegs = f->num_regs;
-    out->ptxVersion = a[attr::COMPUTE_CAPABILITY_MAJOR] * 10 + a[attr::COMPUTE_CAPABILITY_MINOR];
-    out->binaryVersion = out->ptxVersion;
+    out->binaryVersion = a[attr::COMPUTE_CAPABILITY_MAJOR] * 10 + a[attr::COMPUTE_CAPABILITY_MINOR];
+    const int ptx = f->module && f->module->image ? fg::fatbin::ptx_arch(f->module->image, out->binaryVersion) : 0;
+    out->ptxVersion = ptx ? ptx : out->binaryVersion;
     out->cacheModeCA = 0;
     out->maxDynamicSharedSizeBytes = f->max_dynamic_shared;
     out->preferredShmemCarveout = f->preferred_carveout;
