@@ -112,6 +112,7 @@ F sym(void* lib, const char* name) {
   X(cuLaunchKernel, CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, \
     void**, void**)                                                                                             \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor, int*, CUfunction, int, size_t)                                 \
+  X(cuOccupancyAvailableDynamicSMemPerBlock, size_t*, CUfunction, int, int)                                     \
   X(cuOccupancyMaxPotentialBlockSize, int*, int*, CUfunction, CUoccupancyB2DSize, size_t, int)                  \
   X(cuGetErrorName, CUresult, const char**)                                                                     \
   X(cuGetExportTable, const void**, const CUuuid*)                                                              \
@@ -791,6 +792,20 @@ std::vector<Case> driver_cases() {
     int n = 0;
     s += ",256+64KiB:" + val_or(p_cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, g_fn, 256, 64 * 1024), n);
     return s;
+  });
+  add("occupancy.available_dynamic_smem", [] {
+    std::string s;
+    for (auto [blocks, threads] : {std::pair{1, 32}, {2, 128}, {4, 256}, {64, 1024}}) {
+      size_t n = 0;
+      const CUresult r = p_cuOccupancyAvailableDynamicSMemPerBlock(&n, g_fn, blocks, threads);
+      s += std::string(s.empty() ? "" : ",") + std::to_string(blocks) + "x" + std::to_string(threads) + ":" +
+           val_or(r, n);
+    }
+    return s;
+  });
+  add("mem_free_async.null", [] {
+    const CUresult r = p_cuMemFreeAsync(0, nullptr);
+    return err(r);
   });
   add("occupancy.max_potential_block_size", [] {
     int grid = 0, block = 0;

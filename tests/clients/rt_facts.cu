@@ -364,6 +364,21 @@ std::vector<Case> runtime_cases() {
     const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, dyn_shared, 256, 64 * 1024);
     return s + ",256+64KiB:" + val_or(e, n);
   });
+  add("occupancy.available_dynamic_smem", [] {
+    std::string s;
+    for (auto [blocks, threads] : {std::pair{1, 32}, {2, 128}, {4, 256}, {64, 1024}}) {
+      size_t n = 0;
+      const cudaError_t e = cudaOccupancyAvailableDynamicSMemPerBlock(&n, dyn_shared, blocks, threads);
+      s += std::string(s.empty() ? "" : ",") + std::to_string(blocks) + "x" + std::to_string(threads) + ":" +
+           val_or(e, n);
+    }
+    return s;
+  });
+  add("occupancy.max_potential_block_size", [] {
+    int grid = 0, block = 0;
+    const cudaError_t e = cudaOccupancyMaxPotentialBlockSize(&grid, &block, dyn_shared, 0, 0);
+    return e == cudaSuccess ? std::to_string(grid) + "," + std::to_string(block) : err(e);
+  });
   add("launch.ok_1024", [] { return launch(dim3(1), dim3(1024), 0); });
   add("launch.block_1025", [] { return launch(dim3(1), dim3(1025), 0); });
   add("launch.block_z_65", [] { return launch(dim3(1), dim3(1, 1, 65), 0); });

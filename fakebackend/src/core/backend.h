@@ -453,7 +453,28 @@ class Backend {
   Status module_get_global(Module* m, const char* name, void** dptr, size_t* bytes);
   // Every kernel the module is known to define (its entry_names), as functions.
   Status module_functions(Module* m, std::vector<Function*>* out);
-  // Records a launch (validated geometry); kernels are not executed.
+  // The launch-configuration rule of every launch path (both APIs' launches and kernel
+  // nodes): each grid and block dimension at least 1 and within the device's limits, the
+  // block's threads within the device's and the function's maximum, the dynamic shared memory
+  // within what the function allows (48 KiB unless raised with cu/cudaFuncSetAttribute).
+  // InvalidValue otherwise: both APIs answer invalid value there, as a real H200 does.
+  static Status check_launch(const Function* f, const Device* dev, const unsigned grid[3], const unsigned block[3],
+                             size_t shmem) noexcept;
+  // Occupancy, the CUDA occupancy calculator's rules over the device model's limits (one
+  // formula for both APIs): resident blocks of `f` per SM at `block` threads and `dyn_smem`
+  // bytes of dynamic shared memory, bounded by the block limit, by warps, by registers
+  // (allocated per warp in units of 256) and by shared memory (static + dynamic + the
+  // per-block reservation, in 128-byte units); 0 when the block cannot run at all.
+  static int blocks_per_sm(const Function* f, const Device* dev, int block, size_t dyn_smem) noexcept;
+  // Whether a block of `threads` threads gets the registers `f` needs (else the launch is
+  // out of resources).
+  static bool registers_fit(const Function* f, const Device* dev, uint64_t threads) noexcept;
+  // The most dynamic shared memory per block that still lets `blocks` blocks of `block`
+  // threads reside on one SM, at most what the function allows (as a real H200 answers in
+  // both APIs); InvalidValue when they cannot reside even without any.
+  static Status available_dynamic_smem(const Function* f, const Device* dev, int blocks, int block,
+                                       size_t* out) noexcept;
+  // Records a launch (its configuration checked with check_launch); kernels are not executed.
   Status launch(Function* f, const unsigned grid[3], const unsigned block[3], size_t shmem, Stream* s);
   std::vector<LaunchRecord> launches();
 

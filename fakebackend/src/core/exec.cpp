@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Backend: streams, events, modules, kernels and launches.
 #include "core/backend.h"
+#include "core/device_model.h"
 #include "core/usdt.h"
 
 #include "common/log.h"
@@ -8,6 +9,7 @@
 #include "core/fatbin.h"
 #include "core/graph.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace fg {
@@ -542,18 +544,77 @@ LaunchBook& launch_book() {
 }
 }  // namespace
 
+Status Backend::check_launch(const Function* f, const Device* dev, const unsigned grid[3], const unsigned block[3],
+                             size_t shmem) noexcept {
+  const auto& a = dev->model.attributes;
+  for (int i = 0; i < 3; ++i) {
+    if (grid[i] == 0 || block[i] == 0) return Status::InvalidValue;
+    if (block[i] > static_cast<unsigned>(a[attr::MAX_BLOCK_DIM_X + i])) return Status::InvalidValue;
+    if (grid[i] > static_cast<unsigned>(a[attr::MAX_GRID_DIM_X + i])) return Status::InvalidValue;
+  }
+  const uint64_t threads = uint64_t{block[0]} * block[1] * block[2];
+  if (threads > static_cast<uint64_t>(std::min(a[attr::MAX_THREADS_PER_BLOCK], f->max_threads_per_block)))
+    return Status::InvalidValue;
+  if (shmem > static_cast<size_t>(std::max(f->max_dynamic_shared, 0))) return Status::InvalidValue;
+  return Status::Ok;
+}
+
+namespace {
+constexpr int kRegisterUnit = 256;  // registers are allocated per warp in units of 256
+constexpr size_t kSmemUnit = 128;   // shared memory allocation granularity per block
+
+template <class T>
+T round_up(T v, T unit) {
+  return (v + unit - 1) / unit * unit;
+}
+}  // namespace
+
+bool Backend::registers_fit(const Function* f, const Device* dev, uint64_t threads) noexcept {
+  const auto& a = dev->model.attributes;
+  if (f->num_regs <= 0) return true;
+  const uint64_t warp = static_cast<uint64_t>(std::max(1, a[attr::WARP_SIZE]));
+  const uint64_t per_warp = static_cast<uint64_t>(round_up(f->num_regs * static_cast<int>(warp), kRegisterUnit));
+  return per_warp * ((threads + warp - 1) / warp) <= static_cast<uint64_t>(a[attr::MAX_REGISTERS_PER_BLOCK]);
+}
+
+int Backend::blocks_per_sm(const Function* f, const Device* dev, int block, size_t dyn_smem) noexcept {
+  const auto& a = dev->model.attributes;
+  if (block <= 0 || block > std::min(f->max_threads_per_block, a[attr::MAX_THREADS_PER_BLOCK])) return 0;
+  if (dyn_smem > static_cast<size_t>(std::max(f->max_dynamic_shared, 0))) return 0;
+  const int warp = std::max(1, a[attr::WARP_SIZE]);
+  const int warps = (block + warp - 1) / warp;
+  int limit = a[attr::MAX_BLOCKS_PER_MULTIPROCESSOR];
+  limit = std::min(limit, a[attr::MAX_THREADS_PER_MULTIPROCESSOR] / warp / warps);
+  if (f->num_regs > 0) {
+    if (!registers_fit(f, dev, static_cast<uint64_t>(block))) return 0;
+    const int regs_per_warp = round_up(f->num_regs * warp, kRegisterUnit);
+    limit = std::min(limit, a[attr::MAX_REGISTERS_PER_MULTIPROCESSOR] / regs_per_warp / warps);
+  }
+  const size_t smem = round_up<size_t>(static_cast<size_t>(f->shared_size_bytes) + dyn_smem +
+                                           static_cast<size_t>(a[attr::RESERVED_SHARED_MEMORY_PER_BLOCK]),
+                                       kSmemUnit);
+  if (smem > 0)
+    limit = std::min<int64_t>(
+        limit, static_cast<int64_t>(a[attr::MAX_SHARED_MEMORY_PER_MULTIPROCESSOR]) / static_cast<int64_t>(smem));
+  return std::max(limit, 0);
+}
+
+Status Backend::available_dynamic_smem(const Function* f, const Device* dev, int blocks, int block,
+                                       size_t* out) noexcept {
+  const auto& a = dev->model.attributes;
+  // Without any dynamic shared memory, can that many blocks be resident at all?
+  if (blocks <= 0 || blocks_per_sm(f, dev, block, 0) < blocks) return Status::InvalidValue;
+  const size_t per_block = static_cast<size_t>(a[attr::MAX_SHARED_MEMORY_PER_MULTIPROCESSOR]) /
+                           static_cast<size_t>(blocks) / kSmemUnit * kSmemUnit;
+  const size_t fixed = static_cast<size_t>(f->shared_size_bytes) +
+                       static_cast<size_t>(a[attr::RESERVED_SHARED_MEMORY_PER_BLOCK]);
+  *out = std::min(per_block > fixed ? per_block - fixed : 0, static_cast<size_t>(std::max(f->max_dynamic_shared, 0)));
+  return Status::Ok;
+}
+
 Status Backend::launch(Function* f, const unsigned grid[3], const unsigned block[3], size_t shmem, Stream* s) {
   if (!f) return Status::InvalidHandle;
-  const uint64_t threads = uint64_t{block[0]} * block[1] * block[2];
-  if (threads == 0 || grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return Status::InvalidValue;
-  const auto& attr = s ? s->ctx->dev->model.attributes : device(0)->model.attributes;
-  // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1, MAX_BLOCK_DIM_X/Y/Z = 2..4,
-  // MAX_GRID_DIM_X/Y/Z = 5..7, MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97.
-  if (threads > static_cast<uint64_t>(attr[1]) || block[0] > static_cast<unsigned>(attr[2]) ||
-      block[1] > static_cast<unsigned>(attr[3]) || block[2] > static_cast<unsigned>(attr[4]) ||
-      grid[0] > static_cast<unsigned>(attr[5]) || grid[1] > static_cast<unsigned>(attr[6]) ||
-      grid[2] > static_cast<unsigned>(attr[7]) || shmem > static_cast<size_t>(attr[97]))
-    return Status::NotSupported;  // the shims map this to the API's invalid-configuration code
+  if (Status st = check_launch(f, s ? s->ctx->dev : device(0), grid, block, shmem); st != Status::Ok) return st;
   // Stream capture (core/graph.h): on a capturing stream the launch becomes a kernel node
   // (recorded each time the graph is launched).
   if (Status st = Status::Ok; graph::intercept_launch(f, grid, block, shmem, s, &st)) return st;

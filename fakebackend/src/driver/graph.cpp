@@ -68,15 +68,7 @@ CUresult kernel_params(Backend& b, CUfunction func, CUkernel kern, const unsigne
   if (!h || function_arg(b, h, &f) != CUDA_SUCCESS) return CUDA_ERROR_INVALID_VALUE;
   Context* ctx = nullptr;
   if (CUresult r = current(b, &ctx)) return r;
-  const auto& a = ctx->dev->model.attributes;
-  for (int i = 0; i < 3; ++i) {
-    if (grid[i] == 0 || block[i] == 0) return CUDA_ERROR_INVALID_VALUE;
-    if (block[i] > static_cast<unsigned>(a[attr::MAX_BLOCK_DIM_X + i])) return CUDA_ERROR_INVALID_VALUE;
-    if (grid[i] > static_cast<unsigned>(a[attr::MAX_GRID_DIM_X + i])) return CUDA_ERROR_INVALID_VALUE;
-  }
-  if (uint64_t{block[0]} * block[1] * block[2] > static_cast<uint64_t>(a[attr::MAX_THREADS_PER_BLOCK]))
-    return CUDA_ERROR_INVALID_VALUE;
-  if (shmem > static_cast<unsigned>(a[attr::MAX_SHARED_MEMORY_PER_BLOCK_OPTIN])) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = to_cu(Backend::check_launch(f, ctx->dev, grid, block, shmem))) return r;
   out->type = gr::NodeType::Kernel;
   out->kernel.f = f;
   out->kernel.handle = h;

@@ -8,10 +8,7 @@
 // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES; a cooperative grid larger than what can be resident at
 // once is CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE.
 //
-// Occupancy uses the CUDA occupancy calculator's rules with the device model's limits:
-// blocks per SM are bounded by the block limit, by warps (threads per SM), by registers
-// (allocated per warp in units of 256) and by shared memory (static + dynamic + the
-// per-block reservation, in 128-byte units).
+// Occupancy is the core's (Backend::blocks_per_sm), the same for the runtime.
 #include "driver/internal.h"
 
 #include <algorithm>
@@ -21,14 +18,6 @@ using namespace fg::drv;
 
 namespace {
 
-constexpr int kRegisterUnit = 256;  // registers are allocated per warp in units of 256
-constexpr size_t kSmemUnit = 128;   // shared memory allocation granularity per block
-
-template <class T>
-T round_up(T v, T unit) {
-  return (v + unit - 1) / unit * unit;
-}
-
 Device* function_device(Backend& b, const Function* f) {
   if (f->module && f->module->ctx) return f->module->ctx->dev;
   Context* cur = b.current_ctx();
@@ -37,29 +26,6 @@ Device* function_device(Backend& b, const Function* f) {
 
 int max_block_threads(const Device* dev, const Function* f) {
   return std::min(f->max_threads_per_block, dev->model.attributes[attr::MAX_THREADS_PER_BLOCK]);
-}
-
-// Resident blocks of `f` per SM at `block` threads and `dyn_smem` dynamic shared memory.
-int active_blocks(const Device* dev, const Function* f, int block, size_t dyn_smem) {
-  const auto& a = dev->model.attributes;
-  if (block <= 0 || block > max_block_threads(dev, f)) return 0;
-  if (dyn_smem > static_cast<size_t>(f->max_dynamic_shared)) return 0;
-  const int warp = std::max(1, a[attr::WARP_SIZE]);
-  const int warps = (block + warp - 1) / warp;
-  int limit = a[attr::MAX_BLOCKS_PER_MULTIPROCESSOR];
-  limit = std::min(limit, a[attr::MAX_THREADS_PER_MULTIPROCESSOR] / warp / warps);
-  if (f->num_regs > 0) {
-    const int regs_per_warp = round_up(f->num_regs * warp, kRegisterUnit);
-    if (regs_per_warp * warps > a[attr::MAX_REGISTERS_PER_BLOCK]) return 0;
-    limit = std::min(limit, a[attr::MAX_REGISTERS_PER_MULTIPROCESSOR] / regs_per_warp / warps);
-  }
-  const size_t smem = round_up<size_t>(static_cast<size_t>(f->shared_size_bytes) + dyn_smem +
-                                           static_cast<size_t>(a[attr::RESERVED_SHARED_MEMORY_PER_BLOCK]),
-                                       kSmemUnit);
-  if (smem > 0)
-    limit = std::min<int64_t>(
-        limit, static_cast<int64_t>(a[attr::MAX_SHARED_MEMORY_PER_MULTIPROCESSOR]) / static_cast<int64_t>(smem));
-  return std::max(limit, 0);
 }
 
 // `extra`: (key, value) pairs ending with CU_LAUNCH_PARAM_END; the argument buffer comes as
@@ -100,20 +66,9 @@ CUresult launch(CUfunction h, const LaunchArgs& la, void** params, void** extra,
     if (f->module && f->module->ctx && f->module->ctx != s->ctx) return CUDA_ERROR_INVALID_HANDLE;
     Device* dev = s->ctx->dev;
     const auto& a = dev->model.attributes;
-    for (int i = 0; i < 3; ++i)
-      if (la.grid[i] == 0 || la.block[i] == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = to_cu(Backend::check_launch(f, dev, la.grid, la.block, la.shmem))) return r;
     const uint64_t threads = uint64_t{la.block[0]} * la.block[1] * la.block[2];
-    if (threads > static_cast<uint64_t>(max_block_threads(dev, f))) return CUDA_ERROR_INVALID_VALUE;
-    for (int i = 0; i < 3; ++i) {
-      if (la.block[i] > static_cast<unsigned>(a[attr::MAX_BLOCK_DIM_X + i])) return CUDA_ERROR_INVALID_VALUE;
-      if (la.grid[i] > static_cast<unsigned>(a[attr::MAX_GRID_DIM_X + i])) return CUDA_ERROR_INVALID_VALUE;
-    }
-    if (la.shmem > static_cast<unsigned>(f->max_dynamic_shared)) return CUDA_ERROR_INVALID_VALUE;
-    const int warp = std::max(1, a[attr::WARP_SIZE]);
-    if (f->num_regs > 0 && static_cast<uint64_t>(round_up(f->num_regs * warp, kRegisterUnit)) *
-                                   ((threads + static_cast<uint64_t>(warp) - 1) / static_cast<uint64_t>(warp)) >
-                               static_cast<uint64_t>(a[attr::MAX_REGISTERS_PER_BLOCK]))
-      return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+    if (!Backend::registers_fit(f, dev, threads)) return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
     if (la.cluster[0]) {
       if (!a[attr::CLUSTER_LAUNCH]) return CUDA_ERROR_NOT_SUPPORTED;
       for (int i = 0; i < 3; ++i)
@@ -123,12 +78,12 @@ CUresult launch(CUfunction h, const LaunchArgs& la, void** params, void** extra,
     if (la.cooperative) {
       if (!a[attr::COOPERATIVE_LAUNCH]) return CUDA_ERROR_NOT_SUPPORTED;
       const uint64_t blocks = uint64_t{la.grid[0]} * la.grid[1] * la.grid[2];
-      const uint64_t resident = static_cast<uint64_t>(active_blocks(dev, f, static_cast<int>(threads), la.shmem)) *
+      const uint64_t resident = static_cast<uint64_t>(
+                                    Backend::blocks_per_sm(f, dev, static_cast<int>(threads), la.shmem)) *
                                 dev->model.sm_count;
       if (blocks > resident) return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
     }
-    const Status st = b.launch(f, la.grid, la.block, la.shmem, s);
-    return st == Status::NotSupported ? CUDA_ERROR_INVALID_VALUE : to_cu(st);
+    return to_cu(b.launch(f, la.grid, la.block, la.shmem, s));
   });
 }
 
@@ -181,7 +136,7 @@ CUresult occupancy_blocks(int* numBlocks, CUfunction func, int blockSize, size_t
       return CUDA_ERROR_INVALID_VALUE;
     Function* f = nullptr;
     if (CUresult r = function_arg(b, func, &f)) return r;
-    *numBlocks = active_blocks(function_device(b, f), f, blockSize, dynamicSMemSize);
+    *numBlocks = Backend::blocks_per_sm(f, function_device(b, f), blockSize, dynamicSMemSize);
     return CUDA_SUCCESS;
   });
 }
@@ -202,10 +157,10 @@ CUresult potential_block_size(int* minGridSize, int* blockSize, CUfunction func,
     int max_block = max_block_threads(dev, f);
     if (blockSizeLimit > 0) max_block = std::min(max_block, blockSizeLimit);
     int best_block = 0, best_blocks = 0, best_threads = 0;
-    for (int aligned = round_up(max_block, warp); aligned > 0; aligned -= warp) {
+    for (int aligned = (max_block + warp - 1) / warp * warp; aligned > 0; aligned -= warp) {
       const int tryb = std::min(max_block, aligned);
       const size_t dyn = smemOf ? smemOf(tryb) : dynamicSMemSize;
-      const int blocks = active_blocks(dev, f, tryb, dyn);
+      const int blocks = Backend::blocks_per_sm(f, dev, tryb, dyn);
       if (blocks * tryb > best_threads) {
         best_block = tryb;
         best_blocks = blocks;
@@ -295,23 +250,6 @@ extern "C" FG_IMPL CUresult fgimpl_cuOccupancyAvailableDynamicSMemPerBlock(size_
     Function* f = nullptr;
     if (CUresult r = function_arg(b, func, &f)) return r;
     const Device* dev = function_device(b, f);
-    const auto& a = dev->model.attributes;
-    *dynamicSmemSize = 0;
-    // Without any dynamic shared memory, can that many blocks be resident at all?
-    Function probe;
-    probe.max_threads_per_block = f->max_threads_per_block;
-    probe.num_regs = f->num_regs;
-    probe.shared_size_bytes = f->shared_size_bytes;
-    if (active_blocks(dev, &probe, blockSize, 0) < numBlocks) return CUDA_SUCCESS;
-    const size_t per_block = static_cast<size_t>(a[attr::MAX_SHARED_MEMORY_PER_MULTIPROCESSOR]) /
-                             static_cast<size_t>(numBlocks) / kSmemUnit * kSmemUnit;
-    const size_t fixed = static_cast<size_t>(f->shared_size_bytes) +
-                         static_cast<size_t>(a[attr::RESERVED_SHARED_MEMORY_PER_BLOCK]);
-    if (per_block <= fixed) return CUDA_SUCCESS;
-    const size_t optin = static_cast<size_t>(a[attr::MAX_SHARED_MEMORY_PER_BLOCK_OPTIN]);
-    *dynamicSmemSize = std::min(per_block - fixed, optin > static_cast<size_t>(f->shared_size_bytes)
-                                                       ? optin - static_cast<size_t>(f->shared_size_bytes)
-                                                       : 0);
-    return CUDA_SUCCESS;
+    return to_cu(Backend::available_dynamic_smem(f, dev, numBlocks, blockSize, dynamicSmemSize));
   });
 }

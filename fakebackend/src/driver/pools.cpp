@@ -78,6 +78,7 @@ CUresult free_async(CUdeviceptr dptr, CUstream hStream, bool ptsz) {
   return api([&](Backend& b) -> CUresult {
     Stream* s = nullptr;
     if (CUresult r = stream_arg(b, hStream, ptsz, &s)) return r;
+    if (dptr == 0) return CUDA_SUCCESS;  // free(NULL), as a real H200 answers
     void* p = ptr_of(dptr);
     if (pool_ipc::release(p)) return CUDA_SUCCESS;  // imported from another process's pool
     auto a = b.mem_find(p);

@@ -88,17 +88,8 @@ cudaError_t kernel_params(const void* func, dim3 grid, dim3 block, unsigned shme
   if (!f) return cudaErrorInvalidDeviceFunction;
   fg::Context* ctx = nullptr;
   if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
-  const auto& a = ctx->dev->model.attributes;
   const unsigned g[3] = {grid.x, grid.y, grid.z}, b[3] = {block.x, block.y, block.z};
-  for (int i = 0; i < 3; ++i) {
-    if (g[i] == 0 || b[i] == 0) return cudaErrorInvalidValue;
-    if (b[i] > static_cast<unsigned>(a[fg::attr::MAX_BLOCK_DIM_X + i])) return cudaErrorInvalidValue;
-    if (g[i] > static_cast<unsigned>(a[fg::attr::MAX_GRID_DIM_X + i])) return cudaErrorInvalidValue;
-  }
-  if (uint64_t{b[0]} * b[1] * b[2] >
-      static_cast<uint64_t>(std::min(a[fg::attr::MAX_THREADS_PER_BLOCK], f->max_threads_per_block)))
-    return cudaErrorInvalidValue;
-  if (shmem > static_cast<unsigned>(std::max(f->max_dynamic_shared, 0))) return cudaErrorInvalidValue;
+  if (fg::Status st = fg::Backend::check_launch(f, ctx->dev, g, b, shmem); st != fg::Status::Ok) return to_cuda(st);
   out->type = gr::NodeType::Kernel;
   out->kernel.f = f;
   out->kernel.handle = func;

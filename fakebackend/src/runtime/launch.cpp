@@ -91,23 +91,9 @@ struct Geometry {
 
 Geometry geometry(dim3 g, dim3 b) { return {{g.x, g.y, g.z}, {b.x, b.y, b.z}}; }
 
-// What the real launch checks before anything runs, with its error codes.
+// What the real launch checks before anything runs (the core's one rule), with its code.
 cudaError_t validate(const fg::Function* f, const Geometry& g, size_t shmem, const fg::Device* dev) {
-  const auto& a = dev->model.attributes;
-  for (int i = 0; i < 3; ++i)
-    if (g.grid[i] == 0 || g.block[i] == 0) return cudaErrorInvalidValue;
-  const uint64_t threads = uint64_t{g.block[0]} * g.block[1] * g.block[2];
-  const uint64_t max_threads = static_cast<uint64_t>(
-      std::min(a[attr::MAX_THREADS_PER_BLOCK], f->max_threads_per_block));
-  if (threads > max_threads) return cudaErrorInvalidValue;
-  for (int i = 0; i < 3; ++i) {
-    if (g.block[i] > static_cast<unsigned>(a[attr::MAX_BLOCK_DIM_X + i])) return cudaErrorInvalidValue;
-    if (g.grid[i] > static_cast<unsigned>(a[attr::MAX_GRID_DIM_X + i])) return cudaErrorInvalidValue;
-  }
-  // Dynamic shared memory beyond what the function allows (48 KiB unless raised with
-  // cudaFuncAttributeMaxDynamicSharedMemorySize) is an invalid argument.
-  if (shmem > static_cast<size_t>(std::max(f->max_dynamic_shared, 0))) return cudaErrorInvalidValue;
-  return cudaSuccess;
+  return to_cuda(fg::Backend::check_launch(f, dev, g.grid, g.block, shmem));
 }
 
 cudaError_t launch(fg::Function* f, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream, bool per_thread) {
@@ -115,9 +101,7 @@ cudaError_t launch(fg::Function* f, dim3 grid, dim3 block, size_t shmem, cudaStr
   if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
   const Geometry g = geometry(grid, block);
   if (cudaError_t e = validate(f, g, shmem, s->ctx->dev); e != cudaSuccess) return e;
-  fg::Status st = be().launch(f, g.grid, g.block, shmem, s);
-  if (st == fg::Status::NotSupported) return cudaErrorInvalidValue;
-  return to_cuda(st);
+  return to_cuda(be().launch(f, g.grid, g.block, shmem, s));
 }
 
 cudaError_t launch_kernel(const void* func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream, bool per_thread) {
@@ -127,25 +111,9 @@ cudaError_t launch_kernel(const void* func, dim3 grid, dim3 block, size_t shmem,
 }
 
 // ---- occupancy ------------------------------------------------------------------------------------------
-// The usual occupancy arithmetic over the device's per-SM limits and the function's resource
-// use (registers allocated per warp in units of 256, shared memory per block including the
-// driver's reserved share).
+// The core's arithmetic (Backend::blocks_per_sm), the same as the driver's.
 int blocks_per_sm(const fg::Function* f, const fg::Device* dev, int block_size, size_t dyn_smem) {
-  const auto& a = dev->model.attributes;
-  const int warp = std::max(a[attr::WARP_SIZE], 1);
-  if (block_size <= 0 || block_size > std::min(a[attr::MAX_THREADS_PER_BLOCK], f->max_threads_per_block)) return 0;
-  if (dyn_smem > static_cast<size_t>(std::max(f->max_dynamic_shared, 0))) return 0;
-  const int warps = (block_size + warp - 1) / warp;
-  int blocks = a[attr::MAX_BLOCKS_PER_MULTIPROCESSOR];
-  blocks = std::min(blocks, a[attr::MAX_THREADS_PER_MULTIPROCESSOR] / (warps * warp));
-  const int regs_per_warp = (std::max(f->num_regs, 1) * warp + 255) / 256 * 256;
-  blocks = std::min(blocks, a[attr::MAX_REGISTERS_PER_MULTIPROCESSOR] / (regs_per_warp * warps));
-  const size_t smem = static_cast<size_t>(f->shared_size_bytes) + dyn_smem +
-                      static_cast<size_t>(a[attr::RESERVED_SHARED_MEMORY_PER_BLOCK]);
-  if (smem > 0)
-    blocks = std::min<int>(blocks,
-                           static_cast<int>(static_cast<size_t>(a[attr::MAX_SHARED_MEMORY_PER_MULTIPROCESSOR]) / smem));
-  return std::max(blocks, 0);
+  return fg::Backend::blocks_per_sm(f, dev, block_size, dyn_smem);
 }
 
 cudaError_t occupancy(int* numBlocks, const void* func, int blockSize, size_t dynamicSMemSize, unsigned flags) {
@@ -510,16 +478,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaOccupancyAvailableDynamicSMemPerBlock(
     if (numBlocks <= 0 || blockSize <= 0) return cudaErrorInvalidValue;
     fg::Context* ctx = nullptr;
     if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
-    const auto& a = ctx->dev->model.attributes;
-    if (blocks_per_sm(f, ctx->dev, blockSize, 0) < numBlocks) {
-      *dynamicSmemSize = 0;
-      return cudaSuccess;
-    }
-    const int64_t per_block = static_cast<int64_t>(a[attr::MAX_SHARED_MEMORY_PER_MULTIPROCESSOR]) / numBlocks -
-                              a[attr::RESERVED_SHARED_MEMORY_PER_BLOCK] - f->shared_size_bytes;
-    const int64_t cap = static_cast<int64_t>(f->max_dynamic_shared);
-    *dynamicSmemSize = static_cast<size_t>(std::max<int64_t>(0, std::min(per_block, cap)));
-    return cudaSuccess;
+    return to_cuda(fg::Backend::available_dynamic_smem(f, ctx->dev, numBlocks, blockSize, dynamicSmemSize));
   });
 }
 
