@@ -168,20 +168,24 @@ class Ctx:
 
     def facts(self, argv, env, **kw):
         """Runs a program that prints key=value lines; returns them as a dict."""
-        out = self.run(argv, env, **kw).stdout
-        facts = {}
-        for line in out.splitlines():
-            if "=" not in line:
-                raise Failure(f"{argv[0]}: not a key=value line: {line!r}")
-            k, v = line.split("=", 1)
-            if k in facts:
-                raise Failure(f"{argv[0]}: fact {k} printed twice")
-            facts[k] = v
-        return facts
+        return parse_facts(self.run(argv, env, **kw).stdout, argv[0])
 
     def report(self, path):
         with open(path) as f:
             return json.load(f)
+
+
+def parse_facts(text, source):
+    """key=value lines, each key once, as a dict in order."""
+    facts = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        if "=" not in line:
+            raise Failure(f"{source}:{n}: not a key=value line: {line!r}")
+        k, v = line.split("=", 1)
+        if k in facts:
+            raise Failure(f"{source}:{n}: {k} given twice")
+        facts[k] = v
+    return facts
 
 
 def toolkit_case(fn):
@@ -1327,18 +1331,9 @@ GOLDEN = os.path.join(HERE, "golden")
 
 
 def read_facts(path):
-    """key=value lines (gpu_facts's output), in order."""
-    facts = {}
+    """A recorded facts file (gpu_facts's or rt_facts's output), as a dict in order."""
     with open(path) as f:
-        for n, line in enumerate(f, 1):
-            line = line.rstrip("\n")
-            if "=" not in line:
-                raise Failure(f"{path}:{n}: not a key=value line: {line!r}")
-            k, v = line.split("=", 1)
-            if k in facts:
-                raise Failure(f"{path}:{n}: {k} given twice")
-            facts[k] = v
-    return facts
+        return parse_facts(f.read(), path)
 
 
 def read_divergences(path):
