@@ -23,7 +23,7 @@ a test can read how far the process got. Steps (arguments separated by ':'):
   nvml                  nvmlInit_v2, name, UUID and memory of every device, nvmlShutdown
                                                         {"err", "count", "devices"}
   nvmlprocs:DEV         nvmlDeviceGetComputeRunningProcesses_v3 {"err", "procs": [{pid, used}]}
-  nvmlstub              nvmlDeviceGetAccountingMode (a NOT_SUPPORTED stub) {"err"}
+  nvmlstub              nvmlDeviceGetRetiredPagesPendingStatus (a NOT_SUPPORTED stub) {"err"}
   forkleak:DEV:BYTES    fork; the child allocates on DEV, then calls exit(0) (C atexit handlers
                         run: the child writes its own report); the parent waits for it
                                                         {"status": the child's wait status}
@@ -219,7 +219,7 @@ class Probe:
         if err:
             return {"err": err, "at": "nvmlDeviceGetHandleByIndex_v2"}
         mode = ctypes.c_int(-1)
-        err = n.nvmlDeviceGetAccountingMode(h, ctypes.byref(mode))
+        err = n.nvmlDeviceGetRetiredPagesPendingStatus(h, ctypes.byref(mode))
         n.nvmlShutdown()
         return {"err": err}
 

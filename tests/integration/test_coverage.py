@@ -30,12 +30,12 @@ class UnsupportedCalls(fgtest.TestCase):
     def test_nvml_stub_returns_not_supported_and_is_counted(self):
         p, r = self.report_of("nvmlstub", "nvmlstub")
         self.assertEqual([s["err"] for s in p.steps], [NVML_ERROR_NOT_SUPPORTED] * 2)
-        self.assertEqual(r["coverage"]["unsupported_calls"], {"nvmlDeviceGetAccountingMode": 2})
+        self.assertEqual(r["coverage"]["unsupported_calls"], {"nvmlDeviceGetRetiredPagesPendingStatus": 2})
 
     def test_all_families_in_one_report(self):
         _, r = self.report_of("texobj", "cuarray", "nvmlstub", "texobj")
         self.assertEqual(r["coverage"]["unsupported_calls"],
-                         {"cudaDestroyTextureObject": 2, "cuArrayCreate_v2": 1, "nvmlDeviceGetAccountingMode": 1})
+                         {"cudaDestroyTextureObject": 2, "cuArrayCreate_v2": 1, "nvmlDeviceGetRetiredPagesPendingStatus": 1})
 
     def test_a_process_whose_only_call_is_a_stub_still_reports_it(self):
         # The report is the place to learn which calls the fake lacks; a program that gives
@@ -98,7 +98,7 @@ class Strict(fgtest.TestCase):
 
     def test_nvml_stub_aborts(self):
         self.assert_aborted_naming(self.box.probe("nvml", "nvmlstub", FAKEGPU_STRICT=1),
-                                   "nvmlDeviceGetAccountingMode", ["nvml"])
+                                   "nvmlDeviceGetRetiredPagesPendingStatus", ["nvml"])
 
     def test_unresolved_entry_point_aborts(self):
         self.assert_aborted_naming(self.box.probe("count", "proc:cuNoSuchFunction:12000", FAKEGPU_STRICT=1),

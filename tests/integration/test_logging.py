@@ -10,7 +10,7 @@ MIXED = ("count", "malloc:0:4096", "freeall", "texobj", "texobj", "cuarray", "nv
 STUB_LINES = [
     "[FakeCUDA] cudaDestroyTextureObject is not supported by the fake backend (returning NOT_SUPPORTED)",
     "[FakeCUDA-Driver] cuArrayCreate_v2 is not supported by the fake backend (returning NOT_SUPPORTED)",
-    "[FakeNVML] nvmlDeviceGetAccountingMode is not supported by the fake backend (returning NOT_SUPPORTED)",
+    "[FakeNVML] nvmlDeviceGetRetiredPagesPendingStatus is not supported by the fake backend (returning NOT_SUPPORTED)",
 ]
 
 

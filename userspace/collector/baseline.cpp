@@ -118,17 +118,6 @@ std::string ledger_of(int pid) {
   return path;
 }
 
-std::string uuid_text(const uint8_t u[16]) {
-  static const char* hex = "0123456789abcdef";
-  std::string s = "GPU-";
-  for (int i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
-    s += hex[u[i] >> 4];
-    s += hex[u[i] & 0xF];
-  }
-  return s;
-}
-
 }  // namespace
 
 std::optional<std::vector<BaselineEntry>> backend_baseline(int pid) {
@@ -257,7 +246,7 @@ std::vector<BackendDevice> backend_devices(const std::vector<int>& pids, const s
     for (uint32_t d : ready) {
       const lg::DeviceEntry& e = l.device(d);
       BackendDevice dev;
-      dev.uuid = uuid_text(e.uuid);
+      dev.uuid = lg::uuid_text(e.uuid);
       dev.name.assign(e.name, strnlen(e.name, sizeof e.name));
       dev.total = e.total;
       dev.used = used[d];

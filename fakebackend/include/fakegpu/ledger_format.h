@@ -142,6 +142,19 @@ inline bool header_valid(const Header& h, size_t mapped_bytes) noexcept {
          h.max_procs == kMaxProcs && h.device_entry_size == sizeof(DeviceEntry) && h.proc_slot_size == sizeof(ProcSlot);
 }
 
+// A device entry's UUID as text, as NVML and nvidia-smi print it: "GPU-" + 8-4-4-4-12
+// lower-case hex.
+inline std::string uuid_text(const uint8_t u[16]) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+    s += kHex[u[i] >> 4];
+    s += kHex[u[i] & 0xF];
+  }
+  return s;
+}
+
 // The default segment of a user; $FAKEGPU_LEDGER overrides it in the backend.
 inline std::string default_path_for(unsigned long uid) {
   return "/dev/shm/fakegpu-" + std::to_string(uid) + ".v" + std::to_string(kVersion) + ".ledger";

@@ -7,6 +7,8 @@
 // `nvidia-smi -q` dumps.  Values that could not be confirmed are marked "est.".
 #include "device_model.h"
 
+#include "fakegpu/ledger_format.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -590,16 +592,7 @@ void sync_mirrored_attributes(DeviceModel& d) {
   a[attr::MULTI_GPU_BOARD_GROUP_ID] = d.index;
 }
 
-std::string format_uuid(const std::array<uint8_t, 16>& u) {
-  static const char* hex = "0123456789abcdef";
-  std::string s = "GPU-";
-  for (int i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
-    s += hex[u[i] >> 4];
-    s += hex[u[i] & 0xF];
-  }
-  return s;
-}
+std::string format_uuid(const std::array<uint8_t, 16>& u) { return ledger::uuid_text(u.data()); }
 
 std::string cuda_pci_bus_id(const DeviceModel& d) {
   char buf[32];
