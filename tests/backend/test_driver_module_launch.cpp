@@ -194,6 +194,14 @@ TEST_CASE("driver: module images: file, options, fat binary, cubin", "[driver]")
   CU_EQ(CUDA_ERROR_INVALID_PTX, CU(cuModuleLoadData)(&m, ".target sm_80\n.version 7.8\n"));
   CU_EQ(CUDA_ERROR_INVALID_PTX, CU(cuModuleLoadData)(&m, ".version 7.8\n.address_size 64\n"));
   CU_EQ(CUDA_ERROR_INVALID_PTX, CU(cuModuleLoadData)(&m, ".version 7.8\n.target sm_80\n.entry k() {\n"));
+  // A global the device could never hold (1 TiB; a count whose size wraps around 2^64) is out
+  // of memory at the load, and no host memory is taken for it.
+  CU_EQ(CUDA_ERROR_OUT_OF_MEMORY, CU(cuModuleLoadData)(&m,
+                                                       ".version 7.8\n.target sm_70\n.address_size 64\n"
+                                                       ".global .align 4 .b8 huge[1099511627776];\n"));
+  CU_EQ(CUDA_ERROR_OUT_OF_MEMORY, CU(cuModuleLoadData)(&m,
+                                                       ".version 7.8\n.target sm_70\n.address_size 64\n"
+                                                       ".global .align 8 .b64 wraps[2305843009213693953];\n"));
   // Comments, a block comment before .version and braces inside a file name are PTX.
   CU_OK(CU(cuModuleLoadData)(&m,
                              "/* made by hand */ .version 7.8\n.target sm_70 // the oldest\n.address_size 64\n"

@@ -450,7 +450,13 @@ Status Backend::module_load(Context* ctx, const void* image, size_t size_hint, M
   if (code.kind == fatbin::Code::Kind::Ptx) m->ptx_arch = code.arch;
   m->entry_names = fatbin::kernels(code);
   m->names_complete = true;
-  for (fatbin::Variable& v : fatbin::variables(code)) {
+  Status vars_status = Status::Ok;
+  std::vector<fatbin::Variable> vars = fatbin::variables(code, ctx->dev->model.total_memory, &vars_status);
+  if (vars_status != Status::Ok) {
+    delete m;
+    return vars_status;
+  }
+  for (fatbin::Variable& v : vars) {
     Symbol sym;
     sym.name = v.name;
     sym.size = v.init.size();

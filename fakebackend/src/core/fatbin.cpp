@@ -176,7 +176,7 @@ std::vector<std::string> ptx_kernels(std::string_view v) {
 
 // Variables declared in PTX: ".global .align 4 .b8 name[16];", ".const …", and managed
 // ones (".global .attribute(.managed) …").
-std::vector<Variable> ptx_variables(std::string_view v) {
+std::vector<Variable> ptx_variables(std::string_view v, uint64_t max_bytes, Status* refusal) {
   std::vector<Variable> out;
   for (std::string_view kw : {".global", ".const"}) {
     size_t pos = 0;
@@ -218,10 +218,17 @@ std::vector<Variable> ptx_variables(std::string_view v) {
       if (end != std::string_view::npos && line[end] == '[')
         count = std::strtoull(std::string(line.substr(end + 1, 24)).c_str(), nullptr, 10);
       if (name.empty() || name[0] == '.') continue;
+      // The size is the declaration's, however large: one the device could never hold is
+      // refused before any host memory is taken for it.
+      if (count == 0) count = 1;
+      if (count > max_bytes / elem) {
+        *refusal = Status::OutOfMemory;
+        return {};
+      }
       Variable var;
       var.name = std::move(name);
       var.init = ptx_initializer(line, elem, is_float);
-      var.init.resize(elem * (count ? count : 1));
+      var.init.resize(elem * count);
       var.constant = kw == ".const";
       var.managed = line.find(".managed") != std::string_view::npos;
       out.push_back(std::move(var));
@@ -243,7 +250,7 @@ std::vector<std::string> cubin_kernels(const Code& cubin) {
   return out;
 }
 
-std::vector<Variable> cubin_variables(const Code& cubin) {
+std::vector<Variable> cubin_variables(const Code& cubin, uint64_t max_bytes, Status* refusal) {
   std::vector<Variable> out;
   if (cubin.kind != Code::Kind::Cubin) return out;
   const unsigned char* elf = cubin.bytes.data();
@@ -252,8 +259,11 @@ std::vector<Variable> cubin_variables(const Code& cubin) {
               [&](std::string_view name, uint8_t info, uint8_t other, const unsigned char* section, uint64_t value,
                   uint64_t size) {
                 constexpr uint8_t kObject = 1, kCudaManaged = 0x4;  // STT_OBJECT, STO_CUDA_MANAGED
-                if ((info & 0xf) != kObject || size == 0 || size > (1ull << 32) || name.empty() || !section)
-                  return false;
+                if ((info & 0xf) != kObject || size == 0 || name.empty() || !section) return false;
+                if (size > max_bytes) {
+                  *refusal = Status::OutOfMemory;
+                  return true;  // stop: the module cannot be loaded
+                }
                 Variable v;
                 v.name = name;
                 v.init.resize(size);
@@ -366,10 +376,16 @@ std::vector<std::string> kernels(const Code& code) {
   return cubin_kernels(code);
 }
 
-std::vector<Variable> variables(const Code& code) {
-  if (code.kind == Code::Kind::Ptx)
-    return ptx_variables(std::string_view(reinterpret_cast<const char*>(code.bytes.data()), code.bytes.size() - 1));
-  return cubin_variables(code);
+std::vector<Variable> variables(const Code& code, uint64_t max_bytes, Status* refusal) {
+  *refusal = Status::Ok;
+  max_bytes = std::min<uint64_t>(max_bytes, kMaxVariableBytes);
+  std::vector<Variable> out = code.kind == Code::Kind::Ptx
+                                  ? ptx_variables(std::string_view(reinterpret_cast<const char*>(code.bytes.data()),
+                                                                   code.bytes.size() - 1),
+                                                  max_bytes, refusal)
+                                  : cubin_variables(code, max_bytes, refusal);
+  if (*refusal != Status::Ok) out.clear();
+  return out;
 }
 
 namespace {

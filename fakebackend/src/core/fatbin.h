@@ -58,7 +58,10 @@ struct Variable {
   bool constant = false;
   bool managed = false;
 };
-std::vector<Variable> variables(const Code& code);
+// A variable larger than `max_bytes` (the device's memory) or than kMaxVariableBytes cannot
+// be loaded: *refusal is then OutOfMemory and nothing is returned (nor allocated).
+inline constexpr uint64_t kMaxVariableBytes = 1ull << 32;
+std::vector<Variable> variables(const Code& code, uint64_t max_bytes, Status* refusal);
 
 // The initializer of a PTX declaration line ("... .u32 x[2] = {1, 2}" / "= 0f3FA00000"),
 // as `elem`-byte little-endian values; empty if the line has none.

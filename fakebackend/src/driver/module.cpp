@@ -292,7 +292,10 @@ CUresult library_load(const void* code, CUlibrary* library, unsigned numJitOptio
       const int cc = dev->model.cc_major * 10 + dev->model.cc_minor;
       const fatbin::Code code = lib->ptx ? fatbin::ptx_code(std::string_view(lib->image.data(), size - 1), cc)
                                          : fatbin::select_code(image, cc);
-      for (const fatbin::Variable& v : fatbin::variables(code))
+      Status vars_status = Status::Ok;
+      const std::vector<fatbin::Variable> vars = fatbin::variables(code, dev->model.total_memory, &vars_status);
+      if (vars_status != Status::Ok) return to_cu(vars_status);
+      for (const fatbin::Variable& v : vars)
         if (v.managed)
           lib->managed[v.name] = {b.variable_storage(v.init.size(), v.init.data(), true, dev->ordinal), v.init.size()};
     }
