@@ -112,9 +112,7 @@ cudaError_t launch_kernel(const void* func, dim3 grid, dim3 block, size_t shmem,
 
 // ---- occupancy ------------------------------------------------------------------------------------------
 // The core's arithmetic (Backend::blocks_per_sm), the same as the driver's.
-int blocks_per_sm(const fg::Function* f, const fg::Device* dev, int block_size, size_t dyn_smem) {
-  return fg::Backend::blocks_per_sm(f, dev, block_size, dyn_smem);
-}
+using fg::Backend;
 
 cudaError_t occupancy(int* numBlocks, const void* func, int blockSize, size_t dynamicSMemSize, unsigned flags) {
   if (!numBlocks) return cudaErrorInvalidValue;
@@ -124,7 +122,7 @@ cudaError_t occupancy(int* numBlocks, const void* func, int blockSize, size_t dy
   if (blockSize <= 0) return cudaErrorInvalidValue;
   fg::Context* ctx = nullptr;
   if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
-  *numBlocks = blocks_per_sm(f, ctx->dev, blockSize, dynamicSMemSize);
+  *numBlocks = Backend::blocks_per_sm(f, ctx->dev, blockSize, dynamicSMemSize);
   return cudaSuccess;
 }
 
@@ -139,7 +137,8 @@ cudaError_t cooperative_launch(const void* func, dim3 grid, dim3 block, size_t s
   // Every block of a cooperative grid must be resident at once.
   const uint64_t blocks = uint64_t{g.grid[0]} * g.grid[1] * g.grid[2];
   const uint64_t threads = uint64_t{g.block[0]} * g.block[1] * g.block[2];
-  const uint64_t resident = static_cast<uint64_t>(blocks_per_sm(f, s->ctx->dev, static_cast<int>(threads), shmem)) *
+  const uint64_t resident = static_cast<uint64_t>(
+                                Backend::blocks_per_sm(f, s->ctx->dev, static_cast<int>(threads), shmem)) *
                             static_cast<uint64_t>(s->ctx->dev->model.attributes[attr::MULTIPROCESSOR_COUNT]);
   if (blocks > resident) return cudaErrorCooperativeLaunchTooLarge;
   return launch(f, grid, block, shmem, stream, per_thread);
@@ -538,7 +537,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaOccupancyMaxPotentialClusterSize(int* 
     if (!clusterSize) return cudaErrorInvalidValue;
     ClusterShape c;
     if (cudaError_t e = cluster_shape(func, launchConfig, &c); e != cudaSuccess) return e;
-    const int per_sm = blocks_per_sm(c.f, c.dev, c.threads, c.smem);
+    const int per_sm = Backend::blocks_per_sm(c.f, c.dev, c.threads, c.smem);
     const int sms_per_gpc = c.dev->model.attributes[attr::MULTIPROCESSOR_COUNT] / gpc_count(c.dev);
     *clusterSize = std::min(kPortableClusterSize, per_sm * sms_per_gpc);
     return cudaSuccess;
@@ -555,7 +554,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaOccupancyMaxActiveClusters(int* numClu
     if (size == 0 || size > static_cast<uint64_t>(kPortableClusterSize)) return cudaErrorInvalidClusterSize;
     const dim3 g = launchConfig->gridDim;
     if (g.x % c.dims[0] || g.y % c.dims[1] || g.z % c.dims[2]) return cudaErrorInvalidClusterSize;
-    const int per_sm = blocks_per_sm(c.f, c.dev, c.threads, c.smem);
+    const int per_sm = Backend::blocks_per_sm(c.f, c.dev, c.threads, c.smem);
     const int gpcs = gpc_count(c.dev);
     const int sms_per_gpc = c.dev->model.attributes[attr::MULTIPROCESSOR_COUNT] / gpcs;
     *numClusters = gpcs * static_cast<int>(static_cast<uint64_t>(per_sm) * sms_per_gpc / size);
