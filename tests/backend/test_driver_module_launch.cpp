@@ -3,8 +3,12 @@
 // and recorded, never executed) and the occupancy calculator.
 #include "backend/driver_test.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 using namespace drvtest;
@@ -202,6 +206,31 @@ TEST_CASE("driver: module images: file, options, fat binary, cubin", "[driver]")
   CU_EQ(CUDA_ERROR_OUT_OF_MEMORY, CU(cuModuleLoadData)(&m,
                                                        ".version 7.8\n.target sm_70\n.address_size 64\n"
                                                        ".global .align 8 .b64 wraps[2305843009213693953];\n"));
+  // Headers that promise more bytes than there are (a truncated image at the end of what is
+  // mapped, a guard page after it): refused as invalid images, never read past the end.
+  {
+    const long page = sysconf(_SC_PAGESIZE);
+    auto* mem = static_cast<unsigned char*>(
+        mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    REQUIRE(mem != MAP_FAILED);
+    REQUIRE(mprotect(mem + page, page, PROT_NONE) == 0);
+    unsigned char* hdr = mem + page - 64;  // the last 64 bytes before the guard page
+    const unsigned char ident[] = {0x7F, 'E', 'L', 'F', 2, 1, 1};
+    std::memcpy(hdr, ident, sizeof ident);
+    hdr[0x12] = 190;   // EM_CUDA
+    hdr[0x3a] = 64;    // section header size
+    hdr[0x3c] = 4;     // four section headers ...
+    hdr[0x2a] = 0x10;  // ... at 1 MiB, far past the guard page
+    CU_EQ(CUDA_ERROR_INVALID_IMAGE, CU(cuModuleLoadData)(&m, hdr));
+    CUlibrary lib = nullptr;
+    CU_EQ(CUDA_ERROR_INVALID_IMAGE, CU(cuLibraryLoadData)(&lib, hdr, nullptr, nullptr, 0, nullptr, nullptr, 0));
+    unsigned char* fb = mem + page - 16;  // a fat binary header claiming 1 MiB of entries
+    const unsigned char fb_hdr[16] = {0x50, 0xED, 0x55, 0xBA, 1, 0, 16, 0, 0, 0, 0x10, 0, 0, 0, 0, 0};
+    std::memcpy(fb, fb_hdr, sizeof fb_hdr);
+    CU_EQ(CUDA_ERROR_INVALID_IMAGE, CU(cuModuleLoadData)(&m, fb));
+    CU_EQ(CUDA_ERROR_INVALID_IMAGE, CU(cuLibraryLoadData)(&lib, fb, nullptr, nullptr, 0, nullptr, nullptr, 0));
+    munmap(mem, 2 * page);
+  }
   // Comments, a block comment before .version and braces inside a file name are PTX.
   CU_OK(CU(cuModuleLoadData)(&m,
                              "/* made by hand */ .version 7.8\n.target sm_70 // the oldest\n.address_size 64\n"

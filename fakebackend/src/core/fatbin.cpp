@@ -8,6 +8,9 @@
 #include <cstring>
 #include <string>
 
+#include <sys/uio.h>
+#include <unistd.h>
+
 #include <lz4.h>
 #include <zstd.h>
 
@@ -413,18 +416,54 @@ int ptx_arch(const void* image, int cc) noexcept {
   }
 }
 
+bool readable(const void* p, size_t n) noexcept {
+  if (n == 0) return true;
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(p);
+  if (begin + n < begin) return false;  // wraps around the address space
+  // One byte of every page the range touches, up to 1024 pages a call.
+  constexpr uintptr_t kPage = 4096;
+  constexpr size_t kBatch = 1024;
+  iovec remote[kBatch];
+  char sink[kBatch];
+  iovec local{sink, kBatch};
+  uintptr_t at = begin;
+  const uintptr_t end = begin + n;
+  while (at < end) {
+    size_t k = 0;
+    for (; k < kBatch && at < end; ++k) {
+      remote[k] = iovec{reinterpret_cast<void*>(at), 1};
+      at = (at & ~(kPage - 1)) + kPage;
+    }
+    local.iov_len = k;
+    if (::process_vm_readv(::getpid(), &local, 1, remote, k, 0) != static_cast<ssize_t>(k)) return false;
+  }
+  return true;
+}
+
 Code select_code(const void* image, int cc) {
   Code code;
   code.refusal = Status::InvalidImage;
   if (!image) return code;
   try {
     auto* p = static_cast<const unsigned char*>(image);
+    if (!readable(p, 16)) return code;
     if (rd<uint32_t>(p) == kElfMagic) {
-      if (!cubin_header_ok(p)) return code;
+      if (!readable(p, 64) || !cubin_header_ok(p) || !readable(p, cubin_size(p))) return code;
       code.kind = Code::Kind::Cubin;
       code.refusal = Status::Ok;
       code.bytes.assign(p, p + cubin_size(p));
       return code;
+    }
+    // A fat binary (or the one a wrapper points at) must be all there, as its header says.
+    const unsigned char* fb = p;
+    if (rd<uint32_t>(p) == kWrapperMagic) {
+      if (!readable(p, 16)) return code;
+      fb = static_cast<const unsigned char*>(rd<const void*>(p + 8));
+      if (!fb || !readable(fb, 16)) return code;
+    }
+    if (rd<uint32_t>(fb) == kFatbinMagic) {
+      const uint64_t total = rd<uint64_t>(fb + 8);
+      if (total > (1ull << 40) || !readable(fb, rd<uint16_t>(fb + 6) + total)) return code;
     }
     const std::vector<Entry> all = entries(image);
     const Entry* best = best_entry(all, cc);

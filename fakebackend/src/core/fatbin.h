@@ -18,6 +18,11 @@ namespace fg::fatbin {
 // `out` is then untouched. Zero-initialised (.bss-like) symbols give zeros.
 bool initial_value(const void* wrapper_or_image, std::string_view name, void* out, size_t size) noexcept;
 
+// Whether all `n` bytes from `p` can be read: a caller's image comes without its length, so
+// the sizes in its headers are checked against what is mapped before anything is copied
+// (process_vm_readv on this process reports an unmapped page instead of faulting).
+bool readable(const void* p, size_t n) noexcept;
+
 // One piece of device code of an image, as the driver would load it.
 struct Code {
   enum class Kind { None, Cubin, Ptx };

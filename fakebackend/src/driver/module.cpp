@@ -275,7 +275,7 @@ CUresult library_load(const void* code, CUlibrary* library, unsigned numJitOptio
       image = data;
     }
     const size_t size = image_size(image);
-    if (size == 0) return CUDA_ERROR_INVALID_IMAGE;
+    if (size == 0 || !fatbin::readable(image, size)) return CUDA_ERROR_INVALID_IMAGE;  // the header's size is not there
     auto lib = std::make_unique<Library>();
     lib->ptx = is_ptx(image);
     const auto* bytes = static_cast<const char*>(image);
