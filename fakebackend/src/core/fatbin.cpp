@@ -416,6 +416,18 @@ int ptx_arch(const void* image, int cc) noexcept {
   }
 }
 
+uint64_t binary_extent(const void* image) noexcept {
+  const auto* p = static_cast<const unsigned char*>(image);
+  switch (rd<uint32_t>(p)) {
+    case kElfMagic: return p[4] == 2 ? cubin_size(p) : 64;  // not ELF64: the identification only
+    case kFatbinMagic: {
+      const uint64_t body = rd<uint64_t>(p + 8);
+      return body > (1ull << 40) ? UINT64_MAX : rd<uint16_t>(p + 6) + body;  // absurd: never all mapped
+    }
+    default: return 0;
+  }
+}
+
 bool readable(const void* p, size_t n) noexcept {
   if (n == 0) return true;
   const uintptr_t begin = reinterpret_cast<uintptr_t>(p);
@@ -461,10 +473,7 @@ Code select_code(const void* image, int cc) {
       fb = static_cast<const unsigned char*>(rd<const void*>(p + 8));
       if (!fb || !readable(fb, 16)) return code;
     }
-    if (rd<uint32_t>(fb) == kFatbinMagic) {
-      const uint64_t total = rd<uint64_t>(fb + 8);
-      if (total > (1ull << 40) || !readable(fb, rd<uint16_t>(fb + 6) + total)) return code;
-    }
+    if (rd<uint32_t>(fb) == kFatbinMagic && !readable(fb, binary_extent(fb))) return code;
     const std::vector<Entry> all = entries(image);
     const Entry* best = best_entry(all, cc);
     const uint32_t magic = rd<uint32_t>(p);

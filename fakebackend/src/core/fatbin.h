@@ -23,6 +23,10 @@ bool initial_value(const void* wrapper_or_image, std::string_view name, void* ou
 // (process_vm_readv on this process reports an unmapped page instead of faulting).
 bool readable(const void* p, size_t n) noexcept;
 
+// The bytes an ELF cubin or a fat binary occupies, as its header says (not yet checked
+// against what is mapped: see readable()); 0 for anything else.
+uint64_t binary_extent(const void* image) noexcept;
+
 // One piece of device code of an image, as the driver would load it.
 struct Code {
   enum class Kind { None, Cubin, Ptx };

@@ -47,24 +47,9 @@ uint32_t magic_of(const void* image) {
 // Size of an image in memory, as far as it can be told from its header; PTX is text up to
 // its NUL. 0 when the image is not one the driver recognises.
 size_t image_size(const void* image) {
-  const auto* bytes = static_cast<const unsigned char*>(image);
   switch (magic_of(image)) {
-    case kElfMagic: {
-      if (bytes[4] != 2) return 64;  // not ELF64: keep the identification only
-      uint64_t shoff = 0;
-      uint16_t shentsize = 0, shnum = 0;
-      std::memcpy(&shoff, bytes + 0x28, 8);
-      std::memcpy(&shentsize, bytes + 0x3A, 2);
-      std::memcpy(&shnum, bytes + 0x3C, 2);
-      return static_cast<size_t>(shoff + uint64_t{shentsize} * shnum);
-    }
-    case kFatbinMagic: {
-      uint16_t header = 0;
-      uint64_t body = 0;
-      std::memcpy(&header, bytes + 6, 2);
-      std::memcpy(&body, bytes + 8, 8);
-      return header + static_cast<size_t>(body);
-    }
+    case kElfMagic:
+    case kFatbinMagic: return static_cast<size_t>(fatbin::binary_extent(image));
     case kFatWrapperMagic: return 24;  // {magic, version, data*, filename_or_fatbins*}
     default: {
       const char* text = static_cast<const char*>(image);
