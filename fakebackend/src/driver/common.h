@@ -89,6 +89,20 @@ CUresult api(F&& body) noexcept {
   return guarded<CUresult>(CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_UNKNOWN, [&]() -> CUresult { return body(*b); });
 }
 
+// The shape of a getter: CUDA_ERROR_INVALID_VALUE for a null `out` (checked first, as the
+// driver does), then `lookup`'s code for a bad handle (device_arg, function_arg, ...), else
+// *out = value(object).
+template <class T, class Handle, class Obj, class Value>
+CUresult query_handle(T* out, Handle h, CUresult (*lookup)(Backend&, Handle, Obj**), Value&& value) noexcept {
+  return api([&](Backend& b) -> CUresult {
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    Obj* o = nullptr;
+    if (CUresult r = lookup(b, h, &o)) return r;
+    *out = value(o);
+    return CUDA_SUCCESS;
+  });
+}
+
 // ---- handles -----------------------------------------------------------------------------------
 inline Context* ctx_of(CUcontext h) noexcept { return reinterpret_cast<Context*>(h); }
 inline CUcontext handle_of(Context* c) noexcept { return reinterpret_cast<CUcontext>(c); }

@@ -178,13 +178,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuCtxGetDevice(CUdevice* device) {
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
-  return api([&](Backend& b) -> CUresult {
-    if (!device) return CUDA_ERROR_INVALID_VALUE;
-    Context* c = nullptr;
-    if (CUresult r = context_lenient(b, ctx, &c)) return r;
-    *device = c->dev->ordinal;
-    return CUDA_SUCCESS;
-  });
+  return query_handle(device, ctx, context_lenient, [](Context* c) { return c->dev->ordinal; });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuCtxSynchronize(void) {
@@ -300,23 +294,11 @@ extern "C" FG_IMPL CUresult fgimpl_cuCtxSetSharedMemConfig(CUsharedconfig config
 
 // Contexts made through the v2+ entry points report API version 3020, as the real driver does.
 extern "C" FG_IMPL CUresult fgimpl_cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) {
-  return api([&](Backend& b) -> CUresult {
-    if (!version) return CUDA_ERROR_INVALID_VALUE;
-    Context* c = nullptr;
-    if (CUresult r = context_or_current(b, ctx, &c)) return r;
-    *version = 3020;
-    return CUDA_SUCCESS;
-  });
+  return query_handle(version, ctx, context_or_current, [](Context*) { return 3020; });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuCtxGetId(CUcontext ctx, unsigned long long* ctxId) {
-  return api([&](Backend& b) -> CUresult {
-    if (!ctxId) return CUDA_ERROR_INVALID_VALUE;
-    Context* c = nullptr;
-    if (CUresult r = context_or_current(b, ctx, &c)) return r;
-    *ctxId = c->id;
-    return CUDA_SUCCESS;
-  });
+  return query_handle(ctxId, ctx, context_or_current, [](Context* c) { return c->id; });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {

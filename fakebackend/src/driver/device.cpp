@@ -39,13 +39,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuDeviceGetName(char* name, int len, CUdevice
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
-  return api([&](Backend& b) -> CUresult {
-    if (!bytes) return CUDA_ERROR_INVALID_VALUE;
-    Device* d = nullptr;
-    if (CUresult r = device_arg(b, dev, &d)) return r;
-    *bytes = d->model.total_memory;
-    return CUDA_SUCCESS;
-  });
+  return query_handle(bytes, dev, device_arg, [](Device* d) { return d->model.total_memory; });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {

@@ -572,12 +572,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuModuleGetFunctionCount(unsigned int* count, CUmodule mod) {
-  return api([&](Backend& b) -> CUresult {
-    if (!count) return CUDA_ERROR_INVALID_VALUE;
-    Module* m = nullptr;
-    if (CUresult r = module_arg(b, mod, &m)) return r;
-    *count = static_cast<unsigned>(m->names_complete ? m->entry_names.size() : m->functions.size());
-    return CUDA_SUCCESS;
+  return query_handle(count, mod, module_arg, [](Module* m) {
+    return static_cast<unsigned>(m->names_complete ? m->entry_names.size() : m->functions.size());
   });
 }
 
@@ -648,33 +644,15 @@ extern "C" FG_IMPL CUresult fgimpl_cuFuncSetSharedMemConfig(CUfunction hfunc, CU
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuFuncGetName(const char** name, CUfunction hfunc) {
-  return api([&](Backend& b) -> CUresult {
-    if (!name) return CUDA_ERROR_INVALID_VALUE;
-    Function* f = nullptr;
-    if (CUresult r = function_arg(b, hfunc, &f)) return r;
-    *name = f->name.c_str();
-    return CUDA_SUCCESS;
-  });
+  return query_handle(name, hfunc, function_arg, [](Function* f) { return f->name.c_str(); });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuFuncGetModule(CUmodule* hmod, CUfunction hfunc) {
-  return api([&](Backend& b) -> CUresult {
-    if (!hmod) return CUDA_ERROR_INVALID_VALUE;
-    Function* f = nullptr;
-    if (CUresult r = function_arg(b, hfunc, &f)) return r;
-    *hmod = handle_of_module(f->module);
-    return CUDA_SUCCESS;
-  });
+  return query_handle(hmod, hfunc, function_arg, [](Function* f) { return handle_of_module(f->module); });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuFuncIsLoaded(CUfunctionLoadingState* state, CUfunction function) {
-  return api([&](Backend& b) -> CUresult {
-    if (!state) return CUDA_ERROR_INVALID_VALUE;
-    Function* f = nullptr;
-    if (CUresult r = function_arg(b, function, &f)) return r;
-    *state = CU_FUNCTION_LOADING_STATE_LOADED;
-    return CUDA_SUCCESS;
-  });
+  return query_handle(state, function, function_arg, [](Function*) { return CU_FUNCTION_LOADING_STATE_LOADED; });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuFuncLoad(CUfunction function) {
@@ -743,13 +721,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetKernel(CUkernel* pKernel, CUlibra
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetModule(CUmodule* pMod, CUlibrary library) {
-  return api([&](Backend& b) -> CUresult {
-    if (!pMod) return CUDA_ERROR_INVALID_VALUE;
-    Module* m = nullptr;
-    if (CUresult r = library_module(b, library, &m)) return r;
-    *pMod = handle_of_module(m);
-    return CUDA_SUCCESS;
-  });
+  return query_handle(pMod, library, library_module, [](Module* m) { return handle_of_module(m); });
 }
 
 namespace {
@@ -790,13 +762,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetManaged(CUdeviceptr* dptr, size_t
 
 // The kernels of a library: those its code for the current context's device defines.
 extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetKernelCount(unsigned int* count, CUlibrary library) {
-  return api([&](Backend& b) -> CUresult {
-    if (!count) return CUDA_ERROR_INVALID_VALUE;
-    Module* m = nullptr;
-    if (CUresult r = library_module(b, library, &m)) return r;
-    *count = static_cast<unsigned>(m->entry_names.size());
-    return CUDA_SUCCESS;
-  });
+  return query_handle(count, library, library_module,
+                      [](Module* m) { return static_cast<unsigned>(m->entry_names.size()); });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels,

@@ -285,23 +285,11 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemPoolGetAccess(CUmemAccess_flags* flags, 
 
 // ---- device pools -----------------------------------------------------------------------------------------
 extern "C" FG_IMPL CUresult fgimpl_cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out, CUdevice dev) {
-  return api([&](Backend& b) -> CUresult {
-    if (!pool_out) return CUDA_ERROR_INVALID_VALUE;
-    Device* d = nullptr;
-    if (CUresult r = device_arg(b, dev, &d)) return r;
-    *pool_out = handle_of_pool(d->default_pool);
-    return CUDA_SUCCESS;
-  });
+  return query_handle(pool_out, dev, device_arg, [](Device* d) { return handle_of_pool(d->default_pool); });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev) {
-  return api([&](Backend& b) -> CUresult {
-    if (!pool) return CUDA_ERROR_INVALID_VALUE;
-    Device* d = nullptr;
-    if (CUresult r = device_arg(b, dev, &d)) return r;
-    *pool = handle_of_pool(d->current_pool.load());
-    return CUDA_SUCCESS;
-  });
+  return query_handle(pool, dev, device_arg, [](Device* d) { return handle_of_pool(d->current_pool.load()); });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) {
