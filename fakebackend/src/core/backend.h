@@ -141,6 +141,7 @@ struct Event {
 // ---- modules, functions, kernels -------------------------------------------------------------
 struct Function {
   uint32_t magic = 0xF0C7F0C7;
+  uintptr_t handle = 0;  // its API handle (Backend::handle_of)
   Module* module = nullptr;
   std::string name;                // device-side (mangled) name
   const void* host_fun = nullptr;  // runtime registration: host stub address
@@ -162,6 +163,7 @@ struct Symbol {  // __device__/__constant__/__managed__ variable or module globa
 
 struct Module {
   uint32_t magic = 0x30D0130D;
+  uintptr_t handle = 0;         // its API handle (Backend::handle_of)
   Context* ctx = nullptr;       // null for runtime fat binaries (all devices)
   std::string origin;           // "fatbinary", "ptx", "cubin", file path …
   const void* image = nullptr;  // runtime fat binary (wrapper), for variables' initial values
@@ -446,9 +448,22 @@ class Backend {
   Function* function_by_host(const void* host_fun) noexcept;
   Symbol* symbol_by_host(const void* host_var) noexcept;
   Status module_load(Context* ctx, const void* image, size_t size_hint, Module** out);  // PTX text, cubin or fatbin
-  Status module_unload(Module* m);
+  Status module_unload(Module* m);  // frees the module and its functions
   bool module_valid(const Module* m) noexcept;
   bool function_valid(const Function* f) noexcept;
+  // The API handles of modules and functions (CUmodule, CUfunction, cudaFunction_t,
+  // cudaKernel_t) and of what the API layers keep themselves (libraries, library kernels):
+  // numbers, not addresses, never reused in a process, so a handle of anything unloaded is
+  // refused however many loads follow while the objects themselves are freed. The low four
+  // bits say the kind, so a handle of one kind is never taken for another.
+  enum class HandleKind : uintptr_t { Module = 0x3, Function = 0x5, Library = 0x7, Kernel = 0x9 };
+  uintptr_t new_handle(HandleKind kind) noexcept {
+    return next_id_.fetch_add(1, std::memory_order_relaxed) << 4 | static_cast<uintptr_t>(kind);
+  }
+  static void* handle_of(const Module* m) noexcept { return reinterpret_cast<void*>(m->handle); }
+  static void* handle_of(const Function* f) noexcept { return reinterpret_cast<void*>(f->handle); }
+  Module* module_of_handle(const void* h) noexcept;      // nullptr unless a loaded module's
+  Function* function_of_handle(const void* h) noexcept;  // nullptr unless a loaded module's function's
   Status module_get_function(Module* m, const char* name, Function** out);
   Status module_get_global(Module* m, const char* name, void** dptr, size_t* bytes);
   // Every kernel the module is known to define (its entry_names), as functions.
@@ -498,6 +513,10 @@ class Backend {
   void implicit_free_ctx(Context* ctx);
   void run_local_dtors(Context* ctx);
   Function* function_locked(Module* m, const std::string& name);  // finds or adds; mu_ held
+  void add_module_locked(Module* m);                              // mu_ held
+  void add_function_locked(Function* f);                          // mu_ held
+  void drop_function_locked(const Function* f);                   // mu_ held
+  void drop_module_locked(Module* m);                             // its functions too; mu_ held
   void variable_release_locked(void* p);
   void publish_arena(Arena* a);
   // Returns a removed allocation's memory to its arena and its bytes to the books.
@@ -534,7 +553,9 @@ class Backend {
   std::unordered_set<const Stream*> streams_;
   std::unordered_set<const Event*> events_;
   std::unordered_set<const Module*> modules_;
-  std::unordered_set<const Function*> functions_;  // every Function of a loaded module
+  std::unordered_set<const Function*> functions_;              // every Function of a loaded module
+  std::unordered_map<uintptr_t, Module*> module_handles_;      // the same, by handle
+  std::unordered_map<uintptr_t, Function*> function_handles_;  // the same, by handle
   std::unordered_set<const MemPool*> pools_;
   std::unordered_map<uint64_t, MemPool*> pools_by_id_;
   std::unordered_map<const void*, Function*> host_functions_;

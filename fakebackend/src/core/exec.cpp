@@ -328,21 +328,20 @@ Module* Backend::register_fatbinary(const void* fatbin_wrapper) {
   m->origin = "fatbinary";
   m->image = fatbin_wrapper;  // lives in the program's data for its whole lifetime
   std::lock_guard lock(mu_);
-  modules_.insert(m);
+  add_module_locked(m);
   return m;
 }
 
 void Backend::unregister_fatbinary(Module* m) {
   std::lock_guard lock(mu_);
   if (!modules_.count(m)) return;
-  for (auto& [name, f] : m->functions) {
-    functions_.erase(f.get());
+  for (auto& [name, f] : m->functions)
     if (f->host_fun) host_functions_.erase(f->host_fun);
-  }
   for (auto& [name, sym] : m->globals)
     if (sym.host_var) host_symbols_.erase(sym.host_var);
-  modules_.erase(m);
-  // Symbol storage stays: variables may be read during static destruction.
+  drop_module_locked(m);
+  // The module and its symbol storage stay: this runs at exit, and variables may still be
+  // read during static destruction.
 }
 
 void Backend::register_function(Module* m, const void* host_fun, const char* device_name) {
@@ -353,9 +352,9 @@ void Backend::register_function(Module* m, const void* host_fun, const char* dev
   f->host_fun = host_fun;
   Function* raw = f.get();
   std::lock_guard lock(mu_);
-  if (auto old = m->functions.find(device_name); old != m->functions.end()) functions_.erase(old->second.get());
+  if (auto old = m->functions.find(device_name); old != m->functions.end()) drop_function_locked(old->second.get());
   m->functions[device_name] = std::move(f);
-  functions_.insert(raw);
+  add_function_locked(raw);
   if (host_fun) host_functions_[host_fun] = raw;
 }
 
@@ -467,7 +466,7 @@ Status Backend::module_load(Context* ctx, const void* image, size_t size_hint, M
     m->globals.insert_or_assign(sym.name, std::move(sym));
   }
   std::lock_guard lock(mu_);
-  modules_.insert(m);
+  add_module_locked(m);
   *out = m;
   return Status::Ok;
 }
@@ -480,12 +479,46 @@ bool Backend::module_valid(const Module* m) noexcept {
 Status Backend::module_unload(Module* m) {
   std::lock_guard lock(mu_);
   if (!m || !modules_.count(m)) return Status::InvalidHandle;
-  modules_.erase(m);
-  for (auto& [name, f] : m->functions) functions_.erase(f.get());
+  drop_module_locked(m);
   for (auto& [name, sym] : m->globals) variable_release_locked(sym.dev_ptr);
   m->magic = 0;
-  // Function handles of the module become invalid (function_valid checks the module).
+  delete m;
   return Status::Ok;
+}
+
+void Backend::add_module_locked(Module* m) {
+  m->handle = new_handle(HandleKind::Module);
+  modules_.insert(m);
+  module_handles_.emplace(m->handle, m);
+}
+
+void Backend::add_function_locked(Function* f) {
+  f->handle = new_handle(HandleKind::Function);
+  functions_.insert(f);
+  function_handles_.emplace(f->handle, f);
+}
+
+void Backend::drop_function_locked(const Function* f) {
+  functions_.erase(f);
+  function_handles_.erase(f->handle);
+}
+
+void Backend::drop_module_locked(Module* m) {
+  for (auto& [name, f] : m->functions) drop_function_locked(f.get());
+  modules_.erase(m);
+  module_handles_.erase(m->handle);
+}
+
+Module* Backend::module_of_handle(const void* h) noexcept {
+  std::lock_guard lock(mu_);
+  auto it = module_handles_.find(reinterpret_cast<uintptr_t>(h));
+  return it == module_handles_.end() ? nullptr : it->second;
+}
+
+Function* Backend::function_of_handle(const void* h) noexcept {
+  std::lock_guard lock(mu_);
+  auto it = function_handles_.find(reinterpret_cast<uintptr_t>(h));
+  return it == function_handles_.end() ? nullptr : it->second;
 }
 
 bool Backend::function_valid(const Function* f) noexcept {
@@ -514,7 +547,7 @@ Function* Backend::function_locked(Module* m, const std::string& name) {
     f->module = m;
     f->name = name;
     it = m->functions.emplace(name, std::move(f)).first;
-    functions_.insert(it->second.get());
+    add_function_locked(it->second.get());
   }
   return it->second.get();
 }

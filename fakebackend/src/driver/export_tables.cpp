@@ -17,6 +17,7 @@
 // unresolved entry point; the ids runtimes only probe for (a log sink, NVRTC's compute
 // cache) are refused quietly, as they handle a refusal.
 #include "driver/common.h"
+#include "driver/internal.h"
 
 #include "common/coverage.h"
 #include "core/integrity.h"
@@ -121,7 +122,7 @@ CUresult load_fatbin(CUmodule* out, const void* image) {
     Module* m = nullptr;
     const Status s = b.module_load(ctx, image, 0, &m);
     if (s != Status::Ok) return s == Status::InvalidValue ? CUDA_ERROR_INVALID_IMAGE : to_cu(s);
-    *out = reinterpret_cast<CUmodule>(m);
+    *out = handle_of_module(m);
     return CUDA_SUCCESS;
   });
 }
@@ -325,11 +326,11 @@ const std::array<Word, kToolsModuleSlots> kToolsModuleTable = [] {
 
 int tools_module_functions(CUcontext, CUmodule hmod, FunctionVisitor cb, void* user) {
   Backend* b = initialized_backend();
-  Module* m = reinterpret_cast<Module*>(hmod);
-  if (!b || !cb || !hmod || !b->module_valid(m)) return 0;
+  Module* m = b ? b->module_of_handle(hmod) : nullptr;
+  if (!cb || !m) return 0;
   std::vector<Function*> fns;
   if (b->module_functions(m, &fns) != Status::Ok) return 0;
-  for (Function* f : fns) cb(user, reinterpret_cast<CUfunction>(f), 0);
+  for (Function* f : fns) cb(user, handle_of_function(f), 0);
   return static_cast<int>(fns.size());
 }
 

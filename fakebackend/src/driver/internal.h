@@ -35,7 +35,13 @@ Range check(const void* p, size_t n, bool write) noexcept;
 
 }  // namespace vmm
 
-// ---- functions and kernels (module.cpp) ----------------------------------------------------------
+// ---- modules and functions (module.cpp) ----------------------------------------------------------
+// Their handles are the core's numbers (Backend::handle_of), not addresses.
+inline CUmodule handle_of_module(const Module* m) noexcept { return static_cast<CUmodule>(Backend::handle_of(m)); }
+inline CUfunction handle_of_function(const Function* f) noexcept {
+  return static_cast<CUfunction>(Backend::handle_of(f));
+}
+
 // A CUfunction argument: a function handle, or a CUkernel (library kernel) cast to
 // CUfunction, resolved in the current context. CUDA_ERROR_INVALID_HANDLE otherwise.
 CUresult function_arg(Backend& b, CUfunction h, Function** out);

@@ -130,14 +130,9 @@ Status get_function(Backend& b, Module* m, const char* name, Function** out) {
   return b.module_get_function(m, name, out);
 }
 
-Module* module_of(CUmodule h) { return reinterpret_cast<Module*>(h); }
-CUmodule handle_of_module(Module* m) { return reinterpret_cast<CUmodule>(m); }
-Function* function_of(CUfunction h) { return reinterpret_cast<Function*>(h); }
-CUfunction handle_of_function(Function* f) { return reinterpret_cast<CUfunction>(f); }
-
 CUresult module_arg(Backend& b, CUmodule h, Module** out) {
-  Module* m = module_of(h);
-  if (!h || !b.module_valid(m)) return CUDA_ERROR_INVALID_HANDLE;
+  Module* m = b.module_of_handle(h);
+  if (!m) return CUDA_ERROR_INVALID_HANDLE;
   *out = m;
   return CUDA_SUCCESS;
 }
@@ -157,11 +152,13 @@ CUresult load(const void* image, size_t size_hint, CUmodule* out) {
 // ---- libraries and kernels -----------------------------------------------------------------------------
 struct Library;
 struct Kernel {
+  uintptr_t handle = 0;  // its CUkernel (Backend::new_handle)
   Library* lib = nullptr;
   std::string name;
 };
 
 struct Library {
+  uintptr_t handle = 0;  // its CUlibrary (Backend::new_handle)
   std::vector<char> image;
   bool ptx = false;
   // __managed__ variables: one storage per library, for every context, reachable before
@@ -171,32 +168,38 @@ struct Library {
     size_t size;
   };
   std::map<std::string, Managed> managed;
-  std::unordered_map<const Context*, Module*> modules;     // loaded per context on first use
+  // Its module in each context, by module handle: loaded on first use there, and unloaded
+  // with the context (a handle, unlike an address, is never taken for a later module).
+  std::unordered_map<const Context*, uintptr_t> modules;
   std::map<std::string, std::unique_ptr<Kernel>> kernels;  // by name; handles stay valid until unload
 };
 
+// Every loaded library and library kernel, by handle.
 struct Libraries {
   std::mutex mu;
-  std::unordered_set<const Library*> libs;
-  std::unordered_map<const Kernel*, Library*> kernels;
+  std::unordered_map<uintptr_t, Library*> libs;
+  std::unordered_map<uintptr_t, Kernel*> kernels;
 };
 Libraries& libraries() {
   static auto* l = new Libraries;
   return *l;
 }
 
-Library* library_of(CUlibrary h) { return reinterpret_cast<Library*>(h); }
-Kernel* kernel_of(CUkernel h) { return reinterpret_cast<Kernel*>(h); }
-
-bool library_valid(const Library* l) {
-  auto& L = libraries();
-  std::lock_guard lock(L.mu);
-  return l && L.libs.count(l);
+template <class T>
+T* find_locked(const std::unordered_map<uintptr_t, T*>& by_handle, const void* h) {
+  auto it = by_handle.find(reinterpret_cast<uintptr_t>(h));
+  return it == by_handle.end() ? nullptr : it->second;
 }
-bool kernel_valid(const Kernel* k) {
+// A loaded library or library kernel; nullptr for anything else.
+Library* library_of(CUlibrary h) {
   auto& L = libraries();
   std::lock_guard lock(L.mu);
-  return k && L.kernels.count(k);
+  return find_locked(L.libs, h);
+}
+Kernel* kernel_of(const void* h) {
+  auto& L = libraries();
+  std::lock_guard lock(L.mu);
+  return find_locked(L.kernels, h);
 }
 
 // The library's module in the current context, loading it on first use.
@@ -205,10 +208,11 @@ CUresult library_module(Backend& b, Library* lib, Module** out) {
   if (CUresult r = current(b, &ctx)) return r;
   auto& L = libraries();
   std::lock_guard lock(L.mu);
-  Module*& m = lib->modules[ctx];
-  if (!m || !b.module_valid(m)) {  // first use here, or unloaded by a context destroy
-    m = nullptr;
+  uintptr_t& handle = lib->modules[ctx];
+  Module* m = b.module_of_handle(reinterpret_cast<void*>(handle));
+  if (!m) {  // first use here, or unloaded by a context destroy
     if (CUresult r = to_cu(b.module_load(ctx, lib->image.data(), lib->ptx ? lib->image.size() - 1 : 0, &m))) return r;
+    handle = m->handle;
   }
   *out = m;
   return CUDA_SUCCESS;
@@ -218,20 +222,21 @@ CUresult library_module(Backend& b, Library* lib, Module** out) {
 // The same for a handle from the caller: CUDA_ERROR_INVALID_HANDLE unless it is a library.
 CUresult library_module(Backend& b, CUlibrary h, Module** out) {
   Library* lib = library_of(h);
-  if (!library_valid(lib)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!lib) return CUDA_ERROR_INVALID_HANDLE;
   return library_module(b, lib, out);
 }
 
-Kernel* library_kernel(Library* lib, const std::string& name) {
+CUkernel library_kernel(Backend& b, Library* lib, const std::string& name) {
   auto it = lib->kernels.find(name);
   if (it == lib->kernels.end()) {
     auto k = std::make_unique<Kernel>();
+    k->handle = b.new_handle(Backend::HandleKind::Kernel);
     k->lib = lib;
     k->name = name;
     it = lib->kernels.emplace(name, std::move(k)).first;
-    libraries().kernels.emplace(it->second.get(), lib);
+    libraries().kernels.emplace(it->second->handle, it->second.get());
   }
-  return it->second.get();
+  return reinterpret_cast<CUkernel>(it->second->handle);
 }
 
 CUresult kernel_function(Backend& b, Kernel* k, Function** out) {
@@ -288,8 +293,9 @@ CUresult library_load(const void* code, CUlibrary* library, unsigned numJitOptio
     auto& L = libraries();
     std::lock_guard lock(L.mu);
     Library* raw = lib.release();
-    L.libs.insert(raw);
-    *library = reinterpret_cast<CUlibrary>(raw);
+    raw->handle = b.new_handle(Backend::HandleKind::Library);
+    L.libs.emplace(raw->handle, raw);
+    *library = reinterpret_cast<CUlibrary>(raw->handle);
     return CUDA_SUCCESS;
   });
 }
@@ -489,14 +495,11 @@ CUresult link_add_file(CUlinkState state, CUjitInputType type, const char* path,
 namespace fg::drv {
 
 CUresult function_arg(Backend& b, CUfunction h, Function** out) {
-  Function* f = function_of(h);
-  if (!h) return CUDA_ERROR_INVALID_HANDLE;
-  if (b.function_valid(f)) {
+  if (Function* f = b.function_of_handle(h)) {
     *out = f;
     return CUDA_SUCCESS;
   }
-  Kernel* k = reinterpret_cast<Kernel*>(h);
-  if (kernel_valid(k)) return kernel_function(b, k, out);
+  if (Kernel* k = kernel_of(h)) return kernel_function(b, k, out);
   return CUDA_ERROR_INVALID_HANDLE;
 }
 
@@ -690,15 +693,15 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryLoadFromFile(CUlibrary* library, con
 
 extern "C" FG_IMPL CUresult fgimpl_cuLibraryUnload(CUlibrary library) {
   return api([&](Backend& b) -> CUresult {
-    Library* lib = library_of(library);
     auto& L = libraries();
     std::unique_lock lock(L.mu);
-    if (!lib || !L.libs.count(lib)) return CUDA_ERROR_INVALID_HANDLE;
-    L.libs.erase(lib);
-    for (auto& [name, k] : lib->kernels) L.kernels.erase(k.get());
+    Library* lib = find_locked(L.libs, library);
+    if (!lib) return CUDA_ERROR_INVALID_HANDLE;
+    L.libs.erase(lib->handle);
+    for (auto& [name, k] : lib->kernels) L.kernels.erase(k->handle);
     lock.unlock();
-    for (auto& [ctx, m] : lib->modules)
-      if (m && b.module_valid(m)) (void)b.module_unload(m);
+    for (auto& [ctx, handle] : lib->modules)
+      if (Module* m = b.module_of_handle(reinterpret_cast<void*>(handle))) (void)b.module_unload(m);
     for (auto& [name, v] : lib->managed) b.variable_release(v.ptr);
     delete lib;
     return CUDA_SUCCESS;
@@ -706,16 +709,16 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryUnload(CUlibrary library) {
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* name) {
-  return api([&](Backend&) -> CUresult {
+  return api([&](Backend& b) -> CUresult {
     if (!pKernel || !name) return CUDA_ERROR_INVALID_VALUE;
-    Library* lib = library_of(library);
     auto& L = libraries();
     std::lock_guard lock(L.mu);
-    if (!lib || !L.libs.count(lib)) return CUDA_ERROR_INVALID_HANDLE;
+    Library* lib = find_locked(L.libs, library);
+    if (!lib) return CUDA_ERROR_INVALID_HANDLE;
     if (!lib->kernels.count(name) && lib->ptx &&
         !ptx_has_entry(std::string_view(lib->image.data(), lib->image.size() - 1), name))
       return CUDA_ERROR_NOT_FOUND;
-    *pKernel = reinterpret_cast<CUkernel>(library_kernel(lib, name));
+    *pKernel = library_kernel(b, lib, name);
     return CUDA_SUCCESS;
   });
 }
@@ -751,7 +754,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetManaged(CUdeviceptr* dptr, size_t
   return api([&](Backend&) -> CUresult {
     if (!name) return CUDA_ERROR_INVALID_VALUE;
     Library* lib = library_of(library);
-    if (!library_valid(lib)) return CUDA_ERROR_INVALID_HANDLE;
+    if (!lib) return CUDA_ERROR_INVALID_HANDLE;
     auto it = lib->managed.find(name);
     if (it == lib->managed.end() || !it->second.ptr) return CUDA_ERROR_NOT_FOUND;
     if (dptr) *dptr = dptr_of(it->second.ptr);
@@ -775,8 +778,9 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryEnumerateKernels(CUkernel* kernels, 
     if (numKernels > m->entry_names.size()) return CUDA_ERROR_INVALID_VALUE;
     auto& L = libraries();
     std::lock_guard lock(L.mu);
-    for (unsigned i = 0; i < numKernels; ++i)
-      kernels[i] = reinterpret_cast<CUkernel>(library_kernel(library_of(library), m->entry_names[i]));
+    Library* lib = find_locked(L.libs, library);
+    if (!lib) return CUDA_ERROR_INVALID_HANDLE;  // unloaded meanwhile
+    for (unsigned i = 0; i < numKernels; ++i) kernels[i] = library_kernel(b, lib, m->entry_names[i]);
     return CUDA_SUCCESS;
   });
 }
@@ -785,7 +789,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuKernelGetFunction(CUfunction* pFunc, CUkern
   return api([&](Backend& b) -> CUresult {
     if (!pFunc) return CUDA_ERROR_INVALID_VALUE;
     Kernel* k = kernel_of(kernel);
-    if (!kernel_valid(k)) return CUDA_ERROR_INVALID_HANDLE;
+    if (!k) return CUDA_ERROR_INVALID_HANDLE;
     Function* f = nullptr;
     if (CUresult r = kernel_function(b, k, &f)) return r;
     *pFunc = handle_of_function(f);
@@ -798,7 +802,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuKernelGetAttribute(int* pi, CUfunction_attr
   return api([&](Backend& b) -> CUresult {
     if (!pi) return CUDA_ERROR_INVALID_VALUE;
     Kernel* k = kernel_of(kernel);
-    if (!kernel_valid(k)) return CUDA_ERROR_INVALID_HANDLE;
+    if (!k) return CUDA_ERROR_INVALID_HANDLE;
     Device* d = nullptr;
     if (CUresult r = device_arg(b, dev, &d)) return r;
     Function* f = nullptr;
@@ -811,7 +815,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuKernelSetAttribute(CUfunction_attribute att
                                                         CUdevice dev) {
   return api([&](Backend& b) -> CUresult {
     Kernel* k = kernel_of(kernel);
-    if (!kernel_valid(k)) return CUDA_ERROR_INVALID_HANDLE;
+    if (!k) return CUDA_ERROR_INVALID_HANDLE;
     Device* d = nullptr;
     if (CUresult r = device_arg(b, dev, &d)) return r;
     Function* f = nullptr;
@@ -823,7 +827,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuKernelSetAttribute(CUfunction_attribute att
 extern "C" FG_IMPL CUresult fgimpl_cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) {
   return api([&](Backend& b) -> CUresult {
     Kernel* k = kernel_of(kernel);
-    if (!kernel_valid(k)) return CUDA_ERROR_INVALID_HANDLE;
+    if (!k) return CUDA_ERROR_INVALID_HANDLE;
     Device* d = nullptr;
     if (CUresult r = device_arg(b, dev, &d)) return r;
     Function* f = nullptr;
@@ -836,7 +840,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuKernelGetName(const char** name, CUkernel h
   return api([&](Backend&) -> CUresult {
     if (!name) return CUDA_ERROR_INVALID_VALUE;
     Kernel* k = kernel_of(hfunc);
-    if (!kernel_valid(k)) return CUDA_ERROR_INVALID_HANDLE;
+    if (!k) return CUDA_ERROR_INVALID_HANDLE;
     *name = k->name.c_str();
     return CUDA_SUCCESS;
   });
@@ -846,8 +850,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuKernelGetLibrary(CUlibrary* pLib, CUkernel 
   return api([&](Backend&) -> CUresult {
     if (!pLib) return CUDA_ERROR_INVALID_VALUE;
     Kernel* k = kernel_of(kernel);
-    if (!kernel_valid(k)) return CUDA_ERROR_INVALID_HANDLE;
-    *pLib = reinterpret_cast<CUlibrary>(k->lib);
+    if (!k) return CUDA_ERROR_INVALID_HANDLE;
+    *pLib = reinterpret_cast<CUlibrary>(k->lib->handle);
     return CUDA_SUCCESS;
   });
 }

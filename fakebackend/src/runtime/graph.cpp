@@ -83,8 +83,7 @@ bool range_ok(const void* p, size_t n) {
 cudaError_t kernel_params(const void* func, dim3 grid, dim3 block, unsigned shmem, void** args, void** extra,
                           gr::Params* out) {
   fg::Function* f = func ? be().function_by_host(func) : nullptr;
-  if (!f && func && be().function_valid(static_cast<const fg::Function*>(func)))
-    f = static_cast<fg::Function*>(const_cast<void*>(func));
+  if (!f && func) f = be().function_of_handle(func);
   if (!f) return cudaErrorInvalidDeviceFunction;
   fg::Context* ctx = nullptr;
   if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;

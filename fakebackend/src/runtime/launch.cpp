@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <mutex>
-#include <unordered_set>
 
 using namespace fgapi;
 using fg::rt::api;
@@ -39,34 +38,11 @@ fg::Module* module_of(void** handle) {
 }
 
 // ---- kernel handles --------------------------------------------------------------------------------
-// cudaKernel_t / cudaFunction_t values handed out by this runtime are core Functions. They
-// are remembered so that a launch checks them in O(1); other handles (a CUfunction from the
-// driver API) are checked against the core's modules.
-struct Handles {
-  std::mutex mu;
-  std::unordered_set<const fg::Function*> set;
-};
-Handles& handles() {
-  static auto* h = new Handles;  // never destroyed: launches may come from atexit handlers
-  return *h;
-}
-
-void hand_out(const fg::Function* f) {
-  auto& h = handles();
-  std::lock_guard lock(h.mu);
-  h.set.insert(f);
-}
-
-bool handed_out(const fg::Function* f) {
-  auto& h = handles();
-  std::lock_guard lock(h.mu);
-  return h.set.count(f) != 0;
-}
-
-// A kernel handle (cudaKernel_t, cudaFunction_t, CUfunction) → its Function.
+// cudaKernel_t / cudaFunction_t values are the core's function handles (Backend::handle_of),
+// the same numbers the driver API's CUfunction values are.
 cudaError_t function_of_handle(const void* handle, fg::Function** out) {
-  auto* f = static_cast<fg::Function*>(const_cast<void*>(handle));
-  if (!f || (!handed_out(f) && !be().function_valid(f))) return cudaErrorInvalidDeviceFunction;
+  fg::Function* f = handle ? be().function_of_handle(handle) : nullptr;
+  if (!f) return cudaErrorInvalidDeviceFunction;
   *out = f;
   return cudaSuccess;
 }
@@ -289,8 +265,7 @@ extern "C" FG_IMPL cudaError_t fgimpl___cudaGetKernel(cudaKernel_t* kernel, cons
     if (!kernel) return cudaErrorInvalidValue;
     fg::Function* f = funcAddr ? be().function_by_host(funcAddr) : nullptr;
     if (!f) return cudaErrorInvalidDeviceFunction;
-    hand_out(f);
-    *kernel = reinterpret_cast<cudaKernel_t>(f);
+    *kernel = static_cast<cudaKernel_t>(fg::Backend::handle_of(f));
     return cudaSuccess;
   });
 }
@@ -344,8 +319,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGetKernel(cudaKernel_t* kernelPtr, con
     if (!kernelPtr || !entryFuncAddr) return cudaErrorInvalidValue;
     fg::Function* f = nullptr;
     if (cudaError_t e = function_of(entryFuncAddr, &f); e != cudaSuccess) return e;
-    hand_out(f);
-    *kernelPtr = reinterpret_cast<cudaKernel_t>(f);
+    *kernelPtr = static_cast<cudaKernel_t>(fg::Backend::handle_of(f));
     return cudaSuccess;
   });
 }
@@ -355,8 +329,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGetFuncBySymbol(cudaFunction_t* functi
     if (!functionPtr || !symbolPtr) return cudaErrorInvalidValue;
     fg::Function* f = nullptr;
     if (cudaError_t e = function_of(symbolPtr, &f); e != cudaSuccess) return e;
-    hand_out(f);
-    *functionPtr = reinterpret_cast<cudaFunction_t>(f);
+    *functionPtr = static_cast<cudaFunction_t>(fg::Backend::handle_of(f));
     return cudaSuccess;
   });
 }

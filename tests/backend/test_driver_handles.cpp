@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+// Destroy releases (issue 23): a handle of anything unloaded or destroyed is refused with the
+// driver's code however many objects come after it, and create/destroy cycles keep no host
+// memory: a long-running service that loads kernels per request does not grow.
+#include "driver_test.h"
+
+#include <malloc.h>
+
+#include <functional>
+
+namespace drvtest::sig {
+CUresult cuGraphCreate(CUgraph*, unsigned);
+CUresult cuGraphDestroy(CUgraph);
+CUresult cuGraphAddEmptyNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t);
+CUresult cuGraphInstantiateWithFlags(CUgraphExec*, CUgraph, unsigned long long);
+CUresult cuGraphExecDestroy(CUgraphExec);
+CUresult cuUserObjectCreate(CUuserObject*, void*, CUhostFn, unsigned, unsigned);
+CUresult cuUserObjectRelease(CUuserObject, unsigned);
+CUresult cuKernelGetName(const char**, CUkernel);
+}  // namespace drvtest::sig
+
+using namespace drvtest;
+
+namespace {
+
+const char* const kPtx = R"(
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry tick(.param .u64 p)
+{
+  ret;
+}
+)";
+
+// Host bytes the process holds from the allocator (small blocks and mmap'ed ones).
+size_t heap_bytes() {
+  const struct mallinfo2 m = mallinfo2();
+  return m.uordblks + m.hblkhd;
+}
+
+// Host bytes kept per create/destroy cycle over `cycles` cycles, after a warm-up that lets
+// the tables reach their steady size.
+double kept_per_cycle(int cycles, const std::function<void()>& cycle) {
+  for (int i = 0; i < 1000; ++i) cycle();
+  const size_t before = heap_bytes();
+  for (int i = 0; i < cycles; ++i) cycle();
+  const size_t after = heap_bytes();
+  return (static_cast<double>(after) - static_cast<double>(before)) / cycles;
+}
+
+}  // namespace
+
+TEST_CASE("driver: handles of unloaded modules, functions, libraries and kernels are refused", "[driver]") {
+  Ctx c;
+  CUmodule mod = nullptr;
+  CUfunction fn = nullptr;
+  CU_OK(CU(cuModuleLoadData)(&mod, kPtx));
+  CU_OK(CU(cuModuleGetFunction)(&fn, mod, "tick"));
+  CUlibrary lib = nullptr;
+  CUkernel kern = nullptr;
+  CU_OK(CU(cuLibraryLoadData)(&lib, kPtx, nullptr, nullptr, 0, nullptr, nullptr, 0));
+  CU_OK(CU(cuLibraryGetKernel)(&kern, lib, "tick"));
+  CU_OK(CU(cuModuleUnload)(mod));
+  CU_OK(CU(cuLibraryUnload)(lib));
+  // Many loads later (the freed objects' addresses are reused), the old handles are still
+  // nobody's.
+  for (int i = 0; i < 1000; ++i) {
+    CUmodule m = nullptr;
+    CUfunction f = nullptr;
+    CU_OK(CU(cuModuleLoadData)(&m, kPtx));
+    CU_OK(CU(cuModuleGetFunction)(&f, m, "tick"));
+    REQUIRE(m != mod);
+    REQUIRE(f != fn);
+    CU_OK(CU(cuModuleUnload)(m));
+    CUlibrary l = nullptr;
+    CUkernel k = nullptr;
+    CU_OK(CU(cuLibraryLoadData)(&l, kPtx, nullptr, nullptr, 0, nullptr, nullptr, 0));
+    CU_OK(CU(cuLibraryGetKernel)(&k, l, "tick"));
+    REQUIRE(l != lib);
+    REQUIRE(k != kern);
+    CU_OK(CU(cuLibraryUnload)(l));
+  }
+  CUfunction f = nullptr;
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuModuleGetFunction)(&f, mod, "tick"));
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuModuleUnload)(mod));
+  int regs = 0;
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuFuncGetAttribute)(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn));
+  CUkernel k = nullptr;
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuLibraryGetKernel)(&k, lib, "tick"));
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuLibraryUnload)(lib));
+  const char* name = nullptr;
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuKernelGetName)(&name, kern));
+  // A handle of one kind is not taken for another.
+  CU_OK(CU(cuModuleLoadData)(&mod, kPtx));
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuFuncGetAttribute)(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS,
+                                                          reinterpret_cast<CUfunction>(mod)));
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuLibraryUnload)(reinterpret_cast<CUlibrary>(mod)));
+  CU_OK(CU(cuModuleUnload)(mod));
+}
+
+TEST_CASE("driver: 100,000 create/destroy cycles of each handle type keep at most 8 bytes each", "[driver]") {
+  Ctx c;
+  constexpr int kCycles = 100000;
+  CUmemoryPool pool = nullptr;
+  const auto check = [](const char* what, double bytes) {
+    INFO(what << ": " << bytes << " bytes kept per cycle");
+    CHECK(bytes <= 8.0);
+  };
+  check("module + function", kept_per_cycle(kCycles, [] {
+          CUmodule m = nullptr;
+          CUfunction f = nullptr;
+          CU_OK(CU(cuModuleLoadData)(&m, kPtx));
+          CU_OK(CU(cuModuleGetFunction)(&f, m, "tick"));
+          CU_OK(CU(cuModuleUnload)(m));
+        }));
+  check("library + kernel", kept_per_cycle(kCycles, [] {
+          CUlibrary l = nullptr;
+          CUkernel k = nullptr;
+          CU_OK(CU(cuLibraryLoadData)(&l, kPtx, nullptr, nullptr, 0, nullptr, nullptr, 0));
+          CU_OK(CU(cuLibraryGetKernel)(&k, l, "tick"));
+          CU_OK(CU(cuLibraryUnload)(l));
+        }));
+  check("stream", kept_per_cycle(kCycles, [] {
+          CUstream s = nullptr;
+          CU_OK(CU(cuStreamCreate)(&s, 0));
+          CU_OK(CU(cuStreamDestroy_v2)(s));
+        }));
+  check("event", kept_per_cycle(kCycles, [] {
+          CUevent e = nullptr;
+          CU_OK(CU(cuEventCreate)(&e, 0));
+          CU_OK(CU(cuEventDestroy_v2)(e));
+        }));
+  check("graph + node + executable graph", kept_per_cycle(kCycles, [] {
+          CUgraph g = nullptr;
+          CUgraphNode n = nullptr;
+          CUgraphExec x = nullptr;
+          CU_OK(CU(cuGraphCreate)(&g, 0));
+          CU_OK(CU(cuGraphAddEmptyNode)(&n, g, nullptr, 0));
+          CU_OK(CU(cuGraphInstantiateWithFlags)(&x, g, 0));
+          CU_OK(CU(cuGraphExecDestroy)(x));
+          CU_OK(CU(cuGraphDestroy)(g));
+        }));
+  check("user object", kept_per_cycle(kCycles, [] {
+          CUuserObject o = nullptr;
+          CU_OK(CU(cuUserObjectCreate)(&o, nullptr, [](void*) {}, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+          CU_OK(CU(cuUserObjectRelease)(o, 1));
+        }));
+  check("memory pool", kept_per_cycle(kCycles, [&pool] {
+          CUmemPoolProps props{};
+          props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+          props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+          props.location.id = 0;
+          CU_OK(CU(cuMemPoolCreate)(&pool, &props));
+          CU_OK(CU(cuMemPoolDestroy)(pool));
+        }));
+  check("linker", kept_per_cycle(kCycles, [] {
+          CUlinkState l = nullptr;
+          CU_OK(CU(cuLinkCreate_v2)(0, nullptr, nullptr, &l));
+          CU_OK(CU(cuLinkDestroy)(l));
+        }));
+  check("device memory", kept_per_cycle(kCycles, [] {
+          CUdeviceptr p = 0;
+          CU_OK(CU(cuMemAlloc_v2)(&p, 256));
+          CU_OK(CU(cuMemFree_v2)(p));
+        }));
+  check("managed memory", kept_per_cycle(kCycles, [] {
+          CUdeviceptr p = 0;
+          CU_OK(CU(cuMemAllocManaged)(&p, 256, CU_MEM_ATTACH_GLOBAL));
+          CU_OK(CU(cuMemFree_v2)(p));
+        }));
+  check("pinned host memory", kept_per_cycle(kCycles, [] {
+          void* p = nullptr;
+          CU_OK(CU(cuMemAllocHost_v2)(&p, 256));
+          CU_OK(CU(cuMemFreeHost)(p));
+        }));
+  check("physical allocation (VMM)", kept_per_cycle(kCycles, [] {
+          CUmemAllocationProp props{};
+          props.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+          props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+          props.location.id = 0;
+          CUmemGenericAllocationHandle h = 0;
+          CU_OK(CU(cuMemCreate)(&h, 2u << 20, &props, 0));
+          CU_OK(CU(cuMemRelease)(h));
+        }));
+}
