@@ -93,8 +93,8 @@ TEST_CASE("driver: handles of unloaded modules, functions, libraries and kernels
   CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuKernelGetName)(&name, kern));
   // A handle of one kind is not taken for another.
   CU_OK(CU(cuModuleLoadData)(&mod, kPtx));
-  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuFuncGetAttribute)(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS,
-                                                          reinterpret_cast<CUfunction>(mod)));
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE,
+        CU(cuFuncGetAttribute)(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, reinterpret_cast<CUfunction>(mod)));
   CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuLibraryUnload)(reinterpret_cast<CUlibrary>(mod)));
   CU_OK(CU(cuModuleUnload)(mod));
 }
@@ -143,7 +143,8 @@ TEST_CASE("driver: 100,000 create/destroy cycles of each handle type keep at mos
         }));
   check("user object", kept_per_cycle(kCycles, [] {
           CUuserObject o = nullptr;
-          CU_OK(CU(cuUserObjectCreate)(&o, nullptr, [](void*) {}, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+          CU_OK(CU(cuUserObjectCreate)(
+              &o, nullptr, [](void*) {}, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
           CU_OK(CU(cuUserObjectRelease)(o, 1));
         }));
   check("memory pool", kept_per_cycle(kCycles, [&pool] {

@@ -658,7 +658,7 @@ Status Backend::launch(Function* f, const unsigned grid[3], const unsigned block
   // (recorded each time the graph is launched).
   if (Status st = Status::Ok; graph::intercept_launch(f, grid, block, shmem, s, &st)) return st;
   f->launches.fetch_add(1, std::memory_order_relaxed);
-  FG_USDT_LAUNCH(f, f->name.c_str(), s ? s->ctx->dev->ordinal : -1);
+  FG_USDT_LAUNCH(f->handle, f->name.c_str(), s ? s->ctx->dev->ordinal : -1);  // the CUfunction: never reused
   auto record = [name = f->name] {
     auto& b = launch_book();
     std::lock_guard lock(b.mu);
