@@ -204,25 +204,63 @@ class FileModes(fgtest.TestCase):
             self.assertEqual(stat.S_IMODE(os.stat(self.box.ledger).st_mode), 0o660, f"umask {umask:o}")
             self.assertEqual(self.box.listing(), ["ledger"])
 
-    def test_default_ledger_is_private(self):
-        # The default path is /dev/shm/fakegpu-<uid>.v<version>.ledger: give the process a /dev/shm of
-        # its own (a private mount namespace) so the user's real ledger is not touched.
+    def in_private_shm(self, script, root_only=False):
+        """Runs `script` (sh; "$@" is the probe counting devices) with a /dev/shm of its own (a
+        private mount namespace), so the user's real default ledger is not touched. Skips where
+        there is no such namespace, or without root where the script needs root."""
         unshare = shutil.which("unshare")
         if not unshare:
             self.skipTest("unshare(1) not found")
+        if root_only and os.geteuid() != 0:
+            self.skipTest("needs root: it makes a file owned by another user")
         flags = ["-m"] if os.geteuid() == 0 else ["-r", "-m"]
-        script = ('mount -t tmpfs tmpfs /dev/shm || exit 90; umask 000; "$@" >/dev/null || exit 91; '
-                  'stat -c %a /dev/shm/fakegpu-$(id -u).v5.ledger; ls -A /dev/shm')
         env = self.box.env(FAKEGPU_LEDGER=None)
-        cp = subprocess.run([unshare, *flags, "sh", "-c", script, "sh", fgtest.PYTHON, fgtest.PROBE, fgtest.libdir(),
-                             "count"], env=env, cwd=self.box.dir, capture_output=True, text=True,
-                            timeout=fgtest.TIMEOUT)
-        if cp.returncode != 0 and cp.returncode not in (91,):
+        cp = subprocess.run([unshare, *flags, "sh", "-c", "mount -t tmpfs tmpfs /dev/shm || exit 90; " + script, "sh",
+                             fgtest.PYTHON, fgtest.PROBE, fgtest.libdir(), "count"], env=env, cwd=self.box.dir,
+                            capture_output=True, text=True, timeout=fgtest.TIMEOUT)
+        if cp.returncode == 90:
             self.skipTest(f"no private mount namespace here: {cp.stderr.strip()}")
+        return cp
+
+    def test_default_ledger_is_private(self):
+        # The default path is /dev/shm/fakegpu-<uid>.v<version>.ledger.
+        cp = self.in_private_shm('umask 000; "$@" >/dev/null || exit 91; stat -c %a /dev/shm/fakegpu-$(id -u).v5.ledger; '
+                                 'ls -A /dev/shm')
         self.assertEqual(cp.returncode, 0, cp.stderr)
         mode, *listing = cp.stdout.split()
         self.assertEqual(mode, "600")
         self.assertEqual(len(listing), 1, cp.stdout)
+
+    def assert_one_error(self, cp, *must_name):
+        self.assertEqual(cp.returncode, 1, cp.stderr)
+        lines = cp.stderr.splitlines()
+        self.assertEqual(len(lines), 1, cp.stderr)
+        self.assertTrue(lines[0].startswith("[FakeGPU] error: "), cp.stderr)
+        for text in must_name:
+            self.assertIn(text, lines[0])
+
+    def test_default_ledger_that_others_may_read_is_refused(self):
+        cp = self.in_private_shm('"$@" >/dev/null || exit 91; chmod 640 /dev/shm/fakegpu-$(id -u).v5.ledger; "$@"')
+        self.assert_one_error(cp, "may be read or changed by other users (mode 0640)", "chmod 600 /dev/shm/fakegpu-")
+
+    def test_default_ledger_of_another_user_is_refused(self):
+        # Another user squatting this user's default path (made before this user's first run).
+        cp = self.in_private_shm('"$@" >/dev/null || exit 91; chown 65534 /dev/shm/fakegpu-0.v5.ledger; "$@"',
+                                 root_only=True)
+        self.assert_one_error(cp, "/dev/shm/fakegpu-0.v5.ledger belongs to another user (uid 65534)",
+                              "rm /dev/shm/fakegpu-0.v5.ledger")
+
+    def test_explicit_ledger_everyone_may_change_is_refused(self):
+        self.ok(self.box.probe("count"))
+        os.chmod(self.box.ledger, 0o666)
+        p = self.box.probe("count")
+        self.assert_one_error(p, self.box.ledger, "may be changed by every user (mode 0666)", "chmod o-w")
+
+    def test_ledger_on_a_full_filesystem_is_an_error_not_a_crash(self):
+        # A file only sized (ftruncate) on a full tmpfs gets SIGBUS at its first touched page.
+        cp = self.in_private_shm('mount -t tmpfs -o size=1m tmpfs /dev/shm || exit 90; FAKEGPU_LEDGER=/dev/shm/l "$@"')
+        self.assert_one_error(cp, "cannot make the device ledger /dev/shm/l", "No space left on device",
+                              "FAKEGPU_LEDGER")
 
 
 class CorruptLedger(fgtest.TestCase):

@@ -28,6 +28,12 @@ std::string fix_hint(const std::string& path) {
   return "remove it (rm " + path + ") while no fake-GPU process runs, or set FAKEGPU_LEDGER to another path";
 }
 
+std::string mode_text(mode_t m) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(m & 07777));
+  return text;
+}
+
 void self_comm(char out[16]) {
   std::memset(out, 0, 16);
   int fd = ::open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
@@ -107,14 +113,19 @@ int Ledger::create_published(unsigned mode) {
     fail("cannot create the device ledger " + path_ + ": " + errno_text(errno) +
          " (set FAKEGPU_LEDGER to a writable path, or FAKEGPU_ISOLATED=1 for per-process devices)");
   ::fchmod(fd, mode);  // umask must not narrow a shared ledger
+  // Every page is given its storage now: a file only sized with ftruncate on a full tmpfs
+  // would kill the process with SIGBUS at its first touch of a page instead of this error.
   void* m = MAP_FAILED;
-  if (::ftruncate(fd, static_cast<off_t>(size_)) == 0)
+  int err = ::posix_fallocate(fd, 0, static_cast<off_t>(size_));
+  if (err == 0) {
     m = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    err = m == MAP_FAILED ? errno : 0;
+  }
   if (m == MAP_FAILED) {
-    int e = errno;
     ::close(fd);
     ::unlink(tmp.c_str());
-    fail("cannot size the device ledger " + path_ + ": " + errno_text(e));
+    fail("cannot make the device ledger " + path_ + " (" + std::to_string(size_) + " bytes): " + errno_text(err) +
+         " (free space there, or set FAKEGPU_LEDGER to another path)");
   }
   hdr_ = static_cast<Header*>(m);
   init_header();
@@ -136,6 +147,28 @@ void Ledger::map_and_validate(int fd) {
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     fail("the device ledger " + path_ + " is not a regular file; " + fix_hint(path_));
+  }
+  // Whoever can write the ledger can read every process's name and usage and make every
+  // allocation fail. The default path is private to its user: a file there that another user
+  // made, or that others may read or write, is refused. An explicit FAKEGPU_LEDGER may be
+  // shared by a group of users (the kernel let this process open it), never changed by all.
+  const char* env = std::getenv("FAKEGPU_LEDGER");
+  const bool explicit_path = env && *env;
+  if (!explicit_path && st.st_uid != ::geteuid()) {
+    ::close(fd);
+    fail("the device ledger " + path_ + " belongs to another user (uid " + std::to_string(st.st_uid) +
+         "), but the default ledger is private to each user; " + fix_hint(path_));
+  }
+  if (!explicit_path && (st.st_mode & (S_IRWXG | S_IRWXO))) {
+    ::close(fd);
+    fail("the device ledger " + path_ + " may be read or changed by other users (mode " + mode_text(st.st_mode) +
+         "), but the default ledger is private to each user; chmod 600 " + path_ +
+         " (or remove it while no fake-GPU process runs)");
+  }
+  if (explicit_path && (st.st_mode & S_IWOTH)) {
+    ::close(fd);
+    fail("the device ledger " + path_ + " may be changed by every user (mode " + mode_text(st.st_mode) +
+         "); chmod o-w " + path_ + " (or remove it while no fake-GPU process runs)");
   }
   if (static_cast<size_t>(st.st_size) != size_) {
     ::close(fd);
