@@ -54,6 +54,29 @@ class SharedCapacity(fgtest.TestCase):
         g = self.ok(self.box.workload("grow", 0, 1024, **env))
         self.assertIn("device 0 full after 15 x 1024 MiB", g.stdout)
 
+    def test_a_stopped_process_holding_the_capacity_check_makes_nobody_wait(self):
+        # A process stopped (SIGSTOP, a debugger) while it holds a device's capacity check: the
+        # others near capacity are refused after a bounded wait, never hang.
+        env = {"FAKEGPU_DEVICES": "t4"}
+        a = self.box.hold("malloc:0:%d" % (10 * GiB), "wait", **env)
+        stopped = subprocess.Popen(["sleep", "60"])
+        try:
+            os.kill(stopped.pid, signal.SIGSTOP)
+            with open(self.box.ledger, "r+b") as f:
+                header_size = int.from_bytes(f.read(16)[12:16], "little")  # Header.header_size
+                f.seek((header_size + 63) // 64 * 64 + 40)                  # device entry 0's exact_lock
+                f.write(((stopped.pid << 8) | 1).to_bytes(8, "little"))      # (kBusy, pid)
+            try:
+                b = self.ok(self.box.probe("malloc:0:%d" % (10 * GiB), "malloc:0:%d" % GiB, timeout=20, **env))
+            except subprocess.TimeoutExpired:
+                self.fail("an allocation near capacity waits for ever on a stopped process")
+            self.assertEqual([s["err"] for s in b.steps], [CUDA_ERROR_MEMORY_ALLOCATION, 0])
+            self.assertIn(f"process {stopped.pid} has held its capacity check for over a second", b.stderr)
+        finally:
+            stopped.kill()
+            stopped.wait()
+        self.assertEqual(a.release().returncode, 0)
+
     def test_processes_created_at_once_share_one_ledger(self):
         # Eight processes race to create the ledger; all must end up on the same one.
         env = self.box.env()

@@ -403,11 +403,21 @@ uint64_t Ledger::slot_used(const ProcSlot& s, uint32_t dev) const noexcept {
 bool Ledger::take_exact(uint32_t dev, uint64_t n, uint64_t bytes) noexcept {
   DeviceEntry& d = devs_[dev];
   const int pid = ::getpid();
-  for (;;) {
+  // The check is a few microseconds long. A holder that keeps the lock for a second is
+  // stopped (SIGSTOP, a debugger, a frozen cgroup): the allocation is refused rather than
+  // waiting for it without end.
+  for (int waits = 0;;) {
     uint64_t w = d.exact_lock.load(std::memory_order_acquire);
     if (state_of(w) == kBusy) {
       if (!wait_not_busy(d.exact_lock, &w)) continue;  // its holder died: freed
-      if (state_of(w) == kBusy) continue;
+      if (state_of(w) == kBusy) {
+        if (++waits < 5) continue;  // 200 ms each
+        FG_LOG(Warn, Core,
+               "%s (ledger device %u) is nearly full and process %d has held its capacity check for over a "
+               "second (stopped?): an allocation of %llu bytes is refused",
+               d.name, dev, pid_of(w), static_cast<unsigned long long>(bytes));
+        return false;
+      }
     }
     if (d.exact_lock.compare_exchange_weak(w, state_word(kBusy, pid), std::memory_order_acq_rel)) break;
   }
