@@ -36,12 +36,9 @@ TEST_CASE("cudaMalloc / cudaFree", "[runtime]") {
   CHECK(r.cudaFreeHost(p) == cudaErrorInvalidValue);  // and device memory with cudaFree
   CHECK(r.cudaFreeHost(h) == cudaSuccess);
   CHECK(r.cudaFree(p) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("cudaMemGetInfo tracks allocations", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "cudaMemGetInfo tracks allocations", "[runtime]") {
   size_t free0 = 0, total = 0;
   REQUIRE(r.cudaMemGetInfo(&free0, &total) == cudaSuccess);
   CHECK(total > 0);
@@ -59,9 +56,7 @@ TEST_CASE("cudaMemGetInfo tracks allocations", "[runtime]") {
   CHECK(r.cudaMemGetInfo(&free1, nullptr) == cudaErrorInvalidValue);
 }
 
-TEST_CASE("out of memory leaves the device usable", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "out of memory leaves the device usable", "[runtime]") {
   size_t free0 = 0, total = 0;
   REQUIRE(r.cudaMemGetInfo(&free0, &total) == cudaSuccess);
   void* p = &p;
@@ -80,12 +75,9 @@ TEST_CASE("out of memory leaves the device usable", "[runtime]") {
   CHECK(free1 == free0);
   REQUIRE(r.cudaMalloc(&p, 128 << 20) == cudaSuccess);
   CHECK(r.cudaFree(p) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("cudaMallocPitch rounds rows to 512 bytes", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "cudaMallocPitch rounds rows to 512 bytes", "[runtime]") {
   void* p = nullptr;
   size_t pitch = 0;
   REQUIRE(r.cudaMallocPitch(&p, &pitch, 100, 10) == cudaSuccess);
@@ -99,9 +91,7 @@ TEST_CASE("cudaMallocPitch rounds rows to 512 bytes", "[runtime]") {
   CHECK(r.cudaMallocPitch(&p, nullptr, 1, 1) == cudaErrorInvalidValue);
 }
 
-TEST_CASE("managed memory", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "managed memory", "[runtime]") {
   void* m = nullptr;
   REQUIRE(r.cudaMallocManaged(&m, 256, cudaMemAttachGlobal) == cudaSuccess);
   std::memset(m, 7, 256);  // host-accessible
@@ -121,9 +111,7 @@ TEST_CASE("managed memory", "[runtime]") {
   CHECK(r.cudaMallocManaged(nullptr, 16, cudaMemAttachGlobal) == cudaErrorInvalidValue);
 }
 
-TEST_CASE("pinned host memory", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "pinned host memory", "[runtime]") {
   void* h = nullptr;
   REQUIRE(r.cudaMallocHost(&h, 4096) == cudaSuccess);
   std::memset(h, 3, 4096);
@@ -155,9 +143,7 @@ TEST_CASE("pinned host memory", "[runtime]") {
   CHECK(r.cudaHostGetDevicePointer(&dp, &local, 0) == cudaErrorInvalidValue);
 }
 
-TEST_CASE("cudaHostRegister / cudaHostUnregister", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "cudaHostRegister / cudaHostUnregister", "[runtime]") {
   std::vector<char> buf(8192);
   REQUIRE(r.cudaHostRegister(buf.data(), buf.size(), cudaHostRegisterDefault) == cudaSuccess);
   CHECK(r.cudaHostRegister(buf.data() + 100, 10, 0) == cudaErrorHostMemoryAlreadyRegistered);
@@ -215,9 +201,7 @@ TEST_CASE("cudaPointerGetAttributes follows the CUDA 11+ rules", "[runtime]") {
   CHECK(r.cudaPointerGetAttributes(nullptr, &local) == cudaErrorInvalidValue);
 }
 
-TEST_CASE("IPC handles: errors within one process", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "IPC handles: errors within one process", "[runtime]") {
   void* d = nullptr;
   REQUIRE(r.cudaMalloc(&d, 1 << 20) == cudaSuccess);
   cudaIpcMemHandle_t h{};
@@ -235,12 +219,9 @@ TEST_CASE("IPC handles: errors within one process", "[runtime]") {
   CHECK(r.cudaIpcGetMemHandle(nullptr, d) == cudaErrorInvalidValue);
   CHECK(r.cudaIpcCloseMemHandle(d) == cudaErrorInvalidValue);  // not an opened handle
   CHECK(r.cudaFree(d) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("stream-ordered allocation and memory pools", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "stream-ordered allocation and memory pools", "[runtime]") {
   cudaMemPool_t def = nullptr, cur = nullptr;
   REQUIRE(r.cudaDeviceGetDefaultMemPool(&def, 0) == cudaSuccess);
   REQUIRE(def != nullptr);
@@ -353,13 +334,10 @@ TEST_CASE("stream-ordered allocation and memory pools", "[runtime]") {
   CHECK(r.cudaMemPoolCreate(&pool, &props) == cudaErrorInvalidValue);
   CHECK(r.cudaMemPoolCreate(nullptr, &props) == cudaErrorInvalidValue);
   REQUIRE(r.cudaStreamDestroy(s) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("unified-memory hints are validated no-ops", "[runtime]") {
-  auto& r = rt();
+TEST_CASE_METHOD(Case, "unified-memory hints are validated no-ops", "[runtime]") {
   REQUIRE(r.cudaSetDevice(0) == cudaSuccess);
-  clear_error();
   void* m = nullptr;
   REQUIRE(r.cudaMallocManaged(&m, 1 << 16, cudaMemAttachGlobal) == cudaSuccess);
   const cudaMemLocation dev0{cudaMemLocationTypeDevice, 0};
@@ -392,12 +370,9 @@ TEST_CASE("unified-memory hints are validated no-ops", "[runtime]") {
   CHECK(r.cudaStreamAttachMemAsync(nullptr, d, 0, cudaMemAttachGlobal) == cudaErrorInvalidValue);
   CHECK(r.cudaFree(d) == cudaSuccess);
   CHECK(r.cudaFree(m) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("CUDA 13 location-based pool calls", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "CUDA 13 location-based pool calls", "[runtime]") {
   cudaMemLocation loc{cudaMemLocationTypeDevice, 0};
   cudaMemPool_t a = nullptr, b = nullptr;
   REQUIRE(r.cudaMemGetDefaultMemPool(&a, &loc, cudaMemAllocationTypePinned) == cudaSuccess);
@@ -413,5 +388,4 @@ TEST_CASE("CUDA 13 location-based pool calls", "[runtime]") {
   CHECK(r.cudaMemGetDefaultMemPool(&a, nullptr, cudaMemAllocationTypePinned) == cudaErrorInvalidValue);
   cudaMemLocation bad{cudaMemLocationTypeDevice, device_count()};
   CHECK(r.cudaMemGetMemPool(&a, &bad, cudaMemAllocationTypePinned) == cudaErrorInvalidDevice);
-  clear_error();
 }
