@@ -10,14 +10,6 @@ using namespace drvtest;
 
 namespace {
 
-struct Gate {
-  std::atomic<bool> open{false};
-  static void wait(void* self) {
-    auto* g = static_cast<Gate*>(self);
-    while (!g->open.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-};
-
 struct Order {
   std::mutex mu;
   std::vector<int> seen;
@@ -272,9 +264,7 @@ TEST_CASE("driver: stream capture queries", "[driver]") {
 
 TEST_CASE("driver: stream memory operations", "[driver]") {
   Ctx ctx(0);
-  CUdeviceptr flag = 0;
-  CU_OK(CU(cuMemAlloc_v2)(&flag, 64));
-  CU_OK(CU(cuMemsetD8_v2)(flag, 0, 64));
+  const CUdeviceptr flag = alloc_filled(64, 0);
   CU_OK(CU(cuStreamWriteValue32_v2)(nullptr, flag, 0xA1B2C3D4u, 0));
   CU_OK(CU(cuStreamWriteValue64_v2)(nullptr, flag + 8, 0x1122334455667788ull, 0));
   uint32_t w32 = 0;
