@@ -136,6 +136,12 @@ CUgraphNodeType type_of(CUgraphNode n) {
   return t;
 }
 
+std::vector<CUgraphNodeType> types_of(const std::vector<CUgraphNode>& nodes) {
+  std::vector<CUgraphNodeType> v;
+  for (CUgraphNode n : nodes) v.push_back(type_of(n));
+  return v;
+}
+
 // H2D copy, kernel, memset, host function, D2H copy: captured on s.
 struct Pipeline {
   static constexpr size_t kBytes = 128;
@@ -188,11 +194,8 @@ TEST_CASE_METHOD(GraphCase, "driver graphs: capture records the work; each launc
   CHECK(probe == 0x11);
   auto nodes = nodes_of(g);
   REQUIRE(nodes.size() == 5);
-  CHECK(type_of(nodes[0]) == CU_GRAPH_NODE_TYPE_MEMCPY);
-  CHECK(type_of(nodes[1]) == CU_GRAPH_NODE_TYPE_KERNEL);
-  CHECK(type_of(nodes[2]) == CU_GRAPH_NODE_TYPE_MEMSET);
-  CHECK(type_of(nodes[3]) == CU_GRAPH_NODE_TYPE_HOST);
-  CHECK(type_of(nodes[4]) == CU_GRAPH_NODE_TYPE_MEMCPY);
+  CHECK(types_of(nodes) == std::vector{CU_GRAPH_NODE_TYPE_MEMCPY, CU_GRAPH_NODE_TYPE_KERNEL, CU_GRAPH_NODE_TYPE_MEMSET,
+                                       CU_GRAPH_NODE_TYPE_HOST, CU_GRAPH_NODE_TYPE_MEMCPY});
   CUDA_KERNEL_NODE_PARAMS_v2 kp{};
   CU_OK(CU(cuGraphKernelNodeGetParams_v2)(nodes[1], &kp));
   CHECK((kp.func == m.fn && kp.gridDimX == 2 && kp.blockDimX == 64 && kp.ctx == ctx.ctx));

@@ -42,16 +42,24 @@ void callback(CUstream s, CUresult status, void* user) {
 CUstream bogus_stream() { return reinterpret_cast<CUstream>(uintptr_t{0xdeadbeef0}); }
 CUevent bogus_event() { return reinterpret_cast<CUevent>(uintptr_t{0xdeadbeef0}); }
 
+// What a create call, `create(&handle, flags)`, refuses: to run with no current context, to
+// go without a place for the handle, and `bad_flags`.
+template <class Handle>
+void check_create_refusals(CUresult (*create)(Handle*, unsigned), unsigned bad_flags) {
+  clear_stack();
+  Handle h = nullptr;
+  CU_EQ(CUDA_ERROR_INVALID_CONTEXT, create(&h, 0));
+  Ctx ctx(0);
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, create(nullptr, 0));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, create(&h, bad_flags));
+}
+
 }  // namespace
 
 TEST_CASE("driver: stream create and destroy", "[driver]") {
-  init();
-  clear_stack();
-  CUstream s = nullptr;
-  CU_EQ(CUDA_ERROR_INVALID_CONTEXT, CU(cuStreamCreate)(&s, 0));
+  check_create_refusals(CU(cuStreamCreate), 2);
   Ctx ctx(0);
-  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuStreamCreate)(nullptr, 0));
-  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuStreamCreate)(&s, 2));
+  CUstream s = nullptr;
   CU_OK(CU(cuStreamCreate)(&s, CU_STREAM_NON_BLOCKING));
   unsigned flags = 9;
   CU_OK(CU(cuStreamGetFlags)(s, &flags));
@@ -146,13 +154,9 @@ TEST_CASE("driver: host functions and callbacks run in stream order", "[driver]"
 }
 
 TEST_CASE("driver: events: record, query, synchronize, elapsed time", "[driver]") {
-  init();
-  clear_stack();
-  CUevent e = nullptr;
-  CU_EQ(CUDA_ERROR_INVALID_CONTEXT, CU(cuEventCreate)(&e, 0));
+  check_create_refusals(CU(cuEventCreate), 0x10);
   Ctx ctx(0);
-  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuEventCreate)(nullptr, 0));
-  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuEventCreate)(&e, 0x10));
+  CUevent e = nullptr;
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuEventCreate)(&e, CU_EVENT_INTERPROCESS));  // needs DISABLE_TIMING
   CUevent a = nullptr, b = nullptr, never = nullptr, notime = nullptr;
   CU_OK(CU(cuEventCreate)(&a, CU_EVENT_DEFAULT));

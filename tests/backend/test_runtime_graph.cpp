@@ -228,10 +228,30 @@ cudaGraphNodeType type_of(cudaGraphNode_t n) {
   return t;
 }
 
+std::vector<cudaGraphNodeType> types_of(const std::vector<cudaGraphNode_t>& nodes) {
+  std::vector<cudaGraphNodeType> v;
+  for (cudaGraphNode_t n : nodes) v.push_back(type_of(n));
+  return v;
+}
+
 cudaStreamCaptureStatus capture_status(cudaStream_t s) {
   cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
   REQUIRE(rt().cudaStreamIsCapturing(s, &st) == cudaSuccess);
   return st;
+}
+
+// cudaMalloc of 64 bytes (and cudaFree of them, when that succeeded) on a new thread whose
+// capture mode is `mode` (a new thread starts in global mode); the first error, or cudaSuccess.
+cudaError_t malloc_on_thread(cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal) {
+  cudaError_t e = cudaErrorUnknown;
+  std::thread([&] {
+    auto& r = rt();
+    if (mode != cudaStreamCaptureModeGlobal) r.cudaThreadExchangeStreamCaptureMode(&mode);
+    void* t = nullptr;
+    e = r.cudaMalloc(&t, 64);
+    if (e == cudaSuccess) e = r.cudaFree(t);
+  }).join();
+  return e;
 }
 
 cudaStream_t new_stream(unsigned flags = cudaStreamNonBlocking) {
@@ -304,11 +324,8 @@ TEST_CASE_METHOD(GraphCase, "runtime graphs: a capture records the work; each la
   // Five nodes in a chain, in capture order.
   auto nodes = nodes_of(graph);
   REQUIRE(nodes.size() == 5);
-  CHECK(type_of(nodes[0]) == cudaGraphNodeTypeMemcpy);
-  CHECK(type_of(nodes[1]) == cudaGraphNodeTypeKernel);
-  CHECK(type_of(nodes[2]) == cudaGraphNodeTypeMemset);
-  CHECK(type_of(nodes[3]) == cudaGraphNodeTypeHost);
-  CHECK(type_of(nodes[4]) == cudaGraphNodeTypeMemcpy);
+  CHECK(types_of(nodes) == std::vector{cudaGraphNodeTypeMemcpy, cudaGraphNodeTypeKernel, cudaGraphNodeTypeMemset,
+                                       cudaGraphNodeTypeHost, cudaGraphNodeTypeMemcpy});
   size_t roots = 0;
   REQUIRE(g().cudaGraphGetRootNodes(graph, nullptr, &roots) == cudaSuccess);
   CHECK(roots == 1);
@@ -652,13 +669,7 @@ TEST_CASE_METHOD(GraphCase, "runtime graphs: capture modes refuse unsafe calls a
 
   // Thread-local capture: other threads (global mode) are not restricted by it.
   REQUIRE(g().cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
-  cudaError_t other = cudaErrorUnknown;
-  std::thread([&] {
-    void* t = nullptr;
-    other = r.cudaMalloc(&t, 64);
-    if (other == cudaSuccess) other = r.cudaFree(t);
-  }).join();
-  CHECK(other == cudaSuccess);
+  CHECK(malloc_on_thread() == cudaSuccess);
   CHECK(capture_status(s) == cudaStreamCaptureStatusActive);
   CHECK(r.cudaMalloc(&q, 64) == cudaErrorStreamCaptureUnsupported);  // but this thread is
   CHECK(g().cudaStreamEndCapture(s, &graph) == cudaErrorStreamCaptureInvalidated);
@@ -667,21 +678,9 @@ TEST_CASE_METHOD(GraphCase, "runtime graphs: capture modes refuse unsafe calls a
   // Global capture: an unsafe call from another thread in global mode is refused and
   // invalidates it; a thread in relaxed mode is not restricted.
   REQUIRE(g().cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess);
-  cudaError_t relaxed = cudaErrorUnknown;
-  std::thread([&] {
-    cudaStreamCaptureMode m = cudaStreamCaptureModeRelaxed;
-    r.cudaThreadExchangeStreamCaptureMode(&m);
-    void* t = nullptr;
-    relaxed = r.cudaMalloc(&t, 64);
-    if (relaxed == cudaSuccess) relaxed = r.cudaFree(t);
-  }).join();
-  CHECK(relaxed == cudaSuccess);
+  CHECK(malloc_on_thread(cudaStreamCaptureModeRelaxed) == cudaSuccess);
   CHECK(capture_status(s) == cudaStreamCaptureStatusActive);
-  std::thread([&] {
-    void* t = nullptr;
-    other = r.cudaMalloc(&t, 64);
-  }).join();
-  CHECK(other == cudaErrorStreamCaptureUnsupported);
+  CHECK(malloc_on_thread() == cudaErrorStreamCaptureUnsupported);
   CHECK(capture_status(s) == cudaStreamCaptureStatusInvalidated);
   CHECK(g().cudaStreamEndCapture(s, &graph) == cudaErrorStreamCaptureInvalidated);
   clear_error();

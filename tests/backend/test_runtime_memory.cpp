@@ -8,9 +8,22 @@
 
 using namespace rtt;
 
-TEST_CASE("cudaMalloc / cudaFree", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+namespace {
+
+// The attributes of `p`, once its memory type and its device and host addresses are checked.
+cudaPointerAttributes check_attributes(const void* p, cudaMemoryType type, const void* device_pointer,
+                                       const void* host_pointer) {
+  cudaPointerAttributes a{};
+  REQUIRE(rt().cudaPointerGetAttributes(&a, p) == cudaSuccess);
+  CHECK(a.type == type);
+  CHECK(a.devicePointer == device_pointer);
+  CHECK(a.hostPointer == host_pointer);
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE_METHOD(Case, "cudaMalloc / cudaFree", "[runtime]") {
   void* p = nullptr;
   REQUIRE(r.cudaMalloc(&p, 1000) == cudaSuccess);
   REQUIRE(p != nullptr);
@@ -95,11 +108,7 @@ TEST_CASE_METHOD(Case, "managed memory", "[runtime]") {
   void* m = nullptr;
   REQUIRE(r.cudaMallocManaged(&m, 256, cudaMemAttachGlobal) == cudaSuccess);
   std::memset(m, 7, 256);  // host-accessible
-  cudaPointerAttributes a{};
-  REQUIRE(r.cudaPointerGetAttributes(&a, m) == cudaSuccess);
-  CHECK(a.type == cudaMemoryTypeManaged);
-  CHECK(a.devicePointer == m);
-  CHECK(a.hostPointer == m);
+  check_attributes(m, cudaMemoryTypeManaged, m, m);
   CHECK(r.cudaFree(m) == cudaSuccess);
   REQUIRE(r.cudaMallocManaged(&m, 256, cudaMemAttachHost) == cudaSuccess);
   CHECK(r.cudaFree(m) == cudaSuccess);
@@ -122,11 +131,7 @@ TEST_CASE_METHOD(Case, "pinned host memory", "[runtime]") {
   CHECK(r.cudaHostGetDevicePointer(&dp, h, 0) == cudaSuccess);
   CHECK(dp == h);  // unified addressing
   CHECK(r.cudaHostGetDevicePointer(&dp, h, 1) == cudaErrorInvalidValue);
-  cudaPointerAttributes a{};
-  REQUIRE(r.cudaPointerGetAttributes(&a, h) == cudaSuccess);
-  CHECK(a.type == cudaMemoryTypeHost);
-  CHECK(a.hostPointer == h);
-  CHECK(a.devicePointer == h);
+  check_attributes(h, cudaMemoryTypeHost, h, h);
   CHECK(r.cudaFreeHost(h) == cudaSuccess);
   CHECK(r.cudaFreeHost(h) == cudaErrorInvalidValue);
   CHECK(r.cudaFreeHost(nullptr) == cudaSuccess);
@@ -169,17 +174,12 @@ TEST_CASE_METHOD(Case, "cudaHostRegister / cudaHostUnregister", "[runtime]") {
   CHECK(r.cudaFreeHost(h) == cudaSuccess);
 }
 
-TEST_CASE("cudaPointerGetAttributes follows the CUDA 11+ rules", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "cudaPointerGetAttributes follows the CUDA 11+ rules", "[runtime]") {
   void* d = nullptr;
   REQUIRE(r.cudaMalloc(&d, 1024) == cudaSuccess);
-  cudaPointerAttributes a{};
-  REQUIRE(r.cudaPointerGetAttributes(&a, static_cast<char*>(d) + 100) == cudaSuccess);
-  CHECK(a.type == cudaMemoryTypeDevice);
+  cudaPointerAttributes a = check_attributes(static_cast<char*>(d) + 100, cudaMemoryTypeDevice,
+                                             static_cast<char*>(d) + 100, nullptr);
   CHECK(a.device == 0);
-  CHECK(a.devicePointer == static_cast<char*>(d) + 100);
-  CHECK(a.hostPointer == nullptr);
   CHECK(r.cudaFree(d) == cudaSuccess);
 
   if (device_count() > 1) {
@@ -193,11 +193,8 @@ TEST_CASE("cudaPointerGetAttributes follows the CUDA 11+ rules", "[runtime]") {
   }
 
   int local = 0;
-  REQUIRE(r.cudaPointerGetAttributes(&a, &local) == cudaSuccess);  // unregistered host memory
-  CHECK(a.type == cudaMemoryTypeUnregistered);
+  a = check_attributes(&local, cudaMemoryTypeUnregistered, nullptr, &local);  // unregistered host memory
   CHECK(a.device == cudaInvalidDeviceId);
-  CHECK(a.devicePointer == nullptr);
-  CHECK(a.hostPointer == &local);
   CHECK(r.cudaPointerGetAttributes(nullptr, &local) == cudaErrorInvalidValue);
 }
 
