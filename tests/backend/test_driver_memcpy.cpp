@@ -22,23 +22,6 @@ std::vector<unsigned char> random_bytes(size_t n, unsigned seed) {
 
 CUdeviceptr dptr(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
 
-// A pitched copy of `width` x `height` bytes from host to device memory, as a CUDA_MEMCPY2D
-// or a CUDA_MEMCPY3D (whose depth and layer heights the caller adds).
-template <class Params>
-Params host_to_device(const void* host, size_t host_pitch, CUdeviceptr dev, size_t dev_pitch, size_t width,
-                      size_t height) {
-  Params c{};
-  c.srcMemoryType = CU_MEMORYTYPE_HOST;
-  c.srcHost = host;
-  c.srcPitch = host_pitch;
-  c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-  c.dstDevice = dev;
-  c.dstPitch = dev_pitch;
-  c.WidthInBytes = width;
-  c.Height = height;
-  return c;
-}
-
 }  // namespace
 
 TEST_CASE("driver: HtoD, DtoD, DtoH are byte-exact", "[driver]") {
@@ -219,9 +202,17 @@ TEST_CASE("driver: 2D copies", "[driver]") {
   REQUIRE(pitch == 512);
   CU_OK(CU(cuMemsetD8_v2)(d, 0xEE, pitch * (kH + 2)));
 
-  auto c = host_to_device<CUDA_MEMCPY2D>(host.data(), kHostPitch, d, pitch, kW, kH);
+  CUDA_MEMCPY2D c{};
+  c.srcMemoryType = CU_MEMORYTYPE_HOST;
+  c.srcHost = host.data();
+  c.srcPitch = kHostPitch;
+  c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  c.dstDevice = d;
+  c.dstPitch = pitch;
   c.dstXInBytes = 4;
   c.dstY = 2;
+  c.WidthInBytes = kW;
+  c.Height = kH;
   CU_OK(CU(cuMemcpy2D_v2)(&c));
   std::vector<unsigned char> whole(pitch * (kH + 2));
   CU_OK(CU(cuMemcpyDtoH_v2)(whole.data(), d, whole.size()));
@@ -281,9 +272,17 @@ TEST_CASE("driver: 3D copies between host and device", "[driver]") {
   constexpr size_t kW = 16, kH = 4, kD = 3;
   auto host = random_bytes(kW * kH * kD, 6);
   const CUdeviceptr d = alloc_filled(32 * 5 * kD, 0);
-  auto c = host_to_device<CUDA_MEMCPY3D>(host.data(), kW, d, 32, kW, kH);
+  CUDA_MEMCPY3D c{};
+  c.srcMemoryType = CU_MEMORYTYPE_HOST;
+  c.srcHost = host.data();
+  c.srcPitch = kW;
   c.srcHeight = kH;
+  c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  c.dstDevice = d;
+  c.dstPitch = 32;
   c.dstHeight = 5;
+  c.WidthInBytes = kW;
+  c.Height = kH;
   c.Depth = kD;
   CU_OK(CU(cuMemcpy3D_v2)(&c));
   std::vector<unsigned char> dev(32 * 5 * kD);
