@@ -98,9 +98,12 @@ struct Module {
   ~Module() { CU(cuModuleUnload)(mod); }
 };
 
-// A graph case: a fresh context of device 0 with the module loaded.
-struct GraphCase {
+// Every case here runs on a fresh context of device 0 (CtxCase); most with the module loaded
+// too (GraphCase).
+struct CtxCase {
   Ctx ctx{0};
+};
+struct GraphCase : CtxCase {
   Module m;
 };
 
@@ -426,8 +429,7 @@ TEST_CASE_METHOD(GraphCase, "driver graphs: capture info, modes and refused call
   CU_OK(CU(cuStreamDestroy_v2)(s));
 }
 
-TEST_CASE("driver graphs: fork and join through events; the legacy stream", "[driver]") {
-  Ctx ctx(0);
+TEST_CASE_METHOD(CtxCase, "driver graphs: fork and join through events; the legacy stream", "[driver]") {
   CUstream s0 = new_stream(), s1 = new_stream(), blocking = new_stream(0);
   CUevent fork = nullptr, join = nullptr;
   CU_OK(CU(cuEventCreate)(&fork, CU_EVENT_DISABLE_TIMING));
@@ -475,8 +477,7 @@ TEST_CASE("driver graphs: fork and join through events; the legacy stream", "[dr
   for (CUstream s : {s0, s1, blocking}) CU_OK(CU(cuStreamDestroy_v2)(s));
 }
 
-TEST_CASE("driver graphs: memory nodes, generic nodes, DOT and user objects", "[driver]") {
-  Ctx ctx(0);
+TEST_CASE_METHOD(CtxCase, "driver graphs: memory nodes, generic nodes, DOT and user objects", "[driver]") {
   CUstream s = new_stream();
   uint32_t* out = nullptr;
   CU_OK(CU(cuMemAllocHost_v2)(reinterpret_cast<void**>(&out), 256));
@@ -541,8 +542,7 @@ TEST_CASE("driver graphs: memory nodes, generic nodes, DOT and user objects", "[
   CU_OK(CU(cuStreamDestroy_v2)(s));
 }
 
-TEST_CASE("driver: memory pools and their allocations are shared with another process", "[driver]") {
-  Ctx ctx(0);
+TEST_CASE_METHOD(CtxCase, "driver: memory pools and their allocations are shared with another process", "[driver]") {
   CUmemPoolProps props{};
   props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
   props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
