@@ -296,8 +296,10 @@ namespace drvtest {
 // cuInit once; every later test starts from an initialised driver.
 inline void init() { CU_OK(CU(cuInit)(0)); }
 
-// Empties the calling thread's context stack (earlier cases may leave a released primary).
+// Initialises the driver and empties the calling thread's context stack (earlier cases may
+// leave a released primary).
 inline void clear_stack() {
+  init();
   for (int i = 0; i < 64; ++i) {
     CUcontext c = nullptr;
     CU_OK(CU(cuCtxGetCurrent)(&c));
@@ -323,6 +325,15 @@ struct Ctx {
   Ctx& operator=(const Ctx&) = delete;
 };
 
+// `bytes` bytes of device memory in the current context, each set to `value` (the caller
+// frees it with cuMemFree_v2).
+inline CUdeviceptr alloc_filled(size_t bytes, unsigned char value) {
+  CUdeviceptr d = 0;
+  CU_OK(CU(cuMemAlloc_v2)(&d, bytes));
+  CU_OK(CU(cuMemsetD8_v2)(d, value, bytes));
+  return d;
+}
+
 // Free bytes of the current context's device.
 inline size_t free_bytes() {
   size_t f = 0, t = 0;
@@ -332,70 +343,40 @@ inline size_t free_bytes() {
 
 }  // namespace drvtest
 
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "backend/processes.h"
 
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
 #include <vector>
-
-extern char** environ;
 
 namespace drvtest {
 
+using backend_test::read_file;
+using backend_test::spawn_case;
+using backend_test::wait_case;
+
 // Reruns one test case alone in a fresh process of this test binary (for cases that need
-// a driver nobody has initialised yet); returns the child's exit status (Catch2: the number
-// of failed assertions) or -1. A rerun child that still finds the driver initialised fails
-// instead of recursing.
+// a driver nobody has initialised yet); returns its status as wait_case() gives it. A rerun
+// child that still finds the driver initialised fails instead of recursing.
 inline int rerun_alone(const char* test_name) {
   if (std::getenv("FAKEGPU_TEST_RERUN")) {
     FAIL("the driver is initialised even in a fresh process");
     return -1;
   }
-  std::vector<std::string> env_store;
-  for (char** e = environ; *e; ++e) env_store.emplace_back(*e);
-  env_store.emplace_back("FAKEGPU_TEST_RERUN=1");
-  std::vector<char*> envp;
-  for (auto& s : env_store) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::string exe = "/proc/self/exe", name = test_name;
-  char* argv[] = {exe.data(), name.data(), nullptr};
-  pid_t pid = 0;
-  if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv, envp.data()) != 0) return -1;
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
-  return WEXITSTATUS(status);
+  return wait_case(spawn_case(test_name, {"FAKEGPU_TEST_RERUN=1"}));
 }
 
-}  // namespace drvtest
-
-#include <chrono>
-#include <fstream>
-#include <sstream>
-#include <thread>
-
-namespace drvtest {
-
-// Starts one (usually hidden, "[.]") test case of this binary in a fresh process with extra
-// environment entries; returns its pid.
-inline pid_t spawn_case(const char* test_name, const std::vector<std::string>& extra_env) {
-  std::vector<std::string> env_store;
-  for (char** e = environ; *e; ++e) env_store.emplace_back(*e);
-  for (const auto& e : extra_env) env_store.push_back(e);
-  std::vector<char*> envp;
-  for (auto& s : env_store) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::string exe = "/proc/self/exe", name = test_name;
-  char* argv[] = {exe.data(), name.data(), nullptr};
-  pid_t pid = -1;
-  if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv, envp.data()) != 0) return -1;
-  return pid;
-}
-
-// Exit status of a spawned case (Catch2: failed assertions), -1 on abnormal end.
-inline int wait_case(pid_t pid) {
-  int status = 0;
-  if (pid <= 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
-  return WEXITSTATUS(status);
+// For a case about the driver before cuInit, named `test_name`: true when this process has
+// not initialised the driver. Otherwise (every case in one process) the case is rerun alone
+// in a fresh process, REQUIREd to pass there, and this returns false: the caller returns.
+inline bool before_init_or_rerun(const char* test_name) {
+  int n = -1;
+  if (CU(cuDeviceGetCount)(&n) == CUDA_ERROR_NOT_INITIALIZED) return true;
+  REQUIRE(rerun_alone(test_name) == 0);
+  return false;
 }
 
 // Waits (bounded) until `path` exists; the peer process creates it by renaming.
@@ -416,13 +397,6 @@ inline void publish_file(const std::string& path, const std::string& content) {
     f << content;
   }
   REQUIRE(std::rename(tmp.c_str(), path.c_str()) == 0);
-}
-
-inline std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
 }
 
 inline std::string to_hex(const void* p, size_t n) {
@@ -446,6 +420,53 @@ inline void from_hex(const std::string& s, void* p, size_t n) {
 inline std::string temp_dir() {
   char tmpl[] = "/tmp/fakegpu-drvtest-XXXXXX";
   const char* d = mkdtemp(tmpl);
+  REQUIRE(d != nullptr);
+  return d;
+}
+
+// A host function (&Gate::wait, &gate) that holds its stream until `open` is set; `ran`
+// says that it has returned.
+struct Gate {
+  std::atomic<bool> open{false};
+  std::atomic<bool> ran{false};
+  static void wait(void* self) {
+    auto* g = static_cast<Gate*>(self);
+    while (!g->open.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    g->ran = true;
+  }
+};
+
+// A helper case ("[.][driver-helper]") running as the peer process of a case: the two take
+// turns through files in a fresh private directory, which the helper finds in
+// FAKEGPU_TEST_IPC_DIR (peer_dir()).
+struct Peer {
+  std::string dir = temp_dir();
+  pid_t pid = -1;
+  explicit Peer(const char* helper_case) : pid(spawn_case(helper_case, {"FAKEGPU_TEST_IPC_DIR=" + dir})) {
+    REQUIRE(pid > 0);
+  }
+  std::string path(const char* name) const { return dir + "/" + name; }
+  // The bytes the peer published hex-encoded in the file `name`, once it has.
+  template <class T>
+  T await_hex(const char* name) const {
+    REQUIRE(wait_for_file(path(name)));
+    T value;
+    from_hex(read_file(path(name)), &value, sizeof value);
+    return value;
+  }
+  // Tells the peer "done", checks that it passed, and removes the directory.
+  void finish() const {
+    publish_file(path("done"), "1");
+    CHECK(wait_case(pid) == 0);
+    std::filesystem::remove_all(dir);
+  }
+  Peer(const Peer&) = delete;
+  Peer& operator=(const Peer&) = delete;
+};
+
+// In a helper case: the directory its Peer shares with it.
+inline std::string peer_dir() {
+  const char* d = std::getenv("FAKEGPU_TEST_IPC_DIR");
   REQUIRE(d != nullptr);
   return d;
 }

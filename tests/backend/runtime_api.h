@@ -8,17 +8,16 @@
 
 #include <catch2/catch.hpp>
 
-#include <dlfcn.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "backend/processes.h"
 
+#include <dlfcn.h>
+
+#include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-extern char** environ;
 
 namespace rtt {
 
@@ -385,27 +384,54 @@ inline int device_count() {
 // Clears the thread's last error, so each check starts clean.
 inline void clear_error() { (void)rt().cudaGetLastError(); }
 
+// The frame of a runtime test case, TEST_CASE_METHOD(rtt::Case, ...): `r` is the runtime,
+// and the calling thread's last error is cleared when the case starts and when it ends.
+struct Case {
+  Runtime& r = rt();
+  Case() { clear_error(); }
+  ~Case() { clear_error(); }
+  Case(const Case&) = delete;
+  Case& operator=(const Case&) = delete;
+};
+
+// Host functions record their ids in order (they run on stream worker threads).
+struct Order {
+  std::mutex mu;
+  std::vector<int> seen;
+  std::vector<int> get() {
+    std::lock_guard lock(mu);
+    return seen;
+  }
+};
+struct Step {
+  Order* order;
+  int id;
+};
+inline void record_step(void* p) {
+  auto* s = static_cast<Step*>(p);
+  std::lock_guard lock(s->order->mu);
+  s->order->seen.push_back(s->id);
+}
+
 // Runs the hidden test case `name` of this test binary in a child process with `env`
 // added to the environment; returns the child's exit status (0 = the case passed). Used
 // where a case needs a fresh backend: another device list, a report file at exit.
 inline int run_child_case(const std::string& name, const std::vector<std::string>& env) {
-  std::vector<std::string> vars;
-  for (char** e = environ; *e; ++e) vars.emplace_back(*e);
-  for (const auto& kv : env) {
-    const std::string key = kv.substr(0, kv.find('=') + 1);
-    std::erase_if(vars, [&](const std::string& v) { return v.rfind(key, 0) == 0; });
-    vars.push_back(kv);
-  }
-  std::vector<char*> envp;
-  for (auto& v : vars) envp.push_back(v.data());
-  envp.push_back(nullptr);
-  std::string self = "/proc/self/exe", case_name = name;
-  char* argv[] = {self.data(), case_name.data(), nullptr};
-  pid_t pid = 0;
-  if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv, envp.data()) != 0) return -1;
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return backend_test::wait_case(backend_test::spawn_case(name, env));
+}
+
+// Runs the hidden test case `name` in a child with FAKEGPU_ISOLATED=1 and FAKEGPU_REPORT
+// naming a fresh file (and `env`), REQUIREs that it passed, and returns the report it wrote.
+inline std::string child_report(const std::string& name, std::vector<std::string> env = {}) {
+  const std::string path = backend_test::temp_file("fakegpu_report_");
+  REQUIRE(!path.empty());
+  env.push_back("FAKEGPU_REPORT=" + path);
+  env.push_back("FAKEGPU_ISOLATED=1");
+  const int status = run_child_case(name, env);
+  const std::string text = backend_test::read_file(path);
+  std::remove(path.c_str());
+  REQUIRE(status == 0);
+  return text;
 }
 
 }  // namespace rtt

@@ -25,14 +25,6 @@ uint64_t pool_attr(CUmemoryPool pool, CUmemPool_attribute a) {
   return v;
 }
 
-struct Gate {
-  std::atomic<bool> open{false};
-  static void wait(void* self) {
-    auto* g = static_cast<Gate*>(self);
-    while (!g->open.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-};
-
 }  // namespace
 
 TEST_CASE("driver: default and current memory pools", "[driver]") {

@@ -20,7 +20,6 @@ int device_count() {
 }  // namespace
 
 TEST_CASE("driver: context create and destroy", "[driver]") {
-  init();
   clear_stack();
   const int n = device_count();
   CUcontext c = nullptr;
@@ -75,7 +74,6 @@ TEST_CASE("driver: context create and destroy", "[driver]") {
 }
 
 TEST_CASE("driver: the context stack", "[driver]") {
-  init();
   clear_stack();
   CUcontext a = nullptr, b = nullptr, cur = nullptr, popped = nullptr;
   CU_OK(CU(cuCtxCreate_v2)(&a, 0, 0));
@@ -149,7 +147,6 @@ TEST_CASE("driver: a context destroyed by another thread is reported as destroye
 }
 
 TEST_CASE("driver: cuCtxGetDevice_v2 and cuCtxSynchronize_v2 take the old argument lists", "[driver]") {
-  init();
   clear_stack();
   CUdevice d = -1;
   CU_EQ(CUDA_ERROR_INVALID_CONTEXT, CU(cuCtxGetDevice)(&d));
@@ -179,7 +176,6 @@ TEST_CASE("driver: cuCtxGetDevice_v2 and cuCtxSynchronize_v2 take the old argume
 }
 
 TEST_CASE("driver: context flags, limits, cache configuration, ids", "[driver]") {
-  init();
   clear_stack();
   unsigned flags = 0;
   CU_EQ(CUDA_ERROR_INVALID_CONTEXT, CU(cuCtxGetFlags)(&flags));
@@ -282,7 +278,6 @@ TEST_CASE("driver: context flags, limits, cache configuration, ids", "[driver]")
 }
 
 TEST_CASE("driver: primary contexts", "[driver]") {
-  init();
   clear_stack();
   const int n = device_count();
   const CUdevice dev = n - 1;
@@ -392,7 +387,6 @@ TEST_CASE("driver: destroying a context frees its allocations", "[driver]") {
 TEST_CASE("driver: peer access between contexts", "[driver]") {
   const int n = device_count();
   if (n < 2 || !default_config()) return;
-  init();
   clear_stack();
   CUcontext a = nullptr, b = nullptr, a2 = nullptr;
   CU_OK(CU(cuCtxCreate_v2)(&b, 0, 1));

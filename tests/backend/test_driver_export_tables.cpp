@@ -108,7 +108,6 @@ TEST_CASE("driver: cuGetExportTable refuses the ids runtimes only probe for, and
 }
 
 TEST_CASE("driver: the runtime interface hands out the primary context before it is retained", "[driver]") {
-  init();
   clear_stack();
   auto primary = slot<CUresult(CUcontext*, CUdevice)>(table(kCudartInterface), 2);
   CUcontext h = nullptr;
@@ -178,7 +177,6 @@ TEST_CASE("driver: context-local storage keeps a value per context and key, and 
 }
 
 TEST_CASE("driver: context-local storage of a primary context is destroyed by its reset", "[driver]") {
-  init();
   clear_stack();
   CUcontext p = nullptr;
   CU_OK(CU(cuDevicePrimaryCtxRetain)(&p, 1));

@@ -3,7 +3,6 @@
 // its own — writes in the child never reach the parent's allocations.
 #include "backend/driver_test.h"
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -37,10 +36,7 @@ TEST_CASE("driver: a forked child gets fresh device memory", "[driver]") {
     if (CU(cuMemcpyHtoD_v2)(mine, twos.data(), kSize) != CUDA_SUCCESS) _exit(14);
     _exit(0);
   }
-  int status = 0;
-  REQUIRE(waitpid(pid, &status, 0) == pid);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(wait_case(pid) == 0);  // the child's exit code names the expectation that failed
   std::vector<unsigned char> back(kSize, 0);
   CU_OK(CU(cuMemcpyDtoH_v2)(back.data(), parent, kSize));
   CHECK(back == ones);

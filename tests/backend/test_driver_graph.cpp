@@ -5,18 +5,15 @@
 // cuGraphInstantiate, cuGraphExecUpdate, cuStreamBeginCapture without a mode, v1/v2/v3
 // capture info), capture modes, fork/join through events, memory nodes and error paths.
 #include "backend/driver_test.h"
-#include "backend/runtime_api.h"  // run_child_case
+#include "backend/runtime_api.h"  // child_report
 
 #include <nlohmann/json.hpp>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -101,6 +98,15 @@ struct Module {
   ~Module() { CU(cuModuleUnload)(mod); }
 };
 
+// Every case here runs on a fresh context of device 0 (CtxCase); most with the module loaded
+// too (GraphCase).
+struct CtxCase {
+  Ctx ctx{0};
+};
+struct GraphCase : CtxCase {
+  Module m;
+};
+
 std::atomic<int> g_host_calls{0};
 void count_call(void* p) {
   g_host_calls.fetch_add(1);
@@ -131,6 +137,12 @@ CUgraphNodeType type_of(CUgraphNode n) {
   CUgraphNodeType t = CU_GRAPH_NODE_TYPE_CONDITIONAL;
   CU_OK(CU(cuGraphNodeGetType)(n, &t));
   return t;
+}
+
+std::vector<CUgraphNodeType> types_of(const std::vector<CUgraphNode>& nodes) {
+  std::vector<CUgraphNodeType> v;
+  for (CUgraphNode n : nodes) v.push_back(type_of(n));
+  return v;
 }
 
 // H2D copy, kernel, memset, host function, D2H copy: captured on s.
@@ -170,9 +182,7 @@ struct Pipeline {
 
 }  // namespace
 
-TEST_CASE("driver graphs: capture records the work; each launch replays it", "[driver]") {
-  Ctx ctx(0);
-  Module m;
+TEST_CASE_METHOD(GraphCase, "driver graphs: capture records the work; each launch replays it", "[driver]") {
   Pipeline p;
   CUstream s = new_stream();
   CU_OK(CU(cuStreamBeginCapture_v2)(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
@@ -187,11 +197,8 @@ TEST_CASE("driver graphs: capture records the work; each launch replays it", "[d
   CHECK(probe == 0x11);
   auto nodes = nodes_of(g);
   REQUIRE(nodes.size() == 5);
-  CHECK(type_of(nodes[0]) == CU_GRAPH_NODE_TYPE_MEMCPY);
-  CHECK(type_of(nodes[1]) == CU_GRAPH_NODE_TYPE_KERNEL);
-  CHECK(type_of(nodes[2]) == CU_GRAPH_NODE_TYPE_MEMSET);
-  CHECK(type_of(nodes[3]) == CU_GRAPH_NODE_TYPE_HOST);
-  CHECK(type_of(nodes[4]) == CU_GRAPH_NODE_TYPE_MEMCPY);
+  CHECK(types_of(nodes) == std::vector{CU_GRAPH_NODE_TYPE_MEMCPY, CU_GRAPH_NODE_TYPE_KERNEL, CU_GRAPH_NODE_TYPE_MEMSET,
+                                       CU_GRAPH_NODE_TYPE_HOST, CU_GRAPH_NODE_TYPE_MEMCPY});
   CUDA_KERNEL_NODE_PARAMS_v2 kp{};
   CU_OK(CU(cuGraphKernelNodeGetParams_v2)(nodes[1], &kp));
   CHECK((kp.func == m.fn && kp.gridDimX == 2 && kp.blockDimX == 64 && kp.ctx == ctx.ctx));
@@ -222,23 +229,11 @@ TEST_CASE("driver graphs: capture records the work; each launch replays it", "[d
 }
 
 TEST_CASE("driver graphs: captured launches are recorded once per graph launch", "[driver]") {
-  char path[] = "/tmp/fakegpu_drv_graph_XXXXXX";
-  const int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  close(fd);
-  REQUIRE(rtt::run_child_case("driver child: graph launch report",
-                              {std::string("FAKEGPU_REPORT=") + path, "FAKEGPU_ISOLATED=1"}) == 0);
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::remove(path);
-  const auto report = nlohmann::json::parse(text.str());
+  const auto report = nlohmann::json::parse(rtt::child_report("driver child: graph launch report"));
   CHECK(report.at("kernel_launches").at("graph_fill").get<int>() == 3);
 }
 
-TEST_CASE("driver child: graph launch report", "[.driver-child]") {
-  Ctx ctx(0);
-  Module m;
+TEST_CASE_METHOD(GraphCase, "driver child: graph launch report", "[.driver-child]") {
   Pipeline p;
   CUstream s = new_stream();
   CU_OK(CU(cuStreamBeginCapture)(s));  // the 10.0 form: no mode
@@ -254,9 +249,7 @@ TEST_CASE("driver child: graph launch report", "[.driver-child]") {
   CU_OK(CU(cuStreamDestroy_v2)(s));
 }
 
-TEST_CASE("driver graphs: explicit construction with v1 and v2 structs", "[driver]") {
-  Ctx ctx(0);
-  Module m;
+TEST_CASE_METHOD(GraphCase, "driver graphs: explicit construction with v1 and v2 structs", "[driver]") {
   CUdeviceptr dev = 0;
   CU_OK(CU(cuMemAlloc_v2)(&dev, 256));
   std::vector<unsigned char> host(256, 0);
@@ -356,9 +349,7 @@ TEST_CASE("driver graphs: explicit construction with v1 and v2 structs", "[drive
   CU_OK(CU(cuMemFree_v2)(dev));
 }
 
-TEST_CASE("driver graphs: capture info, modes and refused calls", "[driver]") {
-  Ctx ctx(0);
-  Module m;
+TEST_CASE_METHOD(GraphCase, "driver graphs: capture info, modes and refused calls", "[driver]") {
   CUstream s = new_stream();
   CU_OK(CU(cuStreamBeginCapture_v2)(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
   void* args[1] = {nullptr};
@@ -438,8 +429,7 @@ TEST_CASE("driver graphs: capture info, modes and refused calls", "[driver]") {
   CU_OK(CU(cuStreamDestroy_v2)(s));
 }
 
-TEST_CASE("driver graphs: fork and join through events; the legacy stream", "[driver]") {
-  Ctx ctx(0);
+TEST_CASE_METHOD(CtxCase, "driver graphs: fork and join through events; the legacy stream", "[driver]") {
   CUstream s0 = new_stream(), s1 = new_stream(), blocking = new_stream(0);
   CUevent fork = nullptr, join = nullptr;
   CU_OK(CU(cuEventCreate)(&fork, CU_EVENT_DISABLE_TIMING));
@@ -487,8 +477,7 @@ TEST_CASE("driver graphs: fork and join through events; the legacy stream", "[dr
   for (CUstream s : {s0, s1, blocking}) CU_OK(CU(cuStreamDestroy_v2)(s));
 }
 
-TEST_CASE("driver graphs: memory nodes, generic nodes, DOT and user objects", "[driver]") {
-  Ctx ctx(0);
+TEST_CASE_METHOD(CtxCase, "driver graphs: memory nodes, generic nodes, DOT and user objects", "[driver]") {
   CUstream s = new_stream();
   uint32_t* out = nullptr;
   CU_OK(CU(cuMemAllocHost_v2)(reinterpret_cast<void**>(&out), 256));
@@ -532,16 +521,12 @@ TEST_CASE("driver graphs: memory nodes, generic nodes, DOT and user objects", "[
   CHECK(np.alloc.dptr != 0);
   CU_OK(CU(cuGraphAddMemFreeNode)(&fn, g2, &an, 1, np.alloc.dptr));
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuGraphAddMemFreeNode)(&fn, g2, &an, 1, 12345));
-  char path[] = "/tmp/fakegpu_drv_dot_XXXXXX";
-  const int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  close(fd);
-  CU_OK(CU(cuGraphDebugDotPrint)(g2, path, CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE));
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::remove(path);
-  CHECK(text.str().find("MEM_ALLOC") != std::string::npos);
+  const std::string path = backend_test::temp_file("fakegpu_drv_dot_");
+  REQUIRE(!path.empty());
+  CU_OK(CU(cuGraphDebugDotPrint)(g2, path.c_str(), CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE));
+  const std::string dot = read_file(path);
+  std::remove(path.c_str());
+  CHECK(dot.find("MEM_ALLOC") != std::string::npos);
   CU_EQ(CUDA_ERROR_OPERATING_SYSTEM, CU(cuGraphDebugDotPrint)(g2, "/nonexistent-dir/g.dot", 0));
   static std::atomic<int> destroyed{0};
   CUuserObject obj = nullptr;
@@ -557,8 +542,7 @@ TEST_CASE("driver graphs: memory nodes, generic nodes, DOT and user objects", "[
   CU_OK(CU(cuStreamDestroy_v2)(s));
 }
 
-TEST_CASE("driver: memory pools and their allocations are shared with another process", "[driver]") {
-  Ctx ctx(0);
+TEST_CASE_METHOD(CtxCase, "driver: memory pools and their allocations are shared with another process", "[driver]") {
   CUmemPoolProps props{};
   props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
   props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
@@ -622,10 +606,7 @@ TEST_CASE("driver: memory pools and their allocations are shared with another pr
     if (CU(cuMemFree_v2)(mine) == CUDA_SUCCESS) _exit(17);  // released once
     _exit(0);
   }
-  int status = 0;
-  REQUIRE(waitpid(pid, &status, 0) == pid);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(wait_case(pid) == 0);
   // The child's writes landed in this process's allocation.
   std::vector<unsigned char> back(kSize, 0);
   CU_OK(CU(cuMemcpyDtoH_v2)(back.data(), d, kSize));

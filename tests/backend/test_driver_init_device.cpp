@@ -11,12 +11,7 @@ constexpr const char* kPreInitCase = "driver: calls before cuInit answer CUDA_ER
 }
 
 TEST_CASE("driver: calls before cuInit answer CUDA_ERROR_NOT_INITIALIZED", "[driver]") {
-  int n = -1;
-  if (CU(cuDeviceGetCount)(&n) != CUDA_ERROR_NOT_INITIALIZED) {
-    // cuInit already ran in this process (every case in one process): rerun this case alone.
-    REQUIRE(rerun_alone(kPreInitCase) == 0);
-    return;
-  }
+  if (!before_init_or_rerun(kPreInitCase)) return;
   constexpr CUresult NI = CUDA_ERROR_NOT_INITIALIZED;
   int i = 0, j = 0;
   unsigned u = 0;

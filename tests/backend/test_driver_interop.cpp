@@ -4,12 +4,9 @@
 // NVIDIA's driver answers on a machine without OpenGL, EGL or VDPAU (driver/interop.cpp),
 // counted in the report's coverage and fatal under FAKEGPU_STRICT=1.
 #include "backend/driver_test.h"
-#include "backend/runtime_api.h"  // run_child_case
+#include "backend/runtime_api.h"  // run_child_case, child_report
 
 #include <nlohmann/json.hpp>
-
-#include <fstream>
-#include <sstream>
 
 namespace drvtest::sig {
 CUresult cuGLInit();
@@ -123,11 +120,7 @@ TEST_CASE("driver interop: cuGetProcAddress hands out the interop entry points",
 }
 
 TEST_CASE("driver interop: calls before cuInit answer CUDA_ERROR_NOT_INITIALIZED", "[driver]") {
-  int n = -1;
-  if (CU(cuDeviceGetCount)(&n) != CUDA_ERROR_NOT_INITIALIZED) {
-    REQUIRE(rerun_alone(kPreInitCase) == 0);
-    return;
-  }
+  if (!before_init_or_rerun(kPreInitCase)) return;
   constexpr CUresult NI = CUDA_ERROR_NOT_INITIALIZED;
   unsigned count = 0;
   CUdevice devs[4];
@@ -142,7 +135,6 @@ TEST_CASE("driver interop: calls before cuInit answer CUDA_ERROR_NOT_INITIALIZED
 }
 
 TEST_CASE("driver interop: OpenGL answers as the driver does without a GL context", "[driver]") {
-  init();
   clear_stack();
   unsigned count = 7;
   CUdevice devs[4] = {-1, -1, -1, -1};
@@ -188,7 +180,6 @@ TEST_CASE("driver interop: OpenGL answers as the driver does without a GL contex
 }
 
 TEST_CASE("driver interop: EGL answers bad EGL handles and unknown connections", "[driver]") {
-  init();
   clear_stack();
   CUeglStreamConnection conn = nullptr;
   CU_EQ(CUDA_ERROR_INVALID_CONTEXT, CU(cuEGLStreamConsumerConnect)(&conn, nullptr));
@@ -217,7 +208,6 @@ TEST_CASE("driver interop: EGL answers bad EGL handles and unknown connections",
 }
 
 TEST_CASE("driver interop: VDPAU answers a VdpDevice no VDPAU made", "[driver]") {
-  init();
   clear_stack();
   CUdevice d = -1;
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuVDPAUGetDevice)(nullptr, 1, fake_vdp_get_proc));
@@ -238,7 +228,6 @@ TEST_CASE("driver interop: VDPAU answers a VdpDevice no VDPAU made", "[driver]")
 }
 
 TEST_CASE("driver interop: graphics resources the fake never made are invalid handles", "[driver]") {
-  init();
   clear_stack();
   CUgraphicsResource r = bogus_resource();
   CU_EQ(CUDA_ERROR_INVALID_CONTEXT, CU(cuGraphicsUnregisterResource)(r));
@@ -279,17 +268,7 @@ TEST_CASE("driver child: interop calls", "[.driver-child]") {
 }
 
 TEST_CASE("driver interop: the report counts the calls that needed a window system", "[driver]") {
-  char path[] = "/tmp/fakegpu_drv_interop_XXXXXX";
-  const int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  close(fd);
-  REQUIRE(rtt::run_child_case("driver child: interop calls",
-                              {std::string("FAKEGPU_REPORT=") + path, "FAKEGPU_ISOLATED=1", "FAKEGPU_STRICT=0"}) == 0);
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::remove(path);
-  const auto report = nlohmann::json::parse(text.str());
+  const auto report = nlohmann::json::parse(rtt::child_report("driver child: interop calls", {"FAKEGPU_STRICT=0"}));
   const auto& unsupported = report.at("coverage").at("unsupported_calls");
   CHECK(unsupported.at("cuGLGetDevices_v2").get<int>() == 2);
   CHECK(unsupported.at("cuVDPAUGetDevice").get<int>() == 1);

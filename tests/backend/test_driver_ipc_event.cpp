@@ -19,6 +19,42 @@ namespace {
 // Host function: waits until the file named by its argument exists.
 void wait_for_go(void* path) { wait_for_file(*static_cast<std::string*>(path)); }
 
+// Records `ev` on a new stream behind a host function that waits for the file `go` (which
+// must outlive the record); returns the stream.
+CUstream hold_back_record(CUevent ev, std::string& go) {
+  CUstream s = nullptr;
+  CU_OK(CU(cuStreamCreate)(&s, CU_STREAM_NON_BLOCKING));
+  CU_OK(CU(cuLaunchHostFunc)(s, wait_for_go, &go));
+  CU_OK(CU(cuEventRecord)(ev, s));
+  return s;
+}
+
+// One side's turn to record: `ev` is held back as above, the file `recorded` tells the other
+// side, and the record completes once the other side has published `go`.
+void record_for_peer(CUevent ev, std::string& go, const std::string& recorded) {
+  const CUstream s = hold_back_record(ev, go);
+  publish_file(recorded, "1");
+  CU_OK(CU(cuEventSynchronize)(ev));
+  CU_OK(CU(cuStreamSynchronize)(s));
+  CU_OK(CU(cuStreamDestroy_v2)(s));
+}
+
+// A record of `ev` is held back until `go` exists: `ev`, and a stream waiting on it, stay
+// pending until this side publishes `go`; then both complete.
+void release_held_record(CUevent ev, const std::string& go) {
+  CU_EQ(CUDA_ERROR_NOT_READY, CU(cuEventQuery)(ev));
+  CUstream waiter = nullptr;
+  CU_OK(CU(cuStreamCreate)(&waiter, CU_STREAM_NON_BLOCKING));
+  CU_OK(CU(cuStreamWaitEvent)(waiter, ev, 0));
+  CU_EQ(CUDA_ERROR_NOT_READY, CU(cuStreamQuery)(waiter));
+  publish_file(go, "1");
+  CU_OK(CU(cuEventSynchronize)(ev));
+  CU_OK(CU(cuEventQuery)(ev));
+  CU_OK(CU(cuStreamSynchronize)(waiter));
+  CU_OK(CU(cuStreamQuery)(waiter));
+  CU_OK(CU(cuStreamDestroy_v2)(waiter));
+}
+
 }  // namespace
 
 TEST_CASE("driver: interprocess event handles in one process", "[driver]") {
@@ -50,16 +86,10 @@ TEST_CASE("driver: interprocess event handles in one process", "[driver]") {
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuIpcOpenEventHandle)(&opened, junk));
   CHECK(opened == nullptr);
   // Records work as on any event; a record held back behind a host function is pending.
-  CUstream s = nullptr;
-  CU_OK(CU(cuStreamCreate)(&s, CU_STREAM_NON_BLOCKING));
   const std::string dir = temp_dir();
   std::string go = dir + "/go";
-  CU_OK(CU(cuLaunchHostFunc)(s, wait_for_go, &go));
-  CU_OK(CU(cuEventRecord)(ipc, s));
-  CU_EQ(CUDA_ERROR_NOT_READY, CU(cuEventQuery)(ipc));
-  publish_file(go, "1");
-  CU_OK(CU(cuEventSynchronize)(ipc));
-  CU_OK(CU(cuEventQuery)(ipc));
+  const CUstream s = hold_back_record(ipc, go);
+  release_held_record(ipc, go);
   CU_OK(CU(cuStreamDestroy_v2)(s));
   CU_OK(CU(cuEventDestroy_v2)(ipc));
   CU_OK(CU(cuEventDestroy_v2)(plain));
@@ -72,9 +102,7 @@ TEST_CASE("driver: interprocess event handles in one process", "[driver]") {
 
 // Peer of the next case (process A): makes the event and takes turns with the opener.
 TEST_CASE("driver helper: IPC event exporter", "[.][driver-helper]") {
-  const char* d = std::getenv("FAKEGPU_TEST_IPC_DIR");
-  REQUIRE(d != nullptr);
-  const std::string dir = d;
+  const std::string dir = peer_dir();
   Ctx ctx(0);
   CUevent ev = nullptr;
   CU_OK(CU(cuEventCreate)(&ev, CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING));
@@ -83,39 +111,19 @@ TEST_CASE("driver helper: IPC event exporter", "[.][driver-helper]") {
   publish_file(dir + "/handle", to_hex(&h, sizeof h));
   // Turn 1: A records behind a host function that waits for B's "go1".
   REQUIRE(wait_for_file(dir + "/opened"));
-  CUstream s = nullptr;
-  CU_OK(CU(cuStreamCreate)(&s, CU_STREAM_NON_BLOCKING));
   std::string go1 = dir + "/go1";
-  CU_OK(CU(cuLaunchHostFunc)(s, wait_for_go, &go1));
-  CU_OK(CU(cuEventRecord)(ev, s));
-  publish_file(dir + "/recorded_a", "1");
-  CU_OK(CU(cuEventSynchronize)(ev));  // completes once B has said go1
-  CU_OK(CU(cuStreamSynchronize)(s));
+  record_for_peer(ev, go1, dir + "/recorded_a");
   // Turn 2: B records the opened event, held back until A says "go2"; A sees it pending.
   REQUIRE(wait_for_file(dir + "/recorded_b"));
-  CU_EQ(CUDA_ERROR_NOT_READY, CU(cuEventQuery)(ev));
-  CUstream waiter = nullptr;
-  CU_OK(CU(cuStreamCreate)(&waiter, CU_STREAM_NON_BLOCKING));
-  CU_OK(CU(cuStreamWaitEvent)(waiter, ev, 0));
-  CU_EQ(CUDA_ERROR_NOT_READY, CU(cuStreamQuery)(waiter));
-  publish_file(dir + "/go2", "1");
-  CU_OK(CU(cuEventSynchronize)(ev));
-  CU_OK(CU(cuEventQuery)(ev));
-  CU_OK(CU(cuStreamSynchronize)(waiter));
+  release_held_record(ev, dir + "/go2");
   REQUIRE(wait_for_file(dir + "/done"));
-  CU_OK(CU(cuStreamDestroy_v2)(waiter));
-  CU_OK(CU(cuStreamDestroy_v2)(s));
   CU_OK(CU(cuEventDestroy_v2)(ev));
 }
 
 TEST_CASE("driver: interprocess events across processes", "[driver]") {
   Ctx ctx(0);
-  const std::string dir = temp_dir();
-  const pid_t peer = spawn_case("driver helper: IPC event exporter", {"FAKEGPU_TEST_IPC_DIR=" + dir});
-  REQUIRE(peer > 0);
-  REQUIRE(wait_for_file(dir + "/handle"));
-  CUipcEventHandle h;
-  from_hex(read_file(dir + "/handle"), &h, sizeof h);
+  const Peer peer("driver helper: IPC event exporter");
+  const auto h = peer.await_hex<CUipcEventHandle>("handle");
   CUevent ev = nullptr;
   CU_OK(CU(cuIpcOpenEventHandle)(&ev, h));
   REQUIRE(ev != nullptr);
@@ -127,34 +135,14 @@ TEST_CASE("driver: interprocess events across processes", "[driver]") {
   CUipcEventHandle again;
   CU_OK(CU(cuIpcGetEventHandle)(&again, ev));
   CHECK(std::memcmp(&h, &again, sizeof h) == 0);
-  publish_file(dir + "/opened", "1");
+  publish_file(peer.path("opened"), "1");
   // Turn 1: A's record is pending until we say go1.
-  REQUIRE(wait_for_file(dir + "/recorded_a"));
-  CU_EQ(CUDA_ERROR_NOT_READY, CU(cuEventQuery)(ev));
-  CUstream waiter = nullptr;
-  CU_OK(CU(cuStreamCreate)(&waiter, CU_STREAM_NON_BLOCKING));
-  CU_OK(CU(cuStreamWaitEvent)(waiter, ev, 0));
-  CU_EQ(CUDA_ERROR_NOT_READY, CU(cuStreamQuery)(waiter));
-  publish_file(dir + "/go1", "1");
-  CU_OK(CU(cuEventSynchronize)(ev));
-  CU_OK(CU(cuEventQuery)(ev));
-  CU_OK(CU(cuStreamSynchronize)(waiter));
-  CU_OK(CU(cuStreamQuery)(waiter));
-  // Turn 2: we record the opened event behind a host function that waits for A's go2.
-  CUstream s = nullptr;
-  CU_OK(CU(cuStreamCreate)(&s, CU_STREAM_NON_BLOCKING));
-  std::string go2 = dir + "/go2";
-  CU_OK(CU(cuLaunchHostFunc)(s, wait_for_go, &go2));
-  CU_OK(CU(cuEventRecord)(ev, s));
-  publish_file(dir + "/recorded_b", "1");
-  CU_OK(CU(cuEventSynchronize)(ev));  // A says go2 once it has seen the record pending
-  CU_OK(CU(cuStreamSynchronize)(s));
-  publish_file(dir + "/done", "1");
-  CHECK(wait_case(peer) == 0);
-  CU_OK(CU(cuStreamDestroy_v2)(s));
-  CU_OK(CU(cuStreamDestroy_v2)(waiter));
+  REQUIRE(wait_for_file(peer.path("recorded_a")));
+  release_held_record(ev, peer.path("go1"));
+  // Turn 2: we record the opened event behind a host function that waits for A's go2 (A says
+  // it once it has seen the record pending).
+  std::string go2 = peer.path("go2");
+  record_for_peer(ev, go2, peer.path("recorded_b"));
+  peer.finish();
   CU_OK(CU(cuEventDestroy_v2)(ev));
-  for (const char* f : {"handle", "opened", "recorded_a", "go1", "recorded_b", "go2", "done"})
-    std::remove((dir + "/" + f).c_str());
-  rmdir(dir.c_str());
 }

@@ -20,17 +20,6 @@ std::vector<unsigned char> random_bytes(size_t n, unsigned seed) {
   return v;
 }
 
-// A host function that blocks its stream until released.
-struct Gate {
-  std::atomic<bool> open{false};
-  std::atomic<bool> ran{false};
-  static void wait(void* self) {
-    auto* g = static_cast<Gate*>(self);
-    while (!g->open.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    g->ran = true;
-  }
-};
-
 CUdeviceptr dptr(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
 
 }  // namespace
@@ -83,7 +72,6 @@ TEST_CASE("driver: HtoD, DtoD, DtoH are byte-exact", "[driver]") {
 }
 
 TEST_CASE("driver: copy arguments are checked", "[driver]") {
-  init();
   clear_stack();
   unsigned char host[256] = {};
   CU_EQ(CUDA_ERROR_INVALID_CONTEXT, CU(cuMemcpyHtoD_v2)(1, host, 1));
@@ -186,9 +174,7 @@ TEST_CASE("driver: a synchronous copy waits for blocking streams", "[driver]") {
 
 TEST_CASE("driver: per-thread default stream twins", "[driver]") {
   Ctx ctx(0);
-  CUdeviceptr d = 0;
-  CU_OK(CU(cuMemAlloc_v2)(&d, 4096));
-  CU_OK(CU(cuMemsetD8_v2)(d, 0x33, 4096));
+  const CUdeviceptr d = alloc_filled(4096, 0x33);
   Gate gate;
   CU_OK(CU(cuLaunchHostFunc_ptsz)(nullptr, &Gate::wait, &gate));  // blocks this thread's stream
   unsigned char out[4096] = {};
@@ -285,9 +271,7 @@ TEST_CASE("driver: 3D copies between host and device", "[driver]") {
   Ctx ctx(0);
   constexpr size_t kW = 16, kH = 4, kD = 3;
   auto host = random_bytes(kW * kH * kD, 6);
-  CUdeviceptr d = 0;
-  CU_OK(CU(cuMemAlloc_v2)(&d, 32 * 5 * kD));
-  CU_OK(CU(cuMemsetD8_v2)(d, 0, 32 * 5 * kD));
+  const CUdeviceptr d = alloc_filled(32 * 5 * kD, 0);
   CUDA_MEMCPY3D c{};
   c.srcMemoryType = CU_MEMORYTYPE_HOST;
   c.srcHost = host.data();

@@ -13,7 +13,6 @@
 using namespace drvtest;
 
 TEST_CASE("driver: cuMemAlloc and cuMemFree", "[driver]") {
-  init();
   clear_stack();
   CUdeviceptr p = 0;
   CU_EQ(CUDA_ERROR_INVALID_CONTEXT, CU(cuMemAlloc_v2)(&p, 64));
@@ -80,8 +79,7 @@ TEST_CASE("driver: out of memory leaves the device usable", "[driver]") {
   CU_OK(CU(cuMemFree_v2)(small));
   CU_OK(CU(cuMemFree_v2)(big));
   CHECK(free_bytes() == before);
-  CU_OK(CU(cuMemAlloc_v2)(&p, 4096));
-  CU_OK(CU(cuMemsetD8_v2)(p, 0x5A, 4096));
+  p = alloc_filled(4096, 0x5A);
   unsigned char b[4096];
   CU_OK(CU(cuMemcpyDtoH_v2)(b, p, sizeof b));
   CHECK(std::all_of(b, b + sizeof b, [](unsigned char c) { return c == 0x5A; }));
@@ -158,7 +156,6 @@ TEST_CASE("driver: managed memory", "[driver]") {
 }
 
 TEST_CASE("driver: pinned host memory", "[driver]") {
-  init();
   clear_stack();
   void* h = nullptr;
   CU_EQ(CUDA_ERROR_INVALID_CONTEXT, CU(cuMemAllocHost_v2)(&h, 64));
@@ -231,9 +228,7 @@ TEST_CASE("driver: host registration", "[driver]") {
   CHECK(base == reinterpret_cast<CUdeviceptr>(p));
   CHECK(size == buf.size());
   // A registered range is a valid copy target in both directions.
-  CUdeviceptr d = 0;
-  CU_OK(CU(cuMemAlloc_v2)(&d, 4096));
-  CU_OK(CU(cuMemsetD8_v2)(d, 0x77, 4096));
+  const CUdeviceptr d = alloc_filled(4096, 0x77);
   CU_OK(CU(cuMemcpyDtoD_v2)(dp, d, 4096));  // registered memory as a device pointer
   CHECK(buf[10] == 0x77);
   CHECK(buf[4105] == 0x77);
@@ -378,8 +373,7 @@ TEST_CASE("driver: legacy IPC handles in one process", "[driver]") {
 
 // Peer of the next case: exports 1 MiB with a pattern, waits, checks what the opener wrote.
 TEST_CASE("driver helper: IPC exporter", "[.][driver-helper]") {
-  const char* dir = std::getenv("FAKEGPU_TEST_IPC_DIR");
-  REQUIRE(dir != nullptr);
+  const std::string dir = peer_dir();
   Ctx ctx(0);
   constexpr size_t kSize = 1 << 20;
   CUdeviceptr p = 0;
@@ -389,8 +383,8 @@ TEST_CASE("driver helper: IPC exporter", "[.][driver-helper]") {
   CU_OK(CU(cuMemcpyHtoD_v2)(p, pattern.data(), kSize));
   CUipcMemHandle h;
   CU_OK(CU(cuIpcGetMemHandle)(&h, p));
-  publish_file(std::string(dir) + "/handle", to_hex(&h, sizeof h));
-  REQUIRE(wait_for_file(std::string(dir) + "/done"));
+  publish_file(dir + "/handle", to_hex(&h, sizeof h));
+  REQUIRE(wait_for_file(dir + "/done"));
   std::vector<unsigned char> back(kSize);
   CU_OK(CU(cuMemcpyDtoH_v2)(back.data(), p, kSize));
   for (size_t i = 0; i < kSize; ++i) pattern[i] = static_cast<unsigned char>(i * 3 + 1);
@@ -400,12 +394,8 @@ TEST_CASE("driver helper: IPC exporter", "[.][driver-helper]") {
 
 TEST_CASE("driver: legacy IPC handles across processes", "[driver]") {
   Ctx ctx(0);
-  const std::string dir = temp_dir();
-  const pid_t peer = spawn_case("driver helper: IPC exporter", {"FAKEGPU_TEST_IPC_DIR=" + dir});
-  REQUIRE(peer > 0);
-  REQUIRE(wait_for_file(dir + "/handle"));
-  CUipcMemHandle h;
-  from_hex(read_file(dir + "/handle"), &h, sizeof h);
+  const Peer peer("driver helper: IPC exporter");
+  const auto h = peer.await_hex<CUipcMemHandle>("handle");
   CUdeviceptr q = 0;
   CU_OK(CU(cuIpcOpenMemHandle_v2)(&q, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
   constexpr size_t kSize = 1 << 20;
@@ -425,11 +415,7 @@ TEST_CASE("driver: legacy IPC handles across processes", "[driver]") {
   CU_OK(CU(cuMemcpyHtoD_v2)(q, want.data(), kSize));
   CU_OK(CU(cuIpcCloseMemHandle)(q));
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuIpcCloseMemHandle)(q));
-  publish_file(dir + "/done", "1");
-  CHECK(wait_case(peer) == 0);
-  std::remove((dir + "/handle").c_str());
-  std::remove((dir + "/done").c_str());
-  rmdir(dir.c_str());
+  peer.finish();
 }
 
 TEST_CASE("driver: many threads allocate and free with exact books", "[driver]") {

@@ -82,14 +82,6 @@ std::string write_temp(const char* text) {
   return path;
 }
 
-struct Gate {
-  std::atomic<bool> open{false};
-  static void wait(void* self) {
-    auto* g = static_cast<Gate*>(self);
-    while (!g->open.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-};
-
 std::atomic<int> g_b2d_calls{0};
 size_t no_dynamic_smem(int) {
   ++g_b2d_calls;
@@ -99,7 +91,6 @@ size_t no_dynamic_smem(int) {
 }  // namespace
 
 TEST_CASE("driver: PTX modules, functions and globals", "[driver]") {
-  init();
   clear_stack();
   CUmodule m = nullptr;
   CU_EQ(CUDA_ERROR_INVALID_CONTEXT, CU(cuModuleLoadData)(&m, kPtx));
@@ -290,7 +281,6 @@ TEST_CASE("driver: function attributes", "[driver]") {
 }
 
 TEST_CASE("driver: the linker joins PTX for cuModuleLoadDataEx", "[driver]") {
-  init();
   clear_stack();
   CUlinkState st = nullptr;
   CU_EQ(CUDA_ERROR_INVALID_CONTEXT, CU(cuLinkCreate_v2)(0, nullptr, nullptr, &st));

@@ -10,14 +10,6 @@ using namespace drvtest;
 
 namespace {
 
-struct Gate {
-  std::atomic<bool> open{false};
-  static void wait(void* self) {
-    auto* g = static_cast<Gate*>(self);
-    while (!g->open.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-};
-
 struct Order {
   std::mutex mu;
   std::vector<int> seen;
@@ -50,16 +42,24 @@ void callback(CUstream s, CUresult status, void* user) {
 CUstream bogus_stream() { return reinterpret_cast<CUstream>(uintptr_t{0xdeadbeef0}); }
 CUevent bogus_event() { return reinterpret_cast<CUevent>(uintptr_t{0xdeadbeef0}); }
 
+// What a create call, `create(&handle, flags)`, refuses: to run with no current context, to
+// go without a place for the handle, and `bad_flags`.
+template <class Handle>
+void check_create_refusals(CUresult (*create)(Handle*, unsigned), unsigned bad_flags) {
+  clear_stack();
+  Handle h = nullptr;
+  CU_EQ(CUDA_ERROR_INVALID_CONTEXT, create(&h, 0));
+  Ctx ctx(0);
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, create(nullptr, 0));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, create(&h, bad_flags));
+}
+
 }  // namespace
 
 TEST_CASE("driver: stream create and destroy", "[driver]") {
-  init();
-  clear_stack();
-  CUstream s = nullptr;
-  CU_EQ(CUDA_ERROR_INVALID_CONTEXT, CU(cuStreamCreate)(&s, 0));
+  check_create_refusals(CU(cuStreamCreate), 2);
   Ctx ctx(0);
-  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuStreamCreate)(nullptr, 0));
-  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuStreamCreate)(&s, 2));
+  CUstream s = nullptr;
   CU_OK(CU(cuStreamCreate)(&s, CU_STREAM_NON_BLOCKING));
   unsigned flags = 9;
   CU_OK(CU(cuStreamGetFlags)(s, &flags));
@@ -154,13 +154,9 @@ TEST_CASE("driver: host functions and callbacks run in stream order", "[driver]"
 }
 
 TEST_CASE("driver: events: record, query, synchronize, elapsed time", "[driver]") {
-  init();
-  clear_stack();
-  CUevent e = nullptr;
-  CU_EQ(CUDA_ERROR_INVALID_CONTEXT, CU(cuEventCreate)(&e, 0));
+  check_create_refusals(CU(cuEventCreate), 0x10);
   Ctx ctx(0);
-  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuEventCreate)(nullptr, 0));
-  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuEventCreate)(&e, 0x10));
+  CUevent e = nullptr;
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuEventCreate)(&e, CU_EVENT_INTERPROCESS));  // needs DISABLE_TIMING
   CUevent a = nullptr, b = nullptr, never = nullptr, notime = nullptr;
   CU_OK(CU(cuEventCreate)(&a, CU_EVENT_DEFAULT));
@@ -272,9 +268,7 @@ TEST_CASE("driver: stream capture queries", "[driver]") {
 
 TEST_CASE("driver: stream memory operations", "[driver]") {
   Ctx ctx(0);
-  CUdeviceptr flag = 0;
-  CU_OK(CU(cuMemAlloc_v2)(&flag, 64));
-  CU_OK(CU(cuMemsetD8_v2)(flag, 0, 64));
+  const CUdeviceptr flag = alloc_filled(64, 0);
   CU_OK(CU(cuStreamWriteValue32_v2)(nullptr, flag, 0xA1B2C3D4u, 0));
   CU_OK(CU(cuStreamWriteValue64_v2)(nullptr, flag + 8, 0x1122334455667788ull, 0));
   uint32_t w32 = 0;

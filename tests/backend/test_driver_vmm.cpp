@@ -39,6 +39,14 @@ std::vector<unsigned char> pattern(size_t n, unsigned seed) {
   return v;
 }
 
+// A case on a fresh context of device 0 that maps device memory of `prop` and keeps exact
+// books against `before`.
+struct VmmCase {
+  Ctx ctx{0};
+  const size_t before = free_bytes();
+  const CUmemAllocationProp prop = device_prop(0);
+};
+
 }  // namespace
 
 TEST_CASE("driver: allocation granularity", "[driver]") {
@@ -63,10 +71,7 @@ TEST_CASE("driver: allocation granularity", "[driver]") {
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemGetAllocationGranularity)(&g, &p, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
 }
 
-TEST_CASE("driver: reserve, map, access, copy, unmap, with exact books", "[driver]") {
-  Ctx ctx(0);
-  const size_t before = free_bytes();
-  const CUmemAllocationProp prop = device_prop(0);
+TEST_CASE_METHOD(VmmCase, "driver: reserve, map, access, copy, unmap, with exact books", "[driver]") {
   CUmemGenericAllocationHandle h1 = 0, h2 = 0;
   CU_OK(CU(cuMemCreate)(&h1, 4 * kMiB, &prop, 0));
   CU_OK(CU(cuMemCreate)(&h2, 4 * kMiB, &prop, 0));
@@ -264,10 +269,7 @@ TEST_CASE("driver: VMM arguments are checked", "[driver]") {
   CHECK(free_bytes() == before + 2 * kMiB);
 }
 
-TEST_CASE("driver: allocation handles: properties, retain, release", "[driver]") {
-  Ctx ctx(0);
-  const size_t before = free_bytes();
-  const CUmemAllocationProp prop = device_prop(0);
+TEST_CASE_METHOD(VmmCase, "driver: allocation handles: properties, retain, release", "[driver]") {
   CUmemGenericAllocationHandle h = 0, r = 0;
   CU_OK(CU(cuMemCreate)(&h, 2 * kMiB, &prop, 0));
   CUmemAllocationProp got{};
@@ -294,10 +296,7 @@ TEST_CASE("driver: allocation handles: properties, retain, release", "[driver]")
   CU_OK(CU(cuMemAddressFree)(va, 2 * kMiB));
 }
 
-TEST_CASE("driver: POSIX fd export and import in one process", "[driver]") {
-  Ctx ctx(0);
-  const size_t before = free_bytes();
-  const CUmemAllocationProp prop = device_prop(0);
+TEST_CASE_METHOD(VmmCase, "driver: POSIX fd export and import in one process", "[driver]") {
   CUmemGenericAllocationHandle h = 0, imported = 0;
   CU_OK(CU(cuMemCreate)(&h, 2 * kMiB, &prop, 0));
   int fd = -1;
@@ -360,8 +359,7 @@ TEST_CASE("driver: POSIX fd export and import in one process", "[driver]") {
 // Peer of the next case: creates and fills physical memory, exports it as a POSIX fd and
 // waits; the parent opens the fd through /proc, imports it and writes back.
 TEST_CASE("driver helper: VMM exporter", "[.][driver-helper]") {
-  const char* dir = std::getenv("FAKEGPU_TEST_IPC_DIR");
-  REQUIRE(dir != nullptr);
+  const std::string dir = peer_dir();
   Ctx ctx(0);
   const CUmemAllocationProp prop = device_prop(0);
   CUmemGenericAllocationHandle h = 0;
@@ -375,8 +373,8 @@ TEST_CASE("driver helper: VMM exporter", "[.][driver-helper]") {
   CU_OK(CU(cuMemcpyHtoD_v2)(va, data.data(), data.size()));
   int fd = -1;
   CU_OK(CU(cuMemExportToShareableHandle)(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
-  publish_file(std::string(dir) + "/fd", std::to_string(getpid()) + " " + std::to_string(fd));
-  REQUIRE(wait_for_file(std::string(dir) + "/done"));
+  publish_file(dir + "/fd", std::to_string(getpid()) + " " + std::to_string(fd));
+  REQUIRE(wait_for_file(dir + "/done"));
   std::vector<unsigned char> out(16);
   CU_OK(CU(cuMemcpyDtoH_v2)(out.data(), va, out.size()));
   CHECK(std::all_of(out.begin(), out.end(), [](unsigned char c) { return c == 0x99; }));
@@ -388,12 +386,10 @@ TEST_CASE("driver helper: VMM exporter", "[.][driver-helper]") {
 
 TEST_CASE("driver: POSIX fd sharing across processes", "[driver]") {
   Ctx ctx(0);
-  const std::string dir = temp_dir();
-  const pid_t peer = spawn_case("driver helper: VMM exporter", {"FAKEGPU_TEST_IPC_DIR=" + dir});
-  REQUIRE(peer > 0);
-  REQUIRE(wait_for_file(dir + "/fd"));
+  const Peer peer("driver helper: VMM exporter");
+  REQUIRE(wait_for_file(peer.path("fd")));
   int pid = 0, their_fd = -1;
-  REQUIRE(std::sscanf(read_file(dir + "/fd").c_str(), "%d %d", &pid, &their_fd) == 2);
+  REQUIRE(std::sscanf(read_file(peer.path("fd")).c_str(), "%d %d", &pid, &their_fd) == 2);
   // What SCM_RIGHTS would deliver: the same open file, here through /proc.
   const int fd = open(("/proc/" + std::to_string(pid) + "/fd/" + std::to_string(their_fd)).c_str(), O_RDWR);
   REQUIRE(fd >= 0);
@@ -415,11 +411,7 @@ TEST_CASE("driver: POSIX fd sharing across processes", "[driver]") {
   CU_OK(CU(cuMemUnmap)(va, 2 * kMiB));
   CU_OK(CU(cuMemRelease)(h));
   CU_OK(CU(cuMemAddressFree)(va, 2 * kMiB));
-  publish_file(dir + "/done", "1");
-  CHECK(wait_case(peer) == 0);
-  std::remove((dir + "/fd").c_str());
-  std::remove((dir + "/done").c_str());
-  rmdir(dir.c_str());
+  peer.finish();
 }
 
 // The same library serves the runtime: its copies must accept driver-mapped ranges too

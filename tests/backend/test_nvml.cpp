@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <strings.h>
@@ -266,19 +267,25 @@ TEST_CASE("nvml: confidential computing is off on the fake system", "[nvml]") {
 }
 
 TEST_CASE("nvml: error strings are the real library's", "[nvml]") {
-  CHECK(std::string(err(NVML_SUCCESS)) == "Success");
-  CHECK(std::string(err(NVML_ERROR_UNINITIALIZED)) == "Uninitialized");
-  CHECK(std::string(err(NVML_ERROR_INVALID_ARGUMENT)) == "Invalid Argument");
-  CHECK(std::string(err(NVML_ERROR_NOT_SUPPORTED)) == "Not Supported");
-  CHECK(std::string(err(NVML_ERROR_NO_PERMISSION)) == "Insufficient Permissions");
-  CHECK(std::string(err(NVML_ERROR_NOT_FOUND)) == "Not Found");
-  CHECK(std::string(err(NVML_ERROR_INSUFFICIENT_SIZE)) == "Insufficient Size");
-  CHECK(std::string(err(NVML_ERROR_DRIVER_NOT_LOADED)) == "Driver Not Loaded");
-  CHECK(std::string(err(NVML_ERROR_TIMEOUT)) == "Timeout");
-  CHECK(std::string(err(NVML_ERROR_LIB_RM_VERSION_MISMATCH)) == "Driver/library version mismatch");
-  CHECK(std::string(err(NVML_ERROR_MEMORY)) == "Insufficient Memory");
-  CHECK(std::string(err(NVML_ERROR_UNKNOWN)) == "Unknown Error");
-  CHECK(std::string(err(static_cast<nvmlReturn_t>(12345))) == "Unknown Error");
+  const std::pair<nvmlReturn_t, std::string> strings[] = {
+      {NVML_SUCCESS, "Success"},
+      {NVML_ERROR_UNINITIALIZED, "Uninitialized"},
+      {NVML_ERROR_INVALID_ARGUMENT, "Invalid Argument"},
+      {NVML_ERROR_NOT_SUPPORTED, "Not Supported"},
+      {NVML_ERROR_NO_PERMISSION, "Insufficient Permissions"},
+      {NVML_ERROR_NOT_FOUND, "Not Found"},
+      {NVML_ERROR_INSUFFICIENT_SIZE, "Insufficient Size"},
+      {NVML_ERROR_DRIVER_NOT_LOADED, "Driver Not Loaded"},
+      {NVML_ERROR_TIMEOUT, "Timeout"},
+      {NVML_ERROR_LIB_RM_VERSION_MISMATCH, "Driver/library version mismatch"},
+      {NVML_ERROR_MEMORY, "Insufficient Memory"},
+      {NVML_ERROR_UNKNOWN, "Unknown Error"},
+      {static_cast<nvmlReturn_t>(12345), "Unknown Error"},
+  };
+  for (const auto& [code, text] : strings) {
+    INFO("nvmlReturn_t " << static_cast<int>(code));
+    CHECK(err(code) == text);
+  }
   for (int code = 0; code <= 30; ++code) CHECK(std::strlen(err(static_cast<nvmlReturn_t>(code))) > 0);
 }
 

@@ -19,10 +19,8 @@ struct Device0 {
 
 }  // namespace
 
-TEST_CASE("cudaGetDeviceCount / cudaGetDevice / cudaSetDevice", "[runtime]") {
-  auto& r = rt();
+TEST_CASE_METHOD(Case, "cudaGetDeviceCount / cudaGetDevice / cudaSetDevice", "[runtime]") {
   Device0 restore;
-  clear_error();
   int n = -1;
   REQUIRE(r.cudaGetDeviceCount(&n) == cudaSuccess);
   REQUIRE(n >= 1);
@@ -74,9 +72,7 @@ TEST_CASE("runtime child: no devices", "[.runtime-child]") {
   CHECK(v == 13000);
 }
 
-TEST_CASE("cudaDeviceGetAttribute covers the driver's attribute range", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "cudaDeviceGetAttribute covers the driver's attribute range", "[runtime]") {
   int v = -1;
   for (int a = 1; a <= 147; ++a) {
     INFO("attribute " << a);
@@ -102,9 +98,7 @@ TEST_CASE("cudaDeviceGetAttribute covers the driver's attribute range", "[runtim
   }
 }
 
-TEST_CASE("cudaGetDeviceProperties: CUDA 13 and CUDA 12 layouts through their symbols", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "cudaGetDeviceProperties: CUDA 13 and CUDA 12 layouts through their symbols", "[runtime]") {
   int sms = 0, major = 0, pci_bus = 0, max_blocks = 0, pools = 0, clock = 0;
   r.cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
   r.cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
@@ -182,9 +176,7 @@ TEST_CASE("cudaGetDeviceProperties: CUDA 13 and CUDA 12 layouts through their sy
   }
 }
 
-TEST_CASE("PCI bus ids round-trip", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "PCI bus ids round-trip", "[runtime]") {
   const int n = device_count();
   for (int d = 0; d < n; ++d) {
     char id[32] = {};
@@ -219,9 +211,7 @@ TEST_CASE("PCI bus ids round-trip", "[runtime]") {
   CHECK(r.cudaDeviceGetByPCIBusId(&d, nullptr) == cudaErrorInvalidValue);
 }
 
-TEST_CASE("limits, cache configuration, stream priorities, flags", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "limits, cache configuration, stream priorities, flags", "[runtime]") {
   size_t v = 0;
   CHECK(r.cudaDeviceGetLimit(&v, cudaLimitStackSize) == cudaSuccess);
   CHECK(v == 1024);
@@ -267,9 +257,7 @@ TEST_CASE("limits, cache configuration, stream priorities, flags", "[runtime]") 
   CHECK(r.cudaGetDeviceFlags(nullptr) == cudaErrorInvalidValue);
 }
 
-TEST_CASE("cudaChooseDevice picks a matching device", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "cudaChooseDevice picks a matching device", "[runtime]") {
   cudaDeviceProp want{};
   int maj = 0, min = 0;
   r.cudaDeviceGetAttribute(&maj, cudaDevAttrComputeCapabilityMajor, 0);
@@ -286,10 +274,8 @@ TEST_CASE("cudaChooseDevice picks a matching device", "[runtime]") {
   CHECK(r.cudaChooseDevice(&d, nullptr) == cudaErrorInvalidValue);
 }
 
-TEST_CASE("peer access between distinct devices", "[runtime]") {
-  auto& r = rt();
+TEST_CASE_METHOD(Case, "peer access between distinct devices", "[runtime]") {
   Device0 restore;
-  clear_error();
   const int n = device_count();
   int can = -1;
   CHECK(r.cudaDeviceCanAccessPeer(&can, 0, 0) == cudaSuccess);
@@ -319,10 +305,8 @@ TEST_CASE("peer access between distinct devices", "[runtime]") {
   CHECK(r.cudaDeviceGetP2PAttribute(&v, cudaDevP2PAttrAccessSupported, 0, 0) == cudaErrorInvalidDevice);
 }
 
-TEST_CASE("cudaDeviceReset frees the device's allocations and starts over", "[runtime]") {
-  auto& r = rt();
+TEST_CASE_METHOD(Case, "cudaDeviceReset frees the device's allocations and starts over", "[runtime]") {
   Device0 restore;
-  clear_error();
   const int dev = device_count() - 1;  // a device no other case keeps state on
   REQUIRE(r.cudaSetDevice(dev) == cudaSuccess);
   size_t free0 = 0, total = 0;
@@ -351,9 +335,7 @@ TEST_CASE("cudaDeviceReset frees the device's allocations and starts over", "[ru
   CHECK(r.cudaDeviceSynchronize() == cudaSuccess);
 }
 
-TEST_CASE("driver and runtime versions", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "driver and runtime versions", "[runtime]") {
   int v = 0;
   CHECK(r.cudaDriverGetVersion(&v) == cudaSuccess);
   CHECK(v == 13000);
@@ -363,10 +345,8 @@ TEST_CASE("driver and runtime versions", "[runtime]") {
   CHECK(r.cudaRuntimeGetVersion(nullptr) == cudaErrorInvalidValue);
 }
 
-TEST_CASE("libcudart.so.12 legacy names and ABIs", "[runtime]") {
-  auto& r = rt();
+TEST_CASE_METHOD(Case, "libcudart.so.12 legacy names and ABIs", "[runtime]") {
   Device0 restore;
-  clear_error();
   // cudaChooseDevice@libcudart.so.12 reads the 12.x struct; name/major/minor share offsets.
   unsigned char p12[1032] = {};
   int maj = 0;

@@ -7,9 +7,7 @@
 
 using namespace rtt;
 
-TEST_CASE("cudaGetErrorName/String give NVIDIA's names and strings", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "cudaGetErrorName/String give NVIDIA's names and strings", "[runtime]") {
   struct Row {
     cudaError_t e;
     const char* name;
@@ -64,9 +62,7 @@ TEST_CASE("cudaGetErrorName/String give NVIDIA's names and strings", "[runtime]"
   CHECK(r.cudaPeekAtLastError() == cudaSuccess);
 }
 
-TEST_CASE("every failing call records the last error; reading it clears it", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "every failing call records the last error; reading it clears it", "[runtime]") {
   CHECK(r.cudaGetLastError() == cudaSuccess);
 
   CHECK(r.cudaSetDevice(-1) == cudaErrorInvalidDevice);
@@ -87,9 +83,7 @@ TEST_CASE("every failing call records the last error; reading it clears it", "[r
   CHECK(r.cudaGetLastError() == cudaErrorInvalidResourceHandle);
 }
 
-TEST_CASE("the last error is per thread", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "the last error is per thread", "[runtime]") {
   CHECK(r.cudaSetDevice(1 << 20) == cudaErrorInvalidDevice);
   cudaError_t other = cudaErrorUnknown;
   std::thread t([&] { other = r.cudaPeekAtLastError(); });
@@ -98,9 +92,7 @@ TEST_CASE("the last error is per thread", "[runtime]") {
   CHECK(r.cudaGetLastError() == cudaErrorInvalidDevice);
 }
 
-TEST_CASE("unsupported runtime calls answer cudaErrorNotSupported and record it", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "unsupported runtime calls answer cudaErrorNotSupported and record it", "[runtime]") {
   const void* table = &table;
   cudaUUID_t id{};
   CHECK(r.cudaGetExportTable(&table, &id) == cudaErrorNotSupported);

@@ -15,9 +15,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -101,26 +99,19 @@ struct Graphs {
   cudaError_t (*cudaMemPoolExportPointer)(cudaMemPoolPtrExportData*, void*);
   cudaError_t (*cudaMemPoolImportPointer)(void**, cudaMemPool_t, cudaMemPoolPtrExportData*);
   // libcudart.so.12 forms
-  cudaError_t (*cudaStreamGetCaptureInfo12)(cudaStream_t, cudaStreamCaptureStatus*, unsigned long long*);
-  cudaError_t (*cudaStreamGetCaptureInfo_v2)(cudaStream_t, cudaStreamCaptureStatus*, unsigned long long*, cudaGraph_t*,
-                                             const cudaGraphNode_t**, size_t*);
   cudaError_t (*cudaGraphGetEdges12)(cudaGraph_t, cudaGraphNode_t*, cudaGraphNode_t*, size_t*);
   cudaError_t (*cudaGraphAddDependencies12)(cudaGraph_t, const cudaGraphNode_t*, const cudaGraphNode_t*, size_t);
 
-  template <class F>
-  void bind(F& fp, const char* name, const char* node = "libcudart.so.13") {
-    fp = reinterpret_cast<F>(dlvsym(rt().handle, name, node));
-    if (!fp) throw std::runtime_error(std::string("missing export ") + name + "@" + node);
-  }
-#define G_BIND(name) bind(name, #name)
+#define G_BIND(name) r.bind(name, #name)
   Graphs() {
+    auto& r = rt();
     G_BIND(cudaStreamBeginCapture);
     G_BIND(cudaStreamBeginCapture_ptsz);
     G_BIND(cudaStreamBeginCaptureToGraph);
     G_BIND(cudaStreamEndCapture);
     G_BIND(cudaStreamUpdateCaptureDependencies);
-    bind(cudaStreamGetCaptureInfo13, "cudaStreamGetCaptureInfo");
-    bind(cudaStreamGetCaptureInfo_v3, "cudaStreamGetCaptureInfo_v3", "libcudart.so.12");
+    r.bind(cudaStreamGetCaptureInfo13, "cudaStreamGetCaptureInfo");
+    r.bind(cudaStreamGetCaptureInfo_v3, "cudaStreamGetCaptureInfo_v3", "libcudart.so.12");
     G_BIND(cudaGraphCreate);
     G_BIND(cudaGraphDestroy);
     G_BIND(cudaGraphAddKernelNode);
@@ -174,10 +165,8 @@ struct Graphs {
     G_BIND(cudaMemPoolImportFromShareableHandle);
     G_BIND(cudaMemPoolExportPointer);
     G_BIND(cudaMemPoolImportPointer);
-    bind(cudaStreamGetCaptureInfo12, "cudaStreamGetCaptureInfo", "libcudart.so.12");
-    bind(cudaStreamGetCaptureInfo_v2, "cudaStreamGetCaptureInfo_v2", "libcudart.so.12");
-    bind(cudaGraphGetEdges12, "cudaGraphGetEdges", "libcudart.so.12");
-    bind(cudaGraphAddDependencies12, "cudaGraphAddDependencies", "libcudart.so.12");
+    r.bind(cudaGraphGetEdges12, "cudaGraphGetEdges", "libcudart.so.12");
+    r.bind(cudaGraphAddDependencies12, "cudaGraphAddDependencies", "libcudart.so.12");
   }
 #undef G_BIND
 };
@@ -207,28 +196,17 @@ void registered() {
   (void)once;
 }
 
+// A graph case: a runtime case with the graph kernels registered.
+struct GraphCase : Case {
+  GraphCase() {
+    registered();
+    clear_error();
+  }
+};
+
 cudaError_t launch(const void* stub, cudaStream_t s) {
   void* args[1] = {nullptr};
   return rt().cudaLaunchKernel(stub, dim3{4, 1, 1}, dim3{64, 1, 1}, args, 0, s);
-}
-
-// Host functions record their ids in order (they run on stream worker threads).
-struct Order {
-  std::mutex mu;
-  std::vector<int> seen;
-  std::vector<int> get() {
-    std::lock_guard lock(mu);
-    return seen;
-  }
-};
-struct Step {
-  Order* order;
-  int id;
-};
-void record_step(void* p) {
-  auto* s = static_cast<Step*>(p);
-  std::lock_guard lock(s->order->mu);
-  s->order->seen.push_back(s->id);
 }
 
 size_t count_nodes(cudaGraph_t graph) {
@@ -250,10 +228,30 @@ cudaGraphNodeType type_of(cudaGraphNode_t n) {
   return t;
 }
 
+std::vector<cudaGraphNodeType> types_of(const std::vector<cudaGraphNode_t>& nodes) {
+  std::vector<cudaGraphNodeType> v;
+  for (cudaGraphNode_t n : nodes) v.push_back(type_of(n));
+  return v;
+}
+
 cudaStreamCaptureStatus capture_status(cudaStream_t s) {
   cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
   REQUIRE(rt().cudaStreamIsCapturing(s, &st) == cudaSuccess);
   return st;
+}
+
+// cudaMalloc of 64 bytes (and cudaFree of them, when that succeeded) on a new thread whose
+// capture mode is `mode` (a new thread starts in global mode); the first error, or cudaSuccess.
+cudaError_t malloc_on_thread(cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal) {
+  cudaError_t e = cudaErrorUnknown;
+  std::thread([&] {
+    auto& r = rt();
+    if (mode != cudaStreamCaptureModeGlobal) r.cudaThreadExchangeStreamCaptureMode(&mode);
+    void* t = nullptr;
+    e = r.cudaMalloc(&t, 64);
+    if (e == cudaSuccess) e = r.cudaFree(t);
+  }).join();
+  return e;
 }
 
 cudaStream_t new_stream(unsigned flags = cudaStreamNonBlocking) {
@@ -305,11 +303,8 @@ struct Pipeline {
 
 }  // namespace
 
-TEST_CASE("runtime graphs: a capture records the work; each launch replays it", "[runtime]") {
-  auto& r = rt();
-  registered();
+TEST_CASE_METHOD(GraphCase, "runtime graphs: a capture records the work; each launch replays it", "[runtime]") {
   REQUIRE(r.cudaSetDevice(0) == cudaSuccess);
-  clear_error();
   Pipeline p;
   cudaStream_t s = new_stream();
   REQUIRE(g().cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess);
@@ -329,11 +324,8 @@ TEST_CASE("runtime graphs: a capture records the work; each launch replays it", 
   // Five nodes in a chain, in capture order.
   auto nodes = nodes_of(graph);
   REQUIRE(nodes.size() == 5);
-  CHECK(type_of(nodes[0]) == cudaGraphNodeTypeMemcpy);
-  CHECK(type_of(nodes[1]) == cudaGraphNodeTypeKernel);
-  CHECK(type_of(nodes[2]) == cudaGraphNodeTypeMemset);
-  CHECK(type_of(nodes[3]) == cudaGraphNodeTypeHost);
-  CHECK(type_of(nodes[4]) == cudaGraphNodeTypeMemcpy);
+  CHECK(types_of(nodes) == std::vector{cudaGraphNodeTypeMemcpy, cudaGraphNodeTypeKernel, cudaGraphNodeTypeMemset,
+                                       cudaGraphNodeTypeHost, cudaGraphNodeTypeMemcpy});
   size_t roots = 0;
   REQUIRE(g().cudaGraphGetRootNodes(graph, nullptr, &roots) == cudaSuccess);
   CHECK(roots == 1);
@@ -387,17 +379,7 @@ TEST_CASE("runtime graphs: a capture records the work; each launch replays it", 
 }
 
 TEST_CASE("runtime graphs: captured kernels are recorded once per launch", "[runtime]") {
-  char path[] = "/tmp/fakegpu_rt_graph_XXXXXX";
-  const int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  close(fd);
-  REQUIRE(run_child_case("runtime child: graph launch report",
-                         {std::string("FAKEGPU_REPORT=") + path, "FAKEGPU_ISOLATED=1"}) == 0);
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::remove(path);
-  const auto report = nlohmann::json::parse(text.str());
+  const auto report = nlohmann::json::parse(child_report("runtime child: graph launch report"));
   const auto& kernels = report.at("kernel_launches");
   CHECK(kernels.at(name_graph_kernel).get<int>() == 2);  // two launches of the graph; none while capturing
   CHECK(kernels.at(name_other_kernel).get<int>() == 3);  // explicit kernel node, three launches
@@ -431,10 +413,7 @@ TEST_CASE("runtime child: graph launch report", "[.runtime-child]") {
   REQUIRE(r.cudaDeviceSynchronize() == cudaSuccess);
 }
 
-TEST_CASE("runtime graphs: explicit construction, edges and topological order", "[runtime]") {
-  auto& r = rt();
-  registered();
-  clear_error();
+TEST_CASE_METHOD(GraphCase, "runtime graphs: explicit construction, edges and topological order", "[runtime]") {
   cudaGraph_t graph = nullptr;
   REQUIRE(g().cudaGraphCreate(&graph, 0) == cudaSuccess);
   Order order;
@@ -515,13 +494,9 @@ TEST_CASE("runtime graphs: explicit construction, edges and topological order", 
   REQUIRE(g().cudaGraphExecDestroy(exec) == cudaSuccess);
   REQUIRE(g().cudaGraphDestroy(graph) == cudaSuccess);
   REQUIRE(r.cudaStreamDestroy(s) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("runtime graphs: explicit copy, memset, kernel, event and empty nodes", "[runtime]") {
-  auto& r = rt();
-  registered();
-  clear_error();
+TEST_CASE_METHOD(GraphCase, "runtime graphs: explicit copy, memset, kernel, event and empty nodes", "[runtime]") {
   constexpr size_t kN = 64;
   unsigned char* dev = nullptr;
   REQUIRE(r.cudaMalloc(reinterpret_cast<void**>(&dev), kN) == cudaSuccess);
@@ -612,12 +587,9 @@ TEST_CASE("runtime graphs: explicit copy, memset, kernel, event and empty nodes"
   REQUIRE(r.cudaEventDestroy(ev) == cudaSuccess);
   REQUIRE(r.cudaStreamDestroy(s) == cudaSuccess);
   REQUIRE(r.cudaFree(dev) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("runtime graphs: generic cudaGraphAddNode", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "runtime graphs: generic cudaGraphAddNode", "[runtime]") {
   int* dev = nullptr;
   REQUIRE(r.cudaMalloc(reinterpret_cast<void**>(&dev), 64) == cudaSuccess);
   cudaGraph_t graph = nullptr;
@@ -649,13 +621,10 @@ TEST_CASE("runtime graphs: generic cudaGraphAddNode", "[runtime]") {
   REQUIRE(g().cudaGraphExecDestroy(exec) == cudaSuccess);
   REQUIRE(g().cudaGraphDestroy(graph) == cudaSuccess);
   REQUIRE(r.cudaFree(dev) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("runtime graphs: capture modes refuse unsafe calls and invalidate the capture", "[runtime]") {
-  auto& r = rt();
-  registered();
-  clear_error();
+TEST_CASE_METHOD(GraphCase, "runtime graphs: capture modes refuse unsafe calls and invalidate the capture",
+                 "[runtime]") {
   cudaStream_t s = new_stream();
   void* p = nullptr;
 
@@ -700,13 +669,7 @@ TEST_CASE("runtime graphs: capture modes refuse unsafe calls and invalidate the 
 
   // Thread-local capture: other threads (global mode) are not restricted by it.
   REQUIRE(g().cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
-  cudaError_t other = cudaErrorUnknown;
-  std::thread([&] {
-    void* t = nullptr;
-    other = r.cudaMalloc(&t, 64);
-    if (other == cudaSuccess) other = r.cudaFree(t);
-  }).join();
-  CHECK(other == cudaSuccess);
+  CHECK(malloc_on_thread() == cudaSuccess);
   CHECK(capture_status(s) == cudaStreamCaptureStatusActive);
   CHECK(r.cudaMalloc(&q, 64) == cudaErrorStreamCaptureUnsupported);  // but this thread is
   CHECK(g().cudaStreamEndCapture(s, &graph) == cudaErrorStreamCaptureInvalidated);
@@ -715,21 +678,9 @@ TEST_CASE("runtime graphs: capture modes refuse unsafe calls and invalidate the 
   // Global capture: an unsafe call from another thread in global mode is refused and
   // invalidates it; a thread in relaxed mode is not restricted.
   REQUIRE(g().cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess);
-  cudaError_t relaxed = cudaErrorUnknown;
-  std::thread([&] {
-    cudaStreamCaptureMode m = cudaStreamCaptureModeRelaxed;
-    r.cudaThreadExchangeStreamCaptureMode(&m);
-    void* t = nullptr;
-    relaxed = r.cudaMalloc(&t, 64);
-    if (relaxed == cudaSuccess) relaxed = r.cudaFree(t);
-  }).join();
-  CHECK(relaxed == cudaSuccess);
+  CHECK(malloc_on_thread(cudaStreamCaptureModeRelaxed) == cudaSuccess);
   CHECK(capture_status(s) == cudaStreamCaptureStatusActive);
-  std::thread([&] {
-    void* t = nullptr;
-    other = r.cudaMalloc(&t, 64);
-  }).join();
-  CHECK(other == cudaErrorStreamCaptureUnsupported);
+  CHECK(malloc_on_thread() == cudaErrorStreamCaptureUnsupported);
   CHECK(capture_status(s) == cudaStreamCaptureStatusInvalidated);
   CHECK(g().cudaStreamEndCapture(s, &graph) == cudaErrorStreamCaptureInvalidated);
   clear_error();
@@ -762,10 +713,7 @@ TEST_CASE("runtime graphs: capture modes refuse unsafe calls and invalidate the 
   CHECK(r.cudaGetLastError() == cudaSuccess);
 }
 
-TEST_CASE("runtime graphs: cross-stream capture forks and joins through events", "[runtime]") {
-  auto& r = rt();
-  registered();
-  clear_error();
+TEST_CASE_METHOD(GraphCase, "runtime graphs: cross-stream capture forks and joins through events", "[runtime]") {
   cudaStream_t s0 = new_stream(), s1 = new_stream(), s2 = new_stream();
   cudaEvent_t fork = nullptr, join = nullptr, outside = nullptr;
   REQUIRE(r.cudaEventCreateWithFlags(&fork, cudaEventDisableTiming) == cudaSuccess);
@@ -849,10 +797,7 @@ TEST_CASE("runtime graphs: cross-stream capture forks and joins through events",
   for (cudaStream_t s : {s0, s1, s2}) REQUIRE(r.cudaStreamDestroy(s) == cudaSuccess);
 }
 
-TEST_CASE("runtime graphs: capture queries on every ABI", "[runtime]") {
-  auto& r = rt();
-  registered();
-  clear_error();
+TEST_CASE_METHOD(GraphCase, "runtime graphs: capture queries on every ABI", "[runtime]") {
   cudaStream_t s = new_stream();
   cudaStreamCaptureStatus st = cudaStreamCaptureStatusActive;
   unsigned long long id = 7;
@@ -882,12 +827,12 @@ TEST_CASE("runtime graphs: capture queries on every ABI", "[runtime]") {
         cudaErrorInvalidValue);
   // libcudart.so.12's forms.
   unsigned long long id12 = 0, id_v2 = 0;
-  REQUIRE(g().cudaStreamGetCaptureInfo12(s, &st, &id12) == cudaSuccess);
+  REQUIRE(r.cudaStreamGetCaptureInfo12(s, &st, &id12) == cudaSuccess);
   CHECK((st == cudaStreamCaptureStatusActive && id12 == id));
   cudaGraph_t g_v2 = nullptr;
   const cudaGraphNode_t* deps_v2 = nullptr;
   size_t nd_v2 = 0;
-  REQUIRE(g().cudaStreamGetCaptureInfo_v2(s, &st, &id_v2, &g_v2, &deps_v2, &nd_v2) == cudaSuccess);
+  REQUIRE(r.cudaStreamGetCaptureInfo_v2(s, &st, &id_v2, &g_v2, &deps_v2, &nd_v2) == cudaSuccess);
   CHECK((id_v2 == id && g_v2 == graph && nd_v2 == 1 && deps_v2[0] == kernel_node));
   REQUIRE(g().cudaStreamGetCaptureInfo_v3(s, &st, &id_v2, &g_v2, &deps_v2, &edges, &nd_v2) == cudaSuccess);
   CHECK(nd_v2 == 1);
@@ -931,13 +876,9 @@ TEST_CASE("runtime graphs: capture queries on every ABI", "[runtime]") {
   CHECK(count_nodes(into) == 2);
   REQUIRE(g().cudaGraphDestroy(into) == cudaSuccess);
   REQUIRE(r.cudaStreamDestroy(s) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("runtime graphs: the legacy stream and blocking captures", "[runtime]") {
-  auto& r = rt();
-  registered();
-  clear_error();
+TEST_CASE_METHOD(GraphCase, "runtime graphs: the legacy stream and blocking captures", "[runtime]") {
   cudaGraph_t graph = nullptr;
   // The legacy stream cannot capture.
   CHECK(g().cudaStreamBeginCapture(cudaStreamLegacy, cudaStreamCaptureModeGlobal) == cudaErrorStreamCaptureUnsupported);
@@ -977,10 +918,7 @@ TEST_CASE("runtime graphs: the legacy stream and blocking captures", "[runtime]"
   CHECK(r.cudaGetLastError() == cudaSuccess);
 }
 
-TEST_CASE("runtime graphs: executable graph update", "[runtime]") {
-  auto& r = rt();
-  registered();
-  clear_error();
+TEST_CASE_METHOD(GraphCase, "runtime graphs: executable graph update", "[runtime]") {
   unsigned char* d = nullptr;
   REQUIRE(r.cudaMalloc(reinterpret_cast<void**>(&d), 32) == cudaSuccess);
   cudaStream_t s = new_stream();
@@ -1034,12 +972,9 @@ TEST_CASE("runtime graphs: executable graph update", "[runtime]") {
   for (cudaGraph_t x : {g1, g2, g3, g4}) REQUIRE(g().cudaGraphDestroy(x) == cudaSuccess);
   REQUIRE(r.cudaStreamDestroy(s) == cudaSuccess);
   REQUIRE(r.cudaFree(d) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("runtime graphs: stream-ordered allocation in a capture becomes memory nodes", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "runtime graphs: stream-ordered allocation in a capture becomes memory nodes", "[runtime]") {
   cudaStream_t s = new_stream();
   unsigned char* out = nullptr;
   REQUIRE(r.cudaMallocHost(reinterpret_cast<void**>(&out), 128) == cudaSuccess);
@@ -1096,7 +1031,6 @@ TEST_CASE("runtime graphs: stream-ordered allocation in a capture becomes memory
   REQUIRE(g().cudaGraphDestroy(graph) == cudaSuccess);
   REQUIRE(r.cudaFreeHost(out) == cudaSuccess);
   REQUIRE(r.cudaStreamDestroy(s) == cudaSuccess);
-  clear_error();
 }
 
 namespace {
@@ -1104,9 +1038,7 @@ std::atomic<int> g_destroyed{0};
 void destroy_object(void* p) { g_destroyed.fetch_add(*static_cast<int*>(p)); }
 }  // namespace
 
-TEST_CASE("runtime graphs: clones, child graphs, DOT output and user objects", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "runtime graphs: clones, child graphs, DOT output and user objects", "[runtime]") {
   Order order;
   Step a{&order, 1}, b{&order, 2};
   cudaGraph_t child = nullptr, parent = nullptr;
@@ -1147,18 +1079,14 @@ TEST_CASE("runtime graphs: clones, child graphs, DOT output and user objects", "
   REQUIRE(r.cudaDeviceSynchronize() == cudaSuccess);
   CHECK(order.get() == std::vector<int>({1, 2}));
 
-  char path[] = "/tmp/fakegpu_graph_dot_XXXXXX";
-  const int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  close(fd);
-  REQUIRE(g().cudaGraphDebugDotPrint(parent, path, cudaGraphDebugDotFlagsVerbose) == cudaSuccess);
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::remove(path);
-  CHECK(text.str().rfind("digraph", 0) == 0);
-  CHECK(text.str().find("HOST") != std::string::npos);
-  CHECK(text.str().find("->") != std::string::npos);
+  const std::string path = backend_test::temp_file("fakegpu_graph_dot_");
+  REQUIRE(!path.empty());
+  REQUIRE(g().cudaGraphDebugDotPrint(parent, path.c_str(), cudaGraphDebugDotFlagsVerbose) == cudaSuccess);
+  const std::string dot = backend_test::read_file(path);
+  std::remove(path.c_str());
+  CHECK(dot.rfind("digraph", 0) == 0);
+  CHECK(dot.find("HOST") != std::string::npos);
+  CHECK(dot.find("->") != std::string::npos);
   CHECK(g().cudaGraphDebugDotPrint(parent, "/nonexistent-dir/x.dot", 0) == cudaErrorOperatingSystem);
   CHECK(g().cudaGraphDebugDotPrint(parent, nullptr, 0) == cudaErrorInvalidValue);
   clear_error();
@@ -1171,13 +1099,9 @@ TEST_CASE("runtime graphs: clones, child graphs, DOT output and user objects", "
   CHECK(g_destroyed.load() == 5);
   CHECK(g().cudaUserObjectRelease(obj, 1) == cudaErrorInvalidValue);  // gone
   REQUIRE(g().cudaGraphDestroy(child) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("runtime graphs: error paths", "[runtime]") {
-  auto& r = rt();
-  registered();
-  clear_error();
+TEST_CASE_METHOD(GraphCase, "runtime graphs: error paths", "[runtime]") {
   const auto bad_graph = reinterpret_cast<cudaGraph_t>(0xdead0);
   const auto bad_node = reinterpret_cast<cudaGraphNode_t>(0xdead0);
   const auto bad_exec = reinterpret_cast<cudaGraphExec_t>(0xdead0);
@@ -1264,12 +1188,9 @@ TEST_CASE("runtime graphs: error paths", "[runtime]") {
   REQUIRE(g().cudaGraphExecDestroy(exec) == cudaSuccess);
   REQUIRE(g().cudaGraphDestroy(inner) == cudaSuccess);
   REQUIRE(r.cudaStreamDestroy(s) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("runtime: cluster occupancy needs sm_90", "[runtime]") {
-  registered();
-  clear_error();
+TEST_CASE_METHOD(GraphCase, "runtime: cluster occupancy needs sm_90", "[runtime]") {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3{16, 1, 1};
   cfg.blockDim = dim3{128, 1, 1};
@@ -1309,10 +1230,8 @@ TEST_CASE("runtime child: cluster occupancy on H100", "[.runtime-child]") {
   CHECK(g().cudaOccupancyMaxPotentialClusterSize(&size, &stub_unregistered, &cfg) == cudaErrorInvalidDeviceFunction);
 }
 
-TEST_CASE("runtime: memory pools and their allocations are shared with another process", "[runtime]") {
-  auto& r = rt();
+TEST_CASE_METHOD(Case, "runtime: memory pools and their allocations are shared with another process", "[runtime]") {
   REQUIRE(r.cudaSetDevice(0) == cudaSuccess);
-  clear_error();
   cudaMemPoolProps props{};
   props.allocType = cudaMemAllocationTypePinned;
   props.handleTypes = cudaMemHandleTypePosixFileDescriptor;
@@ -1367,5 +1286,4 @@ TEST_CASE("runtime: memory pools and their allocations are shared with another p
   REQUIRE(r.cudaStreamSynchronize(s) == cudaSuccess);
   REQUIRE(r.cudaMemPoolDestroy(pool) == cudaSuccess);
   REQUIRE(r.cudaStreamDestroy(s) == cudaSuccess);
-  clear_error();
 }

@@ -21,9 +21,7 @@ F* sym(const char* name) {
 int fake_vdp_get_proc(uint32_t, uint32_t, void**) { return 1; }
 }  // namespace
 
-TEST_CASE("runtime interop: GL, EGL and VDPAU answer as NVIDIA's runtime does without them", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "runtime interop: GL, EGL and VDPAU answer as NVIDIA's runtime does without them", "[runtime]") {
   auto gl_devices = sym<cudaError_t(unsigned*, int*, unsigned, cudaGLDeviceList)>("cudaGLGetDevices");
   auto gl_register_buffer = sym<cudaError_t(cudaGraphicsResource_t*, GLuint, unsigned)>("cudaGraphicsGLRegisterBuffer");
   auto gl_register_image = sym<cudaError_t(cudaGraphicsResource_t*, GLuint, GLenum, unsigned)>(
@@ -66,12 +64,9 @@ TEST_CASE("runtime interop: GL, EGL and VDPAU answer as NVIDIA's runtime does wi
   void* p = nullptr;
   size_t size = 0;
   CHECK(mapped_pointer(&p, &size, bogus) == cudaErrorInvalidResourceHandle);
-  clear_error();
 }
 
-TEST_CASE("runtime: interprocess event handles in one process", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "runtime: interprocess event handles in one process", "[runtime]") {
   auto get = sym<cudaError_t(cudaIpcEventHandle_t*, cudaEvent_t)>("cudaIpcGetEventHandle");
   auto open = sym<cudaError_t(cudaEvent_t*, cudaIpcEventHandle_t)>("cudaIpcOpenEventHandle");
   cudaEvent_t plain = nullptr, ipc = nullptr;
@@ -95,7 +90,6 @@ TEST_CASE("runtime: interprocess event handles in one process", "[runtime]") {
   CHECK(r.cudaEventSynchronize(ipc) == cudaSuccess);
   CHECK(r.cudaEventDestroy(ipc) == cudaSuccess);
   CHECK(r.cudaEventDestroy(plain) == cudaSuccess);
-  clear_error();
 }
 
 // Child of the next case: opens the parent's handle (given in FAKEGPU_TEST_EVENT_HANDLE as

@@ -9,8 +9,6 @@
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 using namespace rtt;
 
@@ -55,9 +53,7 @@ cudaError_t launch13(const void* stub, dim3 grid, dim3 block, size_t shmem, cuda
 
 }  // namespace
 
-TEST_CASE("fat-binary registration and the call-configuration stack", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "fat-binary registration and the call-configuration stack", "[runtime]") {
   void** h = registered();
   REQUIRE(h != nullptr);
   CHECK(r.__cudaInitModule(h) == 1);
@@ -73,12 +69,9 @@ TEST_CASE("fat-binary registration and the call-configuration stack", "[runtime]
   REQUIRE(r.__cudaPopCallConfiguration(&g, &b, &sh, &st) == cudaSuccess);
   CHECK((g.x == 1 && g.y == 2 && g.z == 3 && b.x == 4 && b.y == 5 && b.z == 6 && sh == 7 && st == nullptr));
   CHECK(r.__cudaPopCallConfiguration(&g, &b, &sh, &st) == cudaErrorMissingConfiguration);
-  clear_error();
 }
 
-TEST_CASE("__managed__ variables get host-accessible storage at registration", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "__managed__ variables get host-accessible storage at registration", "[runtime]") {
   static int* managed_var = nullptr;  // nvcc's host side of `__managed__ int managed_var[4]`
   static char fb[24];
   char name[] = "managed_var";
@@ -97,10 +90,8 @@ TEST_CASE("__managed__ variables get host-accessible storage at registration", "
   r.__cudaUnregisterFatBinary(h);
 }
 
-TEST_CASE("launches through both ABIs are validated", "[runtime]") {
-  auto& r = rt();
+TEST_CASE_METHOD(Case, "launches through both ABIs are validated", "[runtime]") {
   REQUIRE(r.cudaSetDevice(0) == cudaSuccess);
-  clear_error();
   registered();
   void* args[1] = {nullptr};
   cudaStream_t s = nullptr;
@@ -182,13 +173,10 @@ TEST_CASE("launches through both ABIs are validated", "[runtime]") {
 
   REQUIRE(r.cudaStreamSynchronize(s) == cudaSuccess);
   REQUIRE(r.cudaStreamDestroy(s) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("function handles, attributes and occupancy", "[runtime]") {
-  auto& r = rt();
+TEST_CASE_METHOD(Case, "function handles, attributes and occupancy", "[runtime]") {
   REQUIRE(r.cudaSetDevice(0) == cudaSuccess);
-  clear_error();
   registered();
   const char* name = nullptr;
   REQUIRE(r.cudaFuncGetName(&name, &stub_legacy) == cudaSuccess);
@@ -251,21 +239,10 @@ TEST_CASE("function handles, attributes and occupancy", "[runtime]") {
   CHECK(dyn == 49152);  // capped by the function's limit
   // 64 blocks of 1024 threads never fit: invalid value, as a real H200 answers.
   CHECK(r.cudaOccupancyAvailableDynamicSMemPerBlock(&dyn, &stub_legacy, 64, 1024) == cudaErrorInvalidValue);
-  clear_error();
 }
 
 TEST_CASE("launches are recorded by kernel name", "[runtime]") {
-  char path[] = "/tmp/fakegpu_rt_launch_XXXXXX";
-  const int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  close(fd);
-  REQUIRE(run_child_case("runtime child: launch report",
-                         {std::string("FAKEGPU_REPORT=") + path, "FAKEGPU_ISOLATED=1"}) == 0);
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::remove(path);
-  const auto report = nlohmann::json::parse(text.str());
+  const auto report = nlohmann::json::parse(child_report("runtime child: launch report"));
   const auto& kernels = report.at("kernel_launches");
   CHECK(kernels.at(name_legacy).get<int>() == 2);
   CHECK(kernels.at(name_cuda13).get<int>() == 3);
@@ -286,9 +263,7 @@ TEST_CASE("runtime child: launch report", "[.runtime-child]") {
   CHECK(r.cudaDeviceSynchronize() == cudaSuccess);
 }
 
-TEST_CASE("cudaGetDriverEntryPoint resolves like cuGetProcAddress", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "cudaGetDriverEntryPoint resolves like cuGetProcAddress", "[runtime]") {
   void* h = dlopen((libdir() + "/libcuda.so.1").c_str(), RTLD_NOW | RTLD_LOCAL);
   REQUIRE(h);
   void* fn = nullptr;
@@ -312,5 +287,4 @@ TEST_CASE("cudaGetDriverEntryPoint resolves like cuGetProcAddress", "[runtime]")
   CHECK(r.cudaGetDriverEntryPoint(nullptr, &fn, 0, &q) == cudaErrorInvalidValue);
   CHECK(r.cudaGetDriverEntryPoint("cuMemAlloc", nullptr, 0, &q) == cudaErrorInvalidValue);
   dlclose(h);
-  clear_error();
 }

@@ -26,9 +26,7 @@ struct DevBuf {
 
 }  // namespace
 
-TEST_CASE("cudaMemcpy is byte-exact in every direction", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "cudaMemcpy is byte-exact in every direction", "[runtime]") {
   const size_t n = 3 * 4096 + 17;
   const auto src = pattern(n, 1);
   std::vector<unsigned char> out(n, 0);
@@ -63,9 +61,7 @@ TEST_CASE("cudaMemcpy is byte-exact in every direction", "[runtime]") {
   CHECK(r.cudaGetLastError() == cudaSuccess);
 }
 
-TEST_CASE("cudaMemcpy rejects what the real runtime rejects", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "cudaMemcpy rejects what the real runtime rejects", "[runtime]") {
   const size_t n = 4096;
   DevBuf d(n);
   std::vector<unsigned char> h(2 * n);
@@ -95,12 +91,9 @@ TEST_CASE("cudaMemcpy rejects what the real runtime rejects", "[runtime]") {
         cudaErrorInvalidMemcpyDirection);
   CHECK(r.cudaMemcpyAsync(d.p, h.data(), n, cudaMemcpyHostToDevice, reinterpret_cast<cudaStream_t>(0x4321)) ==
         cudaErrorInvalidResourceHandle);
-  clear_error();
 }
 
-TEST_CASE("copies between pinned, managed, registered and device memory", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "copies between pinned, managed, registered and device memory", "[runtime]") {
   const size_t n = 10000;
   const auto src = pattern(n, 3);
   void* pinned = nullptr;
@@ -133,9 +126,7 @@ TEST_CASE("copies between pinned, managed, registered and device memory", "[runt
   CHECK(r.cudaFreeHost(pinned) == cudaSuccess);
 }
 
-TEST_CASE("cudaMemset and its 2D/3D forms", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "cudaMemset and its 2D/3D forms", "[runtime]") {
   const size_t n = 5000;
   DevBuf d(n);
   std::vector<unsigned char> out(n);
@@ -179,12 +170,9 @@ TEST_CASE("cudaMemset and its 2D/3D forms", "[runtime]") {
     for (size_t x = 0; x < 100; ++x)
       if (rows[y * pitch + x] != (x < 50 ? 0x11 : 0x77)) FAIL("3D byte " << y << "," << x);
   CHECK(r.cudaFree(p2) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("cudaMemcpy2D and cudaMemcpy3D on linear memory", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "cudaMemcpy2D and cudaMemcpy3D on linear memory", "[runtime]") {
   const size_t w = 100, h = 6, hpitch = 128;
   const auto src = pattern(hpitch * h, 4);
   void* d = nullptr;
@@ -225,12 +213,9 @@ TEST_CASE("cudaMemcpy2D and cudaMemcpy3D on linear memory", "[runtime]") {
   CHECK(r.cudaMemcpy3D(&p) == cudaErrorInvalidValue);
   CHECK(r.cudaMemcpy3D(nullptr) == cudaErrorInvalidValue);
   CHECK(r.cudaFree(d) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("2D and 3D spans that wrap around the address space are refused, nothing written", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "2D and 3D spans that wrap around the address space are refused, nothing written", "[runtime]") {
   // A 4 KiB allocation with a canary in its last 64 bytes; every call below would write far
   // outside it if its span wrapped to a small number.
   DevBuf d(4096);
@@ -258,12 +243,9 @@ TEST_CASE("2D and 3D spans that wrap around the address space are refused, nothi
   std::vector<unsigned char> back(64, 0);
   REQUIRE(r.cudaMemcpy(back.data(), d.c() + 4032, 64, cudaMemcpyDeviceToHost) == cudaSuccess);
   CHECK(back == canary);
-  clear_error();
 }
 
-TEST_CASE("peer copies", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "peer copies", "[runtime]") {
   const int n = device_count();
   const size_t bytes = 4096;
   const auto src = pattern(bytes, 5);
@@ -286,12 +268,9 @@ TEST_CASE("peer copies", "[runtime]") {
   CHECK(r.cudaMemcpyPeer(b, n, a.p, 0, bytes) == cudaErrorInvalidDevice);
   CHECK(r.cudaMemcpyPeer(out.data(), 0, a.p, 0, bytes) == cudaErrorInvalidValue);  // host memory
   CHECK(r.cudaFree(b) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("symbol copies through registered variables", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "symbol copies through registered variables", "[runtime]") {
   static int shadow[16];  // the host shadow nvcc would emit for `__device__ int table[16]`
   static float shadow_const[4] = {1, 2, 3, 4};
   static char fatbin[16];
@@ -350,5 +329,4 @@ TEST_CASE("symbol copies through registered variables", "[runtime]") {
 
   r.__cudaUnregisterFatBinary(h);
   CHECK(r.cudaMemcpyToSymbol(shadow, in, 4, 0, cudaMemcpyHostToDevice) == cudaErrorInvalidSymbol);
-  clear_error();
 }

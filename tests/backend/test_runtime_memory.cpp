@@ -8,9 +8,22 @@
 
 using namespace rtt;
 
-TEST_CASE("cudaMalloc / cudaFree", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+namespace {
+
+// The attributes of `p`, once its memory type and its device and host addresses are checked.
+cudaPointerAttributes check_attributes(const void* p, cudaMemoryType type, const void* device_pointer,
+                                       const void* host_pointer) {
+  cudaPointerAttributes a{};
+  REQUIRE(rt().cudaPointerGetAttributes(&a, p) == cudaSuccess);
+  CHECK(a.type == type);
+  CHECK(a.devicePointer == device_pointer);
+  CHECK(a.hostPointer == host_pointer);
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE_METHOD(Case, "cudaMalloc / cudaFree", "[runtime]") {
   void* p = nullptr;
   REQUIRE(r.cudaMalloc(&p, 1000) == cudaSuccess);
   REQUIRE(p != nullptr);
@@ -36,12 +49,9 @@ TEST_CASE("cudaMalloc / cudaFree", "[runtime]") {
   CHECK(r.cudaFreeHost(p) == cudaErrorInvalidValue);  // and device memory with cudaFree
   CHECK(r.cudaFreeHost(h) == cudaSuccess);
   CHECK(r.cudaFree(p) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("cudaMemGetInfo tracks allocations", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "cudaMemGetInfo tracks allocations", "[runtime]") {
   size_t free0 = 0, total = 0;
   REQUIRE(r.cudaMemGetInfo(&free0, &total) == cudaSuccess);
   CHECK(total > 0);
@@ -59,9 +69,7 @@ TEST_CASE("cudaMemGetInfo tracks allocations", "[runtime]") {
   CHECK(r.cudaMemGetInfo(&free1, nullptr) == cudaErrorInvalidValue);
 }
 
-TEST_CASE("out of memory leaves the device usable", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "out of memory leaves the device usable", "[runtime]") {
   size_t free0 = 0, total = 0;
   REQUIRE(r.cudaMemGetInfo(&free0, &total) == cudaSuccess);
   void* p = &p;
@@ -80,12 +88,9 @@ TEST_CASE("out of memory leaves the device usable", "[runtime]") {
   CHECK(free1 == free0);
   REQUIRE(r.cudaMalloc(&p, 128 << 20) == cudaSuccess);
   CHECK(r.cudaFree(p) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("cudaMallocPitch rounds rows to 512 bytes", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "cudaMallocPitch rounds rows to 512 bytes", "[runtime]") {
   void* p = nullptr;
   size_t pitch = 0;
   REQUIRE(r.cudaMallocPitch(&p, &pitch, 100, 10) == cudaSuccess);
@@ -99,17 +104,11 @@ TEST_CASE("cudaMallocPitch rounds rows to 512 bytes", "[runtime]") {
   CHECK(r.cudaMallocPitch(&p, nullptr, 1, 1) == cudaErrorInvalidValue);
 }
 
-TEST_CASE("managed memory", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "managed memory", "[runtime]") {
   void* m = nullptr;
   REQUIRE(r.cudaMallocManaged(&m, 256, cudaMemAttachGlobal) == cudaSuccess);
   std::memset(m, 7, 256);  // host-accessible
-  cudaPointerAttributes a{};
-  REQUIRE(r.cudaPointerGetAttributes(&a, m) == cudaSuccess);
-  CHECK(a.type == cudaMemoryTypeManaged);
-  CHECK(a.devicePointer == m);
-  CHECK(a.hostPointer == m);
+  check_attributes(m, cudaMemoryTypeManaged, m, m);
   CHECK(r.cudaFree(m) == cudaSuccess);
   REQUIRE(r.cudaMallocManaged(&m, 256, cudaMemAttachHost) == cudaSuccess);
   CHECK(r.cudaFree(m) == cudaSuccess);
@@ -121,9 +120,7 @@ TEST_CASE("managed memory", "[runtime]") {
   CHECK(r.cudaMallocManaged(nullptr, 16, cudaMemAttachGlobal) == cudaErrorInvalidValue);
 }
 
-TEST_CASE("pinned host memory", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "pinned host memory", "[runtime]") {
   void* h = nullptr;
   REQUIRE(r.cudaMallocHost(&h, 4096) == cudaSuccess);
   std::memset(h, 3, 4096);
@@ -134,11 +131,7 @@ TEST_CASE("pinned host memory", "[runtime]") {
   CHECK(r.cudaHostGetDevicePointer(&dp, h, 0) == cudaSuccess);
   CHECK(dp == h);  // unified addressing
   CHECK(r.cudaHostGetDevicePointer(&dp, h, 1) == cudaErrorInvalidValue);
-  cudaPointerAttributes a{};
-  REQUIRE(r.cudaPointerGetAttributes(&a, h) == cudaSuccess);
-  CHECK(a.type == cudaMemoryTypeHost);
-  CHECK(a.hostPointer == h);
-  CHECK(a.devicePointer == h);
+  check_attributes(h, cudaMemoryTypeHost, h, h);
   CHECK(r.cudaFreeHost(h) == cudaSuccess);
   CHECK(r.cudaFreeHost(h) == cudaErrorInvalidValue);
   CHECK(r.cudaFreeHost(nullptr) == cudaSuccess);
@@ -155,9 +148,7 @@ TEST_CASE("pinned host memory", "[runtime]") {
   CHECK(r.cudaHostGetDevicePointer(&dp, &local, 0) == cudaErrorInvalidValue);
 }
 
-TEST_CASE("cudaHostRegister / cudaHostUnregister", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "cudaHostRegister / cudaHostUnregister", "[runtime]") {
   std::vector<char> buf(8192);
   REQUIRE(r.cudaHostRegister(buf.data(), buf.size(), cudaHostRegisterDefault) == cudaSuccess);
   CHECK(r.cudaHostRegister(buf.data() + 100, 10, 0) == cudaErrorHostMemoryAlreadyRegistered);
@@ -183,17 +174,12 @@ TEST_CASE("cudaHostRegister / cudaHostUnregister", "[runtime]") {
   CHECK(r.cudaFreeHost(h) == cudaSuccess);
 }
 
-TEST_CASE("cudaPointerGetAttributes follows the CUDA 11+ rules", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "cudaPointerGetAttributes follows the CUDA 11+ rules", "[runtime]") {
   void* d = nullptr;
   REQUIRE(r.cudaMalloc(&d, 1024) == cudaSuccess);
-  cudaPointerAttributes a{};
-  REQUIRE(r.cudaPointerGetAttributes(&a, static_cast<char*>(d) + 100) == cudaSuccess);
-  CHECK(a.type == cudaMemoryTypeDevice);
+  cudaPointerAttributes a = check_attributes(static_cast<char*>(d) + 100, cudaMemoryTypeDevice,
+                                             static_cast<char*>(d) + 100, nullptr);
   CHECK(a.device == 0);
-  CHECK(a.devicePointer == static_cast<char*>(d) + 100);
-  CHECK(a.hostPointer == nullptr);
   CHECK(r.cudaFree(d) == cudaSuccess);
 
   if (device_count() > 1) {
@@ -207,17 +193,12 @@ TEST_CASE("cudaPointerGetAttributes follows the CUDA 11+ rules", "[runtime]") {
   }
 
   int local = 0;
-  REQUIRE(r.cudaPointerGetAttributes(&a, &local) == cudaSuccess);  // unregistered host memory
-  CHECK(a.type == cudaMemoryTypeUnregistered);
+  a = check_attributes(&local, cudaMemoryTypeUnregistered, nullptr, &local);  // unregistered host memory
   CHECK(a.device == cudaInvalidDeviceId);
-  CHECK(a.devicePointer == nullptr);
-  CHECK(a.hostPointer == &local);
   CHECK(r.cudaPointerGetAttributes(nullptr, &local) == cudaErrorInvalidValue);
 }
 
-TEST_CASE("IPC handles: errors within one process", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "IPC handles: errors within one process", "[runtime]") {
   void* d = nullptr;
   REQUIRE(r.cudaMalloc(&d, 1 << 20) == cudaSuccess);
   cudaIpcMemHandle_t h{};
@@ -235,12 +216,9 @@ TEST_CASE("IPC handles: errors within one process", "[runtime]") {
   CHECK(r.cudaIpcGetMemHandle(nullptr, d) == cudaErrorInvalidValue);
   CHECK(r.cudaIpcCloseMemHandle(d) == cudaErrorInvalidValue);  // not an opened handle
   CHECK(r.cudaFree(d) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("stream-ordered allocation and memory pools", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "stream-ordered allocation and memory pools", "[runtime]") {
   cudaMemPool_t def = nullptr, cur = nullptr;
   REQUIRE(r.cudaDeviceGetDefaultMemPool(&def, 0) == cudaSuccess);
   REQUIRE(def != nullptr);
@@ -353,13 +331,10 @@ TEST_CASE("stream-ordered allocation and memory pools", "[runtime]") {
   CHECK(r.cudaMemPoolCreate(&pool, &props) == cudaErrorInvalidValue);
   CHECK(r.cudaMemPoolCreate(nullptr, &props) == cudaErrorInvalidValue);
   REQUIRE(r.cudaStreamDestroy(s) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("unified-memory hints are validated no-ops", "[runtime]") {
-  auto& r = rt();
+TEST_CASE_METHOD(Case, "unified-memory hints are validated no-ops", "[runtime]") {
   REQUIRE(r.cudaSetDevice(0) == cudaSuccess);
-  clear_error();
   void* m = nullptr;
   REQUIRE(r.cudaMallocManaged(&m, 1 << 16, cudaMemAttachGlobal) == cudaSuccess);
   const cudaMemLocation dev0{cudaMemLocationTypeDevice, 0};
@@ -392,12 +367,9 @@ TEST_CASE("unified-memory hints are validated no-ops", "[runtime]") {
   CHECK(r.cudaStreamAttachMemAsync(nullptr, d, 0, cudaMemAttachGlobal) == cudaErrorInvalidValue);
   CHECK(r.cudaFree(d) == cudaSuccess);
   CHECK(r.cudaFree(m) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("CUDA 13 location-based pool calls", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "CUDA 13 location-based pool calls", "[runtime]") {
   cudaMemLocation loc{cudaMemLocationTypeDevice, 0};
   cudaMemPool_t a = nullptr, b = nullptr;
   REQUIRE(r.cudaMemGetDefaultMemPool(&a, &loc, cudaMemAllocationTypePinned) == cudaSuccess);
@@ -413,5 +385,4 @@ TEST_CASE("CUDA 13 location-based pool calls", "[runtime]") {
   CHECK(r.cudaMemGetDefaultMemPool(&a, nullptr, cudaMemAllocationTypePinned) == cudaErrorInvalidValue);
   cudaMemLocation bad{cudaMemLocationTypeDevice, device_count()};
   CHECK(r.cudaMemGetMemPool(&a, &bad, cudaMemAllocationTypePinned) == cudaErrorInvalidDevice);
-  clear_error();
 }

@@ -34,26 +34,10 @@ struct Gate {
   }
 };
 
-struct Order {
-  std::mutex mu;
-  std::vector<int> seen;
-};
-struct Step {
-  Order* order;
-  int id;
-};
-void record_step(void* p) {
-  auto* s = static_cast<Step*>(p);
-  std::lock_guard lock(s->order->mu);
-  s->order->seen.push_back(s->id);
-}
-
 }  // namespace
 
-TEST_CASE("stream creation, properties and destruction", "[runtime]") {
-  auto& r = rt();
+TEST_CASE_METHOD(Case, "stream creation, properties and destruction", "[runtime]") {
   REQUIRE(r.cudaSetDevice(0) == cudaSuccess);
-  clear_error();
   cudaStream_t s = nullptr;
   REQUIRE(r.cudaStreamCreate(&s) == cudaSuccess);
   REQUIRE(s != nullptr);
@@ -104,12 +88,9 @@ TEST_CASE("stream creation, properties and destruction", "[runtime]") {
   for (cudaStream_t x : {s, nb, hi, lo}) CHECK(r.cudaStreamDestroy(x) == cudaSuccess);
   CHECK(r.cudaStreamDestroy(s) == cudaErrorInvalidResourceHandle);  // destroyed twice
   CHECK(r.cudaStreamQuery(s) == cudaErrorInvalidResourceHandle);
-  clear_error();
 }
 
-TEST_CASE("host functions and callbacks run in stream order", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "host functions and callbacks run in stream order", "[runtime]") {
   cudaStream_t s = nullptr;
   REQUIRE(r.cudaStreamCreate(&s) == cudaSuccess);
   Gate gate;
@@ -160,12 +141,9 @@ TEST_CASE("host functions and callbacks run in stream order", "[runtime]") {
   CHECK(r.cudaLaunchHostFunc(kBadStream, record_step, &steps[0]) == cudaErrorInvalidResourceHandle);
   CHECK(r.cudaFree(d) == cudaSuccess);
   CHECK(r.cudaStreamDestroy(s) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("a queued async copy from pageable memory is staged at the call", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "a queued async copy from pageable memory is staged at the call", "[runtime]") {
   cudaStream_t s = nullptr;
   REQUIRE(r.cudaStreamCreate(&s) == cudaSuccess);
   Gate gate;
@@ -187,9 +165,7 @@ TEST_CASE("a queued async copy from pageable memory is staged at the call", "[ru
   CHECK(r.cudaStreamDestroy(s) == cudaSuccess);
 }
 
-TEST_CASE("events: record, query, synchronize, elapsed time", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "events: record, query, synchronize, elapsed time", "[runtime]") {
   cudaStream_t s = nullptr;
   REQUIRE(r.cudaStreamCreate(&s) == cudaSuccess);
   cudaEvent_t a = nullptr, b = nullptr, c = nullptr;
@@ -262,12 +238,9 @@ TEST_CASE("events: record, query, synchronize, elapsed time", "[runtime]") {
   CHECK(r.cudaEventQuery(a) == cudaErrorInvalidResourceHandle);
   CHECK(r.cudaStreamDestroy(s) == cudaSuccess);
   CHECK(r.cudaStreamDestroy(s2) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("capture queries: nothing is ever capturing", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "capture queries: nothing is ever capturing", "[runtime]") {
   cudaStream_t s = nullptr;
   REQUIRE(r.cudaStreamCreate(&s) == cudaSuccess);
   cudaStreamCaptureStatus st = cudaStreamCaptureStatusActive;
@@ -293,12 +266,9 @@ TEST_CASE("capture queries: nothing is ever capturing", "[runtime]") {
   CHECK(r.cudaThreadExchangeStreamCaptureMode(&mode) == cudaErrorInvalidValue);
   CHECK(r.cudaThreadExchangeStreamCaptureMode(nullptr) == cudaErrorInvalidValue);
   CHECK(r.cudaStreamDestroy(s) == cudaSuccess);
-  clear_error();
 }
 
-TEST_CASE("capture info through every ABI; elapsed time through _v2", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "capture info through every ABI; elapsed time through _v2", "[runtime]") {
   cudaStreamCaptureStatus st = cudaStreamCaptureStatusActive;
   unsigned long long id = 0;
   CHECK(r.cudaStreamGetCaptureInfo12(nullptr, &st, &id) == cudaSuccess);  // 12.x v1: three arguments
@@ -316,9 +286,7 @@ TEST_CASE("capture info through every ABI; elapsed time through _v2", "[runtime]
   CHECK(r.cudaEventDestroy(a) == cudaSuccess);
 }
 
-TEST_CASE("threads use the runtime concurrently", "[runtime]") {
-  auto& r = rt();
-  clear_error();
+TEST_CASE_METHOD(Case, "threads use the runtime concurrently", "[runtime]") {
   constexpr int kThreads = 8, kRounds = 50;
   std::atomic<int> bad{0};
   std::vector<std::thread> threads;
