@@ -293,8 +293,11 @@ CUresult end_capture(CUstream h, CUgraph* phGraph, bool ptsz) {
   });
 }
 
-CUresult capture_info(CUstream h, CUstreamCaptureStatus* status, cuuint64_t* id, CUgraph* graph,
-                      const CUgraphNode** deps, const CUgraphEdgeData** edges, size_t* ndeps, bool ptsz) {
+// Every ABI of cuStreamGetCaptureInfo (and cuStreamIsCapturing): the outputs an ABI lacks are
+// null; optional outputs are written when non-null.
+CUresult capture_info(CUstream h, bool ptsz, CUstreamCaptureStatus* status, cuuint64_t* id = nullptr,
+                      CUgraph* graph = nullptr, const CUgraphNode** deps = nullptr,
+                      const CUgraphEdgeData** edges = nullptr, size_t* ndeps = nullptr) {
   return api([&](Backend& b) -> CUresult {
     if (!status || (edges && !deps)) return CUDA_ERROR_INVALID_VALUE;
     Stream* s = nullptr;
@@ -390,21 +393,20 @@ FG_PTSZ(cuStreamBeginCaptureToGraph,
          CUstreamCaptureMode mode),
         begin_capture(hStream, mode, ptsz, hGraph, deps, edges, n, true))
 FG_PTSZ(cuStreamEndCapture, (CUstream hStream, CUgraph* phGraph), end_capture(hStream, phGraph, ptsz))
-FG_PTSZ(cuStreamIsCapturing, (CUstream hStream, CUstreamCaptureStatus* status),
-        capture_info(hStream, status, nullptr, nullptr, nullptr, nullptr, nullptr, ptsz))
+FG_PTSZ(cuStreamIsCapturing, (CUstream hStream, CUstreamCaptureStatus* status), capture_info(hStream, ptsz, status))
 // v1 (10.1): (stream, status, id)
 FG_PTSZ(cuStreamGetCaptureInfo, (CUstream hStream, CUstreamCaptureStatus* status, cuuint64_t* id),
-        capture_info(hStream, status, id, nullptr, nullptr, nullptr, nullptr, ptsz))
+        capture_info(hStream, ptsz, status, id))
 // v2 (11.3): (stream, status, id, graph, deps, numDeps)
 FG_PTSZ(cuStreamGetCaptureInfo_v2,
         (CUstream hStream, CUstreamCaptureStatus* status, cuuint64_t* id, CUgraph* graph, const CUgraphNode** deps,
          size_t* n),
-        capture_info(hStream, status, id, graph, deps, nullptr, n, ptsz))
+        capture_info(hStream, ptsz, status, id, graph, deps, nullptr, n))
 // v3 (12.3): (stream, status, id, graph, deps, edgeData, numDeps)
 FG_PTSZ(cuStreamGetCaptureInfo_v3,
         (CUstream hStream, CUstreamCaptureStatus* status, cuuint64_t* id, CUgraph* graph, const CUgraphNode** deps,
          const CUgraphEdgeData** edges, size_t* n),
-        capture_info(hStream, status, id, graph, deps, edges, n, ptsz))
+        capture_info(hStream, ptsz, status, id, graph, deps, edges, n))
 FG_PTSZ(cuStreamUpdateCaptureDependencies, (CUstream hStream, CUgraphNode* deps, size_t n, unsigned int flags),
         update_deps(hStream, deps, nullptr, n, flags, ptsz))
 FG_PTSZ(cuStreamUpdateCaptureDependencies_v2,

@@ -275,10 +275,12 @@ cudaError_t end_capture(cudaStream_t stream, cudaGraph_t* pGraph, bool per_threa
   return to_cuda(gr::end_capture(s, out_of<gr::Graph>(pGraph)));
 }
 
-// Every ABI of cudaStreamGetCaptureInfo: optional outputs are written when non-null.
-cudaError_t capture_info(cudaStream_t stream, cudaStreamCaptureStatus* status, unsigned long long* id,
-                         cudaGraph_t* graph, const cudaGraphNode_t** deps, const cudaGraphEdgeData** edges,
-                         size_t* ndeps, bool per_thread) {
+// Every ABI of cudaStreamGetCaptureInfo (and cudaStreamIsCapturing): the outputs an ABI lacks
+// are null; optional outputs are written when non-null.
+cudaError_t capture_info(cudaStream_t stream, bool per_thread, cudaStreamCaptureStatus* status,
+                         unsigned long long* id = nullptr, cudaGraph_t* graph = nullptr,
+                         const cudaGraphNode_t** deps = nullptr, const cudaGraphEdgeData** edges = nullptr,
+                         size_t* ndeps = nullptr) {
   if (!status) return cudaErrorInvalidValue;
   if (edges && !deps) return cudaErrorInvalidValue;
   fg::Stream* s = nullptr;
@@ -372,14 +374,14 @@ FG_PTSZ(cudaStreamBeginCaptureToGraph,
         begin_capture(stream, mode, per_thread, graph, deps, edges, n, true))
 FG_PTSZ(cudaStreamEndCapture, (cudaStream_t stream, cudaGraph_t* pGraph), end_capture(stream, pGraph, per_thread))
 FG_PTSZ(cudaStreamIsCapturing, (cudaStream_t stream, cudaStreamCaptureStatus* status),
-        capture_info(stream, status, nullptr, nullptr, nullptr, nullptr, nullptr, per_thread))
+        capture_info(stream, per_thread, status))
 
 // CUDA 13 (and 12.3+ _v3): (stream, status, id, graph, deps, edgeData, numDeps).
 #define FG_CAPTURE_INFO(name)                                                                                 \
   FG_PTSZ(name,                                                                                               \
           (cudaStream_t stream, cudaStreamCaptureStatus * status, unsigned long long* id, cudaGraph_t* graph, \
            const cudaGraphNode_t** deps, const cudaGraphEdgeData** edges, size_t* n),                         \
-          capture_info(stream, status, id, graph, deps, edges, n, per_thread))
+          capture_info(stream, per_thread, status, id, graph, deps, edges, n))
 FG_CAPTURE_INFO(cudaStreamGetCaptureInfo)
 FG_CAPTURE_INFO(cudaStreamGetCaptureInfo_v3)
 #undef FG_CAPTURE_INFO
@@ -387,10 +389,10 @@ FG_CAPTURE_INFO(cudaStreamGetCaptureInfo_v3)
 FG_PTSZ(cudaStreamGetCaptureInfo_v2,
         (cudaStream_t stream, cudaStreamCaptureStatus* status, unsigned long long* id, cudaGraph_t* graph,
          const cudaGraphNode_t** deps, size_t* n),
-        capture_info(stream, status, id, graph, deps, nullptr, n, per_thread))
+        capture_info(stream, per_thread, status, id, graph, deps, nullptr, n))
 // libcudart.so.12's plain name: the 10.1 form (stream, status, id).
 FG_PTSZ(v12_cudaStreamGetCaptureInfo, (cudaStream_t stream, cudaStreamCaptureStatus* status, unsigned long long* id),
-        capture_info(stream, status, id, nullptr, nullptr, nullptr, nullptr, per_thread))
+        capture_info(stream, per_thread, status, id))
 
 #define FG_UPDATE_DEPS(name)                                                                                           \
   FG_PTSZ(name,                                                                                                        \
