@@ -582,8 +582,10 @@ Status check_ctx_sync_slow(Context* ctx) {
   return check_unsafe_slow();
 }
 
-Status begin_capture(Stream* s, int mode, Graph* into, Node* const* deps, size_t ndeps) {
+Status begin_capture(Stream* s, int mode, bool to_graph, Graph* into, Node* const* deps, const void* edges,
+                     size_t ndeps) {
   if (mode < kModeGlobal || mode > kModeRelaxed) return Status::InvalidValue;
+  if (to_graph && (!into || (ndeps && !deps) || !default_edges(edges, ndeps))) return Status::InvalidValue;
   std::lock_guard lock(reg().mu);
   if (is_legacy(s)) return legacy_conflict(s, true) ? Status::CaptureImplicit : Status::CaptureUnsupported;
   if (s->capture.load(std::memory_order_acquire)) return Status::IllegalState;
@@ -706,6 +708,110 @@ Status update_capture_deps(Stream* s, Node* const* deps, size_t n, unsigned flag
   return Status::Ok;
 }
 
+// ---- node parameters ------------------------------------------------------------------------------------
+bool default_edges(const void* edges, size_t n) noexcept {
+  const auto* b = static_cast<const unsigned char*>(edges);
+  return !b || std::all_of(b, b + n * kEdgeBytes, [](unsigned char c) { return c == 0; });
+}
+
+Status kernel_node(Function* f, const void* handle, Context* ctx, const unsigned grid[3], const unsigned block[3],
+                   unsigned shmem, void** args, void** extra, Params* out) {
+  if (Status st = Backend::check_launch(f, ctx->dev, grid, block, shmem); st != Status::Ok) return st;
+  out->type = NodeType::Kernel;
+  out->kernel.f = f;
+  out->kernel.handle = handle;
+  std::copy(grid, grid + 3, out->kernel.grid);
+  std::copy(block, block + 3, out->kernel.block);
+  out->kernel.shmem = shmem;
+  out->kernel.params = args;
+  out->kernel.extra = extra;
+  out->kernel.ctx = ctx;
+  return Status::Ok;
+}
+
+void copy_node(const Volume& dst, const Volume& src, size_t width, size_t height, size_t depth, Params* out, int kind) {
+  auto at = [](const Volume& v) { return static_cast<const char*>(v.base) + (v.z * v.rows + v.y) * v.pitch + v.x; };
+  out->type = NodeType::Memcpy;
+  Copy& c = out->copy;
+  c.dst = const_cast<char*>(at(dst));
+  c.src = at(src);
+  c.dpitch = dst.pitch, c.spitch = src.pitch;
+  c.dheight = dst.rows, c.sheight = src.rows;
+  c.width = width, c.height = height, c.depth = depth;
+  c.kind = kind;
+}
+
+Status memset_node(void* dst, size_t pitch, unsigned value, unsigned elem, size_t width, size_t height, Params* out) {
+  if (elem != 1 && elem != 2 && elem != 4) return Status::InvalidValue;
+  if (width == 0 || height == 0) return Status::InvalidValue;
+  if (height > 1 && pitch < width * elem) return Status::InvalidValue;
+  out->type = NodeType::Memset;
+  out->set = Set{dst, height > 1 ? pitch : width * elem, value, elem, width, height};
+  return Status::Ok;
+}
+
+Status host_node(void (*fn)(void*), void* user, Params* out) {
+  if (!fn) return Status::InvalidValue;
+  out->type = NodeType::Host;
+  out->host.fn = fn;
+  out->host.user = user;
+  return Status::Ok;
+}
+
+Status event_node(Event* e, NodeType type, Params* out) {
+  if (!Backend::get().event_valid(e)) return Status::InvalidValue;
+  out->type = type;
+  out->event = e;
+  return Status::Ok;
+}
+
+Status alloc_device(const AllocProps& props, Device** out) {
+  constexpr int kPinned = 1, kNoHandles = 0, kOnDevice = 1;  // the same values in both APIs
+  if (props.alloc_type != kPinned || props.handle_types != kNoHandles) return Status::InvalidValue;
+  if (props.location_type != kOnDevice || props.bytes == 0) return Status::InvalidValue;
+  *out = Backend::get().device(props.device);
+  return *out ? Status::Ok : Status::InvalidDevice;
+}
+
+Status alloc_node(Device* dev, Context* current, uint64_t bytes, ApiOrigin api, Params* out) {
+  Context* ctx = current->dev == dev ? current : nullptr;
+  if (!ctx) {
+    std::lock_guard lock(dev->primary_mu);
+    if (dev->primary && dev->primary_refs > 0) ctx = dev->primary;
+  }
+  if (!ctx)
+    if (Status st = Backend::get().primary_retain(dev, &ctx); st != Status::Ok) return st;
+  out->type = NodeType::MemAlloc;
+  return make_alloc(ctx, bytes, api, &out->alloc);
+}
+
+Status free_node(void* p, Params* out) {
+  if (!p) return Status::InvalidValue;
+  if (!is_graph_alloc(p)) {
+    auto a = Backend::get().mem_find(p);
+    if (!a || a->base != reinterpret_cast<uintptr_t>(p) || a->kind != MemKind::Device) return Status::InvalidValue;
+  }
+  out->type = NodeType::MemFree;
+  out->free_ptr = p;
+  return Status::Ok;
+}
+
+Status generic_type(int type, bool creating) {
+  switch (static_cast<NodeType>(type)) {
+    case NodeType::Kernel:
+    case NodeType::Memcpy:
+    case NodeType::Memset:
+    case NodeType::Host:
+    case NodeType::Empty:
+    case NodeType::EventRecord:
+    case NodeType::WaitEvent: return Status::Ok;
+    case NodeType::MemAlloc:
+    case NodeType::MemFree: return creating ? Status::Ok : Status::InvalidValue;
+    case NodeType::Graph: return Status::InvalidValue;
+  }
+  return Status::NotSupported;
+}
+
 // ---- graphs ---------------------------------------------------------------------------------------------
 bool valid(const Graph* g) noexcept {
   std::lock_guard lock(reg().mu);
@@ -755,7 +861,8 @@ Status add(Graph* g, Node* const* deps, size_t ndeps, Params p, Node** out) {
   return Status::Ok;
 }
 
-Status add_child(Graph* g, Node* const* deps, size_t ndeps, Graph* child, Node** out) {
+Status add_child(Graph* g, Node* const* deps, size_t ndeps, Graph* child, Node** out, int ownership) {
+  if (ownership != 0) return Status::NotSupported;
   if (!out) return Status::InvalidValue;
   std::lock_guard lock(reg().mu);
   if (!graph_ok(g) || !graph_ok(child) || child == g || child->capture) return Status::InvalidValue;
@@ -794,20 +901,49 @@ bool is_graph_alloc(const void* p) noexcept {
   return it != reg().allocs.end() && !it->second.expired();
 }
 
-Status type_of(const Node* n, NodeType* out) {
-  if (!out) return Status::InvalidValue;
+namespace {
+// Reads a live node (or graph) under the lock: InvalidValue for a stale or garbage handle.
+template <class Read>
+Status read(const Node* n, Read&& r) {
   std::lock_guard lock(reg().mu);
-  if (!node_ok(n)) return Status::InvalidValue;
-  *out = n->p.type;
-  return Status::Ok;
+  return node_ok(n) ? r(*n) : Status::InvalidValue;
+}
+template <class Read>
+Status read(const Graph* g, Read&& r) {
+  std::lock_guard lock(reg().mu);
+  return graph_ok(g) ? r(*g) : Status::InvalidValue;
 }
 
-Status params_of(const Node* n, Params* out) {
-  if (!out) return Status::InvalidValue;
-  std::lock_guard lock(reg().mu);
-  if (!node_ok(n)) return Status::InvalidValue;
-  *out = n->p;
+// The two-call pattern of the list queries (graph.h).
+Status fill(const std::vector<Node*>& v, Node** out, void* edges, size_t* n) {
+  if (!n || (edges && !out)) return Status::InvalidValue;
+  if (!out) {
+    *n = v.size();
+    return Status::Ok;
+  }
+  const size_t want = *n, k = std::min(want, v.size());
+  for (size_t i = 0; i < want; ++i) out[i] = i < k ? v[i] : nullptr;
+  if (edges) std::memset(edges, 0, want * kEdgeBytes);
+  *n = k;
   return Status::Ok;
+}
+}  // namespace
+
+Status type_of(const Node* n, NodeType* out) {
+  if (!out) return Status::InvalidValue;
+  return read(n, [&](const Node& x) {
+    *out = x.p.type;
+    return Status::Ok;
+  });
+}
+
+Status params_of(const Node* n, NodeType type, Params* out) {
+  if (!out) return Status::InvalidValue;
+  return read(n, [&](const Node& x) {
+    if (x.p.type != type) return Status::InvalidValue;
+    *out = x.p;
+    return Status::Ok;
+  });
 }
 
 Status set_params(Node* n, const Params& p) {
@@ -825,63 +961,51 @@ Status set_params(Node* n, const Params& p) {
 
 Status child_of(const Node* n, Graph** out) {
   if (!out) return Status::InvalidValue;
-  std::lock_guard lock(reg().mu);
-  if (!node_ok(n) || n->p.type != NodeType::Graph) return Status::InvalidValue;
-  *out = n->child;
-  return Status::Ok;
+  return read(n, [&](const Node& x) {
+    if (x.p.type != NodeType::Graph) return Status::InvalidValue;
+    *out = x.child;
+    return Status::Ok;
+  });
 }
 
-Status graph_of(const Node* n, Graph** out) {
-  std::lock_guard lock(reg().mu);
-  if (!node_ok(n)) return Status::InvalidValue;
-  *out = n->graph;
-  return Status::Ok;
+Status nodes(const Graph* g, Node** out, size_t* n) {
+  return read(g, [&](const Graph& x) { return fill(x.nodes, out, nullptr, n); });
 }
 
-Status nodes(const Graph* g, std::vector<Node*>* out) {
-  std::lock_guard lock(reg().mu);
-  if (!graph_ok(g)) return Status::InvalidValue;
-  *out = g->nodes;
-  return Status::Ok;
+Status roots(const Graph* g, Node** out, size_t* n) {
+  return read(g, [&](const Graph& x) {
+    std::vector<Node*> v;
+    for (Node* node : x.nodes)
+      if (node->deps.empty()) v.push_back(node);
+    return fill(v, out, nullptr, n);
+  });
 }
 
-Status roots(const Graph* g, std::vector<Node*>* out) {
-  std::lock_guard lock(reg().mu);
-  if (!graph_ok(g)) return Status::InvalidValue;
-  out->clear();
-  for (Node* n : g->nodes)
-    if (n->deps.empty()) out->push_back(n);
-  return Status::Ok;
+Status edges(const Graph* g, Node** from, Node** to, void* edges, size_t* n) {
+  if (!n || !from != !to || (edges && !from)) return Status::InvalidValue;
+  return read(g, [&](const Graph& x) {
+    std::vector<Node*> f, t;
+    for (Node* node : x.nodes)
+      for (Node* d : node->deps) {
+        f.push_back(d);
+        t.push_back(node);
+      }
+    size_t nt = *n;
+    if (Status st = fill(f, from, edges, n); st != Status::Ok) return st;
+    return fill(t, to, nullptr, &nt);
+  });
 }
 
-Status edges(const Graph* g, std::vector<Node*>* from, std::vector<Node*>* to) {
-  std::lock_guard lock(reg().mu);
-  if (!graph_ok(g)) return Status::InvalidValue;
-  from->clear();
-  to->clear();
-  for (Node* n : g->nodes)
-    for (Node* d : n->deps) {
-      from->push_back(d);
-      to->push_back(n);
-    }
-  return Status::Ok;
+Status dependencies(const Node* node, Node** out, void* edges, size_t* n) {
+  return read(node, [&](const Node& x) { return fill(x.deps, out, edges, n); });
 }
 
-Status dependencies(const Node* n, std::vector<Node*>* out) {
-  std::lock_guard lock(reg().mu);
-  if (!node_ok(n)) return Status::InvalidValue;
-  *out = n->deps;
-  return Status::Ok;
+Status dependents(const Node* node, Node** out, void* edges, size_t* n) {
+  return read(node, [&](const Node& x) { return fill(x.outs, out, edges, n); });
 }
 
-Status dependents(const Node* n, std::vector<Node*>* out) {
-  std::lock_guard lock(reg().mu);
-  if (!node_ok(n)) return Status::InvalidValue;
-  *out = n->outs;
-  return Status::Ok;
-}
-
-Status add_edges(Graph* g, Node* const* from, Node* const* to, size_t n) {
+Status add_edges(Graph* g, Node* const* from, Node* const* to, const void* edges, size_t n) {
+  if (!default_edges(edges, n)) return Status::InvalidValue;
   std::lock_guard lock(reg().mu);
   if (!graph_ok(g)) return Status::InvalidValue;
   if (n && (!from || !to)) return Status::InvalidValue;
@@ -896,7 +1020,8 @@ Status add_edges(Graph* g, Node* const* from, Node* const* to, size_t n) {
   return Status::Ok;
 }
 
-Status remove_edges(Graph* g, Node* const* from, Node* const* to, size_t n) {
+Status remove_edges(Graph* g, Node* const* from, Node* const* to, const void* edges, size_t n) {
+  if (!default_edges(edges, n)) return Status::InvalidValue;
   std::lock_guard lock(reg().mu);
   if (!graph_ok(g)) return Status::InvalidValue;
   if (n && (!from || !to)) return Status::InvalidValue;
@@ -1035,7 +1160,9 @@ Status dot_print(const Graph* g, const char* path, unsigned flags) {
 }
 
 // ---- executable graphs ----------------------------------------------------------------------------------
-Status instantiate(Graph* g, unsigned long long flags, Exec** out, InstantiateResult* res) {
+Status instantiate(Graph* g, unsigned long long flags, Exec** out, InstantiateResult* res, bool no_upload) {
+  constexpr unsigned long long kUpload = 2;  // cudaGraphInstantiateFlagUpload
+  if ((flags & kUpload) && no_upload) return Status::InvalidValue;
   InstantiateResult local;
   if (!res) res = &local;
   res->result = 1;  // cudaGraphInstantiateError
@@ -1278,12 +1405,19 @@ Status exec_set_child(Exec* x, const Node* n, const Graph* child) {
   return Status::Ok;
 }
 
+namespace {
+// The executable graph's copy of n when it may be disabled: kernel, memcpy and memset nodes.
+Node* switchable(const Exec* x, const Node* n) {
+  Node* e = exec_node(x, n);
+  const NodeType t = e ? e->p.type : NodeType::Empty;
+  return t == NodeType::Kernel || t == NodeType::Memcpy || t == NodeType::Memset ? e : nullptr;
+}
+}  // namespace
+
 Status exec_set_enabled(Exec* x, const Node* n, bool enabled) {
   std::lock_guard lock(reg().mu);
-  Node* e = exec_node(x, n);
+  Node* e = switchable(x, n);
   if (!e) return Status::InvalidValue;
-  const NodeType t = e->p.type;
-  if (t != NodeType::Kernel && t != NodeType::Memcpy && t != NodeType::Memset) return Status::InvalidValue;
   e->enabled = enabled;
   return Status::Ok;
 }
@@ -1291,10 +1425,8 @@ Status exec_set_enabled(Exec* x, const Node* n, bool enabled) {
 Status exec_enabled(const Exec* x, const Node* n, bool* out) {
   if (!out) return Status::InvalidValue;
   std::lock_guard lock(reg().mu);
-  Node* e = exec_node(x, n);
+  const Node* e = switchable(x, n);
   if (!e) return Status::InvalidValue;
-  const NodeType t = e->p.type;
-  if (t != NodeType::Kernel && t != NodeType::Memcpy && t != NodeType::Memset) return Status::InvalidValue;
   *out = e->enabled;
   return Status::Ok;
 }

@@ -75,6 +75,9 @@ struct Copy {
   size_t width = 0, height = 1, depth = 1;
   int kind = 4;  // cudaMemcpyKind as given (4 = default); reported back only
   Status run() const noexcept;
+  // The bytes from the first byte of each side to one past its last.
+  size_t dst_span() const noexcept { return dpitch * dheight * (depth - 1) + dpitch * (height - 1) + width; }
+  size_t src_span() const noexcept { return spitch * sheight * (depth - 1) + spitch * (height - 1) + width; }
 };
 
 // A memset of `height` rows of `width` elements of 1, 2 or 4 bytes.
@@ -85,6 +88,7 @@ struct Set {
   unsigned elem = 1;
   size_t width = 0, height = 1;
   Status run() const noexcept;
+  size_t span() const noexcept { return pitch * (height - 1) + width * elem; }  // bytes from dst to one past the last
 };
 
 struct Kernel {
@@ -184,9 +188,11 @@ inline Status check_event(Event* e) { return active() ? check_event_slow(e) : St
 // Synchronising a whole context (cudaDeviceSynchronize, cuCtxSynchronize).
 inline Status check_ctx_sync(Context* ctx) { return active() ? check_ctx_sync_slow(ctx) : Status::Ok; }
 
-// mode: 0 global, 1 thread-local, 2 relaxed. `into` (may be null) is an existing graph to
-// capture into (cudaStreamBeginCaptureToGraph) with the first node's dependencies.
-Status begin_capture(Stream* s, int mode, Graph* into = nullptr, Node* const* deps = nullptr, size_t ndeps = 0);
+// mode: 0 global, 1 thread-local, 2 relaxed. With `to_graph` (cudaStreamBeginCaptureToGraph)
+// the capture adds to the existing graph `into`, its first node after `deps` (their `edges`
+// null or default, see default_edges).
+Status begin_capture(Stream* s, int mode, bool to_graph = false, Graph* into = nullptr, Node* const* deps = nullptr,
+                     const void* edges = nullptr, size_t ndeps = 0);
 Status end_capture(Stream* s, Graph** out);
 
 struct CaptureInfo {
@@ -202,6 +208,62 @@ Status capture_info(Stream* s, CaptureInfo* out);
 // flags: 0 add to the dependency set, 1 replace it. IllegalState when not capturing.
 Status update_capture_deps(Stream* s, Node* const* deps, size_t n, unsigned flags);
 
+// ---- node parameters -----------------------------------------------------------------------------
+// The rules of each node type's parameters, the same for both APIs. The shims resolve their
+// handles, translate their structs into these calls and map the Status to their codes; what
+// memory a copy or memset may touch is their API's rule (its copies follow the same one),
+// checked over the spans these compute.
+
+// Edge data (cudaGraphEdgeData / CUgraphEdgeData) records are 8 bytes; only default edges
+// (all bytes zero) are modelled. `edges` may be null: n default edges.
+inline constexpr size_t kEdgeBytes = 8;
+bool default_edges(const void* edges, size_t n) noexcept;
+
+// A kernel node of f (named `handle` by the caller) in ctx: the configuration is checked as a
+// launch would check it (Backend::check_launch).
+Status kernel_node(Function* f, const void* handle, Context* ctx, const unsigned grid[3], const unsigned block[3],
+                   unsigned shmem, void** args, void** extra, Params* out);
+
+// One side of a copy: a pitched volume at `base` (rows `pitch` bytes apart, `rows` rows a
+// slice) and the byte (x, y, z) of it where the copy starts.
+struct Volume {
+  const void* base = nullptr;
+  size_t pitch = 0, rows = 1;
+  size_t x = 0, y = 0, z = 0;
+};
+// A memcpy node of width x height x depth bytes from src to dst; `kind` (a cudaMemcpyKind) is
+// reported back only.
+void copy_node(const Volume& dst, const Volume& src, size_t width, size_t height, size_t depth, Params* out,
+               int kind = Copy{}.kind);
+
+// A memset node: `height` rows of `width` elements of `elem` (1, 2 or 4) bytes, rows `pitch`
+// bytes apart (a single row's pitch is its width).
+Status memset_node(void* dst, size_t pitch, unsigned value, unsigned elem, size_t width, size_t height, Params* out);
+Status host_node(void (*fn)(void*), void* user, Params* out);
+// EventRecord or WaitEvent node of a live event.
+Status event_node(Event* e, NodeType type, Params* out);
+
+// An allocation node's cudaMemPoolProps / CUmemPoolProps (the same values in both APIs) and size.
+struct AllocProps {
+  int alloc_type = 0, handle_types = 0, location_type = 0, device = 0;
+  uint64_t bytes = 0;
+};
+// The device of an allocation node: only pinned device memory without export handle types,
+// of a nonzero size, is modelled (InvalidValue), on a device that exists (InvalidDevice).
+Status alloc_device(const AllocProps& props, Device** out);
+// The allocation node's memory, made in `current` (the caller's current context, asked for
+// once the device is known) when it is on dev, else in dev's primary context (retained once,
+// as a first use retains it).
+Status alloc_node(Device* dev, Context* current, uint64_t bytes, ApiOrigin api, Params* out);
+// A free node frees a graph allocation or a device allocation (its exact base).
+Status free_node(void* p, Params* out);
+
+// Generic node calls (cudaGraphAddNode, cuGraphNodeSetParams, their executable-graph twins):
+// whether a node of `type` may be made (`creating`) or changed. Allocation and free nodes are
+// fixed once made, child-graph nodes are the caller's own case (InvalidValue here), types not
+// modelled (external semaphores, batch memory operations, conditional nodes) NotSupported.
+Status generic_type(int type, bool creating);
+
 // ---- graphs -------------------------------------------------------------------------------------
 Status create(unsigned flags, Graph** out);
 Status destroy(Graph* g);
@@ -209,23 +271,29 @@ bool valid(const Graph* g) noexcept;
 bool valid(const Node* n) noexcept;
 bool valid(const Exec* x) noexcept;
 Status add(Graph* g, Node* const* deps, size_t ndeps, Params p, Node** out);
-Status add_child(Graph* g, Node* const* deps, size_t ndeps, Graph* child, Node** out);
+// A child-graph node holds a clone of `child`; moving the child in (ownership 1, the same
+// value in both APIs' generic calls) is not modelled: NotSupported.
+Status add_child(Graph* g, Node* const* deps, size_t ndeps, Graph* child, Node** out, int ownership = 0);
 // Memory for an allocation node (booked like any device allocation of ctx's device).
 Status make_alloc(Context* ctx, uint64_t bytes, ApiOrigin api, std::shared_ptr<GraphAlloc>* out);
 // True when p is the address of a live graph allocation.
 bool is_graph_alloc(const void* p) noexcept;
 Status type_of(const Node* n, NodeType* out);
-Status params_of(const Node* n, Params* out);
+// The parameters of a node, which must be of `type`.
+Status params_of(const Node* n, NodeType type, Params* out);
 Status set_params(Node* n, const Params& p);  // same type; alloc/free/child nodes cannot change
 Status child_of(const Node* n, Graph** out);
-Status graph_of(const Node* n, Graph** out);
-Status nodes(const Graph* g, std::vector<Node*>* out);
-Status roots(const Graph* g, std::vector<Node*>* out);
-Status edges(const Graph* g, std::vector<Node*>* from, std::vector<Node*>* to);
-Status dependencies(const Node* n, std::vector<Node*>* out);
-Status dependents(const Node* n, std::vector<Node*>* out);
-Status add_edges(Graph* g, Node* const* from, Node* const* to, size_t n);
-Status remove_edges(Graph* g, Node* const* from, Node* const* to, size_t n);
+// The list queries follow the two-call pattern: with `out` null, *n = the list's length; else
+// up to *n entries, the rest of a longer array nulled, *n = the number written. `edges`
+// (optional, kEdgeBytes a record, needs `out`) come back as *n default edges.
+Status nodes(const Graph* g, Node** out, size_t* n);
+Status roots(const Graph* g, Node** out, size_t* n);
+Status edges(const Graph* g, Node** from, Node** to, void* edges, size_t* n);
+Status dependencies(const Node* node, Node** out, void* edges, size_t* n);
+Status dependents(const Node* node, Node** out, void* edges, size_t* n);
+// `edges`: their edge data (null or default, see default_edges).
+Status add_edges(Graph* g, Node* const* from, Node* const* to, const void* edges, size_t n);
+Status remove_edges(Graph* g, Node* const* from, Node* const* to, const void* edges, size_t n);
 Status destroy_node(Node* n);
 Status clone(const Graph* g, Graph** out);
 Status find_in_clone(const Node* original, const Graph* clone, Node** out);
@@ -237,7 +305,10 @@ struct InstantiateResult {
   int result = 0;  // cudaGraphInstantiateResult
   Node* err_node = nullptr;
 };
-Status instantiate(Graph* g, unsigned long long flags, Exec** out, InstantiateResult* res = nullptr);
+// `no_upload`: the call has no stream to upload to (cudaGraphInstantiateWithFlags,
+// cuGraphInstantiateWithFlags) and refuses the upload flag.
+Status instantiate(Graph* g, unsigned long long flags, Exec** out, InstantiateResult* res = nullptr,
+                   bool no_upload = false);
 Status exec_destroy(Exec* x);
 Status exec_flags(const Exec* x, unsigned long long* out);
 Status launch(Exec* x, Stream* s);

@@ -12,52 +12,22 @@
 // data must be all zeros here (only default edges are modelled).
 #include "driver/internal.h"
 
-#include "core/graph.h"
+#include "common/graph_handles.h"
 
-#include <algorithm>
 #include <cstdio>
-#include <cstring>
-#include <vector>
 
 using namespace fg;
 using namespace fg::drv;
 namespace gr = fg::graph;
+using namespace fg::graph::shim;
 
 namespace {
 
-gr::Graph* graph_of(CUgraph h) { return reinterpret_cast<gr::Graph*>(h); }
-gr::Node* node_of(CUgraphNode h) { return reinterpret_cast<gr::Node*>(h); }
-gr::Exec* exec_of(CUgraphExec h) { return reinterpret_cast<gr::Exec*>(h); }
-CUgraph handle(gr::Graph* g) { return reinterpret_cast<CUgraph>(g); }
-CUgraphNode handle(gr::Node* n) { return reinterpret_cast<CUgraphNode>(n); }
-gr::Node* const* nodes_of(const CUgraphNode* h) { return reinterpret_cast<gr::Node* const*>(h); }
-
-bool default_edges(const CUgraphEdgeData* e, size_t n) {
-  if (!e) return true;
-  static const CUgraphEdgeData zero{};
-  for (size_t i = 0; i < n; ++i)
-    if (std::memcmp(&e[i], &zero, sizeof zero) != 0) return false;
-  return true;
-}
-
-// The two-call pattern of the list queries (see the runtime's twin).
-CUresult fill_nodes(const std::vector<gr::Node*>& v, CUgraphNode* out, CUgraphEdgeData* edges, size_t* n) {
-  if (!n || (edges && !out)) return CUDA_ERROR_INVALID_VALUE;
-  if (!out) {
-    *n = v.size();
-    return CUDA_SUCCESS;
-  }
-  const size_t k = std::min(*n, v.size());
-  for (size_t i = 0; i < *n; ++i) {
-    out[i] = i < k ? handle(v[i]) : nullptr;
-    if (edges) edges[i] = CUgraphEdgeData{};
-  }
-  *n = k;
-  return CUDA_SUCCESS;
-}
-
 // A context argument of a node (memcpy/memset): null means the current context.
-CUresult node_ctx(Backend& b, CUcontext h, Context** out) { return h ? context_arg(b, h, out) : current(b, out); }
+CUresult node_ctx(Backend& b, CUcontext h) {
+  Context* ctx = nullptr;
+  return h ? context_arg(b, h, &ctx) : current(b, &ctx);
+}
 
 // ---- parameter conversions ------------------------------------------------------------------------------
 
@@ -68,17 +38,7 @@ CUresult kernel_params(Backend& b, CUfunction func, CUkernel kern, const unsigne
   if (!h || function_arg(b, h, &f) != CUDA_SUCCESS) return CUDA_ERROR_INVALID_VALUE;
   Context* ctx = nullptr;
   if (CUresult r = current(b, &ctx)) return r;
-  if (CUresult r = to_cu(Backend::check_launch(f, ctx->dev, grid, block, shmem))) return r;
-  out->type = gr::NodeType::Kernel;
-  out->kernel.f = f;
-  out->kernel.handle = h;
-  std::copy(grid, grid + 3, out->kernel.grid);
-  std::copy(block, block + 3, out->kernel.block);
-  out->kernel.shmem = shmem;
-  out->kernel.params = args;
-  out->kernel.extra = extra;
-  out->kernel.ctx = ctx;
-  return CUDA_SUCCESS;
+  return to_cu(gr::kernel_node(f, h, ctx, grid, block, shmem, args, extra, out));
 }
 
 // The v1, v2 and v3 kernel structs share their first fields; v2/v3 add kern and ctx.
@@ -88,6 +48,12 @@ CUresult kernel_params(Backend& b, const P* p, CUkernel kern, gr::Params* out) {
   const unsigned grid[3] = {p->gridDimX, p->gridDimY, p->gridDimZ};
   const unsigned block[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
   return kernel_params(b, p->func, kern, grid, block, p->sharedMemBytes, p->kernelParams, p->extra, out);
+}
+CUresult params(Backend& b, const CUDA_KERNEL_NODE_PARAMS_v1* p, gr::Params* out) {
+  return kernel_params(b, p, nullptr, out);
+}
+CUresult params(Backend& b, const CUDA_KERNEL_NODE_PARAMS_v2* p, gr::Params* out) {
+  return kernel_params(b, p, p ? p->kern : nullptr, out);
 }
 
 template <class P>
@@ -99,6 +65,11 @@ void to_driver(const gr::Kernel& k, P* p) {
   p->sharedMemBytes = k.shmem;
   p->kernelParams = k.params;
   p->extra = k.extra;
+}
+void to_driver(Backend&, const gr::Params& n, CUDA_KERNEL_NODE_PARAMS_v1* p) { to_driver(n.kernel, p); }
+void to_driver(Backend&, const gr::Params& n, CUDA_KERNEL_NODE_PARAMS_v2* p) {
+  to_driver(n.kernel, p);
+  p->ctx = handle_of(n.kernel.ctx);
 }
 
 // One side of a CUDA_MEMCPY3D: its base address and whether it must be device memory.
@@ -112,7 +83,7 @@ CUresult side(CUmemorytype type, const void* host, CUdeviceptr device, CUarray a
   }
 }
 
-CUresult copy_params(Backend& b, const CUDA_MEMCPY3D* p, gr::Params* out) {
+CUresult params(Backend& b, const CUDA_MEMCPY3D* p, gr::Params* out) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
   const void *src = nullptr, *dst = nullptr;
   bool sdev = false, ddev = false;
@@ -126,20 +97,15 @@ CUresult copy_params(Backend& b, const CUDA_MEMCPY3D* p, gr::Params* out) {
   const size_t sheight = p->srcHeight ? p->srcHeight : h, dheight = p->dstHeight ? p->dstHeight : h;
   if (depth > 1 && (sheight < h || dheight < h)) return CUDA_ERROR_INVALID_VALUE;
   if (!src || !dst) return CUDA_ERROR_INVALID_VALUE;
-  gr::Copy& c = out->copy;
-  c.src = static_cast<const char*>(src) + (p->srcZ * sheight + p->srcY) * spitch + p->srcXInBytes;
-  c.dst = const_cast<char*>(static_cast<const char*>(dst)) + (p->dstZ * dheight + p->dstY) * dpitch + p->dstXInBytes;
-  c.spitch = spitch, c.dpitch = dpitch, c.sheight = sheight, c.dheight = dheight;
-  c.width = w, c.height = h, c.depth = depth;
-  const size_t sspan = spitch * sheight * (depth - 1) + spitch * (h - 1) + w;
-  const size_t dspan = dpitch * dheight * (depth - 1) + dpitch * (h - 1) + w;
-  if (CUresult r = check_side(b, c.dst, dspan, ddev, true)) return r;
-  if (CUresult r = check_side(b, c.src, sspan, sdev, false)) return r;
-  out->type = gr::NodeType::Memcpy;
-  return CUDA_SUCCESS;
+  gr::copy_node({dst, dpitch, dheight, p->dstXInBytes, p->dstY, p->dstZ},
+                {src, spitch, sheight, p->srcXInBytes, p->srcY, p->srcZ}, w, h, depth, out);
+  const gr::Copy& c = out->copy;
+  if (CUresult r = check_side(b, c.dst, c.dst_span(), ddev, true)) return r;
+  return check_side(b, c.src, c.src_span(), sdev, false);
 }
 
-void to_driver(Backend& b, const gr::Copy& c, CUDA_MEMCPY3D* p) {
+void to_driver(Backend& b, const gr::Params& n, CUDA_MEMCPY3D* p) {
+  const gr::Copy& c = n.copy;
   *p = CUDA_MEMCPY3D{};
   auto fill_side = [&](const void* ptr, CUmemorytype* type, CUdeviceptr* dev, const void** host) {
     if (b.mem_find(ptr)) {
@@ -161,72 +127,50 @@ void to_driver(Backend& b, const gr::Copy& c, CUDA_MEMCPY3D* p) {
 
 CUresult memset_params(Backend& b, CUdeviceptr dst, size_t pitch, unsigned value, unsigned elem, size_t width,
                        size_t height, gr::Params* out) {
-  if (elem != 1 && elem != 2 && elem != 4) return CUDA_ERROR_INVALID_VALUE;
-  if (width == 0 || height == 0 || dst % elem != 0) return CUDA_ERROR_INVALID_VALUE;
-  if (height > 1 && pitch < width * elem) return CUDA_ERROR_INVALID_VALUE;
-  const size_t span = (height > 1 ? pitch * (height - 1) : 0) + width * elem;
-  if (CUresult r = check_side(b, ptr_of(dst), span, true, true)) return r;
-  out->type = gr::NodeType::Memset;
-  out->set = gr::Set{ptr_of(dst), height > 1 ? pitch : width * elem, value, elem, width, height};
-  return CUDA_SUCCESS;
+  if (CUresult r = to_cu(gr::memset_node(ptr_of(dst), pitch, value, elem, width, height, out))) return r;
+  if (dst % elem != 0) return CUDA_ERROR_INVALID_VALUE;
+  return check_side(b, out->set.dst, out->set.span(), true, true);
 }
 
+// The v1 and v2 memset structs share these fields; v2 adds ctx.
 template <class P>
 CUresult memset_params(Backend& b, const P* p, gr::Params* out) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
   return memset_params(b, p->dst, p->pitch, p->value, p->elementSize, p->width, p->height, out);
 }
+CUresult params(Backend& b, const CUDA_MEMSET_NODE_PARAMS* p, gr::Params* out) { return memset_params(b, p, out); }
 
-CUresult host_params(CUhostFn fn, void* user, gr::Params* out) {
-  if (!fn) return CUDA_ERROR_INVALID_VALUE;
-  out->type = gr::NodeType::Host;
-  out->host.fn = fn;
-  out->host.user = user;
-  return CUDA_SUCCESS;
+void to_driver(Backend&, const gr::Params& n, CUDA_MEMSET_NODE_PARAMS* p) {
+  const gr::Set& s = n.set;
+  *p = CUDA_MEMSET_NODE_PARAMS{dptr_of(s.dst), s.pitch, s.value, s.elem, s.width, s.height};
 }
 
-CUresult event_params(Backend& b, CUevent e, gr::NodeType type, gr::Params* out) {
-  Event* ev = nullptr;
-  if (event_arg(b, e, &ev) != CUDA_SUCCESS) return CUDA_ERROR_INVALID_VALUE;
-  out->type = type;
-  out->event = ev;
-  return CUDA_SUCCESS;
+CUresult params(Backend&, const CUDA_HOST_NODE_PARAMS* p, gr::Params* out) {
+  return p ? to_cu(gr::host_node(p->fn, p->userData, out)) : CUDA_ERROR_INVALID_VALUE;
 }
 
-// The context an allocation node allocates in: the current one if it is on that device,
-// else the device's primary context (retained once, like the runtime's).
-CUresult device_ctx(Backend& b, int ordinal, Context** out) {
-  Device* dev = b.device(ordinal);
-  if (!dev) return CUDA_ERROR_INVALID_DEVICE;
-  Context* cur = nullptr;
-  if (CUresult r = current(b, &cur)) return r;
-  if (cur->dev == dev) {
-    *out = cur;
-    return CUDA_SUCCESS;
-  }
-  {
-    std::lock_guard lock(dev->primary_mu);
-    if (dev->primary && dev->primary_refs > 0) {
-      *out = dev->primary;
-      return CUDA_SUCCESS;
-    }
-  }
-  return to_cu(b.primary_retain(dev, out));
+void to_driver(Backend&, const gr::Params& n, CUDA_HOST_NODE_PARAMS* p) {
+  *p = CUDA_HOST_NODE_PARAMS{n.host.fn, n.host.user};
 }
+
+CUresult event_params(CUevent e, gr::NodeType type, gr::Params* out) {
+  return to_cu(gr::event_node(event_of(e), type, out));
+}
+
+void to_driver(Backend&, const gr::Params& n, CUevent* e) { *e = reinterpret_cast<CUevent>(n.event); }
 
 CUresult alloc_params(Backend& b, const CUmemPoolProps& props, size_t bytes, gr::Params* out) {
-  if (props.allocType != CU_MEM_ALLOCATION_TYPE_PINNED || props.handleTypes != CU_MEM_HANDLE_TYPE_NONE)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (props.location.type != CU_MEM_LOCATION_TYPE_DEVICE || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
-  Context* ctx = nullptr;
-  if (CUresult r = device_ctx(b, props.location.id, &ctx)) return r;
-  out->type = gr::NodeType::MemAlloc;
-  return to_cu(gr::make_alloc(ctx, bytes, ApiOrigin::Driver, &out->alloc));
+  const gr::AllocProps core{props.allocType, props.handleTypes, props.location.type, props.location.id, bytes};
+  Device* dev = nullptr;
+  if (CUresult r = to_cu(gr::alloc_device(core, &dev))) return r;
+  Context* cur = nullptr;
+  if (CUresult r = current(b, &cur)) return r;
+  return to_cu(gr::alloc_node(dev, cur, bytes, ApiOrigin::Driver, out));
 }
 
-template <class P>
-void to_driver(const gr::GraphAlloc& a, P* p) {
-  *p = P{};
+void to_driver(Backend&, const gr::Params& n, CUDA_MEM_ALLOC_NODE_PARAMS* p) {
+  const gr::GraphAlloc& a = *n.alloc;
+  *p = CUDA_MEM_ALLOC_NODE_PARAMS{};
   p->poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
   p->poolProps.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
   p->poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -235,107 +179,97 @@ void to_driver(const gr::GraphAlloc& a, P* p) {
   p->dptr = dptr_of(a.ptr);
 }
 
-CUresult free_params(Backend& b, CUdeviceptr dptr, gr::Params* out) {
-  void* p = ptr_of(dptr);
-  if (!p) return CUDA_ERROR_INVALID_VALUE;
-  if (!gr::is_graph_alloc(p)) {
-    auto a = b.mem_find(p);
-    if (!a || a->base != dptr || a->kind != MemKind::Device) return CUDA_ERROR_INVALID_VALUE;
-  }
-  out->type = gr::NodeType::MemFree;
-  out->free_ptr = p;
-  return CUDA_SUCCESS;
-}
+void to_driver(Backend&, const gr::Params& n, CUdeviceptr* dptr) { *dptr = dptr_of(n.free_ptr); }
 
 // ---- node helpers -------------------------------------------------------------------------------------
 
 CUresult add(CUgraphNode* phNode, CUgraph graph, const CUgraphNode* deps, size_t n, gr::Params p) {
-  if (!phNode) return CUDA_ERROR_INVALID_VALUE;
-  gr::Node* node = nullptr;
-  if (CUresult r = to_cu(gr::add(graph_of(graph), nodes_of(deps), n, std::move(p), &node))) return r;
-  *phNode = handle(node);
-  return CUDA_SUCCESS;
+  return to_cu(gr::add(graph_of(graph), nodes_of(deps), n, std::move(p), out_of<gr::Node>(phNode)));
 }
 
-CUresult node_params(CUgraphNode node, gr::NodeType type, gr::Params* out) {
-  if (CUresult r = to_cu(gr::params_of(node_of(node), out))) return r;
-  return out->type == type ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-}
-
-CUresult set(CUgraphNode node, CUresult made, const gr::Params& p) {
-  if (made != CUDA_SUCCESS) return made;
-  return to_cu(gr::set_params(node_of(node), p));
-}
-
-CUresult exec_set(CUgraphExec exec, CUgraphNode node, CUresult made, const gr::Params& p) {
-  if (made != CUDA_SUCCESS) return made;
-  return to_cu(gr::exec_set_params(exec_of(exec), node_of(node), p));
-}
-
-// Graph handle check first: its error comes before the parameters'.
+// Graph handle check first: its error comes before the parameters'. *dptr (optional): the
+// address of an allocation node's memory.
 template <class Make>
-CUresult add_checked(CUgraphNode* phNode, CUgraph graph, const CUgraphNode* deps, size_t n, Make make) {
+CUresult add_made(CUgraphNode* phNode, CUgraph graph, const CUgraphNode* deps, size_t n, Make make,
+                  CUdeviceptr* dptr = nullptr) {
   return api([&](Backend& b) -> CUresult {
     if (!phNode || !gr::valid(graph_of(graph))) return CUDA_ERROR_INVALID_VALUE;
     gr::Params p;
     if (CUresult r = make(b, &p)) return r;
-    return add(phNode, graph, deps, n, std::move(p));
+    const CUdeviceptr mem = p.alloc ? dptr_of(p.alloc->ptr) : 0;
+    if (CUresult r = add(phNode, graph, deps, n, std::move(p))) return r;
+    if (dptr) *dptr = mem;
+    return CUDA_SUCCESS;
+  });
+}
+
+// The parameters of a node of `type`, translated into the caller's struct.
+template <class P>
+CUresult get(CUgraphNode node, gr::NodeType type, P* out) {
+  return api([&](Backend& b) -> CUresult {
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    gr::Params p;
+    if (CUresult r = to_cu(gr::params_of(node_of(node), type, &p))) return r;
+    to_driver(b, p, out);
+    return CUDA_SUCCESS;
+  });
+}
+
+// New parameters that `make` builds, for a node or (exec_set) its copy in an executable graph.
+template <class Make>
+CUresult set(CUgraphNode node, Make make) {
+  return api([&](Backend& b) -> CUresult {
+    gr::Params p;
+    if (CUresult r = make(b, &p)) return r;
+    return to_cu(gr::set_params(node_of(node), p));
+  });
+}
+template <class Make>
+CUresult exec_set(CUgraphExec exec, CUgraphNode node, Make make) {
+  return api([&](Backend& b) -> CUresult {
+    gr::Params p;
+    if (CUresult r = make(b, &p)) return r;
+    return to_cu(gr::exec_set_params(exec_of(exec), node_of(node), p));
   });
 }
 
 CUresult generic_params(Backend& b, CUgraphNodeParams* np, gr::Params* out, bool creating) {
   if (!np) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = to_cu(gr::generic_type(np->type, creating))) return r;
   switch (np->type) {
     case CU_GRAPH_NODE_TYPE_KERNEL: {
       Context* ctx = nullptr;
       if (!np->kernel.func && np->kernel.ctx && context_arg(b, np->kernel.ctx, &ctx)) return CUDA_ERROR_INVALID_VALUE;
       return kernel_params(b, &np->kernel, np->kernel.kern, out);
     }
-    case CU_GRAPH_NODE_TYPE_MEMCPY: {
+    case CU_GRAPH_NODE_TYPE_MEMCPY:
       if (np->memcpy.flags != 0 || np->memcpy.reserved != 0) return CUDA_ERROR_INVALID_VALUE;
-      Context* ctx = nullptr;
-      if (CUresult r = node_ctx(b, np->memcpy.copyCtx, &ctx)) return r;
-      return copy_params(b, &np->memcpy.copyParams, out);
-    }
-    case CU_GRAPH_NODE_TYPE_MEMSET: {
-      Context* ctx = nullptr;
-      if (CUresult r = node_ctx(b, np->memset.ctx, &ctx)) return r;
+      if (CUresult r = node_ctx(b, np->memcpy.copyCtx)) return r;
+      return params(b, &np->memcpy.copyParams, out);
+    case CU_GRAPH_NODE_TYPE_MEMSET:
+      if (CUresult r = node_ctx(b, np->memset.ctx)) return r;
       return memset_params(b, &np->memset, out);
-    }
-    case CU_GRAPH_NODE_TYPE_HOST: return host_params(np->host.fn, np->host.userData, out);
-    case CU_GRAPH_NODE_TYPE_EMPTY: out->type = gr::NodeType::Empty; return CUDA_SUCCESS;
-    case CU_GRAPH_NODE_TYPE_EVENT_RECORD: return event_params(b, np->eventRecord.event, gr::NodeType::EventRecord, out);
-    case CU_GRAPH_NODE_TYPE_WAIT_EVENT: return event_params(b, np->eventWait.event, gr::NodeType::WaitEvent, out);
-    case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
-      if (!creating) return CUDA_ERROR_INVALID_VALUE;
-      return alloc_params(b, np->alloc.poolProps, np->alloc.bytesize, out);
-    case CU_GRAPH_NODE_TYPE_MEM_FREE:
-      if (!creating) return CUDA_ERROR_INVALID_VALUE;
-      return free_params(b, np->free.dptr, out);
-    case CU_GRAPH_NODE_TYPE_GRAPH: return CUDA_ERROR_INVALID_VALUE;  // handled by the caller
-    default: return CUDA_ERROR_NOT_SUPPORTED;                        // external semaphores, batch mem ops, conditionals
+    case CU_GRAPH_NODE_TYPE_HOST: return to_cu(gr::host_node(np->host.fn, np->host.userData, out));
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD: return event_params(np->eventRecord.event, gr::NodeType::EventRecord, out);
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT: return event_params(np->eventWait.event, gr::NodeType::WaitEvent, out);
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC: return alloc_params(b, np->alloc.poolProps, np->alloc.bytesize, out);
+    case CU_GRAPH_NODE_TYPE_MEM_FREE: return to_cu(gr::free_node(ptr_of(np->free.dptr), out));
+    default: out->type = gr::NodeType::Empty; return CUDA_SUCCESS;  // generic_type refused the rest
   }
 }
 
 CUresult add_node(CUgraphNode* phNode, CUgraph graph, const CUgraphNode* deps, const CUgraphEdgeData* edges, size_t n,
                   CUgraphNodeParams* np) {
-  return api([&](Backend& b) -> CUresult {
-    if (!phNode || !np || !default_edges(edges, n)) return CUDA_ERROR_INVALID_VALUE;
+  return api([&](Backend&) -> CUresult {
+    if (!phNode || !np || !gr::default_edges(edges, n)) return CUDA_ERROR_INVALID_VALUE;
     if (np->type == CU_GRAPH_NODE_TYPE_GRAPH) {
-      if (np->graph.ownership != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE) return CUDA_ERROR_NOT_SUPPORTED;
-      gr::Node* node = nullptr;
-      if (CUresult r = to_cu(gr::add_child(graph_of(graph), nodes_of(deps), n, graph_of(np->graph.graph), &node)))
-        return r;
-      *phNode = handle(node);
-      return CUDA_SUCCESS;
+      const auto& c = np->graph;
+      return to_cu(
+          gr::add_child(graph_of(graph), nodes_of(deps), n, graph_of(c.graph), out_of<gr::Node>(phNode), c.ownership));
     }
-    if (!gr::valid(graph_of(graph))) return CUDA_ERROR_INVALID_VALUE;
-    gr::Params p;
-    if (CUresult r = generic_params(b, np, &p, true)) return r;
-    void* dptr = p.alloc ? p.alloc->ptr : nullptr;
-    if (CUresult r = add(phNode, graph, deps, n, std::move(p))) return r;
-    if (np->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC) np->alloc.dptr = dptr_of(dptr);
-    return CUDA_SUCCESS;
+    CUdeviceptr* dptr = np->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC ? &np->alloc.dptr : nullptr;
+    return add_made(
+        phNode, graph, deps, n, [&](Backend& b, gr::Params* p) { return generic_params(b, np, p, true); }, dptr);
   });
 }
 
@@ -346,9 +280,7 @@ CUresult begin_capture(CUstream h, int mode, bool ptsz, CUgraph graph = nullptr,
   return api([&](Backend& b) -> CUresult {
     Stream* s = nullptr;
     if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
-    if (mode < CU_STREAM_CAPTURE_MODE_GLOBAL || mode > CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
-    if (to_graph && (!graph || (n && !deps) || !default_edges(edges, n))) return CUDA_ERROR_INVALID_VALUE;
-    return to_cu(gr::begin_capture(s, mode, graph_of(graph), nodes_of(deps), n));
+    return to_cu(gr::begin_capture(s, mode, to_graph, graph_of(graph), nodes_of(deps), edges, n));
   });
 }
 
@@ -357,35 +289,29 @@ CUresult end_capture(CUstream h, CUgraph* phGraph, bool ptsz) {
     if (!phGraph) return CUDA_ERROR_INVALID_VALUE;
     Stream* s = nullptr;
     if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
-    gr::Graph* g = nullptr;
-    const Status st = gr::end_capture(s, &g);
-    if (st == Status::Ok || st == Status::CaptureInvalidated || st == Status::CaptureUnjoined) *phGraph = handle(g);
-    return to_cu(st);
+    return to_cu(gr::end_capture(s, out_of<gr::Graph>(phGraph)));
   });
 }
 
-CUresult capture_info(CUstream h, CUstreamCaptureStatus* status, cuuint64_t* id, CUgraph* graph,
-                      const CUgraphNode** deps, const CUgraphEdgeData** edges, size_t* ndeps, bool ptsz) {
+// Every ABI of cuStreamGetCaptureInfo (and cuStreamIsCapturing): the outputs an ABI lacks are
+// null; optional outputs are written when non-null.
+CUresult capture_info(CUstream h, bool ptsz, CUstreamCaptureStatus* status, cuuint64_t* id = nullptr,
+                      CUgraph* graph = nullptr, const CUgraphNode** deps = nullptr,
+                      const CUgraphEdgeData** edges = nullptr, size_t* ndeps = nullptr) {
   return api([&](Backend& b) -> CUresult {
     if (!status || (edges && !deps)) return CUDA_ERROR_INVALID_VALUE;
     Stream* s = nullptr;
     if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
     gr::CaptureInfo info;
     if (CUresult r = to_cu(gr::capture_info(s, &info))) return r;
-    // Only the status is defined when not capturing; the rest reads as empty.
-    *status = static_cast<CUstreamCaptureStatus>(info.status);
-    if (id) *id = info.id;
-    if (graph) *graph = handle(info.graph);
-    if (deps) *deps = reinterpret_cast<const CUgraphNode*>(info.deps);
-    if (edges) *edges = static_cast<const CUgraphEdgeData*>(info.edges);
-    if (ndeps) *ndeps = info.ndeps;
+    put_capture_info(info, status, id, graph, deps, edges, ndeps);
     return CUDA_SUCCESS;
   });
 }
 
 CUresult update_deps(CUstream h, CUgraphNode* deps, const CUgraphEdgeData* edges, size_t n, unsigned flags, bool ptsz) {
   return api([&](Backend& b) -> CUresult {
-    if ((n && !deps) || !default_edges(edges, n)) return CUDA_ERROR_INVALID_VALUE;
+    if ((n && !deps) || !gr::default_edges(edges, n)) return CUDA_ERROR_INVALID_VALUE;
     Stream* s = nullptr;
     if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
     return to_cu(gr::update_capture_deps(s, nodes_of(deps), n, flags));
@@ -394,12 +320,10 @@ CUresult update_deps(CUstream h, CUgraphNode* deps, const CUgraphEdgeData* edges
 
 // ---- instantiation and launch -----------------------------------------------------------------------------
 
-CUresult instantiate(CUgraphExec* phExec, CUgraph graph, unsigned long long flags, gr::InstantiateResult* res) {
+CUresult instantiate(CUgraphExec* phExec, CUgraph graph, unsigned long long flags, gr::InstantiateResult* res,
+                     bool no_upload = false) {
   if (!phExec) return CUDA_ERROR_INVALID_VALUE;
-  gr::Exec* x = nullptr;
-  if (CUresult r = to_cu(gr::instantiate(graph_of(graph), flags, &x, res))) return r;
-  *phExec = reinterpret_cast<CUgraphExec>(x);
-  return CUDA_SUCCESS;
+  return to_cu(gr::instantiate(graph_of(graph), flags, out_of<gr::Exec>(phExec), res, no_upload));
 }
 
 CUresult launch(CUgraphExec exec, CUstream h, bool ptsz, bool upload) {
@@ -429,32 +353,18 @@ CUresult instantiate_with_params(CUgraphExec* phExec, CUgraph graph, CUDA_GRAPH_
 // ---- lists ---------------------------------------------------------------------------------------------------
 
 CUresult get_edges(CUgraph graph, CUgraphNode* from, CUgraphNode* to, CUgraphEdgeData* edges, size_t* n) {
-  return api([&](Backend&) -> CUresult {
-    if (!n || (!from) != (!to) || (edges && !from)) return CUDA_ERROR_INVALID_VALUE;
-    std::vector<gr::Node*> f, t;
-    if (CUresult r = to_cu(gr::edges(graph_of(graph), &f, &t))) return r;
-    size_t n2 = *n;
-    if (CUresult r = fill_nodes(f, from, edges, n)) return r;
-    return fill_nodes(t, to, nullptr, &n2);
-  });
+  return api([&](Backend&) { return to_cu(gr::edges(graph_of(graph), list_out(from), list_out(to), edges, n)); });
 }
 
 CUresult node_deps(CUgraphNode node, CUgraphNode* out, CUgraphEdgeData* edges, size_t* n, bool outgoing) {
-  return api([&](Backend&) -> CUresult {
-    std::vector<gr::Node*> v;
-    if (CUresult r = to_cu(outgoing ? gr::dependents(node_of(node), &v) : gr::dependencies(node_of(node), &v)))
-      return r;
-    return fill_nodes(v, out, edges, n);
-  });
+  const auto list = outgoing ? gr::dependents : gr::dependencies;
+  return api([&](Backend&) { return to_cu(list(node_of(node), list_out(out), edges, n)); });
 }
 
 CUresult change_deps(CUgraph graph, const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData* edges,
                      size_t n, bool adding) {
-  return api([&](Backend&) -> CUresult {
-    if (!default_edges(edges, n)) return CUDA_ERROR_INVALID_VALUE;
-    return to_cu(adding ? gr::add_edges(graph_of(graph), nodes_of(from), nodes_of(to), n)
-                        : gr::remove_edges(graph_of(graph), nodes_of(from), nodes_of(to), n));
-  });
+  const auto change = adding ? gr::add_edges : gr::remove_edges;
+  return api([&](Backend&) { return to_cu(change(graph_of(graph), nodes_of(from), nodes_of(to), edges, n)); });
 }
 
 }  // namespace
@@ -463,92 +373,45 @@ CUresult change_deps(CUgraph graph, const CUgraphNode* from, const CUgraphNode* 
 // Stream capture
 // ============================================================================================================
 
+// An entry point and its per-thread-default-stream twin (_ptsz: a null stream is the calling
+// thread's default stream): both make the call, with `ptsz` set for the twin.
+#define FG_PTSZ(name, args, ...)                          \
+  extern "C" FG_IMPL CUresult fgimpl_##name args {        \
+    constexpr bool ptsz = false;                          \
+    return __VA_ARGS__;                                   \
+  }                                                       \
+  extern "C" FG_IMPL CUresult fgimpl_##name##_ptsz args { \
+    constexpr bool ptsz = true;                           \
+    return __VA_ARGS__;                                   \
+  }
+
 // The 10.0 form takes no mode: global, the mode every capture had before modes existed.
-extern "C" FG_IMPL CUresult fgimpl_cuStreamBeginCapture(CUstream hStream) {
-  return begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuStreamBeginCapture_ptsz(CUstream hStream) {
-  return begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, true);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode) {
-  return begin_capture(hStream, mode, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode) {
-  return begin_capture(hStream, mode, true);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph,
-                                                               const CUgraphNode* deps, const CUgraphEdgeData* edges,
-                                                               size_t n, CUstreamCaptureMode mode) {
-  return begin_capture(hStream, mode, false, hGraph, deps, edges, n, true);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph,
-                                                                    const CUgraphNode* deps,
-                                                                    const CUgraphEdgeData* edges, size_t n,
-                                                                    CUstreamCaptureMode mode) {
-  return begin_capture(hStream, mode, true, hGraph, deps, edges, n, true);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuStreamEndCapture(CUstream hStream, CUgraph* phGraph) {
-  return end_capture(hStream, phGraph, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuStreamEndCapture_ptsz(CUstream hStream, CUgraph* phGraph) {
-  return end_capture(hStream, phGraph, true);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* status) {
-  return capture_info(hStream, status, nullptr, nullptr, nullptr, nullptr, nullptr, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus* status) {
-  return capture_info(hStream, status, nullptr, nullptr, nullptr, nullptr, nullptr, true);
-}
+FG_PTSZ(cuStreamBeginCapture, (CUstream hStream), begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, ptsz))
+FG_PTSZ(cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode), begin_capture(hStream, mode, ptsz))
+FG_PTSZ(cuStreamBeginCaptureToGraph,
+        (CUstream hStream, CUgraph hGraph, const CUgraphNode* deps, const CUgraphEdgeData* edges, size_t n,
+         CUstreamCaptureMode mode),
+        begin_capture(hStream, mode, ptsz, hGraph, deps, edges, n, true))
+FG_PTSZ(cuStreamEndCapture, (CUstream hStream, CUgraph* phGraph), end_capture(hStream, phGraph, ptsz))
+FG_PTSZ(cuStreamIsCapturing, (CUstream hStream, CUstreamCaptureStatus* status), capture_info(hStream, ptsz, status))
 // v1 (10.1): (stream, status, id)
-extern "C" FG_IMPL CUresult fgimpl_cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus* status,
-                                                          cuuint64_t* id) {
-  return capture_info(hStream, status, id, nullptr, nullptr, nullptr, nullptr, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuStreamGetCaptureInfo_ptsz(CUstream hStream, CUstreamCaptureStatus* status,
-                                                               cuuint64_t* id) {
-  return capture_info(hStream, status, id, nullptr, nullptr, nullptr, nullptr, true);
-}
+FG_PTSZ(cuStreamGetCaptureInfo, (CUstream hStream, CUstreamCaptureStatus* status, cuuint64_t* id),
+        capture_info(hStream, ptsz, status, id))
 // v2 (11.3): (stream, status, id, graph, deps, numDeps)
-extern "C" FG_IMPL CUresult fgimpl_cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus* status,
-                                                             cuuint64_t* id, CUgraph* graph, const CUgraphNode** deps,
-                                                             size_t* n) {
-  return capture_info(hStream, status, id, graph, deps, nullptr, n, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream, CUstreamCaptureStatus* status,
-                                                                  cuuint64_t* id, CUgraph* graph,
-                                                                  const CUgraphNode** deps, size_t* n) {
-  return capture_info(hStream, status, id, graph, deps, nullptr, n, true);
-}
+FG_PTSZ(cuStreamGetCaptureInfo_v2,
+        (CUstream hStream, CUstreamCaptureStatus* status, cuuint64_t* id, CUgraph* graph, const CUgraphNode** deps,
+         size_t* n),
+        capture_info(hStream, ptsz, status, id, graph, deps, nullptr, n))
 // v3 (12.3): (stream, status, id, graph, deps, edgeData, numDeps)
-extern "C" FG_IMPL CUresult fgimpl_cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus* status,
-                                                             cuuint64_t* id, CUgraph* graph, const CUgraphNode** deps,
-                                                             const CUgraphEdgeData** edges, size_t* n) {
-  return capture_info(hStream, status, id, graph, deps, edges, n, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream, CUstreamCaptureStatus* status,
-                                                                  cuuint64_t* id, CUgraph* graph,
-                                                                  const CUgraphNode** deps,
-                                                                  const CUgraphEdgeData** edges, size_t* n) {
-  return capture_info(hStream, status, id, graph, deps, edges, n, true);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode* deps, size_t n,
-                                                                     unsigned int flags) {
-  return update_deps(hStream, deps, nullptr, n, flags, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuStreamUpdateCaptureDependencies_ptsz(CUstream hStream, CUgraphNode* deps, size_t n,
-                                                                          unsigned int flags) {
-  return update_deps(hStream, deps, nullptr, n, flags, true);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuStreamUpdateCaptureDependencies_v2(CUstream hStream, CUgraphNode* deps,
-                                                                        const CUgraphEdgeData* edges, size_t n,
-                                                                        unsigned int flags) {
-  return update_deps(hStream, deps, edges, n, flags, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuStreamUpdateCaptureDependencies_v2_ptsz(CUstream hStream, CUgraphNode* deps,
-                                                                             const CUgraphEdgeData* edges, size_t n,
-                                                                             unsigned int flags) {
-  return update_deps(hStream, deps, edges, n, flags, true);
-}
+FG_PTSZ(cuStreamGetCaptureInfo_v3,
+        (CUstream hStream, CUstreamCaptureStatus* status, cuuint64_t* id, CUgraph* graph, const CUgraphNode** deps,
+         const CUgraphEdgeData** edges, size_t* n),
+        capture_info(hStream, ptsz, status, id, graph, deps, edges, n))
+FG_PTSZ(cuStreamUpdateCaptureDependencies, (CUstream hStream, CUgraphNode* deps, size_t n, unsigned int flags),
+        update_deps(hStream, deps, nullptr, n, flags, ptsz))
+FG_PTSZ(cuStreamUpdateCaptureDependencies_v2,
+        (CUstream hStream, CUgraphNode* deps, const CUgraphEdgeData* edges, size_t n, unsigned int flags),
+        update_deps(hStream, deps, edges, n, flags, ptsz))
 
 extern "C" FG_IMPL CUresult fgimpl_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
   return api([&](Backend&) -> CUresult {
@@ -567,33 +430,17 @@ extern "C" FG_IMPL CUresult fgimpl_cuThreadExchangeStreamCaptureMode(CUstreamCap
 // ============================================================================================================
 
 extern "C" FG_IMPL CUresult fgimpl_cuGraphCreate(CUgraph* phGraph, unsigned int flags) {
-  return api([&](Backend&) -> CUresult {
-    if (!phGraph) return CUDA_ERROR_INVALID_VALUE;
-    gr::Graph* g = nullptr;
-    if (CUresult r = to_cu(gr::create(flags, &g))) return r;
-    *phGraph = handle(g);
-    return CUDA_SUCCESS;
-  });
+  return api([&](Backend&) { return to_cu(gr::create(flags, out_of<gr::Graph>(phGraph))); });
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGraphDestroy(CUgraph hGraph) {
   return api([&](Backend&) { return to_cu(gr::destroy(graph_of(hGraph))); });
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGraphClone(CUgraph* phClone, CUgraph original) {
-  return api([&](Backend&) -> CUresult {
-    if (!phClone) return CUDA_ERROR_INVALID_VALUE;
-    gr::Graph* g = nullptr;
-    if (CUresult r = to_cu(gr::clone(graph_of(original), &g))) return r;
-    *phClone = handle(g);
-    return CUDA_SUCCESS;
-  });
+  return api([&](Backend&) { return to_cu(gr::clone(graph_of(original), out_of<gr::Graph>(phClone))); });
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGraphNodeFindInClone(CUgraphNode* phNode, CUgraphNode hOriginal, CUgraph hClone) {
-  return api([&](Backend&) -> CUresult {
-    if (!phNode) return CUDA_ERROR_INVALID_VALUE;
-    gr::Node* n = nullptr;
-    if (CUresult r = to_cu(gr::find_in_clone(node_of(hOriginal), graph_of(hClone), &n))) return r;
-    *phNode = handle(n);
-    return CUDA_SUCCESS;
+  return api([&](Backend&) {
+    return to_cu(gr::find_in_clone(node_of(hOriginal), graph_of(hClone), out_of<gr::Node>(phNode)));
   });
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGraphDebugDotPrint(CUgraph hGraph, const char* path, unsigned int flags) {
@@ -603,185 +450,67 @@ extern "C" FG_IMPL CUresult fgimpl_cuGraphDebugDotPrint(CUgraph hGraph, const ch
   });
 }
 
-// ---- kernel nodes -------------------------------------------------------------------------------------------
+// ---- kernel and host nodes ----------------------------------------------------------------------------------
 
-extern "C" FG_IMPL CUresult fgimpl_cuGraphAddKernelNode(CUgraphNode* phNode, CUgraph hGraph, const CUgraphNode* deps,
-                                                        size_t n, const CUDA_KERNEL_NODE_PARAMS_v1* p) {
-  return add_checked(phNode, hGraph, deps, n,
-                     [&](Backend& b, gr::Params* out) { return kernel_params(b, p, nullptr, out); });
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphAddKernelNode_v2(CUgraphNode* phNode, CUgraph hGraph, const CUgraphNode* deps,
-                                                           size_t n, const CUDA_KERNEL_NODE_PARAMS_v2* p) {
-  return add_checked(phNode, hGraph, deps, n,
-                     [&](Backend& b, gr::Params* out) { return kernel_params(b, p, p ? p->kern : nullptr, out); });
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1* p) {
-  return api([&](Backend&) -> CUresult {
-    if (!p) return CUDA_ERROR_INVALID_VALUE;
-    gr::Params params;
-    if (CUresult r = node_params(hNode, gr::NodeType::Kernel, &params)) return r;
-    to_driver(params.kernel, p);
-    return CUDA_SUCCESS;
-  });
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v2* p) {
-  return api([&](Backend&) -> CUresult {
-    if (!p) return CUDA_ERROR_INVALID_VALUE;
-    gr::Params params;
-    if (CUresult r = node_params(hNode, gr::NodeType::Kernel, &params)) return r;
-    to_driver(params.kernel, p);
-    p->ctx = handle_of(params.kernel.ctx);
-    return CUDA_SUCCESS;
-  });
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1* p) {
-  return api([&](Backend& b) -> CUresult {
-    gr::Params params;
-    return set(hNode, kernel_params(b, p, nullptr, &params), params);
-  });
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphKernelNodeSetParams_v2(CUgraphNode hNode,
-                                                                 const CUDA_KERNEL_NODE_PARAMS_v2* p) {
-  return api([&](Backend& b) -> CUresult {
-    gr::Params params;
-    return set(hNode, kernel_params(b, p, p ? p->kern : nullptr, &params), params);
-  });
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphExecKernelNodeSetParams(CUgraphExec hExec, CUgraphNode hNode,
-                                                                  const CUDA_KERNEL_NODE_PARAMS_v1* p) {
-  return api([&](Backend& b) -> CUresult {
-    gr::Params params;
-    return exec_set(hExec, hNode, kernel_params(b, p, nullptr, &params), params);
-  });
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphExecKernelNodeSetParams_v2(CUgraphExec hExec, CUgraphNode hNode,
-                                                                     const CUDA_KERNEL_NODE_PARAMS_v2* p) {
-  return api([&](Backend& b) -> CUresult {
-    gr::Params params;
-    return exec_set(hExec, hNode, kernel_params(b, p, p ? p->kern : nullptr, &params), params);
-  });
-}
+// The four calls of a node type whose parameters come in one struct P (V: the ABI suffix):
+// params() builds the node's parameters from a P, to_driver() hands them back.
+#define FG_NODE_CALLS(Kind, V, P, type)                                                                         \
+  extern "C" FG_IMPL CUresult fgimpl_cuGraphAdd##Kind##Node##V(CUgraphNode* phNode, CUgraph hGraph,             \
+                                                               const CUgraphNode* deps, size_t n, const P* p) { \
+    return add_made(phNode, hGraph, deps, n, [&](Backend& b, gr::Params* out) { return params(b, p, out); });   \
+  }                                                                                                             \
+  extern "C" FG_IMPL CUresult fgimpl_cuGraph##Kind##NodeGetParams##V(CUgraphNode hNode, P* p) {                 \
+    return get(hNode, type, p);                                                                                 \
+  }                                                                                                             \
+  extern "C" FG_IMPL CUresult fgimpl_cuGraph##Kind##NodeSetParams##V(CUgraphNode hNode, const P* p) {           \
+    return set(hNode, [&](Backend& b, gr::Params* out) { return params(b, p, out); });                          \
+  }                                                                                                             \
+  extern "C" FG_IMPL CUresult fgimpl_cuGraphExec##Kind##NodeSetParams##V(CUgraphExec hExec, CUgraphNode hNode,  \
+                                                                         const P* p) {                          \
+    return exec_set(hExec, hNode, [&](Backend& b, gr::Params* out) { return params(b, p, out); });              \
+  }
+FG_NODE_CALLS(Kernel, , CUDA_KERNEL_NODE_PARAMS_v1, gr::NodeType::Kernel)
+FG_NODE_CALLS(Kernel, _v2, CUDA_KERNEL_NODE_PARAMS_v2, gr::NodeType::Kernel)
+FG_NODE_CALLS(Host, , CUDA_HOST_NODE_PARAMS, gr::NodeType::Host)
+#undef FG_NODE_CALLS
 
-// ---- memcpy and memset nodes ---------------------------------------------------------------------------------
+// ---- memcpy and memset nodes: their context argument is checked first -------------------------------------
 
-extern "C" FG_IMPL CUresult fgimpl_cuGraphAddMemcpyNode(CUgraphNode* phNode, CUgraph hGraph, const CUgraphNode* deps,
-                                                        size_t n, const CUDA_MEMCPY3D* p, CUcontext ctx) {
-  return add_checked(phNode, hGraph, deps, n, [&](Backend& b, gr::Params* out) -> CUresult {
-    Context* c = nullptr;
-    if (CUresult r = node_ctx(b, ctx, &c)) return r;
-    return copy_params(b, p, out);
-  });
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D* p) {
-  return api([&](Backend& b) -> CUresult {
-    if (!p) return CUDA_ERROR_INVALID_VALUE;
-    gr::Params params;
-    if (CUresult r = node_params(hNode, gr::NodeType::Memcpy, &params)) return r;
-    to_driver(b, params.copy, p);
-    return CUDA_SUCCESS;
-  });
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D* p) {
-  return api([&](Backend& b) -> CUresult {
-    gr::Params params;
-    return set(hNode, copy_params(b, p, &params), params);
-  });
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphExecMemcpyNodeSetParams(CUgraphExec hExec, CUgraphNode hNode,
-                                                                  const CUDA_MEMCPY3D* p, CUcontext ctx) {
-  return api([&](Backend& b) -> CUresult {
-    Context* c = nullptr;
-    if (CUresult r = node_ctx(b, ctx, &c)) return r;
-    gr::Params params;
-    return exec_set(hExec, hNode, copy_params(b, p, &params), params);
-  });
-}
+#define FG_CTX_NODE_CALLS(Kind, P, type)                                                                    \
+  extern "C" FG_IMPL CUresult fgimpl_cuGraphAdd##Kind##Node(                                                \
+      CUgraphNode* phNode, CUgraph hGraph, const CUgraphNode* deps, size_t n, const P* p, CUcontext ctx) {  \
+    return add_made(phNode, hGraph, deps, n, [&](Backend& b, gr::Params* out) -> CUresult {                 \
+      if (CUresult r = node_ctx(b, ctx)) return r;                                                          \
+      return params(b, p, out);                                                                             \
+    });                                                                                                     \
+  }                                                                                                         \
+  extern "C" FG_IMPL CUresult fgimpl_cuGraph##Kind##NodeGetParams(CUgraphNode hNode, P* p) {                \
+    return get(hNode, type, p);                                                                             \
+  }                                                                                                         \
+  extern "C" FG_IMPL CUresult fgimpl_cuGraph##Kind##NodeSetParams(CUgraphNode hNode, const P* p) {          \
+    return set(hNode, [&](Backend& b, gr::Params* out) { return params(b, p, out); });                      \
+  }                                                                                                         \
+  extern "C" FG_IMPL CUresult fgimpl_cuGraphExec##Kind##NodeSetParams(CUgraphExec hExec, CUgraphNode hNode, \
+                                                                      const P* p, CUcontext ctx) {          \
+    return exec_set(hExec, hNode, [&](Backend& b, gr::Params* out) -> CUresult {                            \
+      if (CUresult r = node_ctx(b, ctx)) return r;                                                          \
+      return params(b, p, out);                                                                             \
+    });                                                                                                     \
+  }
+FG_CTX_NODE_CALLS(Memcpy, CUDA_MEMCPY3D, gr::NodeType::Memcpy)
+FG_CTX_NODE_CALLS(Memset, CUDA_MEMSET_NODE_PARAMS, gr::NodeType::Memset)
+#undef FG_CTX_NODE_CALLS
 
-extern "C" FG_IMPL CUresult fgimpl_cuGraphAddMemsetNode(CUgraphNode* phNode, CUgraph hGraph, const CUgraphNode* deps,
-                                                        size_t n, const CUDA_MEMSET_NODE_PARAMS* p, CUcontext ctx) {
-  return add_checked(phNode, hGraph, deps, n, [&](Backend& b, gr::Params* out) -> CUresult {
-    Context* c = nullptr;
-    if (CUresult r = node_ctx(b, ctx, &c)) return r;
-    return memset_params(b, p, out);
-  });
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS* p) {
-  return api([&](Backend&) -> CUresult {
-    if (!p) return CUDA_ERROR_INVALID_VALUE;
-    gr::Params params;
-    if (CUresult r = node_params(hNode, gr::NodeType::Memset, &params)) return r;
-    const gr::Set& s = params.set;
-    *p = CUDA_MEMSET_NODE_PARAMS{dptr_of(s.dst), s.pitch, s.value, s.elem, s.width, s.height};
-    return CUDA_SUCCESS;
-  });
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* p) {
-  return api([&](Backend& b) -> CUresult {
-    gr::Params params;
-    return set(hNode, memset_params(b, p, &params), params);
-  });
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphExecMemsetNodeSetParams(CUgraphExec hExec, CUgraphNode hNode,
-                                                                  const CUDA_MEMSET_NODE_PARAMS* p, CUcontext ctx) {
-  return api([&](Backend& b) -> CUresult {
-    Context* c = nullptr;
-    if (CUresult r = node_ctx(b, ctx, &c)) return r;
-    gr::Params params;
-    return exec_set(hExec, hNode, memset_params(b, p, &params), params);
-  });
-}
-
-// ---- host, child graph, empty and event nodes ----------------------------------------------------------------
-
-extern "C" FG_IMPL CUresult fgimpl_cuGraphAddHostNode(CUgraphNode* phNode, CUgraph hGraph, const CUgraphNode* deps,
-                                                      size_t n, const CUDA_HOST_NODE_PARAMS* p) {
-  return add_checked(phNode, hGraph, deps, n, [&](Backend&, gr::Params* out) -> CUresult {
-    return p ? host_params(p->fn, p->userData, out) : CUDA_ERROR_INVALID_VALUE;
-  });
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS* p) {
-  return api([&](Backend&) -> CUresult {
-    if (!p) return CUDA_ERROR_INVALID_VALUE;
-    gr::Params params;
-    if (CUresult r = node_params(hNode, gr::NodeType::Host, &params)) return r;
-    *p = CUDA_HOST_NODE_PARAMS{params.host.fn, params.host.user};
-    return CUDA_SUCCESS;
-  });
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* p) {
-  return api([&](Backend&) -> CUresult {
-    if (!p) return CUDA_ERROR_INVALID_VALUE;
-    gr::Params params;
-    return set(hNode, host_params(p->fn, p->userData, &params), params);
-  });
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphExecHostNodeSetParams(CUgraphExec hExec, CUgraphNode hNode,
-                                                                const CUDA_HOST_NODE_PARAMS* p) {
-  return api([&](Backend&) -> CUresult {
-    if (!p) return CUDA_ERROR_INVALID_VALUE;
-    gr::Params params;
-    return exec_set(hExec, hNode, host_params(p->fn, p->userData, &params), params);
-  });
-}
+// ---- child graph, empty and event nodes -----------------------------------------------------------------------
 
 extern "C" FG_IMPL CUresult fgimpl_cuGraphAddChildGraphNode(CUgraphNode* phNode, CUgraph hGraph,
                                                             const CUgraphNode* deps, size_t n, CUgraph child) {
-  return api([&](Backend&) -> CUresult {
-    if (!phNode) return CUDA_ERROR_INVALID_VALUE;
-    gr::Node* node = nullptr;
-    if (CUresult r = to_cu(gr::add_child(graph_of(hGraph), nodes_of(deps), n, graph_of(child), &node))) return r;
-    *phNode = handle(node);
-    return CUDA_SUCCESS;
+  return api([&](Backend&) {
+    return to_cu(gr::add_child(graph_of(hGraph), nodes_of(deps), n, graph_of(child), out_of<gr::Node>(phNode)));
   });
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph* phGraph) {
-  return api([&](Backend&) -> CUresult {
-    if (!phGraph) return CUDA_ERROR_INVALID_VALUE;
-    gr::Graph* g = nullptr;
-    if (CUresult r = to_cu(gr::child_of(node_of(hNode), &g))) return r;
-    *phGraph = handle(g);
-    return CUDA_SUCCESS;
-  });
+  return api([&](Backend&) { return to_cu(gr::child_of(node_of(hNode), out_of<gr::Graph>(phGraph))); });
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGraphExecChildGraphNodeSetParams(CUgraphExec hExec, CUgraphNode hNode,
                                                                       CUgraph child) {
@@ -796,30 +525,18 @@ extern "C" FG_IMPL CUresult fgimpl_cuGraphAddEmptyNode(CUgraphNode* phNode, CUgr
 #define FG_EVENT_NODE(Kind, type)                                                                               \
   extern "C" FG_IMPL CUresult fgimpl_cuGraphAdd##Kind##Node(CUgraphNode* phNode, CUgraph hGraph,                \
                                                             const CUgraphNode* deps, size_t n, CUevent event) { \
-    return add_checked(phNode, hGraph, deps, n,                                                                 \
-                       [&](Backend& b, gr::Params* out) { return event_params(b, event, type, out); });         \
+    return add_made(phNode, hGraph, deps, n,                                                                    \
+                    [&](Backend&, gr::Params* out) { return event_params(event, type, out); });                 \
   }                                                                                                             \
   extern "C" FG_IMPL CUresult fgimpl_cuGraph##Kind##NodeGetEvent(CUgraphNode hNode, CUevent* out) {             \
-    return api([&](Backend&) -> CUresult {                                                                      \
-      if (!out) return CUDA_ERROR_INVALID_VALUE;                                                                \
-      gr::Params params;                                                                                        \
-      if (CUresult r = node_params(hNode, type, &params)) return r;                                             \
-      *out = reinterpret_cast<CUevent>(params.event);                                                           \
-      return CUDA_SUCCESS;                                                                                      \
-    });                                                                                                         \
+    return get(hNode, type, out);                                                                               \
   }                                                                                                             \
   extern "C" FG_IMPL CUresult fgimpl_cuGraph##Kind##NodeSetEvent(CUgraphNode hNode, CUevent event) {            \
-    return api([&](Backend& b) -> CUresult {                                                                    \
-      gr::Params params;                                                                                        \
-      return set(hNode, event_params(b, event, type, &params), params);                                         \
-    });                                                                                                         \
+    return set(hNode, [&](Backend&, gr::Params* out) { return event_params(event, type, out); });               \
   }                                                                                                             \
   extern "C" FG_IMPL CUresult fgimpl_cuGraphExec##Kind##NodeSetEvent(CUgraphExec hExec, CUgraphNode hNode,      \
                                                                      CUevent event) {                           \
-    return api([&](Backend& b) -> CUresult {                                                                    \
-      gr::Params params;                                                                                        \
-      return exec_set(hExec, hNode, event_params(b, event, type, &params), params);                             \
-    });                                                                                                         \
+    return exec_set(hExec, hNode, [&](Backend&, gr::Params* out) { return event_params(event, type, out); });   \
   }
 FG_EVENT_NODE(EventRecord, gr::NodeType::EventRecord)
 FG_EVENT_NODE(EventWait, gr::NodeType::WaitEvent)
@@ -829,37 +546,22 @@ FG_EVENT_NODE(EventWait, gr::NodeType::WaitEvent)
 
 extern "C" FG_IMPL CUresult fgimpl_cuGraphAddMemAllocNode(CUgraphNode* phNode, CUgraph hGraph, const CUgraphNode* deps,
                                                           size_t n, CUDA_MEM_ALLOC_NODE_PARAMS* p) {
-  return api([&](Backend& b) -> CUresult {
-    if (!phNode || !p || !gr::valid(graph_of(hGraph))) return CUDA_ERROR_INVALID_VALUE;
-    gr::Params params;
-    if (CUresult r = alloc_params(b, p->poolProps, p->bytesize, &params)) return r;
-    void* dptr = params.alloc->ptr;
-    if (CUresult r = add(phNode, hGraph, deps, n, std::move(params))) return r;
-    p->dptr = dptr_of(dptr);
-    return CUDA_SUCCESS;
+  return api([&](Backend&) -> CUresult {
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    auto make = [&](Backend& b, gr::Params* out) { return alloc_params(b, p->poolProps, p->bytesize, out); };
+    return add_made(phNode, hGraph, deps, n, make, &p->dptr);
   });
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* out) {
-  return api([&](Backend&) -> CUresult {
-    if (!out) return CUDA_ERROR_INVALID_VALUE;
-    gr::Params params;
-    if (CUresult r = node_params(hNode, gr::NodeType::MemAlloc, &params)) return r;
-    to_driver(*params.alloc, out);
-    return CUDA_SUCCESS;
-  });
+  return get(hNode, gr::NodeType::MemAlloc, out);
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGraphAddMemFreeNode(CUgraphNode* phNode, CUgraph hGraph, const CUgraphNode* deps,
                                                          size_t n, CUdeviceptr dptr) {
-  return add_checked(phNode, hGraph, deps, n, [&](Backend& b, gr::Params* out) { return free_params(b, dptr, out); });
+  return add_made(phNode, hGraph, deps, n,
+                  [&](Backend&, gr::Params* out) { return to_cu(gr::free_node(ptr_of(dptr), out)); });
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr* dptr_out) {
-  return api([&](Backend&) -> CUresult {
-    if (!dptr_out) return CUDA_ERROR_INVALID_VALUE;
-    gr::Params params;
-    if (CUresult r = node_params(hNode, gr::NodeType::MemFree, &params)) return r;
-    *dptr_out = dptr_of(params.free_ptr);
-    return CUDA_SUCCESS;
-  });
+  return get(hNode, gr::NodeType::MemFree, dptr_out);
 }
 
 // ---- generic nodes ---------------------------------------------------------------------------------------------
@@ -873,18 +575,14 @@ extern "C" FG_IMPL CUresult fgimpl_cuGraphAddNode_v2(CUgraphNode* phNode, CUgrap
   return add_node(phNode, hGraph, deps, edges, n, p);
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* p) {
-  return api([&](Backend& b) -> CUresult {
-    gr::Params params;
-    return set(hNode, generic_params(b, p, &params, false), params);
-  });
+  return set(hNode, [&](Backend& b, gr::Params* out) { return generic_params(b, p, out, false); });
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGraphExecNodeSetParams(CUgraphExec hExec, CUgraphNode hNode,
                                                             CUgraphNodeParams* p) {
-  return api([&](Backend& b) -> CUresult {
+  return api([&](Backend&) -> CUresult {
     if (p && p->type == CU_GRAPH_NODE_TYPE_GRAPH)
       return to_cu(gr::exec_set_child(exec_of(hExec), node_of(hNode), graph_of(p->graph.graph)));
-    gr::Params params;
-    return exec_set(hExec, hNode, generic_params(b, p, &params, false), params);
+    return exec_set(hExec, hNode, [&](Backend& b, gr::Params* out) { return generic_params(b, p, out, false); });
   });
 }
 
@@ -900,18 +598,10 @@ extern "C" FG_IMPL CUresult fgimpl_cuGraphNodeGetType(CUgraphNode hNode, CUgraph
   });
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* n) {
-  return api([&](Backend&) -> CUresult {
-    std::vector<gr::Node*> v;
-    if (CUresult r = to_cu(gr::nodes(graph_of(hGraph), &v))) return r;
-    return fill_nodes(v, nodes, nullptr, n);
-  });
+  return api([&](Backend&) { return to_cu(gr::nodes(graph_of(hGraph), list_out(nodes), n)); });
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* n) {
-  return api([&](Backend&) -> CUresult {
-    std::vector<gr::Node*> v;
-    if (CUresult r = to_cu(gr::roots(graph_of(hGraph), &v))) return r;
-    return fill_nodes(v, nodes, nullptr, n);
-  });
+  return api([&](Backend&) { return to_cu(gr::roots(graph_of(hGraph), list_out(nodes), n)); });
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGraphGetEdges(CUgraph hGraph, CUgraphNode* from, CUgraphNode* to, size_t* n) {
   return get_edges(hGraph, from, to, nullptr, n);
@@ -920,38 +610,32 @@ extern "C" FG_IMPL CUresult fgimpl_cuGraphGetEdges_v2(CUgraph hGraph, CUgraphNod
                                                       CUgraphEdgeData* edges, size_t* n) {
   return get_edges(hGraph, from, to, edges, n);
 }
-extern "C" FG_IMPL CUresult fgimpl_cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode* deps, size_t* n) {
-  return node_deps(hNode, deps, nullptr, n, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphNodeGetDependencies_v2(CUgraphNode hNode, CUgraphNode* deps,
-                                                                 CUgraphEdgeData* edges, size_t* n) {
-  return node_deps(hNode, deps, edges, n, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode* nodes, size_t* n) {
-  return node_deps(hNode, nodes, nullptr, n, true);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphNodeGetDependentNodes_v2(CUgraphNode hNode, CUgraphNode* nodes,
-                                                                   CUgraphEdgeData* edges, size_t* n) {
-  return node_deps(hNode, nodes, edges, n, true);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from,
-                                                          const CUgraphNode* to, size_t n) {
-  return change_deps(hGraph, from, to, nullptr, n, true);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNode* from,
-                                                             const CUgraphNode* to, const CUgraphEdgeData* edges,
-                                                             size_t n) {
-  return change_deps(hGraph, from, to, edges, n, true);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from,
-                                                             const CUgraphNode* to, size_t n) {
-  return change_deps(hGraph, from, to, nullptr, n, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgraphNode* from,
-                                                                const CUgraphNode* to, const CUgraphEdgeData* edges,
-                                                                size_t n) {
-  return change_deps(hGraph, from, to, edges, n, false);
-}
+
+// The plain names take no edge data; their _v2 forms do.
+#define FG_NODE_LIST(name, outgoing)                                                                            \
+  extern "C" FG_IMPL CUresult fgimpl_##name(CUgraphNode hNode, CUgraphNode* nodes, size_t* n) {                 \
+    return node_deps(hNode, nodes, nullptr, n, outgoing);                                                       \
+  }                                                                                                             \
+  extern "C" FG_IMPL CUresult fgimpl_##name##_v2(CUgraphNode hNode, CUgraphNode* nodes, CUgraphEdgeData* edges, \
+                                                 size_t* n) {                                                   \
+    return node_deps(hNode, nodes, edges, n, outgoing);                                                         \
+  }
+FG_NODE_LIST(cuGraphNodeGetDependencies, false)
+FG_NODE_LIST(cuGraphNodeGetDependentNodes, true)
+#undef FG_NODE_LIST
+
+#define FG_EDGE_CHANGE(name, adding)                                                                             \
+  extern "C" FG_IMPL CUresult fgimpl_##name(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to,      \
+                                            size_t n) {                                                          \
+    return change_deps(hGraph, from, to, nullptr, n, adding);                                                    \
+  }                                                                                                              \
+  extern "C" FG_IMPL CUresult fgimpl_##name##_v2(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to, \
+                                                 const CUgraphEdgeData* edges, size_t n) {                       \
+    return change_deps(hGraph, from, to, edges, n, adding);                                                      \
+  }
+FG_EDGE_CHANGE(cuGraphAddDependencies, true)
+FG_EDGE_CHANGE(cuGraphRemoveDependencies, false)
+#undef FG_EDGE_CHANGE
 extern "C" FG_IMPL CUresult fgimpl_cuGraphDestroyNode(CUgraphNode hNode) {
   return api([&](Backend&) { return to_cu(gr::destroy_node(node_of(hNode))); });
 }
@@ -986,19 +670,10 @@ extern "C" FG_IMPL CUresult fgimpl_cuGraphInstantiate_v2(CUgraphExec* phExec, CU
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGraphInstantiateWithFlags(CUgraphExec* phExec, CUgraph hGraph,
                                                                unsigned long long flags) {
-  return api([&](Backend&) -> CUresult {
-    if (flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD) return CUDA_ERROR_INVALID_VALUE;  // needs WithParams' stream
-    return instantiate(phExec, hGraph, flags, nullptr);
-  });
+  return api([&](Backend&) { return instantiate(phExec, hGraph, flags, nullptr, true); });
 }
-extern "C" FG_IMPL CUresult fgimpl_cuGraphInstantiateWithParams(CUgraphExec* phExec, CUgraph hGraph,
-                                                                CUDA_GRAPH_INSTANTIATE_PARAMS* params) {
-  return instantiate_with_params(phExec, hGraph, params, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphInstantiateWithParams_ptsz(CUgraphExec* phExec, CUgraph hGraph,
-                                                                     CUDA_GRAPH_INSTANTIATE_PARAMS* params) {
-  return instantiate_with_params(phExec, hGraph, params, true);
-}
+FG_PTSZ(cuGraphInstantiateWithParams, (CUgraphExec * phExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS* params),
+        instantiate_with_params(phExec, hGraph, params, ptsz))
 extern "C" FG_IMPL CUresult fgimpl_cuGraphExecGetFlags(CUgraphExec hExec, cuuint64_t* flags) {
   return api([&](Backend&) -> CUresult {
     unsigned long long f = 0;
@@ -1011,18 +686,9 @@ extern "C" FG_IMPL CUresult fgimpl_cuGraphExecGetFlags(CUgraphExec hExec, cuuint
 extern "C" FG_IMPL CUresult fgimpl_cuGraphExecDestroy(CUgraphExec hExec) {
   return api([&](Backend&) { return to_cu(gr::exec_destroy(exec_of(hExec))); });
 }
-extern "C" FG_IMPL CUresult fgimpl_cuGraphLaunch(CUgraphExec hExec, CUstream hStream) {
-  return launch(hExec, hStream, false, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphLaunch_ptsz(CUgraphExec hExec, CUstream hStream) {
-  return launch(hExec, hStream, true, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphUpload(CUgraphExec hExec, CUstream hStream) {
-  return launch(hExec, hStream, false, true);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphUpload_ptsz(CUgraphExec hExec, CUstream hStream) {
-  return launch(hExec, hStream, true, true);
-}
+FG_PTSZ(cuGraphLaunch, (CUgraphExec hExec, CUstream hStream), launch(hExec, hStream, ptsz, false))
+FG_PTSZ(cuGraphUpload, (CUgraphExec hExec, CUstream hStream), launch(hExec, hStream, ptsz, true))
+#undef FG_PTSZ
 
 // The 10.2 form: (exec, graph, errorNode*, result*).
 extern "C" FG_IMPL CUresult fgimpl_cuGraphExecUpdate(CUgraphExec hExec, CUgraph hGraph, CUgraphNode* hErrorNode_out,
@@ -1069,29 +735,19 @@ extern "C" FG_IMPL CUresult fgimpl_cuGraphNodeGetEnabled(CUgraphExec hExec, CUgr
 
 extern "C" FG_IMPL CUresult fgimpl_cuUserObjectCreate(CUuserObject* out, void* ptr, CUhostFn destroy, unsigned int refs,
                                                       unsigned int flags) {
-  return api([&](Backend&) -> CUresult {
-    if (!out) return CUDA_ERROR_INVALID_VALUE;
-    gr::UserObject* o = nullptr;
-    if (CUresult r = to_cu(gr::user_object_create(ptr, destroy, refs, flags, &o))) return r;
-    *out = reinterpret_cast<CUuserObject>(o);
-    return CUDA_SUCCESS;
-  });
+  return api(
+      [&](Backend&) { return to_cu(gr::user_object_create(ptr, destroy, refs, flags, out_of<gr::UserObject>(out))); });
 }
 extern "C" FG_IMPL CUresult fgimpl_cuUserObjectRetain(CUuserObject object, unsigned int count) {
-  return api([&](Backend&) { return to_cu(gr::user_object_retain(reinterpret_cast<gr::UserObject*>(object), count)); });
+  return api([&](Backend&) { return to_cu(gr::user_object_retain(object_of(object), count)); });
 }
 extern "C" FG_IMPL CUresult fgimpl_cuUserObjectRelease(CUuserObject object, unsigned int count) {
-  return api(
-      [&](Backend&) { return to_cu(gr::user_object_release(reinterpret_cast<gr::UserObject*>(object), count)); });
+  return api([&](Backend&) { return to_cu(gr::user_object_release(object_of(object), count)); });
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count,
                                                            unsigned int flags) {
-  return api([&](Backend&) {
-    return to_cu(gr::retain_user_object(graph_of(graph), reinterpret_cast<gr::UserObject*>(object), count, flags));
-  });
+  return api([&](Backend&) { return to_cu(gr::retain_user_object(graph_of(graph), object_of(object), count, flags)); });
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned int count) {
-  return api([&](Backend&) {
-    return to_cu(gr::release_user_object(graph_of(graph), reinterpret_cast<gr::UserObject*>(object), count));
-  });
+  return api([&](Backend&) { return to_cu(gr::release_user_object(graph_of(graph), object_of(object), count)); });
 }

@@ -20,4 +20,12 @@ cudaError_t stream(cudaStream_t handle, bool per_thread, Stream** out) {
   return to_cuda(be().stream_resolve(reinterpret_cast<void*>(handle), ctx, out, per_thread));
 }
 
+cudaError_t symbol_range(const void* symbol, size_t count, size_t offset, char** where) {
+  Symbol* sym = symbol ? be().symbol_by_host(symbol) : nullptr;
+  if (!sym || !sym->dev_ptr) return cudaErrorInvalidSymbol;
+  if (offset > sym->size || count > sym->size - offset) return cudaErrorInvalidValue;
+  *where = static_cast<char*>(sym->dev_ptr) + offset;
+  return cudaSuccess;
+}
+
 }  // namespace fg::rt

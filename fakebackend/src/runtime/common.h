@@ -94,6 +94,12 @@ cudaError_t context(Context** out);
 // _ptds/_ptsz entry points, where 0 means the per-thread default stream.
 cudaError_t stream(fgapi::cudaStream_t handle, bool per_thread, Stream** out);
 
+// The `count` bytes at `offset` of a registered __device__/__constant__ variable, named by the
+// address of the host shadow __cudaRegisterVar registered (cudaMemcpyToSymbol, graph memcpy
+// nodes): *where is its fake device storage there. cudaErrorInvalidSymbol for an unregistered
+// variable, cudaErrorInvalidValue for a range past its end.
+cudaError_t symbol_range(const void* symbol, size_t count, size_t offset, char** where);
+
 // Device `ordinal`, or nullptr. Devices are fixed at initialisation.
 inline Device* device(int ordinal) { return be().device(ordinal); }
 

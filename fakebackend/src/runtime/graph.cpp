@@ -10,60 +10,16 @@
 // the 12.3 forms. Edge data must be all zeros here (only default edges are modelled).
 #include "runtime/common.h"
 
-#include "core/graph.h"
-
-#include <algorithm>
-#include <cstring>
-#include <vector>
+#include "common/graph_handles.h"
 
 using namespace fgapi;
 using fg::rt::api;
 using fg::rt::be;
 using fg::rt::to_cuda;
 namespace gr = fg::graph;
+using namespace fg::graph::shim;
 
 namespace {
-
-gr::Graph* graph_of(cudaGraph_t h) { return reinterpret_cast<gr::Graph*>(h); }
-gr::Node* node_of(cudaGraphNode_t h) { return reinterpret_cast<gr::Node*>(h); }
-gr::Exec* exec_of(cudaGraphExec_t h) { return reinterpret_cast<gr::Exec*>(h); }
-cudaGraph_t handle(gr::Graph* g) { return reinterpret_cast<cudaGraph_t>(g); }
-cudaGraphNode_t handle(gr::Node* n) { return reinterpret_cast<cudaGraphNode_t>(n); }
-gr::Node* const* nodes_of(const cudaGraphNode_t* h) { return reinterpret_cast<gr::Node* const*>(h); }
-
-// Only default edges (all bytes zero) are modelled.
-bool default_edges(const cudaGraphEdgeData* e, size_t n) {
-  if (!e) return true;
-  static const cudaGraphEdgeData zero{};
-  for (size_t i = 0; i < n; ++i)
-    if (std::memcmp(&e[i], &zero, sizeof zero) != 0) return false;
-  return true;
-}
-
-// The two-call pattern of the list queries: null array → count; else up to *n entries, the
-// rest of a longer array nulled, *n = the number actually returned.
-template <class T, class Get>
-cudaError_t fill(const std::vector<gr::Node*>& v, T* out, size_t* n, Get get) {
-  if (!n) return cudaErrorInvalidValue;
-  if (!out) {
-    *n = v.size();
-    return cudaSuccess;
-  }
-  const size_t k = std::min(*n, v.size());
-  for (size_t i = 0; i < k; ++i) out[i] = get(v[i]);
-  for (size_t i = k; i < *n; ++i) out[i] = T{};
-  *n = k;
-  return cudaSuccess;
-}
-
-cudaError_t fill_nodes(const std::vector<gr::Node*>& v, cudaGraphNode_t* out, cudaGraphEdgeData* edges, size_t* n) {
-  if (edges && !out) return cudaErrorInvalidValue;
-  const size_t want = n ? *n : 0;
-  cudaError_t e = fill(v, out, n, [](gr::Node* x) { return handle(x); });
-  if (e == cudaSuccess && edges)
-    for (size_t i = 0; i < want; ++i) edges[i] = cudaGraphEdgeData{};
-  return e;
-}
 
 // ---- parameter conversions ------------------------------------------------------------------------
 
@@ -88,25 +44,16 @@ cudaError_t kernel_params(const void* func, dim3 grid, dim3 block, unsigned shme
   fg::Context* ctx = nullptr;
   if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
   const unsigned g[3] = {grid.x, grid.y, grid.z}, b[3] = {block.x, block.y, block.z};
-  if (fg::Status st = fg::Backend::check_launch(f, ctx->dev, g, b, shmem); st != fg::Status::Ok) return to_cuda(st);
-  out->type = gr::NodeType::Kernel;
-  out->kernel.f = f;
-  out->kernel.handle = func;
-  std::copy(g, g + 3, out->kernel.grid);
-  std::copy(b, b + 3, out->kernel.block);
-  out->kernel.shmem = shmem;
-  out->kernel.params = args;
-  out->kernel.extra = extra;
-  out->kernel.ctx = ctx;
-  return cudaSuccess;
+  return to_cuda(gr::kernel_node(f, func, ctx, g, b, shmem, args, extra, out));
 }
 
-cudaError_t kernel_params(const cudaKernelNodeParams* p, gr::Params* out) {
+cudaError_t params(const cudaKernelNodeParams* p, gr::Params* out) {
   if (!p) return cudaErrorInvalidValue;
   return kernel_params(p->func, p->gridDim, p->blockDim, p->sharedMemBytes, p->kernelParams, p->extra, out);
 }
 
-void to_runtime(const gr::Kernel& k, cudaKernelNodeParams* p) {
+void to_runtime(const gr::Params& n, cudaKernelNodeParams* p) {
+  const gr::Kernel& k = n.kernel;
   p->func = const_cast<void*>(k.handle);
   p->gridDim = dim3{k.grid[0], k.grid[1], k.grid[2]};
   p->blockDim = dim3{k.block[0], k.block[1], k.block[2]};
@@ -126,42 +73,30 @@ cudaError_t check_copy(const gr::Copy& c, cudaMemcpyKind kind) {
     return cudaErrorInvalidValue;
   if ((kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice) && !known(c.src))
     return cudaErrorInvalidValue;
-  const size_t dspan = c.dpitch * c.dheight * (c.depth - 1) + c.dpitch * (c.height - 1) + c.width;
-  const size_t sspan = c.spitch * c.sheight * (c.depth - 1) + c.spitch * (c.height - 1) + c.width;
-  if (!range_ok(c.dst, dspan) || !range_ok(c.src, sspan)) return cudaErrorInvalidValue;
+  if (!range_ok(c.dst, c.dst_span()) || !range_ok(c.src, c.src_span())) return cudaErrorInvalidValue;
   return cudaSuccess;
 }
 
 cudaError_t copy_1d(void* dst, const void* src, size_t count, cudaMemcpyKind kind, gr::Params* out) {
-  out->type = gr::NodeType::Memcpy;
-  gr::Copy& c = out->copy;
-  c.dst = dst, c.src = src;
-  c.dpitch = c.spitch = count;
-  c.width = count;
-  c.kind = kind;
-  return check_copy(c, kind);
+  gr::copy_node({dst, count}, {src, count}, count, 1, 1, out, kind);
+  return check_copy(out->copy, kind);
 }
 
-cudaError_t copy_3d(const cudaMemcpy3DParms* p, gr::Params* out) {
+cudaError_t params(const cudaMemcpy3DParms* p, gr::Params* out) {
   if (!p) return cudaErrorInvalidValue;
   if (p->srcArray || p->dstArray) return cudaErrorInvalidValue;  // CUDA arrays are not modelled
   if (!p->srcPtr.ptr || !p->dstPtr.ptr) return cudaErrorInvalidValue;
   const cudaExtent& e = p->extent;
   if (e.width > p->srcPtr.pitch || e.width > p->dstPtr.pitch) return cudaErrorInvalidPitchValue;
-  const size_t sy = p->srcPtr.ysize ? p->srcPtr.ysize : e.height;
-  const size_t dy = p->dstPtr.ysize ? p->dstPtr.ysize : e.height;
-  out->type = gr::NodeType::Memcpy;
-  gr::Copy& c = out->copy;
-  c.src = static_cast<const char*>(p->srcPtr.ptr) + (p->srcPos.z * sy + p->srcPos.y) * p->srcPtr.pitch + p->srcPos.x;
-  c.dst = static_cast<char*>(p->dstPtr.ptr) + (p->dstPos.z * dy + p->dstPos.y) * p->dstPtr.pitch + p->dstPos.x;
-  c.spitch = p->srcPtr.pitch, c.dpitch = p->dstPtr.pitch;
-  c.sheight = sy, c.dheight = dy;
-  c.width = e.width, c.height = e.height, c.depth = e.depth;
-  c.kind = p->kind;
-  return check_copy(c, p->kind);
+  auto side = [&](const cudaPitchedPtr& v, const cudaPos& at) {
+    return gr::Volume{v.ptr, v.pitch, v.ysize ? v.ysize : e.height, at.x, at.y, at.z};
+  };
+  gr::copy_node(side(p->dstPtr, p->dstPos), side(p->srcPtr, p->srcPos), e.width, e.height, e.depth, out, p->kind);
+  return check_copy(out->copy, p->kind);
 }
 
-void to_runtime(const gr::Copy& c, cudaMemcpy3DParms* p) {
+void to_runtime(const gr::Params& n, cudaMemcpy3DParms* p) {
+  const gr::Copy& c = n.copy;
   *p = cudaMemcpy3DParms{};
   p->srcPtr = cudaPitchedPtr{const_cast<void*>(c.src), c.spitch, c.width, c.sheight};
   p->dstPtr = cudaPitchedPtr{c.dst, c.dpitch, c.width, c.dheight};
@@ -169,103 +104,66 @@ void to_runtime(const gr::Copy& c, cudaMemcpy3DParms* p) {
   p->kind = static_cast<cudaMemcpyKind>(c.kind);
 }
 
-// `symbol` is the host shadow of a registered __device__/__constant__ variable.
-cudaError_t symbol_at(const void* symbol, size_t count, size_t offset, char** where) {
-  fg::Symbol* sym = symbol ? be().symbol_by_host(symbol) : nullptr;
-  if (!sym || !sym->dev_ptr) return cudaErrorInvalidSymbol;
-  if (offset > sym->size || count > sym->size - offset) return cudaErrorInvalidValue;
-  *where = static_cast<char*>(sym->dev_ptr) + offset;
-  return cudaSuccess;
+// A copy to (`to_symbol`) or from a registered variable: its storage is the device side, which
+// the kind must name (or be the default).
+cudaError_t symbol_copy(bool to_symbol, const void* symbol, const void* other, size_t count, size_t offset,
+                        cudaMemcpyKind kind, gr::Params* out) {
+  char* dev = nullptr;
+  if (cudaError_t e = fg::rt::symbol_range(symbol, count, offset, &dev); e != cudaSuccess) return e;
+  const cudaMemcpyKind toward = to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  if (kind != toward && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
+    return cudaErrorInvalidMemcpyDirection;
+  return to_symbol ? copy_1d(dev, other, count, kind, out) : copy_1d(const_cast<void*>(other), dev, count, kind, out);
 }
-
 cudaError_t copy_to_symbol(const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind kind,
                            gr::Params* out) {
-  char* dst = nullptr;
-  if (cudaError_t e = symbol_at(symbol, count, offset, &dst); e != cudaSuccess) return e;
-  if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
-    return cudaErrorInvalidMemcpyDirection;
-  return copy_1d(dst, src, count, kind, out);
+  return symbol_copy(true, symbol, src, count, offset, kind, out);
 }
-
 cudaError_t copy_from_symbol(void* dst, const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind,
                              gr::Params* out) {
-  char* src = nullptr;
-  if (cudaError_t e = symbol_at(symbol, count, offset, &src); e != cudaSuccess) return e;
-  if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
-    return cudaErrorInvalidMemcpyDirection;
-  return copy_1d(dst, src, count, kind, out);
+  return symbol_copy(false, symbol, dst, count, offset, kind, out);
 }
 
 cudaError_t memset_params(void* dst, size_t pitch, unsigned value, unsigned elem, size_t width, size_t height,
                           gr::Params* out) {
-  if (elem != 1 && elem != 2 && elem != 4) return cudaErrorInvalidValue;
-  if (width == 0 || height == 0) return cudaErrorInvalidValue;
-  if (height > 1 && pitch < width * elem) return cudaErrorInvalidValue;
-  const size_t span = (height > 1 ? pitch * (height - 1) : 0) + width * elem;
-  if (!known(dst) || !range_ok(dst, span)) return cudaErrorInvalidValue;
-  out->type = gr::NodeType::Memset;
-  out->set = gr::Set{dst, height > 1 ? pitch : width * elem, value, elem, width, height};
-  return cudaSuccess;
+  if (fg::Status st = gr::memset_node(dst, pitch, value, elem, width, height, out); st != fg::Status::Ok)
+    return to_cuda(st);
+  return known(dst) && range_ok(dst, out->set.span()) ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-cudaError_t memset_params(const cudaMemsetParams* p, gr::Params* out) {
+cudaError_t params(const cudaMemsetParams* p, gr::Params* out) {
   if (!p) return cudaErrorInvalidValue;
   return memset_params(p->dst, p->pitch, p->value, p->elementSize, p->width, p->height, out);
 }
 
-void to_runtime(const gr::Set& s, cudaMemsetParams* p) {
+void to_runtime(const gr::Params& n, cudaMemsetParams* p) {
+  const gr::Set& s = n.set;
   *p = cudaMemsetParams{s.dst, s.pitch, s.value, s.elem, s.width, s.height};
 }
 
-cudaError_t host_params(cudaHostFn_t fn, void* user, gr::Params* out) {
-  if (!fn) return cudaErrorInvalidValue;
-  out->type = gr::NodeType::Host;
-  out->host.fn = fn;
-  out->host.user = user;
-  return cudaSuccess;
+cudaError_t params(const cudaHostNodeParams* p, gr::Params* out) {
+  return p ? to_cuda(gr::host_node(p->fn, p->userData, out)) : cudaErrorInvalidValue;
 }
+
+void to_runtime(const gr::Params& n, cudaHostNodeParams* p) { *p = cudaHostNodeParams{n.host.fn, n.host.user}; }
 
 cudaError_t event_params(cudaEvent_t event, gr::NodeType type, gr::Params* out) {
-  auto* e = reinterpret_cast<fg::Event*>(event);
-  if (!be().event_valid(e)) return cudaErrorInvalidValue;
-  out->type = type;
-  out->event = e;
-  return cudaSuccess;
+  return to_cuda(gr::event_node(reinterpret_cast<fg::Event*>(event), type, out));
 }
 
-// The runtime's context on a device: the current one if it is that device's, else the
-// device's primary context (retained once, as the runtime does on first use).
-cudaError_t device_ctx(int ordinal, fg::Context** out) {
-  fg::Device* dev = be().device(ordinal);
-  if (!dev) return cudaErrorInvalidDevice;
-  fg::Context* cur = nullptr;
-  if (cudaError_t e = fg::rt::context(&cur); e != cudaSuccess) return e;
-  if (cur->dev == dev) {
-    *out = cur;
-    return cudaSuccess;
-  }
-  {
-    std::lock_guard lock(dev->primary_mu);
-    if (dev->primary && dev->primary_refs > 0) {
-      *out = dev->primary;
-      return cudaSuccess;
-    }
-  }
-  return to_cuda(be().primary_retain(dev, out));
-}
+void to_runtime(const gr::Params& n, cudaEvent_t* e) { *e = reinterpret_cast<cudaEvent_t>(n.event); }
 
 cudaError_t alloc_params(const cudaMemPoolProps& props, size_t bytes, gr::Params* out) {
-  if (props.allocType != cudaMemAllocationTypePinned || props.handleTypes != cudaMemHandleTypeNone)
-    return cudaErrorInvalidValue;
-  if (props.location.type != cudaMemLocationTypeDevice) return cudaErrorInvalidValue;
-  if (bytes == 0) return cudaErrorInvalidValue;
-  fg::Context* ctx = nullptr;
-  if (cudaError_t e = device_ctx(props.location.id, &ctx); e != cudaSuccess) return e;
-  out->type = gr::NodeType::MemAlloc;
-  return to_cuda(gr::make_alloc(ctx, bytes, fg::ApiOrigin::Runtime, &out->alloc));
+  const gr::AllocProps core{props.allocType, props.handleTypes, props.location.type, props.location.id, bytes};
+  fg::Device* dev = nullptr;
+  if (fg::Status st = gr::alloc_device(core, &dev); st != fg::Status::Ok) return to_cuda(st);
+  fg::Context* current = nullptr;
+  if (cudaError_t e = fg::rt::context(&current); e != cudaSuccess) return e;
+  return to_cuda(gr::alloc_node(dev, current, bytes, fg::ApiOrigin::Runtime, out));
 }
 
-void to_runtime(const gr::GraphAlloc& a, cudaMemAllocNodeParams* p) {
+void to_runtime(const gr::Params& n, cudaMemAllocNodeParams* p) {
+  const gr::GraphAlloc& a = *n.alloc;
   *p = cudaMemAllocNodeParams{};
   p->poolProps.allocType = cudaMemAllocationTypePinned;
   p->poolProps.handleTypes = cudaMemHandleTypeNone;
@@ -274,43 +172,49 @@ void to_runtime(const gr::GraphAlloc& a, cudaMemAllocNodeParams* p) {
   p->dptr = a.ptr;
 }
 
-// A free node frees a graph allocation or a device allocation (exact base).
-cudaError_t free_params(void* dptr, gr::Params* out) {
-  if (!dptr) return cudaErrorInvalidValue;
-  if (!gr::is_graph_alloc(dptr)) {
-    auto a = be().mem_find(dptr);
-    if (!a || a->base != reinterpret_cast<uintptr_t>(dptr) || a->kind != fg::MemKind::Device)
-      return cudaErrorInvalidValue;
-  }
-  out->type = gr::NodeType::MemFree;
-  out->free_ptr = dptr;
-  return cudaSuccess;
-}
+void to_runtime(const gr::Params& n, void** dptr) { *dptr = n.free_ptr; }
 
 // ---- node helpers ------------------------------------------------------------------------------------
 
 cudaError_t add(cudaGraphNode_t* pNode, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n, gr::Params p) {
-  if (!pNode) return cudaErrorInvalidValue;
-  gr::Node* node = nullptr;
-  if (fg::Status st = gr::add(graph_of(graph), nodes_of(deps), n, std::move(p), &node); st != fg::Status::Ok)
-    return to_cuda(st);
-  *pNode = handle(node);
+  return to_cuda(gr::add(graph_of(graph), nodes_of(deps), n, std::move(p), out_of<gr::Node>(pNode)));
+}
+
+// Graph handle first: its error comes before the parameters'. *dptr (optional): the address of
+// an allocation node's memory.
+template <class Make>
+cudaError_t add_made(cudaGraphNode_t* pNode, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n, Make make,
+                     void** dptr = nullptr) {
+  if (!gr::valid(graph_of(graph))) return cudaErrorInvalidValue;
+  gr::Params p;
+  if (cudaError_t e = make(&p); e != cudaSuccess) return e;
+  void* mem = p.alloc ? p.alloc->ptr : nullptr;
+  if (cudaError_t e = add(pNode, graph, deps, n, std::move(p)); e != cudaSuccess) return e;
+  if (dptr) *dptr = mem;
   return cudaSuccess;
 }
 
-// Parameters of a node that must be of `type`.
-cudaError_t node_params(cudaGraphNode_t node, gr::NodeType type, gr::Params* out) {
-  if (fg::Status st = gr::params_of(node_of(node), out); st != fg::Status::Ok) return to_cuda(st);
-  return out->type == type ? cudaSuccess : cudaErrorInvalidValue;
+// The parameters of a node of `type`, translated into the caller's struct.
+template <class P>
+cudaError_t get(cudaGraphNode_t node, gr::NodeType type, P* out) {
+  if (!out) return cudaErrorInvalidValue;
+  gr::Params p;
+  if (fg::Status st = gr::params_of(node_of(node), type, &p); st != fg::Status::Ok) return to_cuda(st);
+  to_runtime(p, out);
+  return cudaSuccess;
 }
 
-cudaError_t set(cudaGraphNode_t node, cudaError_t made, const gr::Params& p) {
-  if (made != cudaSuccess) return made;
+// New parameters that `make` builds, for a node or (exec_set) its copy in an executable graph.
+template <class Make>
+cudaError_t set(cudaGraphNode_t node, Make make) {
+  gr::Params p;
+  if (cudaError_t e = make(&p); e != cudaSuccess) return e;
   return to_cuda(gr::set_params(node_of(node), p));
 }
-
-cudaError_t exec_set(cudaGraphExec_t exec, cudaGraphNode_t node, cudaError_t made, const gr::Params& p) {
-  if (made != cudaSuccess) return made;
+template <class Make>
+cudaError_t exec_set(cudaGraphExec_t exec, cudaGraphNode_t node, Make make) {
+  gr::Params p;
+  if (cudaError_t e = make(&p); e != cudaSuccess) return e;
   return to_cuda(gr::exec_set_params(exec_of(exec), node_of(node), p));
 }
 
@@ -318,6 +222,7 @@ cudaError_t exec_set(cudaGraphExec_t exec, cudaGraphNode_t node, cudaError_t mad
 
 cudaError_t generic_params(cudaGraphNodeParams* np, gr::Params* out, bool creating) {
   if (!np) return cudaErrorInvalidValue;
+  if (fg::Status st = gr::generic_type(np->type, creating); st != fg::Status::Ok) return to_cuda(st);
   switch (np->type) {
     case cudaGraphNodeTypeKernel: {
       const auto& k = np->kernel;
@@ -325,46 +230,31 @@ cudaError_t generic_params(cudaGraphNodeParams* np, gr::Params* out, bool creati
     }
     case cudaGraphNodeTypeMemcpy:
       if (np->memcpy.flags != 0) return cudaErrorInvalidValue;
-      return copy_3d(&np->memcpy.copyParams, out);
+      return params(&np->memcpy.copyParams, out);
     case cudaGraphNodeTypeMemset: {
       const auto& m = np->memset;
       return memset_params(m.dst, m.pitch, m.value, m.elementSize, m.width, m.height, out);
     }
-    case cudaGraphNodeTypeHost: return host_params(np->host.fn, np->host.userData, out);
-    case cudaGraphNodeTypeEmpty: out->type = gr::NodeType::Empty; return cudaSuccess;
+    case cudaGraphNodeTypeHost: return to_cuda(gr::host_node(np->host.fn, np->host.userData, out));
     case cudaGraphNodeTypeEventRecord: return event_params(np->eventRecord.event, gr::NodeType::EventRecord, out);
     case cudaGraphNodeTypeWaitEvent: return event_params(np->eventWait.event, gr::NodeType::WaitEvent, out);
-    case cudaGraphNodeTypeMemAlloc:
-      if (!creating) return cudaErrorInvalidValue;
-      return alloc_params(np->alloc.poolProps, np->alloc.bytesize, out);
-    case cudaGraphNodeTypeMemFree:
-      if (!creating) return cudaErrorInvalidValue;
-      return free_params(np->free.dptr, out);
-    case cudaGraphNodeTypeGraph: return cudaErrorInvalidValue;  // handled by the caller
-    default: return cudaErrorNotSupported;                      // external semaphores, conditional nodes
+    case cudaGraphNodeTypeMemAlloc: return alloc_params(np->alloc.poolProps, np->alloc.bytesize, out);
+    case cudaGraphNodeTypeMemFree: return to_cuda(gr::free_node(np->free.dptr, out));
+    default: out->type = gr::NodeType::Empty; return cudaSuccess;
   }
 }
 
 cudaError_t add_node(cudaGraphNode_t* pNode, cudaGraph_t graph, const cudaGraphNode_t* deps,
                      const cudaGraphEdgeData* edges, size_t n, cudaGraphNodeParams* np) {
-  if (!pNode || !np) return cudaErrorInvalidValue;
-  if (!default_edges(edges, n)) return cudaErrorInvalidValue;
+  if (!pNode || !np || !gr::default_edges(edges, n)) return cudaErrorInvalidValue;
   if (np->type == cudaGraphNodeTypeGraph) {
-    if (np->graph.ownership != cudaGraphChildGraphOwnershipClone) return cudaErrorNotSupported;
-    gr::Node* node = nullptr;
-    if (fg::Status st = gr::add_child(graph_of(graph), nodes_of(deps), n, graph_of(np->graph.graph), &node);
-        st != fg::Status::Ok)
-      return to_cuda(st);
-    *pNode = handle(node);
-    return cudaSuccess;
+    const auto& c = np->graph;
+    return to_cuda(
+        gr::add_child(graph_of(graph), nodes_of(deps), n, graph_of(c.graph), out_of<gr::Node>(pNode), c.ownership));
   }
-  if (!gr::valid(graph_of(graph))) return cudaErrorInvalidValue;
-  gr::Params p;
-  if (cudaError_t e = generic_params(np, &p, true); e != cudaSuccess) return e;
-  void* dptr = p.alloc ? p.alloc->ptr : nullptr;
-  if (cudaError_t e = add(pNode, graph, deps, n, std::move(p)); e != cudaSuccess) return e;
-  if (np->type == cudaGraphNodeTypeMemAlloc) np->alloc.dptr = dptr;
-  return cudaSuccess;
+  void** dptr = np->type == cudaGraphNodeTypeMemAlloc ? &np->alloc.dptr : nullptr;
+  return add_made(
+      pNode, graph, deps, n, [&](gr::Params* p) { return generic_params(np, p, true); }, dptr);
 }
 
 // ---- capture --------------------------------------------------------------------------------------------
@@ -374,51 +264,35 @@ cudaError_t begin_capture(cudaStream_t stream, cudaStreamCaptureMode mode, bool 
                           bool to_graph = false) {
   fg::Stream* s = nullptr;
   if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
-  if (mode < cudaStreamCaptureModeGlobal || mode > cudaStreamCaptureModeRelaxed) return cudaErrorInvalidValue;
-  if (to_graph) {
-    if (!graph || (n && !deps) || !default_edges(edges, n)) return cudaErrorInvalidValue;
-  }
-  return to_cuda(gr::begin_capture(s, mode, graph_of(graph), nodes_of(deps), n));
+  return to_cuda(gr::begin_capture(s, mode, to_graph, graph_of(graph), nodes_of(deps), edges, n));
 }
 
 cudaError_t end_capture(cudaStream_t stream, cudaGraph_t* pGraph, bool per_thread) {
   if (!pGraph) return cudaErrorInvalidValue;
   fg::Stream* s = nullptr;
   if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
-  gr::Graph* g = nullptr;
-  fg::Status st = gr::end_capture(s, &g);
-  if (st == fg::Status::Ok || st == fg::Status::CaptureInvalidated || st == fg::Status::CaptureUnjoined)
-    *pGraph = handle(g);
-  return to_cuda(st);
+  return to_cuda(gr::end_capture(s, out_of<gr::Graph>(pGraph)));
 }
 
-// Every ABI of cudaStreamGetCaptureInfo: optional outputs are written when non-null.
-cudaError_t capture_info(cudaStream_t stream, cudaStreamCaptureStatus* status, unsigned long long* id,
-                         cudaGraph_t* graph, const cudaGraphNode_t** deps, const cudaGraphEdgeData** edges,
-                         size_t* ndeps, bool per_thread) {
+// Every ABI of cudaStreamGetCaptureInfo (and cudaStreamIsCapturing): the outputs an ABI lacks
+// are null; optional outputs are written when non-null.
+cudaError_t capture_info(cudaStream_t stream, bool per_thread, cudaStreamCaptureStatus* status,
+                         unsigned long long* id = nullptr, cudaGraph_t* graph = nullptr,
+                         const cudaGraphNode_t** deps = nullptr, const cudaGraphEdgeData** edges = nullptr,
+                         size_t* ndeps = nullptr) {
   if (!status) return cudaErrorInvalidValue;
   if (edges && !deps) return cudaErrorInvalidValue;
   fg::Stream* s = nullptr;
   if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
   gr::CaptureInfo info;
   if (fg::Status st = gr::capture_info(s, &info); st != fg::Status::Ok) return to_cuda(st);
-  // Only the status is defined when not capturing; the rest reads as empty.
-  *status = static_cast<cudaStreamCaptureStatus>(info.status);
-  if (id) *id = info.id;
-  if (graph) *graph = handle(info.graph);
-  if (deps) *deps = reinterpret_cast<const cudaGraphNode_t*>(info.deps);
-  if (edges) *edges = static_cast<const cudaGraphEdgeData*>(info.edges);
-  if (ndeps) *ndeps = info.ndeps;
+  put_capture_info(info, status, id, graph, deps, edges, ndeps);
   return cudaSuccess;
-}
-
-cudaError_t is_capturing(cudaStream_t stream, cudaStreamCaptureStatus* status, bool per_thread) {
-  return capture_info(stream, status, nullptr, nullptr, nullptr, nullptr, nullptr, per_thread);
 }
 
 cudaError_t update_deps(cudaStream_t stream, cudaGraphNode_t* deps, const cudaGraphEdgeData* edges, size_t n,
                         unsigned flags, bool per_thread) {
-  if ((n && !deps) || !default_edges(edges, n)) return cudaErrorInvalidValue;
+  if ((n && !deps) || !gr::default_edges(edges, n)) return cudaErrorInvalidValue;
   fg::Stream* s = nullptr;
   if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
   return to_cuda(gr::update_capture_deps(s, nodes_of(deps), n, flags));
@@ -427,18 +301,15 @@ cudaError_t update_deps(cudaStream_t stream, cudaGraphNode_t* deps, const cudaGr
 // ---- instantiation and launch ----------------------------------------------------------------------------
 
 cudaError_t instantiate(cudaGraphExec_t* pExec, cudaGraph_t graph, unsigned long long flags,
-                        cudaGraphInstantiateParams* params = nullptr) {
+                        cudaGraphInstantiateParams* params = nullptr, bool no_upload = false) {
   if (!pExec) return cudaErrorInvalidValue;
-  gr::Exec* x = nullptr;
   gr::InstantiateResult res;
-  const fg::Status st = gr::instantiate(graph_of(graph), flags, &x, &res);
+  const fg::Status st = gr::instantiate(graph_of(graph), flags, out_of<gr::Exec>(pExec), &res, no_upload);
   if (params) {
     params->result_out = static_cast<cudaGraphInstantiateResult>(res.result);
     params->errNode_out = handle(res.err_node);
   }
-  if (st != fg::Status::Ok) return to_cuda(st);
-  *pExec = reinterpret_cast<cudaGraphExec_t>(x);
-  return cudaSuccess;
+  return to_cuda(st);
 }
 
 cudaError_t instantiate_with_params(cudaGraphExec_t* pExec, cudaGraph_t graph, cudaGraphInstantiateParams* params,
@@ -451,49 +322,29 @@ cudaError_t instantiate_with_params(cudaGraphExec_t* pExec, cudaGraph_t graph, c
   return instantiate(pExec, graph, params->flags, params);
 }
 
-cudaError_t launch(cudaGraphExec_t exec, cudaStream_t stream, bool per_thread) {
+cudaError_t launch(cudaGraphExec_t exec, cudaStream_t stream, bool per_thread, bool upload) {
   if (!gr::valid(exec_of(exec))) return cudaErrorInvalidValue;
   fg::Stream* s = nullptr;
   if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
-  return to_cuda(gr::launch(exec_of(exec), s));
-}
-
-cudaError_t upload(cudaGraphExec_t exec, cudaStream_t stream, bool per_thread) {
-  if (!gr::valid(exec_of(exec))) return cudaErrorInvalidValue;
-  fg::Stream* s = nullptr;
-  if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
-  return to_cuda(gr::upload(exec_of(exec), s));
+  return to_cuda(upload ? gr::upload(exec_of(exec), s) : gr::launch(exec_of(exec), s));
 }
 
 // ---- lists -------------------------------------------------------------------------------------------------
 
 cudaError_t get_edges(cudaGraph_t graph, cudaGraphNode_t* from, cudaGraphNode_t* to, cudaGraphEdgeData* edges,
                       size_t* n) {
-  if (!n || (!from) != (!to) || (edges && !from)) return cudaErrorInvalidValue;
-  std::vector<gr::Node*> f, t;
-  if (fg::Status st = gr::edges(graph_of(graph), &f, &t); st != fg::Status::Ok) return to_cuda(st);
-  const size_t want = *n;
-  if (cudaError_t e = fill(f, from, n, [](gr::Node* x) { return handle(x); }); e != cudaSuccess) return e;
-  size_t n2 = want;
-  (void)fill(t, to, &n2, [](gr::Node* x) { return handle(x); });
-  if (edges)
-    for (size_t i = 0; i < want; ++i) edges[i] = cudaGraphEdgeData{};
-  return cudaSuccess;
+  return to_cuda(gr::edges(graph_of(graph), list_out(from), list_out(to), edges, n));
 }
 
 cudaError_t node_deps(cudaGraphNode_t node, cudaGraphNode_t* out, cudaGraphEdgeData* edges, size_t* n, bool outgoing) {
-  if (!n) return cudaErrorInvalidValue;
-  std::vector<gr::Node*> v;
-  const fg::Status st = outgoing ? gr::dependents(node_of(node), &v) : gr::dependencies(node_of(node), &v);
-  if (st != fg::Status::Ok) return to_cuda(st);
-  return fill_nodes(v, out, edges, n);
+  const auto list = outgoing ? gr::dependents : gr::dependencies;
+  return to_cuda(list(node_of(node), list_out(out), edges, n));
 }
 
 cudaError_t change_deps(cudaGraph_t graph, const cudaGraphNode_t* from, const cudaGraphNode_t* to,
                         const cudaGraphEdgeData* edges, size_t n, bool adding) {
-  if (!default_edges(edges, n)) return cudaErrorInvalidValue;
-  return to_cuda(adding ? gr::add_edges(graph_of(graph), nodes_of(from), nodes_of(to), n)
-                        : gr::remove_edges(graph_of(graph), nodes_of(from), nodes_of(to), n));
+  const auto change = adding ? gr::add_edges : gr::remove_edges;
+  return to_cuda(change(graph_of(graph), nodes_of(from), nodes_of(to), edges, n));
 }
 
 }  // namespace
@@ -502,119 +353,56 @@ cudaError_t change_deps(cudaGraph_t graph, const cudaGraphNode_t* from, const cu
 // Stream capture
 // ============================================================================================================
 
-extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode) {
-  return api([&] { return begin_capture(stream, mode, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamBeginCapture_ptsz(cudaStream_t stream, cudaStreamCaptureMode mode) {
-  return api([&] { return begin_capture(stream, mode, true); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph,
-                                                                    const cudaGraphNode_t* deps,
-                                                                    const cudaGraphEdgeData* edges, size_t n,
-                                                                    cudaStreamCaptureMode mode) {
-  return api([&] { return begin_capture(stream, mode, false, graph, deps, edges, n, true); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t stream, cudaGraph_t graph,
-                                                                         const cudaGraphNode_t* deps,
-                                                                         const cudaGraphEdgeData* edges, size_t n,
-                                                                         cudaStreamCaptureMode mode) {
-  return api([&] { return begin_capture(stream, mode, true, graph, deps, edges, n, true); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph) {
-  return api([&] { return end_capture(stream, pGraph, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t* pGraph) {
-  return api([&] { return end_capture(stream, pGraph, true); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) {
-  return api([&] { return is_capturing(stream, status, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamIsCapturing_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* status) {
-  return api([&] { return is_capturing(stream, status, true); });
-}
+// An entry point and its per-thread-default-stream twin (_ptsz: a null stream is the calling
+// thread's default stream): both make the call, with `per_thread` set for the twin.
+#define FG_PTSZ(name, args, ...)                             \
+  extern "C" FG_IMPL cudaError_t fgimpl_##name args {        \
+    constexpr bool per_thread = false;                       \
+    return api([&] { return __VA_ARGS__; });                 \
+  }                                                          \
+  extern "C" FG_IMPL cudaError_t fgimpl_##name##_ptsz args { \
+    constexpr bool per_thread = true;                        \
+    return api([&] { return __VA_ARGS__; });                 \
+  }
+
+FG_PTSZ(cudaStreamBeginCapture, (cudaStream_t stream, cudaStreamCaptureMode mode),
+        begin_capture(stream, mode, per_thread))
+FG_PTSZ(cudaStreamBeginCaptureToGraph,
+        (cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t* deps, const cudaGraphEdgeData* edges, size_t n,
+         cudaStreamCaptureMode mode),
+        begin_capture(stream, mode, per_thread, graph, deps, edges, n, true))
+FG_PTSZ(cudaStreamEndCapture, (cudaStream_t stream, cudaGraph_t* pGraph), end_capture(stream, pGraph, per_thread))
+FG_PTSZ(cudaStreamIsCapturing, (cudaStream_t stream, cudaStreamCaptureStatus* status),
+        capture_info(stream, per_thread, status))
 
 // CUDA 13 (and 12.3+ _v3): (stream, status, id, graph, deps, edgeData, numDeps).
-extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* status,
-                                                               unsigned long long* id, cudaGraph_t* graph,
-                                                               const cudaGraphNode_t** deps,
-                                                               const cudaGraphEdgeData** edges, size_t* n) {
-  return api([&] { return capture_info(stream, status, id, graph, deps, edges, n, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream,
-                                                                    cudaStreamCaptureStatus* status,
-                                                                    unsigned long long* id, cudaGraph_t* graph,
-                                                                    const cudaGraphNode_t** deps,
-                                                                    const cudaGraphEdgeData** edges, size_t* n) {
-  return api([&] { return capture_info(stream, status, id, graph, deps, edges, n, true); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamGetCaptureInfo_v3(cudaStream_t stream, cudaStreamCaptureStatus* status,
-                                                                  unsigned long long* id, cudaGraph_t* graph,
-                                                                  const cudaGraphNode_t** deps,
-                                                                  const cudaGraphEdgeData** edges, size_t* n) {
-  return api([&] { return capture_info(stream, status, id, graph, deps, edges, n, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamGetCaptureInfo_v3_ptsz(cudaStream_t stream,
-                                                                       cudaStreamCaptureStatus* status,
-                                                                       unsigned long long* id, cudaGraph_t* graph,
-                                                                       const cudaGraphNode_t** deps,
-                                                                       const cudaGraphEdgeData** edges, size_t* n) {
-  return api([&] { return capture_info(stream, status, id, graph, deps, edges, n, true); });
-}
+#define FG_CAPTURE_INFO(name)                                                                                 \
+  FG_PTSZ(name,                                                                                               \
+          (cudaStream_t stream, cudaStreamCaptureStatus * status, unsigned long long* id, cudaGraph_t* graph, \
+           const cudaGraphNode_t** deps, const cudaGraphEdgeData** edges, size_t* n),                         \
+          capture_info(stream, per_thread, status, id, graph, deps, edges, n))
+FG_CAPTURE_INFO(cudaStreamGetCaptureInfo)
+FG_CAPTURE_INFO(cudaStreamGetCaptureInfo_v3)
+#undef FG_CAPTURE_INFO
 // CUDA 11.3 _v2: (stream, status, id, graph, deps, numDeps).
-extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamGetCaptureInfo_v2(cudaStream_t stream, cudaStreamCaptureStatus* status,
-                                                                  unsigned long long* id, cudaGraph_t* graph,
-                                                                  const cudaGraphNode_t** deps, size_t* n) {
-  return api([&] { return capture_info(stream, status, id, graph, deps, nullptr, n, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamGetCaptureInfo_v2_ptsz(cudaStream_t stream,
-                                                                       cudaStreamCaptureStatus* status,
-                                                                       unsigned long long* id, cudaGraph_t* graph,
-                                                                       const cudaGraphNode_t** deps, size_t* n) {
-  return api([&] { return capture_info(stream, status, id, graph, deps, nullptr, n, true); });
-}
+FG_PTSZ(cudaStreamGetCaptureInfo_v2,
+        (cudaStream_t stream, cudaStreamCaptureStatus* status, unsigned long long* id, cudaGraph_t* graph,
+         const cudaGraphNode_t** deps, size_t* n),
+        capture_info(stream, per_thread, status, id, graph, deps, nullptr, n))
 // libcudart.so.12's plain name: the 10.1 form (stream, status, id).
-extern "C" FG_IMPL cudaError_t fgimpl_v12_cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* status,
-                                                                   unsigned long long* id) {
-  return api([&] { return capture_info(stream, status, id, nullptr, nullptr, nullptr, nullptr, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_v12_cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream,
-                                                                        cudaStreamCaptureStatus* status,
-                                                                        unsigned long long* id) {
-  return api([&] { return capture_info(stream, status, id, nullptr, nullptr, nullptr, nullptr, true); });
-}
+FG_PTSZ(v12_cudaStreamGetCaptureInfo, (cudaStream_t stream, cudaStreamCaptureStatus* status, unsigned long long* id),
+        capture_info(stream, per_thread, status, id))
 
-extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t* deps,
-                                                                          const cudaGraphEdgeData* edges, size_t n,
-                                                                          unsigned int flags) {
-  return api([&] { return update_deps(stream, deps, edges, n, flags, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t stream,
-                                                                               cudaGraphNode_t* deps,
-                                                                               const cudaGraphEdgeData* edges, size_t n,
-                                                                               unsigned int flags) {
-  return api([&] { return update_deps(stream, deps, edges, n, flags, true); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamUpdateCaptureDependencies_v2(cudaStream_t stream, cudaGraphNode_t* deps,
-                                                                             const cudaGraphEdgeData* edges, size_t n,
-                                                                             unsigned int flags) {
-  return api([&] { return update_deps(stream, deps, edges, n, flags, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaStreamUpdateCaptureDependencies_v2_ptsz(cudaStream_t stream,
-                                                                                  cudaGraphNode_t* deps,
-                                                                                  const cudaGraphEdgeData* edges,
-                                                                                  size_t n, unsigned int flags) {
-  return api([&] { return update_deps(stream, deps, edges, n, flags, true); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_v12_cudaStreamUpdateCaptureDependencies(cudaStream_t stream,
-                                                                              cudaGraphNode_t* deps, size_t n,
-                                                                              unsigned int flags) {
-  return api([&] { return update_deps(stream, deps, nullptr, n, flags, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_v12_cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t stream,
-                                                                                   cudaGraphNode_t* deps, size_t n,
-                                                                                   unsigned int flags) {
-  return api([&] { return update_deps(stream, deps, nullptr, n, flags, true); });
-}
+#define FG_UPDATE_DEPS(name)                                                                                           \
+  FG_PTSZ(name,                                                                                                        \
+          (cudaStream_t stream, cudaGraphNode_t * deps, const cudaGraphEdgeData* edges, size_t n, unsigned int flags), \
+          update_deps(stream, deps, edges, n, flags, per_thread))
+FG_UPDATE_DEPS(cudaStreamUpdateCaptureDependencies)
+FG_UPDATE_DEPS(cudaStreamUpdateCaptureDependencies_v2)
+#undef FG_UPDATE_DEPS
+FG_PTSZ(v12_cudaStreamUpdateCaptureDependencies,
+        (cudaStream_t stream, cudaGraphNode_t* deps, size_t n, unsigned int flags),
+        update_deps(stream, deps, nullptr, n, flags, per_thread))
 
 // Swaps the thread's capture interaction mode (Global 0, ThreadLocal 1, Relaxed 2).
 extern "C" FG_IMPL cudaError_t fgimpl_cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
@@ -634,13 +422,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaThreadExchangeStreamCaptureMode(cudaSt
 // ============================================================================================================
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphCreate(cudaGraph_t* pGraph, unsigned int flags) {
-  return api([&]() -> cudaError_t {
-    if (!pGraph) return cudaErrorInvalidValue;
-    gr::Graph* g = nullptr;
-    if (fg::Status st = gr::create(flags, &g); st != fg::Status::Ok) return to_cuda(st);
-    *pGraph = handle(g);
-    return cudaSuccess;
-  });
+  return api([&] { return to_cuda(gr::create(flags, out_of<gr::Graph>(pGraph))); });
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphDestroy(cudaGraph_t graph) {
@@ -648,25 +430,12 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphDestroy(cudaGraph_t graph) {
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphClone(cudaGraph_t* pClone, cudaGraph_t graph) {
-  return api([&]() -> cudaError_t {
-    if (!pClone) return cudaErrorInvalidValue;
-    gr::Graph* g = nullptr;
-    if (fg::Status st = gr::clone(graph_of(graph), &g); st != fg::Status::Ok) return to_cuda(st);
-    *pClone = handle(g);
-    return cudaSuccess;
-  });
+  return api([&] { return to_cuda(gr::clone(graph_of(graph), out_of<gr::Graph>(pClone))); });
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphNodeFindInClone(cudaGraphNode_t* pNode, cudaGraphNode_t original,
                                                                cudaGraph_t cloned) {
-  return api([&]() -> cudaError_t {
-    if (!pNode) return cudaErrorInvalidValue;
-    gr::Node* n = nullptr;
-    if (fg::Status st = gr::find_in_clone(node_of(original), graph_of(cloned), &n); st != fg::Status::Ok)
-      return to_cuda(st);
-    *pNode = handle(n);
-    return cudaSuccess;
-  });
+  return api([&] { return to_cuda(gr::find_in_clone(node_of(original), graph_of(cloned), out_of<gr::Node>(pNode))); });
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphDebugDotPrint(cudaGraph_t graph, const char* path, unsigned int flags) {
@@ -676,227 +445,92 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphDebugDotPrint(cudaGraph_t graph, 
   });
 }
 
-// ---- kernel nodes -------------------------------------------------------------------------------------------
+// ---- kernel, memcpy, memset and host nodes ---------------------------------------------------------------------
 
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAddKernelNode(cudaGraphNode_t* pNode, cudaGraph_t graph,
-                                                             const cudaGraphNode_t* deps, size_t n,
-                                                             const cudaKernelNodeParams* p) {
-  return api([&]() -> cudaError_t {
-    if (!gr::valid(graph_of(graph))) return cudaErrorInvalidValue;
-    gr::Params params;
-    if (cudaError_t e = kernel_params(p, &params); e != cudaSuccess) return e;
-    return add(pNode, graph, deps, n, std::move(params));
-  });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphKernelNodeGetParams(cudaGraphNode_t node, cudaKernelNodeParams* p) {
-  return api([&]() -> cudaError_t {
-    if (!p) return cudaErrorInvalidValue;
-    gr::Params params;
-    if (cudaError_t e = node_params(node, gr::NodeType::Kernel, &params); e != cudaSuccess) return e;
-    to_runtime(params.kernel, p);
-    return cudaSuccess;
-  });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphKernelNodeSetParams(cudaGraphNode_t node,
-                                                                   const cudaKernelNodeParams* p) {
-  return api([&]() -> cudaError_t {
-    gr::Params params;
-    return set(node, kernel_params(p, &params), params);
-  });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphExecKernelNodeSetParams(cudaGraphExec_t exec, cudaGraphNode_t node,
-                                                                       const cudaKernelNodeParams* p) {
-  return api([&]() -> cudaError_t {
-    gr::Params params;
-    return exec_set(exec, node, kernel_params(p, &params), params);
-  });
-}
+// The four calls of a node type whose parameters come in one struct P: params() builds the
+// node's parameters from a P, to_runtime() hands them back.
+#define FG_NODE_CALLS(Kind, P, type)                                                                                   \
+  extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAdd##Kind##Node(cudaGraphNode_t* pNode, cudaGraph_t graph,            \
+                                                                 const cudaGraphNode_t* deps, size_t n, const P* p) {  \
+    return api([&] { return add_made(pNode, graph, deps, n, [&](gr::Params* out) { return params(p, out); }); });      \
+  }                                                                                                                    \
+  extern "C" FG_IMPL cudaError_t fgimpl_cudaGraph##Kind##NodeGetParams(cudaGraphNode_t node, P* p) {                   \
+    return api([&] { return get(node, type, p); });                                                                    \
+  }                                                                                                                    \
+  extern "C" FG_IMPL cudaError_t fgimpl_cudaGraph##Kind##NodeSetParams(cudaGraphNode_t node, const P* p) {             \
+    return api([&] { return set(node, [&](gr::Params* out) { return params(p, out); }); });                            \
+  }                                                                                                                    \
+  extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphExec##Kind##NodeSetParams(cudaGraphExec_t exec, cudaGraphNode_t node, \
+                                                                           const P* p) {                               \
+    return api([&] { return exec_set(exec, node, [&](gr::Params* out) { return params(p, out); }); });                 \
+  }
+FG_NODE_CALLS(Kernel, cudaKernelNodeParams, gr::NodeType::Kernel)
+FG_NODE_CALLS(Memcpy, cudaMemcpy3DParms, gr::NodeType::Memcpy)
+FG_NODE_CALLS(Memset, cudaMemsetParams, gr::NodeType::Memset)
+FG_NODE_CALLS(Host, cudaHostNodeParams, gr::NodeType::Host)
+#undef FG_NODE_CALLS
 
-// ---- memcpy nodes --------------------------------------------------------------------------------------------
-
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAddMemcpyNode(cudaGraphNode_t* pNode, cudaGraph_t graph,
-                                                             const cudaGraphNode_t* deps, size_t n,
-                                                             const cudaMemcpy3DParms* p) {
-  return api([&]() -> cudaError_t {
-    if (!gr::valid(graph_of(graph))) return cudaErrorInvalidValue;
-    gr::Params params;
-    if (cudaError_t e = copy_3d(p, &params); e != cudaSuccess) return e;
-    return add(pNode, graph, deps, n, std::move(params));
-  });
-}
+// The 1D and symbol forms of memcpy nodes.
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAddMemcpyNode1D(cudaGraphNode_t* pNode, cudaGraph_t graph,
                                                                const cudaGraphNode_t* deps, size_t n, void* dst,
                                                                const void* src, size_t count, cudaMemcpyKind kind) {
-  return api([&]() -> cudaError_t {
-    if (!gr::valid(graph_of(graph))) return cudaErrorInvalidValue;
-    gr::Params params;
-    if (cudaError_t e = copy_1d(dst, src, count, kind, &params); e != cudaSuccess) return e;
-    return add(pNode, graph, deps, n, std::move(params));
+  return api([&] {
+    return add_made(pNode, graph, deps, n, [&](gr::Params* p) { return copy_1d(dst, src, count, kind, p); });
   });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t* pNode, cudaGraph_t graph,
                                                                      const cudaGraphNode_t* deps, size_t n,
                                                                      const void* symbol, const void* src, size_t count,
                                                                      size_t offset, cudaMemcpyKind kind) {
-  return api([&]() -> cudaError_t {
-    if (!gr::valid(graph_of(graph))) return cudaErrorInvalidValue;
-    gr::Params params;
-    if (cudaError_t e = copy_to_symbol(symbol, src, count, offset, kind, &params); e != cudaSuccess) return e;
-    return add(pNode, graph, deps, n, std::move(params));
+  return api([&] {
+    return add_made(pNode, graph, deps, n,
+                    [&](gr::Params* p) { return copy_to_symbol(symbol, src, count, offset, kind, p); });
   });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t* pNode, cudaGraph_t graph,
                                                                        const cudaGraphNode_t* deps, size_t n, void* dst,
                                                                        const void* symbol, size_t count, size_t offset,
                                                                        cudaMemcpyKind kind) {
-  return api([&]() -> cudaError_t {
-    if (!gr::valid(graph_of(graph))) return cudaErrorInvalidValue;
-    gr::Params params;
-    if (cudaError_t e = copy_from_symbol(dst, symbol, count, offset, kind, &params); e != cudaSuccess) return e;
-    return add(pNode, graph, deps, n, std::move(params));
-  });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, cudaMemcpy3DParms* p) {
-  return api([&]() -> cudaError_t {
-    if (!p) return cudaErrorInvalidValue;
-    gr::Params params;
-    if (cudaError_t e = node_params(node, gr::NodeType::Memcpy, &params); e != cudaSuccess) return e;
-    to_runtime(params.copy, p);
-    return cudaSuccess;
-  });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const cudaMemcpy3DParms* p) {
-  return api([&]() -> cudaError_t {
-    gr::Params params;
-    return set(node, copy_3d(p, &params), params);
+  return api([&] {
+    return add_made(pNode, graph, deps, n,
+                    [&](gr::Params* p) { return copy_from_symbol(dst, symbol, count, offset, kind, p); });
   });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void* dst, const void* src,
                                                                      size_t count, cudaMemcpyKind kind) {
-  return api([&]() -> cudaError_t {
-    gr::Params params;
-    return set(node, copy_1d(dst, src, count, kind, &params), params);
-  });
+  return api([&] { return set(node, [&](gr::Params* p) { return copy_1d(dst, src, count, kind, p); }); });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node, const void* symbol,
                                                                            const void* src, size_t count, size_t offset,
                                                                            cudaMemcpyKind kind) {
-  return api([&]() -> cudaError_t {
-    gr::Params params;
-    return set(node, copy_to_symbol(symbol, src, count, offset, kind, &params), params);
-  });
+  return api(
+      [&] { return set(node, [&](gr::Params* p) { return copy_to_symbol(symbol, src, count, offset, kind, p); }); });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void* dst,
                                                                              const void* symbol, size_t count,
                                                                              size_t offset, cudaMemcpyKind kind) {
-  return api([&]() -> cudaError_t {
-    gr::Params params;
-    return set(node, copy_from_symbol(dst, symbol, count, offset, kind, &params), params);
-  });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t exec, cudaGraphNode_t node,
-                                                                       const cudaMemcpy3DParms* p) {
-  return api([&]() -> cudaError_t {
-    gr::Params params;
-    return exec_set(exec, node, copy_3d(p, &params), params);
-  });
+  return api(
+      [&] { return set(node, [&](gr::Params* p) { return copy_from_symbol(dst, symbol, count, offset, kind, p); }); });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t exec, cudaGraphNode_t node,
                                                                          void* dst, const void* src, size_t count,
                                                                          cudaMemcpyKind kind) {
-  return api([&]() -> cudaError_t {
-    gr::Params params;
-    return exec_set(exec, node, copy_1d(dst, src, count, kind, &params), params);
-  });
+  return api([&] { return exec_set(exec, node, [&](gr::Params* p) { return copy_1d(dst, src, count, kind, p); }); });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t exec,
                                                                                cudaGraphNode_t node, const void* symbol,
                                                                                const void* src, size_t count,
                                                                                size_t offset, cudaMemcpyKind kind) {
-  return api([&]() -> cudaError_t {
-    gr::Params params;
-    return exec_set(exec, node, copy_to_symbol(symbol, src, count, offset, kind, &params), params);
+  return api([&] {
+    return exec_set(exec, node, [&](gr::Params* p) { return copy_to_symbol(symbol, src, count, offset, kind, p); });
   });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t exec,
                                                                                  cudaGraphNode_t node, void* dst,
                                                                                  const void* symbol, size_t count,
                                                                                  size_t offset, cudaMemcpyKind kind) {
-  return api([&]() -> cudaError_t {
-    gr::Params params;
-    return exec_set(exec, node, copy_from_symbol(dst, symbol, count, offset, kind, &params), params);
-  });
-}
-
-// ---- memset nodes --------------------------------------------------------------------------------------------
-
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAddMemsetNode(cudaGraphNode_t* pNode, cudaGraph_t graph,
-                                                             const cudaGraphNode_t* deps, size_t n,
-                                                             const cudaMemsetParams* p) {
-  return api([&]() -> cudaError_t {
-    if (!gr::valid(graph_of(graph))) return cudaErrorInvalidValue;
-    gr::Params params;
-    if (cudaError_t e = memset_params(p, &params); e != cudaSuccess) return e;
-    return add(pNode, graph, deps, n, std::move(params));
-  });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, cudaMemsetParams* p) {
-  return api([&]() -> cudaError_t {
-    if (!p) return cudaErrorInvalidValue;
-    gr::Params params;
-    if (cudaError_t e = node_params(node, gr::NodeType::Memset, &params); e != cudaSuccess) return e;
-    to_runtime(params.set, p);
-    return cudaSuccess;
-  });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const cudaMemsetParams* p) {
-  return api([&]() -> cudaError_t {
-    gr::Params params;
-    return set(node, memset_params(p, &params), params);
-  });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t exec, cudaGraphNode_t node,
-                                                                       const cudaMemsetParams* p) {
-  return api([&]() -> cudaError_t {
-    gr::Params params;
-    return exec_set(exec, node, memset_params(p, &params), params);
-  });
-}
-
-// ---- host nodes ----------------------------------------------------------------------------------------------
-
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAddHostNode(cudaGraphNode_t* pNode, cudaGraph_t graph,
-                                                           const cudaGraphNode_t* deps, size_t n,
-                                                           const cudaHostNodeParams* p) {
-  return api([&]() -> cudaError_t {
-    if (!gr::valid(graph_of(graph)) || !p) return cudaErrorInvalidValue;
-    gr::Params params;
-    if (cudaError_t e = host_params(p->fn, p->userData, &params); e != cudaSuccess) return e;
-    return add(pNode, graph, deps, n, std::move(params));
-  });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphHostNodeGetParams(cudaGraphNode_t node, cudaHostNodeParams* p) {
-  return api([&]() -> cudaError_t {
-    if (!p) return cudaErrorInvalidValue;
-    gr::Params params;
-    if (cudaError_t e = node_params(node, gr::NodeType::Host, &params); e != cudaSuccess) return e;
-    *p = cudaHostNodeParams{params.host.fn, params.host.user};
-    return cudaSuccess;
-  });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphHostNodeSetParams(cudaGraphNode_t node, const cudaHostNodeParams* p) {
-  return api([&]() -> cudaError_t {
-    if (!p) return cudaErrorInvalidValue;
-    gr::Params params;
-    return set(node, host_params(p->fn, p->userData, &params), params);
-  });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphExecHostNodeSetParams(cudaGraphExec_t exec, cudaGraphNode_t node,
-                                                                     const cudaHostNodeParams* p) {
-  return api([&]() -> cudaError_t {
-    if (!p) return cudaErrorInvalidValue;
-    gr::Params params;
-    return exec_set(exec, node, host_params(p->fn, p->userData, &params), params);
+  return api([&] {
+    return exec_set(exec, node, [&](gr::Params* p) { return copy_from_symbol(dst, symbol, count, offset, kind, p); });
   });
 }
 
@@ -905,23 +539,12 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphExecHostNodeSetParams(cudaGraphEx
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAddChildGraphNode(cudaGraphNode_t* pNode, cudaGraph_t graph,
                                                                  const cudaGraphNode_t* deps, size_t n,
                                                                  cudaGraph_t child) {
-  return api([&]() -> cudaError_t {
-    if (!pNode) return cudaErrorInvalidValue;
-    gr::Node* node = nullptr;
-    if (fg::Status st = gr::add_child(graph_of(graph), nodes_of(deps), n, graph_of(child), &node); st != fg::Status::Ok)
-      return to_cuda(st);
-    *pNode = handle(node);
-    return cudaSuccess;
+  return api([&] {
+    return to_cuda(gr::add_child(graph_of(graph), nodes_of(deps), n, graph_of(child), out_of<gr::Node>(pNode)));
   });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t* pGraph) {
-  return api([&]() -> cudaError_t {
-    if (!pGraph) return cudaErrorInvalidValue;
-    gr::Graph* g = nullptr;
-    if (fg::Status st = gr::child_of(node_of(node), &g); st != fg::Status::Ok) return to_cuda(st);
-    *pGraph = handle(g);
-    return cudaSuccess;
-  });
+  return api([&] { return to_cuda(gr::child_of(node_of(node), out_of<gr::Graph>(pGraph))); });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t exec, cudaGraphNode_t node,
                                                                            cudaGraph_t child) {
@@ -933,37 +556,21 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAddEmptyNode(cudaGraphNode_t* pNo
   return api([&] { return add(pNode, graph, deps, n, gr::Params{}); });
 }
 
-#define FG_EVENT_NODE(Kind, type)                                                                                     \
-  extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAdd##Kind##Node(                                                     \
-      cudaGraphNode_t* pNode, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n, cudaEvent_t event) {          \
-    return api([&]() -> cudaError_t {                                                                                 \
-      if (!gr::valid(graph_of(graph))) return cudaErrorInvalidValue;                                                  \
-      gr::Params params;                                                                                              \
-      if (cudaError_t e = event_params(event, type, &params); e != cudaSuccess) return e;                             \
-      return add(pNode, graph, deps, n, std::move(params));                                                           \
-    });                                                                                                               \
-  }                                                                                                                   \
-  extern "C" FG_IMPL cudaError_t fgimpl_cudaGraph##Kind##NodeGetEvent(cudaGraphNode_t node, cudaEvent_t* out) {       \
-    return api([&]() -> cudaError_t {                                                                                 \
-      if (!out) return cudaErrorInvalidValue;                                                                         \
-      gr::Params params;                                                                                              \
-      if (cudaError_t e = node_params(node, type, &params); e != cudaSuccess) return e;                               \
-      *out = reinterpret_cast<cudaEvent_t>(params.event);                                                             \
-      return cudaSuccess;                                                                                             \
-    });                                                                                                               \
-  }                                                                                                                   \
-  extern "C" FG_IMPL cudaError_t fgimpl_cudaGraph##Kind##NodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) {      \
-    return api([&]() -> cudaError_t {                                                                                 \
-      gr::Params params;                                                                                              \
-      return set(node, event_params(event, type, &params), params);                                                   \
-    });                                                                                                               \
-  }                                                                                                                   \
-  extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphExec##Kind##NodeSetEvent(cudaGraphExec_t exec, cudaGraphNode_t node, \
-                                                                          cudaEvent_t event) {                        \
-    return api([&]() -> cudaError_t {                                                                                 \
-      gr::Params params;                                                                                              \
-      return exec_set(exec, node, event_params(event, type, &params), params);                                        \
-    });                                                                                                               \
+#define FG_EVENT_NODE(Kind, type)                                                                                      \
+  extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAdd##Kind##Node(                                                      \
+      cudaGraphNode_t* pNode, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n, cudaEvent_t event) {           \
+    return api(                                                                                                        \
+        [&] { return add_made(pNode, graph, deps, n, [&](gr::Params* p) { return event_params(event, type, p); }); }); \
+  }                                                                                                                    \
+  extern "C" FG_IMPL cudaError_t fgimpl_cudaGraph##Kind##NodeGetEvent(cudaGraphNode_t node, cudaEvent_t* out) {        \
+    return api([&] { return get(node, type, out); });                                                                  \
+  }                                                                                                                    \
+  extern "C" FG_IMPL cudaError_t fgimpl_cudaGraph##Kind##NodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) {       \
+    return api([&] { return set(node, [&](gr::Params* p) { return event_params(event, type, p); }); });                \
+  }                                                                                                                    \
+  extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphExec##Kind##NodeSetEvent(cudaGraphExec_t exec, cudaGraphNode_t node,  \
+                                                                          cudaEvent_t event) {                         \
+    return api([&] { return exec_set(exec, node, [&](gr::Params* p) { return event_params(event, type, p); }); });     \
   }
 FG_EVENT_NODE(EventRecord, gr::NodeType::EventRecord)
 FG_EVENT_NODE(EventWait, gr::NodeType::WaitEvent)
@@ -975,42 +582,22 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAddMemAllocNode(cudaGraphNode_t* 
                                                                const cudaGraphNode_t* deps, size_t n,
                                                                cudaMemAllocNodeParams* p) {
   return api([&]() -> cudaError_t {
-    if (!p || !gr::valid(graph_of(graph))) return cudaErrorInvalidValue;
-    gr::Params params;
-    if (cudaError_t e = alloc_params(p->poolProps, p->bytesize, &params); e != cudaSuccess) return e;
-    void* dptr = params.alloc->ptr;
-    if (cudaError_t e = add(pNode, graph, deps, n, std::move(params)); e != cudaSuccess) return e;
-    p->dptr = dptr;
-    return cudaSuccess;
+    if (!p) return cudaErrorInvalidValue;
+    auto make = [&](gr::Params* out) { return alloc_params(p->poolProps, p->bytesize, out); };
+    return add_made(pNode, graph, deps, n, make, &p->dptr);
   });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node,
                                                                      cudaMemAllocNodeParams* out) {
-  return api([&]() -> cudaError_t {
-    if (!out) return cudaErrorInvalidValue;
-    gr::Params params;
-    if (cudaError_t e = node_params(node, gr::NodeType::MemAlloc, &params); e != cudaSuccess) return e;
-    to_runtime(*params.alloc, out);
-    return cudaSuccess;
-  });
+  return api([&] { return get(node, gr::NodeType::MemAlloc, out); });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAddMemFreeNode(cudaGraphNode_t* pNode, cudaGraph_t graph,
                                                               const cudaGraphNode_t* deps, size_t n, void* dptr) {
-  return api([&]() -> cudaError_t {
-    if (!gr::valid(graph_of(graph))) return cudaErrorInvalidValue;
-    gr::Params params;
-    if (cudaError_t e = free_params(dptr, &params); e != cudaSuccess) return e;
-    return add(pNode, graph, deps, n, std::move(params));
-  });
+  return api(
+      [&] { return add_made(pNode, graph, deps, n, [&](gr::Params* p) { return to_cuda(gr::free_node(dptr, p)); }); });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void* dptr_out) {
-  return api([&]() -> cudaError_t {
-    if (!dptr_out) return cudaErrorInvalidValue;
-    gr::Params params;
-    if (cudaError_t e = node_params(node, gr::NodeType::MemFree, &params); e != cudaSuccess) return e;
-    *static_cast<void**>(dptr_out) = params.free_ptr;
-    return cudaSuccess;
-  });
+  return api([&] { return get(node, gr::NodeType::MemFree, static_cast<void**>(dptr_out)); });
 }
 
 // ---- generic nodes -------------------------------------------------------------------------------------------
@@ -1031,18 +618,14 @@ extern "C" FG_IMPL cudaError_t fgimpl_v12_cudaGraphAddNode(cudaGraphNode_t* pNod
   return api([&] { return add_node(pNode, graph, deps, nullptr, n, p); });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphNodeSetParams(cudaGraphNode_t node, cudaGraphNodeParams* p) {
-  return api([&]() -> cudaError_t {
-    gr::Params params;
-    return set(node, generic_params(p, &params, false), params);
-  });
+  return api([&] { return set(node, [&](gr::Params* out) { return generic_params(p, out, false); }); });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphExecNodeSetParams(cudaGraphExec_t exec, cudaGraphNode_t node,
                                                                  cudaGraphNodeParams* p) {
   return api([&]() -> cudaError_t {
     if (p && p->type == cudaGraphNodeTypeGraph)
       return to_cuda(gr::exec_set_child(exec_of(exec), node_of(node), graph_of(p->graph.graph)));
-    gr::Params params;
-    return exec_set(exec, node, generic_params(p, &params, false), params);
+    return exec_set(exec, node, [&](gr::Params* out) { return generic_params(p, out, false); });
   });
 }
 
@@ -1059,19 +642,11 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphNodeGetType(cudaGraphNode_t node,
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, size_t* n) {
-  return api([&]() -> cudaError_t {
-    std::vector<gr::Node*> v;
-    if (fg::Status st = gr::nodes(graph_of(graph), &v); st != fg::Status::Ok) return to_cuda(st);
-    return fill_nodes(v, nodes, nullptr, n);
-  });
+  return api([&] { return to_cuda(gr::nodes(graph_of(graph), list_out(nodes), n)); });
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, size_t* n) {
-  return api([&]() -> cudaError_t {
-    std::vector<gr::Node*> v;
-    if (fg::Status st = gr::roots(graph_of(graph), &v); st != fg::Status::Ok) return to_cuda(st);
-    return fill_nodes(v, nodes, nullptr, n);
-  });
+  return api([&] { return to_cuda(gr::roots(graph_of(graph), list_out(nodes), n)); });
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t* from, cudaGraphNode_t* to,
@@ -1136,38 +711,20 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphInstantiate(cudaGraphExec_t* pExe
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphInstantiateWithFlags(cudaGraphExec_t* pExec, cudaGraph_t graph,
                                                                     unsigned long long flags) {
-  // The upload flag needs a stream: only cudaGraphInstantiateWithParams takes one.
-  return api([&]() -> cudaError_t {
-    if (flags & cudaGraphInstantiateFlagUpload) return cudaErrorInvalidValue;
-    return instantiate(pExec, graph, flags);
-  });
+  return api([&] { return instantiate(pExec, graph, flags, nullptr, true); });
 }
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphInstantiateWithParams(cudaGraphExec_t* pExec, cudaGraph_t graph,
-                                                                     cudaGraphInstantiateParams* params) {
-  return api([&] { return instantiate_with_params(pExec, graph, params, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t* pExec, cudaGraph_t graph,
-                                                                          cudaGraphInstantiateParams* params) {
-  return api([&] { return instantiate_with_params(pExec, graph, params, true); });
-}
+FG_PTSZ(cudaGraphInstantiateWithParams,
+        (cudaGraphExec_t * pExec, cudaGraph_t graph, cudaGraphInstantiateParams* params),
+        instantiate_with_params(pExec, graph, params, per_thread))
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphExecGetFlags(cudaGraphExec_t exec, unsigned long long* flags) {
   return api([&] { return to_cuda(gr::exec_flags(exec_of(exec), flags)); });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphExecDestroy(cudaGraphExec_t exec) {
   return api([&] { return to_cuda(gr::exec_destroy(exec_of(exec))); });
 }
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
-  return api([&] { return launch(exec, stream, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphLaunch_ptsz(cudaGraphExec_t exec, cudaStream_t stream) {
-  return api([&] { return launch(exec, stream, true); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphUpload(cudaGraphExec_t exec, cudaStream_t stream) {
-  return api([&] { return upload(exec, stream, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphUpload_ptsz(cudaGraphExec_t exec, cudaStream_t stream) {
-  return api([&] { return upload(exec, stream, true); });
-}
+FG_PTSZ(cudaGraphLaunch, (cudaGraphExec_t exec, cudaStream_t stream), launch(exec, stream, per_thread, false))
+FG_PTSZ(cudaGraphUpload, (cudaGraphExec_t exec, cudaStream_t stream), launch(exec, stream, per_thread, true))
+#undef FG_PTSZ
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t graph,
                                                           cudaGraphExecUpdateResultInfo* info) {
@@ -1203,29 +760,19 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphNodeGetEnabled(cudaGraphExec_t ex
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaUserObjectCreate(cudaUserObject_t* out, void* ptr, cudaHostFn_t destroy,
                                                            unsigned int refs, unsigned int flags) {
-  return api([&]() -> cudaError_t {
-    if (!out) return cudaErrorInvalidValue;
-    gr::UserObject* o = nullptr;
-    if (fg::Status st = gr::user_object_create(ptr, destroy, refs, flags, &o); st != fg::Status::Ok) return to_cuda(st);
-    *out = reinterpret_cast<cudaUserObject_t>(o);
-    return cudaSuccess;
-  });
+  return api([&] { return to_cuda(gr::user_object_create(ptr, destroy, refs, flags, out_of<gr::UserObject>(out))); });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaUserObjectRetain(cudaUserObject_t object, unsigned int count) {
-  return api([&] { return to_cuda(gr::user_object_retain(reinterpret_cast<gr::UserObject*>(object), count)); });
+  return api([&] { return to_cuda(gr::user_object_retain(object_of(object), count)); });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaUserObjectRelease(cudaUserObject_t object, unsigned int count) {
-  return api([&] { return to_cuda(gr::user_object_release(reinterpret_cast<gr::UserObject*>(object), count)); });
+  return api([&] { return to_cuda(gr::user_object_release(object_of(object), count)); });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object,
                                                                 unsigned int count, unsigned int flags) {
-  return api([&] {
-    return to_cuda(gr::retain_user_object(graph_of(graph), reinterpret_cast<gr::UserObject*>(object), count, flags));
-  });
+  return api([&] { return to_cuda(gr::retain_user_object(graph_of(graph), object_of(object), count, flags)); });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object,
                                                                  unsigned int count) {
-  return api([&] {
-    return to_cuda(gr::release_user_object(graph_of(graph), reinterpret_cast<gr::UserObject*>(object), count));
-  });
+  return api([&] { return to_cuda(gr::release_user_object(graph_of(graph), object_of(object), count)); });
 }

@@ -21,6 +21,7 @@
 using namespace fgapi;
 using fg::rt::api;
 using fg::rt::be;
+using fg::rt::symbol_range;
 using fg::rt::to_cuda;
 
 namespace {
@@ -281,16 +282,7 @@ cudaError_t memcpy_peer(void* dst, int dstDevice, const void* src, int srcDevice
 }
 
 // ---- symbols ------------------------------------------------------------------------------------------
-// `symbol` is the address of the host shadow that __cudaRegisterVar registered; its fake
-// device storage is what gets copied.
-
-cudaError_t symbol_range(const void* symbol, size_t count, size_t offset, char** where) {
-  fg::Symbol* sym = symbol ? be().symbol_by_host(symbol) : nullptr;
-  if (!sym || !sym->dev_ptr) return cudaErrorInvalidSymbol;
-  if (offset > sym->size || count > sym->size - offset) return cudaErrorInvalidValue;
-  *where = static_cast<char*>(sym->dev_ptr) + offset;
-  return cudaSuccess;
-}
+// The fake device storage of a registered variable is what gets copied (rt::symbol_range).
 
 cudaError_t to_symbol(const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind kind,
                       cudaStream_t stream, bool async, bool per_thread) {
