@@ -44,9 +44,6 @@ int main() {
   FACT_STATUS("destroy_w", cudnnDestroyFilterDescriptor(w));
   FACT_STATUS("destroy_conv", cudnnDestroyConvolutionDescriptor(conv));
   FACT_STATUS("destroy", cudnnDestroy(h));
-  CK(cudaFree(dx));
-  CK(cudaFree(dw));
-  CK(cudaFree(dy));
-  lib_check::print_used("used_at_exit");
+  lib_check::free_at_exit({dx, dw, dy});
   return 0;
 }

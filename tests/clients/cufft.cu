@@ -25,7 +25,6 @@ int main() {
   cufftHandle bad = 0;
   FACT_STATUS("plan_size_0", cufftPlan1d(&bad, 0, CUFFT_C2C, 1));
   FACT_STATUS("exec_destroyed_plan", cufftExecC2C(plan, data, data, CUFFT_FORWARD));
-  CK(cudaFree(data));
-  lib_check::print_used("used_at_exit");
+  lib_check::free_at_exit({data});
   return 0;
 }

@@ -21,7 +21,6 @@ int main() {
   FACT_STATUS("destroy", curandDestroyGenerator(gen));
   lib_check::print_used("used_after_destroy");
   FACT_STATUS("uniform_null_generator", curandGenerateUniform(nullptr, out, n));
-  CK(cudaFree(out));
-  lib_check::print_used("used_at_exit");
+  lib_check::free_at_exit({out});
   return 0;
 }

@@ -24,9 +24,6 @@ int main() {
   lib_check::print_used("used_with_workspace");
   FACT_STATUS("potrf_negative_order", cusolverDnSpotrf(h, CUBLAS_FILL_MODE_LOWER, -1, a, n, work, lwork, info));
   FACT_STATUS("destroy", cusolverDnDestroy(h));
-  CK(cudaFree(work));
-  CK(cudaFree(info));
-  CK(cudaFree(a));
-  lib_check::print_used("used_at_exit");
+  lib_check::free_at_exit({work, info, a});
   return 0;
 }

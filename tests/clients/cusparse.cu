@@ -41,9 +41,6 @@ int main() {
   FACT_STATUS("destroy_x", cusparseDestroyDnVec(vx));
   FACT_STATUS("destroy_y", cusparseDestroyDnVec(vy));
   FACT_STATUS("destroy", cusparseDestroy(h));
-  for (void* p : {static_cast<void*>(row_ptr), static_cast<void*>(cols), static_cast<void*>(vals),
-                  static_cast<void*>(x), static_cast<void*>(y), buffer})
-    CK(cudaFree(p));
-  lib_check::print_used("used_at_exit");
+  lib_check::free_at_exit({row_ptr, cols, vals, x, y, buffer});
   return 0;
 }

@@ -6,6 +6,11 @@
 
 #include <cstring>
 
+// "devD.FIELD=value" for a cudaDeviceProp field whose key is its name.
+void print_prop(int d, const char* field, size_t v) { std::printf("dev%d.%s=%zu\n", d, field, v); }
+void print_prop(int d, const char* field, int v) { std::printf("dev%d.%s=%d\n", d, field, v); }
+#define PRINT_PROP(field) print_prop(d, #field, p.field)
+
 int main() {
   int drv = 0, rt = 0, n = 0;
   CK(cudaDriverGetVersion(&drv));
@@ -32,26 +37,26 @@ int main() {
     format_uuid(reinterpret_cast<const unsigned char*>(p.uuid.bytes), uuid);
     std::printf("dev%d.name=%s\n", d, p.name);
     std::printf("dev%d.uuid=%s\n", d, uuid);
-    std::printf("dev%d.totalGlobalMem=%zu\n", d, p.totalGlobalMem);
+    PRINT_PROP(totalGlobalMem);
     std::printf("dev%d.cc=%d.%d\n", d, p.major, p.minor);
-    std::printf("dev%d.multiProcessorCount=%d\n", d, p.multiProcessorCount);
+    PRINT_PROP(multiProcessorCount);
     std::printf("dev%d.pci=%x:%x:%x\n", d, p.pciDomainID, p.pciBusID, p.pciDeviceID);
-    std::printf("dev%d.warpSize=%d\n", d, p.warpSize);
-    std::printf("dev%d.maxThreadsPerBlock=%d\n", d, p.maxThreadsPerBlock);
+    PRINT_PROP(warpSize);
+    PRINT_PROP(maxThreadsPerBlock);
     std::printf("dev%d.maxThreadsDim=%d,%d,%d\n", d, p.maxThreadsDim[0], p.maxThreadsDim[1], p.maxThreadsDim[2]);
     std::printf("dev%d.maxGridSize=%d,%d,%d\n", d, p.maxGridSize[0], p.maxGridSize[1], p.maxGridSize[2]);
-    std::printf("dev%d.sharedMemPerBlock=%zu\n", d, p.sharedMemPerBlock);
-    std::printf("dev%d.sharedMemPerBlockOptin=%zu\n", d, p.sharedMemPerBlockOptin);
-    std::printf("dev%d.sharedMemPerMultiprocessor=%zu\n", d, p.sharedMemPerMultiprocessor);
-    std::printf("dev%d.regsPerBlock=%d\n", d, p.regsPerBlock);
-    std::printf("dev%d.maxThreadsPerMultiProcessor=%d\n", d, p.maxThreadsPerMultiProcessor);
-    std::printf("dev%d.l2CacheSize=%d\n", d, p.l2CacheSize);
-    std::printf("dev%d.memoryBusWidth=%d\n", d, p.memoryBusWidth);
-    std::printf("dev%d.totalConstMem=%zu\n", d, p.totalConstMem);
-    std::printf("dev%d.unifiedAddressing=%d\n", d, p.unifiedAddressing);
-    std::printf("dev%d.managedMemory=%d\n", d, p.managedMemory);
-    std::printf("dev%d.concurrentManagedAccess=%d\n", d, p.concurrentManagedAccess);
-    std::printf("dev%d.integrated=%d\n", d, p.integrated);
+    PRINT_PROP(sharedMemPerBlock);
+    PRINT_PROP(sharedMemPerBlockOptin);
+    PRINT_PROP(sharedMemPerMultiprocessor);
+    PRINT_PROP(regsPerBlock);
+    PRINT_PROP(maxThreadsPerMultiProcessor);
+    PRINT_PROP(l2CacheSize);
+    PRINT_PROP(memoryBusWidth);
+    PRINT_PROP(totalConstMem);
+    PRINT_PROP(unifiedAddressing);
+    PRINT_PROP(managedMemory);
+    PRINT_PROP(concurrentManagedAccess);
+    PRINT_PROP(integrated);
 
     // Attributes must agree with the struct.
     int sm = 0, major = 0, clock = 0, mem_clock = 0, bus = 0;

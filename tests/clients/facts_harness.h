@@ -27,6 +27,27 @@ inline void fact(const std::string& key, const std::string& value) {
   std::fflush(stdout);
 }
 
+// Appends "key:value" to a fact made of several answers, comma-separated.
+inline void append(std::string& list, const std::string& key, const std::string& value) {
+  list += std::string(list.empty() ? "" : ",") + key + ":" + value;
+}
+
+// "a,b": a fact made of the two values one call answered.
+template <typename A, typename B>
+std::string pair(const A& a, const B& b) {
+  return std::to_string(a) + "," + std::to_string(b);
+}
+
+// "BLOCKSxTHREADS:answer,..." over the grid shapes the occupancy cases ask about;
+// `query(blocks, threads)` gives one answer.
+template <typename Query>
+std::string per_grid_shape(Query query) {
+  std::string s;
+  for (auto [blocks, threads] : {std::pair{1, 32}, {2, 128}, {4, 256}, {64, 1024}})
+    append(s, std::to_string(blocks) + "x" + std::to_string(threads), query(blocks, threads));
+  return s;
+}
+
 struct Case {
   const char* key;
   std::function<std::string()> run;

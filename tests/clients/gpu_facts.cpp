@@ -200,6 +200,73 @@ std::string launch(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned 
   return "launch:" + err(r) + ",sync:" + err(p_cuCtxSynchronize());
 }
 
+// cuMemcpy2D of 4 rows of `width` bytes from host rows 64 bytes apart into a block, rows
+// `dst_pitch` apart.
+std::string copy_2d_into_block(size_t dst_pitch, size_t width) {
+  Block b;
+  CUDA_MEMCPY2D m{};
+  m.srcMemoryType = CU_MEMORYTYPE_HOST;
+  m.srcHost = b.host.data();
+  m.srcPitch = 64;
+  m.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  m.dstDevice = b.p;
+  m.dstPitch = dst_pitch;
+  m.WidthInBytes = width;
+  m.Height = 4;
+  return err(p_cuMemcpy2D_v2(&m));
+}
+
+// A stream created and destroyed again.
+CUstream destroyed_stream() {
+  CUstream s = nullptr;
+  p_cuStreamCreate(&s, 0);
+  p_cuStreamDestroy_v2(s);
+  return s;
+}
+
+// What `call` answers for an event created and never recorded.
+std::string on_unrecorded_event(CUresult (*call)(CUevent)) {
+  CUevent e = nullptr;
+  p_cuEventCreate(&e, 0);
+  std::string s = err(call(e));
+  p_cuEventDestroy_v2(e);
+  return s;
+}
+
+// cuEventElapsedTime between two events created with `flags`, of which the first `recorded`
+// (0, 1 or 2) were recorded and waited for.
+std::string elapsed_between(unsigned flags, int recorded) {
+  CUevent a = nullptr, b = nullptr;
+  p_cuEventCreate(&a, flags);
+  p_cuEventCreate(&b, flags);
+  if (recorded >= 1) p_cuEventRecord(a, nullptr);
+  if (recorded >= 2) p_cuEventRecord(b, nullptr);
+  if (recorded >= 1) p_cuCtxSynchronize();
+  float ms = 0;
+  std::string s = err(p_cuEventElapsedTime_v2(&ms, a, b));
+  p_cuEventDestroy_v2(a);
+  p_cuEventDestroy_v2(b);
+  return s;
+}
+
+// The CUuuid whose 16 bytes `text` spells in hex, in order ("-" between groups is skipped).
+CUuuid uuid_of(const char* text) {
+  CUuuid u{};
+  int i = 0;
+  for (const char* c = text; *c && i < 16; ++c) {
+    if (*c == '-') continue;
+    u.bytes[i++] = static_cast<char>(std::stoi(std::string(c, 2), nullptr, 16));
+    ++c;
+  }
+  return u;
+}
+
+// What cuModuleLoadData answers for `image`.
+std::string load_error(const void* image) {
+  CUmodule m = nullptr;
+  return err(p_cuModuleLoadData(&m, image));
+}
+
 std::vector<Case> driver_cases() {
   std::vector<Case> c;
   auto add = [&](const char* k, std::function<std::string()> f, bool iso = false) {
@@ -262,8 +329,7 @@ std::vector<Case> driver_cases() {
         size_t pitch = 0;
         CUresult r = p_cuMemAllocPitch_v2(&p, &pitch, w, 4, elem);
         if (p) p_cuMemFree_v2(p);
-        s += std::string(s.empty() ? "" : ",") + std::to_string(w) + "x" + std::to_string(elem) + ":" +
-             val_or(r, pitch);
+        facts::append(s, std::to_string(w) + "x" + std::to_string(elem), val_or(r, pitch));
       }
     return s;
   });
@@ -276,8 +342,7 @@ std::vector<Case> driver_cases() {
       CUresult r = p_cuMemAlloc_v2(&p, n);
       p_cuMemGetInfo_v2(&f1, &t);
       if (p) p_cuMemFree_v2(p);
-      s += std::string(s.empty() ? "" : ",") + std::to_string(n) + ":" +
-           (r == CUDA_SUCCESS ? std::to_string(f0 - f1) : err(r));
+      facts::append(s, std::to_string(n), r == CUDA_SUCCESS ? std::to_string(f0 - f1) : err(r));
     }
     return s;
   });
@@ -465,37 +530,9 @@ std::vector<Case> driver_cases() {
       },
       true);
   add(
-      "memcpy_2d.height_wrap",
-      [] {
-        Block b;
-        CUDA_MEMCPY2D m{};
-        m.srcMemoryType = CU_MEMORYTYPE_HOST;
-        m.srcHost = b.host.data();
-        m.srcPitch = 64;
-        m.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-        m.dstDevice = b.p;
-        m.dstPitch = kHuge / 2;
-        m.WidthInBytes = 16;
-        m.Height = 4;
-        return err(p_cuMemcpy2D_v2(&m));
-      },
-      true);
+      "memcpy_2d.height_wrap", [] { return copy_2d_into_block(kHuge / 2, 16); }, true);
   add(
-      "memcpy_2d.width_over_pitch",
-      [] {
-        Block b;
-        CUDA_MEMCPY2D m{};
-        m.srcMemoryType = CU_MEMORYTYPE_HOST;
-        m.srcHost = b.host.data();
-        m.srcPitch = 64;
-        m.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-        m.dstDevice = b.p;
-        m.dstPitch = 64;
-        m.WidthInBytes = 128;
-        m.Height = 4;
-        return err(p_cuMemcpy2D_v2(&m));
-      },
-      true);
+      "memcpy_2d.width_over_pitch", [] { return copy_2d_into_block(64, 128); }, true);
 
   // ---- VMM, pools, IPC ----
   add("vmm.granularity", [] {
@@ -585,81 +622,23 @@ std::vector<Case> driver_cases() {
         p_cuStreamGetPriority(st, &got);
         p_cuStreamDestroy_v2(st);
       }
-      s += std::string(s.empty() ? "" : ",") + std::to_string(want) + ":" + val_or(r, got);
+      facts::append(s, std::to_string(want), val_or(r, got));
     }
     return s;
   });
   add(
-      "stream_destroy.twice",
-      [] {
-        CUstream s = nullptr;
-        p_cuStreamCreate(&s, 0);
-        p_cuStreamDestroy_v2(s);
-        return err(p_cuStreamDestroy_v2(s));
-      },
-      true);
+      "stream_destroy.twice", [] { return err(p_cuStreamDestroy_v2(destroyed_stream())); }, true);
   add(
-      "stream_query.destroyed",
-      [] {
-        CUstream s = nullptr;
-        p_cuStreamCreate(&s, 0);
-        p_cuStreamDestroy_v2(s);
-        return err(p_cuStreamQuery(s));
-      },
-      true);
+      "stream_query.destroyed", [] { return err(p_cuStreamQuery(destroyed_stream())); }, true);
   add("event_create.bad_flags", [] {
     CUevent e = nullptr;
     return err(p_cuEventCreate(&e, 99));
   });
-  add("event_query.unrecorded", [] {
-    CUevent e = nullptr;
-    p_cuEventCreate(&e, 0);
-    std::string s = err(p_cuEventQuery(e));
-    p_cuEventDestroy_v2(e);
-    return s;
-  });
-  add("event_synchronize.unrecorded", [] {
-    CUevent e = nullptr;
-    p_cuEventCreate(&e, 0);
-    std::string s = err(p_cuEventSynchronize(e));
-    p_cuEventDestroy_v2(e);
-    return s;
-  });
-  add("event_elapsed.unrecorded", [] {
-    CUevent a = nullptr, b = nullptr;
-    p_cuEventCreate(&a, 0);
-    p_cuEventCreate(&b, 0);
-    float ms = 0;
-    std::string s = err(p_cuEventElapsedTime_v2(&ms, a, b));
-    p_cuEventDestroy_v2(a);
-    p_cuEventDestroy_v2(b);
-    return s;
-  });
-  add("event_elapsed.one_recorded", [] {
-    CUevent a = nullptr, b = nullptr;
-    p_cuEventCreate(&a, 0);
-    p_cuEventCreate(&b, 0);
-    p_cuEventRecord(a, nullptr);
-    p_cuCtxSynchronize();
-    float ms = 0;
-    std::string s = err(p_cuEventElapsedTime_v2(&ms, a, b));
-    p_cuEventDestroy_v2(a);
-    p_cuEventDestroy_v2(b);
-    return s;
-  });
-  add("event_elapsed.disable_timing", [] {
-    CUevent a = nullptr, b = nullptr;
-    p_cuEventCreate(&a, CU_EVENT_DISABLE_TIMING);
-    p_cuEventCreate(&b, CU_EVENT_DISABLE_TIMING);
-    p_cuEventRecord(a, nullptr);
-    p_cuEventRecord(b, nullptr);
-    p_cuCtxSynchronize();
-    float ms = 0;
-    std::string s = err(p_cuEventElapsedTime_v2(&ms, a, b));
-    p_cuEventDestroy_v2(a);
-    p_cuEventDestroy_v2(b);
-    return s;
-  });
+  add("event_query.unrecorded", [] { return on_unrecorded_event(p_cuEventQuery); });
+  add("event_synchronize.unrecorded", [] { return on_unrecorded_event(p_cuEventSynchronize); });
+  add("event_elapsed.unrecorded", [] { return elapsed_between(0, 0); });
+  add("event_elapsed.one_recorded", [] { return elapsed_between(0, 1); });
+  add("event_elapsed.disable_timing", [] { return elapsed_between(CU_EVENT_DISABLE_TIMING, 2); });
 
   // ---- devices ----
   add("device_get.99", [] {
@@ -694,33 +673,20 @@ std::vector<Case> driver_cases() {
   });
 
   // ---- modules and launches ----
-  add("module_load.garbage", [] {
-    CUmodule m = nullptr;
-    return err(p_cuModuleLoadData(&m, "hello, world"));
-  });
-  add("module_load.empty_string", [] {
-    CUmodule m = nullptr;
-    return err(p_cuModuleLoadData(&m, ""));
-  });
+  add("module_load.garbage", [] { return load_error("hello, world"); });
+  add("module_load.empty_string", [] { return load_error(""); });
   add("module_load.elf_junk", [] {
     static unsigned char elf[256] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
-    CUmodule m = nullptr;
-    return err(p_cuModuleLoadData(&m, elf));
+    return load_error(elf);
   });
   add("module_load.fatbin_no_entries", [] {
     // fatbin header: magic 0xBA55ED50, version 1, header size 16, payload size 0
     static uint32_t fb[8] = {0xBA55ED50u, 0x00100001u, 0, 0};
-    CUmodule m = nullptr;
-    return err(p_cuModuleLoadData(&m, fb));
+    return load_error(fb);
   });
-  add("module_load.bad_ptx", [] {
-    CUmodule m = nullptr;
-    return err(p_cuModuleLoadData(&m, ".version 7.8\n.target sm_80\n.address_size 64\nthis is not ptx;\n"));
-  });
-  add("module_load.ptx_future_target", [] {
-    CUmodule m = nullptr;
-    return err(p_cuModuleLoadData(&m, ".version 7.8\n.target sm_200\n.address_size 64\n"));
-  });
+  add("module_load.bad_ptx",
+      [] { return load_error(".version 7.8\n.target sm_80\n.address_size 64\nthis is not ptx;\n"); });
+  add("module_load.ptx_future_target", [] { return load_error(".version 7.8\n.target sm_200\n.address_size 64\n"); });
   add("module_load.ptx", [] {
     CUresult r = p_cuModuleLoadData(&g_mod, kPtx);
     if (r == CUDA_SUCCESS) r = p_cuModuleGetFunction(&g_fn, g_mod, "write_tid");
@@ -758,7 +724,7 @@ std::vector<Case> driver_cases() {
     };
     for (auto& [n, a] : attrs) {
       int v = 0;
-      s += std::string(s.empty() ? "" : ",") + n + ":" + val_or(p_cuFuncGetAttribute(&v, a, g_fn), v);
+      facts::append(s, n, val_or(p_cuFuncGetAttribute(&v, a, g_fn), v));
     }
     return s;
   });
@@ -786,22 +752,18 @@ std::vector<Case> driver_cases() {
     std::string s;
     for (int bs : {32, 64, 128, 256, 512, 1024}) {
       int n = 0;
-      s += std::string(s.empty() ? "" : ",") + std::to_string(bs) + ":" +
-           val_or(p_cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, g_fn, bs, 0), n);
+      facts::append(s, std::to_string(bs), val_or(p_cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, g_fn, bs, 0), n));
     }
     int n = 0;
     s += ",256+64KiB:" + val_or(p_cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, g_fn, 256, 64 * 1024), n);
     return s;
   });
   add("occupancy.available_dynamic_smem", [] {
-    std::string s;
-    for (auto [blocks, threads] : {std::pair{1, 32}, {2, 128}, {4, 256}, {64, 1024}}) {
+    return facts::per_grid_shape([](int blocks, int threads) {
       size_t n = 0;
       const CUresult r = p_cuOccupancyAvailableDynamicSMemPerBlock(&n, g_fn, blocks, threads);
-      s += std::string(s.empty() ? "" : ",") + std::to_string(blocks) + "x" + std::to_string(threads) + ":" +
-           val_or(r, n);
-    }
-    return s;
+      return val_or(r, n);
+    });
   });
   add("mem_free_async.null", [] {
     const CUresult r = p_cuMemFreeAsync(0, nullptr);
@@ -810,7 +772,7 @@ std::vector<Case> driver_cases() {
   add("occupancy.max_potential_block_size", [] {
     int grid = 0, block = 0;
     CUresult r = p_cuOccupancyMaxPotentialBlockSize(&grid, &block, g_fn, nullptr, 0, 0);
-    return r == CUDA_SUCCESS ? std::to_string(grid) + "," + std::to_string(block) : err(r);
+    return r == CUDA_SUCCESS ? facts::pair(grid, block) : err(r);
   });
   add(
       "launch.illegal_address",
@@ -839,8 +801,7 @@ std::vector<Case> driver_cases() {
     std::string s;
     for (int l = 0; l < CU_LIMIT_MAX; ++l) {
       size_t v = 0;
-      s += std::string(s.empty() ? "" : ",") + std::to_string(l) + ":" +
-           val_or(p_cuCtxGetLimit(&v, static_cast<CUlimit>(l)), v);
+      facts::append(s, std::to_string(l), val_or(p_cuCtxGetLimit(&v, static_cast<CUlimit>(l)), v));
     }
     return s;
   });
@@ -855,7 +816,7 @@ std::vector<Case> driver_cases() {
   add("ctx.stream_priority_range", [] {
     int lo = 0, hi = 0;
     CUresult r = p_cuCtxGetStreamPriorityRange(&lo, &hi);
-    return r == CUDA_SUCCESS ? std::to_string(lo) + "," + std::to_string(hi) : err(r);
+    return r == CUDA_SUCCESS ? facts::pair(lo, hi) : err(r);
   });
   add("ctx.cache_config", [] {
     CUfunc_cache c{};
@@ -866,7 +827,7 @@ std::vector<Case> driver_cases() {
     unsigned fl = 0;
     int active = 0;
     CUresult r = p_cuDevicePrimaryCtxGetState(0, &fl, &active);
-    return r == CUDA_SUCCESS ? std::to_string(fl) + "," + std::to_string(active) : err(r);
+    return r == CUDA_SUCCESS ? facts::pair(fl, active) : err(r);
   });
   add(
       "ctx.none_current.mem_alloc",
@@ -901,42 +862,26 @@ void print_device_facts() {
   // context-local storage (no size word; only its presence is printed).
   struct Id {
     const char* name;
-    CUuuid id;
+    const char* uuid;  // the table's CUuuid bytes in order, as hex
     bool sized;
   };
-  auto u = [](std::initializer_list<unsigned> b) {
-    CUuuid x{};
-    int i = 0;
-    for (unsigned v : b) x.bytes[i++] = static_cast<char>(v);
-    return x;
-  };
   const Id ids[] = {
-      {"cudart_interface",
-       u({0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a, 0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd, 0x9d, 0xf9}), true},
-      {"tools_callback_hooks",
-       u({0xa0, 0x94, 0x79, 0x8c, 0x2e, 0x74, 0x2e, 0x74, 0x93, 0xf2, 0x08, 0x00, 0x20, 0x0c, 0x0a, 0x66}), true},
-      {"tools_tls", u({0x42, 0xd8, 0x5a, 0x81, 0x23, 0xf6, 0xcb, 0x47, 0x82, 0x98, 0xf6, 0xe7, 0x8a, 0x3a, 0xec, 0xdc}),
-       true},
-      {"context_local_storage",
-       u({0xc6, 0x93, 0x33, 0x6e, 0x11, 0x21, 0xdf, 0x11, 0xa8, 0xc3, 0x68, 0xf3, 0x55, 0xd8, 0x95, 0x93}), false},
-      {"context_checks",
-       u({0x26, 0x3e, 0x88, 0x60, 0x7c, 0xd2, 0x61, 0x43, 0x92, 0xf6, 0xbb, 0xd5, 0x00, 0x6d, 0xfa, 0x7e}), true},
-      {"integrity_check",
-       u({0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b, 0x8d, 0x34, 0xba, 0x12, 0x3e, 0x66, 0xe1, 0xf2}), true},
-      {"log_sink", u({0xf8, 0xcf, 0xf9, 0x51, 0x21, 0x46, 0x8b, 0x4e, 0xb9, 0xe2, 0xfb, 0x46, 0x9e, 0x7c, 0x0d, 0xd9}),
-       true},
-      {"tools_context",
-       u({0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48, 0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2}), true},
-      {"tools_module",
-       u({0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d, 0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e}), true},
-      {"compute_cache",
-       u({0xda, 0x91, 0x51, 0xd3, 0x3a, 0xe6, 0xcc, 0x41, 0xa5, 0xc0, 0x4f, 0x26, 0xd5, 0x33, 0xe3, 0x28}), true},
-      {"cluster", u({0x17, 0x34, 0xdc, 0x26, 0x80, 0x0d, 0x47, 0x45, 0x87, 0x26, 0xc0, 0xf1, 0xe7, 0xdd, 0x8b, 0xca}),
-       true},
+      {"cudart_interface", "6bd5fb6c-5bf4-e74a-8987-d93912fd9df9", true},
+      {"tools_callback_hooks", "a094798c-2e74-2e74-93f2-0800200c0a66", true},
+      {"tools_tls", "42d85a81-23f6-cb47-8298-f6e78a3aecdc", true},
+      {"context_local_storage", "c693336e-1121-df11-a8c3-68f355d89593", false},
+      {"context_checks", "263e8860-7cd2-6143-92f6-bbd5006dfa7e", true},
+      {"integrity_check", "d4082055-bde6-704b-8d34-ba123e66e1f2", true},
+      {"log_sink", "f8cff951-2146-8b4e-b9e2-fb469e7c0dd9", true},
+      {"tools_context", "21318c60-9714-3248-8ca6-41ff7324c8f2", true},
+      {"tools_module", "6e163fbe-b958-444d-835c-e182aff1991e", true},
+      {"compute_cache", "da9151d3-3ae6-cc41-a5c0-4f26d533e328", true},
+      {"cluster", "1734dc26-800d-4745-8726-c0f1e7dd8bca", true},
   };
   for (const Id& e : ids) {
     const void* t = nullptr;
-    CUresult er = p_cuGetExportTable ? p_cuGetExportTable(&t, &e.id) : CUDA_ERROR_NOT_FOUND;
+    const CUuuid id = uuid_of(e.uuid);
+    CUresult er = p_cuGetExportTable ? p_cuGetExportTable(&t, &id) : CUDA_ERROR_NOT_FOUND;
     std::string s = err(er);
     if (er == CUDA_SUCCESS && t && e.sized) s = "size=" + std::to_string(*static_cast<const uint64_t*>(t));
     fact(std::string("drv.export_table.") + e.name, s);
@@ -975,6 +920,16 @@ std::string nverr(nvmlReturn_t r) {
 template <typename T>
 std::string nv_val(nvmlReturn_t r, const T& v) {
   return r == NVML_SUCCESS ? std::to_string(v) : nverr(r);
+}
+
+// "a,b" for an NVML query that answers two values of type T for device `d`.
+template <typename T>
+std::string nv_pair(nvmlDevice_t d, const char* fn) {
+  auto f = sym<NvFn<nvmlDevice_t, T*, T*>>(g_nvml, fn);
+  if (!f) return "missing";
+  T a = 0, b = 0;
+  const nvmlReturn_t r = f(d, &a, &b);
+  return r == NVML_SUCCESS ? facts::pair(a, b) : nverr(r);
 }
 
 void print_nvml_facts() {
@@ -1064,10 +1019,7 @@ void print_nvml_facts() {
   uint_fact("nvml.pcie_speed", "nvmlDeviceGetPcieSpeed");
   uint_fact("nvml.pcie_link_max_speed", "nvmlDeviceGetPcieLinkMaxSpeed");
   uint_fact("nvml.adaptive_clock_status", "nvmlDeviceGetAdaptiveClockInfoStatus");
-  NV(nvmlDeviceGetPowerManagementLimitConstraints, nvmlDevice_t, unsigned*, unsigned*);
-  unsigned lo = 0, hi = 0;
-  r = nvmlDeviceGetPowerManagementLimitConstraints(d, &lo, &hi);
-  fact("nvml.power_constraints", r == NVML_SUCCESS ? std::to_string(lo) + "," + std::to_string(hi) : nverr(r));
+  fact("nvml.power_constraints", nv_pair<unsigned>(d, "nvmlDeviceGetPowerManagementLimitConstraints"));
   NV(nvmlDeviceGetTemperatureThreshold, nvmlDevice_t, nvmlTemperatureThresholds_t, unsigned*);
   for (int t = 0; t < 8; ++t) {
     unsigned x = 0;
@@ -1100,14 +1052,8 @@ void print_nvml_facts() {
   uint_fact("nvml.display_active", "nvmlDeviceGetDisplayActive");
   uint_fact("nvml.accounting_mode", "nvmlDeviceGetAccountingMode");
   uint_fact("nvml.retired_pages_pending", "nvmlDeviceGetRetiredPagesPendingStatus");
-  NV(nvmlDeviceGetEccMode, nvmlDevice_t, int*, int*);
-  int cur = 0, pend = 0;
-  r = nvmlDeviceGetEccMode(d, &cur, &pend);
-  fact("nvml.ecc_mode", r == NVML_SUCCESS ? std::to_string(cur) + "," + std::to_string(pend) : nverr(r));
-  NV(nvmlDeviceGetMigMode, nvmlDevice_t, unsigned*, unsigned*);
-  unsigned mc = 0, mp = 0;
-  r = nvmlDeviceGetMigMode(d, &mc, &mp);
-  fact("nvml.mig_mode", r == NVML_SUCCESS ? std::to_string(mc) + "," + std::to_string(mp) : nverr(r));
+  fact("nvml.ecc_mode", nv_pair<int>(d, "nvmlDeviceGetEccMode"));
+  fact("nvml.mig_mode", nv_pair<unsigned>(d, "nvmlDeviceGetMigMode"));
   NV(nvmlDeviceGetTemperature, nvmlDevice_t, int, unsigned*);
   unsigned temp = 0;
   fact("nvml.temperature.query", nverr(nvmlDeviceGetTemperature(d, 0, &temp)));

@@ -9,6 +9,8 @@
 
 #include <dlfcn.h>
 
+#include <initializer_list>
+
 namespace lib_check {
 
 inline size_t runtime_used() {
@@ -48,6 +50,12 @@ inline void print_used(const char* key) {
   int dev = 0;
   CK(cudaGetDevice(&dev));
   std::printf("%s=%zu\n%s_nvml=%llu\n", key, runtime_used(), key, nvml_used(static_cast<unsigned>(dev)));
+}
+
+// Frees a client's buffers and prints the memory still in use at its end ("used_at_exit").
+inline void free_at_exit(std::initializer_list<void*> buffers) {
+  for (void* p : buffers) CK(cudaFree(p));
+  print_used("used_at_exit");
 }
 
 }  // namespace lib_check

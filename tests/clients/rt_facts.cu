@@ -63,6 +63,18 @@ struct Block {
   char* c() const { return static_cast<char*>(p); }
 };
 
+// The two events of an elapsed-time case, destroyed when the case has its answer.
+struct EventPair {
+  cudaEvent_t a = nullptr, b = nullptr;
+  EventPair() = default;
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  ~EventPair() {
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+  }
+};
+
 std::string launch(dim3 grid, dim3 block, size_t smem) {
   Block b;
   void* out = b.p;
@@ -172,7 +184,7 @@ std::vector<Case> runtime_cases() {
       size_t pitch = 0;
       const cudaError_t e = cudaMallocPitch(&p, &pitch, w, 4);
       if (p) cudaFree(p);
-      s += std::string(s.empty() ? "" : ",") + std::to_string(w) + ":" + val_or(e, pitch);
+      facts::append(s, std::to_string(w), val_or(e, pitch));
     }
     return s;
   });
@@ -224,7 +236,7 @@ std::vector<Case> runtime_cases() {
     Block b;
     cudaPointerAttributes a{};
     const cudaError_t e = cudaPointerGetAttributes(&a, b.c() + 8);
-    return e == cudaSuccess ? std::to_string(a.type) + "," + std::to_string(a.device) : err(e);
+    return e == cudaSuccess ? facts::pair(a.type, a.device) : err(e);
   });
 
   // ---- copies and memsets ----
@@ -298,14 +310,14 @@ std::vector<Case> runtime_cases() {
         cudaStreamGetPriority(st, &got);
         cudaStreamDestroy(st);
       }
-      s += std::string(s.empty() ? "" : ",") + std::to_string(want) + ":" + val_or(e, got);
+      facts::append(s, std::to_string(want), val_or(e, got));
     }
     return s;
   });
   add("device_get_stream_priority_range", [] {
     int lo = 0, hi = 0;
     const cudaError_t e = cudaDeviceGetStreamPriorityRange(&lo, &hi);
-    return e == cudaSuccess ? std::to_string(lo) + "," + std::to_string(hi) : err(e);
+    return e == cudaSuccess ? facts::pair(lo, hi) : err(e);
   });
   add("stream_query.default", [] { return err(cudaStreamQuery(nullptr)); });
   add("event_create.bad_flags", [] {
@@ -320,27 +332,21 @@ std::vector<Case> runtime_cases() {
     return s;
   });
   add("event_elapsed.unrecorded", [] {
-    cudaEvent_t a = nullptr, b = nullptr;
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
+    EventPair p;
+    cudaEventCreate(&p.a);
+    cudaEventCreate(&p.b);
     float ms = 0;
-    const std::string s = with_last(cudaEventElapsedTime(&ms, a, b));
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    return s;
+    return with_last(cudaEventElapsedTime(&ms, p.a, p.b));
   });
   add("event_elapsed.disable_timing", [] {
-    cudaEvent_t a = nullptr, b = nullptr;
-    cudaEventCreateWithFlags(&a, cudaEventDisableTiming);
-    cudaEventCreateWithFlags(&b, cudaEventDisableTiming);
-    cudaEventRecord(a);
-    cudaEventRecord(b);
+    EventPair p;
+    cudaEventCreateWithFlags(&p.a, cudaEventDisableTiming);
+    cudaEventCreateWithFlags(&p.b, cudaEventDisableTiming);
+    cudaEventRecord(p.a);
+    cudaEventRecord(p.b);
     cudaDeviceSynchronize();
     float ms = 0;
-    const std::string s = err(cudaEventElapsedTime(&ms, a, b));
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    return s;
+    return err(cudaEventElapsedTime(&ms, p.a, p.b));
   });
 
   // ---- kernels ----
@@ -358,26 +364,23 @@ std::vector<Case> runtime_cases() {
     for (int bs : {32, 128, 256, 1024}) {
       int n = 0;
       const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, dyn_shared, bs, 0);
-      s += std::string(s.empty() ? "" : ",") + std::to_string(bs) + ":" + val_or(e, n);
+      facts::append(s, std::to_string(bs), val_or(e, n));
     }
     int n = 0;
     const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, dyn_shared, 256, 64 * 1024);
     return s + ",256+64KiB:" + val_or(e, n);
   });
   add("occupancy.available_dynamic_smem", [] {
-    std::string s;
-    for (auto [blocks, threads] : {std::pair{1, 32}, {2, 128}, {4, 256}, {64, 1024}}) {
+    return facts::per_grid_shape([](int blocks, int threads) {
       size_t n = 0;
       const cudaError_t e = cudaOccupancyAvailableDynamicSMemPerBlock(&n, dyn_shared, blocks, threads);
-      s += std::string(s.empty() ? "" : ",") + std::to_string(blocks) + "x" + std::to_string(threads) + ":" +
-           val_or(e, n);
-    }
-    return s;
+      return val_or(e, n);
+    });
   });
   add("occupancy.max_potential_block_size", [] {
     int grid = 0, block = 0;
     const cudaError_t e = cudaOccupancyMaxPotentialBlockSize(&grid, &block, dyn_shared, 0, 0);
-    return e == cudaSuccess ? std::to_string(grid) + "," + std::to_string(block) : err(e);
+    return e == cudaSuccess ? facts::pair(grid, block) : err(e);
   });
   add("launch.ok_1024", [] { return launch(dim3(1), dim3(1024), 0); });
   add("launch.block_1025", [] { return launch(dim3(1), dim3(1025), 0); });

@@ -10,6 +10,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../../fakebackend/src/core/config.h"
@@ -146,114 +147,73 @@ TEST_CASE("profile ids and the unknown-profile message", "[config]") {
 }
 
 TEST_CASE("profile values", "[config]") {
-  SECTION("a100-80gb") {
-    const auto d = fg::make_profile("a100-80gb");
-    CHECK(d.name == "Fake NVIDIA A100-SXM4-80GB");
-    CHECK(d.total_memory == 85899345920ull);
-    CHECK(d.cc_major == 8);
-    CHECK(d.cc_minor == 0);
-    CHECK(d.sm_count == 108);
-    CHECK(d.attributes[13] == 1410000);
-    CHECK(d.attributes[36] == 1593000);
-    CHECK(d.attributes[37] == 5120);
-    CHECK(d.attributes[38] == 41943040);
-    CHECK(d.attributes[39] == 2048);
-    CHECK(d.attributes[81] == 167936);
-    CHECK(d.attributes[97] == 166912);
-    CHECK(d.attributes[106] == 32);
-    CHECK(d.attributes[111] == 1024);
-    CHECK(d.attributes[2] == 1024);
-    CHECK(d.attributes[4] == 64);
-    CHECK(d.attributes[5] == 2147483647);
-    CHECK(d.attributes[6] == 65535);
-    CHECK(d.attributes[120] == 0);  // no cluster launch before Hopper
-    CHECK(d.power_limit_mw == 400000);
-    CHECK(d.power_max_limit_mw == 400000);
-    CHECK(d.power_min_limit_mw == 100000);
-    CHECK(d.architecture == 7);
-    CHECK(d.pci_device_id == 0x20B210DEu);
-    CHECK(d.pci_subsystem_id == 0x147F10DEu);
-    CHECK(d.max_clock_sm_mhz == 1410);
-    CHECK(d.max_clock_mem_mhz == 1593);
-    CHECK(d.pcie_max_gen == 4);
-    CHECK(d.pcie_max_width == 16);
-    CHECK_FALSE(d.has_fan);
-    CHECK(d.fan_speed_pct == 0);
+  struct Expected {
+    const char* id;
+    const char* name;
+    uint64_t total_memory;
+    int cc_major, cc_minor, sm_count;
+    unsigned power_limit_mw;
+    int architecture;  // NVML_DEVICE_ARCH_*
+    unsigned pcie_max_gen, pci_device_id;
+    std::vector<std::pair<std::size_t, int>> attributes;  // by CUdevice_attribute number
+  };
+  // clang-format off
+  const Expected profiles[] = {
+      {"a100-80gb", "Fake NVIDIA A100-SXM4-80GB", 85899345920ull, 8, 0, 108, 400000, 7, 4, 0x20B210DEu,
+       {{13, 1410000}, {36, 1593000}, {37, 5120}, {38, 41943040}, {39, 2048}, {81, 167936}, {97, 166912},
+        {106, 32}, {111, 1024}, {2, 1024}, {4, 64}, {5, 2147483647}, {6, 65535},
+        {120, 0}}},  // no cluster launch before Hopper
+      {"a100-40gb", "Fake NVIDIA A100-SXM4-40GB", 42949672960ull, 8, 0, 108, 400000, 7, 4, 0x20B010DEu,
+       {{36, 1215000}}},
+      {"h100-80gb", "Fake NVIDIA H100 80GB HBM3", 85520809984ull, 9, 0, 132, 700000, 9, 5, 0x233010DEu,
+       {{38, 52428800}, {81, 233472}, {97, 232448},
+        {120, 1},    // CLUSTER_LAUNCH
+        {126, 4},    // MEM_SYNC_DOMAIN_COUNT
+        {127, 1}}},  // TENSOR_MAP_ACCESS_SUPPORTED
+      // As a real H200 reports them (tests/clients/golden/h200.facts).
+      {"h200", "Fake NVIDIA H200", 150754820096ull, 9, 0, 132, 700000, 9, 5, 0x233510DEu,
+       {{37, 6016}, {38, 62914560},
+        {109, 134217728},  // MAX_ACCESS_POLICY_WINDOW_SIZE
+        {129, 1}}},        // UNIFIED_FUNCTION_POINTERS
+      {"l4", "Fake NVIDIA L4", 24152899584ull, 8, 9, 58, 72000, 8, 4, 0x27B810DEu,
+       {{39, 1536}, {106, 24}, {81, 102400}}},
+      {"t4", "Fake NVIDIA Tesla T4", 16106127360ull, 7, 5, 40, 70000, 6, 3, 0x1EB810DEu,
+       {{39, 1024}, {106, 16}, {81, 65536},
+        {111, 0},    // no reserved shared memory before Ampere
+        {108, 0}}},  // no persisting L2 before Ampere
+  };
+  // clang-format on
+  for (const Expected& e : profiles) {
+    CAPTURE(e.id);
+    const auto d = fg::make_profile(e.id);
+    CHECK(d.name == e.name);
+    CHECK(d.total_memory == e.total_memory);
+    CHECK(d.cc_major == e.cc_major);
+    CHECK(d.cc_minor == e.cc_minor);
+    CHECK(d.sm_count == e.sm_count);
+    CHECK(d.power_limit_mw == e.power_limit_mw);
+    CHECK(d.architecture == e.architecture);
+    CHECK(d.pcie_max_gen == e.pcie_max_gen);
+    CHECK(d.pci_device_id == e.pci_device_id);
+    for (const auto& [attribute, value] : e.attributes) {
+      INFO("attribute " << attribute);
+      CHECK(d.attributes[attribute] == value);
+    }
   }
-  SECTION("a100-40gb") {
-    const auto d = fg::make_profile("a100-40gb");
-    CHECK(d.name == "Fake NVIDIA A100-SXM4-40GB");
-    CHECK(d.total_memory == 42949672960ull);
-    CHECK(d.sm_count == 108);
-    CHECK(d.attributes[36] == 1215000);
-    CHECK(d.pci_device_id == 0x20B010DEu);
-  }
-  SECTION("h100-80gb") {
-    const auto d = fg::make_profile("h100-80gb");
-    CHECK(d.name == "Fake NVIDIA H100 80GB HBM3");
-    CHECK(d.total_memory == 85520809984ull);
-    CHECK(d.cc_major == 9);
-    CHECK(d.cc_minor == 0);
-    CHECK(d.sm_count == 132);
-    CHECK(d.attributes[38] == 52428800);
-    CHECK(d.attributes[81] == 233472);
-    CHECK(d.attributes[97] == 232448);
-    CHECK(d.attributes[120] == 1);  // CLUSTER_LAUNCH
-    CHECK(d.attributes[126] == 4);  // MEM_SYNC_DOMAIN_COUNT
-    CHECK(d.attributes[127] == 1);  // TENSOR_MAP_ACCESS_SUPPORTED
-    CHECK(d.power_limit_mw == 700000);
-    CHECK(d.architecture == 9);
-    CHECK(d.pci_device_id == 0x233010DEu);
-    CHECK(d.pcie_max_gen == 5);
-  }
-  SECTION("h200") {
-    const auto d = fg::make_profile("h200");
-    CHECK(d.name == "Fake NVIDIA H200");
-    CHECK(d.total_memory == 150754820096ull);
-    CHECK(d.cc_major == 9);
-    CHECK(d.sm_count == 132);
-    // As a real H200 reports them (tests/clients/golden/h200.facts).
-    CHECK(d.attributes[37] == 6016);
-    CHECK(d.attributes[38] == 62914560);
-    CHECK(d.attributes[109] == 134217728);  // MAX_ACCESS_POLICY_WINDOW_SIZE
-    CHECK(d.attributes[129] == 1);          // UNIFIED_FUNCTION_POINTERS
-    CHECK(d.power_limit_mw == 700000);
-    CHECK(d.temp_shutdown_c == 95);
-    CHECK(d.pci_device_id == 0x233510DEu);
-    CHECK(d.pci_subsystem_id == 0x18BF10DEu);
-  }
-  SECTION("l4") {
-    const auto d = fg::make_profile("l4");
-    CHECK(d.name == "Fake NVIDIA L4");
-    CHECK(d.total_memory == 24152899584ull);
-    CHECK(d.cc_major == 8);
-    CHECK(d.cc_minor == 9);
-    CHECK(d.sm_count == 58);
-    CHECK(d.attributes[39] == 1536);
-    CHECK(d.attributes[106] == 24);
-    CHECK(d.attributes[81] == 102400);
-    CHECK(d.power_limit_mw == 72000);
-    CHECK(d.architecture == 8);
-    CHECK_FALSE(d.has_fan);
-    CHECK(d.pci_device_id == 0x27B810DEu);
-  }
-  SECTION("t4") {
-    const auto d = fg::make_profile("t4");
-    CHECK(d.name == "Fake NVIDIA Tesla T4");
-    CHECK(d.total_memory == 16106127360ull);
-    CHECK(d.cc_major == 7);
-    CHECK(d.cc_minor == 5);
-    CHECK(d.sm_count == 40);
-    CHECK(d.attributes[39] == 1024);
-    CHECK(d.attributes[106] == 16);
-    CHECK(d.attributes[81] == 65536);
-    CHECK(d.attributes[111] == 0);  // no reserved shared memory before Ampere
-    CHECK(d.attributes[108] == 0);  // no persisting L2 before Ampere
-    CHECK(d.power_limit_mw == 70000);
-    CHECK(d.architecture == 6);
-    CHECK(d.pci_device_id == 0x1EB810DEu);
-    CHECK(d.pcie_max_gen == 3);
-  }
+
+  const auto a100 = fg::make_profile("a100-80gb");
+  CHECK(a100.power_max_limit_mw == 400000);
+  CHECK(a100.power_min_limit_mw == 100000);
+  CHECK(a100.pci_subsystem_id == 0x147F10DEu);
+  CHECK(a100.max_clock_sm_mhz == 1410);
+  CHECK(a100.max_clock_mem_mhz == 1593);
+  CHECK(a100.pcie_max_width == 16);
+  CHECK_FALSE(a100.has_fan);
+  CHECK(a100.fan_speed_pct == 0);
+  const auto h200 = fg::make_profile("h200");
+  CHECK(h200.temp_shutdown_c == 95);
+  CHECK(h200.pci_subsystem_id == 0x18BF10DEu);
+  CHECK_FALSE(fg::make_profile("l4").has_fan);
 }
 
 TEST_CASE("default configuration: 8 x a100-80gb", "[config]") {
@@ -355,38 +315,30 @@ TEST_CASE("bad FAKEGPU_DEVICES specs", "[config]") {
   CHECK(spec_error("a100:2") ==
         std::string("FAKEGPU_DEVICES=\"a100:2\": unknown profile \"a100\"; known profiles: ") + kKnown);
 
-  auto e = spec_error("");
-  CHECK_THAT(e, StartsWith("FAKEGPU_DEVICES=\"\": ") && Contains("empty") && Contains("unset"));
-  e = spec_error("   ");
-  CHECK_THAT(e, Contains("empty"));
-  e = spec_error("t4:x");
-  CHECK_THAT(e, Contains("\"x\"") && Contains("not a whole number") && Contains("PROFILE:COUNT"));
-  e = spec_error("t4:-1");
-  CHECK_THAT(e, Contains("\"-1\"") && Contains("not a whole number"));
-  e = spec_error("t4:2:3");
-  CHECK_THAT(e, Contains("\"2:3\"") && Contains("not a whole number"));
-  e = spec_error("t4:");
-  CHECK_THAT(e, Contains("not a whole number"));
-  e = spec_error("t4:0");
-  CHECK_THAT(e, Contains("count 0") && Contains("FAKEGPU_DEVICES=0"));
-  e = spec_error("0,t4");
-  CHECK_THAT(e, Contains("count 0"));
-  e = spec_error("t4,,l4");
-  CHECK_THAT(e, Contains("entry 2 is empty") && Contains("comma"));
-  e = spec_error("t4,");
-  CHECK_THAT(e, Contains("entry 2 is empty") && Contains("trailing comma"));
-  e = spec_error(":3");
-  CHECK_THAT(e, Contains("no profile") && Contains("PROFILE:COUNT"));
-  e = spec_error("257");
-  CHECK_THAT(e, Contains("257 devices requested") && Contains("at most 256") && Contains("lower"));
-  e = spec_error("a100-80gb:200,t4:57");
-  CHECK_THAT(e, Contains("257 devices requested"));
-  e = spec_error("99999999999999999999999999");
-  CHECK_THAT(e, Contains("at most 256"));
-  e = spec_error("a100-80gb 4");
-  CHECK_THAT(e, Contains("unknown profile \"a100-80gb 4\"") && Contains("PROFILE:COUNT"));
-  e = spec_error("-1");
-  CHECK_THAT(e, Contains("unknown profile \"-1\""));
+  CHECK_THAT(spec_error(""), StartsWith("FAKEGPU_DEVICES=\"\": ") && Contains("empty") && Contains("unset"));
+  // Each spec's message names what is wrong and, where it helps, the form to use.
+  const std::pair<const char*, std::vector<const char*>> cases[] = {
+      {"   ", {"empty"}},
+      {"t4:x", {"\"x\"", "not a whole number", "PROFILE:COUNT"}},
+      {"t4:-1", {"\"-1\"", "not a whole number"}},
+      {"t4:2:3", {"\"2:3\"", "not a whole number"}},
+      {"t4:", {"not a whole number"}},
+      {"t4:0", {"count 0", "FAKEGPU_DEVICES=0"}},
+      {"0,t4", {"count 0"}},
+      {"t4,,l4", {"entry 2 is empty", "comma"}},
+      {"t4,", {"entry 2 is empty", "trailing comma"}},
+      {":3", {"no profile", "PROFILE:COUNT"}},
+      {"257", {"257 devices requested", "at most 256", "lower"}},
+      {"a100-80gb:200,t4:57", {"257 devices requested"}},
+      {"99999999999999999999999999", {"at most 256"}},
+      {"a100-80gb 4", {"unknown profile \"a100-80gb 4\"", "PROFILE:COUNT"}},
+      {"-1", {"unknown profile \"-1\""}},
+  };
+  for (const auto& [spec, parts] : cases) {
+    CAPTURE(spec);
+    const std::string e = spec_error(spec);
+    for (const char* part : parts) CHECK_THAT(e, Contains(part));
+  }
 }
 
 TEST_CASE("load_device_models: sources and file errors", "[config]") {

@@ -56,15 +56,10 @@ TEST_CASE("metrics: the page for a small snapshot, exactly", "[server][metrics]"
   l.apply(ev(EventType::Alloc, 4242, 0, MemKind::Device, 0x2, 1 * MiB));
   l.apply(ev(EventType::Free, 4242, 0, MemKind::Device, 0x2, 1 * MiB));
   l.apply(ev(EventType::AllocFail, 4242, 0, MemKind::Device, 0, 1ull << 40));
-  l.record_call(4242, "cudaMalloc", 900, true);    // bucket [512, 1024) ns: under le 1.024us
-  l.record_call(4242, "cudaMalloc", 3000, false);  // bucket [2048, 4096) ns: under le 4.096us
-  l.record_copy(4242, CopyDirection::HtoD, 4096);
-  l.record_launch(4242, 2);
-  Health h;
-  h.events = 7;
-  h.rb_drops = 1;
-  h.libraries = {{"/lib/libfake_gpu.so", "usdt"}};
-  l.set_health(h);
+  // Calls of 900 ns (bucket [512, 1024): under le 1.024us) and 3000 ns (bucket [2048, 4096):
+  // under le 4.096us).
+  fgtrace::test::add_activity(l, 4242, 2);
+  l.set_health({.events = 7, .rb_drops = 1, .libraries = {{"/lib/libfake_gpu.so", "usdt"}}});
   MetricsOptions o;
   o.version = "1.2.3";
   o.scrape_duration_s = 0.0025;
@@ -373,24 +368,19 @@ TEST_CASE("metrics: promtool accepts a realistic page with no lint warnings", "[
   l.track_process(4242, "python3", 1, 0, false);
   l.apply(ev(EventType::Alloc, 4242, 0, MemKind::Device, 0x1, 1536 * MiB));
   l.apply(ev(EventType::Alloc, 4242, -1, MemKind::Host, 0x2, 64 * MiB));
-  l.track_process(5000, "serv\"er\\x\n", 1, 0, true);
-  l.set_baseline(5000, 1, MemKind::Device, 1 * GiB);
+  fgtrace::test::add_attached(l, "serv\"er\\x\n");
   l.apply(ev(EventType::Alloc, 5000, 1, MemKind::Managed, 0x4, 256 * MiB));
-  l.apply(ev(EventType::AllocFail, 5000, 1, MemKind::Device, 0, 80 * GiB));
-  l.track_process(6000, "leaky\xFF", 4242, 0, false);
-  l.apply(ev(EventType::Alloc, 6000, 1, MemKind::Device, 0x5, 256 * MiB));
-  l.apply(ev(EventType::ProcExit, 6000, -1, MemKind::Unknown, 0, 0, 50));
+  fgtrace::test::add_exited(l, "leaky\xFF");
   for (uint64_t ns : {700ull, 3000ull, 90'000ull, 2'000'000ull, 20'000'000'000ull}) {
     l.record_call(4242, "cudaMalloc", ns, ns != 3000);
     l.record_call(5000, "cuMemAlloc_v2", ns * 3, true);
   }
   l.record_copy(4242, CopyDirection::HtoD, 4096);
   l.record_launch(4242, 3);
-  Health h;
-  h.events = 9;
-  h.rb_drops = 2;
-  h.libraries = {{"/opt/fakegpu/lib/libfake_gpu.so", "usdt"}, {"/usr/local/cuda/lib64/libcudart.so.13", "uprobe"}};
-  l.set_health(h);
+  l.set_health({.events = 9,
+                .rb_drops = 2,
+                .libraries = {{"/opt/fakegpu/lib/libfake_gpu.so", "usdt"},
+                              {"/usr/local/cuda/lib64/libcudart.so.13", "uprobe"}}});
   MetricsOptions o;
   o.max_processes = 2;  // with an "other" series
   o.scrape_duration_s = 0.000123;

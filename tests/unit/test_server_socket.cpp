@@ -132,6 +132,14 @@ class Client {
     return r;
   }
 
+  // Sends `req` and reads its response; the test ends here when either fails.
+  Response exchange(std::string_view req, bool head = false, std::chrono::milliseconds timeout = 5000ms) {
+    REQUIRE(send(req));
+    std::optional<Response> r = response(head, timeout);
+    REQUIRE(r);
+    return *r;
+  }
+
   std::string& buffer() { return buf_; }
 
  private:
@@ -197,52 +205,38 @@ TEST_CASE("server: GET over a socket, keep-alive, HEAD and the latest published 
 
   Client c(server->port());
   REQUIRE(c.connected());
-  REQUIRE(c.send(request("GET", "/metrics")));
-  auto r = c.response();
-  REQUIRE(r);
-  CHECK(r->status == 200);
-  CHECK(r->headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8");
-  CHECK(r->headers["server"] == "fakegpu-trace");
-  CHECK(r->body.find("fakegpu_process_memory_bytes{pid=\"4242\"") != std::string::npos);
-  CHECK(r->body.find("fakegpu_collector_scrape_duration_seconds") == std::string::npos);  // first scrape
+  auto r = c.exchange(request("GET", "/metrics"));
+  CHECK(r.status == 200);
+  CHECK(r.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8");
+  CHECK(r.headers["server"] == "fakegpu-trace");
+  CHECK(r.body.find("fakegpu_process_memory_bytes{pid=\"4242\"") != std::string::npos);
+  CHECK(r.body.find("fakegpu_collector_scrape_duration_seconds") == std::string::npos);  // first scrape
 
   // Same connection: the previous scrape's duration is now reported.
-  REQUIRE(c.send(request("GET", "/metrics")));
-  r = c.response();
-  REQUIRE(r);
-  CHECK(r->body.find("fakegpu_collector_scrape_duration_seconds ") != std::string::npos);
+  r = c.exchange(request("GET", "/metrics"));
+  CHECK(r.body.find("fakegpu_collector_scrape_duration_seconds ") != std::string::npos);
 
   // A publish is seen by the next request.
   server->publish(state_with(5000, 2));
-  REQUIRE(c.send(request("GET", "/api/v1/processes/5000")));
-  r = c.response();
-  REQUIRE(r);
-  CHECK(r->status == 200);
-  CHECK(nlohmann::json::parse(r->body)["comm"] == "proc5000");
+  r = c.exchange(request("GET", "/api/v1/processes/5000"));
+  CHECK(r.status == 200);
+  CHECK(nlohmann::json::parse(r.body)["comm"] == "proc5000");
 
   // HEAD: the length GET would have, no body (the next response parses right after it).
-  REQUIRE(c.send(request("HEAD", "/api/v1/summary")));
-  r = c.response(/*head=*/true);
-  REQUIRE(r);
-  CHECK(r->status == 200);
-  CHECK(std::stoul(r->headers["content-length"]) > 100);
-  REQUIRE(c.send(request("GET", "/nope")));
-  r = c.response();
-  REQUIRE(r);
-  CHECK(r->status == 404);
-  CHECK(nlohmann::json::parse(r->body)["error"] == "Not Found");
+  r = c.exchange(request("HEAD", "/api/v1/summary"), /*head=*/true);
+  CHECK(r.status == 200);
+  CHECK(std::stoul(r.headers["content-length"]) > 100);
+  r = c.exchange(request("GET", "/nope"));
+  CHECK(r.status == 404);
+  CHECK(nlohmann::json::parse(r.body)["error"] == "Not Found");
 
-  REQUIRE(c.send(request("POST", "/metrics", "Content-Length: 2\r\n") + "{}"));
-  r = c.response();
-  REQUIRE(r);
-  CHECK(r->status == 405);
-  CHECK(r->headers["allow"] == "GET, HEAD");
+  r = c.exchange(request("POST", "/metrics", "Content-Length: 2\r\n") + "{}");
+  CHECK(r.status == 405);
+  CHECK(r.headers["allow"] == "GET, HEAD");
 
   // Connection: close is honoured.
-  REQUIRE(c.send(request("GET", "/healthz", "Connection: close\r\n")));
-  r = c.response();
-  REQUIRE(r);
-  CHECK(r->body == "ok\n");
+  r = c.exchange(request("GET", "/healthz", "Connection: close\r\n"));
+  CHECK(r.body == "ok\n");
   CHECK(c.wait_closed(2000ms));
   CHECK(server->stats().requests == 7);
 }
@@ -253,35 +247,27 @@ TEST_CASE("server: oversized and malformed requests are refused and the server k
 
   SECTION("a header over 8 KiB: 431") {
     Client c(server->port());
-    REQUIRE(c.send(request("GET", "/metrics", "X-Big: " + std::string(10 * 1024, 'a') + "\r\n")));
-    auto r = c.response();
-    REQUIRE(r);
-    CHECK(r->status == 431);
-    CHECK(r->headers["connection"] == "close");
-    CHECK(nlohmann::json::parse(r->body)["message"] == "request header larger than 8192 bytes");
+    auto r = c.exchange(request("GET", "/metrics", "X-Big: " + std::string(10 * 1024, 'a') + "\r\n"));
+    CHECK(r.status == 431);
+    CHECK(r.headers["connection"] == "close");
+    CHECK(nlohmann::json::parse(r.body)["message"] == "request header larger than 8192 bytes");
     CHECK(c.wait_closed(3000ms));
   }
   SECTION("a body over 1 KiB: 413") {
     Client c(server->port());
-    REQUIRE(c.send(request("GET", "/metrics", "Content-Length: 5000\r\n")));
-    auto r = c.response();
-    REQUIRE(r);
-    CHECK(r->status == 413);
+    auto r = c.exchange(request("GET", "/metrics", "Content-Length: 5000\r\n"));
+    CHECK(r.status == 413);
     CHECK(c.wait_closed(3000ms));
   }
   SECTION("not HTTP: 400") {
     Client c(server->port());
-    REQUIRE(c.send("GARBAGE\r\n\r\n"));
-    auto r = c.response();
-    REQUIRE(r);
-    CHECK(r->status == 400);
+    auto r = c.exchange("GARBAGE\r\n\r\n");
+    CHECK(r.status == 400);
     CHECK(c.wait_closed(3000ms));
   }
   Client next(server->port());
-  REQUIRE(next.send(request("GET", "/healthz")));
-  auto r = next.response();
-  REQUIRE(r);
-  CHECK(r->status == 200);
+  auto r = next.exchange(request("GET", "/healthz"));
+  CHECK(r.status == 200);
   CHECK(server->stats().bad_requests == 1);
 }
 
@@ -297,10 +283,8 @@ TEST_CASE("server: a slow client is closed after the read timeout while others a
   REQUIRE(trickle.send("GET /metrics HTTP/1.1\r\n"));
 
   Client other(server->port());
-  REQUIRE(other.send(request("GET", "/healthz")));
-  auto r = other.response(false, 2000ms);
-  REQUIRE(r);
-  CHECK(r->status == 200);
+  auto r = other.exchange(request("GET", "/healthz"), /*head=*/false, 2000ms);
+  CHECK(r.status == 200);
 
   CHECK(silent.wait_closed(5000ms));
   const auto closed_after = Clock::now() - t0;
@@ -318,12 +302,10 @@ TEST_CASE("server: a slow client is closed after the read timeout while others a
 
   // Keep-alive idle counts too, and the server still answers afterwards.
   Client idle(server->port());
-  REQUIRE(idle.send(request("GET", "/healthz")));
-  REQUIRE(idle.response());
+  idle.exchange(request("GET", "/healthz"));
   CHECK(idle.wait_closed(3000ms));
   Client last(server->port());
-  REQUIRE(last.send(request("GET", "/healthz")));
-  REQUIRE(last.response());
+  last.exchange(request("GET", "/healthz"));
 }
 
 TEST_CASE("server: with a token, a missing or wrong one gets 401", "[server][socket]") {
@@ -332,33 +314,23 @@ TEST_CASE("server: with a token, a missing or wrong one gets 401", "[server][soc
   auto server = start(o);
   Client c(server->port());
 
-  REQUIRE(c.send(request("GET", "/metrics")));
-  auto r = c.response();
-  REQUIRE(r);
-  CHECK(r->status == 401);
-  CHECK(r->headers["www-authenticate"] == "Bearer realm=\"fakegpu-trace\"");
+  auto r = c.exchange(request("GET", "/metrics"));
+  CHECK(r.status == 401);
+  CHECK(r.headers["www-authenticate"] == "Bearer realm=\"fakegpu-trace\"");
 
-  REQUIRE(c.send(request("GET", "/api/v1/summary", "Authorization: Bearer tok-12\r\n")));
-  r = c.response();
-  REQUIRE(r);
-  CHECK(r->status == 401);
-  CHECK(r->headers["www-authenticate"] == "Bearer realm=\"fakegpu-trace\", error=\"invalid_token\"");
+  r = c.exchange(request("GET", "/api/v1/summary", "Authorization: Bearer tok-12\r\n"));
+  CHECK(r.status == 401);
+  CHECK(r.headers["www-authenticate"] == "Bearer realm=\"fakegpu-trace\", error=\"invalid_token\"");
 
-  REQUIRE(c.send(request("GET", "/api/v1/summary", "authorization: Bearer tok-123\r\n")));
-  r = c.response();
-  REQUIRE(r);
-  CHECK(r->status == 200);
+  r = c.exchange(request("GET", "/api/v1/summary", "authorization: Bearer tok-123\r\n"));
+  CHECK(r.status == 200);
 
-  REQUIRE(c.send(request("GET", "/?access_token=tok-123")));  // how a browser opens the page
-  r = c.response();
-  REQUIRE(r);
-  CHECK(r->status == 200);
-  CHECK(r->headers["content-type"] == "text/html; charset=utf-8");
+  r = c.exchange(request("GET", "/?access_token=tok-123"));  // how a browser opens the page
+  CHECK(r.status == 200);
+  CHECK(r.headers["content-type"] == "text/html; charset=utf-8");
 
-  REQUIRE(c.send(request("GET", "/healthz")));
-  r = c.response();
-  REQUIRE(r);
-  CHECK(r->status == 200);
+  r = c.exchange(request("GET", "/healthz"));
+  CHECK(r.status == 200);
 }
 
 TEST_CASE("server: connections beyond the limit get 503", "[server][socket]") {
@@ -369,25 +341,20 @@ TEST_CASE("server: connections beyond the limit get 503", "[server][socket]") {
   auto a = std::make_unique<Client>(server->port());
   Client b(server->port());
   for (Client* c : {a.get(), &b}) {  // a round trip each: both sessions are open
-    REQUIRE(c->send(request("GET", "/healthz")));
-    REQUIRE(c->response());
+    c->exchange(request("GET", "/healthz"));
   }
   Client third(server->port());
-  REQUIRE(third.send(request("GET", "/healthz")));
-  auto r = third.response();
-  REQUIRE(r);
-  CHECK(r->status == 503);
-  CHECK(r->headers["retry-after"] == "1");
+  auto r = third.exchange(request("GET", "/healthz"));
+  CHECK(r.status == 503);
+  CHECK(r.headers["retry-after"] == "1");
   CHECK(third.wait_closed(3000ms));
   CHECK(server->stats().connections_rejected == 1);
 
   a.reset();  // one leaves: room again
   REQUIRE(eventually([&] { return server->stats().connections_open == 1; }));
   Client fourth(server->port());
-  REQUIRE(fourth.send(request("GET", "/healthz")));
-  r = fourth.response();
-  REQUIRE(r);
-  CHECK(r->status == 200);
+  r = fourth.exchange(request("GET", "/healthz"));
+  CHECK(r.status == 200);
 }
 
 TEST_CASE("server: the event stream sends one event per publish, the latest always arrives", "[server][socket]") {
@@ -397,12 +364,11 @@ TEST_CASE("server: the event stream sends one event per publish, the latest alwa
   server->publish(state_with(1, 1));
 
   Client c(server->port());
-  REQUIRE(c.send(request("GET", "/api/v1/stream")));
-  auto r = c.response(/*head=*/true);  // no length: events follow until the connection ends
-  REQUIRE(r);
-  CHECK(r->status == 200);
-  CHECK(r->headers["content-type"] == "text/event-stream");
-  CHECK(r->headers.count("content-length") == 0);
+  auto r = c.exchange(request("GET", "/api/v1/stream"),
+                      /*head=*/true);  // no length: events follow until the connection ends
+  CHECK(r.status == 200);
+  CHECK(r.headers["content-type"] == "text/event-stream");
+  CHECK(r.headers.count("content-length") == 0);
   const auto has = [](std::string needle) {
     return [needle](const std::string& b) { return b.find(needle) != std::string::npos; };
   };
@@ -462,10 +428,8 @@ TEST_CASE("server: a reader that stops reading loses old frames, never blocks pu
   CHECK(server->stats().stream_frames_dropped > 0);
 
   Client other(server->port());  // and the server still answers
-  REQUIRE(other.send(request("GET", "/healthz")));
-  auto r = other.response();
-  REQUIRE(r);
-  CHECK(r->status == 200);
+  auto r = other.exchange(request("GET", "/healthz"));
+  CHECK(r.status == 200);
 }
 
 TEST_CASE("server: listen addresses", "[server][socket]") {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Unit tests: fakegpu-trace's AllocationLedger (exact books from event sequences) and the
 // stack aggregation on top of it.
+#include "trace_test_events.h"
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -19,25 +20,19 @@ namespace {
 
 constexpr uint64_t MiB = 1ull << 20;
 
-Event base(EventType type, uint32_t pid, uint64_t ts) {
-  Event e;
-  e.type = type;
-  e.pid = pid;
-  e.tid = pid;
-  e.ts_ns = ts;
-  // No comm unless a test sets one: an event's comm (the leader's) would rename the process.
+// As the runtime's USDT probes report it. No comm unless a test sets one: an event's comm (the
+// leader's) would rename the process.
+Event runtime(Event e) {
   e.api = Api::Runtime;
   e.source = Source::Usdt;
   return e;
 }
 
+Event base(EventType type, uint32_t pid, uint64_t ts) { return runtime(test::event_of(type, pid, ts)); }
+
 Event alloc(uint32_t pid, int32_t dev, MemKind kind, uint64_t ptr, uint64_t size, uint64_t ts = 1,
             std::optional<uint32_t> stack = std::nullopt) {
-  Event e = base(EventType::Alloc, pid, ts);
-  e.device = dev;
-  e.kind = kind;
-  e.ptr = ptr;
-  e.size = size;
+  Event e = runtime(test::ev(EventType::Alloc, pid, dev, kind, ptr, size, ts));
   e.stack_id = stack;
   return e;
 }
@@ -45,30 +40,18 @@ Event alloc(uint32_t pid, int32_t dev, MemKind kind, uint64_t ptr, uint64_t size
 // A successful free as the backend reports it: the allocation's device, kind and size.
 Event free_of(uint32_t pid, uint64_t ptr, uint64_t size = 0, int32_t dev = -1, MemKind kind = MemKind::Unknown,
               uint64_t ts = 2) {
-  Event e = base(EventType::Free, pid, ts);
-  e.ptr = ptr;
-  e.size = size;
-  e.device = dev;
-  e.kind = kind;
-  return e;
+  return runtime(test::ev(EventType::Free, pid, dev, kind, ptr, size, ts));
 }
 
 Event implicit_free(uint32_t pid, uint64_t ptr, uint64_t size, int32_t dev, MemKind kind, ImplicitReason why) {
-  Event e = base(EventType::ImplicitFree, pid, 3);
-  e.ptr = ptr;
-  e.size = size;
-  e.device = dev;
-  e.kind = kind;
+  Event e = runtime(test::ev(EventType::ImplicitFree, pid, dev, kind, ptr, size, 3));
   e.reason = why;
   e.aux = static_cast<uint64_t>(why);
   return e;
 }
 
 Event failed(EventType type, uint32_t pid, int32_t dev, MemKind kind, uint64_t size) {
-  Event e = base(type, pid, 2);
-  e.device = dev;
-  e.kind = kind;
-  e.size = size;
+  Event e = runtime(test::ev(type, pid, dev, kind, 0, size, 2));
   e.status = 2;  // cudaErrorMemoryAllocation
   return e;
 }

@@ -31,23 +31,15 @@ AllocationLedger scenario() {
   l.apply(ev(EventType::Alloc, 4242, 0, MemKind::Device, 0x2, 512 * MiB));
   l.apply(ev(EventType::Free, 4242, 0, MemKind::Device, 0x2, 512 * MiB));
   l.apply(ev(EventType::Alloc, 4242, -1, MemKind::Host, 0x3, 64 * MiB));
-  l.track_process(5000, "server", 1, 0, /*running_before_attach=*/true);
-  l.set_baseline(5000, 1, MemKind::Device, 1 * GiB);
+  fgtrace::test::add_attached(l);
   l.apply(ev(EventType::Alloc, 5000, 1, MemKind::Managed, 0x4, 256 * MiB));
-  l.apply(ev(EventType::AllocFail, 5000, 1, MemKind::Device, 0, 80 * GiB));
-  l.track_process(6000, "leaky", 4242, 0, false);
-  l.apply(ev(EventType::Alloc, 6000, 1, MemKind::Device, 0x5, 256 * MiB));
-  l.apply(ev(EventType::ProcExit, 6000, -1, MemKind::Unknown, 0, 0, 50));
+  fgtrace::test::add_exited(l);
   l.apply(ev(EventType::Alloc, 7000, 0, MemKind::Device, 0x6, 1000, 60));
-  l.record_call(4242, "cudaMalloc", 900, true);
-  l.record_call(4242, "cudaMalloc", 3000, false);
+  fgtrace::test::add_activity(l, 4242, 3);
   l.record_call(6000, "cudaMalloc", 700, true);
-  l.record_copy(4242, CopyDirection::HtoD, 4096);
-  l.record_launch(4242, 3);
-  Health h;
-  h.events = 9;
-  h.libraries = {{"/opt/fakegpu/lib/libfake_gpu.so", "usdt"}, {"/usr/local/cuda/lib64/libcudart.so.13", "uprobe"}};
-  l.set_health(h);
+  l.set_health({.events = 9,
+                .libraries = {{"/opt/fakegpu/lib/libfake_gpu.so", "usdt"},
+                              {"/usr/local/cuda/lib64/libcudart.so.13", "uprobe"}}});
   return l;
 }
 
