@@ -322,7 +322,7 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
     // one probe hit per call, and nothing counted twice.
     if (use_usdt && f.covered_by_usdt()) continue;
     TracedFunction as = f;
-    if (use_usdt && f.frees_booked_by_usdt()) as.cls = FuncClass::Other;
+    if (use_usdt && f.frees_booked_by_usdt()) as.cls = FG_C_OTHER;
     if (multi_) {
       for (uint64_t off : offsets) {
         multi_offsets.push_back(off);
