@@ -142,15 +142,12 @@ static __always_inline enum first_event first_of(bool booked, const struct book 
  * stack id, one stack). */
 static __noinline void note_stack_files(void *ctx, __u32 id)
 {
-	struct fg_stack_files *s = bpf_map_lookup_elem(&stack_files, &id);
-	if (s && *(volatile __u32 *)&s->frames)
+	/* Inserted empty, then filled in place. */
+	struct fg_stack_files *s = lookup_or_init(&stack_files, &id, &no_stack_files);
+	if (!s)
+		return; /* the table is full: only the maps name it */
+	if (*(volatile __u32 *)&s->frames)
 		return;
-	if (!s) { /* inserted empty, then filled in place */
-		bpf_map_update_elem(&stack_files, &id, &no_stack_files, BPF_NOEXIST);
-		s = bpf_map_lookup_elem(&stack_files, &id);
-		if (!s)
-			return; /* the table is full: only the maps name it */
-	}
 	long n = bpf_get_stack(ctx, s->frame, sizeof(s->frame),
 			       BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
 	/* Published with a compare-and-swap, a full barrier on every architecture: whoever
@@ -247,6 +244,20 @@ static __always_inline void on_failure(__u64 id, __u32 type, __s32 device, __u64
 			      .pid_tgid = id});
 }
 
+/* The thread's current device changed (ctx: its driver context, 0 for a primary one). */
+static __always_inline void emit_ctx_switch(__u64 id, __s32 device, __u64 ctx, __u16 api,
+					    __u16 source, __u32 func, __u64 ts)
+{
+	emit(&(struct record){.type = FG_EV_CTX_SWITCH,
+			      .device = device,
+			      .api = api,
+			      .source = source,
+			      .func = func,
+			      .aux = ctx,
+			      .ts = ts,
+			      .pid_tgid = id});
+}
+
 /* ---- USDT: the fake backend's own probes ------------------------------------------------ */
 /*
  * The backend's probe sites keep their arguments in the first three argument registers
@@ -260,9 +271,10 @@ static __always_inline void on_failure(__u64 id, __u32 type, __s32 device, __u64
 #define USDT_ARG2(ctx) PT_REGS_PARM3(ctx)
 #define USDT_ARG3(ctx) PT_REGS_PARM4(ctx)
 
-/* fakegpu:alloc(ptr, size, info, caller) */
-SEC("usdt")
-int usdt_alloc(struct pt_regs *ctx)
+/* fakegpu:alloc(ptr, size, info, caller) and fakegpu:free(ptr, size, info, caller): the two
+ * programs differ only in what a completed call does to the books (inlined with `alloc`
+ * constant, so each program keeps only its own path). */
+static __always_inline int usdt_alloc_or_free(struct pt_regs *ctx, bool alloc)
 {
 	const __u64 id = bpf_get_current_pid_tgid();
 	if (!traced(id >> 32))
@@ -270,34 +282,29 @@ int usdt_alloc(struct pt_regs *ctx)
 	const __u64 ptr = USDT_ARG0(ctx), size = USDT_ARG1(ctx), info = USDT_ARG2(ctx);
 	__s32 device = FG_USDT_INFO_DEVICE(info), status = FG_USDT_INFO_STATUS(info);
 	__u32 kind = FG_USDT_INFO_KIND(info), api = FG_USDT_INFO_API(info);
-	if (status == 0)
+	if (status != 0)
+		on_failure(id, alloc ? FG_EV_ALLOC_FAIL : FG_EV_FREE_FAIL, device, ptr, size, kind,
+			   status, api, FG_SRC_USDT, ~0u, 0);
+	else if (alloc)
 		on_alloc(ctx, id, device, ptr, size, kind, api, FG_SRC_USDT, ~0u, 0);
 	else
-		on_failure(id, FG_EV_ALLOC_FAIL, device, ptr, size, kind, status, api, FG_SRC_USDT,
-			   ~0u, 0);
-	account_caller(id >> 32, USDT_ARG3(ctx), status != 0, status == 0 ? size : 0, 0, false,
-		       false, 0);
+		on_free(id, device, ptr, size, kind, api, FG_SRC_USDT, ~0u, false, 0, 0);
+	const __u64 done = status == 0 ? size : 0;
+	account_caller(id >> 32, USDT_ARG3(ctx), status != 0, alloc ? done : 0, alloc ? 0 : done,
+		       false, false, 0);
 	return 0;
 }
 
-/* fakegpu:free(ptr, size, info, caller) */
+SEC("usdt")
+int usdt_alloc(struct pt_regs *ctx)
+{
+	return usdt_alloc_or_free(ctx, true);
+}
+
 SEC("usdt")
 int usdt_free(struct pt_regs *ctx)
 {
-	const __u64 id = bpf_get_current_pid_tgid();
-	if (!traced(id >> 32))
-		return 0;
-	const __u64 ptr = USDT_ARG0(ctx), size = USDT_ARG1(ctx), info = USDT_ARG2(ctx);
-	__s32 device = FG_USDT_INFO_DEVICE(info), status = FG_USDT_INFO_STATUS(info);
-	__u32 kind = FG_USDT_INFO_KIND(info), api = FG_USDT_INFO_API(info);
-	if (status == 0)
-		on_free(id, device, ptr, size, kind, api, FG_SRC_USDT, ~0u, false, 0, 0);
-	else
-		on_failure(id, FG_EV_FREE_FAIL, device, ptr, size, kind, status, api, FG_SRC_USDT,
-			   ~0u, 0);
-	account_caller(id >> 32, USDT_ARG3(ctx), status != 0, 0, status == 0 ? size : 0, false,
-		       false, 0);
-	return 0;
+	return usdt_alloc_or_free(ctx, false);
 }
 
 /* fakegpu:implicit_free(ptr, size, info, 0): info's API byte is the reason (1 ctx destroy,
@@ -321,13 +328,8 @@ int usdt_ctx_switch(struct pt_regs *ctx)
 	const __u64 id = bpf_get_current_pid_tgid();
 	if (!traced(id >> 32))
 		return 0;
-	emit(&(struct record){.type = FG_EV_CTX_SWITCH,
-			      .device = (__s32)USDT_ARG0(ctx),
-			      .api = FG_API_INTERNAL,
-			      .source = FG_SRC_USDT,
-			      .func = ~0u,
-			      .aux = USDT_ARG1(ctx),
-			      .pid_tgid = id});
+	emit_ctx_switch(id, (__s32)USDT_ARG0(ctx), USDT_ARG1(ctx), FG_API_INTERNAL, FG_SRC_USDT,
+			~0u, 0);
 	return 0;
 }
 
@@ -346,8 +348,7 @@ int usdt_launch(struct pt_regs *ctx)
 		struct fg_kernel_val fresh = {};
 		bpf_probe_read_user_str(fresh.name, sizeof(fresh.name),
 					(const void *)USDT_ARG1(ctx));
-		bpf_map_update_elem(&kernels, &key, &fresh, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&kernels, &key);
+		v = lookup_or_init(&kernels, &key, &fresh);
 		if (!v) {
 			stat_inc(FG_STAT_ALLOC_MAP_FULL);
 			return 0;
@@ -428,12 +429,8 @@ static __always_inline __u64 current_ctx(const struct thread_state *t)
 static __always_inline struct primary_refs *holders(__u32 tgid, __s32 device)
 {
 	struct primary_key k = {.tgid = tgid, .device = device};
-	struct primary_refs *r = bpf_map_lookup_elem(&primary_holders, &k);
-	if (r)
-		return r;
 	struct primary_refs zero = {};
-	bpf_map_update_elem(&primary_holders, &k, &zero, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&primary_holders, &k);
+	return lookup_or_init(&primary_holders, &k, &zero);
 }
 
 /*
@@ -602,12 +599,7 @@ static __always_inline int leave(struct pt_regs *ctx)
 			t->device = dev;
 			t->ctx = 0; /* the runtime works in the device's primary context */
 			runtime_holds(t, tgid, dev);
-			emit(&(struct record){.type = FG_EV_CTX_SWITCH,
-					      .device = dev,
-					      .api = api,
-					      .source = FG_SRC_UPROBE,
-					      .func = func,
-					      .ts = now});
+			emit_ctx_switch(id, dev, 0, api, FG_SRC_UPROBE, func, now);
 		}
 		break;
 	case FG_C_CTX_CREATE:
@@ -629,13 +621,7 @@ static __always_inline int leave(struct pt_regs *ctx)
 		} else { /* cuCtxCreate makes it current */
 			t->device = dev;
 			t->ctx = c;
-			emit(&(struct record){.type = FG_EV_CTX_SWITCH,
-					      .device = dev,
-					      .api = api,
-					      .source = FG_SRC_UPROBE,
-					      .func = func,
-					      .ts = now,
-					      .aux = c});
+			emit_ctx_switch(id, dev, c, api, FG_SRC_UPROBE, func, now);
 		}
 		break;
 	}
@@ -648,13 +634,7 @@ static __always_inline int leave(struct pt_regs *ctx)
 			__s32 d = *dev;
 			t->device = d;
 			t->ctx = c;
-			emit(&(struct record){.type = FG_EV_CTX_SWITCH,
-					      .device = d,
-					      .api = api,
-					      .source = FG_SRC_UPROBE,
-					      .func = func,
-					      .ts = now,
-					      .aux = c});
+			emit_ctx_switch(id, d, c, api, FG_SRC_UPROBE, func, now);
 		}
 		break;
 	}
@@ -696,14 +676,10 @@ static __always_inline int leave(struct pt_regs *ctx)
 		/* The runtime passes the kind as the fourth argument; the driver's name says it. */
 		__u32 dir = api == FG_API_RUNTIME ? (__u32)v.a3 : FG_COOKIE_DIR(cookie);
 		struct copy_key ck = {.tgid = tgid, .dir = dir > 4 ? 4 : dir};
-		struct copy_val *cv = bpf_map_lookup_elem(&copies, &ck);
-		if (!cv) {
-			struct copy_val zero = {};
-			bpf_map_update_elem(&copies, &ck, &zero, BPF_NOEXIST);
-			cv = bpf_map_lookup_elem(&copies, &ck);
-			if (!cv)
-				break;
-		}
+		struct copy_val zero = {};
+		struct copy_val *cv = lookup_or_init(&copies, &ck, &zero);
+		if (!cv)
+			break;
 		__sync_fetch_and_add(&cv->bytes, v.a2);
 		__sync_fetch_and_add(&cv->count, 1);
 		break;

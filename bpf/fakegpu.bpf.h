@@ -87,6 +87,17 @@ static __always_inline void stat_inc(__u32 which)
 		*v += 1; /* per-CPU slot: no atomics needed */
 }
 
+/* map[key], inserted as *init when absent (libbpf-tools' bpf_map_lookup_or_try_init); NULL
+ * only when the map is full. Two CPUs inserting at once both get the one entry. */
+static __always_inline void *lookup_or_init(void *map, const void *key, const void *init)
+{
+	void *v = bpf_map_lookup_elem(map, key);
+	if (v)
+		return v;
+	bpf_map_update_elem(map, key, init, BPF_NOEXIST);
+	return bpf_map_lookup_elem(map, key);
+}
+
 /* Processes to trace when cfg.filter_pids (attach -p, run). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../../userspace/core/json.h"
 #include "../../userspace/core/ledger.h"
 #include "../../userspace/core/stacks.h"
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include <ctime>
 #include <fstream>
 #include <thread>
+#include <type_traits>
 
 #include "fakegpu.skel.h"
 
@@ -322,7 +324,7 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
     // one probe hit per call, and nothing counted twice.
     if (use_usdt && f.covered_by_usdt()) continue;
     TracedFunction as = f;
-    if (use_usdt && f.frees_booked_by_usdt()) as.cls = FuncClass::Other;
+    if (use_usdt && f.frees_booked_by_usdt()) as.cls = FG_C_OTHER;
     if (multi_) {
       for (uint64_t off : offsets) {
         multi_offsets.push_back(off);
@@ -388,6 +390,31 @@ void for_each_key(int fd, F&& fn) {
   }
 }
 
+// Calls fn(key, value) for each entry of the hash map at fd (keys K, values V); an entry
+// deleted between the walk and the lookup is skipped.
+template <class K, class V, class F>
+void for_each_entry(int fd, F&& fn) {
+  for_each_key<K>(fd, [&](const K& k) {
+    V v{};
+    if (bpf_map_lookup_elem(fd, &k, &v) == 0) fn(k, v);
+  });
+}
+
+// A per-CPU value summed over the CPUs. V is one of the contract's counter structs
+// (fg_book_counts, fg_caller_val: every field a __u64 count), so it adds up word by word.
+template <class V>
+V sum_over_cpus(const std::vector<V>& per_cpu) {
+  static_assert(std::is_trivially_copyable_v<V> && sizeof(V) % sizeof(__u64) == 0);
+  std::array<__u64, sizeof(V) / sizeof(__u64)> total{}, words;
+  for (const V& v : per_cpu) {
+    std::memcpy(words.data(), &v, sizeof v);
+    for (size_t w = 0; w < words.size(); ++w) total[w] += words[w];
+  }
+  V sum;
+  std::memcpy(&sum, total.data(), sizeof sum);
+  return sum;
+}
+
 // Calls fn(i, tag, per_cpu) for each slot in use of an open-addressing table (FG_TAG_*):
 // `tag_of(i)` is slot i's tag, per_cpu its values (V per CPU) in map `values_fd`.
 template <class V, class TagOf, class Fn>
@@ -425,18 +452,16 @@ std::vector<KernelBook> Collector::books() const {
       [this](uint32_t i) -> __u64& { return book_slots_.at[i].tag; },
       [&](uint32_t i, __u64 tag, const std::vector<fg_book_counts>& per_cpu) {
         const fg_book_slot& slot = book_slots_.at[i];
-        KernelBook b{{FG_TAG_TGID(tag), FG_BOOK_TAG_DEVICE(tag), FG_BOOK_TAG_KIND(tag), 0}, {}};
-        b.book.live_bytes = __atomic_load_n(&slot.live_bytes, __ATOMIC_RELAXED);
-        b.book.peak_bytes = __atomic_load_n(&slot.peak_bytes, __ATOMIC_RELAXED);
-        for (const fg_book_counts& c : per_cpu) {
-          b.book.alloc_bytes += c.alloc_bytes;
-          b.book.free_bytes += c.free_bytes;
-          b.book.implicit_free_bytes += c.implicit_free_bytes;
-          b.book.alloc_calls += c.alloc_calls;
-          b.book.free_calls += c.free_calls;
-          b.book.failed_calls += c.failed_calls;
-        }
-        out.push_back(b);
+        const fg_book_counts c = sum_over_cpus(per_cpu);
+        out.push_back({{FG_TAG_TGID(tag), FG_BOOK_TAG_DEVICE(tag), FG_BOOK_TAG_KIND(tag), 0},
+                       {.alloc_bytes = c.alloc_bytes,
+                        .free_bytes = c.free_bytes,
+                        .implicit_free_bytes = c.implicit_free_bytes,
+                        .live_bytes = __atomic_load_n(&slot.live_bytes, __ATOMIC_RELAXED),
+                        .peak_bytes = __atomic_load_n(&slot.peak_bytes, __ATOMIC_RELAXED),
+                        .alloc_calls = c.alloc_calls,
+                        .free_calls = c.free_calls,
+                        .failed_calls = c.failed_calls}});
       });
   return out;
 }
@@ -533,9 +558,8 @@ std::vector<CallCount> Collector::calls() const {
 std::vector<CopyCount> Collector::copies() const {
   std::vector<CopyCount> out;
   const int fd = bpf_map__fd(skel_->maps.copies);
-  for_each_key<CopyKey>(fd, [&](const CopyKey& k) {
-    CopyVal v{};
-    if (bpf_map_lookup_elem(fd, &k, &v) == 0) out.push_back({k.tgid, k.dir, v.bytes, v.count});
+  for_each_entry<CopyKey, CopyVal>(fd, [&](const CopyKey& k, const CopyVal& v) {
+    out.push_back({k.tgid, k.dir, v.bytes, v.count});
   });
   return out;
 }
@@ -543,9 +567,7 @@ std::vector<CopyCount> Collector::copies() const {
 std::vector<KernelLaunches> Collector::kernel_launches() const {
   std::vector<KernelLaunches> out;
   const int fd = bpf_map__fd(skel_->maps.kernels);
-  for_each_key<fg_kernel_key>(fd, [&](const fg_kernel_key& k) {
-    fg_kernel_val v{};
-    if (bpf_map_lookup_elem(fd, &k, &v) != 0) return;
+  for_each_entry<fg_kernel_key, fg_kernel_val>(fd, [&](const fg_kernel_key& k, const fg_kernel_val& v) {
     out.push_back({k.tgid, k.function, std::string(v.name, strnlen(v.name, sizeof v.name)), v.launches});
   });
   return out;
@@ -572,17 +594,7 @@ std::vector<CallerCount> Collector::callers() const {
         // Claimed but not yet filled (the caller is published last): its counts are on the
         // way; the next read has them. The unknown caller (0) is filled at once.
         if (file.caller == 0 && FG_CALLER_TAG_HASH(tag) != FG_CALLER_HASH(0)) return;
-        CallerCount c{FG_TAG_TGID(tag), file.caller, {}, file};
-        for (const fg_caller_val& v : per_cpu) {
-          c.counts.calls += v.calls;
-          c.counts.failed += v.failed;
-          c.counts.alloc_bytes += v.alloc_bytes;
-          c.counts.free_bytes += v.free_bytes;
-          c.counts.probed += v.probed;
-          c.counts.timed += v.timed;
-          c.counts.total_ns += v.total_ns;
-        }
-        out.push_back(c);
+        out.push_back({FG_TAG_TGID(tag), file.caller, sum_over_cpus(per_cpu), file});
       });
   return out;
 }
@@ -590,10 +602,7 @@ std::vector<CallerCount> Collector::callers() const {
 std::map<uint32_t, uint64_t> Collector::launches() const {
   std::map<uint32_t, uint64_t> out;
   const int fd = bpf_map__fd(skel_->maps.launches);
-  for_each_key<uint32_t>(fd, [&](uint32_t tgid) {
-    uint64_t n = 0;
-    if (bpf_map_lookup_elem(fd, &tgid, &n) == 0) out[tgid] = n;
-  });
+  for_each_entry<uint32_t, uint64_t>(fd, [&](uint32_t tgid, uint64_t n) { out[tgid] = n; });
   return out;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 #include "collector/errors.h"
 #include "collector/ring_reader.h"
+#include "../core/ledger.h"  // KernelHealth (relative: the backend has a core/ledger.h too)
 
 #include <linux/types.h>
 
@@ -62,10 +63,6 @@ class ElfSymbols;
 // load the arguments from fixed registers, so every site's note must name them
 // (FG_USDT_ARGUMENTS).
 std::string usdt_layout_problem(const ElfSymbols& elf);
-
-struct KernelHealth {
-  uint64_t events = 0, rb_drops = 0, missing_entry = 0, unmatched_free = 0, alloc_map_full = 0, stacks_lost = 0;
-};
 
 struct KernelBook {
   fg_book_key key;

@@ -11,42 +11,22 @@
 
 namespace fgtrace {
 
-// enum fg_class (bpf/fakegpu_events.h), scoped.
-enum class FuncClass : uint8_t {
-  Other = FG_C_OTHER,
-  Alloc = FG_C_ALLOC,
-  AllocPitch = FG_C_ALLOC_PITCH,
-  Free = FG_C_FREE,
-  SetDevice = FG_C_SET_DEVICE,
-  CtxCreate = FG_C_CTX_CREATE,
-  CtxCreate4 = FG_C_CTX_CREATE4,
-  PrimaryRetain = FG_C_PRIMARY,
-  CtxSet = FG_C_CTX_SET,
-  Copy = FG_C_COPY,
-  Launch = FG_C_LAUNCH,
-  VmmCreate = FG_C_VMM_CREATE,
-  VmmRelease = FG_C_VMM_RELEASE,
-  CtxDestroy = FG_C_CTX_DESTROY,          // frees what the context held (implicit frees)
-  PrimaryReset = FG_C_PRIMARY_RESET,      // frees what the device's primary context held
-  PrimaryRelease = FG_C_PRIMARY_RELEASE,  // the last release frees it too
-};
-
 struct TracedFunction {
   std::string_view name;
-  FuncClass cls;
-  uint8_t kind;       // enum fg_mem_kind (allocations)
+  fg_class cls;       // bpf/fakegpu_events.h
+  uint8_t kind;       // enum fg_mem_kind (allocations; 0 otherwise)
   uint8_t api;        // enum fg_api
   uint8_t direction;  // cudaMemcpyKind of a driver copy (0 HtoH, 1 HtoD, 2 DtoH, 3 DtoD, 4 default)
   // Allocation and free functions are booked by the backend's USDT probes where a library
   // has them; entry/return probes then stay off them (one probe hit per call).
   bool covered_by_usdt() const {
-    return cls == FuncClass::Alloc || cls == FuncClass::AllocPitch || cls == FuncClass::Free ||
-           cls == FuncClass::VmmCreate || cls == FuncClass::VmmRelease;
+    return cls == FG_C_ALLOC || cls == FG_C_ALLOC_PITCH || cls == FG_C_FREE || cls == FG_C_VMM_CREATE ||
+           cls == FG_C_VMM_RELEASE;
   }
   // Context teardown: with USDT the backend's implicit-free probes book what it frees, so
   // the entry/return probes only count and time the call.
   bool frees_booked_by_usdt() const {
-    return cls == FuncClass::CtxDestroy || cls == FuncClass::PrimaryReset || cls == FuncClass::PrimaryRelease;
+    return cls == FG_C_CTX_DESTROY || cls == FG_C_PRIMARY_RESET || cls == FG_C_PRIMARY_RELEASE;
   }
 };
 

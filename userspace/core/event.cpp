@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <iterator>
 
 #include <linux/bpf.h>
 
@@ -58,19 +59,31 @@ static_assert(FG_STAT_ALLOC_MAP_FULL < FG_STAT_MAX);
 
 namespace {
 
-MemKind kind_of(uint32_t raw) {
-  switch (raw) {
-    case FG_MEM_DEVICE:
-    case FG_MEM_MANAGED:
-    case FG_MEM_HOST:
-    case FG_MEM_VMM: return static_cast<MemKind>(raw);
-    default: return MemKind::Unknown;
-  }
+// The names of the contract's values, indexed by them: one table per enum says both which
+// values decode and what they print as. nullptr: no such value (0 is no event type;
+// FG_MEM_REGISTERED is never booked, so never recorded).
+constexpr const char* kEventNames[] = {nullptr,     "alloc",      "free",      "implicit_free", "alloc_fail",
+                                       "free_fail", "ctx_switch", "proc_exit", "proc_fork",     "proc_exec"};
+constexpr const char* kKindNames[] = {"device", "managed", "host", nullptr, "vmm"};
+constexpr const char* kSourceNames[] = {"usdt", "uprobe", "kernel"};
+constexpr const char* kApiNames[] = {"runtime", "driver", "internal"};
+static_assert(std::size(kEventNames) == FG_EV_PROC_EXEC + 1 && std::size(kKindNames) == FG_MEM_KINDS &&
+              std::size(kSourceNames) == FG_SRC_KERNEL + 1 && std::size(kApiNames) == FG_API_INTERNAL + 1);
+static_assert(FG_MEM_DEVICE == 0 && FG_MEM_MANAGED == 1 && FG_MEM_HOST == 2 && FG_MEM_REGISTERED == 3 &&
+              FG_MEM_VMM == 4);
+
+template <size_t N>
+const char* name_in(const char* const (&names)[N], uint64_t value) {
+  return value < N ? names[value] : nullptr;
 }
 
-Source source_of(uint16_t raw) { return raw <= FG_SRC_KERNEL ? static_cast<Source>(raw) : Source::Unknown; }
+const char* or_unknown(const char* name) { return name ? name : "unknown"; }
 
-Api api_of(uint16_t raw) { return raw <= FG_API_INTERNAL ? static_cast<Api>(raw) : Api::Unknown; }
+MemKind kind_of(uint32_t raw) { return name_in(kKindNames, raw) ? static_cast<MemKind>(raw) : MemKind::Unknown; }
+
+Source source_of(uint16_t raw) { return name_in(kSourceNames, raw) ? static_cast<Source>(raw) : Source::Unknown; }
+
+Api api_of(uint16_t raw) { return name_in(kApiNames, raw) ? static_cast<Api>(raw) : Api::Unknown; }
 
 }  // namespace
 
@@ -95,7 +108,7 @@ std::optional<Event> decode(const void* data, size_t size, DecodeError* error) {
 bool decode_into(const fg_event& raw, Event& ev, DecodeError* error) {
   DecodeError ignored;
   DecodeError& err = error ? *error : ignored;
-  if (raw.type < FG_EV_ALLOC || raw.type > FG_EV_PROC_EXEC) {
+  if (!name_in(kEventNames, raw.type)) {
     err = DecodeError::UnknownType;
     return false;
   }
@@ -136,51 +149,10 @@ bool decode_into(const fg_event& raw, Event& ev, DecodeError* error) {
   return true;
 }
 
-const char* to_string(EventType t) noexcept {
-  switch (t) {
-    case EventType::Alloc: return "alloc";
-    case EventType::Free: return "free";
-    case EventType::ImplicitFree: return "implicit_free";
-    case EventType::AllocFail: return "alloc_fail";
-    case EventType::FreeFail: return "free_fail";
-    case EventType::CtxSwitch: return "ctx_switch";
-    case EventType::ProcExit: return "proc_exit";
-    case EventType::ProcFork: return "proc_fork";
-    case EventType::ProcExec: return "proc_exec";
-  }
-  return "unknown";
-}
-
-const char* to_string(MemKind k) noexcept {
-  switch (k) {
-    case MemKind::Device: return "device";
-    case MemKind::Managed: return "managed";
-    case MemKind::Host: return "host";
-    case MemKind::Vmm: return "vmm";
-    case MemKind::Unknown: break;
-  }
-  return "unknown";
-}
-
-const char* to_string(Source s) noexcept {
-  switch (s) {
-    case Source::Usdt: return "usdt";
-    case Source::Uprobe: return "uprobe";
-    case Source::Kernel: return "kernel";
-    case Source::Unknown: break;
-  }
-  return "unknown";
-}
-
-const char* to_string(Api a) noexcept {
-  switch (a) {
-    case Api::Runtime: return "runtime";
-    case Api::Driver: return "driver";
-    case Api::Internal: return "internal";
-    case Api::Unknown: break;
-  }
-  return "unknown";
-}
+const char* to_string(EventType t) noexcept { return or_unknown(name_in(kEventNames, static_cast<uint32_t>(t))); }
+const char* to_string(MemKind k) noexcept { return or_unknown(name_in(kKindNames, static_cast<uint32_t>(k))); }
+const char* to_string(Source s) noexcept { return or_unknown(name_in(kSourceNames, static_cast<uint16_t>(s))); }
+const char* to_string(Api a) noexcept { return or_unknown(name_in(kApiNames, static_cast<uint16_t>(a))); }
 
 const char* to_string(DecodeError e) noexcept {
   switch (e) {

@@ -473,6 +473,21 @@ std::vector<uint32_t> AllocationLedger::running_pids() const {
 
 // ---- views ------------------------------------------------------------------------------
 
+namespace {
+
+// Adds the counts a book, a device's figures and a process's all carry (ledger.h): calls
+// and frees, failed calls, leaks.
+template <class To, class From>
+void add_counts(To& to, const From& from) {
+  to.allocs += from.allocs;
+  to.frees += from.frees;
+  to.failed += from.failed;
+  to.leaked_bytes += from.leaked_bytes;
+  to.leaked_allocs += from.leaked_allocs;
+}
+
+}  // namespace
+
 ProcessView AllocationLedger::view(const Proc& p) const {
   ProcessView v;
   v.pid = p.pid;
@@ -491,20 +506,12 @@ ProcessView AllocationLedger::view(const Proc& p) const {
   for (const auto& [key, book] : p.books) {
     const BookView& b = book.v;
     v.books.push_back(b);
-    v.leaked_bytes += b.leaked_bytes;
-    v.leaked_allocs += b.leaked_allocs;
-    v.allocs += b.allocs;
-    v.frees += b.frees;
-    v.failed += b.failed;
+    add_counts(v, b);
     v.implicit_frees += b.implicit_frees;
     v.unmatched_frees += b.unmatched_frees;
     DeviceUsage& d = devs[key.device];
     d.device = key.device;
-    d.allocs += b.allocs;
-    d.frees += b.frees;
-    d.failed += b.failed;
-    d.leaked_bytes += b.leaked_bytes;
-    d.leaked_allocs += b.leaked_allocs;
+    add_counts(d, b);
   }
   for (auto& [dev, d] : devs) {
     if (auto it = p.devices.find(dev); it != p.devices.end()) {
@@ -567,11 +574,7 @@ Snapshot AllocationLedger::snapshot(bool include_exited) const {
     for (const DeviceUsage& pd : p.devices) {
       DeviceUsage& d = devs[pd.device];
       d.device = pd.device;
-      d.allocs += pd.allocs;
-      d.frees += pd.frees;
-      d.failed += pd.failed;
-      d.leaked_bytes += pd.leaked_bytes;
-      d.leaked_allocs += pd.leaked_allocs;
+      add_counts(d, pd);
       d.processes += 1;
     }
     for (const CallStats& c : p.calls) {

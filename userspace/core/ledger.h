@@ -77,13 +77,17 @@ struct TracedLibrary {
 
 // The kernel's counters (per-CPU fg_stat slots summed) and what is attached, as the collector
 // last read them.
-struct Health {
+// The BPF programs' own counters (enum fg_stat, summed over CPUs by the collector).
+struct KernelHealth {
   uint64_t events = 0;          // FG_STAT_EVENTS
   uint64_t rb_drops = 0;        // FG_STAT_RB_DROPS
   uint64_t missing_entry = 0;   // FG_STAT_MISSING_ENTRY
   uint64_t unmatched_free = 0;  // FG_STAT_UNMATCHED_FREE
   uint64_t alloc_map_full = 0;  // FG_STAT_ALLOC_MAP_FULL
   uint64_t stacks_lost = 0;     // FG_STAT_STACKS_LOST (--stacks; not a lost event: the books stay exact)
+};
+
+struct Health : KernelHealth {
   std::vector<TracedLibrary> libraries;
 };
 

@@ -125,6 +125,13 @@ std::optional<uint64_t> parse_size(std::string_view text, std::string* error) {
   return static_cast<uint64_t>(bytes);
 }
 
+std::string lost_events_text(const Snapshot& s) {
+  return "ring-buffer drops " + std::to_string(s.health.rb_drops) + ", missing entry records " +
+         std::to_string(s.health.missing_entry) + ", alloc map full " + std::to_string(s.health.alloc_map_full) +
+         ", bad records " + std::to_string(s.counters.bad_records) + ", duplicate allocs " +
+         std::to_string(s.counters.duplicate_allocs);
+}
+
 std::string device_label(int32_t device) { return device < 0 ? "host" : std::to_string(device); }
 
 // ---- table ------------------------------------------------------------------------------
@@ -162,10 +169,7 @@ std::string health_line(const Snapshot& s) {
   const Health& h = s.health;
   const LedgerCounters& c = s.counters;
   std::string out = events_lost(s) ? "health (EVENTS LOST, figures may be incomplete):" : "health:";
-  out += " events " + std::to_string(h.events) + "; lost: ring-buffer drops " + std::to_string(h.rb_drops) +
-         ", missing entry records " + std::to_string(h.missing_entry) + ", alloc map full " +
-         std::to_string(h.alloc_map_full) + ", bad records " + std::to_string(c.bad_records) + ", duplicate allocs " +
-         std::to_string(c.duplicate_allocs) + "\n";
+  out += " events " + std::to_string(h.events) + "; lost: " + lost_events_text(s) + "\n";
   out += "        unmatched frees " + std::to_string(h.unmatched_free) + " (kernel) " +
          std::to_string(c.unmatched_frees) + " (ledger); frees of pre-attach allocations " +
          std::to_string(c.pre_attach_frees) + "\n";
@@ -369,296 +373,20 @@ std::string render_table(const Snapshot& s, const TableOptions& opts) {
   return rtrim_lines(out);
 }
 
-// ---- JSON -------------------------------------------------------------------------------
-
-bool events_lost(const Snapshot& s) noexcept {
-  return s.health.rb_drops + s.health.missing_entry + s.health.alloc_map_full + s.counters.bad_records +
-             s.counters.duplicate_allocs >
-         0;
-}
-
-ordered_json health_json(const Snapshot& s) {
-  const Health& h = s.health;
-  const LedgerCounters& c = s.counters;
-  return {{"events_lost", events_lost(s)},
-          {"events", h.events},
-          {"rb_drops", h.rb_drops},
-          {"missing_entry", h.missing_entry},
-          {"alloc_map_full", h.alloc_map_full},
-          {"unmatched_free", h.unmatched_free},
-          {"stacks_lost", h.stacks_lost},
-          {"ledger",
-           {{"events", c.events},
-            {"bad_records", c.bad_records},
-            {"unmatched_frees", c.unmatched_frees},
-            {"pre_attach_frees", c.pre_attach_frees},
-            {"duplicate_allocs", c.duplicate_allocs},
-            {"exits_without_event", c.exits_without_event}}}};
-}
-
-namespace {
-ordered_json book_json(const BookView& b) {
-  return {{"device", b.device},
-          {"kind", to_string(b.kind)},
-          {"live_bytes", b.live_bytes},
-          {"peak_bytes", b.peak_bytes},
-          {"allocs", b.allocs},
-          {"alloc_bytes", b.alloc_bytes},
-          {"frees", b.frees},
-          {"freed_bytes", b.freed_bytes},
-          {"failed_calls", b.failed},
-          {"implicit_frees", b.implicit_frees},
-          {"implicit_freed_bytes", b.implicit_freed_bytes},
-          {"unmatched_frees", b.unmatched_frees},
-          {"outstanding_allocs", b.outstanding},
-          {"baseline_bytes", b.baseline_bytes},
-          {"baseline_left", b.baseline_left},
-          {"leaked_bytes", b.leaked_bytes},
-          {"leaked_allocs", b.leaked_allocs}};
-}
-
-}  // namespace
-
-ordered_json books_json(const std::vector<BookView>& books) {
-  ordered_json arr = ordered_json::array();
-  for (const BookView& b : books) arr.push_back(book_json(b));
-  return arr;
-}
-
-ordered_json kernels_json(const std::vector<KernelStats>& kernels) {
-  ordered_json arr = ordered_json::array();
-  for (size_t i = 0; i < kernels.size() && i < kKernelsListed; ++i)
-    arr.push_back({{"name", kernels[i].name}, {"launches", kernels[i].launches}});
-  return arr;
-}
-
-ordered_json callers_json(const std::vector<CallerStats>& callers) {
-  ordered_json arr = ordered_json::array();
-  for (size_t i = 0; i < callers.size() && i < kCallersListed; ++i) {
-    const CallerStats& c = callers[i];
-    arr.push_back({{"object", c.object},
-                   {"calls", c.calls},
-                   {"errors", c.errors},
-                   {"alloc_bytes", c.alloc_bytes},
-                   {"free_bytes", c.free_bytes},
-                   {"probed_calls", c.probed},
-                   {"timed_calls", c.timed},
-                   {"time_ns", c.time_ns()}});
-  }
-  return arr;
-}
-
-ordered_json kernel_books_json(const std::vector<KernelBookView>& books) {
-  ordered_json arr = ordered_json::array();
-  for (const KernelBookView& b : books)
-    arr.push_back({{"device", b.device},
-                   {"kind", to_string(b.kind)},
-                   {"alloc_calls", b.alloc_calls},
-                   {"alloc_bytes", b.alloc_bytes},
-                   {"free_calls", b.free_calls},
-                   {"free_bytes", b.free_bytes},
-                   {"implicit_free_bytes", b.implicit_free_bytes},
-                   {"live_bytes", b.live_bytes},
-                   {"peak_bytes", b.peak_bytes},
-                   {"failed_calls", b.failed_calls}});
-  return arr;
-}
-
-namespace {
-
-ordered_json libraries_json(const Snapshot& s) {
-  ordered_json arr = ordered_json::array();
-  for (const TracedLibrary& l : s.health.libraries) arr.push_back({{"path", l.path}, {"mode", l.mode}});
-  return arr;
-}
-
-ordered_json device_json(const DeviceUsage& d, bool with_live, bool with_processes) {
-  ordered_json j = {{"device", d.device}};
-  if (with_live) j["live_bytes"] = d.live_bytes;
-  j["peak_bytes"] = d.peak_bytes;
-  j["allocs"] = d.allocs;
-  j["frees"] = d.frees;
-  j["failed_calls"] = d.failed;
-  j["leaked_bytes"] = d.leaked_bytes;
-  j["leaked_allocs"] = d.leaked_allocs;
-  if (with_processes) j["processes"] = d.processes;
-  return j;
-}
-
-ordered_json devices_json(const std::vector<DeviceUsage>& ds, bool with_live, bool with_processes) {
-  ordered_json arr = ordered_json::array();
-  for (const DeviceUsage& d : ds) arr.push_back(device_json(d, with_live, with_processes));
-  return arr;
-}
-
-ordered_json process_head(const ProcessView& p) {
-  return {{"pid", p.pid},
-          {"ppid", p.ppid},
-          {"comm", p.comm},
-          {"state", p.exited ? "exited" : "running"},
-          {"since_attach", p.since_attach},
-          {"baseline_known", p.baseline_known},
-          {"live_bytes", p.live_bytes},
-          {"peak_bytes", p.peak_bytes},
-          {"leaked_bytes", p.leaked_bytes},
-          {"leaked_allocs", p.leaked_allocs},
-          {"allocs", p.allocs},
-          {"frees", p.frees},
-          {"failed_calls", p.failed},
-          {"implicit_frees", p.implicit_frees},
-          {"unmatched_frees", p.unmatched_frees}};
-}
-
-}  // namespace
-
-ordered_json calls_json(const std::vector<CallStats>& calls) {
-  ordered_json arr = ordered_json::array();
-  for (const CallStats& c : calls) {
-    // Keyed by the bucket's lower bound in ns: "1024" counts calls of 1024..2047 ns ("0": 0..1).
-    ordered_json hist = ordered_json::object();
-    for (size_t i = 0; i < kLatencyBuckets; ++i)
-      if (c.buckets[i]) hist[std::to_string(i == 0 ? 0 : uint64_t{1} << i)] = c.buckets[i];
-    arr.push_back({{"func", c.func},
-                   {"calls", c.calls},
-                   {"errors", c.errors},
-                   {"timed", c.timed},
-                   {"total_ns", c.total_ns},
-                   {"max_ns", c.max_ns},
-                   {"log2_hist_ns", hist}});
-  }
-  return arr;
-}
-
-ordered_json copies_json(const std::array<CopyStats, kCopyDirections>& copies) {
-  ordered_json j = ordered_json::object();
-  for (size_t i = 0; i < kCopyDirections; ++i)
-    j[to_string(static_cast<CopyDirection>(i))] = {{"bytes", copies[i].bytes}, {"count", copies[i].count}};
-  return j;
-}
-
-namespace {
-
-ordered_json opt(const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); }
-ordered_json opt(const std::optional<RiskLevel>& r) { return r ? ordered_json(to_string(*r)) : ordered_json(nullptr); }
-
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-}  // namespace
-
-ordered_json forecast_json(const Forecast& f) {
-  return {{"capacity_bytes", f.capacity ? ordered_json(f.capacity) : ordered_json(nullptr)},
-          {"used_bytes", f.used},
-          {"usage_pct", opt(f.usage_pct)},
-          {"growth_bytes_per_s", f.trend.rate_bps},
-          {"samples", f.trend.samples},
-          {"span_s", f.trend.span_s},
-          {"r2", f.trend.r2},
-          {"confidence", f.trend.confidence},
-          {"eta_s", opt(f.eta_s)},
-          {"risk", opt(f.risk)}};
-}
-
-ordered_json fragmentation_json(const std::optional<Fragmentation>& f) {
-  if (!f) return nullptr;
-  return {{"address_space_begin", hex(f->window_begin)},
-          {"capacity_bytes", f->capacity},
-          {"used_bytes", f->used_bytes},
-          {"free_bytes", f->free_bytes},
-          {"largest_free_bytes", f->largest_free},
-          {"free_extents", f->free_extents},
-          {"ratio", f->ratio}};
-}
-
-ordered_json outstanding_allocation_json(const OutstandingAllocation& a) {
-  return {{"ptr", hex(a.ptr)},
-          {"size", a.size},
-          {"device", a.device},
-          {"kind", to_string(a.kind)},
-          {"api", to_string(a.api)},
-          {"ts_ns", a.ts_ns},
-          {"stack_id", a.stack_id ? ordered_json(*a.stack_id) : ordered_json(nullptr)}};
-}
-
-ordered_json process_analysis_json(const ProcessAnalysis& p) {
-  ordered_json devs = ordered_json::array();
-  for (const ProcessDeviceAnalysis& d : p.devices)
-    devs.push_back({{"device", d.device},
-                    {"live_bytes", d.live_bytes},
-                    {"forecast", forecast_json(d.forecast)},
-                    {"fragmentation", fragmentation_json(d.fragmentation)}});
-  ordered_json j = {{"pid", p.pid},
-                    {"start_ns", p.start_ns},
-                    {"state", p.exited ? "exited" : "running"},
-                    {"growth_bytes_per_min", p.growth_bytes_per_min},
-                    {"growth_confidence", p.growth.confidence},
-                    {"growth_samples", p.growth.samples},
-                    {"growing", p.growing},
-                    {"risk", opt(p.risk)},
-                    {"worst_risk", opt(p.worst_risk)},
-                    {"devices", std::move(devs)}};
-  if (!p.aged_listed) {
-    j["aged"] = nullptr;
-    return j;
-  }
-  ordered_json allocs = ordered_json::array();
-  for (const OutstandingAllocation& a : p.aged) allocs.push_back(outstanding_allocation_json(a));
-  ordered_json stacks = ordered_json::array();
-  for (const StackUsage& st : p.aged_stacks)
-    stacks.push_back({{"stack_id", st.stack_id}, {"bytes", st.bytes}, {"allocs", st.allocs}});
-  j["aged"] = {{"as_of_ns", p.aged_as_of_ns},
-               {"count", p.aged_count},
-               {"bytes", p.aged_bytes},
-               {"allocations", std::move(allocs)},
-               {"stacks", std::move(stacks)}};
-  return j;
-}
-
-ordered_json analysis_json(const Analysis& a) {
-  ordered_json devs = ordered_json::array();
-  for (const DeviceAnalysis& d : a.devices)
-    devs.push_back({{"device", d.device},
-                    {"forecast", forecast_json(d.forecast)},
-                    {"fragmentation", fragmentation_json(d.fragmentation)},
-                    {"fragmentation_pid", d.fragmentation ? ordered_json(d.fragmentation_pid) : ordered_json(nullptr)},
-                    {"address_spaces", d.address_spaces}});
-  ordered_json procs = ordered_json::array();
-  for (const ProcessAnalysis& p : a.processes) procs.push_back(process_analysis_json(p));
-  ordered_json worst = ordered_json::array();
-  for (const WorstForecast& w : a.worst)
-    worst.push_back({{"device", w.device}, {"at_ns", w.t_ns}, {"forecast", forecast_json(w.forecast)}});
-  return {{"as_of_ns", a.as_of_ns},
-          {"oom_threshold_pct", a.options.oom_threshold_pct},
-          {"window_s", a.options.window_s},
-          {"leak_age_s", opt(a.options.leak_age_s)},
-          {"leak_rate_bytes_per_min", a.options.leak_rate_bytes_per_min},
-          {"worst_risk", opt(a.worst_risk)},
-          {"devices", std::move(devs)},
-          {"processes", std::move(procs)},
-          {"worst", std::move(worst)}};
-}
+// ---- JSON lines -------------------------------------------------------------------------
 
 ordered_json snapshot_json(const Snapshot& s, std::string_view time_text) {
   ordered_json procs = ordered_json::array();
   for (const ProcessView& p : s.processes) {
-    ordered_json j = process_head(p);
+    ordered_json j = process_json(p, {});
     j["books"] = books_json(p.books);
-    j["kernels"] = kernels_json(p.kernels);
-    j["callers"] = callers_json(p.callers);
-    j["kernel_books"] = kernel_books_json(p.kernel_books);
+    add_breakdowns(j, p);
     procs.push_back(std::move(j));
   }
   return {{"time", time_text},
           {"last_event_ns", s.last_event_ns},
-          {"total",
-           {{"live_bytes", s.live_bytes},
-            {"peak_bytes", s.peak_bytes},
-            {"leaked_bytes", s.leaked_bytes},
-            {"leaked_allocs", s.leaked_allocs}}},
-          {"devices", devices_json(s.devices, true, true)},
+          {"total", totals_json(s, /*with_live=*/true)},
+          {"devices", devices_json(s.devices, {})},
           {"processes", std::move(procs)},
           {"health", health_json(s)},
           {"libraries", libraries_json(s)},
@@ -729,14 +457,8 @@ Verdict evaluate(const Snapshot& s, std::optional<uint64_t> max_peak, bool fail_
                           ", at or over --fail-on-oom-risk " + to_string(*fail_on_oom_risk));
     }
   }
-  if (v.checked && v.events_lost) {
-    const Health& h = s.health;
-    v.reasons.push_back("events were lost (ring-buffer drops " + std::to_string(h.rb_drops) +
-                        ", missing entry records " + std::to_string(h.missing_entry) + ", alloc map full " +
-                        std::to_string(h.alloc_map_full) + ", bad records " + std::to_string(s.counters.bad_records) +
-                        ", duplicate allocs " + std::to_string(s.counters.duplicate_allocs) +
-                        "): the verdict cannot be trusted");
-  }
+  if (v.checked && v.events_lost)
+    v.reasons.push_back("events were lost (" + lost_events_text(s) + "): the verdict cannot be trusted");
   if (v.checked && v.events_lost)
     v.code = kExitEventsLost;
   else if (v.peak_exceeded)
@@ -751,17 +473,20 @@ Verdict evaluate(const Snapshot& s, std::optional<uint64_t> max_peak, bool fail_
 ordered_json summary_json(const Snapshot& s, const RunInfo& run, const Verdict& verdict) {
   ordered_json procs = ordered_json::array();
   for (const ProcessView& p : s.processes) {
-    ordered_json j = process_head(p);
+    ordered_json j = process_json(p, {});
     j["exit_event_seen"] = p.exit_event_seen;
-    j["devices"] = devices_json(p.devices, true, false);
+    j["devices"] = devices_json(p.devices, {.processes = false});
     j["calls"] = calls_json(p.calls);
     j["copies"] = copies_json(p.copies);
     j["launches"] = p.launches;
-    j["kernels"] = kernels_json(p.kernels);
-    j["callers"] = callers_json(p.callers);
-    j["kernel_books"] = kernel_books_json(p.kernel_books);
+    add_breakdowns(j, p);
     procs.push_back(std::move(j));
   }
+  ordered_json total = totals_json(s, /*with_live=*/false);
+  total["devices"] = devices_json(s.devices, {.live = false});
+  total["calls"] = calls_json(s.calls);
+  total["copies"] = copies_json(s.copies);
+  total["launches"] = s.launches;
   ordered_json reasons = verdict.reasons;
   ordered_json out = {{"schema", kSummarySchema},
                       {"command", run.command},
@@ -770,20 +495,12 @@ ordered_json summary_json(const Snapshot& s, const RunInfo& run, const Verdict& 
                       {"verdict",
                        {{"status", verdict.status()},
                         {"exit_code", verdict.exit_status(run.exit_status)},
-                        {"max_peak_bytes", run.max_peak ? ordered_json(*run.max_peak) : ordered_json(nullptr)},
+                        {"max_peak_bytes", or_null(run.max_peak)},
                         {"fail_on_leak", run.fail_on_leak},
-                        {"fail_on_oom_risk",
-                         run.fail_on_oom_risk ? ordered_json(to_string(*run.fail_on_oom_risk)) : ordered_json(nullptr)},
+                        {"fail_on_oom_risk", or_null(run.fail_on_oom_risk)},
                         {"trustworthy", !verdict.events_lost},
                         {"reasons", reasons}}},
-                      {"total",
-                       {{"peak_bytes", s.peak_bytes},
-                        {"leaked_bytes", s.leaked_bytes},
-                        {"leaked_allocs", s.leaked_allocs},
-                        {"devices", devices_json(s.devices, false, true)},
-                        {"calls", calls_json(s.calls)},
-                        {"copies", copies_json(s.copies)},
-                        {"launches", s.launches}}},
+                      {"total", std::move(total)},
                       {"processes", std::move(procs)},
                       {"drops", health_json(s)},
                       {"libraries", libraries_json(s)},

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis.h"
+#include "json.h"
 #include "ledger.h"
 #include "stacks.h"
 
@@ -45,38 +46,18 @@ struct TableOptions {
 std::string render_table(const Snapshot& snap, const TableOptions& opts);
 
 // ---- JSON lines (attach -j) -------------------------------------------------------------
+// Each object in them comes from json.h, as in the summary and the HTTP API.
 
 nlohmann::ordered_json snapshot_json(const Snapshot& snap, std::string_view time_text);
 std::string render_json_line(const Snapshot& snap, std::string_view time_text);  // one line + '\n'
 
-// Shared pieces (also for the HTTP API).
-nlohmann::ordered_json health_json(const Snapshot& snap);
-nlohmann::ordered_json calls_json(const std::vector<CallStats>& calls);
-nlohmann::ordered_json books_json(const std::vector<BookView>& books);
-nlohmann::ordered_json kernel_books_json(const std::vector<KernelBookView>& books);
-// A process's most launched kernels (kKernelsListed at most): [{"name", "launches"}].
-nlohmann::ordered_json kernels_json(const std::vector<KernelStats>& kernels);
-// A process's calls by calling object (kCallersListed at most, most calls first): [{"object",
-// "calls", "errors", "alloc_bytes", "free_bytes", "probed_calls", "timed_calls", "time_ns"}].
-nlohmann::ordered_json callers_json(const std::vector<CallerStats>& callers);
-nlohmann::ordered_json copies_json(const std::array<CopyStats, kCopyDirections>& copies);
-
-// The analyses (analysis.h) as JSON: schema in userspace/core/SUMMARY.md ("analysis").
-nlohmann::ordered_json forecast_json(const Forecast& f);
-nlohmann::ordered_json fragmentation_json(const std::optional<Fragmentation>& f);  // null when none
-nlohmann::ordered_json process_analysis_json(const ProcessAnalysis& p);
-// One held allocation: ptr (hex text), size, device, kind, api, ts_ns, stack_id (null: none).
-nlohmann::ordered_json outstanding_allocation_json(const OutstandingAllocation& a);
-nlohmann::ordered_json analysis_json(const Analysis& a);
 // "+1.5 MiB/s", "-512 B/s", "0 B/s"; "45 s", "12.5 min", "3.2 h", "-" for none.
 std::string rate_text(double bytes_per_s, const char* per = "s");
 std::string eta_text(std::optional<double> seconds);
 
-// True when the kernel or the ledger saw events go missing: ring-buffer drops, return probes
-// without their entry, allocation records that found the map full, records decode() refused,
-// or an address allocated twice (its free was lost). Unmatched frees are shown but do not
-// count: they also come from allocation APIs that are not traced.
-bool events_lost(const Snapshot& snap) noexcept;
+// The loss counters events_lost() adds up, for people: "ring-buffer drops 0, missing entry
+// records 0, alloc map full 0, bad records 0, duplicate allocs 0".
+std::string lost_events_text(const Snapshot& snap);
 
 // ---- run: verdict and CI summary --------------------------------------------------------
 

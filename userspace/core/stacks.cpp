@@ -53,17 +53,4 @@ std::string render_stacks(const std::vector<StackReport>& stacks, StackSet set, 
   return out;
 }
 
-nlohmann::ordered_json stacks_json(const std::vector<StackReport>& stacks) {
-  nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-  for (const StackReport& r : stacks) {
-    arr.push_back({{"pid", r.pid},
-                   {"comm", r.comm},
-                   {"stack_id", r.stack_id},
-                   {"bytes", r.bytes},
-                   {"allocs", r.allocs},
-                   {"frames", r.frames}});
-  }
-  return arr;
-}
-
 }  // namespace fgtrace

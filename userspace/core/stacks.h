@@ -9,8 +9,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "ledger.h"
 
 namespace fgtrace {
@@ -46,6 +44,5 @@ std::vector<StackReport> top_stacks(const Snapshot& snap, StackSet set, size_t n
 //                   main+0x42
 // `lost`: allocations whose stack the kernel could not store (Health::stacks_lost), said after.
 std::string render_stacks(const std::vector<StackReport>& stacks, StackSet set, uint64_t lost = 0);
-nlohmann::ordered_json stacks_json(const std::vector<StackReport>& stacks);
 
 }  // namespace fgtrace

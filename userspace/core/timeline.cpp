@@ -149,10 +149,22 @@ void Timeline::write(std::ostream& out, const Snapshot& final_books) const {
     out << (first ? "\n" : ",\n") << e.dump();
     first = false;
   };
+  // A counter's value at ts (its track: the name within the pid), and a process's instant.
+  auto counter = [&](const std::string& name, uint32_t pid, uint64_t ts, nlohmann::json args) {
+    emit({{"name", name}, {"ph", "C"}, {"pid", pid}, {"ts", us(ts)}, {"args", std::move(args)}});
+  };
+  auto instant = [&](const char* name, uint32_t pid, uint64_t ts, nlohmann::json args) {
+    emit({{"name", name},
+          {"ph", "i"},
+          {"s", "p"},
+          {"pid", pid},
+          {"tid", pid},
+          {"ts", us(ts)},
+          {"args", std::move(args)}});
+  };
   auto counters = [&](uint32_t pid, int32_t device, const Track& t) {
     const std::string name = track_name(device);
-    for (const Sample& s : all_samples(t))
-      emit({{"name", name}, {"ph", "C"}, {"pid", pid}, {"ts", us(s.ts)}, {"args", {{"bytes", s.value}}}});
+    for (const Sample& s : all_samples(t)) counter(name, pid, s.ts, {{"bytes", s.value}});
   };
 
   out << "{\"displayTimeUnit\":\"ms\",\"otherData\":"
@@ -180,34 +192,14 @@ void Timeline::write(std::ostream& out, const Snapshot& final_books) const {
   for (const auto& [key, t] : processes_) counters(key.first, key.second, t);
   for (const Frag& f : frags_) {
     const std::string gpu = "GPU " + std::to_string(f.device);
-    emit({{"name", gpu + " largest free extent"},
-          {"ph", "C"},
-          {"pid", kDevicesPid},
-          {"ts", us(f.ts)},
-          {"args", {{"bytes", f.largest_free}}}});
-    emit({{"name", gpu + " fragmentation"},
-          {"ph", "C"},
-          {"pid", kDevicesPid},
-          {"ts", us(f.ts)},
-          {"args", {{"ratio", f.ratio}}}});
+    counter(gpu + " largest free extent", kDevicesPid, f.ts, {{"bytes", f.largest_free}});
+    counter(gpu + " fragmentation", kDevicesPid, f.ts, {{"ratio", f.ratio}});
   }
   for (const Oom& o : ooms_)
-    emit({{"name", "out of memory"},
-          {"ph", "i"},
-          {"s", "p"},
-          {"pid", o.pid},
-          {"tid", o.pid},
-          {"ts", us(o.ts)},
-          {"args", {{"device", o.device}, {"bytes", o.size}, {"status", o.status}}}});
+    instant("out of memory", o.pid, o.ts, {{"device", o.device}, {"bytes", o.size}, {"status", o.status}});
   for (const ProcessView& p : final_books.processes)
     if (p.exited && p.leaked_bytes > 0)
-      emit({{"name", "leak at exit"},
-            {"ph", "i"},
-            {"s", "p"},
-            {"pid", p.pid},
-            {"tid", p.pid},
-            {"ts", us(p.exit_ns)},
-            {"args", {{"leaked_bytes", p.leaked_bytes}, {"leaked_allocs", p.leaked_allocs}}}});
+      instant("leak at exit", p.pid, p.exit_ns, {{"leaked_bytes", p.leaked_bytes}, {"leaked_allocs", p.leaked_allocs}});
   out << "\n]}\n";
 }
 

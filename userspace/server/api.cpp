@@ -8,6 +8,7 @@
 #include <set>
 
 #include "../core/analysis.h"
+#include "../core/json.h"
 #include "../core/render.h"
 
 namespace fgtrace::server {
@@ -43,19 +44,8 @@ const DeviceInfo* find_device(const State& s, int32_t ordinal) {
   return nullptr;
 }
 
-ordered_json process_devices(const ProcessView& p) {
-  ordered_json arr = ordered_json::array();
-  for (const DeviceUsage& d : p.devices)
-    arr.push_back({{"device", d.device},
-                   {"live_bytes", d.live_bytes},
-                   {"peak_bytes", d.peak_bytes},
-                   {"leaked_bytes", d.leaked_bytes},
-                   {"leaked_allocs", d.leaked_allocs},
-                   {"allocs", d.allocs},
-                   {"frees", d.frees},
-                   {"failed_calls", d.failed}});
-  return arr;
-}
+// What the traced processes hold on a device (or pinned on the host), under that device.
+constexpr DeviceFields kTracedFields{.device = false, .counts = false};
 
 // The process's analyses (growth, OOM risk, aged allocations, fragmentation); null without.
 ordered_json analysis_of(const State& s, const ProcessView& p) {
@@ -74,26 +64,13 @@ ordered_json process_entry(const State& s, const ProcessView& p) {
     calls += c.calls;
     errors += c.errors;
   }
-  return {{"pid", p.pid},
-          {"ppid", p.ppid},
-          {"comm", p.comm},
-          {"state", p.exited ? "exited" : "running"},
-          {"since_attach", p.since_attach},
-          {"baseline_known", p.baseline_known},
-          {"start_ns", p.start_ns},
-          {"exit_ns", p.exited ? ordered_json(p.exit_ns) : ordered_json(nullptr)},
-          {"live_bytes", p.live_bytes},
-          {"peak_bytes", p.peak_bytes},
-          {"leaked_bytes", p.leaked_bytes},
-          {"leaked_allocs", p.leaked_allocs},
-          {"allocs", p.allocs},
-          {"frees", p.frees},
-          {"failed_calls", p.failed},
-          {"api_calls", calls},
-          {"api_errors", errors},
-          {"launches", p.launches},
-          {"devices", process_devices(p)},
-          {"analysis", analysis_of(s, p)}};
+  ordered_json j = process_json(p, {.lifetime = true, .free_detail = false});
+  j["api_calls"] = calls;
+  j["api_errors"] = errors;
+  j["launches"] = p.launches;
+  j["devices"] = devices_json(p.devices, {.processes = false});
+  j["analysis"] = analysis_of(s, p);
+  return j;
 }
 
 ordered_json processes_array(const State& s) {
@@ -134,16 +111,12 @@ ordered_json devices_array(const State& s) {
       j["free_bytes"] = nullptr;
       j["used_ratio"] = nullptr;
     }
-    j["traced"] = {{"live_bytes", u.live_bytes},
-                   {"peak_bytes", u.peak_bytes},
-                   {"leaked_bytes", u.leaked_bytes},
-                   {"leaked_allocs", u.leaked_allocs},
-                   {"processes", u.processes}};
+    j["traced"] = device_json(u, kTracedFields);
     // The analyses (core/analysis.h); null without them.
     const DeviceAnalysis* da = s.snapshot.analysis ? s.snapshot.analysis->device(ordinal) : nullptr;
-    j["forecast"] = da ? forecast_json(da->forecast) : ordered_json(nullptr);
-    j["fragmentation"] = da ? fragmentation_json(da->fragmentation) : ordered_json(nullptr);
-    j["fragmentation_pid"] = da && da->fragmentation ? ordered_json(da->fragmentation_pid) : ordered_json(nullptr);
+    ordered_json analysis = da ? device_analysis_json(*da) : ordered_json::object();
+    for (const char* key : {"forecast", "fragmentation", "fragmentation_pid"})
+      j[key] = analysis.contains(key) ? std::move(analysis[key]) : ordered_json(nullptr);
     arr.push_back(std::move(j));
   }
   return arr;
@@ -154,21 +127,15 @@ ordered_json host_json(const State& s) {
   DeviceUsage u{};
   for (const DeviceUsage& d : s.snapshot.devices)
     if (d.device < 0) u = d;
-  return {{"live_bytes", u.live_bytes},
-          {"peak_bytes", u.peak_bytes},
-          {"leaked_bytes", u.leaked_bytes},
-          {"leaked_allocs", u.leaked_allocs},
-          {"processes", u.processes}};
+  return device_json(u, kTracedFields);
 }
 
 ordered_json stacks_array(const State& s, uint32_t pid, const std::vector<StackUsage>& stacks) {
+  const std::vector<std::string> unsymbolized;
   ordered_json arr = ordered_json::array();
   for (const StackUsage& st : stacks) {
     const auto f = s.stack_frames.find({pid, st.stack_id});
-    arr.push_back({{"stack_id", st.stack_id},
-                   {"bytes", st.bytes},
-                   {"allocs", st.allocs},
-                   {"frames", f == s.stack_frames.end() ? ordered_json::array() : ordered_json(f->second)}});
+    arr.push_back(stack_json(st, f == s.stack_frames.end() ? &unsymbolized : &f->second));
   }
   return arr;
 }
@@ -211,9 +178,7 @@ std::optional<ordered_json> api_process(const State& s, uint32_t pid) {
   j["exit_event_seen"] = p.exit_event_seen;
   j["instances"] = instances;
   j["books"] = books_json(p.books);
-  j["kernels"] = kernels_json(p.kernels);
-  j["callers"] = callers_json(p.callers);
-  j["kernel_books"] = kernel_books_json(p.kernel_books);
+  add_breakdowns(j, p);
   j["calls"] = calls_json(p.calls);
   j["copies"] = copies_json(p.copies);
   j["outstanding_count"] = p.outstanding_count;
@@ -232,18 +197,14 @@ ordered_json api_alerts(const State& s) {
   const Snapshot& snap = s.snapshot;
   if (events_lost(snap)) {
     const Health& h = snap.health;
-    arr.push_back(
-        {{"type", "events_lost"},
-         {"severity", "error"},
-         {"rb_drops", h.rb_drops},
-         {"missing_entry", h.missing_entry},
-         {"alloc_map_full", h.alloc_map_full},
-         {"bad_records", snap.counters.bad_records},
-         {"duplicate_allocs", snap.counters.duplicate_allocs},
-         {"message", "events were lost (ring-buffer drops " + std::to_string(h.rb_drops) + ", missing entry records " +
-                         std::to_string(h.missing_entry) + ", alloc map full " + std::to_string(h.alloc_map_full) +
-                         ", bad records " + std::to_string(snap.counters.bad_records) + ", duplicate allocs " +
-                         std::to_string(snap.counters.duplicate_allocs) + "): figures may be incomplete"}});
+    arr.push_back({{"type", "events_lost"},
+                   {"severity", "error"},
+                   {"rb_drops", h.rb_drops},
+                   {"missing_entry", h.missing_entry},
+                   {"alloc_map_full", h.alloc_map_full},
+                   {"bad_records", snap.counters.bad_records},
+                   {"duplicate_allocs", snap.counters.duplicate_allocs},
+                   {"message", "events were lost (" + lost_events_text(snap) + "): figures may be incomplete"}});
   }
   for (const DeviceInfo& d : s.devices) {
     if (d.total == 0) continue;
@@ -270,7 +231,7 @@ ordered_json api_alerts(const State& s) {
                      {"device", d.device},
                      {"risk", to_string(*f.risk)},
                      {"usage_pct", *f.usage_pct},
-                     {"eta_s", f.eta_s ? ordered_json(*f.eta_s) : ordered_json(nullptr)},
+                     {"eta_s", or_null(f.eta_s)},
                      {"confidence", f.trend.confidence},
                      {"message", "device " + std::to_string(d.device) + ": OOM risk " + to_string(*f.risk) + " (" +
                                      percent(*f.usage_pct / 100.0) + " in use, " + rate_text(f.trend.rate_bps) +
@@ -326,28 +287,18 @@ ordered_json api_summary(const State& s, std::string_view version) {
   ordered_json j = envelope(s);
   j["version"] = version;
   j["interval_s"] = s.interval_s;
-  j["total"] = {{"live_bytes", snap.live_bytes},     {"peak_bytes", snap.peak_bytes},
-                {"leaked_bytes", snap.leaked_bytes}, {"leaked_allocs", snap.leaked_allocs},
-                {"launches", snap.launches},         {"copies", copies_json(snap.copies)}};
+  ordered_json total = totals_json(snap, /*with_live=*/true);
+  total["launches"] = snap.launches;
+  total["copies"] = copies_json(snap.copies);
+  j["total"] = std::move(total);
   j["devices"] = devices_array(s);
   j["host"] = host_json(s);
   j["processes"] = processes_array(s);
   ordered_json health = health_json(snap);
-  ordered_json libs = ordered_json::array();
-  for (const TracedLibrary& l : snap.health.libraries) libs.push_back({{"path", l.path}, {"mode", l.mode}});
-  health["libraries"] = std::move(libs);
+  health["libraries"] = libraries_json(snap);
   j["health"] = std::move(health);
   j["alerts"] = api_alerts(s);
-  if (snap.analysis) {
-    const Analysis& a = *snap.analysis;
-    j["analysis"] = {{"oom_threshold_pct", a.options.oom_threshold_pct},
-                     {"window_s", a.options.window_s},
-                     {"leak_age_s", a.options.leak_age_s ? ordered_json(*a.options.leak_age_s) : ordered_json(nullptr)},
-                     {"leak_rate_bytes_per_min", a.options.leak_rate_bytes_per_min},
-                     {"worst_risk", a.worst_risk ? ordered_json(to_string(*a.worst_risk)) : ordered_json(nullptr)}};
-  } else {
-    j["analysis"] = nullptr;
-  }
+  j["analysis"] = snap.analysis ? analysis_settings_json(*snap.analysis) : ordered_json(nullptr);
   j["history"] = {{"samples", s.history.size()},
                   {"max_samples", s.history_max_samples},
                   {"history_s", s.history_s},
@@ -373,19 +324,14 @@ ordered_json api_history(const State& s, uint64_t since_unix_ms, size_t max_poin
     const HistorySample& h = *s.history[i];
     ordered_json devs = ordered_json::array();
     for (const HistoryDevice& d : h.devices) {
-      ordered_json frag = nullptr;
-      if (d.fragmentation)
-        frag = {{"free_bytes", d.fragmentation->free_bytes},
-                {"largest_free_bytes", d.fragmentation->largest_free},
-                {"ratio", d.fragmentation->ratio}};
       devs.push_back({{"device", d.device},
                       {"total_bytes", d.total_bytes ? ordered_json(d.total_bytes) : ordered_json(nullptr)},
                       {"used_bytes", d.used_bytes},
                       {"traced_live_bytes", d.traced_live_bytes},
                       {"growth_bytes_per_s", d.growth_bytes_per_s},
-                      {"eta_s", d.eta_s ? ordered_json(*d.eta_s) : ordered_json(nullptr)},
-                      {"risk", d.risk ? ordered_json(to_string(*d.risk)) : ordered_json(nullptr)},
-                      {"fragmentation", std::move(frag)}});
+                      {"eta_s", or_null(d.eta_s)},
+                      {"risk", or_null(d.risk)},
+                      {"fragmentation", fragmentation_json(d.fragmentation, /*brief=*/true)}});
     }
     ordered_json procs = ordered_json::array();
     for (const HistoryProcess& p : h.processes)

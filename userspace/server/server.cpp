@@ -336,12 +336,18 @@ class Server::Impl {
     stream.close();
   }
 
-  awaitable<void> reply_and_close(beast::tcp_stream& stream, unsigned version, int status, std::string message) {
-    auto res = to_beast(error_response(status, message), version, false);
+  // Writes r (within timeout) and closes the connection, gracefully unless stopping.
+  awaitable<void> send_and_close(beast::tcp_stream& stream, Response r, unsigned version,
+                                 std::chrono::steady_clock::duration timeout) {
+    auto res = to_beast(std::move(r), version, false);
     error_code ec;
-    stream.expires_after(opts_.write_timeout);
+    stream.expires_after(timeout);
     co_await bhttp::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
     if (!ec && !stopping_) co_await close_gracefully(stream);
+  }
+
+  awaitable<void> reply_and_close(beast::tcp_stream& stream, unsigned version, int status, std::string message) {
+    co_await send_and_close(stream, error_response(status, message), version, opts_.write_timeout);
   }
 
   awaitable<void> reject(tcp::socket socket) {
@@ -351,11 +357,7 @@ class Server::Impl {
     Response r = error_response(
         503, "too many connections (the limit is " + std::to_string(opts_.max_connections) + "): try again later");
     r.headers.emplace_back("Retry-After", "1");
-    auto res = to_beast(std::move(r), 11, false);
-    error_code ec;
-    stream.expires_after(kLinger);
-    co_await bhttp::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
-    if (!ec && !stopping_) co_await close_gracefully(stream);
+    co_await send_and_close(stream, std::move(r), 11, kLinger);
   }
 
   awaitable<void> session(tcp::socket socket) {

@@ -451,15 +451,8 @@ class Session {
           {caller_object(c.file), n.calls, n.failed, n.alloc_bytes, n.free_bytes, n.probed, n.timed, n.total_ns});
     }
     for (auto& [tgid, list] : callers) ledger_.set_caller_totals(tgid, std::move(list));
-    const KernelHealth kh = collector_.health();
+    Health h{collector_.health(), {}};
     ledger_.count_bad_records(collector_.take_bad_records());
-    Health h;
-    h.events = kh.events;
-    h.rb_drops = kh.rb_drops;
-    h.missing_entry = kh.missing_entry;
-    h.unmatched_free = kh.unmatched_free;
-    h.alloc_map_full = kh.alloc_map_full;
-    h.stacks_lost = kh.stacks_lost;
     for (const auto& l : collector_.libraries()) h.libraries.push_back({l.path, l.mode});
     ledger_.set_health(h);
     // The in-kernel books: exact even when ring-buffer records were lost.
