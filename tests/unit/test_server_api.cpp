@@ -42,7 +42,7 @@ State scenario() {
   kb.alloc_calls = 1;
   kb.alloc_bytes = kb.live_bytes = kb.peak_bytes = 1536 * MiB;
   l.set_kernel_books(4242, {kb});
-  l.set_health({.events = 12, .rb_drops = 3, .libraries = {{"/opt/fakegpu/lib/libfake_gpu.so", "usdt"}}});
+  l.set_health({fgtrace::KernelHealth{.events = 12, .rb_drops = 3}, {{"/opt/fakegpu/lib/libfake_gpu.so", "usdt"}}});
 
   State s;
   s.snapshot = l.snapshot(true);

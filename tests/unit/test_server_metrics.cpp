@@ -59,7 +59,7 @@ TEST_CASE("metrics: the page for a small snapshot, exactly", "[server][metrics]"
   // Calls of 900 ns (bucket [512, 1024): under le 1.024us) and 3000 ns (bucket [2048, 4096):
   // under le 4.096us).
   fgtrace::test::add_activity(l, 4242, 2);
-  l.set_health({.events = 7, .rb_drops = 1, .libraries = {{"/lib/libfake_gpu.so", "usdt"}}});
+  l.set_health({fgtrace::KernelHealth{.events = 7, .rb_drops = 1}, {{"/lib/libfake_gpu.so", "usdt"}}});
   MetricsOptions o;
   o.version = "1.2.3";
   o.scrape_duration_s = 0.0025;
@@ -377,10 +377,8 @@ TEST_CASE("metrics: promtool accepts a realistic page with no lint warnings", "[
   }
   l.record_copy(4242, CopyDirection::HtoD, 4096);
   l.record_launch(4242, 3);
-  l.set_health({.events = 9,
-                .rb_drops = 2,
-                .libraries = {{"/opt/fakegpu/lib/libfake_gpu.so", "usdt"},
-                              {"/usr/local/cuda/lib64/libcudart.so.13", "uprobe"}}});
+  l.set_health({fgtrace::KernelHealth{.events = 9, .rb_drops = 2},
+                {{"/opt/fakegpu/lib/libfake_gpu.so", "usdt"}, {"/usr/local/cuda/lib64/libcudart.so.13", "uprobe"}}});
   MetricsOptions o;
   o.max_processes = 2;  // with an "other" series
   o.scrape_duration_s = 0.000123;

@@ -37,9 +37,8 @@ AllocationLedger scenario() {
   l.apply(ev(EventType::Alloc, 7000, 0, MemKind::Device, 0x6, 1000, 60));
   fgtrace::test::add_activity(l, 4242, 3);
   l.record_call(6000, "cudaMalloc", 700, true);
-  l.set_health({.events = 9,
-                .libraries = {{"/opt/fakegpu/lib/libfake_gpu.so", "usdt"},
-                              {"/usr/local/cuda/lib64/libcudart.so.13", "uprobe"}}});
+  l.set_health({fgtrace::KernelHealth{.events = 9},
+                {{"/opt/fakegpu/lib/libfake_gpu.so", "usdt"}, {"/usr/local/cuda/lib64/libcudart.so.13", "uprobe"}}});
   return l;
 }
 
