@@ -64,13 +64,10 @@ namespace {
 // FG_MEM_REGISTERED is never booked, so never recorded).
 constexpr const char* kEventNames[] = {nullptr,     "alloc",      "free",      "implicit_free", "alloc_fail",
                                        "free_fail", "ctx_switch", "proc_exit", "proc_fork",     "proc_exec"};
-constexpr const char* kKindNames[] = {"device", "managed", "host", nullptr, "vmm"};
 constexpr const char* kSourceNames[] = {"usdt", "uprobe", "kernel"};
 constexpr const char* kApiNames[] = {"runtime", "driver", "internal"};
-static_assert(std::size(kEventNames) == FG_EV_PROC_EXEC + 1 && std::size(kKindNames) == FG_MEM_KINDS &&
-              std::size(kSourceNames) == FG_SRC_KERNEL + 1 && std::size(kApiNames) == FG_API_INTERNAL + 1);
-static_assert(FG_MEM_DEVICE == 0 && FG_MEM_MANAGED == 1 && FG_MEM_HOST == 2 && FG_MEM_REGISTERED == 3 &&
-              FG_MEM_VMM == 4);
+static_assert(std::size(kEventNames) == FG_EV_PROC_EXEC + 1 && std::size(kSourceNames) == FG_SRC_KERNEL + 1 &&
+              std::size(kApiNames) == FG_API_INTERNAL + 1);
 
 template <size_t N>
 const char* name_in(const char* const (&names)[N], uint64_t value) {
@@ -79,7 +76,10 @@ const char* name_in(const char* const (&names)[N], uint64_t value) {
 
 const char* or_unknown(const char* name) { return name ? name : "unknown"; }
 
-MemKind kind_of(uint32_t raw) { return name_in(kKindNames, raw) ? static_cast<MemKind>(raw) : MemKind::Unknown; }
+MemKind kind_of(uint32_t raw) {
+  const bool carried = raw == FG_MEM_DEVICE || raw == FG_MEM_MANAGED || raw == FG_MEM_HOST || raw == FG_MEM_VMM;
+  return carried ? static_cast<MemKind>(raw) : MemKind::Unknown;
+}
 
 Source source_of(uint16_t raw) { return name_in(kSourceNames, raw) ? static_cast<Source>(raw) : Source::Unknown; }
 
@@ -150,7 +150,6 @@ bool decode_into(const fg_event& raw, Event& ev, DecodeError* error) {
 }
 
 const char* to_string(EventType t) noexcept { return or_unknown(name_in(kEventNames, static_cast<uint32_t>(t))); }
-const char* to_string(MemKind k) noexcept { return or_unknown(name_in(kKindNames, static_cast<uint32_t>(k))); }
 const char* to_string(Source s) noexcept { return or_unknown(name_in(kSourceNames, static_cast<uint16_t>(s))); }
 const char* to_string(Api a) noexcept { return or_unknown(name_in(kApiNames, static_cast<uint16_t>(a))); }
 

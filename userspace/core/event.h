@@ -28,15 +28,10 @@ enum class EventType : uint32_t {
   ProcExec = FG_EV_PROC_EXEC,
 };
 
-// The kinds a record carries (fakegpu/mem_kind.h, typed). Anything else on the wire (the
+// The kinds a record carries: Device, Managed, Host or Vmm; anything else on the wire (the
 // backend passes -1 for the kind of a failed free of an unknown pointer) decodes to Unknown.
-enum class MemKind : uint32_t {
-  Device = FG_MEM_DEVICE,
-  Managed = FG_MEM_MANAGED,
-  Host = FG_MEM_HOST,
-  Vmm = FG_MEM_VMM,
-  Unknown = 0xffffffffu,
-};
+using fakegpu::MemKind;
+using fakegpu::to_string;
 
 enum class Source : uint16_t {
   Usdt = FG_SRC_USDT,
@@ -97,9 +92,8 @@ std::optional<Event> decode(const void* data, size_t size, DecodeError* error = 
 bool decode_into(const fg_event& raw, Event& ev, DecodeError* error = nullptr);
 
 const char* to_string(EventType t) noexcept;
-const char* to_string(MemKind k) noexcept;  // "device", "managed", "host", "vmm", "unknown"
-const char* to_string(Source s) noexcept;   // "usdt", "uprobe", "kernel", "unknown"
-const char* to_string(Api a) noexcept;      // "runtime", "driver", "internal", "unknown"
+const char* to_string(Source s) noexcept;  // "usdt", "uprobe", "kernel", "unknown"
+const char* to_string(Api a) noexcept;     // "runtime", "driver", "internal", "unknown"
 const char* to_string(DecodeError e) noexcept;
 
 }  // namespace fgtrace

@@ -25,4 +25,35 @@ enum fg_mem_kind {
 /* The kinds an event record carries (FG_REC_TYPE_KIND): FG_MEM_DEVICE .. FG_MEM_VMM. */
 #define FG_MEM_KINDS 5
 
+#ifdef __cplusplus
+namespace fakegpu {
+/* The same numbers, typed: the one memory-kind enum of the backend (fg::MemKind) and of
+ * fakegpu-trace (fgtrace::MemKind). Unknown stands for a number that is none of them (a
+ * record of a failed free of an unknown pointer carries -1). */
+enum class MemKind : unsigned char {
+  Device = FG_MEM_DEVICE,
+  Managed = FG_MEM_MANAGED,
+  Host = FG_MEM_HOST,
+  Registered = FG_MEM_REGISTERED,
+  Vmm = FG_MEM_VMM,
+  IpcMapped = FG_MEM_IPC_MAPPED,
+  Unknown = 0xff,
+};
+
+/* "device", "managed", "host", "registered", "vmm", "ipc"; "unknown" for anything else. */
+inline const char* to_string(MemKind k) noexcept {
+  switch (k) {
+    case MemKind::Device: return "device";
+    case MemKind::Managed: return "managed";
+    case MemKind::Host: return "host";
+    case MemKind::Registered: return "registered";
+    case MemKind::Vmm: return "vmm";
+    case MemKind::IpcMapped: return "ipc";
+    case MemKind::Unknown: break;
+  }
+  return "unknown";
+}
+} /* namespace fakegpu */
+#endif
+
 #endif /* FAKEGPU_MEM_KIND_H */

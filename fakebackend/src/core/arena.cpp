@@ -16,18 +16,6 @@
 
 namespace fg {
 
-const char* to_string(MemKind k) noexcept {
-  switch (k) {
-    case MemKind::Device: return "device";
-    case MemKind::Managed: return "managed";
-    case MemKind::Host: return "host";
-    case MemKind::Registered: return "registered";
-    case MemKind::Vmm: return "vmm";
-    case MemKind::IpcMapped: return "ipc";
-  }
-  return "?";
-}
-
 // ---- per-thread block caches ----------------------------------------------------------------
 namespace {
 constexpr size_t kRefill = 8;

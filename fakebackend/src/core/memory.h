@@ -13,17 +13,10 @@ namespace fg {
 
 struct Context;
 
-// What a pointer is: the kinds of fakegpu/mem_kind.h (what each holds is said there), typed.
-// Device/Managed/Host are booked in the ledger under the same numbers.
-enum class MemKind : uint8_t {
-  Device = FG_MEM_DEVICE,
-  Managed = FG_MEM_MANAGED,
-  Host = FG_MEM_HOST,
-  Registered = FG_MEM_REGISTERED,
-  Vmm = FG_MEM_VMM,
-  IpcMapped = FG_MEM_IPC_MAPPED,
-};
-const char* to_string(MemKind k) noexcept;
+// What a pointer is (fakegpu/mem_kind.h says what each kind holds). Device/Managed/Host are
+// booked in the ledger under the same numbers.
+using fakegpu::MemKind;
+using fakegpu::to_string;
 
 // Pitched allocations (cudaMallocPitch, cuMemAllocPitch): rows aligned as the real allocator
 // aligns them on current parts. Sets the pitch for rows `width` bytes wide and the bytes of

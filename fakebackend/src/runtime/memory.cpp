@@ -275,6 +275,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaPointerGetAttributes(cudaPointerAttrib
           else
             type = cudaMemoryTypeHost, device = cur, dev_alias = p;
           break;
+        case MemKind::Unknown: break;  // no allocation has it
       }
     }
     attributes->type = static_cast<cudaMemoryType>(type);
