@@ -27,16 +27,7 @@ constexpr int kGreatestPriority = -5;
 // cudaDeviceProp as CUDA 12.x lays it out (cudaGetDeviceProperties_v2 of libcudart.so.12),
 // 1032 bytes. CUDA 13 removed eight deprecated ints and shrank the struct to 1008 bytes, so
 // multiProcessorCount moved from 388 to 384 (research/api-census.md §2.1).
-using DeviceProp12 = cudaDeviceProp12;
-static_assert(sizeof(DeviceProp12) == 1032);
-static_assert(offsetof(DeviceProp12, multiProcessorCount) == 388);
-static_assert(offsetof(DeviceProp12, pciBusID) == 584);
-static_assert(offsetof(DeviceProp12, maxBlocksPerMultiProcessor) == 712);
-static_assert(offsetof(DeviceProp12, memoryPoolsSupported) == 744);
-static_assert(offsetof(DeviceProp12, hostNumaMultinodeIpcSupported) == 804);
-static_assert(sizeof(cudaDeviceProp) == 1008);
-static_assert(offsetof(cudaDeviceProp, multiProcessorCount) == 384);
-static_assert(offsetof(cudaDeviceProp, pciBusID) == 568);
+using DeviceProp12 = cudaDeviceProp12;  // both layouts are checked where they are declared (fakegpu/cuda_types.h)
 
 // The legacy plain cudaGetDeviceProperties of libcudart.so.12 (ABI v3020) takes the caller's
 // pre-12.0 struct. That struct only ever grew at its end, and its first 712 bytes (name ..
