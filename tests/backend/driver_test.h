@@ -212,6 +212,14 @@ CUresult cuLinkAddData_v2(CUlinkState, CUjitInputType, void*, size_t, const char
 CUresult cuLinkAddFile_v2(CUlinkState, CUjitInputType, const char*, unsigned, CUjit_option*, void**);
 CUresult cuLinkComplete(CUlinkState, void**, size_t*);
 CUresult cuLinkDestroy(CUlinkState);
+CUresult cuGraphCreate(CUgraph*, unsigned);
+CUresult cuGraphDestroy(CUgraph);
+CUresult cuGraphAddEmptyNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t);
+CUresult cuGraphInstantiateWithFlags(CUgraphExec*, CUgraph, unsigned long long);
+CUresult cuGraphExecDestroy(CUgraphExec);
+CUresult cuUserObjectCreate(CUuserObject*, void*, CUhostFn, unsigned, unsigned);
+CUresult cuUserObjectRelease(CUuserObject, unsigned);
+CUresult cuKernelGetName(const char**, CUkernel);
 CUresult cuLaunchKernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
                         void**, void**);
 CUresult cuLaunchKernel_ptsz(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,

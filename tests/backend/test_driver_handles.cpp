@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Destroy releases (issue 23): a handle of anything unloaded or destroyed is refused with the
+// Destroy releases: a handle of anything unloaded or destroyed is refused with the
 // driver's code however many objects come after it, and create/destroy cycles keep no host
 // memory: a long-running service that loads kernels per request does not grow.
 #include "driver_test.h"
@@ -8,30 +8,12 @@
 
 #include <functional>
 
-namespace drvtest::sig {
-CUresult cuGraphCreate(CUgraph*, unsigned);
-CUresult cuGraphDestroy(CUgraph);
-CUresult cuGraphAddEmptyNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t);
-CUresult cuGraphInstantiateWithFlags(CUgraphExec*, CUgraph, unsigned long long);
-CUresult cuGraphExecDestroy(CUgraphExec);
-CUresult cuUserObjectCreate(CUuserObject*, void*, CUhostFn, unsigned, unsigned);
-CUresult cuUserObjectRelease(CUuserObject, unsigned);
-CUresult cuKernelGetName(const char**, CUkernel);
-}  // namespace drvtest::sig
-
 using namespace drvtest;
 
 namespace {
 
-const char* const kPtx = R"(
-.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry tick(.param .u64 p)
-{
-  ret;
-}
-)";
+// One kernel, `tick`.
+const char* const kPtx = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry tick()\n{\n  ret;\n}\n";
 
 // Host bytes the process holds from the allocator (small blocks and mmap'ed ones).
 size_t heap_bytes() {
