@@ -38,6 +38,23 @@ constexpr const char* kExitCodes =
 
 void on_signal(int) { fgtrace::request_stop(); }
 
+// A number of seconds above 0 and at most `most`: nan, inf and the like are refused (CLI11's
+// PositiveNumber lets nan through).
+CLI::Validator seconds(double most) {
+  return CLI::Validator(
+      [most](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != '\0' || !std::isfinite(v) || v <= 0 || v > most) {
+          char range[64];
+          std::snprintf(range, sizeof range, "%g", most);
+          return "'" + text + "' is not a number of seconds above 0 and at most " + range;
+        }
+        return {};
+      },
+      "SEC");
+}
+
 void install_signals() {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
@@ -143,7 +160,7 @@ struct Common {
     app->add_option("--lib", libs, "also trace this CUDA library (libcudart, libcuda or the fake backend)")
         ->check(CLI::ExistingFile);
     if (with_output) {
-      app->add_option("-i,--interval", interval, "refresh every SEC seconds")->check(CLI::PositiveNumber);
+      app->add_option("-i,--interval", interval, "refresh every SEC seconds")->check(seconds(3600));
       app->add_flag("-j,--json", json, "JSON lines instead of the table");
       app->add_flag("-q,--quiet", quiet, "print no table or JSON lines (with --listen: serve only)");
       app->add_option("--listen", listen,
@@ -160,9 +177,9 @@ struct Common {
     } else {
       app->add_option("-i,--interval", interval,
                       "sample the books for the OOM forecast and growth every SEC seconds (default 1)")
-          ->check(CLI::PositiveNumber);
+          ->check(seconds(3600));
     }
-    app->add_option("-d,--duration", duration, "stop after SEC seconds")->check(CLI::PositiveNumber);
+    app->add_option("-d,--duration", duration, "stop after SEC seconds")->check(seconds(1e9));
     app->add_flag("--uprobes-only", uprobes_only,
                   "trace the fake backend through entry/return probes too, not its USDT probes");
     app->add_option("--ringbuf-size", ringbuf,
@@ -235,17 +252,18 @@ struct Common {
   }
 };
 
+// The status of the first required item that fails (privileges come first), else 0.
 int run_check() {
-  int failures = 0;
+  int status = fgtrace::kExitOk;
   for (const auto& item : fgtrace::check_system()) {
     std::printf("%-52s %s  %s\n", item.what.c_str(),
                 item.ok         ? "ok  "
                 : item.required ? "FAIL"
                                 : "note",
                 item.detail.c_str());
-    failures += item.ok || !item.required ? 0 : 1;
+    if (!item.ok && item.required && status == fgtrace::kExitOk) status = item.exit_status;
   }
-  return failures ? fgtrace::kExitUnsupported : fgtrace::kExitOk;
+  return status;
 }
 
 }  // namespace

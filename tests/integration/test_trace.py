@@ -1309,6 +1309,12 @@ class Errors(TraceCase):
         self.assert_fails(self.trace("run", "--stacks", "--max-stacks", "0", "--", "true"), 2, "--max-stacks",
                           "not in range 1 to 262144")
         self.assert_fails(self.trace("run", "--max-stacks", "64", "--", "true"), 2, "--max-stacks", "--stacks")
+        for value in ("nan", "inf", "-1", "0", "1e9", "2s"):
+            with self.subTest(interval=value):
+                self.assert_fails(self.trace("monitor", "-i", value), 2, "--interval",
+                                  f"'{value}' is not a number of seconds above 0 and at most 3600")
+        self.assert_fails(self.trace("run", "-d", "nan", "--", "true"), 2, "--duration",
+                          "'nan' is not a number of seconds above 0 and at most 1e+09")
 
     def test_pid_that_does_not_exist_exits_12(self):
         gone = subprocess.Popen(["true"])
@@ -1332,6 +1338,11 @@ class Errors(TraceCase):
         self.assert_fails(self.trace("run", "--", "true", user=nobody), 125, "sudo", "CAP_BPF")
         w.close_stdin()
         self.assertEqual(w.wait(), 0)
+
+    def test_check_as_an_unprivileged_user_exits_10(self):
+        p = self.trace("check", user=65534)
+        self.assertEqual(p.returncode, 10, p.describe())
+        self.assertRegex(p.stdout, r"privileges\s+FAIL\s+not root: run with sudo", p.stdout)
 
     def test_check_as_root(self):
         p = self.trace("check")

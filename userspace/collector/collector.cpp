@@ -98,11 +98,7 @@ std::string usdt_layout_problem(const ElfSymbols& elf) {
 }
 
 void Collector::LinkCloser::operator()(bpf_link* l) const { bpf_link__destroy(l); }
-
-void Collector::LinkFd::reset() noexcept {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
+void Collector::SkelCloser::operator()(fakegpu_bpf* s) const noexcept { fakegpu_bpf__destroy(s); }
 
 namespace {
 // Multi-uprobe links (kernel 6.6+) through the raw syscall: Debian 12's libbpf 1.1 and UAPI
@@ -119,7 +115,7 @@ static_assert(sizeof(LinkCreateUprobeMulti) == 64);
 }  // namespace
 
 void Collector::open_and_load(bool multi) {
-  skel_ = fakegpu_bpf__open();
+  skel_.reset(fakegpu_bpf__open());
   if (!skel_) throw TraceError("cannot open the BPF object: " + errno_text(errno), kExitFailed);
   skel_->rodata->cfg.filter_pids = opts_.filter_pids;
   skel_->rodata->cfg.follow_children = opts_.follow_children;
@@ -153,11 +149,10 @@ void Collector::open_and_load(bool multi) {
           skel_->progs.usdt_implicit_free, skel_->progs.usdt_ctx_switch, skel_->progs.usdt_launch})
       bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(kBpfTraceUprobeMulti));
   g_load_has_fallback = multi;
-  const int err = fakegpu_bpf__load(skel_);
+  const int err = fakegpu_bpf__load(skel_.get());
   g_load_has_fallback = false;
   if (err) {
-    fakegpu_bpf__destroy(skel_);
-    skel_ = nullptr;
+    skel_.reset();
     if (err != -EPERM && err != -EACCES && multi) return open_and_load(false);  // an older kernel
     load_failed(err);
   }
@@ -195,8 +190,8 @@ Collector::Collector(const CollectorOptions& opts) : opts_(opts) {
     bpf_link* l = bpf_program__attach(p);
     if (!l) {
       const int e = errno;
-      fakegpu_bpf__destroy(skel_);
-      skel_ = nullptr;
+      links_.clear();
+      skel_.reset();
       throw TraceError(std::string("cannot attach the scheduler tracepoint ") + bpf_program__name(p) + ": " +
                            errno_text(e) + " (the kernel needs BTF: /sys/kernel/btf/vmlinux)",
                        kExitUnsupported);
@@ -211,10 +206,9 @@ Collector::Collector(const CollectorOptions& opts) : opts_(opts) {
     caller_files_.map(bpf_map__fd(skel_->maps.caller_files), FG_CALLER_SLOTS);
     allocs_.map(bpf_map__fd(skel_->maps.allocs), bpf_map__max_entries(skel_->maps.allocs));
   } catch (const TraceError& e) {
-    links_.clear();
-    fakegpu_bpf__destroy(skel_);
-    skel_ = nullptr;
     ring_.reset();
+    links_.clear();
+    skel_.reset();
     throw TraceError(e.what(), kExitUnsupported);
   }
 }
@@ -234,8 +228,7 @@ Collector::Mapped<T>::~Mapped() {
 
 Collector::~Collector() {
   ring_.reset();
-  detach_all();  // every probe before the programs go
-  if (skel_) fakegpu_bpf__destroy(skel_);
+  detach_all();  // every probe before the programs go (skel_, a member, goes last)
 }
 
 // Releasing a uprobe waits for an RCU tasks-trace grace period (~0.4 s on these VMs);
@@ -282,7 +275,7 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
   const bool use_usdt = !opts_.force_uprobes && !usdt.empty() && lib.usdt_problem.empty();
   lib.mode = use_usdt ? "usdt" : "uprobe";
   std::vector<Link> links;
-  std::vector<LinkFd> fds;  // multi-uprobe links
+  std::vector<UniqueFd> fds;  // multi-uprobe links
   if (use_usdt) {
     const std::pair<bpf_program*, const char*> probes[] = {
         {skel_->progs.usdt_alloc, "alloc"},
@@ -640,9 +633,9 @@ void Collector::forget(uint32_t tgid) {
 std::vector<CheckItem> check_system() {
   std::vector<CheckItem> out;
   const bool root = ::geteuid() == 0;
-  out.push_back(
-      {"privileges", root,
-       root ? "running as root" : "not root: run with sudo (or grant CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE)"});
+  out.push_back({"privileges", root,
+                 root ? "running as root" : "not root: run with sudo (or grant CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE)",
+                 true, kExitPermission});
   const bool btf = ::access("/sys/kernel/btf/vmlinux", R_OK) == 0;
   out.push_back({"kernel BTF (/sys/kernel/btf/vmlinux)", btf,
                  btf ? "present" : "missing: use a kernel built with CONFIG_DEBUG_INFO_BTF=y"});

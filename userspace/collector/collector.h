@@ -6,6 +6,7 @@
 #pragma once
 #include "collector/errors.h"
 #include "collector/ring_reader.h"
+#include "collector/unique_fd.h"
 #include "../core/ledger.h"  // KernelHealth (relative: the backend has a core/ledger.h too)
 
 #include <linux/types.h>
@@ -146,30 +147,11 @@ class Collector {
     void operator()(bpf_link* l) const;
   };
   using Link = std::unique_ptr<bpf_link, LinkCloser>;
-  // A multi-uprobe link's file descriptor (closing it detaches the probes), closed with its
-  // owner: a throw halfway through attaching a library leaves nothing attached behind.
-  class LinkFd {
-   public:
-    explicit LinkFd(int fd) noexcept : fd_(fd) {}
-    LinkFd(LinkFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-    LinkFd& operator=(LinkFd&& o) noexcept {
-      if (this != &o) {
-        reset();
-        fd_ = std::exchange(o.fd_, -1);
-      }
-      return *this;
-    }
-    LinkFd(const LinkFd&) = delete;
-    LinkFd& operator=(const LinkFd&) = delete;
-    ~LinkFd() { reset(); }
-    void reset() noexcept;
-
-   private:
-    int fd_ = -1;
-  };
-
   CollectorOptions opts_;
-  fakegpu_bpf* skel_ = nullptr;
+  struct SkelCloser {
+    void operator()(fakegpu_bpf* s) const noexcept;
+  };
+  std::unique_ptr<fakegpu_bpf, SkelCloser> skel_;  // the programs and maps, destroyed last
   std::unique_ptr<RingReader> ring_;
   // A memory-mapped BPF array (BPF_F_MMAPABLE), unmapped with the collector.
   template <class T>
@@ -177,6 +159,9 @@ class Collector {
     T* at = nullptr;
     size_t count = 0;
     void map(int fd, size_t n);  // throws TraceError
+    Mapped() = default;
+    Mapped(const Mapped&) = delete;
+    Mapped& operator=(const Mapped&) = delete;
     ~Mapped();
   };
   Mapped<fg_book_slot> book_slots_;      // the books' shared part (FG_BOOK_SLOTS)
@@ -185,8 +170,9 @@ class Collector {
   Mapped<fg_caller_file> caller_files_;  // ... and each slot's caller and file
   Mapped<fg_alloc_rec> allocs_;          // the entry/return path's live allocations
   std::vector<Link> links_;
-  std::vector<LinkFd> multi_links_;  // multi-uprobe links (per library: entry, return, each USDT probe)
-  bool multi_ = false;               // the kernel takes multi-uprobe links
+  std::vector<UniqueFd> multi_links_;  // multi-uprobe links: closing one detaches its probes; (per library: entry,
+                                       // return, each USDT probe)
+  bool multi_ = false;                 // the kernel takes multi-uprobe links
   std::vector<AttachedLibrary> libs_;
   std::map<std::pair<uint64_t, uint64_t>, size_t> by_inode_;  // (dev, ino) → libs_ index
   void detach_all() noexcept;
@@ -201,8 +187,9 @@ class Collector {
 struct CheckItem {
   std::string what;
   bool ok;
-  std::string detail;    // the fix when !ok
-  bool required = true;  // an optional item that fails is a note, not a failure
+  std::string detail;                  // the fix when !ok
+  bool required = true;                // an optional item that fails is a note, not a failure
+  int exit_status = kExitUnsupported;  // fakegpu-trace check's status when it fails
 };
 std::vector<CheckItem> check_system();
 

@@ -91,28 +91,21 @@ std::string ringbuf_size_problem(uint64_t bytes, uint64_t page_size) {
   return std::to_string(bytes) + " bytes: " + rule + nearest;
 }
 
+void RingReader::RingCloser::operator()(ring_buffer* rb) const noexcept { ring_buffer__free(rb); }
+
 RingReader::RingReader(int ringbuf_fd) {
-  rb_ = ring_buffer__new(ringbuf_fd, &RingReader::on_record, this, nullptr);
+  rb_.reset(ring_buffer__new(ringbuf_fd, &RingReader::on_record, this, nullptr));
   if (!rb_) throw TraceError(errno_message("cannot read the event ring buffer", errno));
-  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLET;  // woken by the programs' forced wake-ups, not by every pending record
-  if (epoll_fd_ < 0 || ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, ringbuf_fd, &ev) != 0) {
-    const int e = errno;
-    if (epoll_fd_ >= 0) ::close(epoll_fd_);
-    ring_buffer__free(rb_);
-    throw TraceError(errno_message("cannot wait on the event ring buffer", e));
-  }
-}
-
-RingReader::~RingReader() {
-  ::close(epoll_fd_);
-  ring_buffer__free(rb_);
+  if (!epoll_ || ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, ringbuf_fd, &ev) != 0)
+    throw TraceError(errno_message("cannot wait on the event ring buffer", errno));
 }
 
 size_t RingReader::poll(int timeout_ms, const Sink& sink) {
   epoll_event ev{};
-  if (::epoll_wait(epoll_fd_, &ev, 1, timeout_ms) < 0 && errno != EINTR)
+  if (::epoll_wait(epoll_.get(), &ev, 1, timeout_ms) < 0 && errno != EINTR)
     throw TraceError(errno_message("waiting on the event ring buffer failed", errno));
   // Wake-ups are batched in the kernel: take whatever is pending, woken or not.
   return drain(sink);
@@ -123,7 +116,7 @@ size_t RingReader::drain(const Sink& sink) {
   read_ns_ = 0;
   delivered_ = 0;
   error_ = nullptr;
-  const int n = ring_buffer__consume(rb_);
+  const int n = ring_buffer__consume(rb_.get());
   sink_ = nullptr;
   if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
   if (n < 0) throw TraceError(errno_message("reading the event ring buffer failed", -n));

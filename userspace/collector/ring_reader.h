@@ -10,11 +10,14 @@
 //  - Records without a kernel time (most: fg_event.ts_ns) are stamped with the time of the
 //    drain that reads them.
 #pragma once
+#include "collector/unique_fd.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -53,7 +56,6 @@ class RingReader {
  public:
   // Reads the ring buffer map `ringbuf_fd`. Throws TraceError.
   explicit RingReader(int ringbuf_fd);
-  ~RingReader();
   RingReader(const RingReader&) = delete;
   RingReader& operator=(const RingReader&) = delete;
 
@@ -69,8 +71,11 @@ class RingReader {
   uint64_t take_bad_records() { return std::exchange(bad_records_, 0); }
 
  private:
-  ring_buffer* rb_ = nullptr;
-  int epoll_fd_ = -1;
+  struct RingCloser {
+    void operator()(ring_buffer* rb) const noexcept;
+  };
+  std::unique_ptr<ring_buffer, RingCloser> rb_;
+  UniqueFd epoll_;
   // The drain in progress (on_record's context).
   const Sink* sink_ = nullptr;
   uint64_t read_ns_ = 0;
