@@ -511,6 +511,22 @@ class Backend {
   Backend();
   void init();
   void implicit_free_ctx(Context* ctx);
+  // Ends a context: its work completes, what it holds is freed, it is inactive and unlisted.
+  void retire_ctx(Context* ctx);
+  // The registries under mu_: whether `p` is listed (a set lookup before any dereference, as
+  // a handle may be garbage), and listing a new object as a call's result.
+  template <class T>
+  bool listed(const std::unordered_set<const T*>& set, const T* p) noexcept {
+    std::lock_guard lock(mu_);
+    return p && set.count(p);
+  }
+  template <class T>
+  Status publish(std::unordered_set<const T*>& set, T* p, T** out) {
+    std::lock_guard lock(mu_);
+    set.insert(p);
+    *out = p;
+    return Status::Ok;
+  }
   void run_local_dtors(Context* ctx);
   Function* function_locked(Module* m, const std::string& name);  // finds or adds; mu_ held
   void add_module_locked(Module* m);                              // mu_ held

@@ -104,9 +104,7 @@ void Backend::implicit_free_ctx(Context* ctx) {
 Status Backend::ctx_destroy(Context* ctx) {
   if (!ctx_valid(ctx)) return Status::InvalidContext;
   if (ctx->primary) return Status::InvalidContext;  // primary contexts are released, not destroyed
-  ctx_sync(ctx);
-  implicit_free_ctx(ctx);
-  ctx->active.store(false, std::memory_order_release);
+  retire_ctx(ctx);
   // Remove it from this thread's stack (other threads' stacks keep a dead handle, which
   // every call rejects as destroyed, as with the real driver).
   auto& st = t_state.ctx_stack;
@@ -114,12 +112,18 @@ Status Backend::ctx_destroy(Context* ctx) {
   std::erase(st, ctx);
   sync_current();
   if (was_current) announce_switch(current_ctx());
+  return Status::Ok;
+}
+
+void Backend::retire_ctx(Context* ctx) {
+  ctx_sync(ctx);
+  implicit_free_ctx(ctx);
+  ctx->active.store(false, std::memory_order_release);
   // The Context object itself stays allocated (a few bytes) so stale handles stay
   // recognisable; it is no longer in contexts_.
   std::lock_guard lock(mu_);
   contexts_.erase(ctx);
   ctx_generation_.fetch_add(1, std::memory_order_acq_rel);
-  return Status::Ok;
 }
 
 Status Backend::set_current(Context* ctx) {
@@ -324,14 +328,7 @@ Status Backend::primary_release(Device* dev) {
     if (dev->primary_refs == 0) return Status::InvalidContext;  // CUDA_ERROR_INVALID_CONTEXT as real
     if (--dev->primary_refs == 0) to_free = dev->primary;
   }
-  if (to_free) {
-    ctx_sync(to_free);
-    implicit_free_ctx(to_free);
-    to_free->active.store(false, std::memory_order_release);
-    std::lock_guard l2(mu_);
-    contexts_.erase(to_free);
-    ctx_generation_.fetch_add(1, std::memory_order_acq_rel);
-  }
+  if (to_free) retire_ctx(to_free);
   return Status::Ok;
 }
 
@@ -344,12 +341,7 @@ Status Backend::primary_reset(Device* dev) {
     if (!ctx || dev->primary_refs == 0) return Status::Ok;
     dev->primary_refs = 0;
   }
-  ctx_sync(ctx);
-  implicit_free_ctx(ctx);
-  ctx->active.store(false, std::memory_order_release);
-  std::lock_guard l2(mu_);
-  contexts_.erase(ctx);
-  ctx_generation_.fetch_add(1, std::memory_order_acq_rel);
+  retire_ctx(ctx);
   return Status::Ok;
 }
 

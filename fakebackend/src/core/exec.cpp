@@ -23,16 +23,10 @@ Status Backend::stream_create(Context* ctx, unsigned flags, int priority, Stream
   s->flags = flags;
   s->priority = std::clamp(priority, -5, 0);  // greatest (-5) .. least (0), as an A100 reports
   s->id = next_id_++;
-  std::lock_guard lock(mu_);
-  streams_.insert(s);
-  *out = s;
-  return Status::Ok;
+  return publish(streams_, s, out);
 }
 
-bool Backend::stream_valid(const Stream* s) noexcept {
-  std::lock_guard lock(mu_);
-  return s && streams_.count(s);
-}
+bool Backend::stream_valid(const Stream* s) noexcept { return listed(streams_, s); }
 
 Status Backend::stream_destroy(Stream* s) {
   if (!stream_valid(s) || s->is_default) return Status::InvalidHandle;
@@ -181,10 +175,7 @@ Status Backend::event_create(Context* ctx, unsigned flags, Event** out) {
       return st;
     }
   }
-  std::lock_guard lock(mu_);
-  events_.insert(e);
-  *out = e;
-  return Status::Ok;
+  return publish(events_, e, out);
 }
 
 Status Backend::event_ipc_handle(Event* e, unsigned char handle[64]) {
@@ -204,16 +195,10 @@ Status Backend::event_ipc_open(Context* ctx, const unsigned char handle[64], Eve
   e->flags = kEventDisableTiming | kEventInterprocess;  // "behaves like a locally created event
                                                         // with the disable-timing flag"
   e->shared = std::move(shared);
-  std::lock_guard lock(mu_);
-  events_.insert(e);
-  *out = e;
-  return Status::Ok;
+  return publish(events_, e, out);
 }
 
-bool Backend::event_valid(const Event* e) noexcept {
-  std::lock_guard lock(mu_);
-  return e && events_.count(e);
-}
+bool Backend::event_valid(const Event* e) noexcept { return listed(events_, e); }
 
 Status Backend::event_destroy(Event* e) {
   {
@@ -471,10 +456,7 @@ Status Backend::module_load(Context* ctx, const void* image, size_t size_hint, M
   return Status::Ok;
 }
 
-bool Backend::module_valid(const Module* m) noexcept {
-  std::lock_guard lock(mu_);
-  return m && modules_.count(m);
-}
+bool Backend::module_valid(const Module* m) noexcept { return listed(modules_, m); }
 
 Status Backend::module_unload(Module* m) {
   std::lock_guard lock(mu_);
@@ -521,11 +503,7 @@ Function* Backend::function_of_handle(const void* h) noexcept {
   return it == function_handles_.end() ? nullptr : it->second;
 }
 
-bool Backend::function_valid(const Function* f) noexcept {
-  // A set lookup before any dereference: the handle may be garbage.
-  std::lock_guard lock(mu_);
-  return f && functions_.count(f) != 0;
-}
+bool Backend::function_valid(const Function* f) noexcept { return listed(functions_, f); }
 
 Status Backend::module_get_function(Module* m, const char* name, Function** out) {
   if (!name || !out) return Status::InvalidValue;

@@ -54,9 +54,6 @@ Status Backend::pool_destroy(MemPool* p) {
   return Status::Ok;
 }
 
-bool Backend::pool_valid(const MemPool* p) noexcept {
-  std::lock_guard lock(mu_);
-  return p && pools_.count(p);
-}
+bool Backend::pool_valid(const MemPool* p) noexcept { return listed(pools_, p); }
 
 }  // namespace fg

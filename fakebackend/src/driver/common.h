@@ -89,15 +89,24 @@ CUresult api(F&& body) noexcept {
   return guarded<CUresult>(CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_UNKNOWN, [&]() -> CUresult { return body(*b); });
 }
 
-// The shape of a getter: CUDA_ERROR_INVALID_VALUE for a null `out` (checked first, as the
-// driver does), then `lookup`'s code for a bad handle (device_arg, function_arg, ...), else
-// *out = value(object).
-template <class T, class Handle, class Obj, class Value>
-CUresult query_handle(T* out, Handle h, CUresult (*lookup)(Backend&, Handle, Obj**), Value&& value) noexcept {
+// The shape of a call on one handle: CUDA_ERROR_INVALID_VALUE unless `args_ok` (the checks of
+// the other arguments, made first, as the driver does), then `lookup`'s code for a bad handle
+// (device_arg, function_arg, ...), else body(b, object).
+template <class Handle, class Obj, class Body>
+CUresult with_handle(bool args_ok, Handle h, CUresult (*lookup)(Backend&, Handle, Obj**), Body&& body) noexcept {
   return api([&](Backend& b) -> CUresult {
-    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    if (!args_ok) return CUDA_ERROR_INVALID_VALUE;
     Obj* o = nullptr;
     if (CUresult r = lookup(b, h, &o)) return r;
+    return body(b, o);
+  });
+}
+
+// The shape of a getter: a null `out` is CUDA_ERROR_INVALID_VALUE, a bad handle `lookup`'s
+// code, else *out = value(object).
+template <class T, class Handle, class Obj, class Value>
+CUresult query_handle(T* out, Handle h, CUresult (*lookup)(Backend&, Handle, Obj**), Value&& value) noexcept {
+  return with_handle(out != nullptr, h, lookup, [&](Backend&, Obj* o) {
     *out = value(o);
     return CUDA_SUCCESS;
   });
@@ -137,6 +146,16 @@ inline CUresult context_or_current(Backend& b, CUcontext h, Context** out) noexc
   return h ? context_arg(b, h, out) : current(b, out);
 }
 
+// with_handle() and query_handle() on the calling thread's current context.
+template <class Body>
+CUresult with_current(bool args_ok, Body&& body) noexcept {
+  return with_handle(args_ok, CUcontext{}, context_or_current, std::forward<Body>(body));
+}
+template <class T, class Value>
+CUresult query_current(T* out, Value&& value) noexcept {
+  return query_handle(out, CUcontext{}, context_or_current, std::forward<Value>(value));
+}
+
 inline CUresult device_arg(Backend& b, CUdevice d, Device** out) noexcept {
   Device* dev = b.device(static_cast<int>(d));
   if (!dev) return CUDA_ERROR_INVALID_DEVICE;
@@ -171,6 +190,15 @@ inline CUresult event_arg(Backend& b, CUevent h, Event** out) noexcept {
 // from a device to itself (cuDeviceCanAccessPeer reports 0 there, as the real driver does).
 inline bool peer_capable(const Device* a, const Device* b) noexcept {
   return a != b && a->model.cc_major == b->model.cc_major && a->model.cc_minor == b->model.cc_minor;
+}
+
+// Cache and shared-memory bank configurations (contexts, functions, kernels): one of the
+// CUfunc_cache / CUsharedconfig values.
+inline bool cache_config_ok(int c) noexcept {
+  return c >= CU_FUNC_CACHE_PREFER_NONE && c <= CU_FUNC_CACHE_PREFER_EQUAL;
+}
+inline bool shmem_config_ok(int c) noexcept {
+  return c >= CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE && c <= CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE;
 }
 
 constexpr unsigned kind_bit(MemKind k) noexcept { return 1u << static_cast<unsigned>(k); }

@@ -76,28 +76,51 @@ CUresult context_lenient(Backend& b, CUcontext h, Context** out) {
   return current(b, out);
 }
 
-// Default values of limits the core does not preset.
-CUresult primary_release(CUdevice dev) {
-  return api([&](Backend& b) -> CUresult {
-    Device* d = nullptr;
-    if (CUresult r = device_arg(b, dev, &d)) return r;
-    return to_cu(b.primary_release(d));
+// A setting of the context, read under its lock.
+template <class T>
+T locked(Context* c, T Context::*field) {
+  std::lock_guard lock(c->mu);
+  return c->*field;
+}
+
+// Sets one setting of the current context: CUDA_ERROR_INVALID_VALUE unless `valid`.
+template <class T>
+CUresult set_current(bool valid, T Context::*field, T value) {
+  return with_current(valid, [&](Backend&, Context* c) {
+    std::lock_guard lock(c->mu);
+    c->*field = value;
+    return CUDA_SUCCESS;
   });
 }
 
-CUresult primary_reset(CUdevice dev) {
-  return api([&](Backend& b) -> CUresult {
-    Device* d = nullptr;
-    if (CUresult r = device_arg(b, dev, &d)) return r;
-    return to_cu(b.primary_reset(d));
+// A limit of the current context: CUDA_ERROR_INVALID_VALUE unless `args_ok` and `limit` is
+// known; a limit the device lacks is CUDA_ERROR_UNSUPPORTED_LIMIT.
+template <class Call>
+CUresult with_limit(bool args_ok, CUlimit limit, Call&& call) {
+  const int l = static_cast<int>(limit);
+  return with_current(args_ok && l >= 0 && l < CU_LIMIT_MAX, [&](Backend& b, Context* c) {
+    const Status s = call(b, c, l);
+    return s == Status::NotSupported ? CUDA_ERROR_UNSUPPORTED_LIMIT : to_cu(s);
   });
+}
+
+// Synchronizes a context; refused during stream capture (core/graph.h).
+CUresult synchronize(Backend& b, Context* c) {
+  if (CUresult r = to_cu(graph::check_ctx_sync(c))) return r;
+  return to_cu(b.ctx_sync(c));
+}
+
+CUresult primary_release(CUdevice dev) {
+  return with_handle(true, dev, device_arg, [](Backend& b, Device* d) { return to_cu(b.primary_release(d)); });
+}
+
+CUresult primary_reset(CUdevice dev) {
+  return with_handle(true, dev, device_arg, [](Backend& b, Device* d) { return to_cu(b.primary_reset(d)); });
 }
 
 // v1 (7.0) refuses while the primary context is active; v2 (11.0) applies at once.
 CUresult primary_set_flags(CUdevice dev, unsigned flags, bool v2) {
-  return api([&](Backend& b) -> CUresult {
-    Device* d = nullptr;
-    if (CUresult r = device_arg(b, dev, &d)) return r;
+  return with_handle(true, dev, device_arg, [&](Backend&, Device* d) -> CUresult {
     if (!ctx_flags_ok(flags)) return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard lock(d->primary_mu);
     const bool active = d->primary && d->primary_refs > 0;
@@ -168,128 +191,53 @@ extern "C" FG_IMPL CUresult fgimpl_cuCtxGetCurrent(CUcontext* pctx) {
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuCtxGetDevice(CUdevice* device) {
-  return api([&](Backend& b) -> CUresult {
-    if (!device) return CUDA_ERROR_INVALID_VALUE;
-    Context* ctx = nullptr;
-    if (CUresult r = current(b, &ctx)) return r;
-    *device = ctx->dev->ordinal;
-    return CUDA_SUCCESS;
-  });
+  return query_current(device, [](Context* c) { return c->dev->ordinal; });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
   return query_handle(device, ctx, context_lenient, [](Context* c) { return c->dev->ordinal; });
 }
 
-extern "C" FG_IMPL CUresult fgimpl_cuCtxSynchronize(void) {
-  return api([&](Backend& b) -> CUresult {
-    Context* ctx = nullptr;
-    if (CUresult r = current(b, &ctx)) return r;
-    if (CUresult r = to_cu(graph::check_ctx_sync(ctx))) return r;  // refused during capture (core/graph.h)
-    return to_cu(b.ctx_sync(ctx));
-  });
-}
+extern "C" FG_IMPL CUresult fgimpl_cuCtxSynchronize(void) { return with_current(true, synchronize); }
 
 extern "C" FG_IMPL CUresult fgimpl_cuCtxSynchronize_v2(CUcontext ctx) {
-  return api([&](Backend& b) -> CUresult {
-    Context* c = nullptr;
-    if (CUresult r = context_lenient(b, ctx, &c)) return r;
-    if (CUresult r = to_cu(graph::check_ctx_sync(c))) return r;  // refused during capture (core/graph.h)
-    return to_cu(b.ctx_sync(c));
-  });
+  return with_handle(true, ctx, context_lenient, synchronize);
 }
 
 // ---- flags, limits, configuration ----------------------------------------------------------------
+// The current context's settings are read and written under its lock.
 extern "C" FG_IMPL CUresult fgimpl_cuCtxGetFlags(unsigned int* flags) {
-  return api([&](Backend& b) -> CUresult {
-    if (!flags) return CUDA_ERROR_INVALID_VALUE;
-    Context* ctx = nullptr;
-    if (CUresult r = current(b, &ctx)) return r;
-    std::lock_guard lock(ctx->mu);
-    *flags = ctx->flags;
-    return CUDA_SUCCESS;
-  });
+  return query_current(flags, [](Context* c) { return locked(c, &Context::flags); });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuCtxSetFlags(unsigned int flags) {
-  return api([&](Backend& b) -> CUresult {
-    if (!ctx_flags_ok(flags)) return CUDA_ERROR_INVALID_VALUE;
-    Context* ctx = nullptr;
-    if (CUresult r = current(b, &ctx)) return r;
-    std::lock_guard lock(ctx->mu);
-    ctx->flags = flags;
-    return CUDA_SUCCESS;
-  });
+  return set_current(ctx_flags_ok(flags), &Context::flags, flags);
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuCtxGetLimit(size_t* pvalue, CUlimit limit) {
-  return api([&](Backend& b) -> CUresult {
-    if (!pvalue) return CUDA_ERROR_INVALID_VALUE;
-    const int l = static_cast<int>(limit);
-    if (l < 0 || l >= CU_LIMIT_MAX) return CUDA_ERROR_INVALID_VALUE;
-    Context* ctx = nullptr;
-    if (CUresult r = current(b, &ctx)) return r;
-    const Status s = b.ctx_limit(ctx, l, pvalue);
-    return s == Status::NotSupported ? CUDA_ERROR_UNSUPPORTED_LIMIT : to_cu(s);
-  });
+  return with_limit(pvalue != nullptr, limit, [&](Backend& b, Context* c, int l) { return b.ctx_limit(c, l, pvalue); });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuCtxSetLimit(CUlimit limit, size_t value) {
-  return api([&](Backend& b) -> CUresult {
-    const int l = static_cast<int>(limit);
-    if (l < 0 || l >= CU_LIMIT_MAX) return CUDA_ERROR_INVALID_VALUE;
-    Context* ctx = nullptr;
-    if (CUresult r = current(b, &ctx)) return r;
-    const Status s = b.ctx_set_limit(ctx, l, value);
-    return s == Status::NotSupported ? CUDA_ERROR_UNSUPPORTED_LIMIT : to_cu(s);
-  });
+  return with_limit(true, limit, [&](Backend& b, Context* c, int l) { return b.ctx_set_limit(c, l, value); });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuCtxGetCacheConfig(CUfunc_cache* pconfig) {
-  return api([&](Backend& b) -> CUresult {
-    if (!pconfig) return CUDA_ERROR_INVALID_VALUE;
-    Context* ctx = nullptr;
-    if (CUresult r = current(b, &ctx)) return r;
-    std::lock_guard lock(ctx->mu);
-    *pconfig = static_cast<CUfunc_cache>(ctx->cache_config);
-    return CUDA_SUCCESS;
-  });
+  return query_current(pconfig,
+                       [](Context* c) { return static_cast<CUfunc_cache>(locked(c, &Context::cache_config)); });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuCtxSetCacheConfig(CUfunc_cache config) {
-  return api([&](Backend& b) -> CUresult {
-    const int c = static_cast<int>(config);
-    if (c < CU_FUNC_CACHE_PREFER_NONE || c > CU_FUNC_CACHE_PREFER_EQUAL) return CUDA_ERROR_INVALID_VALUE;
-    Context* ctx = nullptr;
-    if (CUresult r = current(b, &ctx)) return r;
-    std::lock_guard lock(ctx->mu);
-    ctx->cache_config = c;
-    return CUDA_SUCCESS;
-  });
+  return set_current(cache_config_ok(config), &Context::cache_config, static_cast<int>(config));
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuCtxGetSharedMemConfig(CUsharedconfig* pConfig) {
-  return api([&](Backend& b) -> CUresult {
-    if (!pConfig) return CUDA_ERROR_INVALID_VALUE;
-    Context* ctx = nullptr;
-    if (CUresult r = current(b, &ctx)) return r;
-    std::lock_guard lock(ctx->mu);
-    *pConfig = static_cast<CUsharedconfig>(ctx->shmem_config);
-    return CUDA_SUCCESS;
-  });
+  return query_current(pConfig,
+                       [](Context* c) { return static_cast<CUsharedconfig>(locked(c, &Context::shmem_config)); });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuCtxSetSharedMemConfig(CUsharedconfig config) {
-  return api([&](Backend& b) -> CUresult {
-    const int c = static_cast<int>(config);
-    if (c < CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE || c > CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE)
-      return CUDA_ERROR_INVALID_VALUE;
-    Context* ctx = nullptr;
-    if (CUresult r = current(b, &ctx)) return r;
-    std::lock_guard lock(ctx->mu);
-    ctx->shmem_config = c;
-    return CUDA_SUCCESS;
-  });
+  return set_current(shmem_config_ok(config), &Context::shmem_config, static_cast<int>(config));
 }
 
 // Contexts made through the v2+ entry points report API version 3020, as the real driver does.
@@ -302,9 +250,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuCtxGetId(CUcontext ctx, unsigned long long*
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {
-  return api([&](Backend& b) -> CUresult {
-    Context* ctx = nullptr;
-    if (CUresult r = current(b, &ctx)) return r;
+  return with_current(true, [&](Backend&, Context* ctx) {
     const bool prio = ctx->dev->model.attributes[attr::STREAM_PRIORITIES_SUPPORTED] != 0;
     if (leastPriority) *leastPriority = 0;
     if (greatestPriority) *greatestPriority = prio ? -5 : 0;
@@ -313,17 +259,12 @@ extern "C" FG_IMPL CUresult fgimpl_cuCtxGetStreamPriorityRange(int* leastPriorit
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuCtxResetPersistingL2Cache(void) {
-  return api([&](Backend& b) -> CUresult {
-    Context* ctx = nullptr;
-    return current(b, &ctx);
-  });
+  return with_current(true, [](Backend&, Context*) { return CUDA_SUCCESS; });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuCtxGetExecAffinity(CUexecAffinityParam* pExecAffinity, CUexecAffinityType type) {
-  return api([&](Backend& b) -> CUresult {
-    if (!pExecAffinity || static_cast<int>(type) != CU_EXEC_AFFINITY_TYPE_SM_COUNT) return CUDA_ERROR_INVALID_VALUE;
-    Context* ctx = nullptr;
-    if (CUresult r = current(b, &ctx)) return r;
+  const bool args_ok = pExecAffinity && static_cast<int>(type) == CU_EXEC_AFFINITY_TYPE_SM_COUNT;
+  return with_current(args_ok, [&](Backend&, Context* ctx) {
     pExecAffinity->type = CU_EXEC_AFFINITY_TYPE_SM_COUNT;
     pExecAffinity->param.smCount.val = static_cast<unsigned>(ctx->dev->model.sm_count);
     return CUDA_SUCCESS;
@@ -332,10 +273,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuCtxGetExecAffinity(CUexecAffinityParam* pEx
 
 // ---- peer access ---------------------------------------------------------------------------------
 extern "C" FG_IMPL CUresult fgimpl_cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) {
-  return api([&](Backend& b) -> CUresult {
-    if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
-    Context* cur = nullptr;
-    if (CUresult r = current(b, &cur)) return r;
+  return with_current(Flags == 0, [&](Backend& b, Context* cur) -> CUresult {
     Context* peer = nullptr;
     if (CUresult r = context_arg(b, peerContext, &peer)) return r;
     if (peer->dev == cur->dev) return CUDA_ERROR_INVALID_DEVICE;
@@ -347,9 +285,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuCtxEnablePeerAccess(CUcontext peerContext, 
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuCtxDisablePeerAccess(CUcontext peerContext) {
-  return api([&](Backend& b) -> CUresult {
-    Context* cur = nullptr;
-    if (CUresult r = current(b, &cur)) return r;
+  return with_current(true, [&](Backend& b, Context* cur) -> CUresult {
     Context* peer = nullptr;
     if (CUresult r = context_arg(b, peerContext, &peer)) return r;
     std::lock_guard lock(cur->mu);
@@ -360,10 +296,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuCtxDisablePeerAccess(CUcontext peerContext)
 
 // ---- primary contexts ----------------------------------------------------------------------------
 extern "C" FG_IMPL CUresult fgimpl_cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
-  return api([&](Backend& b) -> CUresult {
-    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
-    Device* d = nullptr;
-    if (CUresult r = device_arg(b, dev, &d)) return r;
+  return with_handle(pctx != nullptr, dev, device_arg, [&](Backend& b, Device* d) -> CUresult {
     Context* ctx = nullptr;
     if (CUresult r = to_cu(b.primary_retain(d, &ctx))) return r;
     *pctx = handle_of(ctx);
@@ -383,10 +316,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, u
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) {
-  return api([&](Backend& b) -> CUresult {
-    if (!flags || !active) return CUDA_ERROR_INVALID_VALUE;
-    Device* d = nullptr;
-    if (CUresult r = device_arg(b, dev, &d)) return r;
+  return with_handle(flags && active, dev, device_arg, [&](Backend&, Device* d) {
     std::lock_guard lock(d->primary_mu);
     *flags = d->primary_flags;
     *active = d->primary && d->primary_refs > 0 ? 1 : 0;

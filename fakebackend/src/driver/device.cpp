@@ -29,10 +29,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuDeviceGet(CUdevice* device, int ordinal) {
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuDeviceGetName(char* name, int len, CUdevice dev) {
-  return api([&](Backend& b) -> CUresult {
-    if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
-    Device* d = nullptr;
-    if (CUresult r = device_arg(b, dev, &d)) return r;
+  return with_handle(name && len > 0, dev, device_arg, [&](Backend&, Device* d) -> CUresult {
     copy_string(name, len, d->model.name);
     return CUDA_SUCCESS;
   });
@@ -43,12 +40,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuDeviceTotalMem_v2(size_t* bytes, CUdevice d
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {
-  return api([&](Backend& b) -> CUresult {
-    if (!pi) return CUDA_ERROR_INVALID_VALUE;
-    const int a = static_cast<int>(attrib);
-    if (a < 1 || a >= kAttributeSlots) return CUDA_ERROR_INVALID_VALUE;
-    Device* d = nullptr;
-    if (CUresult r = device_arg(b, dev, &d)) return r;
+  const int a = static_cast<int>(attrib);
+  return with_handle(pi && a >= 1 && a < kAttributeSlots, dev, device_arg, [&](Backend&, Device* d) {
     *pi = d->model.attributes[static_cast<size_t>(a)];
     return CUDA_SUCCESS;
   });
@@ -56,10 +49,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuDeviceGetAttribute(int* pi, CUdevice_attrib
 
 namespace {
 CUresult get_uuid(CUuuid* uuid, CUdevice dev) {
-  return api([&](Backend& b) -> CUresult {
-    if (!uuid) return CUDA_ERROR_INVALID_VALUE;
-    Device* d = nullptr;
-    if (CUresult r = device_arg(b, dev, &d)) return r;
+  return with_handle(uuid != nullptr, dev, device_arg, [&](Backend&, Device* d) -> CUresult {
     std::memcpy(uuid->bytes, d->model.uuid.data(), 16);
     return CUDA_SUCCESS;
   });
@@ -71,10 +61,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) {
 extern "C" FG_IMPL CUresult fgimpl_cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) { return get_uuid(uuid, dev); }
 
 extern "C" FG_IMPL CUresult fgimpl_cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
-  return api([&](Backend& b) -> CUresult {
-    if (!pciBusId || len <= 0) return CUDA_ERROR_INVALID_VALUE;
-    Device* d = nullptr;
-    if (CUresult r = device_arg(b, dev, &d)) return r;
+  return with_handle(pciBusId && len > 0, dev, device_arg, [&](Backend&, Device* d) -> CUresult {
     // "0000:B7:00.0": upper-case hex like cudart and NVML (clients such as llama.cpp
     // lower-case it themselves), the same string cudaDeviceGetPCIBusId gives.
     copy_string(pciBusId, len, cuda_pci_bus_id(d->model));
@@ -93,10 +80,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuDeviceGetByPCIBusId(CUdevice* dev, const ch
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) {
-  return api([&](Backend& b) -> CUresult {
-    if (!major || !minor) return CUDA_ERROR_INVALID_VALUE;
-    Device* d = nullptr;
-    if (CUresult r = device_arg(b, dev, &d)) return r;
+  return with_handle(major && minor, dev, device_arg, [&](Backend&, Device* d) -> CUresult {
     *major = d->model.cc_major;
     *minor = d->model.cc_minor;
     return CUDA_SUCCESS;
@@ -104,10 +88,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuDeviceComputeCapability(int* major, int* mi
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuDeviceGetProperties(CUdevprop* prop, CUdevice dev) {
-  return api([&](Backend& b) -> CUresult {
-    if (!prop) return CUDA_ERROR_INVALID_VALUE;
-    Device* d = nullptr;
-    if (CUresult r = device_arg(b, dev, &d)) return r;
+  return with_handle(prop != nullptr, dev, device_arg, [&](Backend&, Device* d) -> CUresult {
     const auto& at = d->model.attributes;
     prop->maxThreadsPerBlock = at[attr::MAX_THREADS_PER_BLOCK];
     prop->maxThreadsDim[0] = at[attr::MAX_BLOCK_DIM_X];
@@ -160,10 +141,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuDeviceGetP2PAttribute(int* value, CUdevice_
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuDeviceGetExecAffinitySupport(int* pi, CUexecAffinityType type, CUdevice dev) {
-  return api([&](Backend& b) -> CUresult {
-    if (!pi) return CUDA_ERROR_INVALID_VALUE;
-    Device* d = nullptr;
-    if (CUresult r = device_arg(b, dev, &d)) return r;
+  return with_handle(pi != nullptr, dev, device_arg, [&](Backend&, Device*) -> CUresult {
     if (static_cast<int>(type) != CU_EXEC_AFFINITY_TYPE_SM_COUNT) return CUDA_ERROR_INVALID_VALUE;
     *pi = 0;  // SM-count affinity needs MPS, which the fake does not model
     return CUDA_SUCCESS;

@@ -302,14 +302,18 @@ auto gaps_from(std::index_sequence<I...>) {
   return std::array<Word, sizeof...(I)>{FG_GAP(T, I)...};
 }
 
+// A table of table T with N slots: its size in slot 0, `fn` in slot `at`, gaps elsewhere.
+template <int T, size_t N>
+std::array<Word, N> one_function_table(size_t at, Word fn) {
+  auto t = gaps_from<T>(std::make_index_sequence<N>{});
+  t[0] = FG_SIZE(N);
+  t[at] = fn;
+  return t;
+}
+
 // The real table has about 93 slots; cuBLAS reads up to slot 51.
 constexpr int kToolsContextSlots = 93;
-const std::array<Word, kToolsContextSlots> kToolsContextTable = [] {
-  auto t = gaps_from<kToolsContext>(std::make_index_sequence<kToolsContextSlots>{});
-  t[0] = FG_SIZE(kToolsContextSlots);
-  t[4] = FG_FN(tools_context_id);
-  return t;
-}();
+const auto kToolsContextTable = one_function_table<kToolsContext, kToolsContextSlots>(4, FG_FN(tools_context_id));
 
 // ---- tools module §2.9 --------------------------------------------------------------------------
 // Slot 7: calls cb(user, function, 0) for each kernel of the module; returns how many.
@@ -317,12 +321,7 @@ using FunctionVisitor = void (*)(void* user, CUfunction f, unsigned long long ex
 int tools_module_functions(CUcontext, CUmodule hmod, FunctionVisitor cb, void* user);
 
 constexpr int kToolsModuleSlots = 16;
-const std::array<Word, kToolsModuleSlots> kToolsModuleTable = [] {
-  auto t = gaps_from<kToolsModule>(std::make_index_sequence<kToolsModuleSlots>{});
-  t[0] = FG_SIZE(kToolsModuleSlots);
-  t[7] = FG_FN(tools_module_functions);
-  return t;
-}();
+const auto kToolsModuleTable = one_function_table<kToolsModule, kToolsModuleSlots>(7, FG_FN(tools_module_functions));
 
 int tools_module_functions(CUcontext, CUmodule hmod, FunctionVisitor cb, void* user) {
   Backend* b = initialized_backend();

@@ -373,18 +373,6 @@ CUresult change_deps(CUgraph graph, const CUgraphNode* from, const CUgraphNode* 
 // Stream capture
 // ============================================================================================================
 
-// An entry point and its per-thread-default-stream twin (_ptsz: a null stream is the calling
-// thread's default stream): both make the call, with `ptsz` set for the twin.
-#define FG_PTSZ(name, args, ...)                          \
-  extern "C" FG_IMPL CUresult fgimpl_##name args {        \
-    constexpr bool ptsz = false;                          \
-    return __VA_ARGS__;                                   \
-  }                                                       \
-  extern "C" FG_IMPL CUresult fgimpl_##name##_ptsz args { \
-    constexpr bool ptsz = true;                           \
-    return __VA_ARGS__;                                   \
-  }
-
 // The 10.0 form takes no mode: global, the mode every capture had before modes existed.
 FG_PTSZ(cuStreamBeginCapture, (CUstream hStream), begin_capture(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, ptsz))
 FG_PTSZ(cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode), begin_capture(hStream, mode, ptsz))
@@ -688,7 +676,6 @@ extern "C" FG_IMPL CUresult fgimpl_cuGraphExecDestroy(CUgraphExec hExec) {
 }
 FG_PTSZ(cuGraphLaunch, (CUgraphExec hExec, CUstream hStream), launch(hExec, hStream, ptsz, false))
 FG_PTSZ(cuGraphUpload, (CUgraphExec hExec, CUstream hStream), launch(hExec, hStream, ptsz, true))
-#undef FG_PTSZ
 
 // The 10.2 form: (exec, graph, errorNode*, result*).
 extern "C" FG_IMPL CUresult fgimpl_cuGraphExecUpdate(CUgraphExec hExec, CUgraph hGraph, CUgraphNode* hErrorNode_out,

@@ -3,6 +3,8 @@
 #pragma once
 #include "driver/common.h"
 
+#include "core/graph.h"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -46,6 +48,27 @@ inline CUfunction handle_of_function(const Function* f) noexcept {
 // CUfunction, resolved in the current context. CUDA_ERROR_INVALID_HANDLE otherwise.
 CUresult function_arg(Backend& b, CUfunction h, Function** out);
 
+// ---- memory pools (pools.cpp) --------------------------------------------------------------------
+// A CUmemoryPool argument: a live pool, else CUDA_ERROR_INVALID_VALUE (as the driver answers).
+CUresult pool_arg(Backend& b, CUmemoryPool h, MemPool** out);
+
+// ---- stream capture (core/graph.h) ------------------------------------------------------------------
+// True when the capture of `s` took the work: make() is added as its node, or with `refused`
+// the capture is invalidated (work that cannot be captured); *r is then the call's result.
+// False: run it.
+template <class MakeNode>
+bool captured(Stream* s, bool refused, MakeNode make, CUresult* r) {
+  if (!s || !graph::active()) return false;
+  bool capturing = false;
+  if (Status st = graph::route(s, &capturing); st != Status::Ok) {
+    *r = to_cu(st);
+    return true;
+  }
+  if (!capturing) return false;
+  *r = to_cu(refused ? graph::refuse(s) : graph::capture(s, make()));
+  return true;
+}
+
 // ---- copies (memcpy.cpp) ---------------------------------------------------------------------------
 // One side of a copy or memset. A device side must be memory the driver knows (any
 // allocation, registered or IPC range, module global, accessible VMM mapping) and the
@@ -53,3 +76,15 @@ CUresult function_arg(Backend& b, CUfunction h, Function** out);
 CUresult check_side(Backend& b, const void* p, size_t n, bool device_side, bool write) noexcept;
 
 }  // namespace fg::drv
+
+// An entry point and its per-thread-default-stream twin (_ptsz: a null stream is the calling
+// thread's default stream): both make the call, with `ptsz` set for the twin.
+#define FG_PTSZ(name, args, ...)                          \
+  extern "C" FG_IMPL CUresult fgimpl_##name args {        \
+    constexpr bool ptsz = false;                          \
+    return __VA_ARGS__;                                   \
+  }                                                       \
+  extern "C" FG_IMPL CUresult fgimpl_##name##_ptsz args { \
+    constexpr bool ptsz = true;                           \
+    return __VA_ARGS__;                                   \
+  }

@@ -370,22 +370,10 @@ extern "C" FG_IMPL CUresult fgimpl_cuGraphicsVDPAURegisterOutputSurface(CUgraphi
 extern "C" FG_IMPL CUresult fgimpl_cuGraphicsUnregisterResource(CUgraphicsResource resource) {
   return resource_call(resource);
 }
-extern "C" FG_IMPL CUresult fgimpl_cuGraphicsMapResources(unsigned int count, CUgraphicsResource* resources,
-                                                          CUstream hStream) {
-  return map_resources(count, resources, hStream, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphicsMapResources_ptsz(unsigned int count, CUgraphicsResource* resources,
-                                                               CUstream hStream) {
-  return map_resources(count, resources, hStream, true);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphicsUnmapResources(unsigned int count, CUgraphicsResource* resources,
-                                                            CUstream hStream) {
-  return map_resources(count, resources, hStream, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuGraphicsUnmapResources_ptsz(unsigned int count, CUgraphicsResource* resources,
-                                                                 CUstream hStream) {
-  return map_resources(count, resources, hStream, true);
-}
+FG_PTSZ(cuGraphicsMapResources, (unsigned int count, CUgraphicsResource* resources, CUstream hStream),
+        map_resources(count, resources, hStream, ptsz))
+FG_PTSZ(cuGraphicsUnmapResources, (unsigned int count, CUgraphicsResource* resources, CUstream hStream),
+        map_resources(count, resources, hStream, ptsz))
 extern "C" FG_IMPL CUresult fgimpl_cuGraphicsSubResourceGetMappedArray(CUarray* pArray, CUgraphicsResource resource,
                                                                        unsigned int arrayIndex, unsigned int mipLevel) {
   (void)arrayIndex;

@@ -177,45 +177,19 @@ CUresult potential_block_size(int* minGridSize, int* blockSize, CUfunction func,
 }  // namespace
 
 // ---- launches --------------------------------------------------------------------------------------------
-extern "C" FG_IMPL CUresult fgimpl_cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                                                  unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
-                                                  unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-                                                  void** kernelParams, void** extra) {
-  return launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream,
-                       kernelParams, extra, false, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                                                       unsigned int gridDimZ, unsigned int blockDimX,
-                                                       unsigned int blockDimY, unsigned int blockDimZ,
-                                                       unsigned int sharedMemBytes, CUstream hStream,
-                                                       void** kernelParams, void** extra) {
-  return launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream,
-                       kernelParams, extra, true, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                                                             unsigned int gridDimZ, unsigned int blockDimX,
-                                                             unsigned int blockDimY, unsigned int blockDimZ,
-                                                             unsigned int sharedMemBytes, CUstream hStream,
-                                                             void** kernelParams) {
-  return launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream,
-                       kernelParams, nullptr, false, true);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
-                                                                  unsigned int gridDimY, unsigned int gridDimZ,
-                                                                  unsigned int blockDimX, unsigned int blockDimY,
-                                                                  unsigned int blockDimZ, unsigned int sharedMemBytes,
-                                                                  CUstream hStream, void** kernelParams) {
-  return launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream,
-                       kernelParams, nullptr, true, true);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams,
-                                                    void** extra) {
-  return launch_ex(config, f, kernelParams, extra, false);
-}
-extern "C" FG_IMPL CUresult fgimpl_cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f,
-                                                         void** kernelParams, void** extra) {
-  return launch_ex(config, f, kernelParams, extra, true);
-}
+// cuLaunchKernel and cuLaunchCooperativeKernel share these parameters; only the former takes `extra`.
+#define FG_GRID_PARAMS                                                                                       \
+  CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, \
+      unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,         \
+      void **kernelParams
+#define FG_GRID_ARGS \
+  f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams
+FG_PTSZ(cuLaunchKernel, (FG_GRID_PARAMS, void** extra), launch_kernel(FG_GRID_ARGS, extra, ptsz, false))
+FG_PTSZ(cuLaunchCooperativeKernel, (FG_GRID_PARAMS), launch_kernel(FG_GRID_ARGS, nullptr, ptsz, true))
+#undef FG_GRID_PARAMS
+#undef FG_GRID_ARGS
+FG_PTSZ(cuLaunchKernelEx, (const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra),
+        launch_ex(config, f, kernelParams, extra, ptsz))
 
 // ---- occupancy -------------------------------------------------------------------------------------------
 extern "C" FG_IMPL CUresult fgimpl_cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func,

@@ -87,20 +87,6 @@ bool pageable(Backend& b, const void* p) {
   return !b.mem_find(p).has_value() && vmm::check(p, 1, false) == vmm::Range::NotVmm;
 }
 
-// True when the capture took the work (*r: the call's result); false: run it.
-template <class MakeNode>
-bool captured(Stream* s, bool refused, MakeNode make, CUresult* r) {
-  if (!s || !graph::active()) return false;
-  bool capturing = false;
-  if (Status st = graph::route(s, &capturing); st != Status::Ok) {
-    *r = to_cu(st);
-    return true;
-  }
-  if (!capturing) return false;
-  *r = to_cu(refused ? graph::refuse(s) : graph::capture(s, make()));
-  return true;
-}
-
 graph::Params copy_node(void* dst, size_t dpitch, size_t dheight, const void* src, size_t spitch, size_t sheight,
                         size_t width, size_t height, size_t depth) {
   graph::Params p;
@@ -310,18 +296,15 @@ CUresult memset_impl(CUdeviceptr dst, size_t pitch, uint32_t value, size_t elem,
 #define FG_STREAM_ARG_false nullptr
 #define FG_STREAM_ARG_true hStream
 
-FG_COPY_HTOD(_v2, false, false)
-FG_COPY_HTOD(_v2_ptds, false, true)
-FG_COPY_HTOD(Async_v2, true, false)
-FG_COPY_HTOD(Async_v2_ptsz, true, true)
-FG_COPY_DTOH(_v2, false, false)
-FG_COPY_DTOH(_v2_ptds, false, true)
-FG_COPY_DTOH(Async_v2, true, false)
-FG_COPY_DTOH(Async_v2_ptsz, true, true)
-FG_COPY_DTOD(_v2, false, false)
-FG_COPY_DTOD(_v2_ptds, false, true)
-FG_COPY_DTOD(Async_v2, true, false)
-FG_COPY_DTOD(Async_v2_ptsz, true, true)
+// Each direction in four forms: synchronous, _ptds, Async, Async _ptsz (suffix, async, per-thread).
+// clang-format off
+#define FG_COPY_FORMS(COPY) \
+  COPY(_v2, false, false) COPY(_v2_ptds, false, true) COPY(Async_v2, true, false) COPY(Async_v2_ptsz, true, true)
+// clang-format on
+FG_COPY_FORMS(FG_COPY_HTOD)
+FG_COPY_FORMS(FG_COPY_DTOH)
+FG_COPY_FORMS(FG_COPY_DTOD)
+#undef FG_COPY_FORMS
 
 // Unified addressing: the driver infers each side from the pointer.
 extern "C" FG_IMPL CUresult fgimpl_cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {

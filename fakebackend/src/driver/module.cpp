@@ -137,6 +137,16 @@ CUresult module_arg(Backend& b, CUmodule h, Module** out) {
   return CUDA_SUCCESS;
 }
 
+// A global variable of a module: its address and size, each where asked for.
+CUresult module_global(Backend& b, Module* m, const char* name, CUdeviceptr* dptr, size_t* bytes) {
+  void* p = nullptr;
+  size_t n = 0;
+  if (CUresult r = to_cu(b.module_get_global(m, name, &p, &n))) return r;
+  if (dptr) *dptr = dptr_of(p);
+  if (bytes) *bytes = n;
+  return CUDA_SUCCESS;
+}
+
 CUresult load(const void* image, size_t size_hint, CUmodule* out) {
   return api([&](Backend& b) -> CUresult {
     if (!out || !image) return CUDA_ERROR_INVALID_VALUE;
@@ -243,6 +253,26 @@ CUresult kernel_function(Backend& b, Kernel* k, Function** out) {
   Module* m = nullptr;
   if (CUresult r = library_module(b, k->lib, &m)) return r;
   return to_cu(get_function(b, m, k->name.c_str(), out));
+}
+
+// A CUkernel argument: a library kernel, else CUDA_ERROR_INVALID_HANDLE.
+CUresult kernel_arg(Backend&, CUkernel h, Kernel** out) {
+  Kernel* k = kernel_of(h);
+  if (!k) return CUDA_ERROR_INVALID_HANDLE;
+  *out = k;
+  return CUDA_SUCCESS;
+}
+
+// with_handle() for a kernel on a device: body(b, its function in the current context, device).
+template <class Body>
+CUresult with_kernel_on(bool args_ok, CUkernel kernel, CUdevice dev, Body&& body) {
+  return with_handle(args_ok, kernel, kernel_arg, [&](Backend& b, Kernel* k) -> CUresult {
+    Device* d = nullptr;
+    if (CUresult r = device_arg(b, dev, &d)) return r;
+    Function* f = nullptr;
+    if (CUresult r = kernel_function(b, k, &f)) return r;
+    return body(b, f, d);
+  });
 }
 
 CUresult library_load(const void* code, CUlibrary* library, unsigned numJitOptions, CUjit_option* jitOptions,
@@ -389,7 +419,7 @@ CUresult set_attribute(Function* f, Device* dev, int attrib, int value) {
 }
 
 CUresult set_cache_config(Function* f, int config) {
-  if (config < CU_FUNC_CACHE_PREFER_NONE || config > CU_FUNC_CACHE_PREFER_EQUAL) return CUDA_ERROR_INVALID_VALUE;
+  if (!cache_config_ok(config)) return CUDA_ERROR_INVALID_VALUE;
   f->cache_config = config;
   return CUDA_SUCCESS;
 }
@@ -540,18 +570,11 @@ extern "C" FG_IMPL CUresult fgimpl_cuModuleLoadFatBinary(CUmodule* module, const
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuModuleUnload(CUmodule hmod) {
-  return api([&](Backend& b) -> CUresult {
-    Module* m = nullptr;
-    if (CUresult r = module_arg(b, hmod, &m)) return r;
-    return to_cu(b.module_unload(m));
-  });
+  return with_handle(true, hmod, module_arg, [](Backend& b, Module* m) { return to_cu(b.module_unload(m)); });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name) {
-  return api([&](Backend& b) -> CUresult {
-    if (!hfunc || !name) return CUDA_ERROR_INVALID_VALUE;
-    Module* m = nullptr;
-    if (CUresult r = module_arg(b, hmod, &m)) return r;
+  return with_handle(hfunc && name, hmod, module_arg, [&](Backend& b, Module* m) -> CUresult {
     Function* f = nullptr;
     if (CUresult r = to_cu(get_function(b, m, name, &f))) return r;
     *hfunc = handle_of_function(f);
@@ -561,17 +584,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuModuleGetFunction(CUfunction* hfunc, CUmodu
 
 extern "C" FG_IMPL CUresult fgimpl_cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule hmod,
                                                         const char* name) {
-  return api([&](Backend& b) -> CUresult {
-    if (!name) return CUDA_ERROR_INVALID_VALUE;
-    Module* m = nullptr;
-    if (CUresult r = module_arg(b, hmod, &m)) return r;
-    void* p = nullptr;
-    size_t n = 0;
-    if (CUresult r = to_cu(b.module_get_global(m, name, &p, &n))) return r;
-    if (dptr) *dptr = dptr_of(p);
-    if (bytes) *bytes = n;
-    return CUDA_SUCCESS;
-  });
+  return with_handle(name != nullptr, hmod, module_arg,
+                     [&](Backend& b, Module* m) { return module_global(b, m, name, dptr, bytes); });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuModuleGetFunctionCount(unsigned int* count, CUmodule mod) {
@@ -582,10 +596,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuModuleGetFunctionCount(unsigned int* count,
 
 extern "C" FG_IMPL CUresult fgimpl_cuModuleEnumerateFunctions(CUfunction* functions, unsigned int numFunctions,
                                                               CUmodule mod) {
-  return api([&](Backend& b) -> CUresult {
-    if (!functions) return CUDA_ERROR_INVALID_VALUE;
-    Module* m = nullptr;
-    if (CUresult r = module_arg(b, mod, &m)) return r;
+  return with_handle(functions != nullptr, mod, module_arg, [&](Backend& b, Module* m) -> CUresult {
     std::vector<std::string> names = m->entry_names;
     if (!m->names_complete)
       for (const auto& [name, f] : m->functions) names.push_back(name);
@@ -611,38 +622,25 @@ extern "C" FG_IMPL CUresult fgimpl_cuModuleGetLoadingMode(CUmoduleLoadingMode* m
 
 // ---- functions -------------------------------------------------------------------------------------------
 extern "C" FG_IMPL CUresult fgimpl_cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) {
-  return api([&](Backend& b) -> CUresult {
-    if (!pi) return CUDA_ERROR_INVALID_VALUE;
-    Function* f = nullptr;
-    if (CUresult r = function_arg(b, hfunc, &f)) return r;
+  return with_handle(pi != nullptr, hfunc, function_arg, [&](Backend& b, Function* f) {
     return get_attribute(b, f, device_of(b, f), static_cast<int>(attrib), pi);
   });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
-  return api([&](Backend& b) -> CUresult {
-    Function* f = nullptr;
-    if (CUresult r = function_arg(b, hfunc, &f)) return r;
+  return with_handle(true, hfunc, function_arg, [&](Backend& b, Function* f) {
     return set_attribute(f, device_of(b, f), static_cast<int>(attrib), value);
   });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
-  return api([&](Backend& b) -> CUresult {
-    Function* f = nullptr;
-    if (CUresult r = function_arg(b, hfunc, &f)) return r;
-    return set_cache_config(f, static_cast<int>(config));
-  });
+  return with_handle(true, hfunc, function_arg,
+                     [&](Backend&, Function* f) { return set_cache_config(f, static_cast<int>(config)); });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) {
-  return api([&](Backend& b) -> CUresult {
-    Function* f = nullptr;
-    if (CUresult r = function_arg(b, hfunc, &f)) return r;
-    const int c = static_cast<int>(config);
-    return c < CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE || c > CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE
-               ? CUDA_ERROR_INVALID_VALUE
-               : CUDA_SUCCESS;
+  return with_handle(true, hfunc, function_arg, [&](Backend&, Function*) {
+    return shmem_config_ok(config) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
   });
 }
 
@@ -659,10 +657,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuFuncIsLoaded(CUfunctionLoadingState* state,
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuFuncLoad(CUfunction function) {
-  return api([&](Backend& b) -> CUresult {
-    Function* f = nullptr;
-    return function_arg(b, function, &f);
-  });
+  return with_handle(true, function, function_arg, [](Backend&, Function*) { return CUDA_SUCCESS; });
 }
 
 // ---- libraries and kernels -------------------------------------------------------------------------------
@@ -730,17 +725,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetModule(CUmodule* pMod, CUlibrary 
 namespace {
 // A library variable in the current context.
 CUresult library_variable(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
-  return api([&](Backend& b) -> CUresult {
-    if (!name) return CUDA_ERROR_INVALID_VALUE;
-    Module* m = nullptr;
-    if (CUresult r = library_module(b, library, &m)) return r;
-    void* p = nullptr;
-    size_t n = 0;
-    if (CUresult r = to_cu(b.module_get_global(m, name, &p, &n))) return r;
-    if (dptr) *dptr = dptr_of(p);
-    if (bytes) *bytes = n;
-    return CUDA_SUCCESS;
-  });
+  return with_handle(name != nullptr, library, library_module,
+                     [&](Backend& b, Module* m) { return module_global(b, m, name, dptr, bytes); });
 }
 }  // namespace
 
@@ -771,10 +757,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetKernelCount(unsigned int* count, 
 
 extern "C" FG_IMPL CUresult fgimpl_cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels,
                                                              CUlibrary library) {
-  return api([&](Backend& b) -> CUresult {
-    if (!kernels) return CUDA_ERROR_INVALID_VALUE;
-    Module* m = nullptr;
-    if (CUresult r = library_module(b, library, &m)) return r;
+  return with_handle(kernels != nullptr, library, library_module, [&](Backend& b, Module* m) -> CUresult {
     if (numKernels > m->entry_names.size()) return CUDA_ERROR_INVALID_VALUE;
     auto& L = libraries();
     std::lock_guard lock(L.mu);
@@ -786,10 +769,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryEnumerateKernels(CUkernel* kernels, 
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) {
-  return api([&](Backend& b) -> CUresult {
-    if (!pFunc) return CUDA_ERROR_INVALID_VALUE;
-    Kernel* k = kernel_of(kernel);
-    if (!k) return CUDA_ERROR_INVALID_HANDLE;
+  return with_handle(pFunc != nullptr, kernel, kernel_arg, [&](Backend& b, Kernel* k) -> CUresult {
     Function* f = nullptr;
     if (CUresult r = kernel_function(b, k, &f)) return r;
     *pFunc = handle_of_function(f);
@@ -799,61 +779,29 @@ extern "C" FG_IMPL CUresult fgimpl_cuKernelGetFunction(CUfunction* pFunc, CUkern
 
 extern "C" FG_IMPL CUresult fgimpl_cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUkernel kernel,
                                                         CUdevice dev) {
-  return api([&](Backend& b) -> CUresult {
-    if (!pi) return CUDA_ERROR_INVALID_VALUE;
-    Kernel* k = kernel_of(kernel);
-    if (!k) return CUDA_ERROR_INVALID_HANDLE;
-    Device* d = nullptr;
-    if (CUresult r = device_arg(b, dev, &d)) return r;
-    Function* f = nullptr;
-    if (CUresult r = kernel_function(b, k, &f)) return r;
+  return with_kernel_on(pi != nullptr, kernel, dev, [&](Backend& b, Function* f, Device* d) {
     return get_attribute(b, f, d, static_cast<int>(attrib), pi);
   });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel,
                                                         CUdevice dev) {
-  return api([&](Backend& b) -> CUresult {
-    Kernel* k = kernel_of(kernel);
-    if (!k) return CUDA_ERROR_INVALID_HANDLE;
-    Device* d = nullptr;
-    if (CUresult r = device_arg(b, dev, &d)) return r;
-    Function* f = nullptr;
-    if (CUresult r = kernel_function(b, k, &f)) return r;
+  return with_kernel_on(true, kernel, dev, [&](Backend&, Function* f, Device* d) {
     return set_attribute(f, d, static_cast<int>(attrib), val);
   });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) {
-  return api([&](Backend& b) -> CUresult {
-    Kernel* k = kernel_of(kernel);
-    if (!k) return CUDA_ERROR_INVALID_HANDLE;
-    Device* d = nullptr;
-    if (CUresult r = device_arg(b, dev, &d)) return r;
-    Function* f = nullptr;
-    if (CUresult r = kernel_function(b, k, &f)) return r;
-    return set_cache_config(f, static_cast<int>(config));
-  });
+  return with_kernel_on(true, kernel, dev,
+                        [&](Backend&, Function* f, Device*) { return set_cache_config(f, static_cast<int>(config)); });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuKernelGetName(const char** name, CUkernel hfunc) {
-  return api([&](Backend&) -> CUresult {
-    if (!name) return CUDA_ERROR_INVALID_VALUE;
-    Kernel* k = kernel_of(hfunc);
-    if (!k) return CUDA_ERROR_INVALID_HANDLE;
-    *name = k->name.c_str();
-    return CUDA_SUCCESS;
-  });
+  return query_handle(name, hfunc, kernel_arg, [](Kernel* k) { return k->name.c_str(); });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuKernelGetLibrary(CUlibrary* pLib, CUkernel kernel) {
-  return api([&](Backend&) -> CUresult {
-    if (!pLib) return CUDA_ERROR_INVALID_VALUE;
-    Kernel* k = kernel_of(kernel);
-    if (!k) return CUDA_ERROR_INVALID_HANDLE;
-    *pLib = reinterpret_cast<CUlibrary>(k->lib->handle);
-    return CUDA_SUCCESS;
-  });
+  return query_handle(pLib, kernel, kernel_arg, [](Kernel* k) { return reinterpret_cast<CUlibrary>(k->lib->handle); });
 }
 
 // ---- linker ------------------------------------------------------------------------------------------------

@@ -15,13 +15,6 @@ using namespace fg::drv;
 
 namespace {
 
-CUresult pool_arg(Backend& b, CUmemoryPool h, MemPool** out) {
-  auto* p = reinterpret_cast<MemPool*>(h);
-  if (!h || !b.pool_valid(p)) return CUDA_ERROR_INVALID_VALUE;
-  *out = p;
-  return CUDA_SUCCESS;
-}
-
 // Only POSIX file descriptors exist on Linux; the other known types are not supported.
 CUresult handle_type(CUmemAllocationHandleType t) {
   switch (static_cast<int>(t)) {
@@ -39,10 +32,7 @@ CUresult handle_type(CUmemAllocationHandleType t) {
 extern "C" FG_IMPL CUresult fgimpl_cuMemPoolExportToShareableHandle(void* handle_out, CUmemoryPool pool,
                                                                     CUmemAllocationHandleType handleType,
                                                                     unsigned long long flags) {
-  return api([&](Backend& b) -> CUresult {
-    if (!handle_out || flags != 0) return CUDA_ERROR_INVALID_VALUE;
-    MemPool* p = nullptr;
-    if (CUresult r = pool_arg(b, pool, &p)) return r;
+  return with_handle(handle_out && flags == 0, pool, pool_arg, [&](Backend&, MemPool* p) -> CUresult {
     if (CUresult r = handle_type(handleType)) return r;
     return to_cu(pool_ipc::export_pool(p, static_cast<int*>(handle_out)));
   });
@@ -73,10 +63,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemPoolExportPointer(CUmemPoolPtrExportData
 
 extern "C" FG_IMPL CUresult fgimpl_cuMemPoolImportPointer(CUdeviceptr* ptr_out, CUmemoryPool pool,
                                                           CUmemPoolPtrExportData* shareData) {
-  return api([&](Backend& b) -> CUresult {
-    if (!ptr_out || !shareData) return CUDA_ERROR_INVALID_VALUE;
-    MemPool* p = nullptr;
-    if (CUresult r = pool_arg(b, pool, &p)) return r;
+  return with_handle(ptr_out && shareData, pool, pool_arg, [&](Backend&, MemPool* p) -> CUresult {
     void* out = nullptr;
     const Status st = pool_ipc::import_pointer(p, shareData->reserved, &out);
     if (st == Status::InvalidContext) return CUDA_ERROR_INVALID_VALUE;  // this process's own allocation

@@ -21,15 +21,7 @@ using namespace fg::drv;
 
 namespace {
 
-MemPool* pool_of(CUmemoryPool h) noexcept { return reinterpret_cast<MemPool*>(h); }
 CUmemoryPool handle_of_pool(MemPool* p) noexcept { return reinterpret_cast<CUmemoryPool>(p); }
-
-CUresult pool_arg(Backend& b, CUmemoryPool h, MemPool** out) {
-  MemPool* p = pool_of(h);
-  if (!h || !b.pool_valid(p)) return CUDA_ERROR_INVALID_VALUE;
-  *out = p;
-  return CUDA_SUCCESS;
-}
 
 CUresult alloc_from(Backend& b, MemPool* pool, CUdeviceptr* dptr, size_t bytesize, CUstream hStream, bool ptsz) {
   if (!dptr) return CUDA_ERROR_INVALID_VALUE;
@@ -66,11 +58,8 @@ CUresult alloc_async(CUdeviceptr* dptr, size_t bytesize, CUstream hStream, bool 
 }
 
 CUresult alloc_from_pool(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream, bool ptsz) {
-  return api([&](Backend& b) -> CUresult {
-    MemPool* p = nullptr;
-    if (CUresult r = pool_arg(b, pool, &p)) return r;
-    return alloc_from(b, p, dptr, bytesize, hStream, ptsz);
-  });
+  return with_handle(true, pool, pool_arg,
+                     [&](Backend& b, MemPool* p) { return alloc_from(b, p, dptr, bytesize, hStream, ptsz); });
 }
 
 // The pointer is checked at once; the free itself happens in stream order.
@@ -84,14 +73,13 @@ CUresult free_async(CUdeviceptr dptr, CUstream hStream, bool ptsz) {
     auto a = b.mem_find(p);
     if (!a || a->base != dptr || (a->kind != MemKind::Device && a->kind != MemKind::Managed))
       return CUDA_ERROR_INVALID_VALUE;
-    bool capturing = false;  // stream capture (core/graph.h): a free node
-    if (CUresult r = to_cu(graph::route(s, &capturing))) return r;
-    if (capturing) {
+    auto free_node = [p] {  // what a capturing stream records
       graph::Params node;
       node.type = graph::NodeType::MemFree;
       node.free_ptr = p;
-      return to_cu(graph::capture(s, std::move(node)));
-    }
+      return node;
+    };
+    if (CUresult r; captured(s, false, free_node, &r)) return r;
     Backend* bp = &b;
     return to_cu(b.stream_enqueue(s, [bp, p] {
       Allocation freed;
@@ -113,16 +101,38 @@ CUresult check_pool_location(Backend& b, const CUmemLocation& loc, Device** dev)
 }
 
 // CUDA 13 location-based pool queries: device locations of pinned pools only.
-CUresult location_pool(Backend& b, const CUmemLocation* location, CUmemAllocationType type, Device** dev) {
-  if (!location) return CUDA_ERROR_INVALID_VALUE;
-  if (type == CU_MEM_ALLOCATION_TYPE_MANAGED) return CUDA_ERROR_NOT_SUPPORTED;
-  if (type != CU_MEM_ALLOCATION_TYPE_PINNED) return CUDA_ERROR_INVALID_VALUE;
-  return check_pool_location(b, *location, dev);
+struct PoolLocation {
+  const CUmemLocation* location;
+  CUmemAllocationType type;
+};
+CUresult location_pool(Backend& b, PoolLocation at, Device** dev) {
+  if (!at.location) return CUDA_ERROR_INVALID_VALUE;
+  if (at.type == CU_MEM_ALLOCATION_TYPE_MANAGED) return CUDA_ERROR_NOT_SUPPORTED;
+  if (at.type != CU_MEM_ALLOCATION_TYPE_PINNED) return CUDA_ERROR_INVALID_VALUE;
+  return check_pool_location(b, *at.location, dev);
+}
+
+// Makes `pool` the current pool of device `d`; it must be one of d's pools.
+CUresult set_pool(Backend& b, Device* d, CUmemoryPool pool) {
+  MemPool* p = nullptr;
+  if (CUresult r = pool_arg(b, pool, &p)) return r;
+  if (p->dev != d) return CUDA_ERROR_INVALID_DEVICE;
+  d->current_pool.store(p);
+  return CUDA_SUCCESS;
 }
 
 }  // namespace
 
-namespace fg::drv {}  // namespace fg::drv
+namespace fg::drv {
+
+CUresult pool_arg(Backend& b, CUmemoryPool h, MemPool** out) {
+  auto* p = reinterpret_cast<MemPool*>(h);
+  if (!h || !b.pool_valid(p)) return CUDA_ERROR_INVALID_VALUE;
+  *out = p;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace fg::drv
 
 // ---- stream-ordered allocation -------------------------------------------------------------------------
 extern "C" FG_IMPL CUresult fgimpl_cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
@@ -168,19 +178,14 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemPoolCreate(CUmemoryPool* pool, const CUm
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuMemPoolDestroy(CUmemoryPool pool) {
-  return api([&](Backend& b) -> CUresult {
-    MemPool* p = nullptr;
-    if (CUresult r = pool_arg(b, pool, &p)) return r;
+  return with_handle(true, pool, pool_arg, [](Backend& b, MemPool* p) {
     if (p->is_default) return CUDA_ERROR_INVALID_VALUE;
     return to_cu(b.pool_destroy(p));
   });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
-  return api([&](Backend& b) -> CUresult {
-    if (!value) return CUDA_ERROR_INVALID_VALUE;
-    MemPool* p = nullptr;
-    if (CUresult r = pool_arg(b, pool, &p)) return r;
+  return with_handle(value != nullptr, pool, pool_arg, [&](Backend&, MemPool* p) -> CUresult {
     std::lock_guard lock(p->mu);
     switch (static_cast<int>(attr)) {
       case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
@@ -211,10 +216,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemPoolSetAttribute(CUmemoryPool pool, CUme
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
-  return api([&](Backend& b) -> CUresult {
-    if (!value) return CUDA_ERROR_INVALID_VALUE;
-    MemPool* p = nullptr;
-    if (CUresult r = pool_arg(b, pool, &p)) return r;
+  return with_handle(value != nullptr, pool, pool_arg, [&](Backend&, MemPool* p) -> CUresult {
     std::lock_guard lock(p->mu);
     switch (static_cast<int>(attr)) {
       case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: *static_cast<int*>(value) = p->reuse_follow_event; break;
@@ -266,10 +268,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemPoolSetAccess(CUmemoryPool pool, const C
 
 extern "C" FG_IMPL CUresult fgimpl_cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool memPool,
                                                       CUmemLocation* location) {
-  return api([&](Backend& b) -> CUresult {
-    if (!flags || !location) return CUDA_ERROR_INVALID_VALUE;
-    MemPool* p = nullptr;
-    if (CUresult r = pool_arg(b, memPool, &p)) return r;
+  return with_handle(flags && location, memPool, pool_arg, [&](Backend& b, MemPool* p) -> CUresult {
     Device* d = nullptr;
     if (CUresult r = check_pool_location(b, *location, &d)) return r;
     if (d == p->dev) {
@@ -293,48 +292,23 @@ extern "C" FG_IMPL CUresult fgimpl_cuDeviceGetMemPool(CUmemoryPool* pool, CUdevi
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) {
-  return api([&](Backend& b) -> CUresult {
-    Device* d = nullptr;
-    if (CUresult r = device_arg(b, dev, &d)) return r;
-    MemPool* p = nullptr;
-    if (CUresult r = pool_arg(b, pool, &p)) return r;
-    if (p->dev != d) return CUDA_ERROR_INVALID_DEVICE;
-    d->current_pool.store(p);
-    return CUDA_SUCCESS;
-  });
+  return with_handle(true, dev, device_arg, [&](Backend& b, Device* d) { return set_pool(b, d, pool); });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuMemGetDefaultMemPool(CUmemoryPool* pool_out, CUmemLocation* location,
                                                           CUmemAllocationType type) {
-  return api([&](Backend& b) -> CUresult {
-    if (!pool_out) return CUDA_ERROR_INVALID_VALUE;
-    Device* d = nullptr;
-    if (CUresult r = location_pool(b, location, type, &d)) return r;
-    *pool_out = handle_of_pool(d->default_pool);
-    return CUDA_SUCCESS;
-  });
+  return query_handle(pool_out, PoolLocation{location, type}, location_pool,
+                      [](Device* d) { return handle_of_pool(d->default_pool); });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* location,
                                                    CUmemAllocationType type) {
-  return api([&](Backend& b) -> CUresult {
-    if (!pool) return CUDA_ERROR_INVALID_VALUE;
-    Device* d = nullptr;
-    if (CUresult r = location_pool(b, location, type, &d)) return r;
-    *pool = handle_of_pool(d->current_pool.load());
-    return CUDA_SUCCESS;
-  });
+  return query_handle(pool, PoolLocation{location, type}, location_pool,
+                      [](Device* d) { return handle_of_pool(d->current_pool.load()); });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type,
                                                    CUmemoryPool pool) {
-  return api([&](Backend& b) -> CUresult {
-    Device* d = nullptr;
-    if (CUresult r = location_pool(b, location, type, &d)) return r;
-    MemPool* p = nullptr;
-    if (CUresult r = pool_arg(b, pool, &p)) return r;
-    if (p->dev != d) return CUDA_ERROR_INVALID_DEVICE;
-    d->current_pool.store(p);
-    return CUDA_SUCCESS;
-  });
+  return with_handle(true, PoolLocation{location, type}, location_pool,
+                     [&](Backend& b, Device* d) { return set_pool(b, d, pool); });
 }

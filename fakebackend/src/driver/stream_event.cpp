@@ -61,6 +61,17 @@ CUresult synchronize(CUstream h, bool ptsz) {
   });
 }
 
+// True when the capture of `s` took an event record or wait node (*r: the call's result).
+bool captured_event(Stream* s, graph::NodeType type, Event* ev, CUresult* r) {
+  auto node = [&] {
+    graph::Params p;
+    p.type = type;
+    p.event = ev;
+    return p;
+  };
+  return captured(s, false, node, r);
+}
+
 CUresult wait_event(CUstream h, CUevent e, unsigned flags, bool ptsz) {
   return api([&](Backend& b) -> CUresult {
     if (flags & ~static_cast<unsigned>(CU_EVENT_WAIT_EXTERNAL)) return CUDA_ERROR_INVALID_VALUE;
@@ -68,16 +79,7 @@ CUresult wait_event(CUstream h, CUevent e, unsigned flags, bool ptsz) {
     if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
     Event* ev = nullptr;
     if (CUresult r = event_arg(b, e, &ev)) return r;
-    if (flags & CU_EVENT_WAIT_EXTERNAL) {  // captured as an event wait node
-      bool capturing = false;
-      if (CUresult r = to_cu(graph::route(s, &capturing))) return r;
-      if (capturing) {
-        graph::Params p;
-        p.type = graph::NodeType::WaitEvent;
-        p.event = ev;
-        return to_cu(graph::capture(s, std::move(p)));
-      }
-    }
+    if (CUresult r; (flags & CU_EVENT_WAIT_EXTERNAL) && captured_event(s, graph::NodeType::WaitEvent, ev, &r)) return r;
     return to_cu(b.stream_wait_event(s, ev));
   });
 }
@@ -96,15 +98,14 @@ CUresult host_func(CUstream h, CUhostFn fn, void* userData, bool ptsz) {
     if (!fn) return CUDA_ERROR_INVALID_VALUE;
     Stream* s = nullptr;
     if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
-    bool capturing = false;  // a capturing stream records a host node (function and argument)
-    if (CUresult r = to_cu(graph::route(s, &capturing))) return r;
-    if (capturing) {
+    auto host_node = [&] {  // what a capturing stream records: the function and its argument
       graph::Params p;
       p.type = graph::NodeType::Host;
       p.host.fn = fn;
       p.host.user = userData;
-      return to_cu(graph::capture(s, std::move(p)));
-    }
+      return p;
+    };
+    if (CUresult r; captured(s, false, host_node, &r)) return r;
     return to_cu(b.stream_host_func(s, [fn, userData] { fn(userData); }));
   });
 }
@@ -155,17 +156,17 @@ CUresult event_record(CUevent e, CUstream h, unsigned flags, bool ptsz) {
     Stream* s = nullptr;
     if (CUresult r = stream_arg(b, h, ptsz, &s)) return r;
     if (s->ctx != ev->ctx) return CUDA_ERROR_INVALID_HANDLE;  // event and stream of different contexts
-    if (flags & CU_EVENT_RECORD_EXTERNAL) {                   // captured as an event record node
-      bool capturing = false;
-      if (CUresult r = to_cu(graph::route(s, &capturing))) return r;
-      if (capturing) {
-        graph::Params p;
-        p.type = graph::NodeType::EventRecord;
-        p.event = ev;
-        return to_cu(graph::capture(s, std::move(p)));
-      }
-    }
+    if (CUresult r; (flags & CU_EVENT_RECORD_EXTERNAL) && captured_event(s, graph::NodeType::EventRecord, ev, &r))
+      return r;
     return to_cu(b.event_record(ev, s));
+  });
+}
+
+// Queries or waits for an event, as the capture rules allow (core/graph.h).
+CUresult event_wait(CUevent h, Status (Backend::*op)(Event*)) {
+  return with_handle(true, h, event_arg, [&](Backend& b, Event* e) -> CUresult {
+    if (CUresult r = to_cu(graph::check_event(e))) return r;
+    return to_cu((b.*op)(e));
   });
 }
 
@@ -352,22 +353,10 @@ extern "C" FG_IMPL CUresult fgimpl_cuEventRecordWithFlags_ptsz(CUevent hEvent, C
   return event_record(hEvent, hStream, flags, true);
 }
 
-extern "C" FG_IMPL CUresult fgimpl_cuEventQuery(CUevent hEvent) {
-  return api([&](Backend& b) -> CUresult {
-    Event* e = nullptr;
-    if (CUresult r = event_arg(b, hEvent, &e)) return r;
-    if (CUresult r = to_cu(graph::check_event(e))) return r;
-    return to_cu(b.event_query(e));
-  });
-}
+extern "C" FG_IMPL CUresult fgimpl_cuEventQuery(CUevent hEvent) { return event_wait(hEvent, &Backend::event_query); }
 
 extern "C" FG_IMPL CUresult fgimpl_cuEventSynchronize(CUevent hEvent) {
-  return api([&](Backend& b) -> CUresult {
-    Event* e = nullptr;
-    if (CUresult r = event_arg(b, hEvent, &e)) return r;
-    if (CUresult r = to_cu(graph::check_event(e))) return r;
-    return to_cu(b.event_sync(e));
-  });
+  return event_wait(hEvent, &Backend::event_sync);
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuEventDestroy(CUevent hEvent) { return event_destroy(hEvent); }

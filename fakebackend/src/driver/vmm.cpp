@@ -118,6 +118,25 @@ std::map<uintptr_t, Mapping>::iterator mapping_of(Reservation& r, uintptr_t p) {
   return p < it->first + it->second.size ? it : r.maps.end();
 }
 
+// Mapping containing p (under the lock), or nullptr.
+Mapping* mapped_at(State& s, uintptr_t p) {
+  auto* r = reservation_of(s, p);
+  if (!r) return nullptr;
+  auto it = mapping_of(r->second, p);
+  return it == r->second.maps.end() ? nullptr : &it->second;
+}
+
+// Splits a mapping `keep` bytes in; the rest becomes a mapping of its own, returned.
+std::map<uintptr_t, Mapping>::iterator split_mapping(State& s, Reservation& r,
+                                                     std::map<uintptr_t, Mapping>::iterator it, uint64_t keep) {
+  Mapping rest = it->second;
+  rest.size -= keep;
+  rest.offset += keep;
+  it->second.size = keep;
+  ++s.phys[rest.handle].maps;
+  return r.maps.emplace(it->first + keep, rest).first;
+}
+
 // Collects the mappings that tile [p, p+n) exactly, splitting the first and last at p and
 // p+n when `split` is set (boundaries must be granularity-aligned). Returns false when a
 // byte of the range is not mapped or a needed split is not allowed.
@@ -129,23 +148,11 @@ bool tile(State& s, Reservation& r, uintptr_t p, uint64_t n, bool split, std::ve
     if (it == r.maps.end()) return false;
     if (it->first < at) {  // starts before the range: split off the head
       if (!split) return false;
-      const uint64_t head = at - it->first;
-      Mapping tail = it->second;
-      tail.size -= head;
-      tail.offset += head;
-      it->second.size = head;
-      ++s.phys[tail.handle].maps;
-      it = r.maps.emplace(at, tail).first;
+      it = split_mapping(s, r, it, at - it->first);
     }
     if (it->first + it->second.size > end) {  // runs past the range: split off the tail
       if (!split) return false;
-      const uint64_t keep = end - it->first;
-      Mapping tail = it->second;
-      tail.size -= keep;
-      tail.offset += keep;
-      it->second.size = keep;
-      ++s.phys[tail.handle].maps;
-      r.maps.emplace(end, tail);
+      split_mapping(s, r, it, end - it->first);
     }
     out->push_back(it->first);
     at = it->first + it->second.size;
@@ -374,12 +381,10 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemRetainAllocationHandle(CUmemGenericAlloc
     if (!handle) return CUDA_ERROR_INVALID_VALUE;
     State& s = state();
     std::lock_guard lock(s.mu);
-    auto* r = reservation_of(s, reinterpret_cast<uintptr_t>(addr));
-    if (!r) return CUDA_ERROR_INVALID_VALUE;
-    auto it = mapping_of(r->second, reinterpret_cast<uintptr_t>(addr));
-    if (it == r->second.maps.end()) return CUDA_ERROR_INVALID_VALUE;
-    ++s.phys[it->second.handle].owed;
-    *handle = it->second.handle;
+    Mapping* m = mapped_at(s, reinterpret_cast<uintptr_t>(addr));
+    if (!m) return CUDA_ERROR_INVALID_VALUE;
+    ++s.phys[m->handle].owed;
+    *handle = m->handle;
     return CUDA_SUCCESS;
   });
 }
@@ -542,12 +547,10 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemGetAccess(unsigned long long* flags, con
     if (CUresult r = check_location(b, *location)) return r;
     State& s = state();
     std::lock_guard lock(s.mu);
-    auto* r = reservation_of(s, static_cast<uintptr_t>(ptr));
-    if (!r) return CUDA_ERROR_INVALID_VALUE;
-    auto it = mapping_of(r->second, static_cast<uintptr_t>(ptr));
-    if (it == r->second.maps.end()) return CUDA_ERROR_INVALID_VALUE;
-    auto acc = it->second.access.find(location->id);
-    *flags = acc == it->second.access.end() ? 0 : acc->second;
+    Mapping* m = mapped_at(s, static_cast<uintptr_t>(ptr));
+    if (!m) return CUDA_ERROR_INVALID_VALUE;
+    auto acc = m->access.find(location->id);
+    *flags = acc == m->access.end() ? 0 : acc->second;
     return CUDA_SUCCESS;
   });
 }
