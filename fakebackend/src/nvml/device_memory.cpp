@@ -8,13 +8,21 @@
 
 using namespace fg::nvml;
 
+namespace {
+// The host-wide numbers, in either layout.
+template <class Memory>
+void put_memory_numbers(const DeviceHandle& h, Memory* memory) {
+  const MemoryNumbers m = memory_of(h);
+  memory->total = m.total;
+  memory->free = m.free;
+  memory->used = m.used;
+}
+}  // namespace
+
 extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
   return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
     if (!memory) return NVML_ERROR_INVALID_ARGUMENT;
-    const MemoryNumbers m = memory_of(h);
-    memory->total = m.total;
-    memory->free = m.free;
-    memory->used = m.used;
+    put_memory_numbers(h, memory);
     return NVML_SUCCESS;
   });
 }
@@ -28,11 +36,8 @@ extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d
     if (!memory) return NVML_ERROR_INVALID_ARGUMENT;
     if (memory->version != nvmlMemory_v2)
       return memory->version >> 24 == 0 ? NVML_ERROR_FUNCTION_NOT_FOUND : NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-    const MemoryNumbers m = memory_of(h);
-    memory->total = m.total;
+    put_memory_numbers(h, memory);
     memory->reserved = 0;
-    memory->free = m.free;
-    memory->used = m.used;
     return NVML_SUCCESS;
   });
 }

@@ -92,14 +92,20 @@ nvmlReturn_t handle_by_pci_bus_id(const char* bus_id, nvmlDevice_t* device) {
   });
 }
 
-void fill_pci_info(const DeviceModel& m, nvmlPciInfo_t* pci) {
+// The numeric fields both layouts share; everything else zero.
+template <class Pci>
+void fill_pci_numbers(const DeviceModel& m, Pci* pci) {
   std::memset(pci, 0, sizeof *pci);
-  std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%s", cuda_pci_bus_id(m).c_str());
   pci->domain = m.pci_domain;
   pci->bus = m.pci_bus;
   pci->device = m.pci_device;
   pci->pciDeviceId = m.pci_device_id;
   pci->pciSubSystemId = m.pci_subsystem_id;
+}
+
+void fill_pci_info(const DeviceModel& m, nvmlPciInfo_t* pci) {
+  fill_pci_numbers(m, pci);
+  std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%s", cuda_pci_bus_id(m).c_str());
   std::snprintf(pci->busId, sizeof pci->busId, "%s", m.pci_bus_id.c_str());
 }
 
@@ -108,14 +114,8 @@ void fill_pci_info(const DeviceModel& m, nvmlPciInfo_t* pci) {
 nvmlReturn_t pci_info_legacy(nvmlDevice_t device, nvmlPciInfoLegacy_t* pci) {
   return with_device(device, [&](DeviceHandle& h) -> nvmlReturn_t {
     if (!pci) return NVML_ERROR_INVALID_ARGUMENT;
-    const DeviceModel& m = h.model;
-    std::memset(pci, 0, sizeof *pci);
-    std::snprintf(pci->busId, sizeof pci->busId, "%s", cuda_pci_bus_id(m).c_str());
-    pci->domain = m.pci_domain;
-    pci->bus = m.pci_bus;
-    pci->device = m.pci_device;
-    pci->pciDeviceId = m.pci_device_id;
-    pci->pciSubSystemId = m.pci_subsystem_id;
+    fill_pci_numbers(h.model, pci);
+    std::snprintf(pci->busId, sizeof pci->busId, "%s", cuda_pci_bus_id(h.model).c_str());
     return NVML_SUCCESS;
   });
 }

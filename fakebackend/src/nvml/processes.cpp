@@ -57,51 +57,25 @@ void fill_v2(Entry& e, const fg::ledger::ProcessUsage& p) {
 
 }  // namespace
 
-// ---- compute ---------------------------------------------------------------------------------
-extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* count,
-                                                                            nvmlProcessInfo_v1_t* infos) {
-  return list_processes(device, count, infos, true, fill_v1);
-}
-extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int* count,
-                                                                               nvmlProcessInfo_v2_t* infos) {
-  return list_processes(device, count, infos, true, fill_v2<nvmlProcessInfo_v2_t>);
-}
-extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
-                                                                               nvmlProcessInfo_t* infos) {
-  return list_processes(device, count, infos, true, fill_v2<nvmlProcessInfo_t>);
-}
-
-// ---- graphics (empty) ------------------------------------------------------------------------
-extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t device, unsigned int* count,
-                                                                             nvmlProcessInfo_v1_t* infos) {
-  return list_processes(device, count, infos, false, fill_v1);
-}
-extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t device,
-                                                                                unsigned int* count,
-                                                                                nvmlProcessInfo_v2_t* infos) {
-  return list_processes(device, count, infos, false, fill_v2<nvmlProcessInfo_v2_t>);
-}
-extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device,
-                                                                                unsigned int* count,
-                                                                                nvmlProcessInfo_t* infos) {
-  return list_processes(device, count, infos, false, fill_v2<nvmlProcessInfo_t>);
-}
-
-// ---- MPS (empty: no MPS server) --------------------------------------------------------------
-extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMPSComputeRunningProcesses(nvmlDevice_t device, unsigned int* count,
-                                                                               nvmlProcessInfo_v1_t* infos) {
-  return list_processes(device, count, infos, false, fill_v1);
-}
-extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMPSComputeRunningProcesses_v2(nvmlDevice_t device,
-                                                                                  unsigned int* count,
-                                                                                  nvmlProcessInfo_v2_t* infos) {
-  return list_processes(device, count, infos, false, fill_v2<nvmlProcessInfo_v2_t>);
-}
-extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t device,
-                                                                                  unsigned int* count,
-                                                                                  nvmlProcessInfo_t* infos) {
-  return list_processes(device, count, infos, false, fill_v2<nvmlProcessInfo_t>);
-}
+// ---- the three lists, in the three ABIs -------------------------------------------------------
+// Compute: the ledger's processes. Graphics: always empty. MPS: always empty (no MPS server).
+#define FG_PROCESS_LIST(Kind, compute)                                                   \
+  extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGet##Kind##RunningProcesses(          \
+      nvmlDevice_t device, unsigned int* count, nvmlProcessInfo_v1_t* infos) {           \
+    return list_processes(device, count, infos, compute, fill_v1);                       \
+  }                                                                                      \
+  extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGet##Kind##RunningProcesses_v2(       \
+      nvmlDevice_t device, unsigned int* count, nvmlProcessInfo_v2_t* infos) {           \
+    return list_processes(device, count, infos, compute, fill_v2<nvmlProcessInfo_v2_t>); \
+  }                                                                                      \
+  extern "C" FG_IMPL nvmlReturn_t fgimpl_nvmlDeviceGet##Kind##RunningProcesses_v3(       \
+      nvmlDevice_t device, unsigned int* count, nvmlProcessInfo_t* infos) {              \
+    return list_processes(device, count, infos, compute, fill_v2<nvmlProcessInfo_t>);    \
+  }
+FG_PROCESS_LIST(Compute, true)
+FG_PROCESS_LIST(Graphics, false)
+FG_PROCESS_LIST(MPSCompute, false)
+#undef FG_PROCESS_LIST
 
 // ---- detail list (versioned) -------------------------------------------------------------------
 // plist->version must be nvmlProcessDetailList_v1; mode selects compute / graphics / MPS.

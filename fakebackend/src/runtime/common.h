@@ -89,6 +89,19 @@ inline Backend& be() { return Backend::get(); }
 // No devices at all → cudaErrorNoDevice.
 cudaError_t context(Context** out);
 
+// The body of the many entry points that work in that context: arguments failing `args_ok`
+// (null out-pointers, bad flags) answer cudaErrorInvalidValue before the context is looked
+// up, then body(ctx) runs; all of it under api().
+template <class F>
+cudaError_t api_ctx(bool args_ok, F&& body) noexcept {
+  return api([&]() -> cudaError_t {
+    if (!args_ok) return fgapi::cudaErrorInvalidValue;
+    Context* ctx = nullptr;
+    if (cudaError_t e = context(&ctx); e != fgapi::cudaSuccess) return e;
+    return body(ctx);
+  });
+}
+
 // A user stream handle → the core stream. 0 (and cudaStreamLegacy / cudaStreamPerThread)
 // resolve to the default streams of the current context; `per_thread` is true for the
 // _ptds/_ptsz entry points, where 0 means the per-thread default stream.
@@ -102,5 +115,23 @@ cudaError_t symbol_range(const void* symbol, size_t count, size_t offset, char**
 
 // Device `ordinal`, or nullptr. Devices are fixed at initialisation.
 inline Device* device(int ordinal) { return be().device(ordinal); }
+
+// A device ordinal argument: cudaErrorNoDevice when there are no devices at all, else
+// cudaErrorInvalidDevice for one out of range.
+inline cudaError_t device_arg(int ordinal, Device** out) {
+  if (be().device_count() == 0) return fgapi::cudaErrorNoDevice;
+  Device* d = device(ordinal);
+  if (!d) return fgapi::cudaErrorInvalidDevice;
+  *out = d;
+  return fgapi::cudaSuccess;
+}
+
+// A memory pool argument: null or not a live pool → cudaErrorInvalidValue.
+inline cudaError_t pool_arg(fgapi::cudaMemPool_t handle, MemPool** out) {
+  auto* p = reinterpret_cast<MemPool*>(handle);
+  if (!p || !be().pool_valid(p)) return fgapi::cudaErrorInvalidValue;
+  *out = p;
+  return fgapi::cudaSuccess;
+}
 
 }  // namespace fg::rt

@@ -2,9 +2,7 @@
 // Runtime events: creation, recording in stream order, queries, synchronisation and timing.
 // An event's timestamp is the host time at which its record was reached in its stream, so
 // elapsed times are real, non-negative for events recorded in order, and ordered.
-#include "runtime/common.h"
-
-#include "core/graph.h"
+#include "runtime/capture.h"
 
 #include <mutex>
 
@@ -37,22 +35,27 @@ cudaError_t valid_event(cudaEvent_t event, fg::Event** out) {
   return cudaSuccess;
 }
 
+// op(ev) on a valid event. Waiting on or querying an event recorded in an ongoing capture is
+// refused first (core/graph.h).
+template <class Op>
+cudaError_t on_event(cudaEvent_t event, bool waits, Op op) {
+  fg::Event* ev = nullptr;
+  if (cudaError_t e = valid_event(event, &ev); e != cudaSuccess) return e;
+  if (waits) {
+    if (fg::Status st = fg::graph::check_event(ev); st != fg::Status::Ok) return to_cuda(st);
+  }
+  return to_cuda(op(ev));
+}
+
 cudaError_t record(cudaEvent_t event, cudaStream_t stream, unsigned flags, bool per_thread) {
   if (flags & ~cudaEventRecordExternal) return cudaErrorInvalidValue;
   fg::Event* ev = nullptr;
   if (cudaError_t e = valid_event(event, &ev); e != cudaSuccess) return e;
   fg::Stream* s = nullptr;
   if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
-  if (flags & cudaEventRecordExternal) {  // captured as an event record node (core/graph.h)
-    bool capturing = false;
-    if (fg::Status st = fg::graph::route(s, &capturing); st != fg::Status::Ok) return to_cuda(st);
-    if (capturing) {
-      fg::graph::Params p;
-      p.type = fg::graph::NodeType::EventRecord;
-      p.event = ev;
-      return to_cuda(fg::graph::capture(s, std::move(p)));
-    }
-  }
+  // Captured as an event record node.
+  auto in_capture = [&] { return fg::rt::add_node(s, fg::rt::event_node(fg::graph::NodeType::EventRecord, ev)); };
+  if (cudaError_t e; (flags & cudaEventRecordExternal) && fg::rt::captured(s, in_capture, &e)) return e;
   return to_cuda(be().event_record(ev, s));
 }
 
@@ -84,29 +87,15 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaEventRecordWithFlags_ptsz(cudaEvent_t 
 // cudaSuccess once every record of the event has been reached (or it was never recorded),
 // else cudaErrorNotReady.
 extern "C" FG_IMPL cudaError_t fgimpl_cudaEventQuery(cudaEvent_t event) {
-  return api([&]() -> cudaError_t {
-    fg::Event* ev = nullptr;
-    if (cudaError_t e = valid_event(event, &ev); e != cudaSuccess) return e;
-    if (fg::Status st = fg::graph::check_event(ev); st != fg::Status::Ok) return to_cuda(st);
-    return to_cuda(be().event_query(ev));
-  });
+  return api([&] { return on_event(event, true, [](fg::Event* ev) { return be().event_query(ev); }); });
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaEventSynchronize(cudaEvent_t event) {
-  return api([&]() -> cudaError_t {
-    fg::Event* ev = nullptr;
-    if (cudaError_t e = valid_event(event, &ev); e != cudaSuccess) return e;
-    if (fg::Status st = fg::graph::check_event(ev); st != fg::Status::Ok) return to_cuda(st);
-    return to_cuda(be().event_sync(ev));
-  });
+  return api([&] { return on_event(event, true, [](fg::Event* ev) { return be().event_sync(ev); }); });
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaEventDestroy(cudaEvent_t event) {
-  return api([&]() -> cudaError_t {
-    fg::Event* ev = nullptr;
-    if (cudaError_t e = valid_event(event, &ev); e != cudaSuccess) return e;
-    return to_cuda(be().event_destroy(ev));
-  });
+  return api([&] { return on_event(event, false, [](fg::Event* ev) { return be().event_destroy(ev); }); });
 }
 
 namespace {
@@ -156,10 +145,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaIpcGetEventHandle(cudaIpcEventHandle_t
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaIpcOpenEventHandle(cudaEvent_t* event, cudaIpcEventHandle_t handle) {
-  return api([&]() -> cudaError_t {
-    if (!event) return cudaErrorInvalidValue;
-    fg::Context* ctx = nullptr;
-    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+  return fg::rt::api_ctx(event, [&](fg::Context* ctx) -> cudaError_t {
     fg::Event* ev = nullptr;
     if (fg::Status s = be().event_ipc_open(ctx, reinterpret_cast<const unsigned char*>(handle.reserved), &ev);
         s != fg::Status::Ok)

@@ -23,37 +23,21 @@ cudaError_t gap(const char* name, const char* capability, cudaError_t answer) {
   return answer;
 }
 
-cudaError_t need_context() {
-  fg::Context* ctx = nullptr;
-  return fg::rt::context(&ctx);
-}
-
 // A call that needs `capability` once its pointer `out` (if any) is set and a context exists.
 cudaError_t window_system(const char* name, const char* capability, const void* out, bool check_out,
                           cudaError_t answer) {
-  return api([&]() -> cudaError_t {
-    if (check_out && !out) return cudaErrorInvalidValue;
-    if (cudaError_t e = need_context(); e != cudaSuccess) return e;
-    return gap(name, capability, answer);
-  });
+  return fg::rt::api_ctx(!check_out || out, [&](fg::Context*) { return gap(name, capability, answer); });
 }
 
 cudaError_t registering(const char* name, const char* capability, cudaGraphicsResource_t* resource, unsigned flags,
                         cudaError_t answer) {
-  return api([&]() -> cudaError_t {
-    if (!resource || (flags & ~CU_GRAPHICS_REGISTER_FLAGS_ALL)) return cudaErrorInvalidValue;
-    if (cudaError_t e = need_context(); e != cudaSuccess) return e;
-    return gap(name, capability, answer);
-  });
+  return fg::rt::api_ctx(resource && !(flags & ~CU_GRAPHICS_REGISTER_FLAGS_ALL),
+                         [&](fg::Context*) { return gap(name, capability, answer); });
 }
 
 // Calls on a graphics resource: the fake never creates one.
 cudaError_t on_resource(const void* out, bool check_out) {
-  return api([&]() -> cudaError_t {
-    if (check_out && !out) return cudaErrorInvalidValue;
-    if (cudaError_t e = need_context(); e != cudaSuccess) return e;
-    return cudaErrorInvalidResourceHandle;
-  });
+  return fg::rt::api_ctx(!check_out || out, [](fg::Context*) { return cudaErrorInvalidResourceHandle; });
 }
 
 cudaError_t map_resources(int count, cudaGraphicsResource_t* resources, cudaStream_t stream) {

@@ -13,6 +13,7 @@
 
 #include "core/device_model.h"
 #include "core/fatbin.h"
+#include "core/func_attrs.h"
 
 #include <algorithm>
 #include <mutex>
@@ -56,6 +57,25 @@ cudaError_t function_of(const void* func, fg::Function** out) {
     return cudaSuccess;
   }
   return function_of_handle(func, out);
+}
+
+// The function `func` names and the device whose rules its attributes follow: the current one.
+cudaError_t function_on_device(const void* func, fg::Function** f, fg::Device** dev) {
+  if (cudaError_t e = function_of(func, f); e != cudaSuccess) return e;
+  fg::Context* ctx = nullptr;
+  if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+  *dev = ctx->dev;
+  return cudaSuccess;
+}
+
+// The kernel handle (cudaKernel_t, cudaFunction_t) of the function `func` names.
+template <class Handle>
+cudaError_t kernel_handle(const void* func, Handle* out) {
+  if (!out || !func) return cudaErrorInvalidValue;
+  fg::Function* f = nullptr;
+  if (cudaError_t e = function_of(func, &f); e != cudaSuccess) return e;
+  *out = static_cast<Handle>(fg::Backend::handle_of(f));
+  return cudaSuccess;
 }
 
 // ---- launch validation ------------------------------------------------------------------------------
@@ -315,23 +335,11 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaLaunchCooperativeKernel_ptsz(const voi
 // ---- function handles and attributes -------------------------------------------------------------------------
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGetKernel(cudaKernel_t* kernelPtr, const void* entryFuncAddr) {
-  return api([&]() -> cudaError_t {
-    if (!kernelPtr || !entryFuncAddr) return cudaErrorInvalidValue;
-    fg::Function* f = nullptr;
-    if (cudaError_t e = function_of(entryFuncAddr, &f); e != cudaSuccess) return e;
-    *kernelPtr = static_cast<cudaKernel_t>(fg::Backend::handle_of(f));
-    return cudaSuccess;
-  });
+  return api([&] { return kernel_handle(entryFuncAddr, kernelPtr); });
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGetFuncBySymbol(cudaFunction_t* functionPtr, const void* symbolPtr) {
-  return api([&]() -> cudaError_t {
-    if (!functionPtr || !symbolPtr) return cudaErrorInvalidValue;
-    fg::Function* f = nullptr;
-    if (cudaError_t e = function_of(symbolPtr, &f); e != cudaSuccess) return e;
-    *functionPtr = static_cast<cudaFunction_t>(fg::Backend::handle_of(f));
-    return cudaSuccess;
-  });
+  return api([&] { return kernel_handle(symbolPtr, functionPtr); });
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaFuncGetName(const char** name, const void* func) {
@@ -353,10 +361,9 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaFuncGetAttributes(cudaFuncAttributes* 
   return api([&]() -> cudaError_t {
     if (!out) return cudaErrorInvalidValue;
     fg::Function* f = nullptr;
-    if (cudaError_t e = function_of(func, &f); e != cudaSuccess) return e;
-    fg::Context* ctx = nullptr;
-    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
-    const auto& a = ctx->dev->model.attributes;
+    fg::Device* dev = nullptr;
+    if (cudaError_t e = function_on_device(func, &f, &dev); e != cudaSuccess) return e;
+    const auto& a = dev->model.attributes;
     *out = cudaFuncAttributes{};
     out->sharedSizeBytes = static_cast<size_t>(f->shared_size_bytes);
     out->constSizeBytes = static_cast<size_t>(f->const_size_bytes);
@@ -376,27 +383,17 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaFuncGetAttributes(cudaFuncAttributes* 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaFuncSetAttribute(const void* func, cudaFuncAttribute attribute, int value) {
   return api([&]() -> cudaError_t {
     fg::Function* f = nullptr;
-    if (cudaError_t e = function_of(func, &f); e != cudaSuccess) return e;
-    fg::Context* ctx = nullptr;
-    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
-    const auto& a = ctx->dev->model.attributes;
+    fg::Device* dev = nullptr;
+    if (cudaError_t e = function_on_device(func, &f, &dev); e != cudaSuccess) return e;
     switch (attribute) {
-      case cudaFuncAttributeMaxDynamicSharedMemorySize:
-        // Up to the opt-in maximum per block, less the function's static shared memory.
-        if (value < 0 || value > a[attr::MAX_SHARED_MEMORY_PER_BLOCK_OPTIN] - f->shared_size_bytes)
-          return cudaErrorInvalidValue;
-        f->max_dynamic_shared = value;
-        return cudaSuccess;
-      case cudaFuncAttributePreferredSharedMemoryCarveout:
-        if (value < -1 || value > 100) return cudaErrorInvalidValue;
-        f->preferred_carveout = value;
-        return cudaSuccess;
+      case cudaFuncAttributeMaxDynamicSharedMemorySize: return to_cuda(fg::set_max_dynamic_shared(f, dev, value));
+      case cudaFuncAttributePreferredSharedMemoryCarveout: return to_cuda(fg::set_preferred_carveout(f, value));
       case cudaFuncAttributeRequiredClusterWidth:
       case cudaFuncAttributeRequiredClusterHeight:
       case cudaFuncAttributeRequiredClusterDepth:
       case cudaFuncAttributeNonPortableClusterSizeAllowed:
       case cudaFuncAttributeClusterSchedulingPolicyPreference:
-        if (!a[attr::CLUSTER_LAUNCH]) return cudaErrorNotSupported;  // no thread-block clusters before sm_90
+        if (!dev->model.attributes[attr::CLUSTER_LAUNCH]) return cudaErrorNotSupported;  // no clusters before sm_90
         return value < 0 ? cudaErrorInvalidValue : cudaSuccess;
       default: return cudaErrorInvalidValue;  // read-only or unknown
     }
@@ -477,15 +474,12 @@ struct ClusterShape {
 cudaError_t cluster_shape(const void* func, const cudaLaunchConfig_t* config, ClusterShape* out) {
   if (!config) return cudaErrorInvalidValue;
   if (config->numAttrs && !config->attrs) return cudaErrorInvalidValue;
-  if (cudaError_t e = function_of(func, &out->f); e != cudaSuccess) return e;
-  fg::Context* ctx = nullptr;
-  if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
-  out->dev = ctx->dev;
-  if (!ctx->dev->model.attributes[attr::CLUSTER_LAUNCH]) return cudaErrorNotSupported;
+  if (cudaError_t e = function_on_device(func, &out->f, &out->dev); e != cudaSuccess) return e;
+  const auto& a = out->dev->model.attributes;
+  if (!a[attr::CLUSTER_LAUNCH]) return cudaErrorNotSupported;
   const dim3 b = config->blockDim;
   const uint64_t threads = uint64_t{b.x} * b.y * b.z;
-  if (threads == 0 || threads > static_cast<uint64_t>(ctx->dev->model.attributes[attr::MAX_THREADS_PER_BLOCK]))
-    return cudaErrorInvalidValue;
+  if (threads == 0 || threads > static_cast<uint64_t>(a[attr::MAX_THREADS_PER_BLOCK])) return cudaErrorInvalidValue;
   out->threads = static_cast<int>(threads);
   out->smem = config->dynamicSmemBytes;
   for (unsigned i = 0; i < config->numAttrs; ++i)
@@ -502,14 +496,22 @@ int gpc_count(const fg::Device* dev) {
   return (sms + kSmsPerFullGpc - 1) / kSmsPerFullGpc;
 }
 
+// The cluster occupancy calls: a non-null `out`, then op(the launch's cluster shape).
+template <class Op>
+cudaError_t cluster_query(const void* out, const void* func, const cudaLaunchConfig_t* config, Op op) noexcept {
+  return api([&]() -> cudaError_t {
+    if (!out) return cudaErrorInvalidValue;
+    ClusterShape c;
+    if (cudaError_t e = cluster_shape(func, config, &c); e != cudaSuccess) return e;
+    return op(c);
+  });
+}
+
 }  // namespace
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaOccupancyMaxPotentialClusterSize(int* clusterSize, const void* func,
                                                                            const cudaLaunchConfig_t* launchConfig) {
-  return api([&]() -> cudaError_t {
-    if (!clusterSize) return cudaErrorInvalidValue;
-    ClusterShape c;
-    if (cudaError_t e = cluster_shape(func, launchConfig, &c); e != cudaSuccess) return e;
+  return cluster_query(clusterSize, func, launchConfig, [&](const ClusterShape& c) {
     const int per_sm = Backend::blocks_per_sm(c.f, c.dev, c.threads, c.smem);
     const int sms_per_gpc = c.dev->model.attributes[attr::MULTIPROCESSOR_COUNT] / gpc_count(c.dev);
     *clusterSize = std::min(kPortableClusterSize, per_sm * sms_per_gpc);
@@ -519,10 +521,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaOccupancyMaxPotentialClusterSize(int* 
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaOccupancyMaxActiveClusters(int* numClusters, const void* func,
                                                                      const cudaLaunchConfig_t* launchConfig) {
-  return api([&]() -> cudaError_t {
-    if (!numClusters) return cudaErrorInvalidValue;
-    ClusterShape c;
-    if (cudaError_t e = cluster_shape(func, launchConfig, &c); e != cudaSuccess) return e;
+  return cluster_query(numClusters, func, launchConfig, [&](const ClusterShape& c) -> cudaError_t {
     const uint64_t size = uint64_t{c.dims[0]} * c.dims[1] * c.dims[2];
     if (size == 0 || size > static_cast<uint64_t>(kPortableClusterSize)) return cudaErrorInvalidClusterSize;
     const dim3 g = launchConfig->gridDim;

@@ -9,9 +9,7 @@
 // its allocation (cudaErrorInvalidValue), an unknown kind (cudaErrorInvalidMemcpyDirection),
 // a width larger than a pitch (cudaErrorInvalidPitchValue), an unregistered symbol
 // (cudaErrorInvalidSymbol).
-#include "runtime/common.h"
-
-#include "core/graph.h"
+#include "runtime/capture.h"
 
 #include <cstring>
 #include <functional>
@@ -60,6 +58,11 @@ cudaError_t check_direction(void* dst, const void* src, cudaMemcpyKind kind) {
 
 cudaError_t default_stream(bool per_thread, fg::Stream** out) { return fg::rt::stream(nullptr, per_thread, out); }
 
+// The stream a call works in: the one it names for the asynchronous forms, else the default.
+cudaError_t call_stream(cudaStream_t stream, bool async, bool per_thread, fg::Stream** out) {
+  return async ? fg::rt::stream(stream, per_thread, out) : default_stream(per_thread, out);
+}
+
 // ---- stream capture (core/graph.h) ------------------------------------------------------------
 // Synchronous copies and memsets are potentially unsafe during a capture; on a capturing
 // stream an asynchronous one becomes a graph node, except with pageable host memory, which
@@ -89,22 +92,21 @@ fg::graph::Params set_node(void* dst, size_t pitch, int value, size_t width, siz
 template <class MakeNode>
 bool captured(fg::Stream* s, bool pageable, MakeNode make, cudaError_t* e) {
   if (!fg::graph::active()) return false;
-  bool capturing = false;
-  if (fg::Status st = fg::graph::route(s, &capturing); st != fg::Status::Ok) {
-    *e = to_cuda(st);
-    return true;
-  }
-  if (!capturing) return false;
-  *e = to_cuda(pageable ? fg::graph::refuse(s) : fg::graph::capture(s, make()));
-  return true;
+  return fg::rt::captured(
+      s, [&] { return pageable ? to_cuda(fg::graph::refuse(s)) : fg::rt::add_node(s, make()); }, e);
+}
+
+// Synchronous work on `s`, a default stream: after its queued work, on the calling thread.
+cudaError_t run_now(fg::Stream* s, const std::function<fg::Status()>& op) {
+  if (cudaError_t e = sync_gate(s); e != cudaSuccess) return e;
+  be().stream_sync(s);
+  return to_cuda(op());
 }
 
 cudaError_t run_sync(bool per_thread, const std::function<fg::Status()>& op) {
   fg::Stream* s = nullptr;
   if (cudaError_t e = default_stream(per_thread, &s); e != cudaSuccess) return e;
-  if (cudaError_t e = sync_gate(s); e != cudaSuccess) return e;
-  be().stream_sync(s);
-  return to_cuda(op());
+  return run_now(s, op);
 }
 
 // Enqueues a copy whose ranges are already validated.
@@ -146,6 +148,12 @@ cudaError_t memcpy_async(void* dst, const void* src, size_t count, cudaMemcpyKin
   if (cudaError_t e = check_direction(dst, src, kind); e != cudaSuccess) return e;
   if (!dst_ok(dst, count) || !src_ok(src, count)) return cudaErrorInvalidValue;
   return copy_async(s, dst, src, count, kind);
+}
+
+cudaError_t memcpy_1d(void* dst, const void* src, size_t count, cudaMemcpyKind kind, cudaStream_t stream, bool async,
+                      bool per_thread) {
+  return async ? memcpy_async(dst, src, count, kind, stream, per_thread)
+               : memcpy_sync(dst, src, count, kind, per_thread);
 }
 
 // ---- 2D and 3D copies (linear memory) --------------------------------------------------------------
@@ -229,8 +237,7 @@ cudaError_t plan_3d(const cudaPitchedPtr& sp, const cudaPos& spos, const cudaPit
 cudaError_t memcpy3d(const cudaMemcpy3DParms* p, cudaStream_t stream, bool async, bool per_thread) {
   if (!p) return cudaErrorInvalidValue;
   fg::Stream* s = nullptr;
-  if (cudaError_t e = async ? fg::rt::stream(stream, per_thread, &s) : default_stream(per_thread, &s); e != cudaSuccess)
-    return e;
+  if (cudaError_t e = call_stream(stream, async, per_thread, &s); e != cudaSuccess) return e;
   // CUDA arrays cannot exist here (cudaMallocArray is not supported), so any array is invalid.
   if (p->srcArray || p->dstArray) return cudaErrorInvalidValue;
   if (!valid_kind(p->kind)) return cudaErrorInvalidMemcpyDirection;
@@ -238,11 +245,7 @@ cudaError_t memcpy3d(const cudaMemcpy3DParms* p, cudaStream_t stream, bool async
   Copy3D c{};
   if (cudaError_t e = plan_3d(p->srcPtr, p->srcPos, p->dstPtr, p->dstPos, p->extent, &c); e != cudaSuccess) return e;
   if (c.width == 0 || c.height == 0 || c.depth == 0) return cudaSuccess;
-  if (!async) {
-    if (cudaError_t e = sync_gate(s); e != cudaSuccess) return e;
-    be().stream_sync(s);
-    return to_cuda(c.run());
-  }
+  if (!async) return run_now(s, [&] { return c.run(); });
   if (cudaError_t e; captured(
           s, !known(c.src) || !known(c.dst),
           [&, kind = p->kind] {
@@ -284,44 +287,35 @@ cudaError_t memcpy_peer(void* dst, int dstDevice, const void* src, int srcDevice
 // ---- symbols ------------------------------------------------------------------------------------------
 // The fake device storage of a registered variable is what gets copied (rt::symbol_range).
 
-cudaError_t to_symbol(const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind kind,
-                      cudaStream_t stream, bool async, bool per_thread) {
+// A copy between the variable and `other`: into the variable (`to`) from other, else out of
+// it into other. The kind names other's side (host or device) or is cudaMemcpyDefault.
+cudaError_t symbol_copy(bool to, const void* symbol, const void* other, size_t count, size_t offset,
+                        cudaMemcpyKind kind, cudaStream_t stream, bool async, bool per_thread) {
   fg::Stream* s = nullptr;
-  if (cudaError_t e = async ? fg::rt::stream(stream, per_thread, &s) : default_stream(per_thread, &s); e != cudaSuccess)
-    return e;
-  char* dst = nullptr;
-  if (cudaError_t e = symbol_range(symbol, count, offset, &dst); e != cudaSuccess) return e;
-  if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
+  if (cudaError_t e = call_stream(stream, async, per_thread, &s); e != cudaSuccess) return e;
+  char* var = nullptr;
+  if (cudaError_t e = symbol_range(symbol, count, offset, &var); e != cudaSuccess) return e;
+  const cudaMemcpyKind from_host = to ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  if (kind != from_host && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
     return cudaErrorInvalidMemcpyDirection;
   if (count == 0) return cudaSuccess;
-  if (kind == cudaMemcpyDeviceToDevice && !known(src)) return cudaErrorInvalidValue;
-  if (!src_ok(src, count)) return cudaErrorInvalidValue;
-  if (!async) {
-    if (cudaError_t e = sync_gate(s); e != cudaSuccess) return e;
-    be().stream_sync(s);
-    return to_cuda(be().copy(dst, src, count));
-  }
+  if (kind == cudaMemcpyDeviceToDevice && !known(other)) return cudaErrorInvalidValue;
+  if (!be().range_ok(other, count, !to)) return cudaErrorInvalidValue;
+  // `other` is the caller's non-const destination when copying out of the variable.
+  void* dst = to ? var : const_cast<void*>(other);
+  const void* src = to ? other : var;
+  if (!async) return run_now(s, [&] { return be().copy(dst, src, count); });
   return copy_async(s, dst, src, count);
+}
+
+cudaError_t to_symbol(const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind kind,
+                      cudaStream_t stream, bool async, bool per_thread) {
+  return symbol_copy(true, symbol, src, count, offset, kind, stream, async, per_thread);
 }
 
 cudaError_t from_symbol(void* dst, const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind,
                         cudaStream_t stream, bool async, bool per_thread) {
-  fg::Stream* s = nullptr;
-  if (cudaError_t e = async ? fg::rt::stream(stream, per_thread, &s) : default_stream(per_thread, &s); e != cudaSuccess)
-    return e;
-  char* src = nullptr;
-  if (cudaError_t e = symbol_range(symbol, count, offset, &src); e != cudaSuccess) return e;
-  if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
-    return cudaErrorInvalidMemcpyDirection;
-  if (count == 0) return cudaSuccess;
-  if (kind == cudaMemcpyDeviceToDevice && !known(dst)) return cudaErrorInvalidValue;
-  if (!dst_ok(dst, count)) return cudaErrorInvalidValue;
-  if (!async) {
-    if (cudaError_t e = sync_gate(s); e != cudaSuccess) return e;
-    be().stream_sync(s);
-    return to_cuda(be().copy(dst, src, count));
-  }
-  return copy_async(s, dst, src, count);
+  return symbol_copy(false, symbol, dst, count, offset, kind, stream, async, per_thread);
 }
 
 // ---- memsets -------------------------------------------------------------------------------------------
@@ -329,15 +323,10 @@ cudaError_t from_symbol(void* dst, const void* symbol, size_t count, size_t offs
 
 cudaError_t memset_1d(void* devPtr, int value, size_t count, cudaStream_t stream, bool async, bool per_thread) {
   fg::Stream* s = nullptr;
-  if (cudaError_t e = async ? fg::rt::stream(stream, per_thread, &s) : default_stream(per_thread, &s); e != cudaSuccess)
-    return e;
+  if (cudaError_t e = call_stream(stream, async, per_thread, &s); e != cudaSuccess) return e;
   if (count == 0) return cudaSuccess;
   if (!known(devPtr) || !dst_ok(devPtr, count)) return cudaErrorInvalidValue;
-  if (!async) {
-    if (cudaError_t e = sync_gate(s); e != cudaSuccess) return e;
-    be().stream_sync(s);
-    return to_cuda(be().set(devPtr, value, count));
-  }
+  if (!async) return run_now(s, [&] { return be().set(devPtr, value, count); });
   if (cudaError_t e; captured(
           s, false, [&] { return set_node(devPtr, count, value, count, 1); }, &e))
     return e;
@@ -347,8 +336,7 @@ cudaError_t memset_1d(void* devPtr, int value, size_t count, cudaStream_t stream
 cudaError_t memset_2d(void* devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream,
                       bool async, bool per_thread) {
   fg::Stream* s = nullptr;
-  if (cudaError_t e = async ? fg::rt::stream(stream, per_thread, &s) : default_stream(per_thread, &s); e != cudaSuccess)
-    return e;
+  if (cudaError_t e = call_stream(stream, async, per_thread, &s); e != cudaSuccess) return e;
   if (width > pitch) return cudaErrorInvalidValue;
   if (width == 0 || height == 0) return cudaSuccess;
   size_t span = 0;
@@ -356,11 +344,7 @@ cudaError_t memset_2d(void* devPtr, size_t pitch, int value, size_t width, size_
     return cudaErrorInvalidValue;
   const unsigned char byte = static_cast<unsigned char>(value);
   auto op = [=] { return be().set_2d(devPtr, pitch, &byte, 1, width, height); };
-  if (!async) {
-    if (cudaError_t e = sync_gate(s); e != cudaSuccess) return e;
-    be().stream_sync(s);
-    return to_cuda(op());
-  }
+  if (!async) return run_now(s, op);
   if (cudaError_t e; captured(
           s, false, [&] { return set_node(devPtr, pitch, value, width, height); }, &e))
     return e;
@@ -370,8 +354,7 @@ cudaError_t memset_2d(void* devPtr, size_t pitch, int value, size_t width, size_
 cudaError_t memset_3d(cudaPitchedPtr p, int value, cudaExtent extent, cudaStream_t stream, bool async,
                       bool per_thread) {
   fg::Stream* s = nullptr;
-  if (cudaError_t e = async ? fg::rt::stream(stream, per_thread, &s) : default_stream(per_thread, &s); e != cudaSuccess)
-    return e;
+  if (cudaError_t e = call_stream(stream, async, per_thread, &s); e != cudaSuccess) return e;
   if (extent.width > p.pitch) return cudaErrorInvalidValue;
   if (extent.width == 0 || extent.height == 0 || extent.depth == 0) return cudaSuccess;
   const size_t rows = p.ysize ? p.ysize : extent.height;
@@ -388,77 +371,54 @@ cudaError_t memset_3d(cudaPitchedPtr p, int value, cudaExtent extent, cudaStream
     }
     return fg::Status::Ok;
   };
-  if (!async) {
-    if (cudaError_t e = sync_gate(s); e != cudaSuccess) return e;
-    be().stream_sync(s);
-    return to_cuda(op());
-  }
+  if (!async) return run_now(s, op);
   return enqueue(s, [op] { op(); });
 }
 
 }  // namespace
 
 // ---- exported entry points ---------------------------------------------------------------------------------
-// The _ptds / _ptsz twins differ only in what the null stream means.
+// A copy or a memset comes in four forms: synchronous, its _ptds twin, asynchronous (a stream
+// argument last) and its _ptsz twin; the twins differ only in what the null stream means.
+// impl(args..., stream, async, per_thread) serves all four.
+#define FG_WITH_STREAM(...) (__VA_ARGS__, cudaStream_t stream)
+#define FG_ARGS(...) __VA_ARGS__
+#define FG_FOUR_FORMS(name, params, impl, args)                                    \
+  extern "C" FG_IMPL cudaError_t fgimpl_##name params {                            \
+    return api([&] { return impl(FG_ARGS args, nullptr, false, false); });         \
+  }                                                                                \
+  extern "C" FG_IMPL cudaError_t fgimpl_##name##_ptds params {                     \
+    return api([&] { return impl(FG_ARGS args, nullptr, false, true); });          \
+  }                                                                                \
+  extern "C" FG_IMPL cudaError_t fgimpl_##name##Async FG_WITH_STREAM params {      \
+    return api([&] { return impl(FG_ARGS args, stream, true, false); });           \
+  }                                                                                \
+  extern "C" FG_IMPL cudaError_t fgimpl_##name##Async_ptsz FG_WITH_STREAM params { \
+    return api([&] { return impl(FG_ARGS args, stream, true, true); });            \
+  }
 
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
-  return api([&] { return memcpy_sync(dst, src, count, kind, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy_ptds(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
-  return api([&] { return memcpy_sync(dst, src, count, kind, true); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
-                                                      cudaStream_t stream) {
-  return api([&] { return memcpy_async(dst, src, count, kind, stream, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t count,
-                                                           cudaMemcpyKind kind, cudaStream_t stream) {
-  return api([&] { return memcpy_async(dst, src, count, kind, stream, true); });
-}
+FG_FOUR_FORMS(cudaMemcpy, (void* dst, const void* src, size_t count, cudaMemcpyKind kind), memcpy_1d,
+              (dst, src, count, kind))
+FG_FOUR_FORMS(cudaMemcpy2D,
+              (void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+               cudaMemcpyKind kind),
+              memcpy2d, (dst, dpitch, src, spitch, width, height, kind))
+FG_FOUR_FORMS(cudaMemcpy3D, (const cudaMemcpy3DParms* p), memcpy3d, (p))
+FG_FOUR_FORMS(cudaMemcpy3DPeer, (const cudaMemcpy3DPeerParms* p), memcpy3d_peer, (p))
+FG_FOUR_FORMS(cudaMemcpyToSymbol,
+              (const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind kind), to_symbol,
+              (symbol, src, count, offset, kind))
+FG_FOUR_FORMS(cudaMemcpyFromSymbol, (void* dst, const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind),
+              from_symbol, (dst, symbol, count, offset, kind))
+FG_FOUR_FORMS(cudaMemset, (void* devPtr, int value, size_t count), memset_1d, (devPtr, value, count))
+FG_FOUR_FORMS(cudaMemset2D, (void* devPtr, size_t pitch, int value, size_t width, size_t height), memset_2d,
+              (devPtr, pitch, value, width, height))
+FG_FOUR_FORMS(cudaMemset3D, (cudaPitchedPtr pitchedDevPtr, int value, cudaExtent extent), memset_3d,
+              (pitchedDevPtr, value, extent))
 
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch,
-                                                   size_t width, size_t height, cudaMemcpyKind kind) {
-  return api([&] { return memcpy2d(dst, dpitch, src, spitch, width, height, kind, nullptr, false, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy2D_ptds(void* dst, size_t dpitch, const void* src, size_t spitch,
-                                                        size_t width, size_t height, cudaMemcpyKind kind) {
-  return api([&] { return memcpy2d(dst, dpitch, src, spitch, width, height, kind, nullptr, false, true); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch,
-                                                        size_t width, size_t height, cudaMemcpyKind kind,
-                                                        cudaStream_t stream) {
-  return api([&] { return memcpy2d(dst, dpitch, src, spitch, width, height, kind, stream, true, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy2DAsync_ptsz(void* dst, size_t dpitch, const void* src, size_t spitch,
-                                                             size_t width, size_t height, cudaMemcpyKind kind,
-                                                             cudaStream_t stream) {
-  return api([&] { return memcpy2d(dst, dpitch, src, spitch, width, height, kind, stream, true, true); });
-}
-
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy3D(const cudaMemcpy3DParms* p) {
-  return api([&] { return memcpy3d(p, nullptr, false, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy3D_ptds(const cudaMemcpy3DParms* p) {
-  return api([&] { return memcpy3d(p, nullptr, false, true); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy3DAsync(const cudaMemcpy3DParms* p, cudaStream_t stream) {
-  return api([&] { return memcpy3d(p, stream, true, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy3DAsync_ptsz(const cudaMemcpy3DParms* p, cudaStream_t stream) {
-  return api([&] { return memcpy3d(p, stream, true, true); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy3DPeer(const cudaMemcpy3DPeerParms* p) {
-  return api([&] { return memcpy3d_peer(p, nullptr, false, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy3DPeer_ptds(const cudaMemcpy3DPeerParms* p) {
-  return api([&] { return memcpy3d_peer(p, nullptr, false, true); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy3DPeerAsync(const cudaMemcpy3DPeerParms* p, cudaStream_t stream) {
-  return api([&] { return memcpy3d_peer(p, stream, true, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpy3DPeerAsync_ptsz(const cudaMemcpy3DPeerParms* p, cudaStream_t stream) {
-  return api([&] { return memcpy3d_peer(p, stream, true, true); });
-}
+#undef FG_FOUR_FORMS
+#undef FG_ARGS
+#undef FG_WITH_STREAM
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyPeer(void* dst, int dstDevice, const void* src, int srcDevice,
                                                      size_t count) {
@@ -469,47 +429,8 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyPeerAsync(void* dst, int dstDevi
   return api([&] { return memcpy_peer(dst, dstDevice, src, srcDevice, count, stream, true); });
 }
 
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count,
-                                                         size_t offset, cudaMemcpyKind kind) {
-  return api([&] { return to_symbol(symbol, src, count, offset, kind, nullptr, false, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyToSymbol_ptds(const void* symbol, const void* src, size_t count,
-                                                              size_t offset, cudaMemcpyKind kind) {
-  return api([&] { return to_symbol(symbol, src, count, offset, kind, nullptr, false, true); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t count,
-                                                              size_t offset, cudaMemcpyKind kind, cudaStream_t stream) {
-  return api([&] { return to_symbol(symbol, src, count, offset, kind, stream, true, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyToSymbolAsync_ptsz(const void* symbol, const void* src, size_t count,
-                                                                   size_t offset, cudaMemcpyKind kind,
-                                                                   cudaStream_t stream) {
-  return api([&] { return to_symbol(symbol, src, count, offset, kind, stream, true, true); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count, size_t offset,
-                                                           cudaMemcpyKind kind) {
-  return api([&] { return from_symbol(dst, symbol, count, offset, kind, nullptr, false, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyFromSymbol_ptds(void* dst, const void* symbol, size_t count,
-                                                                size_t offset, cudaMemcpyKind kind) {
-  return api([&] { return from_symbol(dst, symbol, count, offset, kind, nullptr, false, true); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t count,
-                                                                size_t offset, cudaMemcpyKind kind,
-                                                                cudaStream_t stream) {
-  return api([&] { return from_symbol(dst, symbol, count, offset, kind, stream, true, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemcpyFromSymbolAsync_ptsz(void* dst, const void* symbol, size_t count,
-                                                                     size_t offset, cudaMemcpyKind kind,
-                                                                     cudaStream_t stream) {
-  return api([&] { return from_symbol(dst, symbol, count, offset, kind, stream, true, true); });
-}
-
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGetSymbolAddress(void** devPtr, const void* symbol) {
-  return api([&]() -> cudaError_t {
-    if (!devPtr) return cudaErrorInvalidValue;
-    fg::Context* ctx = nullptr;
-    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+  return fg::rt::api_ctx(devPtr, [&](fg::Context*) -> cudaError_t {
     char* where = nullptr;
     if (cudaError_t e = symbol_range(symbol, 0, 0, &where); e != cudaSuccess) return e;
     *devPtr = where;
@@ -518,55 +439,10 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGetSymbolAddress(void** devPtr, const 
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaGetSymbolSize(size_t* size, const void* symbol) {
-  return api([&]() -> cudaError_t {
-    if (!size) return cudaErrorInvalidValue;
-    fg::Context* ctx = nullptr;
-    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+  return fg::rt::api_ctx(size, [&](fg::Context*) -> cudaError_t {
     fg::Symbol* sym = symbol ? be().symbol_by_host(symbol) : nullptr;
     if (!sym || !sym->dev_ptr) return cudaErrorInvalidSymbol;
     *size = sym->size;
     return cudaSuccess;
   });
-}
-
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset(void* devPtr, int value, size_t count) {
-  return api([&] { return memset_1d(devPtr, value, count, nullptr, false, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset_ptds(void* devPtr, int value, size_t count) {
-  return api([&] { return memset_1d(devPtr, value, count, nullptr, false, true); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t stream) {
-  return api([&] { return memset_1d(devPtr, value, count, stream, true, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemsetAsync_ptsz(void* devPtr, int value, size_t count, cudaStream_t stream) {
-  return api([&] { return memset_1d(devPtr, value, count, stream, true, true); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset2D(void* devPtr, size_t pitch, int value, size_t width, size_t height) {
-  return api([&] { return memset_2d(devPtr, pitch, value, width, height, nullptr, false, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset2D_ptds(void* devPtr, size_t pitch, int value, size_t width,
-                                                        size_t height) {
-  return api([&] { return memset_2d(devPtr, pitch, value, width, height, nullptr, false, true); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset2DAsync(void* devPtr, size_t pitch, int value, size_t width,
-                                                        size_t height, cudaStream_t stream) {
-  return api([&] { return memset_2d(devPtr, pitch, value, width, height, stream, true, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset2DAsync_ptsz(void* devPtr, size_t pitch, int value, size_t width,
-                                                             size_t height, cudaStream_t stream) {
-  return api([&] { return memset_2d(devPtr, pitch, value, width, height, stream, true, true); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset3D(cudaPitchedPtr pitchedDevPtr, int value, cudaExtent extent) {
-  return api([&] { return memset_3d(pitchedDevPtr, value, extent, nullptr, false, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset3D_ptds(cudaPitchedPtr pitchedDevPtr, int value, cudaExtent extent) {
-  return api([&] { return memset_3d(pitchedDevPtr, value, extent, nullptr, false, true); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset3DAsync(cudaPitchedPtr pitchedDevPtr, int value, cudaExtent extent,
-                                                        cudaStream_t stream) {
-  return api([&] { return memset_3d(pitchedDevPtr, value, extent, stream, true, false); });
-}
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemset3DAsync_ptsz(cudaPitchedPtr pitchedDevPtr, int value, cudaExtent extent,
-                                                             cudaStream_t stream) {
-  return api([&] { return memset_3d(pitchedDevPtr, value, extent, stream, true, true); });
 }

@@ -2,9 +2,7 @@
 // Runtime memory management: device, pitched, managed and pinned host allocations, host
 // registration, pointer attributes, memory info, IPC handles, stream-ordered allocation
 // and memory pools.
-#include "runtime/common.h"
-
-#include "core/graph.h"
+#include "runtime/capture.h"
 #include "core/pool_ipc.h"
 
 #include <algorithm>
@@ -16,7 +14,10 @@ using namespace fgapi;
 using fg::Allocation;
 using fg::MemKind;
 using fg::rt::api;
+using fg::rt::api_ctx;
 using fg::rt::be;
+using fg::rt::device_arg;
+using fg::rt::pool_arg;
 using fg::rt::to_cuda;
 
 namespace {
@@ -28,8 +29,24 @@ constexpr unsigned kHostAllocFlags = cudaHostAllocPortable | cudaHostAllocMapped
 constexpr unsigned kHostRegisterFlags = cudaHostRegisterPortable | cudaHostRegisterMapped | cudaHostRegisterIoMemory |
                                         cudaHostRegisterReadOnly;
 
-// Allocating and freeing are potentially unsafe while a stream captures (core/graph.h).
-cudaError_t capture_gate() { return to_cuda(fg::graph::check_unsafe()); }
+// Allocating and freeing calls: api_ctx, then refused as potentially unsafe while a stream
+// captures (core/graph.h).
+template <class F>
+cudaError_t api_unsafe(bool args_ok, F&& body) noexcept {
+  return api_ctx(args_ok, [&](fg::Context* ctx) -> cudaError_t {
+    if (cudaError_t e = to_cuda(fg::graph::check_unsafe()); e != cudaSuccess) return e;
+    return body(ctx);
+  });
+}
+
+// size 0 succeeds with a null pointer, as the real allocating calls do.
+cudaError_t allocate(fg::Context* ctx, MemKind kind, size_t size, unsigned flags, void** out) {
+  if (size == 0) {
+    *out = nullptr;
+    return cudaSuccess;
+  }
+  return to_cuda(be().mem_alloc(ctx, kind, size, fg::ApiOrigin::Runtime, flags, out));
+}
 
 // The runtime's context on `dev`: its primary context, retained once like cudaSetDevice does.
 cudaError_t primary_ctx(fg::Device* dev, fg::Context** out) {
@@ -46,13 +63,6 @@ cudaError_t primary_ctx(fg::Device* dev, fg::Context** out) {
 // Frees p (exact base, kinds); the core waits for the work queued on its context first and
 // books pool allocations.
 cudaError_t free_kinds(void* p, unsigned kinds) { return to_cuda(be().mem_free(p, kinds, fg::ApiOrigin::Runtime)); }
-
-cudaError_t valid_pool(cudaMemPool_t pool, fg::MemPool** out) {
-  auto* p = reinterpret_cast<fg::MemPool*>(pool);
-  if (!p || !be().pool_valid(p)) return cudaErrorInvalidValue;
-  *out = p;
-  return cudaSuccess;
-}
 
 cudaError_t alloc_from_pool(void** ptr, size_t size, fg::MemPool* pool, fg::Context* ctx) {
   if (size == 0) {
@@ -73,27 +83,13 @@ cudaError_t alloc_from_pool(void** ptr, size_t size, fg::MemPool* pool, fg::Cont
 
 // ---- device memory ----------------------------------------------------------------------------
 
-// size 0 succeeds with a null pointer, as the real cudaMalloc does.
 extern "C" FG_IMPL cudaError_t fgimpl_cudaMalloc(void** devPtr, size_t size) {
-  return api([&]() -> cudaError_t {
-    if (!devPtr) return cudaErrorInvalidValue;
-    fg::Context* ctx = nullptr;
-    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
-    if (cudaError_t e = capture_gate(); e != cudaSuccess) return e;
-    if (size == 0) {
-      *devPtr = nullptr;
-      return cudaSuccess;
-    }
-    return to_cuda(be().mem_alloc(ctx, MemKind::Device, size, fg::ApiOrigin::Runtime, 0, devPtr));
-  });
+  return api_unsafe(devPtr, [&](fg::Context* ctx) { return allocate(ctx, MemKind::Device, size, 0, devPtr); });
 }
 
 // nullptr is a no-op; an unknown, interior or already freed pointer is an invalid argument.
 extern "C" FG_IMPL cudaError_t fgimpl_cudaFree(void* devPtr) {
-  return api([&]() -> cudaError_t {
-    fg::Context* ctx = nullptr;
-    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
-    if (cudaError_t e = capture_gate(); e != cudaSuccess) return e;
+  return api_unsafe(true, [&](fg::Context*) -> cudaError_t {
     if (!devPtr) return cudaSuccess;
     if (fg::pool_ipc::release(devPtr)) return cudaSuccess;  // imported from another process's pool
     return free_kinds(devPtr, kDeviceKinds);
@@ -101,77 +97,45 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaFree(void* devPtr) {
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaMallocPitch(void** devPtr, size_t* pitch, size_t width, size_t height) {
-  return api([&]() -> cudaError_t {
-    if (!devPtr || !pitch) return cudaErrorInvalidValue;
-    fg::Context* ctx = nullptr;
-    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
-    if (cudaError_t e = capture_gate(); e != cudaSuccess) return e;
+  return api_unsafe(devPtr && pitch, [&](fg::Context* ctx) -> cudaError_t {
     size_t p = 0, bytes = 0;
     if (!fg::pitched_size(width, height, &p, &bytes)) return cudaErrorMemoryAllocation;
     *pitch = p;
-    if (bytes == 0) {
-      *devPtr = nullptr;
-      return cudaSuccess;
-    }
-    return to_cuda(be().mem_alloc(ctx, MemKind::Device, bytes, fg::ApiOrigin::Runtime, 0, devPtr));
+    return allocate(ctx, MemKind::Device, bytes, 0, devPtr);
   });
 }
 
+// Size 0 is documented as invalid, but NVIDIA's runtime answers success (a real H200).
 extern "C" FG_IMPL cudaError_t fgimpl_cudaMallocManaged(void** devPtr, size_t size, unsigned int flags) {
-  return api([&]() -> cudaError_t {
-    if (!devPtr) return cudaErrorInvalidValue;
-    if (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost) return cudaErrorInvalidValue;
-    fg::Context* ctx = nullptr;
-    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
-    if (cudaError_t e = capture_gate(); e != cudaSuccess) return e;
-    if (size == 0) {  // documented as invalid, but NVIDIA's runtime answers success (a real H200)
-      *devPtr = nullptr;
-      return cudaSuccess;
-    }
-    return to_cuda(be().mem_alloc(ctx, MemKind::Managed, size, fg::ApiOrigin::Runtime, flags, devPtr));
-  });
+  const bool flags_ok = flags == cudaMemAttachGlobal || flags == cudaMemAttachHost;
+  return api_unsafe(devPtr && flags_ok,
+                    [&](fg::Context* ctx) { return allocate(ctx, MemKind::Managed, size, flags, devPtr); });
 }
 
 // ---- pinned host memory ---------------------------------------------------------------------------
 
 namespace {
 cudaError_t host_alloc(void** ptr, size_t size, unsigned flags) {
-  if (!ptr) return cudaErrorInvalidValue;
-  if (flags & ~kHostAllocFlags) return cudaErrorInvalidValue;
-  fg::Context* ctx = nullptr;
-  if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
-  if (cudaError_t e = capture_gate(); e != cudaSuccess) return e;
-  if (size == 0) {
-    *ptr = nullptr;
-    return cudaSuccess;
-  }
-  return to_cuda(be().mem_alloc(ctx, MemKind::Host, size, fg::ApiOrigin::Runtime, flags, ptr));
+  return api_unsafe(ptr && !(flags & ~kHostAllocFlags),
+                    [&](fg::Context* ctx) { return allocate(ctx, MemKind::Host, size, flags, ptr); });
 }
 }  // namespace
 
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMallocHost(void** ptr, size_t size) {
-  return api([&] { return host_alloc(ptr, size, 0); });
-}
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMallocHost(void** ptr, size_t size) { return host_alloc(ptr, size, 0); }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaHostAlloc(void** pHost, size_t size, unsigned int flags) {
-  return api([&] { return host_alloc(pHost, size, flags); });
+  return host_alloc(pHost, size, flags);
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaFreeHost(void* ptr) {
-  return api([&]() -> cudaError_t {
-    fg::Context* ctx = nullptr;
-    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
-    if (cudaError_t e = capture_gate(); e != cudaSuccess) return e;
+  return api_unsafe(true, [&](fg::Context*) -> cudaError_t {
     if (!ptr) return cudaSuccess;
     return free_kinds(ptr, bit(MemKind::Host));
   });
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaHostRegister(void* ptr, size_t size, unsigned int flags) {
-  return api([&]() -> cudaError_t {
-    if (!ptr || size == 0 || (flags & ~kHostRegisterFlags)) return cudaErrorInvalidValue;
-    fg::Context* ctx = nullptr;
-    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+  return api_ctx(ptr && size != 0 && !(flags & ~kHostRegisterFlags), [&](fg::Context*) -> cudaError_t {
     auto a = be().mem_find(ptr);
     if (a) {
       // Pinned or registered already: "part or all of the requested memory range is already
@@ -186,22 +150,15 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaHostRegister(void* ptr, size_t size, u
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaHostUnregister(void* ptr) {
-  return api([&]() -> cudaError_t {
-    if (!ptr) return cudaErrorInvalidValue;
-    fg::Context* ctx = nullptr;
-    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
-    if (be().host_unregister(ptr) != fg::Status::Ok) return cudaErrorHostMemoryNotRegistered;
-    return cudaSuccess;
+  return api_ctx(ptr, [&](fg::Context*) {
+    return be().host_unregister(ptr) == fg::Status::Ok ? cudaSuccess : cudaErrorHostMemoryNotRegistered;
   });
 }
 
 // With unified addressing the device address of pinned, registered or managed memory is the
 // host address itself.
 extern "C" FG_IMPL cudaError_t fgimpl_cudaHostGetDevicePointer(void** pDevice, void* pHost, unsigned int flags) {
-  return api([&]() -> cudaError_t {
-    if (!pDevice || !pHost || flags != 0) return cudaErrorInvalidValue;
-    fg::Context* ctx = nullptr;
-    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+  return api_ctx(pDevice && pHost && flags == 0, [&](fg::Context*) -> cudaError_t {
     auto a = be().mem_find(pHost);
     if (!a || (a->kind != MemKind::Host && a->kind != MemKind::Registered && a->kind != MemKind::Managed))
       return cudaErrorInvalidValue;
@@ -212,10 +169,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaHostGetDevicePointer(void** pDevice, v
 
 // Only for cudaHostAlloc/cudaMallocHost memory; cudaHostAllocMapped is implied under UVA.
 extern "C" FG_IMPL cudaError_t fgimpl_cudaHostGetFlags(unsigned int* pFlags, void* pHost) {
-  return api([&]() -> cudaError_t {
-    if (!pFlags || !pHost) return cudaErrorInvalidValue;
-    fg::Context* ctx = nullptr;
-    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+  return api_ctx(pFlags && pHost, [&](fg::Context*) -> cudaError_t {
     auto a = be().mem_find(pHost);
     if (!a || a->kind != MemKind::Host) return cudaErrorInvalidValue;
     *pFlags = a->flags | cudaHostAllocMapped;
@@ -226,10 +180,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaHostGetFlags(unsigned int* pFlags, voi
 // ---- information ----------------------------------------------------------------------------------
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaMemGetInfo(size_t* free, size_t* total) {
-  return api([&]() -> cudaError_t {
-    if (!free || !total) return cudaErrorInvalidValue;
-    fg::Context* ctx = nullptr;
-    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+  return api_ctx(free && total, [&](fg::Context* ctx) {
     uint64_t f = 0, t = 0;
     be().mem_info(ctx->dev, &f, &t);
     *free = f;
@@ -242,10 +193,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMemGetInfo(size_t* free, size_t* total
 // success (device cudaInvalidDeviceId, no device alias); device memory has no host alias;
 // pinned, registered and managed memory have both (the same address, unified addressing).
 extern "C" FG_IMPL cudaError_t fgimpl_cudaPointerGetAttributes(cudaPointerAttributes* attributes, const void* ptr) {
-  return api([&]() -> cudaError_t {
-    if (!attributes) return cudaErrorInvalidValue;
-    fg::Context* ctx = nullptr;
-    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+  return api_ctx(attributes, [&](fg::Context* ctx) {
     auto a = be().mem_find(ptr);
     std::memset(attributes, 0, sizeof *attributes);
     void* p = const_cast<void*>(ptr);
@@ -289,10 +237,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaPointerGetAttributes(cudaPointerAttrib
 // ---- IPC ------------------------------------------------------------------------------------------
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaIpcGetMemHandle(cudaIpcMemHandle_t* handle, void* devPtr) {
-  return api([&]() -> cudaError_t {
-    if (!handle || !devPtr) return cudaErrorInvalidValue;
-    fg::Context* ctx = nullptr;
-    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+  return api_ctx(handle && devPtr, [&](fg::Context*) {
     static_assert(sizeof(cudaIpcMemHandle_t) == 64);
     return to_cuda(be().ipc_export(devPtr, reinterpret_cast<unsigned char*>(handle)));
   });
@@ -300,10 +245,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaIpcGetMemHandle(cudaIpcMemHandle_t* ha
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaIpcOpenMemHandle(void** devPtr, cudaIpcMemHandle_t handle,
                                                            unsigned int flags) {
-  return api([&]() -> cudaError_t {
-    if (!devPtr || (flags & ~cudaIpcMemLazyEnablePeerAccess)) return cudaErrorInvalidValue;
-    fg::Context* ctx = nullptr;
-    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
+  return api_ctx(devPtr && !(flags & ~cudaIpcMemLazyEnablePeerAccess), [&](fg::Context*) {
     unsigned char bytes[64];
     std::memcpy(bytes, &handle, sizeof bytes);
     return to_cuda(be().ipc_open(bytes, devPtr));
@@ -311,12 +253,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaIpcOpenMemHandle(void** devPtr, cudaIp
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaIpcCloseMemHandle(void* devPtr) {
-  return api([&]() -> cudaError_t {
-    if (!devPtr) return cudaErrorInvalidValue;
-    fg::Context* ctx = nullptr;
-    if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
-    return to_cuda(be().ipc_close(devPtr));
-  });
+  return api_ctx(devPtr, [&](fg::Context*) { return to_cuda(be().ipc_close(devPtr)); });
 }
 
 // ---- stream-ordered allocation ----------------------------------------------------------------------
@@ -328,41 +265,31 @@ namespace {
 // graph allocation node (its memory is made now, at the address the graph keeps) and a
 // stream-ordered free becomes a free node. True when the capture took the call.
 bool captured_alloc(fg::Stream* s, size_t size, void** out, cudaError_t* e) {
-  bool capturing = false;
-  if (fg::Status st = fg::graph::route(s, &capturing); st != fg::Status::Ok) {
-    *e = to_cuda(st);
-    return true;
-  }
-  if (!capturing) return false;
-  if (size == 0) {
-    *out = nullptr;
-    *e = cudaSuccess;
-    return true;
-  }
-  fg::graph::Params p;
-  p.type = fg::graph::NodeType::MemAlloc;
-  if (fg::Status st = fg::graph::make_alloc(s->ctx, size, fg::ApiOrigin::Runtime, &p.alloc); st != fg::Status::Ok) {
-    *e = to_cuda(st);
-    return true;
-  }
-  void* ptr = p.alloc->ptr;
-  *e = to_cuda(fg::graph::capture(s, std::move(p)));
-  if (*e == cudaSuccess) *out = ptr;
-  return true;
+  auto in_capture = [&]() -> cudaError_t {
+    if (size == 0) {
+      *out = nullptr;
+      return cudaSuccess;
+    }
+    fg::graph::Params p;
+    p.type = fg::graph::NodeType::MemAlloc;
+    if (fg::Status st = fg::graph::make_alloc(s->ctx, size, fg::ApiOrigin::Runtime, &p.alloc); st != fg::Status::Ok)
+      return to_cuda(st);
+    void* ptr = p.alloc->ptr;
+    const cudaError_t added = fg::rt::add_node(s, std::move(p));
+    if (added == cudaSuccess) *out = ptr;
+    return added;
+  };
+  return fg::rt::captured(s, in_capture, e);
 }
 
 bool captured_free(fg::Stream* s, void* ptr, cudaError_t* e) {
-  bool capturing = false;
-  if (fg::Status st = fg::graph::route(s, &capturing); st != fg::Status::Ok) {
-    *e = to_cuda(st);
-    return true;
-  }
-  if (!capturing) return false;
-  fg::graph::Params p;
-  p.type = fg::graph::NodeType::MemFree;
-  p.free_ptr = ptr;
-  *e = to_cuda(fg::graph::capture(s, std::move(p)));
-  return true;
+  auto in_capture = [&] {
+    fg::graph::Params p;
+    p.type = fg::graph::NodeType::MemFree;
+    p.free_ptr = ptr;
+    return fg::rt::add_node(s, std::move(p));
+  };
+  return fg::rt::captured(s, in_capture, e);
 }
 
 cudaError_t malloc_async(void** devPtr, size_t size, cudaStream_t hStream, bool per_thread) {
@@ -378,7 +305,7 @@ cudaError_t malloc_from_pool_async(void** ptr, size_t size, cudaMemPool_t memPoo
                                    bool per_thread) {
   if (!ptr) return cudaErrorInvalidValue;
   fg::MemPool* pool = nullptr;
-  if (cudaError_t e = valid_pool(memPool, &pool); e != cudaSuccess) return e;
+  if (cudaError_t e = pool_arg(memPool, &pool); e != cudaSuccess) return e;
   fg::Stream* s = nullptr;
   if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
   if (cudaError_t e; captured_alloc(s, size, ptr, &e)) return e;
@@ -423,38 +350,43 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaFreeAsync_ptsz(void* devPtr, cudaStrea
 
 // ---- memory pools -------------------------------------------------------------------------------------
 
+namespace {
+// The getters' answer: the device's default pool, or the pool it allocates from now.
+cudaMemPool_t pool_handle(const fg::Device* d, bool current) {
+  return reinterpret_cast<cudaMemPool_t>(current ? d->current_pool.load() : d->default_pool);
+}
+
+// The device's pool for cudaMallocAsync from now on: a pool serves the device it was made for.
+cudaError_t set_pool(fg::Device* d, cudaMemPool_t memPool) {
+  fg::MemPool* p = nullptr;
+  if (cudaError_t e = pool_arg(memPool, &p); e != cudaSuccess) return e;
+  if (p->dev != d) return cudaErrorInvalidValue;
+  d->current_pool.store(p);
+  return cudaSuccess;
+}
+
+cudaError_t device_pool(cudaMemPool_t* memPool, int device, bool current) {
+  if (!memPool) return cudaErrorInvalidValue;
+  fg::Device* d = nullptr;
+  if (cudaError_t e = device_arg(device, &d); e != cudaSuccess) return e;
+  *memPool = pool_handle(d, current);
+  return cudaSuccess;
+}
+}  // namespace
+
 extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceGetDefaultMemPool(cudaMemPool_t* memPool, int device) {
-  return api([&]() -> cudaError_t {
-    if (!memPool) return cudaErrorInvalidValue;
-    if (be().device_count() == 0) return cudaErrorNoDevice;
-    fg::Device* d = be().device(device);
-    if (!d) return cudaErrorInvalidDevice;
-    *memPool = reinterpret_cast<cudaMemPool_t>(d->default_pool);
-    return cudaSuccess;
-  });
+  return api([&] { return device_pool(memPool, device, false); });
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceGetMemPool(cudaMemPool_t* memPool, int device) {
-  return api([&]() -> cudaError_t {
-    if (!memPool) return cudaErrorInvalidValue;
-    if (be().device_count() == 0) return cudaErrorNoDevice;
-    fg::Device* d = be().device(device);
-    if (!d) return cudaErrorInvalidDevice;
-    *memPool = reinterpret_cast<cudaMemPool_t>(d->current_pool.load());
-    return cudaSuccess;
-  });
+  return api([&] { return device_pool(memPool, device, true); });
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaDeviceSetMemPool(int device, cudaMemPool_t memPool) {
   return api([&]() -> cudaError_t {
-    if (be().device_count() == 0) return cudaErrorNoDevice;
-    fg::Device* d = be().device(device);
-    if (!d) return cudaErrorInvalidDevice;
-    fg::MemPool* p = nullptr;
-    if (cudaError_t e = valid_pool(memPool, &p); e != cudaSuccess) return e;
-    if (p->dev != d) return cudaErrorInvalidValue;  // a pool serves the device it was made for
-    d->current_pool.store(p);
-    return cudaSuccess;
+    fg::Device* d = nullptr;
+    if (cudaError_t e = device_arg(device, &d); e != cudaSuccess) return e;
+    return set_pool(d, memPool);
   });
 }
 
@@ -471,34 +403,27 @@ cudaError_t pool_location(const cudaMemLocation* location, cudaMemAllocationType
                : cudaErrorInvalidValue;
   }
   if (type != cudaMemAllocationTypePinned) return cudaErrorNotSupported;
-  if (be().device_count() == 0) return cudaErrorNoDevice;
-  fg::Device* d = be().device(location->id);
-  if (!d) return cudaErrorInvalidDevice;
-  *out = d;
+  return device_arg(location->id, out);
+}
+
+cudaError_t location_pool(cudaMemPool_t* memPool, const cudaMemLocation* location, cudaMemAllocationType type,
+                          bool current) {
+  if (!memPool) return cudaErrorInvalidValue;
+  fg::Device* d = nullptr;
+  if (cudaError_t e = pool_location(location, type, &d); e != cudaSuccess) return e;
+  *memPool = pool_handle(d, current);
   return cudaSuccess;
 }
 }  // namespace
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaMemGetDefaultMemPool(cudaMemPool_t* memPool, cudaMemLocation* location,
                                                                cudaMemAllocationType type) {
-  return api([&]() -> cudaError_t {
-    if (!memPool) return cudaErrorInvalidValue;
-    fg::Device* d = nullptr;
-    if (cudaError_t e = pool_location(location, type, &d); e != cudaSuccess) return e;
-    *memPool = reinterpret_cast<cudaMemPool_t>(d->default_pool);
-    return cudaSuccess;
-  });
+  return api([&] { return location_pool(memPool, location, type, false); });
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaMemGetMemPool(cudaMemPool_t* memPool, cudaMemLocation* location,
                                                         cudaMemAllocationType type) {
-  return api([&]() -> cudaError_t {
-    if (!memPool) return cudaErrorInvalidValue;
-    fg::Device* d = nullptr;
-    if (cudaError_t e = pool_location(location, type, &d); e != cudaSuccess) return e;
-    *memPool = reinterpret_cast<cudaMemPool_t>(d->current_pool.load());
-    return cudaSuccess;
-  });
+  return api([&] { return location_pool(memPool, location, type, true); });
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaMemSetMemPool(cudaMemLocation* location, cudaMemAllocationType type,
@@ -506,11 +431,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMemSetMemPool(cudaMemLocation* locatio
   return api([&]() -> cudaError_t {
     fg::Device* d = nullptr;
     if (cudaError_t e = pool_location(location, type, &d); e != cudaSuccess) return e;
-    fg::MemPool* p = nullptr;
-    if (cudaError_t e = valid_pool(memPool, &p); e != cudaSuccess) return e;
-    if (p->dev != d) return cudaErrorInvalidValue;
-    d->current_pool.store(p);
-    return cudaSuccess;
+    return set_pool(d, memPool);
   });
 }
 
@@ -522,9 +443,8 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolCreate(cudaMemPool_t* memPool, 
       // Host / host-NUMA pools (CUDA 12.2+) are not modelled.
       return poolProps->location.type == cudaMemLocationTypeInvalid ? cudaErrorInvalidValue : cudaErrorNotSupported;
     }
-    if (be().device_count() == 0) return cudaErrorNoDevice;
-    fg::Device* d = be().device(poolProps->location.id);
-    if (!d) return cudaErrorInvalidDevice;
+    fg::Device* d = nullptr;
+    if (cudaError_t e = device_arg(poolProps->location.id, &d); e != cudaSuccess) return e;
     fg::MemPool* p = nullptr;
     if (fg::Status s = be().pool_create(d, &p); s != fg::Status::Ok) return to_cuda(s);
     p->handle_types = static_cast<unsigned>(poolProps->handleTypes);  // for export (core/pool_ipc.h)
@@ -538,19 +458,29 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolCreate(cudaMemPool_t* memPool, 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolDestroy(cudaMemPool_t memPool) {
   return api([&]() -> cudaError_t {
     fg::MemPool* p = nullptr;
-    if (cudaError_t e = valid_pool(memPool, &p); e != cudaSuccess) return e;
+    if (cudaError_t e = pool_arg(memPool, &p); e != cudaSuccess) return e;
     if (p->is_default) return cudaErrorInvalidValue;
     return to_cuda(be().pool_destroy(p));
   });
 }
 
-extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolSetAttribute(cudaMemPool_t memPool, cudaMemPoolAttr attr,
-                                                              void* value) {
+namespace {
+// The attribute calls: op(pool) under the pool's lock, for a valid pool and a non-null value.
+template <class Op>
+cudaError_t pool_attribute(cudaMemPool_t memPool, void* value, Op op) noexcept {
   return api([&]() -> cudaError_t {
     fg::MemPool* p = nullptr;
-    if (cudaError_t e = valid_pool(memPool, &p); e != cudaSuccess) return e;
+    if (cudaError_t e = pool_arg(memPool, &p); e != cudaSuccess) return e;
     if (!value) return cudaErrorInvalidValue;
     std::lock_guard lock(p->mu);
+    return op(p);
+  });
+}
+}  // namespace
+
+extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolSetAttribute(cudaMemPool_t memPool, cudaMemPoolAttr attr,
+                                                              void* value) {
+  return pool_attribute(memPool, value, [&](fg::MemPool* p) -> cudaError_t {
     switch (attr) {
       case cudaMemPoolReuseFollowEventDependencies:
         p->reuse_follow_event = *static_cast<int*>(value) != 0;
@@ -581,11 +511,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolSetAttribute(cudaMemPool_t memP
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolGetAttribute(cudaMemPool_t memPool, cudaMemPoolAttr attr,
                                                               void* value) {
-  return api([&]() -> cudaError_t {
-    fg::MemPool* p = nullptr;
-    if (cudaError_t e = valid_pool(memPool, &p); e != cudaSuccess) return e;
-    if (!value) return cudaErrorInvalidValue;
-    std::lock_guard lock(p->mu);
+  return pool_attribute(memPool, value, [&](fg::MemPool* p) -> cudaError_t {
     switch (attr) {
       case cudaMemPoolReuseFollowEventDependencies:
         *static_cast<int*>(value) = p->reuse_follow_event;
@@ -610,7 +536,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolGetAttribute(cudaMemPool_t memP
 extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep) {
   return api([&]() -> cudaError_t {
     fg::MemPool* p = nullptr;
-    if (cudaError_t e = valid_pool(memPool, &p); e != cudaSuccess) return e;
+    if (cudaError_t e = pool_arg(memPool, &p); e != cudaSuccess) return e;
     std::lock_guard lock(p->mu);
     p->reserved_current = std::max<uint64_t>(p->used_current, std::min<uint64_t>(p->reserved_current, minBytesToKeep));
     return cudaSuccess;
@@ -621,7 +547,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolSetAccess(cudaMemPool_t memPool
                                                            size_t count) {
   return api([&]() -> cudaError_t {
     fg::MemPool* p = nullptr;
-    if (cudaError_t e = valid_pool(memPool, &p); e != cudaSuccess) return e;
+    if (cudaError_t e = pool_arg(memPool, &p); e != cudaSuccess) return e;
     if (count && !descList) return cudaErrorInvalidValue;
     // Validate everything first: the call applies all descriptors or none.
     for (size_t i = 0; i < count; ++i) {
@@ -643,7 +569,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolGetAccess(cudaMemAccessFlags* f
                                                            cudaMemLocation* location) {
   return api([&]() -> cudaError_t {
     fg::MemPool* p = nullptr;
-    if (cudaError_t e = valid_pool(memPool, &p); e != cudaSuccess) return e;
+    if (cudaError_t e = pool_arg(memPool, &p); e != cudaSuccess) return e;
     if (!flags || !location) return cudaErrorInvalidValue;
     if (location->type != cudaMemLocationTypeDevice) return cudaErrorInvalidValue;
     if (!be().device(location->id)) return cudaErrorInvalidDevice;

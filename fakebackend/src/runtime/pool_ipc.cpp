@@ -6,32 +6,20 @@
 #include "runtime/common.h"
 
 #include "core/pool_ipc.h"
+#include "core/pool_ipc_types.h"
 
 #include <climits>
 #include <cstdint>
 
 using namespace fgapi;
 using fg::rt::api;
-using fg::rt::be;
+using fg::rt::pool_arg;
 using fg::rt::to_cuda;
 
 namespace {
 
-cudaError_t pool_arg(cudaMemPool_t h, fg::MemPool** out) {
-  auto* p = reinterpret_cast<fg::MemPool*>(h);
-  if (!h || !be().pool_valid(p)) return cudaErrorInvalidValue;
-  *out = p;
-  return cudaSuccess;
-}
-
 cudaError_t handle_type(cudaMemAllocationHandleType t) {
-  switch (static_cast<int>(t)) {
-    case cudaMemHandleTypePosixFileDescriptor: return cudaSuccess;
-    case cudaMemHandleTypeWin32:
-    case cudaMemHandleTypeWin32Kmt:
-    case cudaMemHandleTypeFabric: return cudaErrorNotSupported;
-    default: return cudaErrorInvalidValue;
-  }
+  return to_cuda(fg::pool_ipc::check_handle_type(static_cast<int>(t)));
 }
 
 }  // namespace

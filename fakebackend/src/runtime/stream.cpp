@@ -4,9 +4,7 @@
 // Stream capture (cudaStreamBeginCapture …, the capture queries) is in runtime/graph.cpp;
 // here, work on a capturing stream becomes graph nodes and synchronisation follows the
 // capture rules (core/graph.h).
-#include "runtime/common.h"
-
-#include "core/graph.h"
+#include "runtime/capture.h"
 
 using namespace fgapi;
 using fg::rt::api;
@@ -48,16 +46,9 @@ cudaError_t wait_event(cudaStream_t stream, cudaEvent_t event, unsigned flags, b
   if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
   auto* ev = reinterpret_cast<fg::Event*>(event);
   if (!be().event_valid(ev)) return cudaErrorInvalidResourceHandle;
-  if (flags & cudaEventWaitExternal) {  // captured as an event wait node
-    bool capturing = false;
-    if (fg::Status st = fg::graph::route(s, &capturing); st != fg::Status::Ok) return to_cuda(st);
-    if (capturing) {
-      fg::graph::Params p;
-      p.type = fg::graph::NodeType::WaitEvent;
-      p.event = ev;
-      return to_cuda(fg::graph::capture(s, std::move(p)));
-    }
-  }
+  // Captured as an event wait node.
+  auto in_capture = [&] { return fg::rt::add_node(s, fg::rt::event_node(fg::graph::NodeType::WaitEvent, ev)); };
+  if (cudaError_t e; (flags & cudaEventWaitExternal) && fg::rt::captured(s, in_capture, &e)) return e;
   return to_cuda(be().stream_wait_event(s, ev));
 }
 
@@ -75,15 +66,14 @@ cudaError_t launch_host_func(cudaStream_t stream, cudaHostFn_t fn, void* userDat
   if (!fn) return cudaErrorInvalidValue;
   fg::Stream* s = nullptr;
   if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
-  bool capturing = false;  // a capturing stream records a host node (function and argument)
-  if (fg::Status st = fg::graph::route(s, &capturing); st != fg::Status::Ok) return to_cuda(st);
-  if (capturing) {
+  auto in_capture = [&] {  // a host node (function and argument)
     fg::graph::Params p;
     p.type = fg::graph::NodeType::Host;
     p.host.fn = fn;
     p.host.user = userData;
-    return to_cuda(fg::graph::capture(s, std::move(p)));
-  }
+    return fg::rt::add_node(s, std::move(p));
+  };
+  if (cudaError_t e; fg::rt::captured(s, in_capture, &e)) return e;
   return to_cuda(be().stream_host_func(s, [fn, userData] { fn(userData); }));
 }
 
