@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "collector/baseline.h"
+#include "collector/unique_fd.h"
 
 #include <fakegpu/ledger_format.h>  // the backend's ledger segment: the contract both sides build from
 
@@ -52,17 +53,12 @@ namespace {
 class MappedLedger {
  public:
   explicit MappedLedger(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
+    const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(sizeof(lg::Header))) {
-      ::close(fd);
-      return;
-    }
-    size_ = static_cast<size_t>(st.st_size);
-    void* base = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
-    ::close(fd);
+    if (!fd || ::fstat(fd.get(), &st) != 0 || st.st_size < static_cast<off_t>(sizeof(lg::Header))) return;
+    void* base = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd.get(), 0);
     if (base == MAP_FAILED) return;
+    size_ = static_cast<size_t>(st.st_size);
     base_ = static_cast<const char*>(base);
     valid_ = lg::header_valid(*reinterpret_cast<const lg::Header*>(base_), size_);
   }

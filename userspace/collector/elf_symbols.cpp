@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "collector/elf_symbols.h"
+#include "collector/unique_fd.h"
 
 #include "collector/errors.h"
 
@@ -34,13 +35,10 @@ uint64_t file_offset(Elf* elf, uint64_t vaddr) {
 
 ElfSymbols::ElfSymbols(const std::string& path) : path_(path) {
   if (elf_version(EV_CURRENT) == EV_NONE) throw TraceError("libelf is not usable: " + std::string(elf_errmsg(-1)));
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw TraceError("cannot open " + path + ": " + std::strerror(errno));
-  std::unique_ptr<Elf, ElfCloser> elf(elf_begin(fd, ELF_C_READ, nullptr));
-  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) {
-    ::close(fd);
-    throw TraceError(path + " is not an ELF file");
-  }
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) throw TraceError("cannot open " + path + ": " + std::strerror(errno));
+  std::unique_ptr<Elf, ElfCloser> elf(elf_begin(fd.get(), ELF_C_READ, nullptr));  // ended before fd closes
+  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) throw TraceError(path + " is not an ELF file");
   // A note's addresses are as linked; .stapsdt.base's address now minus the note's record of
   // it is what prelinking moved them by (SystemTap SDT v3).
   size_t shstrndx = 0;
@@ -107,7 +105,6 @@ ElfSymbols::ElfSymbols(const std::string& path) : path_(path) {
       }
     }
   }
-  ::close(fd);
 }
 
 std::vector<uint64_t> ElfSymbols::offsets(const std::string& name) const {
