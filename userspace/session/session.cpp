@@ -8,6 +8,7 @@
 #include "collector/functions.h"
 #include "collector/ring_reader.h"
 #include "collector/symbolizer.h"
+#include "collector/unique_fd.h"
 #include "core/html_report.h"
 #include "core/ledger.h"
 #include "core/render.h"
@@ -73,46 +74,40 @@ class Child {
   explicit Child(const std::vector<std::string>& argv) {
     int gate[2];
     int report[2];  // the exec error, if any, comes back through a close-on-exec pipe
-    if (::pipe2(gate, O_CLOEXEC) != 0 || ::pipe2(report, O_CLOEXEC) != 0)
-      throw TraceError(std::string("pipe: ") + std::strerror(errno));
+    if (::pipe2(gate, O_CLOEXEC) != 0) throw TraceError(std::string("pipe: ") + std::strerror(errno));
+    const UniqueFd gate_read(gate[0]);
+    gate_.reset(gate[1]);
+    if (::pipe2(report, O_CLOEXEC) != 0) throw TraceError(std::string("pipe: ") + std::strerror(errno));
+    report_.reset(report[0]);
+    const UniqueFd report_write(report[1]);
     pid_ = ::fork();
     if (pid_ < 0) throw TraceError(std::string("fork: ") + std::strerror(errno));
     if (pid_ == 0) {
-      ::close(gate[1]);
-      ::close(report[0]);
+      gate_.reset();  // the parent's ends
+      report_.reset();
       char go = 0;
-      while (::read(gate[0], &go, 1) < 0 && errno == EINTR) {}
+      while (::read(gate_read.get(), &go, 1) < 0 && errno == EINTR) {}
       drop_privileges();
       std::vector<char*> args;
       for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
       args.push_back(nullptr);
       ::execvp(args[0], args.data());
       const int e = errno;
-      ssize_t w = ::write(report[1], &e, sizeof e);
+      ssize_t w = ::write(report_write.get(), &e, sizeof e);
       (void)w;
       ::_exit(e == ENOENT ? 127 : 126);
     }
-    ::close(gate[0]);
-    ::close(report[1]);
-    gate_ = gate[1];
-    report_ = report[0];
-  }
-  ~Child() {
-    if (gate_ >= 0) ::close(gate_);
-    if (report_ >= 0) ::close(report_);
   }
   int pid() const { return pid_; }
   // Lets the command exec; returns its exec error (0 if it is running).
   int release() {
     char go = 1;
-    ssize_t w = ::write(gate_, &go, 1);
+    ssize_t w = ::write(gate_.get(), &go, 1);
     (void)w;
-    ::close(gate_);
-    gate_ = -1;
+    gate_.reset();
     int e = 0;
-    const ssize_t n = ::read(report_, &e, sizeof e);
-    ::close(report_);
-    report_ = -1;
+    const ssize_t n = ::read(report_.get(), &e, sizeof e);
+    report_.reset();
     return n == sizeof e ? e : 0;
   }
   // Non-blocking: the command's exit status once it has ended (its code, or 128 + signal).
@@ -145,7 +140,7 @@ class Child {
     }
   }
   pid_t pid_ = -1;
-  int gate_ = -1, report_ = -1;
+  UniqueFd gate_, report_;  // the parent's ends of the two pipes
 };
 
 class Session {
