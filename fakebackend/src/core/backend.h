@@ -243,6 +243,14 @@ struct CtxCache {
 };
 FG_TLS extern constinit thread_local CtxCache t_ctx_cache;
 
+// The object an API handle names in a registry keyed by handle (Backend::new_handle's
+// numbers); nullptr for any other value. The caller holds the registry's lock.
+template <class T>
+T* find_handle(const std::unordered_map<uintptr_t, T*>& by_handle, const void* h) noexcept {
+  auto it = by_handle.find(reinterpret_cast<uintptr_t>(h));
+  return it == by_handle.end() ? nullptr : it->second;
+}
+
 class Backend {
  public:
   // First use initialises (configuration, ledger). A configuration error prints its

@@ -493,14 +493,12 @@ void Backend::drop_module_locked(Module* m) {
 
 Module* Backend::module_of_handle(const void* h) noexcept {
   std::lock_guard lock(mu_);
-  auto it = module_handles_.find(reinterpret_cast<uintptr_t>(h));
-  return it == module_handles_.end() ? nullptr : it->second;
+  return find_handle(module_handles_, h);
 }
 
 Function* Backend::function_of_handle(const void* h) noexcept {
   std::lock_guard lock(mu_);
-  auto it = function_handles_.find(reinterpret_cast<uintptr_t>(h));
-  return it == function_handles_.end() ? nullptr : it->second;
+  return find_handle(function_handles_, h);
 }
 
 bool Backend::function_valid(const Function* f) noexcept { return listed(functions_, f); }

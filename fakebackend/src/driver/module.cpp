@@ -195,21 +195,16 @@ Libraries& libraries() {
   return *l;
 }
 
-template <class T>
-T* find_locked(const std::unordered_map<uintptr_t, T*>& by_handle, const void* h) {
-  auto it = by_handle.find(reinterpret_cast<uintptr_t>(h));
-  return it == by_handle.end() ? nullptr : it->second;
-}
 // A loaded library or library kernel; nullptr for anything else.
 Library* library_of(CUlibrary h) {
   auto& L = libraries();
   std::lock_guard lock(L.mu);
-  return find_locked(L.libs, h);
+  return find_handle(L.libs, h);
 }
 Kernel* kernel_of(const void* h) {
   auto& L = libraries();
   std::lock_guard lock(L.mu);
-  return find_locked(L.kernels, h);
+  return find_handle(L.kernels, h);
 }
 
 // The library's module in the current context, loading it on first use.
@@ -690,7 +685,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryUnload(CUlibrary library) {
   return api([&](Backend& b) -> CUresult {
     auto& L = libraries();
     std::unique_lock lock(L.mu);
-    Library* lib = find_locked(L.libs, library);
+    Library* lib = find_handle(L.libs, library);
     if (!lib) return CUDA_ERROR_INVALID_HANDLE;
     L.libs.erase(lib->handle);
     for (auto& [name, k] : lib->kernels) L.kernels.erase(k->handle);
@@ -708,7 +703,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetKernel(CUkernel* pKernel, CUlibra
     if (!pKernel || !name) return CUDA_ERROR_INVALID_VALUE;
     auto& L = libraries();
     std::lock_guard lock(L.mu);
-    Library* lib = find_locked(L.libs, library);
+    Library* lib = find_handle(L.libs, library);
     if (!lib) return CUDA_ERROR_INVALID_HANDLE;
     if (!lib->kernels.count(name) && lib->ptx &&
         !ptx_has_entry(std::string_view(lib->image.data(), lib->image.size() - 1), name))
@@ -761,7 +756,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryEnumerateKernels(CUkernel* kernels, 
     if (numKernels > m->entry_names.size()) return CUDA_ERROR_INVALID_VALUE;
     auto& L = libraries();
     std::lock_guard lock(L.mu);
-    Library* lib = find_locked(L.libs, library);
+    Library* lib = find_handle(L.libs, library);
     if (!lib) return CUDA_ERROR_INVALID_HANDLE;  // unloaded meanwhile
     for (unsigned i = 0; i < numKernels; ++i) kernels[i] = library_kernel(b, lib, m->entry_names[i]);
     return CUDA_SUCCESS;
