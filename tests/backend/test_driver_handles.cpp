@@ -6,7 +6,10 @@
 
 #include <malloc.h>
 
+#include <condition_variable>
 #include <functional>
+#include <mutex>
+#include <thread>
 
 using namespace drvtest;
 
@@ -81,6 +84,67 @@ TEST_CASE("driver: handles of unloaded modules, functions, libraries and kernels
   CU_OK(CU(cuModuleUnload)(mod));
 }
 
+TEST_CASE("driver: handles of destroyed contexts are refused however many contexts follow", "[driver]") {
+  Ctx c;
+  CUcontext dead = nullptr;
+  CU_OK(CU(cuCtxCreate_v2)(&dead, 0, 0));
+  CU_OK(CU(cuCtxDestroy_v2)(dead));
+  // A context destroyed while another thread has it current: that thread's calls say it is
+  // destroyed until the thread lets it go, whatever was created since.
+  CUcontext held = nullptr;
+  CU_OK(CU(cuCtxCreate_v2)(&held, 0, 0));
+  CU_OK(CU(cuCtxPopCurrent_v2)(nullptr));
+  std::mutex mu;
+  std::condition_variable cv;
+  int step = 0;
+  CUresult while_held = CUDA_ERROR_UNKNOWN, after_pop = CUDA_ERROR_UNKNOWN;
+  CUcontext seen = nullptr;
+  std::thread other([&] {
+    CU_OK(CU(cuCtxPushCurrent_v2)(held));
+    std::unique_lock lock(mu);
+    step = 1;
+    cv.notify_all();
+    cv.wait(lock, [&] { return step == 2; });
+    CUdevice d = -1;
+    (void)CU(cuCtxGetCurrent)(&seen);
+    while_held = CU(cuCtxGetDevice)(&d);
+    (void)CU(cuCtxPopCurrent_v2)(nullptr);
+    after_pop = CU(cuCtxGetDevice)(&d);
+  });
+  {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return step == 1; });
+  }
+  CU_OK(CU(cuCtxDestroy_v2)(held));
+  for (int i = 0; i < 1000; ++i) {
+    CUcontext x = nullptr;
+    CU_OK(CU(cuCtxCreate_v2)(&x, 0, 0));
+    REQUIRE(x != dead);
+    REQUIRE(x != held);
+    CU_OK(CU(cuCtxDestroy_v2)(x));
+  }
+  {
+    std::lock_guard lock(mu);
+    step = 2;
+    cv.notify_all();
+  }
+  other.join();
+  CHECK(seen == held);
+  CU_EQ(CUDA_ERROR_CONTEXT_IS_DESTROYED, while_held);
+  CU_EQ(CUDA_ERROR_INVALID_CONTEXT, after_pop);
+  for (CUcontext gone : {dead, held}) {
+    unsigned long long id = 0;
+    CU_EQ(CUDA_ERROR_INVALID_CONTEXT, CU(cuCtxGetId)(gone, &id));
+    CU_EQ(CUDA_ERROR_INVALID_CONTEXT, CU(cuCtxPushCurrent_v2)(gone));
+    CU_EQ(CUDA_ERROR_INVALID_CONTEXT, CU(cuCtxSetCurrent)(gone));
+    CU_EQ(CUDA_ERROR_INVALID_CONTEXT, CU(cuCtxDestroy_v2)(gone));
+  }
+  // Still the fixture's context on this thread.
+  CUcontext cur = nullptr;
+  CU_OK(CU(cuCtxGetCurrent)(&cur));
+  CHECK(cur == c.ctx);
+}
+
 TEST_CASE("driver: 100,000 create/destroy cycles of each handle type keep at most 8 bytes each", "[driver]") {
   Ctx c;
   constexpr int kCycles = 100000;
@@ -102,6 +166,39 @@ TEST_CASE("driver: 100,000 create/destroy cycles of each handle type keep at mos
           CU_OK(CU(cuLibraryLoadData)(&l, kPtx, nullptr, nullptr, 0, nullptr, nullptr, 0));
           CU_OK(CU(cuLibraryGetKernel)(&k, l, "tick"));
           CU_OK(CU(cuLibraryUnload)(l));
+        }));
+  check("context", kept_per_cycle(kCycles, [] {
+          CUcontext x = nullptr;
+          CU_OK(CU(cuCtxCreate_v2)(&x, 0, 0));
+          CU_OK(CU(cuCtxDestroy_v2)(x));
+        }));
+  check("context with a default stream", kept_per_cycle(kCycles / 10, [] {
+          CUcontext x = nullptr;
+          CU_OK(CU(cuCtxCreate_v2)(&x, 0, 0));
+          CU_OK(CU(cuStreamSynchronize)(CU_STREAM_LEGACY));
+          CU_OK(CU(cuCtxDestroy_v2)(x));
+        }));
+  check("context with a module", kept_per_cycle(kCycles / 10, [] {
+          CUcontext x = nullptr;
+          CU_OK(CU(cuCtxCreate_v2)(&x, 0, 0));
+          CUmodule m = nullptr;
+          CU_OK(CU(cuModuleLoadData)(&m, kPtx));
+          CU_OK(CU(cuCtxDestroy_v2)(x));
+        }));
+  check("context with a default stream and a library module", kept_per_cycle(kCycles / 10, [] {
+          static CUlibrary lib = [] {
+            CUlibrary l = nullptr;
+            CU_OK(CU(cuLibraryLoadData)(&l, kPtx, nullptr, nullptr, 0, nullptr, nullptr, 0));
+            return l;
+          }();
+          CUcontext x = nullptr;
+          CU_OK(CU(cuCtxCreate_v2)(&x, 0, 0));
+          CU_OK(CU(cuStreamSynchronize)(CU_STREAM_LEGACY));
+          CUkernel k = nullptr;
+          CU_OK(CU(cuLibraryGetKernel)(&k, lib, "tick"));
+          CUfunction f = nullptr;
+          CU_OK(CU(cuKernelGetFunction)(&f, k));
+          CU_OK(CU(cuCtxDestroy_v2)(x));
         }));
   check("stream", kept_per_cycle(kCycles, [] {
           CUstream s = nullptr;

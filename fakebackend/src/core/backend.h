@@ -62,9 +62,13 @@ struct Device {
 };
 
 // ---- contexts --------------------------------------------------------------------------------
-inline constexpr uint32_t kCtxMagic = 0xFC7C0417;
+// A context is named in the API by its handle (Backend::new_handle), never by its address.
+// The registry holds one reference and each entry of a thread's context stack one more: a
+// destroyed context is freed once no stack holds it (another thread's stack may keep a dead
+// context, which every call there rejects as destroyed). Primary contexts are never freed.
 struct Context {
-  uint32_t magic = kCtxMagic;
+  uintptr_t handle = 0;
+  std::atomic<uint32_t> refs{1};
   Device* dev = nullptr;
   unsigned flags = 0;
   bool primary = false;
@@ -77,7 +81,7 @@ struct Context {
   std::unordered_set<int> peers;  // devices with peer access enabled from this context
   // Context-local storage (NVIDIA's runtime keeps its per-context state here, through the
   // driver's export table c693336e…): per key a value and the destructor run, as
-  // dtor(context, key, value), when the context is destroyed or reset. One key per runtime
+  // dtor(context handle, key, value), when the context is destroyed or reset. One key per runtime
   // copy in the process, so a short vector. Guarded by mu.
   using LocalDtor = void (*)(void* ctx, void* key, void* value);
   struct Local {
@@ -285,7 +289,7 @@ class Backend {
   Context* current_ctx() noexcept { return t_ctx_cache.current; }  // top of this thread's stack (may be null)
   Status set_current(Context* ctx);                                // replaces top (null pops the top)
   Status push_current(Context* ctx);
-  Status pop_current(Context** out);
+  Status pop_current(void** out_handle);  // the handle of the context popped
   // Context limits: cudaLimit and CUlimit share their numbering (0 stack size … 6 persisting
   // L2, 7 shared memory size and 8/9 the CIG limits, query-only). The value rules live here
   // (NVIDIA's runtime forwards to the driver); each API checks its own enum's range.
@@ -464,12 +468,20 @@ class Backend {
   // numbers, not addresses, never reused in a process, so a handle of anything unloaded is
   // refused however many loads follow while the objects themselves are freed. The low four
   // bits say the kind, so a handle of one kind is never taken for another.
-  enum class HandleKind : uintptr_t { Module = 0x3, Function = 0x5, Library = 0x7, Kernel = 0x9 };
+  enum class HandleKind : uintptr_t { Module = 0x3, Function = 0x5, Library = 0x7, Kernel = 0x9, Context = 0xB };
   uintptr_t new_handle(HandleKind kind) noexcept {
     return next_id_.fetch_add(1, std::memory_order_relaxed) << 4 | static_cast<uintptr_t>(kind);
   }
   static void* handle_of(const Module* m) noexcept { return reinterpret_cast<void*>(m->handle); }
   static void* handle_of(const Function* f) noexcept { return reinterpret_cast<void*>(f->handle); }
+  static void* handle_of(const Context* c) noexcept { return c ? reinterpret_cast<void*>(c->handle) : nullptr; }
+  // The context a CUcontext names: a live or primary context (whatever its state), or a
+  // destroyed one still on this thread's stack (callers check liveness); nullptr otherwise.
+  Context* context_of_handle(const void* h) noexcept {
+    Context* cur = t_ctx_cache.current;
+    if (cur && cur->handle == reinterpret_cast<uintptr_t>(h)) return cur;  // the usual case
+    return context_of_handle_slow(h);
+  }
   Module* module_of_handle(const void* h) noexcept;      // nullptr unless a loaded module's
   Function* function_of_handle(const void* h) noexcept;  // nullptr unless a loaded module's function's
   Status module_get_function(Module* m, const char* name, Function** out);
@@ -515,10 +527,13 @@ class Backend {
 
  private:
   bool ctx_valid_slow(const Context* ctx) noexcept;
+  Context* context_of_handle_slow(const void* h) noexcept;
+  Context* make_primary_locked(Device* dev);
   Arena* create_arena(Device* dev, MemKind kind);
   Backend();
   void init();
   void implicit_free_ctx(Context* ctx);
+  void free_stream(Stream* s);  // its work completes; default streams too
   // Ends a context: its work completes, what it holds is freed, it is inactive and unlisted.
   void retire_ctx(Context* ctx);
   // The registries under mu_: whether `p` is listed (a set lookup before any dereference, as
@@ -574,6 +589,7 @@ class Backend {
 
   std::mutex mu_;  // contexts, streams, events, modules, pools, registered ranges
   std::unordered_set<const Context*> contexts_;
+  std::unordered_map<uintptr_t, Context*> context_handles_;  // live and primary contexts, by handle
   std::unordered_set<const Stream*> streams_;
   std::unordered_set<const Event*> events_;
   std::unordered_set<const Module*> modules_;

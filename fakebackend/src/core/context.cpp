@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <utility>
 
 namespace fg {
 
@@ -22,17 +23,65 @@ void sync_current() noexcept {
   t_ctx_cache.current = st.empty() ? nullptr : st.back();
 }
 
+void hold(Context* ctx) noexcept { ctx->refs.fetch_add(1, std::memory_order_relaxed); }
+
+// Drops one reference. A context's last reference goes when it is destroyed and off every
+// stack; it is freed after the kRecent destroyed before it, so that a call that looked up
+// its handle on another thread just before the destroy still reads a context (marked
+// inactive), not freed memory. The quarantine is a fixed size: nothing grows per cycle.
+void release(Context* ctx) noexcept {
+  if (ctx->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  constexpr size_t kRecent = 64;
+  static std::mutex mu;
+  static Context* recent[kRecent] = {};
+  static size_t next = 0;
+  Context* evicted = nullptr;
+  {
+    std::lock_guard lock(mu);
+    evicted = std::exchange(recent[next], ctx);
+    next = (next + 1) % kRecent;
+  }
+  delete evicted;
+}
+
+// The stack entries a thread drops (pop, replace, erase) release their references.
+void push_entry(Context* ctx) {
+  hold(ctx);
+  t_state.ctx_stack.push_back(ctx);
+}
+void set_top(Context* ctx) {
+  auto& st = t_state.ctx_stack;
+  hold(ctx);
+  if (st.empty()) {
+    st.push_back(ctx);
+  } else {
+    release(st.back());
+    st.back() = ctx;
+  }
+}
+
 }  // namespace
 
 ThreadState& thread_state() noexcept { return t_state; }
 // NVIDIA's libraries call the driver from their exit handlers, after the main thread's
 // thread_local objects are gone: the thread then has no current context. (t_ctx_cache is a
 // separate trivial object: stores into a dying object's own members are dead to the compiler.)
-ThreadState::~ThreadState() { t_ctx_cache.current = nullptr; }
+ThreadState::~ThreadState() {
+  t_ctx_cache.current = nullptr;
+  for (Context* c : ctx_stack) release(c);
+}
 
+// The parent's other threads are gone in the child; their references with them (the
+// child's contexts are reset wholesale by Backend::after_fork_child).
 void forget_thread_contexts() noexcept {
   t_state.ctx_stack.clear();
   sync_current();
+}
+
+Context* Backend::context_of_handle_slow(const void* h) noexcept {
+  if (!h) return nullptr;
+  std::lock_guard lock(mu_);
+  return find_handle(context_handles_, h);
 }
 
 bool Backend::ctx_valid_slow(const Context* ctx) noexcept {
@@ -47,9 +96,7 @@ bool Backend::ctx_valid_slow(const Context* ctx) noexcept {
   return ok;
 }
 
-static void announce_switch(Context* ctx) {
-  FG_USDT_CTX_SWITCH(ctx ? ctx->dev->ordinal : -1, reinterpret_cast<uintptr_t>(ctx));
-}
+static void announce_switch(Context* ctx) { FG_USDT_CTX_SWITCH(ctx ? ctx->dev->ordinal : -1, ctx ? ctx->handle : 0); }
 
 Status Backend::ctx_create(Device* dev, unsigned flags, Context** out) {
   if (!dev) return Status::InvalidDevice;
@@ -58,12 +105,14 @@ Status Backend::ctx_create(Device* dev, unsigned flags, Context** out) {
   ctx->dev = dev;
   ctx->flags = flags;
   ctx->id = next_id_++;
+  ctx->handle = new_handle(HandleKind::Context);
   reset_state(ctx);
   {
     std::lock_guard lock(mu_);
     contexts_.insert(ctx);
+    context_handles_.emplace(ctx->handle, ctx);
   }
-  t_state.ctx_stack.push_back(ctx);
+  push_entry(ctx);
   sync_current();
   announce_switch(ctx);
   *out = ctx;
@@ -90,7 +139,7 @@ void Backend::implicit_free_ctx(Context* ctx) {
     for (const Event* e : events_)
       if (e->ctx == ctx) events.push_back(const_cast<Event*>(e));
   }
-  for (Stream* s : streams) stream_destroy(s);
+  for (Stream* s : streams) free_stream(s);  // the default streams too
   for (Event* e : events) event_destroy(e);
   std::vector<Module*> mods;
   {
@@ -105,13 +154,19 @@ Status Backend::ctx_destroy(Context* ctx) {
   if (!ctx_valid(ctx)) return Status::InvalidContext;
   if (ctx->primary) return Status::InvalidContext;  // primary contexts are released, not destroyed
   retire_ctx(ctx);
+  {
+    std::lock_guard lock(mu_);
+    context_handles_.erase(ctx->handle);
+  }
   // Remove it from this thread's stack (other threads' stacks keep a dead handle, which
   // every call rejects as destroyed, as with the real driver).
   auto& st = t_state.ctx_stack;
   const bool was_current = !st.empty() && st.back() == ctx;
-  std::erase(st, ctx);
+  const size_t entries = std::erase(st, ctx);
   sync_current();
   if (was_current) announce_switch(current_ctx());
+  for (size_t i = 0; i < entries; ++i) release(ctx);
+  release(ctx);  // the registry's reference
   return Status::Ok;
 }
 
@@ -119,8 +174,6 @@ void Backend::retire_ctx(Context* ctx) {
   ctx_sync(ctx);
   implicit_free_ctx(ctx);
   ctx->active.store(false, std::memory_order_release);
-  // The Context object itself stays allocated (a few bytes) so stale handles stay
-  // recognisable; it is no longer in contexts_.
   std::lock_guard lock(mu_);
   contexts_.erase(ctx);
   ctx_generation_.fetch_add(1, std::memory_order_acq_rel);
@@ -129,15 +182,15 @@ void Backend::retire_ctx(Context* ctx) {
 Status Backend::set_current(Context* ctx) {
   auto& st = t_state.ctx_stack;
   if (!ctx) {
-    if (!st.empty()) st.pop_back();
+    if (!st.empty()) {
+      release(st.back());
+      st.pop_back();
+    }
   } else {
     // A primary context may be made current before it is retained (it is then inactive
     // until the retain, and calls that need a context say it is destroyed).
     if (!ctx_valid(ctx) && !is_primary_handle(ctx)) return Status::InvalidContext;
-    if (st.empty())
-      st.push_back(ctx);
-    else
-      st.back() = ctx;
+    set_top(ctx);
   }
   sync_current();
   announce_switch(current_ctx());
@@ -146,19 +199,20 @@ Status Backend::set_current(Context* ctx) {
 
 Status Backend::push_current(Context* ctx) {
   if (!ctx_valid(ctx)) return Status::InvalidContext;
-  t_state.ctx_stack.push_back(ctx);
+  push_entry(ctx);
   sync_current();
   announce_switch(ctx);
   return Status::Ok;
 }
 
-Status Backend::pop_current(Context** out) {
+Status Backend::pop_current(void** out_handle) {
   auto& st = t_state.ctx_stack;
   if (st.empty()) return Status::InvalidContext;
   Context* top = st.back();
   st.pop_back();
   sync_current();
-  if (out) *out = top;
+  if (out_handle) *out_handle = handle_of(top);
+  release(top);
   announce_switch(current_ctx());
   return Status::Ok;
 }
@@ -227,24 +281,28 @@ Status Backend::ctx_limit(Context* ctx, int limit, size_t* value) {
   return Status::Ok;
 }
 
-namespace {
-Context* make_primary(Device* dev, std::atomic<uint64_t>& next_id) {
+// The device's primary context, created on first use; dev->primary_mu held.
+Context* Backend::make_primary_locked(Device* dev) {
   if (!dev->primary) {
     auto* ctx = new Context;
     ctx->dev = dev;
     ctx->primary = true;
     ctx->active.store(false, std::memory_order_relaxed);
-    ctx->id = next_id++;
+    ctx->id = next_id_++;
+    ctx->handle = new_handle(HandleKind::Context);
+    {
+      std::lock_guard lock(mu_);
+      context_handles_.emplace(ctx->handle, ctx);
+    }
     dev->primary = ctx;
   }
   return dev->primary;
 }
-}  // namespace
 
 Context* Backend::primary_handle(Device* dev) {
   if (!dev) return nullptr;
   std::lock_guard lock(dev->primary_mu);
-  return make_primary(dev, next_id_);
+  return make_primary_locked(dev);
 }
 
 bool Backend::is_primary_handle(const Context* ctx) noexcept {
@@ -300,14 +358,14 @@ void Backend::run_local_dtors(Context* ctx) {
     locals_generation_.fetch_add(1, std::memory_order_acq_rel);
   }
   for (const Context::Local& l : locals)
-    if (l.dtor) l.dtor(ctx, l.key, l.value);
+    if (l.dtor) l.dtor(handle_of(ctx), l.key, l.value);
 }
 
 Status Backend::primary_retain(Device* dev, Context** out) {
   if (!dev) return Status::InvalidDevice;
   if (!out) return Status::InvalidValue;
   std::lock_guard lock(dev->primary_mu);
-  Context* ctx = make_primary(dev, next_id_);
+  Context* ctx = make_primary_locked(dev);
   if (dev->primary_refs++ == 0) {
     // Created, or revived after a release to zero / reset: it starts afresh.
     reset_state(ctx);
@@ -359,11 +417,7 @@ Status Backend::runtime_set_device(int ordinal) {
     Status s = primary_retain(dev, &ctx);
     if (s != Status::Ok) return s;
   }
-  auto& st = t_state.ctx_stack;
-  if (st.empty())
-    st.push_back(ctx);
-  else
-    st.back() = ctx;
+  set_top(ctx);
   sync_current();
   announce_switch(ctx);
   return Status::Ok;

@@ -30,6 +30,11 @@ bool Backend::stream_valid(const Stream* s) noexcept { return listed(streams_, s
 
 Status Backend::stream_destroy(Stream* s) {
   if (!stream_valid(s) || s->is_default) return Status::InvalidHandle;
+  free_stream(s);
+  return Status::Ok;
+}
+
+void Backend::free_stream(Stream* s) {
   stream_sync(s);  // pending work completes first, as the real destroy lets it
   {
     std::lock_guard lock(mu_);
@@ -49,7 +54,6 @@ Status Backend::stream_destroy(Stream* s) {
   }
   s->magic = 0;
   delete s;
-  return Status::Ok;
 }
 
 Status Backend::stream_resolve(void* handle, Context* ctx, Stream** out, bool per_thread_default) {
@@ -59,19 +63,31 @@ Status Backend::stream_resolve(void* handle, Context* ctx, Stream** out, bool pe
     // thread, created on first use.
     if (!ctx_valid(ctx)) return Status::InvalidContext;
     const bool per_thread = h == 2 || (h == 0 && per_thread_default);
-    static thread_local std::unordered_map<const Context*, Stream*> t_ptds;
-    static std::unordered_map<const Context*, Stream*> legacy;
+    // Keyed by context handle (never reused); entries of destroyed contexts, whose streams
+    // went with them, are dropped whenever a default stream is made.
+    static thread_local std::unordered_map<uintptr_t, Stream*> t_ptds;
+    static std::unordered_map<uintptr_t, Stream*> legacy;
     std::lock_guard lock(mu_);
-    Stream*& slot = per_thread ? t_ptds[ctx] : legacy[ctx];
-    if (!slot || !streams_.count(slot) || slot->ctx != ctx) {
+    auto& defaults = per_thread ? t_ptds : legacy;
+    // An entry holds while its stream is listed and still that context's (a freed stream's
+    // address may be a later stream's).
+    const auto holds = [this](uintptr_t ctx_handle, const Stream* s) {
+      return streams_.count(s) && s->ctx->handle == ctx_handle;
+    };
+    auto it = defaults.find(ctx->handle);
+    if (it == defaults.end() || !holds(it->first, it->second)) {
+      std::erase_if(defaults, [&](const auto& e) { return !holds(e.first, e.second); });
+      Stream*& slot = defaults[ctx->handle];
       slot = new Stream;
       slot->ctx = ctx;
       slot->is_default = true;
       slot->per_thread = per_thread;
       slot->id = per_thread ? next_id_++ : 0;
       streams_.insert(slot);
+      *out = slot;
+      return Status::Ok;
     }
-    *out = slot;
+    *out = it->second;
     return Status::Ok;
   }
   auto* s = static_cast<Stream*>(handle);

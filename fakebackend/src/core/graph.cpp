@@ -417,7 +417,7 @@ bool intercept_launch(Function* f, const unsigned grid[3], const unsigned block[
     std::copy(grid, grid + 3, p.kernel.grid);
     std::copy(block, block + 3, p.kernel.block);
     p.kernel.shmem = static_cast<unsigned>(shmem);
-    p.kernel.ctx = s->ctx;
+    p.kernel.ctx_handle = s->ctx->handle;
     capture_locked(c, s, std::move(p));
   });
 }
@@ -725,7 +725,7 @@ Status kernel_node(Function* f, const void* handle, Context* ctx, const unsigned
   out->kernel.shmem = shmem;
   out->kernel.params = args;
   out->kernel.extra = extra;
-  out->kernel.ctx = ctx;
+  out->kernel.ctx_handle = ctx ? ctx->handle : 0;
   return Status::Ok;
 }
 

@@ -98,7 +98,7 @@ struct Kernel {
   unsigned shmem = 0;
   void** params = nullptr;  // kept as given: kernels never run, arguments are not read
   void** extra = nullptr;
-  Context* ctx = nullptr;
+  uintptr_t ctx_handle = 0;  // the context's handle, reported back by GetParams (the context may be gone)
 };
 
 struct Host {

@@ -12,10 +12,10 @@
 // CUDA_ERROR_UNKNOWN). The few calls that work before cuInit (cuInit, cuDriverGetVersion,
 // cuGetErrorName/String, cuGetProcAddress) use drv::api_noinit().
 //
-// Handles are the core's objects: CUcontext = fg::Context*, CUstream = fg::Stream*,
-// CUevent = fg::Event*, CUmodule = fg::Module*, CUfunction = fg::Function*,
-// CUmemoryPool = fg::MemPool*. A handle is checked against the core's registry before it is
-// dereferenced, so garbage handles are answered with an error, never a crash.
+// Handles: CUstream = fg::Stream*, CUevent = fg::Event*, CUmemoryPool = fg::MemPool*, each
+// checked against the core's registry before it is dereferenced; CUcontext, CUmodule and
+// CUfunction are numbers never reused (Backend::new_handle), looked up by number. Garbage
+// and stale handles are answered with an error, never a crash.
 #pragma once
 #include "common/impl.h"
 #include "core/backend.h"
@@ -113,8 +113,13 @@ CUresult query_handle(T* out, Handle h, CUresult (*lookup)(Backend&, Handle, Obj
 }
 
 // ---- handles -----------------------------------------------------------------------------------
-inline Context* ctx_of(CUcontext h) noexcept { return reinterpret_cast<Context*>(h); }
-inline CUcontext handle_of(Context* c) noexcept { return reinterpret_cast<CUcontext>(c); }
+// A CUcontext is the context's handle number (Backend::context_of_handle); nullptr for a
+// value that names no context.
+inline Context* ctx_of(CUcontext h) noexcept {
+  Backend* b = Backend::peek();
+  return b ? b->context_of_handle(h) : nullptr;
+}
+inline CUcontext handle_of(const Context* c) noexcept { return static_cast<CUcontext>(Backend::handle_of(c)); }
 inline Stream* stream_of(CUstream h) noexcept { return reinterpret_cast<Stream*>(h); }
 inline Event* event_of(CUevent h) noexcept { return reinterpret_cast<Event*>(h); }
 inline CUdeviceptr dptr_of(const void* p) noexcept { return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p)); }
@@ -122,8 +127,8 @@ inline void* ptr_of(CUdeviceptr d) noexcept { return reinterpret_cast<void*>(sta
 
 // The calling thread's current context. CUDA_ERROR_INVALID_CONTEXT when there is none;
 // CUDA_ERROR_CONTEXT_IS_DESTROYED when it was destroyed (by this or another thread) or is a
-// primary context released to zero. Context objects are never freed by the core, so a dead
-// handle on the stack is safe to inspect.
+// primary context released to zero. A dead context on the stack is kept alive by the stack,
+// so it is safe to inspect.
 inline CUresult current(Backend& b, Context** out) noexcept {
   Context* c = b.current_ctx();
   if (!c) return CUDA_ERROR_INVALID_CONTEXT;

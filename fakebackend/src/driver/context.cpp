@@ -59,9 +59,9 @@ CUresult push(CUcontext h) {
 
 CUresult pop(CUcontext* pctx) {
   return api([&](Backend& b) -> CUresult {
-    Context* top = nullptr;
+    void* top = nullptr;
     if (CUresult r = to_cu(b.pop_current(&top))) return r;
-    if (pctx) *pctx = handle_of(top);
+    if (pctx) *pctx = static_cast<CUcontext>(top);
     return CUDA_SUCCESS;
   });
 }
@@ -179,7 +179,11 @@ extern "C" FG_IMPL CUresult fgimpl_cuCtxPopCurrent(CUcontext* pctx) { return pop
 extern "C" FG_IMPL CUresult fgimpl_cuCtxPopCurrent_v2(CUcontext* pctx) { return pop(pctx); }
 
 extern "C" FG_IMPL CUresult fgimpl_cuCtxSetCurrent(CUcontext ctx) {
-  return api([&](Backend& b) -> CUresult { return to_cu(b.set_current(ctx_of(ctx))); });
+  return api([&](Backend& b) -> CUresult {
+    Context* c = ctx_of(ctx);
+    if (ctx && !c) return CUDA_ERROR_INVALID_CONTEXT;  // NULL pops; any other value must name a context
+    return to_cu(b.set_current(c));
+  });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuCtxGetCurrent(CUcontext* pctx) {

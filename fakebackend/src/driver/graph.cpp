@@ -69,7 +69,7 @@ void to_driver(const gr::Kernel& k, P* p) {
 void to_driver(Backend&, const gr::Params& n, CUDA_KERNEL_NODE_PARAMS_v1* p) { to_driver(n.kernel, p); }
 void to_driver(Backend&, const gr::Params& n, CUDA_KERNEL_NODE_PARAMS_v2* p) {
   to_driver(n.kernel, p);
-  p->ctx = handle_of(n.kernel.ctx);
+  p->ctx = reinterpret_cast<CUcontext>(n.kernel.ctx_handle);
 }
 
 // One side of a CUDA_MEMCPY3D: its base address and whether it must be device memory.

@@ -178,9 +178,9 @@ struct Library {
     size_t size;
   };
   std::map<std::string, Managed> managed;
-  // Its module in each context, by module handle: loaded on first use there, and unloaded
-  // with the context (a handle, unlike an address, is never taken for a later module).
-  std::unordered_map<const Context*, uintptr_t> modules;
+  // Its module in each context, both by handle: loaded on first use there, and unloaded
+  // with the context (a handle, unlike an address, is never taken for a later object).
+  std::unordered_map<uintptr_t, uintptr_t> modules;
   std::map<std::string, std::unique_ptr<Kernel>> kernels;  // by name; handles stay valid until unload
 };
 
@@ -213,11 +213,13 @@ CUresult library_module(Backend& b, Library* lib, Module** out) {
   if (CUresult r = current(b, &ctx)) return r;
   auto& L = libraries();
   std::lock_guard lock(L.mu);
-  uintptr_t& handle = lib->modules[ctx];
-  Module* m = b.module_of_handle(reinterpret_cast<void*>(handle));
-  if (!m) {  // first use here, or unloaded by a context destroy
+  const auto loaded = [&b](uintptr_t module) { return b.module_of_handle(reinterpret_cast<void*>(module)); };
+  auto it = lib->modules.find(ctx->handle);
+  Module* m = it == lib->modules.end() ? nullptr : loaded(it->second);
+  if (!m) {  // first use here: the entries of destroyed contexts (their modules unloaded) go
+    std::erase_if(lib->modules, [&](const auto& e) { return !loaded(e.second); });
     if (CUresult r = to_cu(b.module_load(ctx, lib->image.data(), lib->ptx ? lib->image.size() - 1 : 0, &m))) return r;
-    handle = m->handle;
+    lib->modules[ctx->handle] = m->handle;
   }
   *out = m;
   return CUDA_SUCCESS;
