@@ -95,6 +95,39 @@ class SharedCapacity(fgtest.TestCase):
             self.assertEqual(h.release().returncode, 0)
         self.assertEqual(self.box.listing(), ["ledger"])  # no temporary ledger left behind
 
+    def test_processes_racing_to_fill_a_device_never_hold_more_than_its_capacity(self):
+        # Six processes fill a T4 in 1 MiB steps at once, each until it is refused. Together
+        # they hold at most the capacity, and the last refusal left less than a step free.
+        # (Quota one process reserved but had not used was once spent after another's exact
+        # check had counted it free: they held up to 130 MiB more than the device.)
+        STEP = 1
+        env = self.box.env(FAKEGPU_DEVICES="t4")
+        args = [fgtest.workload(), "grow", "0", str(STEP), "hold"]
+        procs = []
+        for _ in range(6):
+            p = subprocess.Popen(args, env=env, cwd=self.box.dir, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+            self.box._live.append(p)
+            procs.append(p)
+        for p in procs:  # the start gate: one line each, written as close together as possible
+            p.stdin.write("go\n")
+        for p in procs:
+            p.stdin.flush()
+        held = 0
+        for p in procs:
+            line = p.stdout.readline()
+            self.assertRegex(line, r"device 0 full after \d+ x %d MiB" % STEP, p.stderr.read() if not line else line)
+            held += int(line.split("full after ")[1].split(" x")[0]) * STEP * MiB
+        b = self.ok(self.box.probe("meminfo:0", "nvml", FAKEGPU_DEVICES="t4"))
+        used = self.step(b, 1, "nvml")["devices"][0]["used"]
+        self.assertEqual(used, held)
+        self.assertLessEqual(held, T4_TOTAL)
+        self.assertGreater(held, T4_TOTAL - STEP * MiB)
+        self.assertEqual(free_of(self, b, 0), T4_TOTAL - held)
+        for p in procs:
+            p.stdin.close()
+            self.assertEqual(p.wait(timeout=fgtest.TIMEOUT), 0, p.stderr.read())
+
     def test_usage_is_booked_on_the_physical_device(self):
         a = self.box.hold("malloc:0:%d" % GiB, "wait", CUDA_VISIBLE_DEVICES="3")
         b = self.ok(self.box.probe("meminfo:0", "meminfo:3"))

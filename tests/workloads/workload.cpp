@@ -4,7 +4,9 @@
 //   workload alloc DEVICE MIB [HOLD_MS|hold]   allocate MIB MiB on DEVICE, touch it, hold
 //                                         (HOLD_MS, or with "hold" until stdin closes), free
 //   workload leak DEVICE MIB              allocate and exit without freeing (a leak)
-//   workload grow DEVICE STEP_MIB         allocate STEP_MIB chunks until out of memory, then free
+//   workload grow DEVICE STEP_MIB [hold]  allocate STEP_MIB chunks until out of memory, then free;
+//                                         with "hold": start after one line on stdin (a start
+//                                         gate for racing processes), free when stdin closes
 // Prints one line per action; exit status 0 on success.
 #include "workloads/cuda_min.h"
 
@@ -49,6 +51,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "grow") {
+    if (hold_until_eof)
+      for (int c = std::getchar(); c != '\n' && c != EOF;) c = std::getchar();
     std::vector<void*> held;
     for (;;) {
       void* p = nullptr;
@@ -60,6 +64,9 @@ int main(int argc, char** argv) {
     }
     std::printf("pid %d: device %d full after %zu x %zu MiB (out of memory, as expected)\n", static_cast<int>(getpid()),
                 dev, held.size(), mib);
+    std::fflush(stdout);
+    if (hold_until_eof)
+      while (std::getchar() != EOF) {}
     for (void* p : held) cudaFree(p);
     return 0;
   }

@@ -66,8 +66,8 @@ struct alignas(64) DeviceEntry {
   std::atomic<uint64_t> state;  // kFree, kBusy (being filled), kReady
   uint8_t uuid[16];
   uint64_t total;                    // capacity in bytes
-  std::atomic<uint64_t> reserved;    // capacity handed to shards (Σ of their quotas), may exceed
-                                     // total only after an exact check allowed it
+  std::atomic<uint64_t> reserved;    // capacity handed to shards (Σ of their quotas), never above
+                                     // total (an exact check first takes back unused quotas)
   std::atomic<uint64_t> exact_lock;  // state word (kBusy, pid) while an exact check runs
   char name[96];
 };

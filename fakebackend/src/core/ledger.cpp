@@ -397,10 +397,12 @@ uint64_t Ledger::slot_used(const ProcSlot& s, uint32_t dev) const noexcept {
   return u;
 }
 
-// At capacity, quotas other shards hold unused must not refuse an allocation that fits:
-// under the device's exact lock, what every live process really holds decides, and the
-// grant may lift `reserved` above the total (the unused quotas make up for it).
-bool Ledger::take_exact(uint32_t dev, uint64_t n, uint64_t bytes) noexcept {
+// At capacity, quotas other shards hold unused must not refuse an allocation that fits.
+// Under the device's exact lock, every other shard's unused quota (of every live process)
+// goes back to the device, then the grant is taken as usual: Σ quotas never exceeds the
+// capacity, so no shard can book past it on its lock-free fast path. `mine` is the calling
+// thread's shard, whose lock the caller holds.
+bool Ledger::take_exact(uint32_t dev, uint64_t n, uint64_t bytes, const Shard* mine) noexcept {
   DeviceEntry& d = devs_[dev];
   const int pid = ::getpid();
   // The check is a few microseconds long. A holder that keeps the lock for a second is
@@ -422,11 +424,27 @@ bool Ledger::take_exact(uint32_t dev, uint64_t n, uint64_t bytes) noexcept {
     if (d.exact_lock.compare_exchange_weak(w, state_word(kBusy, pid), std::memory_order_acq_rel)) break;
   }
   reap_dead();
-  uint64_t used = 0;
-  for (uint32_t i = 0, n = slots_in_use(*hdr_); i < n; ++i)
-    if (state_of(procs_[i].state.load(std::memory_order_acquire)) == kReady) used += slot_used(procs_[i], dev);
-  const bool fits = bytes <= d.total && used <= d.total - bytes;
-  if (fits) d.reserved.fetch_add(n, std::memory_order_relaxed);
+  for (uint32_t i = 0, slots = slots_in_use(*hdr_); i < slots; ++i) {
+    if (state_of(procs_[i].state.load(std::memory_order_acquire)) != kReady) continue;
+    for (Shard& sh : procs_[i].shards) {
+      if (&sh == mine) continue;
+      // A shard's lock is held for a few instructions; one held longer belongs to a
+      // stopped process, whose unused quota then stays with it.
+      int spins = 0;
+      while (sh.lock.exchange(1, std::memory_order_acquire))
+        if (++spins > 100000) break;
+      if (spins > 100000) continue;
+      const uint64_t quota = sh.quota[dev].load(std::memory_order_relaxed);
+      const uint64_t used = sh.used[dev][kDevice].load(std::memory_order_relaxed) +
+                            sh.used[dev][kManaged].load(std::memory_order_relaxed);
+      if (quota > used) {
+        sh.quota[dev].store(used, std::memory_order_relaxed);
+        d.reserved.fetch_sub(quota - used, std::memory_order_relaxed);
+      }
+      sh.lock.store(0, std::memory_order_release);
+    }
+  }
+  const bool fits = take(dev, n);
   d.exact_lock.store(kFree, std::memory_order_release);
   return fits;
 }
@@ -452,7 +470,7 @@ bool Ledger::reserve_slow(uint32_t dev, Kind kind, uint64_t bytes, uint64_t peak
       uint64_t grant = std::max(need, kQuotaChunk);
       if (!take(dev, grant)) {
         grant = need;
-        if (!take(dev, grant) && !take_exact(dev, grant, bytes)) return false;
+        if (!take(dev, grant) && !take_exact(dev, grant, bytes, &sh)) return false;
       }
       sh.quota[dev].store(quota + grant, std::memory_order_relaxed);
     }

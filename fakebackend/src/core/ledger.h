@@ -70,10 +70,10 @@ class Ledger {
   bool wait_not_busy(std::atomic<uint64_t>& state, uint64_t* w) noexcept;
   void mark_device(uint32_t dev, int ordinal) noexcept;
   inline Shard& my_shard() noexcept;
-  bool take(uint32_t dev, uint64_t n) noexcept;                        // quota from the device counter
-  bool take_exact(uint32_t dev, uint64_t n, uint64_t bytes) noexcept;  // at capacity
-  uint64_t slot_used(const ProcSlot& s, uint32_t dev) const noexcept;  // device + managed
-  void empty_slot(ProcSlot& s) noexcept;                               // returns its quotas, zeroes its books
+  bool take(uint32_t dev, uint64_t n) noexcept;  // quota from the device counter
+  bool take_exact(uint32_t dev, uint64_t n, uint64_t bytes, const Shard* mine) noexcept;  // at capacity
+  uint64_t slot_used(const ProcSlot& s, uint32_t dev) const noexcept;                     // device + managed
+  void empty_slot(ProcSlot& s) noexcept;  // returns its quotas, zeroes its books
   void init_header() noexcept;
   void attach_shared();
   int create_published(unsigned mode);  // fd of the new ledger, or -2 if another process won
