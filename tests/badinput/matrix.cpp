@@ -39,7 +39,7 @@ namespace {
 
 constexpr int kCaseTimeoutMs = 10000;
 constexpr unsigned char kCanary = 0xA5;
-constexpr size_t kGuard = 64;  // canary bytes before and after each host buffer
+constexpr size_t kGuard = 64;    // canary bytes before and after each host buffer
 constexpr size_t kBlock = 4096;  // the arena block of a kAllocSize allocation
 
 // PTX with one kernel: the module, function, library and kernel handles come from it.
@@ -137,16 +137,11 @@ const void* Fixture::in_zero() const { return region(slots, kInZero); }
 void* Fixture::host_bytes() { return region(slots, kHost); }
 size_t Fixture::size(Mut m) const {
   switch (m) {
-    case Mut::huge:
-      return SIZE_MAX;
-    case Mut::past_end:
-      return kAllocSize + 1;
-    case Mut::wrap:
-      return SIZE_MAX - 500;  // from 1000 bytes before the end: past the top of the address space
-    case Mut::zero:
-      return 0;
-    default:
-      return kValidSize;
+    case Mut::huge: return SIZE_MAX;
+    case Mut::past_end: return kAllocSize + 1;
+    case Mut::wrap: return SIZE_MAX - 500;  // from 1000 bytes before the end: past the top of the address space
+    case Mut::zero: return 0;
+    default: return kValidSize;
   }
 }
 
@@ -154,26 +149,16 @@ namespace {
 
 const char* mut_name(Mut m) {
   switch (m) {
-    case Mut::none:
-      return "valid";
-    case Mut::null:
-      return "NULL";
-    case Mut::garbage:
-      return "garbage";
-    case Mut::destroyed:
-      return "destroyed";
-    case Mut::out_of_range:
-      return "out-of-range";
-    case Mut::unknown_bits:
-      return "unknown-bits";
-    case Mut::huge:
-      return "SIZE_MAX";
-    case Mut::past_end:
-      return "past-end";
-    case Mut::wrap:
-      return "wrapping";
-    case Mut::zero:
-      return "zero";
+    case Mut::none: return "valid";
+    case Mut::null: return "NULL";
+    case Mut::garbage: return "garbage";
+    case Mut::destroyed: return "destroyed";
+    case Mut::out_of_range: return "out-of-range";
+    case Mut::unknown_bits: return "unknown-bits";
+    case Mut::huge: return "SIZE_MAX";
+    case Mut::past_end: return "past-end";
+    case Mut::wrap: return "wrapping";
+    case Mut::zero: return "zero";
   }
   return "?";
 }
@@ -192,10 +177,10 @@ F bind(Lib lib, const char* name, const char* node = nullptr) {
   std::fprintf(stderr, "badinput: fixture: %s returned %lld\n", what, code);
   _exit(3);
 }
-#define SETUP(call)                                                     \
-  do {                                                                  \
-    const long long rc_ = static_cast<long long>(call);                 \
-    if (rc_ != 0) setup_failed(#call, rc_);                             \
+#define SETUP(call)                                     \
+  do {                                                  \
+    const long long rc_ = static_cast<long long>(call); \
+    if (rc_ != 0) setup_failed(#call, rc_);             \
   } while (0)
 
 void set(Hk k, uint64_t v) { g_fx.valid[static_cast<int>(k)] = v; }
@@ -261,7 +246,8 @@ void build_fixture() {
     CUlinkState link = nullptr;
     SETUP(DRV(cuLinkCreate_v2)(0, nullptr, nullptr, &link));
     CUuserObject uo = nullptr;
-    SETUP(DRV(cuUserObjectCreate)(&uo, g_fx.host_bytes(), [](void*) {}, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+    SETUP(DRV(cuUserObjectCreate)(
+        &uo, g_fx.host_bytes(), [](void*) {}, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
     nvmlEventSet_t es = nullptr;
     SETUP(NV(nvmlEventSetCreate)(&es));
     put(Hk::stream, bits(s));
@@ -422,8 +408,7 @@ void run_function(const FunctionCases& f, Totals& t, bool verbose) {
     }
     ::close(p[0]);
     int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     if (begun >= 0) {
       const Case& c = f.cases.begin()[begun];
       ++t.cases;
@@ -445,9 +430,7 @@ void run_function(const FunctionCases& f, Totals& t, bool verbose) {
   }
 }
 
-const char* family_name(Family f) {
-  return f == Family::driver ? "driver" : f == Family::runtime ? "runtime" : "nvml";
-}
+const char* family_name(Family f) { return f == Family::driver ? "driver" : f == Family::runtime ? "runtime" : "nvml"; }
 
 }  // namespace
 }  // namespace badinput
@@ -500,8 +483,9 @@ int main(int argc, char** argv) {
     if (!family.empty()) {
       // An excluded name's family: the export lists' prefixes.
       const std::string n = e.name;
-      const char* fam = n.rfind("nvml", 0) == 0 ? "nvml" : (n.rfind("cu", 0) == 0 && n.rfind("cuda", 0) != 0) ? "driver"
-                                                                                                             : "runtime";
+      const char* fam = n.rfind("nvml", 0) == 0                              ? "nvml"
+                        : (n.rfind("cu", 0) == 0 && n.rfind("cuda", 0) != 0) ? "driver"
+                                                                             : "runtime";
       if (family != fam) continue;
     }
     if (verbose) std::printf("excluded %s: %s\n", e.name, e.reason);
@@ -511,7 +495,7 @@ int main(int argc, char** argv) {
       "bad-input matrix%s%s: %d functions (%d of them NOT_SUPPORTED stubs), %ld cases, %d exports excluded\n"
       "crashes %ld, hangs %ld, writes outside an allocation %ld, wrong codes %ld, fixture failures %ld, "
       "expected failures %ld, unexpected passes %ld\n",
-      family.empty() ? "" : " ", family.c_str(), t.functions, t.stubs, t.cases, excluded, t.crashes, t.hangs,
-      t.canary, t.wrong, t.setup, t.xfail, t.xpass);
+      family.empty() ? "" : " ", family.c_str(), t.functions, t.stubs, t.cases, excluded, t.crashes, t.hangs, t.canary,
+      t.wrong, t.setup, t.xfail, t.xpass);
   return t.crashes || t.hangs || t.canary || t.wrong || t.setup || t.xpass ? 1 : 0;
 }

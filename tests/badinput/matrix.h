@@ -78,10 +78,10 @@ enum class Mut { none, null, garbage, destroyed, out_of_range, unknown_bits, hug
 enum class Family { driver, runtime, nvml };
 enum class Lib { cuda, cudart, nvml };
 
-inline constexpr size_t kAllocSize = 3000;  // the fixture's device allocation (a 4 KiB block)
-inline constexpr size_t kValidSize = 64;    // a size that fits every buffer of the fixture
-inline constexpr size_t kSlotSize = 4096;   // bytes behind each out-pointer and input buffer
-inline constexpr int kSlots = 16;           // out-pointer slots (one per parameter position)
+inline constexpr size_t kAllocSize = 3000;                      // the fixture's device allocation (a 4 KiB block)
+inline constexpr size_t kValidSize = 64;                        // a size that fits every buffer of the fixture
+inline constexpr size_t kSlotSize = 4096;                       // bytes behind each out-pointer and input buffer
+inline constexpr int kSlots = 16;                               // out-pointer slots (one per parameter position)
 inline constexpr uint64_t kGarbagePtr = 0xdead0000beef0000ull;  // non-canonical: any access faults
 inline constexpr uint64_t kGarbageValue = 0x00000badc0ffee11ull;
 
@@ -104,36 +104,21 @@ class Fixture {
     const Mut mine = i == at ? m : Mut::none;
     const bool wrap = m == Mut::wrap;
     switch (c) {
-      case Cls::handle:
-        return from_bits<T>(handle(hk, mine));
-      case Cls::dptr:
-        return from_bits<T>(dptr(wrap ? Mut::wrap : mine));
-      case Cls::dptr32:
-        return from_bits<T>(mine == Mut::garbage ? 0xdeadbeefu : 0x1000u);
-      case Cls::device:
-        return from_bits<T>(mine == Mut::out_of_range ? 1000 : 0);
-      case Cls::in_raw:
-        return pointer<T>(in_bytes(std::is_same_v<std::remove_cv_t<std::remove_pointer_t<T>>, char>));
-      case Cls::in_array:
-        return pointer<T>(in_zero());
-      case Cls::in_struct:
-        return pointer<T>(mine == Mut::null ? nullptr : in_zero());
-      case Cls::voidptr:
-        return pointer<T>(host_bytes());
-      case Cls::out:
-        return pointer<T>(out_slot(i, mine));
-      case Cls::size:
-        return from_bits<T>(size(mine));
-      case Cls::flags:
-        return from_bits<T>(mine == Mut::unknown_bits ? 0x40000000u : 0u);
-      case Cls::enumv:
-        return from_bits<T>(mine == Mut::out_of_range ? 0x7fffff00u : 0u);
-      case Cls::scalar:
-        return from_bits<T>(1);
-      case Cls::fn:
-        return pointer<T>(reinterpret_cast<const void*>(&noop));
-      case Cls::byval:
-        break;
+      case Cls::handle: return from_bits<T>(handle(hk, mine));
+      case Cls::dptr: return from_bits<T>(dptr(wrap ? Mut::wrap : mine));
+      case Cls::dptr32: return from_bits<T>(mine == Mut::garbage ? 0xdeadbeefu : 0x1000u);
+      case Cls::device: return from_bits<T>(mine == Mut::out_of_range ? 1000 : 0);
+      case Cls::in_raw: return pointer<T>(in_bytes(std::is_same_v<std::remove_cv_t<std::remove_pointer_t<T>>, char>));
+      case Cls::in_array: return pointer<T>(in_zero());
+      case Cls::in_struct: return pointer<T>(mine == Mut::null ? nullptr : in_zero());
+      case Cls::voidptr: return pointer<T>(host_bytes());
+      case Cls::out: return pointer<T>(out_slot(i, mine));
+      case Cls::size: return from_bits<T>(size(mine));
+      case Cls::flags: return from_bits<T>(mine == Mut::unknown_bits ? 0x40000000u : 0u);
+      case Cls::enumv: return from_bits<T>(mine == Mut::out_of_range ? 0x7fffff00u : 0u);
+      case Cls::scalar: return from_bits<T>(1);
+      case Cls::fn: return pointer<T>(reinterpret_cast<const void*>(&noop));
+      case Cls::byval: break;
     }
     if constexpr (std::is_class_v<T> || std::is_union_v<T>) {
       return T{};
