@@ -152,7 +152,7 @@ std::optional<Allocation> Backend::mem_find(const void* p) noexcept {
 }
 
 Status Backend::host_register(void* p, size_t size, unsigned flags) {
-  if (!p || size == 0) return Status::InvalidValue;
+  if (!p || size == 0 || !user_range(reinterpret_cast<uintptr_t>(p), size)) return Status::InvalidValue;
   const uintptr_t b = reinterpret_cast<uintptr_t>(p);
   std::lock_guard lock(mu_);
   auto it = registered_.lower_bound(b);
@@ -190,7 +190,7 @@ bool Backend::is_device_range(const void* p, size_t n) noexcept {
 // reports as an invalid argument.
 bool Backend::range_ok(const void* p, size_t n, bool write) noexcept {
   const uintptr_t u = reinterpret_cast<uintptr_t>(p);
-  if (!u || (n && u + (n - 1) < u)) return false;
+  if (!u || !user_range(u, n)) return false;
   if (n == 0) return true;
   if (auto check = range_check_.load(std::memory_order_acquire)) {
     switch (check(p, n, write)) {

@@ -49,6 +49,16 @@ inline bool offset_3d(size_t pitch, size_t rows, size_t x, size_t y, size_t z, s
          !__builtin_add_overflow(bytes, x, offset);
 }
 
+// Whether [p, p + n) lies in the part of the address space a process can map (below 2^56,
+// the top of user space with 5-level paging; 4-level x86-64 and arm64 stop below it), without
+// wrapping. A pointer outside it can never be host or device memory: a call that gets one
+// answers an invalid value instead of faulting on it.
+inline constexpr uint64_t kUserAddressEnd = uint64_t{1} << 56;
+inline bool user_range(uintptr_t p, size_t n) noexcept {
+  uintptr_t end = 0;
+  return !__builtin_add_overflow(p, n, &end) && end <= kUserAddressEnd;
+}
+
 enum class ApiOrigin : uint8_t { Runtime = 0, Driver = 1, Internal = 2 };
 
 struct Allocation {

@@ -20,14 +20,16 @@ namespace fg::drv {
 CUresult check_side(Backend& b, const void* p, size_t n, bool device_side, bool write) noexcept {
   if (n == 0) return CUDA_SUCCESS;
   if (!p) return CUDA_ERROR_INVALID_VALUE;
-  const uintptr_t u = reinterpret_cast<uintptr_t>(p);
-  if (u + n < u) return CUDA_ERROR_INVALID_VALUE;
+  // Outside the mappable address space (or wrapping) is no memory at all: refused here, also
+  // for the host side, so an asynchronous call fails now instead of on its stream.
+  if (!user_range(reinterpret_cast<uintptr_t>(p), n)) return CUDA_ERROR_INVALID_VALUE;
   // Virtual-memory ranges first: one copy may span several mappings of a reservation.
   switch (vmm::check(p, n, write)) {
     case vmm::Range::Ok: return CUDA_SUCCESS;
     case vmm::Range::Bad: return CUDA_ERROR_INVALID_VALUE;
     case vmm::Range::NotVmm: break;
   }
+  const uintptr_t u = reinterpret_cast<uintptr_t>(p);
   if (auto a = b.mem_find(p)) return u + n <= a->base + a->size ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
   return device_side ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
@@ -152,7 +154,8 @@ struct Box {
 
 CUresult check_box(Backend& b, const Box& box, const Endpoint& ep, size_t width, size_t height, size_t depth,
                    bool write) {
-  const size_t span = box.slice * (depth - 1) + box.pitch * (height - 1) + width;
+  size_t span = 0;
+  if (!span_3d(box.slice, box.pitch, width, height, depth, &span)) return CUDA_ERROR_INVALID_VALUE;
   return check(b, box.start, span, ep.side, write);
 }
 
@@ -239,8 +242,16 @@ CUresult memset_impl(CUdeviceptr dst, size_t pitch, uint32_t value, size_t elem,
     if (width == 0 || height == 0) return CUDA_SUCCESS;
     void* p = ptr_of(dst);
     if (dst % elem != 0 || (two_d && pitch % elem != 0)) return CUDA_ERROR_INVALID_VALUE;
-    if (two_d && width * elem > pitch && height > 1) return CUDA_ERROR_INVALID_VALUE;
-    const size_t span = two_d ? pitch * (height - 1) + width * elem : width * elem;
+    // Row bytes and the span of the rows, overflow-checked: a wrapping pitch or width must not
+    // pass the range check and fail only later on the stream.
+    size_t row = 0, span = 0;
+    if (__builtin_mul_overflow(width, elem, &row)) return CUDA_ERROR_INVALID_VALUE;
+    if (two_d && row > pitch && height > 1) return CUDA_ERROR_INVALID_VALUE;
+    if (!two_d) {
+      span = row;
+    } else if (!span_2d(pitch, row, height, &span)) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
     if (CUresult r = check(b, p, span, Side::Device, true)) return r;
     if (CUresult r; captured(
             w.stream, false,

@@ -1,0 +1,414 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Generates the bad-input matrix (tests/badinput/matrix.cpp includes the output).
+
+Inputs:
+  * the export lists fakebackend/api/{cuda,cudart,nvml}.def: every exported function, the
+    library and version node a client binds it from;
+  * the generated prototypes fakebackend/include/fakegpu/{cuda,cudart,nvml}_api.h: every
+    parameter's type and name;
+  * the symbols of the backend's object files (nm): which names have an implementation (a strong
+    fgimpl_<name>) and which are the weak NOT_SUPPORTED stubs of api_table.cpp;
+  * tests/badinput/expectations.txt: per-function answers where NVIDIA's reference differs
+    from the rule table below, expected failures and exclusions, each with its reason.
+
+Each parameter gets a class from its type and name (out-pointer, handle of a kind, device
+ordinal, device pointer, enum, flags, size ...); each class gives the bad values of the matrix
+(NULL, a garbage or destroyed handle, an ordinal past the last device, an enum or flag bits
+no header defines, sizes 0 / SIZE_MAX / one past the allocation / wrapping the address space)
+and the rule table the code each must return. Every other argument is a valid one from the
+harness's fixture. Output: one C++ call thunk per function and the table of cases.
+"""
+import argparse
+import fnmatch
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+# ---- handle types: by-value parameter type -> fixture kind -----------------------------------
+HANDLES = {
+    "CUcontext": "ctx",
+    "CUstream": "stream", "cudaStream_t": "stream",
+    "CUevent": "event", "cudaEvent_t": "event",
+    "CUmodule": "module",
+    "CUfunction": "function", "cudaFunction_t": "function",
+    "CUlibrary": "library", "cudaLibrary_t": "library",
+    "CUkernel": "kernel", "cudaKernel_t": "kernel",
+    "CUgraph": "graph", "cudaGraph_t": "graph",
+    "CUgraphNode": "node", "cudaGraphNode_t": "node",
+    "CUgraphExec": "exec", "cudaGraphExec_t": "exec",
+    "CUmemoryPool": "pool", "cudaMemPool_t": "pool",
+    "CUarray": "array", "cudaArray_t": "array", "cudaArray_const_t": "array",
+    "CUmipmappedArray": "mipmap", "cudaMipmappedArray_t": "mipmap", "cudaMipmappedArray_const_t": "mipmap",
+    "CUuserObject": "userobj", "cudaUserObject_t": "userobj",
+    "CUlinkState": "link",
+    "CUmemGenericAllocationHandle": "memhandle", "CUmemGenericAllocationHandle_v1": "memhandle",
+    "CUtexObject": "texobj", "CUtexObject_v1": "texobj", "cudaTextureObject_t": "texobj",
+    "CUsurfObject": "surfobj", "CUsurfObject_v1": "surfobj", "cudaSurfaceObject_t": "surfobj",
+    "CUexternalMemory": "extmem", "cudaExternalMemory_t": "extmem",
+    "CUexternalSemaphore": "extsem", "cudaExternalSemaphore_t": "extsem",
+    "CUgraphicsResource": "gres", "cudaGraphicsResource_t": "gres",
+    "CUgreenCtx": "greenctx",
+    "CUtexref": "texref", "CUsurfref": "surfref",
+    "CUasyncCallbackHandle": "asynccb", "CUlogsCallbackHandle": "logscb",
+    "nvmlDevice_t": "nvml_device", "nvmlUnit_t": "nvml_unit", "nvmlEventSet_t": "nvml_eventset",
+    "nvmlGpuInstance_t": "nvml_gi", "nvmlComputeInstance_t": "nvml_ci",
+}
+# Kinds the fixture can also hand out destroyed (created, then destroyed before the calls).
+DESTROYABLE = {"ctx", "stream", "event", "module", "function", "library", "kernel", "graph", "node", "exec",
+               "pool", "array", "memhandle", "link", "userobj", "nvml_eventset"}
+# Integer-valued handles: NVIDIA documents an unknown one as an invalid value, not a handle.
+VALUE_HANDLES = {"memhandle", "texobj", "surfobj"}
+
+VALUE_DOC_KINDS = {"graph", "node", "exec", "pool", "userobj"}
+VALUE_DOC_RE = re.compile(r"Graph|MemPool|UserObject")
+
+DEVICE_TYPES = {"CUdevice", "CUdevice_v1"}
+RUNTIME_DEVICE_NAMES = {"device", "dev", "srcDevice", "dstDevice", "peerDevice", "deviceOrdinal"}
+DPTR_TYPES = {"CUdeviceptr", "CUdeviceptr_v2"}
+RUNTIME_DPTR_NAMES = {"devPtr", "dptr", "ptr", "dst", "src"}
+CALLBACKS = {"CUstreamCallback", "CUhostFn", "cudaHostFn_t", "cudaStreamCallback_t", "CUasyncCallback",
+             "CUlogsCallback", "cudaAsyncCallback", "cudaLogsCallback_t", "CUoccupancyB2DSize",
+             "cudaStreamCallback_t"}
+SCALARS = {"void", "char", "int", "unsigned int", "unsigned", "size_t", "float", "double", "unsigned long long",
+           "long long", "unsigned long", "long", "unsigned short", "unsigned char", "short", "cuuint32_t",
+           "cuuint64_t", "uint32_t", "uint64_t", "int32_t", "int64_t"}
+
+FAMILY_CODES = {
+    # family: code names of the rule table
+    "driver": dict(ok="CUDA_SUCCESS", value="CUDA_ERROR_INVALID_VALUE", handle="CUDA_ERROR_INVALID_HANDLE",
+                   context="CUDA_ERROR_INVALID_CONTEXT", device="CUDA_ERROR_INVALID_DEVICE",
+                   oom="CUDA_ERROR_OUT_OF_MEMORY", stub="CUDA_ERROR_NOT_SUPPORTED"),
+    "runtime": dict(ok="cudaSuccess", value="cudaErrorInvalidValue", handle="cudaErrorInvalidResourceHandle",
+                    context="cudaErrorInvalidResourceHandle", device="cudaErrorInvalidDevice",
+                    oom="cudaErrorMemoryAllocation", stub="cudaErrorNotSupported"),
+    "nvml": dict(ok="NVML_SUCCESS", value="NVML_ERROR_INVALID_ARGUMENT", handle="NVML_ERROR_INVALID_ARGUMENT",
+                 context="NVML_ERROR_INVALID_ARGUMENT", device="NVML_ERROR_INVALID_ARGUMENT",
+                 oom="NVML_ERROR_INSUFFICIENT_SIZE", stub="NVML_ERROR_NOT_SUPPORTED"),
+}
+
+ALLOC_RE = re.compile(r"(Alloc|Malloc|MemCreate|AddressReserve|HostRegister|ArrayCreate|Array3DCreate|"
+                      r"MallocArray|Malloc3D|MemPoolTrimTo)")
+ZERO_OK_RE = re.compile(r"(Memcpy|Memset|memcpy|memset)")
+
+
+def split_params(params):
+    out, depth, cur = [], 0, ""
+    for ch in params:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def parse_header(path):
+    """fgimpl declarations: {impl_name: (ret, [(type, name)])} and the header's enum names."""
+    text = path.read_text()
+    decls = {}
+    for m in re.finditer(r"^([^\n;{}()]*?)\bfgimpl_(\w+)\(([^;]*?)\);", text, re.M | re.S):
+        ret = " ".join(m.group(1).split())
+        params = []
+        for i, p in enumerate(split_params(" ".join(m.group(3).split()))):
+            if p == "void":
+                continue
+            typ, name = p, f"p{i}"
+            mm = re.match(r"^(.*[\w\*&:])\s+(\w+)$", p) or re.match(r"^(.*\*)\s*(\w+)$", p)
+            if mm and mm.group(2) not in ("int", "long", "short", "char", "double", "float", "unsigned", "signed") and \
+                    mm.group(1).split()[-1] not in ("const", "struct", "enum", "union"):
+                typ, name = mm.group(1).strip(), mm.group(2)
+            params.append((typ, name))
+        decls[m.group(2)] = (ret, params)
+    return decls
+
+
+def enum_names(paths):
+    names = set()
+    for p in paths:
+        text = p.read_text()
+        names |= set(re.findall(r"\benum\s+(?:class\s+)?(\w+)\s*:", text))
+        names |= set(re.findall(r"\benum\s+(\w+)\s*\{", text))
+    # aliases of enums (using A = B;)
+    for _ in range(3):
+        for p in paths:
+            for a, b in re.findall(r"\busing\s+(\w+)\s*=\s*(\w+)\s*;", p.read_text()):
+                if b in names:
+                    names.add(a)
+    return names
+
+
+def incomplete_types(paths):
+    """Struct types the headers only declare (by-value use impossible)."""
+    complete, declared, alias = set(), set(), {}
+    for p in paths:
+        text = p.read_text()
+        complete |= set(re.findall(r"\b(?:struct|union)\s+(\w+)\s*(?:final\s*)?\{", text))
+        declared |= set(re.findall(r"\b(?:struct|union)\s+(\w+)\s*;", text))
+        for a, b in re.findall(r"\busing\s+(\w+)\s*=\s*(?:struct\s+|union\s+)?(\w+)\s*;", text):
+            alias[a] = b
+    out = set()
+    for name in declared - complete:
+        out.add(name)
+    for a, b in list(alias.items()):
+        seen = 0
+        while b in alias and seen < 5:
+            b = alias[b]
+            seen += 1
+        if b in out:
+            out.add(a)
+    return out
+
+
+def parse_defs(api):
+    funcs = []  # (family, symbol, impl, lib, node, ret)
+    for line in (api / "cuda.def").read_text().splitlines():
+        m = re.match(r"FG_CUDA(?:_OTHER)?\((\w+)", line)
+        if m:
+            funcs.append(("driver", m.group(1), m.group(1), "cuda", None, "ERR"))
+    for line in (api / "cudart.def").read_text().splitlines():
+        m = re.match(r"FG_CUDART\((\w+),\s*(\w+),\s*(\w+)\)", line)
+        if not m:
+            continue
+        name, nodes, ret = m.groups()
+        if nodes in ("BOTH", "V13"):
+            funcs.append(("runtime", name, name, "cudart", "libcudart.so.13", ret))
+        elif nodes == "V12":
+            funcs.append(("runtime", name, name, "cudart", "libcudart.so.12", ret))
+        else:  # SPLIT: two ABIs
+            funcs.append(("runtime", name, name, "cudart", "libcudart.so.13", ret))
+            funcs.append(("runtime", name, "v12_" + name, "cudart", "libcudart.so.12", ret))
+    for line in (api / "nvml.def").read_text().splitlines():
+        m = re.match(r"FG_NVML(?:_OTHER)?\((\w+)(?:,\s*(\w+))?", line)
+        if m:
+            funcs.append(("nvml", m.group(1), m.group(1), "nvml", None, m.group(2) or "ERR"))
+    return funcs
+
+
+def implemented_names(nm, objects):
+    """Names with a strong fgimpl_ definition in the backend's objects (stubs are weak)."""
+    strong = set()
+    text = subprocess.run([nm, "--defined-only", *objects], check=True, capture_output=True, text=True).stdout
+    if True:
+        for line in text.splitlines():
+            parts = line.split()
+            if len(parts) >= 3 and parts[1] in ("T", "t") and parts[2].startswith("fgimpl_"):
+                strong.add(parts[2][len("fgimpl_"):])
+    return strong
+
+
+def strip_ns(t):
+    return t.replace("fgapi::", "").replace("struct ", "").strip()
+
+
+def classify(family, typ, name, enums):
+    """(class, detail) for one parameter."""
+    t = strip_ns(typ)
+    if "(" in t:
+        return ("fn", None)
+    if t in HANDLES:
+        return ("handle", HANDLES[t])
+    if t in DEVICE_TYPES or (family == "runtime" and t == "int" and name in RUNTIME_DEVICE_NAMES):
+        return ("device", None)
+    if t in DPTR_TYPES:
+        return ("dptr", None)
+    if t == "CUdeviceptr_v1":
+        return ("dptr32", None)
+    if family == "runtime" and t in ("void*", "const void*") and name in RUNTIME_DPTR_NAMES:
+        return ("dptr", None)
+    if t in CALLBACKS:
+        return ("fn", None)
+    if t.endswith("*"):
+        base = t[:-1].strip()  # the pointee
+        const = base.endswith(" const") or (base.startswith("const ") and "*" not in base)
+        b = re.sub(r"^const\s+|\s+const$", "", base).strip()
+        if const:
+            if b in ("void", "char"):
+                return ("in_raw", b)
+            if b in SCALARS or b in HANDLES or b in enums or b.endswith("*") or b in DEVICE_TYPES or b in DPTR_TYPES:
+                return ("in_array", None)
+            return ("in_struct", None)
+        if b == "void":
+            return ("voidptr", None)
+        if b in CALLBACKS:
+            return ("out", None)
+        return ("out", None)
+    if t == "size_t":
+        return ("size", None)
+    if re.search(r"flags?$", name, re.I) and t in ("unsigned int", "unsigned", "unsigned long long", "int",
+                                                   "cuuint32_t", "cuuint64_t"):
+        return ("flags", None)
+    if t in enums:
+        return ("enumv", None)
+    if t in SCALARS:
+        return ("scalar", None)
+    return ("byval", t)
+
+
+def mutations(family, fname, params, classes):
+    """[(param index, mutation, rule)] for one function."""
+    out = []
+    has_dptr = any(c[0] == "dptr" for c in classes)
+    is_alloc = bool(ALLOC_RE.search(fname))
+    for i, ((typ, name), (cls, detail)) in enumerate(zip(params, classes)):
+        if cls == "out":
+            out.append((i, "null", "value"))
+        elif cls == "in_struct":
+            out.append((i, "null", "value"))
+        elif cls == "handle":
+            rule = "context" if detail == "ctx" else "handle"
+            # Graph, memory-pool and user-object calls document only the invalid-value code.
+            if detail in VALUE_HANDLES or detail in VALUE_DOC_KINDS or VALUE_DOC_RE.search(fname):
+                rule = "value"
+            out.append((i, "garbage", rule))
+            if detail in DESTROYABLE:
+                out.append((i, "destroyed", rule))
+        elif cls == "device":
+            out.append((i, "out_of_range", "device"))
+        elif cls in ("dptr", "dptr32"):
+            out.append((i, "garbage", "value"))
+        elif cls == "enumv":
+            out.append((i, "out_of_range", "value"))
+        elif cls == "flags":
+            out.append((i, "unknown_bits", "value"))
+        elif cls == "size":
+            out.append((i, "huge", "oom" if is_alloc and not has_dptr else "value"))
+            if has_dptr:
+                out.append((i, "past_end", "value"))
+                out.append((i, "wrap", "value"))
+            if ZERO_OK_RE.search(fname) and has_dptr:
+                # Nothing to copy or set is a success; a zero pitch under rows is invalid.
+                out.append((i, "zero", "value" if "itch" in name else "ok"))
+    return out
+
+
+def load_expectations(path):
+    rules = []  # (kind, fn glob, param glob, mutation glob, code or None, reason)
+    for n, raw in enumerate(path.read_text().splitlines(), 1):
+        line = raw.split("#", 1)
+        reason = line[1].strip() if len(line) > 1 else ""
+        f = line[0].split()
+        if not f:
+            continue
+        if f[0] == "exclude" and len(f) == 2:
+            rules.append(("exclude", f[1], "*", "*", None, reason))
+        elif f[0] in ("expect", "xfail") and len(f) == 5:
+            rules.append((f[0], f[1], f[2], f[3], f[4], reason))
+        else:
+            sys.exit(f"{path}:{n}: expected 'exclude FN # why', 'expect FN PARAM MUTATION CODE # why' "
+                     f"or 'xfail FN PARAM MUTATION CODE # why'")
+        if not reason:
+            sys.exit(f"{path}:{n}: every line gives its reason after '#'")
+    return rules
+
+
+def match(rule, fn, param, mut):
+    return fnmatch.fnmatchcase(fn, rule[1]) and fnmatch.fnmatchcase(param, rule[2]) and \
+        fnmatch.fnmatchcase(mut, rule[3])
+
+
+def cxx_string(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--api", required=True, type=Path)
+    ap.add_argument("--include", required=True, type=Path)
+    ap.add_argument("--expectations", required=True, type=Path)
+    ap.add_argument("--nm", required=True, help="the nm tool")
+    ap.add_argument("--objects", nargs="+", required=True, help="the backend's object files")
+    ap.add_argument("--out", required=True, type=Path)
+    a = ap.parse_args()
+
+    hdr = {fam: parse_header(a.include / f"fakegpu/{h}_api.h")
+           for fam, h in (("driver", "cuda"), ("runtime", "cudart"), ("nvml", "nvml"))}
+    type_files = [a.include / "fakegpu" / f for f in ("cuda_types.h", "nvml_types.h", "cuda_api.h", "cudart_api.h",
+                                                       "nvml_api.h")]
+    enums = enum_names(type_files)
+    incomplete = incomplete_types(type_files)
+    impl = implemented_names(a.nm, a.objects)
+    rules = load_expectations(a.expectations)
+    used_rules = set()
+
+    thunks, table, excluded = [], [], []
+    n_cases = 0
+    for family, sym, implname, lib, node, ret in parse_defs(a.api):
+        label = sym if not implname.startswith("v12_") else sym + "@libcudart.so.12"
+        if implname not in hdr[family]:
+            sys.exit(f"{implname}: no prototype in {family}'s header")
+        cret, params = hdr[family][implname]
+        reason = None
+        for i, r in enumerate(rules):
+            if r[0] == "exclude" and fnmatch.fnmatchcase(label, r[1]):
+                reason, _ = r[5], used_rules.add(i)
+                break
+        stub = implname not in impl
+        if reason is None and ret != "ERR" and not stub:
+            reason = "returns no error code (%s)" % ret
+        classes = [classify(family, t, n, enums) for t, n in params]
+        if reason is None:
+            for (t, n), (c, d) in zip(params, classes):
+                if c == "byval" and (d in incomplete or d.split("::")[-1] in incomplete):
+                    reason = f"parameter {n} is a {d} by value, which the fake's headers leave undefined"
+        if reason is not None:
+            excluded.append((label, reason))
+            continue
+        codes = FAMILY_CODES[family]
+        cases = []
+        for idx, mut, rule in mutations(family, sym, params, classes):
+            pname = params[idx][1]
+            code, kind, why = codes["stub"] if stub else codes[rule], "expect", ""
+            if not stub:
+                for ri, r in enumerate(rules):
+                    if r[0] in ("expect", "xfail") and match(r, label, pname, mut):
+                        code, kind, why = r[4], r[0], r[5]
+                        used_rules.add(ri)
+                        break
+            cases.append((idx, mut, code, kind == "xfail", why))
+        if not cases:
+            excluded.append((label, "no parameter the matrix can make bad"))
+            continue
+        fid = len(thunks)
+        args = []
+        for i, ((t, n), (c, d)) in enumerate(zip(params, classes)):
+            args.append(f"fx.arg<{t}>({i}, Cls::{c}, Hk::{d if c == 'handle' else 'none'}, at, m)")
+        call = f"fn({', '.join(args)})"
+        body = f"return static_cast<long long>({call});" if ret == "ERR" else f"{call}; return 0;"
+        sym_node = cxx_string(node) if node else "nullptr"
+        thunks.append(
+            f"long long thunk_{fid}(Fixture& fx, int at, Mut m) {{\n"
+            f"  using F = decltype(&fgimpl_{implname});\n"
+            f"  static const F fn = reinterpret_cast<F>(fx.sym(Lib::{lib}, {cxx_string(sym)}, {sym_node}));\n"
+            f"  {body}\n}}\n")
+        case_rows = ", ".join(
+            f"{{{idx}, Mut::{mut}, fgapi::{code}, {'true' if xf else 'false'}, {cxx_string(params[idx][1])}}}"
+            for idx, mut, code, xf, _ in cases)
+        table.append(f"  {{{cxx_string(label)}, Family::{family}, {'true' if stub else 'false'}, thunk_{fid}, "
+                     f"{{{case_rows}}}}},")
+        n_cases += len(cases)
+
+    unused = [r for i, r in enumerate(rules) if i not in used_rules]
+    if unused:
+        sys.exit("expectations that match no case (stale?): " +
+                 "; ".join(f"{r[0]} {r[1]} {r[2]} {r[3]}" for r in unused))
+
+    with open(a.out, "w") as f:
+        f.write("// Generated by tests/badinput/gen_matrix.py. DO NOT EDIT.\n")
+        f.write(f"// {len(table)} functions, {n_cases} cases; {len(excluded)} exports excluded.\n")
+        f.write("".join(thunks))
+        f.write("const FunctionCases kFunctions[] = {\n" + "\n".join(table) + "\n};\n")
+        f.write("const Excluded kExcluded[] = {\n")
+        f.write("\n".join(f"  {{{cxx_string(l)}, {cxx_string(r)}}}," for l, r in excluded) or "  {nullptr, nullptr},")
+        f.write("\n};\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+// The bad-input matrix's vocabulary, shared by the harness (matrix.cpp) and the cases that
+// tests/badinput/gen_matrix.py generates from the API lists and prototypes.
+//
+// A case is one exported function called with one bad argument (NULL out-pointer, garbage or
+// destroyed handle, device ordinal past the last device, enum or flag bits no header defines,
+// size 0 / SIZE_MAX / one past the allocation / wrapping the address space) and every other
+// argument valid, taken from the Fixture (a live context, stream, event, module, graph,
+// pool, allocations with canaries around them ...).
+#pragma once
+#include "fakegpu/cuda_api.h"
+#include "fakegpu/cudart_api.h"
+#include "fakegpu/nvml_api.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <type_traits>
+
+namespace badinput {
+
+// What a parameter is (gen_matrix.py classify()).
+enum class Cls {
+  fn,         // a callback: a no-op function
+  handle,     // an object handle of kind Hk
+  device,     // a device ordinal
+  dptr,       // a device pointer
+  dptr32,     // a 32-bit device pointer of the oldest driver ABI
+  in_raw,     // const void* / const char*: bytes or a string the call reads
+  in_array,   // const T* of scalars or handles: an array the call reads
+  in_struct,  // const S*: a descriptor the call reads
+  voidptr,    // void*: host bytes (user data, a buffer)
+  out,        // T*: where the call writes its answer
+  size,       // size_t: a size, count, pitch, extent or offset
+  flags,      // flag bits
+  enumv,      // an enum
+  scalar,     // any other number
+  byval,      // a struct by value
+};
+
+enum class Hk {
+  none,
+  ctx,
+  stream,
+  event,
+  module,
+  function,
+  library,
+  kernel,
+  graph,
+  node,
+  exec,
+  pool,
+  array,
+  mipmap,
+  userobj,
+  link,
+  memhandle,
+  texobj,
+  surfobj,
+  extmem,
+  extsem,
+  gres,
+  greenctx,
+  texref,
+  surfref,
+  asynccb,
+  logscb,
+  nvml_device,
+  nvml_unit,
+  nvml_eventset,
+  nvml_gi,
+  nvml_ci,
+  count_
+};
+
+enum class Mut { none, null, garbage, destroyed, out_of_range, unknown_bits, huge, past_end, wrap, zero };
+enum class Family { driver, runtime, nvml };
+enum class Lib { cuda, cudart, nvml };
+
+inline constexpr size_t kAllocSize = 3000;                      // the fixture's device allocation (a 4 KiB block)
+inline constexpr size_t kValidSize = 64;                        // a size that fits every buffer of the fixture
+inline constexpr size_t kSlotSize = 4096;                       // bytes behind each out-pointer and input buffer
+inline constexpr int kSlots = 16;                               // out-pointer slots (one per parameter position)
+inline constexpr uint64_t kGarbagePtr = 0xdead0000beef0000ull;  // non-canonical: any access faults
+inline constexpr uint64_t kGarbageValue = 0x00000badc0ffee11ull;
+
+class Fixture {
+ public:
+  void* sym(Lib lib, const char* name, const char* node);
+  uint64_t handle(Hk k, Mut m) const;
+  uint64_t dptr(Mut m) const;
+  void* out_slot(int i, Mut m);
+  const void* in_bytes(bool text) const;
+  const void* in_zero() const;
+  void* host_bytes();
+  size_t size(Mut m) const;
+
+  // The argument of parameter `i` (class c, handle kind hk): the bad value `m` when the
+  // case is about this parameter (i == at); otherwise a valid one (wrap moves every device
+  // pointer near the allocation's end so that the size wraps from there).
+  template <class T>
+  T arg(int i, Cls c, Hk hk, int at, Mut m) {
+    const Mut mine = i == at ? m : Mut::none;
+    const bool wrap = m == Mut::wrap;
+    switch (c) {
+      case Cls::handle: return from_bits<T>(handle(hk, mine));
+      case Cls::dptr: return from_bits<T>(dptr(wrap ? Mut::wrap : mine));
+      case Cls::dptr32: return from_bits<T>(mine == Mut::garbage ? 0xdeadbeefu : 0x1000u);
+      case Cls::device: return from_bits<T>(mine == Mut::out_of_range ? 1000 : 0);
+      case Cls::in_raw: return pointer<T>(in_bytes(std::is_same_v<std::remove_cv_t<std::remove_pointer_t<T>>, char>));
+      case Cls::in_array: return pointer<T>(in_zero());
+      case Cls::in_struct: return pointer<T>(mine == Mut::null ? nullptr : in_zero());
+      case Cls::voidptr: return pointer<T>(host_bytes());
+      case Cls::out: return pointer<T>(out_slot(i, mine));
+      case Cls::size: return from_bits<T>(size(mine));
+      case Cls::flags: return from_bits<T>(mine == Mut::unknown_bits ? 0x40000000u : 0u);
+      case Cls::enumv: return from_bits<T>(mine == Mut::out_of_range ? 0x7fffff00u : 0u);
+      case Cls::scalar: return from_bits<T>(1);
+      case Cls::fn: return pointer<T>(reinterpret_cast<const void*>(&noop));
+      case Cls::byval: break;
+    }
+    if constexpr (std::is_class_v<T> || std::is_union_v<T>) {
+      return T{};
+    } else {
+      return from_bits<T>(0);
+    }
+  }
+
+  static void noop() {}
+
+ private:
+  template <class T>
+  static T from_bits(uint64_t v) {
+    if constexpr (std::is_pointer_v<T>) {
+      return reinterpret_cast<T>(static_cast<uintptr_t>(v));
+    } else if constexpr (std::is_enum_v<T> || std::is_integral_v<T> || std::is_floating_point_v<T>) {
+      return static_cast<T>(v);
+    } else {
+      return T{};
+    }
+  }
+  template <class T>
+  static T pointer(const void* p) {
+    if constexpr (std::is_pointer_v<T>) {
+      if constexpr (std::is_function_v<std::remove_pointer_t<T>>) {
+        return reinterpret_cast<T>(const_cast<void*>(p));
+      } else {
+        return static_cast<T>(const_cast<void*>(p));
+      }
+    } else if constexpr (std::is_class_v<T> || std::is_union_v<T>) {
+      return T{};
+    } else {
+      return from_bits<T>(reinterpret_cast<uintptr_t>(p));
+    }
+  }
+
+ public:
+  // Set up by matrix.cpp.
+  void* libs[3] = {};
+  uint64_t valid[static_cast<int>(Hk::count_)] = {};
+  uint64_t destroyed[static_cast<int>(Hk::count_)] = {};
+  uintptr_t dev = 0;  // the allocation the cases use (kAllocSize bytes)
+  unsigned char* slots = nullptr;
+};
+
+struct Case {
+  int param;
+  Mut mut;
+  long long expected;
+  bool xfail;
+  const char* param_name;
+};
+
+struct FunctionCases {
+  const char* name;
+  Family family;
+  bool stub;
+  long long (*thunk)(Fixture&, int, Mut);
+  std::initializer_list<Case> cases;
+};
+
+struct Excluded {
+  const char* name;
+  const char* reason;
+};
+
+}  // namespace badinput
