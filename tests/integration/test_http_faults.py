@@ -15,6 +15,7 @@ import os
 import re
 import signal
 import socket
+import struct
 import time
 
 import fgtest
@@ -101,7 +102,7 @@ class Conn:
 
     def reset(self):
         """Closes with a reset (SO_LINGER 0): a client that crashed or lost its network."""
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         self.sock.close()
 
     def close(self):
@@ -215,7 +216,7 @@ class Slowloris(Monitor):
 
 
 class Streams(Monitor):
-    interval = "30"  # no event is published during the test: only the read notices a reader leave
+    interval = "60"  # no event is published during the test: only the read notices a reader leave
 
     def test_hundreds_of_idle_stream_readers_leave_requests_their_room(self):
         readers, statuses = [], []
