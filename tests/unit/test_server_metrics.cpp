@@ -201,8 +201,35 @@ TEST_CASE("metrics: an empty snapshot still has the collector's families", "[ser
   CHECK(page.find("fakegpu_device_") == std::string::npos);
   CHECK(page.find("fakegpu_api_") == std::string::npos);
   CHECK(page.find("scrape_duration") == std::string::npos);  // not measured yet
+  CHECK(page.find("fakegpu_http_") == std::string::npos);    // no server rendered it
   CHECK(has_line(page, "fakegpu_collector_events_total 0"));
   CHECK(has_line(page, "fakegpu_build_info{version=\"" + std::string(build_version()) + "\"} 1"));
+}
+
+TEST_CASE("metrics: the HTTP server's own counters, when a server renders the page", "[server][metrics]") {
+  MetricsOptions o;
+  o.server = ServerStats{.connections_accepted = 310,
+                         .connections_rejected = 2,
+                         .connections_evicted = 270,
+                         .connections_open = 40,
+                         .streams_open = 8,
+                         .streams_rejected = 3,
+                         .streams_gone = 5,
+                         .requests = 99,
+                         .bad_requests = 4,
+                         .timeouts = 6,
+                         .idle_closed = 7,
+                         .stream_frames_dropped = 11};
+  const std::string page = render_metrics(Snapshot{}, {}, o);
+  for (const char* line :
+       {"# TYPE fakegpu_http_connections_accepted_total counter", "fakegpu_http_connections_accepted_total 310",
+        "fakegpu_http_connections_rejected_total 2", "fakegpu_http_connections_evicted_total 270",
+        "# TYPE fakegpu_http_connections_open gauge", "fakegpu_http_connections_open 40",
+        "# TYPE fakegpu_http_streams_open gauge", "fakegpu_http_streams_open 8",
+        "fakegpu_http_streams_rejected_total 3", "fakegpu_http_streams_gone_total 5", "fakegpu_http_requests_total 99",
+        "fakegpu_http_bad_requests_total 4", "fakegpu_http_request_timeouts_total 6",
+        "fakegpu_http_idle_closed_total 7", "fakegpu_http_stream_frames_dropped_total 11"})
+    CHECK(has_line(page, line));
 }
 
 TEST_CASE("metrics: beyond max_processes the smallest processes are summed as pid=\"other\"", "[server][metrics]") {
@@ -382,6 +409,7 @@ TEST_CASE("metrics: promtool accepts a realistic page with no lint warnings", "[
   MetricsOptions o;
   o.max_processes = 2;  // with an "other" series
   o.scrape_duration_s = 0.000123;
+  o.server = ServerStats{.connections_accepted = 3, .connections_open = 1, .requests = 5};
   const std::string page = render_metrics(
       l.snapshot(true),
       {{0, "GPU-11111111-2222-3333-4444-555555555555", "NVIDIA H100 80GB HBM3", 80 * GiB, 75 * GiB},

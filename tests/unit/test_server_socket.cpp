@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Unit tests: the HTTP server (userspace/server/server.h) on a real socket, 127.0.0.1 with an
-// ephemeral port: requests, keep-alive, HEAD, the request limits and timeouts, the connection
-// limit, authentication, the event stream, the listen address, stop().
+// ephemeral port: requests, keep-alive, pipelining, HEAD, the request limits and timeouts, the
+// connection limits (overall, per client address, idle connections closed for newcomers),
+// authentication, the event stream and its limit, readers that go away, the listen address,
+// stop().
 //
 // Waits are on conditions (a response, EOF, a counter) with deadlines, never fixed sleeps;
 // the only sleeps pace a deliberately slow client.
@@ -37,9 +39,19 @@ namespace {
 // A blocking client connection with deadlines on every read.
 class Client {
  public:
-  explicit Client(uint16_t port, int rcvbuf = 0) {
+  // source: the client's own address (127.0.0.2 ...: another client as the server counts them).
+  explicit Client(uint16_t port, int rcvbuf = 0, const char* source = nullptr) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd_ >= 0 && rcvbuf > 0) ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    if (fd_ >= 0 && source) {
+      sockaddr_in b{};
+      b.sin_family = AF_INET;
+      ::inet_pton(AF_INET, source, &b.sin_addr);
+      if (::bind(fd_, reinterpret_cast<sockaddr*>(&b), sizeof b) != 0) {
+        ::close(fd_);
+        fd_ = -1;
+      }
+    }
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(port);
@@ -57,6 +69,13 @@ class Client {
   void close() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
+  }
+  // Closes with a reset (SO_LINGER 0), as a client that crashed or lost its network.
+  void reset() {
+    if (fd_ < 0) return;
+    linger l{1, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+    close();
   }
 
   bool send(std::string_view s) {
@@ -271,9 +290,10 @@ TEST_CASE("server: oversized and malformed requests are refused and the server k
   CHECK(server->stats().bad_requests == 1);
 }
 
-TEST_CASE("server: a slow client is closed after the read timeout while others are served", "[server][socket]") {
+TEST_CASE("server: idle and slow clients are closed after their timeouts while others are served", "[server][socket]") {
   ServerOptions o = local_options();
-  o.read_timeout = 300ms;
+  o.idle_timeout = 300ms;
+  o.request_timeout = 300ms;
   auto server = start(o);
 
   const auto t0 = Clock::now();
@@ -292,13 +312,14 @@ TEST_CASE("server: a slow client is closed after the read timeout while others a
   CHECK(closed_after < 3000ms);
   CHECK(silent.buffer().empty());  // closed without an answer
 
+  // A byte every 50 ms, each resetting no clock: the request as a whole is late.
   bool trickle_closed = false;
   for (int i = 0; i < 60 && !trickle_closed; ++i) {
     std::this_thread::sleep_for(50ms);  // the client's pace, not a readiness wait
     trickle_closed = !trickle.send("X") || trickle.wait_closed(1ms);
   }
   CHECK(trickle_closed);
-  CHECK(eventually([&] { return server->stats().timeouts >= 2; }));
+  CHECK(eventually([&] { return server->stats().timeouts == 1 && server->stats().idle_closed >= 2; }));
 
   // Keep-alive idle counts too, and the server still answers afterwards.
   Client idle(server->port());
@@ -333,28 +354,153 @@ TEST_CASE("server: with a token, a missing or wrong one gets 401", "[server][soc
   CHECK(r.status == 200);
 }
 
-TEST_CASE("server: connections beyond the limit get 503", "[server][socket]") {
+namespace {
+
+// A state of n processes: /api/v1/processes is about 300 bytes a process (6 MB for 20,000:
+// more than the kernel buffers of a client that reads nothing, so the server's write stalls).
+std::shared_ptr<const State> big_state(uint32_t n) {
+  auto big = std::make_shared<State>();
+  AllocationLedger l;
+  for (uint32_t pid = 1; pid <= n; ++pid) l.track_process(pid, "p" + std::to_string(pid), 1, 0, false);
+  big->snapshot = l.snapshot(true);
+  return big;
+}
+
+}  // namespace
+
+TEST_CASE("server: a newcomer at the limit closes the oldest waiting connection, 503 when all are busy",
+          "[server][socket]") {
   ServerOptions o = local_options();
   o.max_connections = 2;
+  o.write_timeout = 5000ms;
   auto server = start(o);
 
-  auto a = std::make_unique<Client>(server->port());
-  Client b(server->port());
-  for (Client* c : {a.get(), &b}) {  // a round trip each: both sessions are open
-    c->exchange(request("GET", "/healthz"));
+  SECTION("idle keep-alive connections make room") {
+    Client a(server->port());
+    Client b(server->port());
+    for (Client* c : {&a, &b}) CHECK(c->exchange(request("GET", "/healthz")).status == 200);  // both idle now
+    Client third(server->port());
+    CHECK(third.exchange(request("GET", "/healthz")).status == 200);
+    CHECK(a.wait_closed(3000ms));  // the oldest idle one
+    CHECK(a.buffer().empty());
+    CHECK(b.exchange(request("GET", "/healthz")).status == 200);  // the other one stays
+    CHECK(server->stats().connections_evicted == 1);
+    CHECK(server->stats().connections_rejected == 0);
   }
-  Client third(server->port());
-  auto r = third.exchange(request("GET", "/healthz"));
-  CHECK(r.status == 503);
-  CHECK(r.headers["retry-after"] == "1");
-  CHECK(third.wait_closed(3000ms));
-  CHECK(server->stats().connections_rejected == 1);
+  SECTION("connections answered and lingering, whose clients never close, make room") {
+    Client a(server->port());
+    Client b(server->port());
+    for (Client* c : {&a, &b}) {
+      CHECK(c->exchange(request("GET", "/healthz", "Connection: close\r\n")).status == 200);
+      CHECK(c->wait_closed(3000ms));  // the server's FIN; the client keeps its end open
+    }
+    Client third(server->port());
+    CHECK(third.exchange(request("GET", "/healthz")).status == 200);
+    CHECK(server->stats().connections_evicted == 1);
+    CHECK(server->stats().connections_rejected == 0);
+  }
+  SECTION("connections being answered are not closed: 503") {
+    server->publish(big_state(20000));
+    Client a(server->port(), /*rcvbuf=*/4096);
+    Client b(server->port(), /*rcvbuf=*/4096);
+    for (Client* c : {&a, &b}) REQUIRE(c->send(request("GET", "/api/v1/processes")));  // never read
+    REQUIRE(eventually([&] { return server->stats().requests == 2; }));
+    Client third(server->port());
+    auto r = third.exchange(request("GET", "/healthz"));
+    CHECK(r.status == 503);
+    CHECK(r.headers["retry-after"] == "1");
+    CHECK(nlohmann::json::parse(r.body)["message"] ==
+          "too many connections (the limit is 2, 32 per client), all busy: try again later");
+    CHECK(third.wait_closed(3000ms));
+    CHECK(server->stats().connections_rejected == 1);
+    CHECK(server->stats().connections_evicted == 0);
 
-  a.reset();  // one leaves: room again
-  REQUIRE(eventually([&] { return server->stats().connections_open == 1; }));
-  Client fourth(server->port());
-  r = fourth.exchange(request("GET", "/healthz"));
-  CHECK(r.status == 200);
+    a.close();  // one leaves (its write fails): room again
+    REQUIRE(eventually([&] { return server->stats().connections_open == 1; }));
+    Client fourth(server->port());
+    CHECK(fourth.exchange(request("GET", "/healthz")).status == 200);
+  }
+}
+
+TEST_CASE("server: one client's idle connections never push out another client's", "[server][socket]") {
+  ServerOptions o = local_options();
+  o.max_connections = 4;
+  o.max_connections_per_client = 3;
+  auto server = start(o);
+
+  Client quiet(server->port(), 0, "127.0.0.3");  // the oldest idle connection, of a client with one
+  REQUIRE(quiet.connected());
+  CHECK(quiet.exchange(request("GET", "/healthz")).status == 200);
+  std::vector<std::unique_ptr<Client>> hog;  // 127.0.0.2: more idle connections than its share
+  for (int i = 0; i < 5; ++i) {
+    hog.push_back(std::make_unique<Client>(server->port(), 0, "127.0.0.2"));
+    REQUIRE(hog.back()->connected());
+    CHECK(hog.back()->exchange(request("GET", "/healthz")).status == 200);
+  }
+  // At its 3: each newcomer of the hog closed the hog's own oldest (the first two).
+  CHECK(hog[0]->wait_closed(3000ms));
+  CHECK(hog[1]->wait_closed(3000ms));
+  CHECK(server->stats().connections_evicted == 2);
+  // The server full (4): a third client's newcomer closes the hog's oldest, not the older
+  // connection of the client with one.
+  Client third(server->port(), 0, "127.0.0.4");
+  CHECK(third.exchange(request("GET", "/healthz")).status == 200);
+  CHECK(hog[2]->wait_closed(3000ms));
+  CHECK(quiet.exchange(request("GET", "/healthz")).status == 200);
+  CHECK(hog[3]->exchange(request("GET", "/healthz")).status == 200);
+  CHECK(server->stats().connections_evicted == 3);
+  CHECK(server->stats().connections_rejected == 0);
+}
+
+TEST_CASE("server: hundreds of silent and trickling connections do not keep a request from being answered",
+          "[server][socket]") {
+  ServerOptions o = local_options();  // the default limits and timeouts
+  auto server = start(o);
+  server->publish(state_with(4242, 7));
+  std::vector<std::unique_ptr<Client>> attackers;
+  for (int i = 0; i < 300; ++i) {
+    attackers.push_back(std::make_unique<Client>(server->port()));
+    REQUIRE(attackers.back()->connected());
+    if (i % 2) REQUIRE(attackers.back()->send("GET /api/v1/summary HTTP/1.1\r\nX-Slow: "));  // never ends
+  }
+  for (int round = 0; round < 3; ++round) {
+    Client c(server->port());
+    auto r = c.exchange(request("GET", "/api/v1/processes/4242"));
+    CHECK(r.status == 200);
+    CHECK(nlohmann::json::parse(r.body)["comm"] == "proc4242");
+    for (auto& a : attackers) a->send("x");  // a header byte each, as slowloris does
+  }
+  CHECK(server->stats().connections_evicted >= 300 - 32);
+  CHECK(server->stats().connections_rejected == 0);
+}
+
+TEST_CASE("server: several requests in one write are answered in order", "[server][socket]") {
+  auto server = start(local_options());
+  server->publish(state_with(4242, 3));
+  Client c(server->port());
+  REQUIRE(c.send(request("GET", "/healthz") + request("HEAD", "/api/v1/summary") +
+                 request("GET", "/api/v1/processes/4242") + request("GET", "/nope") +
+                 request("GET", "/api/v1/processes/abc", "Connection: close\r\n") + request("GET", "/healthz")));
+  auto r = c.response();
+  REQUIRE(r);
+  CHECK((r->status == 200 && r->body == "ok\n"));
+  r = c.response(/*head=*/true);
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  r = c.response();
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  CHECK(nlohmann::json::parse(r->body)["pid"] == 4242);
+  r = c.response();
+  REQUIRE(r);
+  CHECK(r->status == 404);
+  r = c.response();
+  REQUIRE(r);
+  CHECK(r->status == 400);
+  CHECK(r->headers["connection"] == "close");
+  CHECK(c.wait_closed(3000ms));  // the request after Connection: close is not answered
+  CHECK(c.buffer().empty());
+  CHECK(server->stats().requests == 5);
 }
 
 TEST_CASE("server: the event stream sends one event per publish, the latest always arrives", "[server][socket]") {
@@ -401,11 +547,8 @@ TEST_CASE("server: a reader that stops reading loses old frames, never blocks pu
   o.write_timeout = 1000ms;  // a stalled event write closes the connection after this
   auto server = start(o);
 
-  // A large state (~1 MB a frame) and a client with a small receive buffer that reads nothing.
-  auto big = std::make_shared<State>();
-  AllocationLedger l;
-  for (uint32_t pid = 1; pid <= 2000; ++pid) l.track_process(pid, "p" + std::to_string(pid), 1, 0, false);
-  big->snapshot = l.snapshot(true);
+  // A large state (~0.6 MB a frame) and a client with a small receive buffer that reads nothing.
+  const auto big = big_state(2000);
   server->publish(big);
   Client stalled(server->port(), /*rcvbuf=*/4096);
   REQUIRE(stalled.send(request("GET", "/api/v1/stream")));
@@ -430,6 +573,72 @@ TEST_CASE("server: a reader that stops reading loses old frames, never blocks pu
   Client other(server->port());  // and the server still answers
   auto r = other.exchange(request("GET", "/healthz"));
   CHECK(r.status == 200);
+}
+
+TEST_CASE("server: a reader that goes away frees its stream at once", "[server][socket]") {
+  ServerOptions o = local_options();
+  o.stream_keepalive = 60s;  // no write would find them gone before this
+  o.max_streams = 3;
+  auto server = start(o);
+  server->publish(state_with(1, 1));
+
+  std::vector<std::unique_ptr<Client>> readers;
+  for (int i = 0; i < 3; ++i) {
+    readers.push_back(std::make_unique<Client>(server->port()));
+    readers.back()->exchange(request("GET", "/api/v1/stream"), /*head=*/true);
+  }
+  REQUIRE(eventually([&] { return server->stats().streams_open == 3; }));
+  readers[0]->close();  // FIN
+  readers[1]->reset();  // RST
+  readers[2]->close();
+  CHECK(eventually([&] { return server->stats().streams_open == 0; }, 10000ms));
+  CHECK(server->stats().streams_gone == 3);
+
+  // Their places are free: three new readers get events.
+  readers.clear();
+  for (int i = 0; i < 3; ++i) {
+    readers.push_back(std::make_unique<Client>(server->port()));
+    CHECK(readers.back()->exchange(request("GET", "/api/v1/stream"), /*head=*/true).status == 200);
+  }
+  server->publish(state_with(2, 2));
+  for (auto& c : readers)
+    CHECK(c->read_until([](const std::string& b) { return b.find("id: 2\ndata: {") != std::string::npos; }, 3000ms));
+}
+
+TEST_CASE("server: event streams beyond their limit get 503 and never take the requests' room", "[server][socket]") {
+  ServerOptions o = local_options();
+  o.max_streams = 100;
+  o.max_connections = 4;
+  auto server = start(o);
+  server->publish(state_with(4242, 1));
+
+  std::vector<std::unique_ptr<Client>> readers;  // idle readers: they read nothing more
+  for (int i = 0; i < 100; ++i) {
+    readers.push_back(std::make_unique<Client>(server->port()));
+    REQUIRE(readers.back()->exchange(request("GET", "/api/v1/stream"), /*head=*/true).status == 200);
+  }
+  Client extra(server->port());
+  auto r = extra.exchange(request("GET", "/api/v1/stream"));
+  CHECK(r.status == 503);
+  CHECK(r.headers["retry-after"] == "3");
+  CHECK(nlohmann::json::parse(r.body)["message"] ==
+        "too many event streams (the limit is 100): try again later, or poll /api/v1/summary");
+  CHECK(extra.wait_closed(3000ms));
+  extra.close();
+  CHECK(server->stats().streams_rejected == 1);
+  CHECK(eventually([&] { return server->stats().connections_open == 100; }));  // the streams only
+  CHECK(server->stats().streams_open == 100);
+
+  // Requests still have all their room (4), though 100 streams are open.
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int i = 0; i < 4; ++i) {
+    clients.push_back(std::make_unique<Client>(server->port()));
+    r = clients.back()->exchange(request("GET", "/api/v1/processes/4242"));
+    CHECK(r.status == 200);
+  }
+  CHECK(server->stats().connections_open == 104);
+  CHECK(server->stats().connections_rejected == 0);
+  CHECK(server->stats().connections_evicted == 0);
 }
 
 TEST_CASE("server: listen addresses", "[server][socket]") {
@@ -504,6 +713,18 @@ TEST_CASE("server: start refuses what it must and explains", "[server][socket]")
   o.max_connections = 0;
   CHECK(Server::start(o, &err) == nullptr);
   CHECK(err == "invalid server option: max_connections must be at least 1");
+  o = local_options();
+  o.max_connections_per_client = 0;
+  CHECK(Server::start(o, &err) == nullptr);
+  CHECK(err == "invalid server option: max_connections_per_client must be at least 1");
+  o = local_options();
+  o.max_streams = 0;
+  CHECK(Server::start(o, &err) == nullptr);
+  CHECK(err == "invalid server option: max_streams must be at least 1");
+  o = local_options();
+  o.idle_timeout = 0ms;
+  CHECK(Server::start(o, &err) == nullptr);
+  CHECK(err == "invalid server option: timeouts must be positive");
 
   auto first = start(local_options());
   o = local_options();

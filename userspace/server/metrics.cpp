@@ -679,6 +679,33 @@ std::string render_metrics(const Snapshot& snap, const std::vector<DeviceInfo>& 
     family(out, "fakegpu_collector_scrape_duration_seconds", "gauge", "Time the previous /metrics render took.");
     sample(out, "fakegpu_collector_scrape_duration_seconds", {}, opts.scrape_duration_s);
   }
+  if (opts.server) {
+    // The HTTP server's own health: what hostile or broken clients cost it.
+    const ServerStats& st = *opts.server;
+    counter("fakegpu_http_connections_accepted_total", "Connections the HTTP server accepted.",
+            st.connections_accepted);
+    counter("fakegpu_http_connections_rejected_total",
+            "Connections turned away with 503: no room, and every open connection was being answered.",
+            st.connections_rejected);
+    counter("fakegpu_http_connections_evicted_total",
+            "Connections waiting for a request that were closed to make room for a new one.", st.connections_evicted);
+    family(out, "fakegpu_http_connections_open", "gauge", "Connections open now, event streams included.");
+    sample(out, "fakegpu_http_connections_open", {}, st.connections_open);
+    family(out, "fakegpu_http_streams_open", "gauge", "Event streams (/api/v1/stream) open now.");
+    sample(out, "fakegpu_http_streams_open", {}, st.streams_open);
+    counter("fakegpu_http_streams_rejected_total", "Event stream requests turned away with 503 (too many streams).",
+            st.streams_rejected);
+    counter("fakegpu_http_streams_gone_total", "Event stream readers that went away.", st.streams_gone);
+    counter("fakegpu_http_requests_total", "Requests received whole.", st.requests);
+    counter("fakegpu_http_bad_requests_total", "Requests refused as malformed or too large (400, 413, 431).",
+            st.bad_requests);
+    counter("fakegpu_http_request_timeouts_total",
+            "Connections closed because a request begun did not arrive whole in time.", st.timeouts);
+    counter("fakegpu_http_idle_closed_total", "Connections closed after sitting idle, with no request begun.",
+            st.idle_closed);
+    counter("fakegpu_http_stream_frames_dropped_total", "Events a slow stream reader never got (older ones dropped).",
+            st.stream_frames_dropped);
+  }
   family(out, "fakegpu_build_info", "gauge", "Always 1; the version of fakegpu-trace in a label.");
   std::string labels;
   label(labels, "version", opts.version.empty() ? build_version() : std::string_view(opts.version), true);

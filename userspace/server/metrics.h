@@ -16,6 +16,8 @@
 // process (its TTL), its share leaves the totals and Prometheus sees a counter reset.
 #pragma once
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,11 +27,28 @@
 
 namespace fgtrace::server {
 
+// The HTTP server's own counters (Server::stats(), server.h).
+struct ServerStats {
+  uint64_t connections_accepted = 0;
+  uint64_t connections_rejected = 0;  // no room and none waiting to close for it (503)
+  uint64_t connections_evicted = 0;   // waiting connections closed to make room for a new one
+  uint64_t connections_open = 0;      // now, streams included
+  uint64_t streams_open = 0;
+  uint64_t streams_rejected = 0;  // stream requests over max_streams (503)
+  uint64_t streams_gone = 0;      // readers that went away (seen by the pending read, not a write)
+  uint64_t requests = 0;
+  uint64_t bad_requests = 0;           // unparsable, too large (400, 413, 431)
+  uint64_t timeouts = 0;               // requests begun that did not arrive whole within request_timeout
+  uint64_t idle_closed = 0;            // connections closed after idle_timeout without a request begun
+  uint64_t stream_frames_dropped = 0;  // event frames a slow reader never got
+};
+
 struct MetricsOptions {
-  size_t max_processes = 500;     // processes with their own series; 0: no limit
-  double scrape_duration_s = -1;  // fakegpu_collector_scrape_duration_seconds (the previous
-                                  // render); < 0: not measured yet, the family is left out
-  std::string version;            // fakegpu_build_info{version}; empty: build_version()
+  size_t max_processes = 500;         // processes with their own series; 0: no limit
+  double scrape_duration_s = -1;      // fakegpu_collector_scrape_duration_seconds (the previous
+                                      // render); < 0: not measured yet, the family is left out
+  std::string version;                // fakegpu_build_info{version}; empty: build_version()
+  std::optional<ServerStats> server;  // the fakegpu_http_* families (the server sets it); absent: left out
 };
 
 // This build's version (the CMake project version), e.g. "0.1.0".

@@ -9,7 +9,10 @@
 #include <cerrno>
 #include <deque>
 #include <future>
+#include <functional>
 #include <limits>
+#include <list>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <unordered_set>
@@ -207,7 +210,7 @@ class Server::Impl {
       error_code ec;
       acceptor_.close(ec);
       for (Subscriber* s : subscribers_) s->wake.cancel();
-      for (beast::tcp_stream* s : streams_) s->close();
+      for (beast::tcp_stream* s : sockets_) s->close();
     });
     if (finished_.wait_for(kStopGrace) != std::future_status::ready) ioc_.stop();
     thread_.join();
@@ -224,11 +227,15 @@ class Server::Impl {
     ServerStats s;
     s.connections_accepted = accepted_.load();
     s.connections_rejected = rejected_.load();
+    s.connections_evicted = evicted_.load();
     s.connections_open = open_.load();
     s.streams_open = streams_open_.load();
+    s.streams_rejected = streams_rejected_.load();
+    s.streams_gone = streams_gone_.load();
     s.requests = requests_.load();
     s.bad_requests = bad_requests_.load();
     s.timeouts = timeouts_.load();
+    s.idle_closed = idle_closed_.load();
     s.stream_frames_dropped = dropped_.load();
     return s;
   }
@@ -241,35 +248,132 @@ class Server::Impl {
     asio::steady_timer wake;  // cancelled when a frame is queued
   };
 
-  // Registers a connection for stop() while its coroutine runs.
-  class Registered {
+  // Registers a socket for stop() while its coroutine runs; counts those turned away.
+  class Rejecting {
    public:
-    Registered(Impl& s, beast::tcp_stream& stream, bool session) : s_(s), stream_(&stream), session_(session) {
-      s_.streams_.insert(stream_);
-      if (session_) {
-        ++s_.sessions_;
-        s_.open_.store(s_.sessions_);
-      } else {
-        ++s_.rejecting_;
-      }
+    Rejecting(Impl& s, beast::tcp_stream& stream) : s_(s), stream_(&stream) {
+      s_.sockets_.insert(stream_);
+      ++s_.rejecting_;
     }
-    ~Registered() {
-      s_.streams_.erase(stream_);
-      if (session_) {
-        --s_.sessions_;
-        s_.open_.store(s_.sessions_);
-      } else {
-        --s_.rejecting_;
-      }
+    ~Rejecting() {
+      s_.sockets_.erase(stream_);
+      --s_.rejecting_;
     }
-    Registered(const Registered&) = delete;
-    Registered& operator=(const Registered&) = delete;
+    Rejecting(const Rejecting&) = delete;
+    Rejecting& operator=(const Rejecting&) = delete;
 
    private:
     Impl& s_;
     beast::tcp_stream* stream_;
-    bool session_;
   };
+
+  // An admitted connection. It takes its request slot (overall and for its client) when
+  // created, in the accept loop, so a burst of accepts cannot overshoot the limits; it
+  // gives back whatever it still holds when destroyed.
+  struct Conn {
+    Conn(Impl& s, tcp::socket socket, asio::ip::address client) : server(s), stream(std::move(socket)), peer(client) {
+      server.sockets_.insert(&stream);
+      server.take_request_slot(*this);
+    }
+    ~Conn() {
+      server.stop_waiting(*this);
+      server.release_request_slot(*this);
+      server.release_stream_slot(*this);
+      server.sockets_.erase(&stream);
+    }
+    Conn(const Conn&) = delete;
+    Conn& operator=(const Conn&) = delete;
+
+    Impl& server;
+    beast::tcp_stream stream;
+    const asio::ip::address peer;
+    bool request_slot = false;  // counts in requests_open_ and clients_[peer]
+    bool stream_slot = false;   // counts in streams_count_
+    bool waiting = false;       // in waiting_: no request yet, or one partly received
+    std::list<Conn*>::iterator waiting_at;
+    bool evicted = false;  // closed to make room: its coroutine ends without a word
+  };
+
+  void update_open() {
+    open_.store(requests_open_ + streams_count_);
+    streams_open_.store(streams_count_);
+  }
+
+  void take_request_slot(Conn& c) {
+    c.request_slot = true;
+    ++requests_open_;
+    ++clients_[c.peer];
+    update_open();
+  }
+
+  void release_request_slot(Conn& c) {
+    if (!c.request_slot) return;
+    c.request_slot = false;
+    --requests_open_;
+    if (const auto it = clients_.find(c.peer); it != clients_.end() && --it->second == 0) clients_.erase(it);
+    update_open();
+  }
+
+  void release_stream_slot(Conn& c) {
+    if (!c.stream_slot) return;
+    c.stream_slot = false;
+    --streams_count_;
+    update_open();
+  }
+
+  // The connection waits for a request from now: the end of waiting_ (oldest first).
+  void start_waiting(Conn& c) {
+    if (c.waiting) return;
+    c.waiting_at = waiting_.insert(waiting_.end(), &c);
+    c.waiting = true;
+  }
+
+  void stop_waiting(Conn& c) {
+    if (!c.waiting) return;
+    waiting_.erase(c.waiting_at);
+    c.waiting = false;
+  }
+
+  size_t connections_of(const asio::ip::address& peer) const {
+    const auto it = clients_.find(peer);
+    return it == clients_.end() ? 0 : it->second;
+  }
+
+  // Room for a new connection from `peer`: true when there is (maybe after closing a waiting
+  // connection), false when every slot it could take is being answered.
+  bool make_room(const asio::ip::address& peer) {
+    const bool client_full = connections_of(peer) >= opts_.max_connections_per_client;
+    if (!client_full && requests_open_ < opts_.max_connections) return true;
+    Conn* victim = nullptr;
+    if (client_full) {
+      // The client's own oldest waiting connection: one client's idle sockets never push out
+      // another client's.
+      for (Conn* c : waiting_)
+        if (c->peer == peer) {
+          victim = c;
+          break;
+        }
+    } else {
+      // The oldest waiting connection of the client holding the most.
+      size_t most = 0;
+      for (Conn* c : waiting_)
+        if (const size_t n = connections_of(c->peer); n > most) {
+          most = n;
+          victim = c;
+        }
+    }
+    if (!victim) return false;
+    evict(*victim);
+    return true;
+  }
+
+  void evict(Conn& c) {
+    stop_waiting(c);
+    release_request_slot(c);
+    c.evicted = true;
+    evicted_.fetch_add(1);
+    c.stream.close();  // its pending read ends with operation_aborted
+  }
 
   std::shared_ptr<const State> current_state() {
     std::lock_guard lock(state_mu_);
@@ -282,6 +386,13 @@ class Server::Impl {
       // A coroutine that threw (bad_alloc) has closed its connection by unwinding; the
       // server goes on.
     });
+  }
+
+  // The client's address, IPv4-mapped IPv6 as IPv4 (one client, whichever way it came).
+  static asio::ip::address client_of(const tcp::socket& socket, error_code& ec) {
+    const asio::ip::address a = socket.remote_endpoint(ec).address();
+    if (a.is_v6() && a.to_v6().is_v4_mapped()) return asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
+    return a;
   }
 
   awaitable<void> accept_loop() {
@@ -297,7 +408,12 @@ class Server::Impl {
         continue;
       }
       accepted_.fetch_add(1);
-      if (sessions_ >= opts_.max_connections) {
+      const asio::ip::address peer = client_of(socket, ec);
+      if (ec) {  // already gone (reset before it was accepted)
+        socket.close(ec);
+        continue;
+      }
+      if (!make_room(peer)) {
         rejected_.fetch_add(1);
         if (rejecting_ < kMaxRejecting)
           spawn(reject(std::move(socket)));
@@ -305,7 +421,7 @@ class Server::Impl {
           socket.close(ec);
         continue;
       }
-      spawn(session(std::move(socket)));
+      spawn(session(std::make_unique<Conn>(*this, std::move(socket), peer)));
     }
   }
 
@@ -325,7 +441,10 @@ class Server::Impl {
     return res;
   }
 
-  awaitable<void> close_gracefully(beast::tcp_stream& stream) {
+  // conn: the connection's slot; while it lingers it counts as waiting, so a newcomer may
+  // close it (a client that never closes its end cannot hold the slot for kLinger).
+  awaitable<void> close_gracefully(beast::tcp_stream& stream, Conn* conn = nullptr) {
+    if (conn) start_waiting(*conn);
     error_code ec;
     stream.socket().shutdown(tcp::socket::shutdown_send, ec);
     stream.expires_after(kLinger);
@@ -338,32 +457,33 @@ class Server::Impl {
 
   // Writes r (within timeout) and closes the connection, gracefully unless stopping.
   awaitable<void> send_and_close(beast::tcp_stream& stream, Response r, unsigned version,
-                                 std::chrono::steady_clock::duration timeout) {
+                                 std::chrono::steady_clock::duration timeout, Conn* conn = nullptr) {
     auto res = to_beast(std::move(r), version, false);
     error_code ec;
     stream.expires_after(timeout);
     co_await bhttp::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
-    if (!ec && !stopping_) co_await close_gracefully(stream);
+    if (!ec && !stopping_) co_await close_gracefully(stream, conn);
   }
 
-  awaitable<void> reply_and_close(beast::tcp_stream& stream, unsigned version, int status, std::string message) {
-    co_await send_and_close(stream, error_response(status, message), version, opts_.write_timeout);
+  awaitable<void> reply_and_close(Conn& conn, unsigned version, int status, std::string message) {
+    co_await send_and_close(conn.stream, error_response(status, message), version, opts_.write_timeout, &conn);
   }
 
   awaitable<void> reject(tcp::socket socket) {
     if (stopping_) co_return;  // spawned just before stop(): it would miss the close-all
     beast::tcp_stream stream(std::move(socket));
-    Registered reg(*this, stream, /*session=*/false);
-    Response r = error_response(
-        503, "too many connections (the limit is " + std::to_string(opts_.max_connections) + "): try again later");
+    Rejecting reg(*this, stream);
+    Response r = error_response(503, "too many connections (the limit is " + std::to_string(opts_.max_connections) +
+                                         ", " + std::to_string(opts_.max_connections_per_client) +
+                                         " per client), all busy: try again later");
     r.headers.emplace_back("Retry-After", "1");
     co_await send_and_close(stream, std::move(r), 11, kLinger);
   }
 
-  awaitable<void> session(tcp::socket socket) {
+  awaitable<void> session(std::unique_ptr<Conn> conn) {
     if (stopping_) co_return;  // spawned just before stop(): it would miss the close-all
-    beast::tcp_stream stream(std::move(socket));
-    Registered reg(*this, stream, /*session=*/true);
+    Conn& c = *conn;
+    beast::tcp_stream& stream = c.stream;
     // Room for one request at the limits, plus the start of a pipelined next one.
     beast::flat_buffer buffer(opts_.max_header_bytes + opts_.max_body_bytes + 1024);
     for (;;) {
@@ -371,31 +491,48 @@ class Server::Impl {
       parser.header_limit(static_cast<std::uint32_t>(
           std::min<size_t>(opts_.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
       parser.body_limit(opts_.max_body_bytes);
-      stream.expires_after(opts_.read_timeout);
+      // Waiting (and so the first to be closed for a newcomer) until the request is whole.
+      start_waiting(c);
       error_code ec;
+      if (buffer.size() == 0) {
+        // Idle: no request begun. The first bytes start the request's own clock below.
+        stream.expires_after(opts_.idle_timeout);
+        const size_t n = co_await stream.async_read_some(buffer.prepare(std::min<size_t>(4096, buffer.max_size())),
+                                                         asio::redirect_error(asio::use_awaitable, ec));
+        buffer.commit(n);
+        if (stopping_ || c.evicted) co_return;
+        if (ec) {
+          if (ec == beast::error::timeout) idle_closed_.fetch_add(1);
+          co_return;  // idle timeout, the client closed its idle connection, or a reset
+        }
+      }
+      // The whole request (header and body) within request_timeout of its first byte,
+      // however slowly it trickles.
+      stream.expires_after(opts_.request_timeout);
       co_await bhttp::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
-      if (stopping_) co_return;
+      stop_waiting(c);
+      if (stopping_ || c.evicted) co_return;
       if (ec) {
         if (ec == beast::error::timeout) {
           timeouts_.fetch_add(1);  // beast closed the socket: nothing can be answered
           co_return;
         }
         if (ec == bhttp::error::end_of_stream || ec == asio::error::eof) {
-          co_await close_gracefully(stream);
+          co_await close_gracefully(stream, &c);
           co_return;
         }
         const unsigned version = parser.is_header_done() ? parser.get().version() : 11;
         if (ec == bhttp::error::header_limit || (ec == bhttp::error::buffer_overflow && !parser.is_header_done())) {
           bad_requests_.fetch_add(1);
-          co_await reply_and_close(stream, version, 431,
+          co_await reply_and_close(c, version, 431,
                                    "request header larger than " + std::to_string(opts_.max_header_bytes) + " bytes");
         } else if (ec == bhttp::error::body_limit || ec == bhttp::error::buffer_overflow) {
           bad_requests_.fetch_add(1);
-          co_await reply_and_close(stream, version, 413,
+          co_await reply_and_close(c, version, 413,
                                    "request body larger than " + std::to_string(opts_.max_body_bytes) + " bytes");
         } else if (ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category()) {
           bad_requests_.fetch_add(1);
-          co_await reply_and_close(stream, version, 400, "malformed HTTP request: " + ec.message());
+          co_await reply_and_close(c, version, 400, "malformed HTTP request: " + ec.message());
         }
         co_return;  // connection reset and the like: nobody to answer
       }
@@ -412,6 +549,7 @@ class Server::Impl {
 
       const std::shared_ptr<const State> state = current_state();
       const bool metrics = request_path(req.target) == kMetricsPath;
+      if (metrics) config_.metrics.server = stats();
       const auto t0 = std::chrono::steady_clock::now();
       Response r = handle(req, *state, config_);
       if (metrics && r.status == 200)
@@ -419,6 +557,20 @@ class Server::Impl {
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
       if (r.stream) {
+        if (streams_count_ >= opts_.max_streams) {
+          streams_rejected_.fetch_add(1);
+          Response busy = error_response(503, "too many event streams (the limit is " +
+                                                  std::to_string(opts_.max_streams) +
+                                                  "): try again later, or poll /api/v1/summary");
+          busy.headers.emplace_back("Retry-After", "3");
+          co_await send_and_close(stream, std::move(busy), version, opts_.write_timeout, &c);
+          co_return;
+        }
+        // From a request connection to a stream: the request slot is free for others.
+        release_request_slot(c);
+        c.stream_slot = true;
+        ++streams_count_;
+        update_open();
         co_await stream_events(stream, version, std::move(r));
         co_return;
       }
@@ -427,7 +579,7 @@ class Server::Impl {
       co_await bhttp::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
       if (ec || stopping_) co_return;
       if (!keep_alive) {
-        co_await close_gracefully(stream);
+        co_await close_gracefully(stream, &c);
         co_return;
       }
     }
@@ -438,15 +590,36 @@ class Server::Impl {
   awaitable<void> stream_events(beast::tcp_stream& stream, unsigned version, Response first) {
     Subscriber sub(ioc_);
     subscribers_.push_back(&sub);
-    streams_open_.fetch_add(1);
     struct Unsubscribe {
       Impl& s;
       Subscriber* sub;
-      ~Unsubscribe() {
-        std::erase(s.subscribers_, sub);
-        s.streams_open_.fetch_sub(1);
-      }
+      ~Unsubscribe() { std::erase(s.subscribers_, sub); }
     } unsubscribe{*this, &sub};
+
+    // A reader sends nothing after its request, so a read that completes means it went away
+    // (EOF or reset; bytes it might send are discarded): the writer hears of it at once, not
+    // when a later write fails (up to stream_keepalive later, or never while the kernel
+    // buffers take the frames). The read is on the socket itself, beside Beast's writes.
+    bool watching = true, gone = false;
+    asio::steady_timer watch_done(ioc_);
+    watch_done.expires_at(asio::steady_timer::time_point::max());
+    std::array<char, 512> sink;
+    std::function<void(error_code, size_t)> on_read = [&](error_code ec, size_t) {
+      if (!ec && !stopping_) {
+        stream.socket().async_read_some(asio::buffer(sink), on_read);
+        return;
+      }
+      watching = false;
+      if (ec != asio::error::operation_aborted && !stopping_) {
+        gone = true;
+        streams_gone_.fetch_add(1);
+        sub.wake.cancel();
+        error_code ignored;
+        stream.socket().cancel(ignored);  // a write in progress ends now
+      }
+      watch_done.cancel();
+    };
+    stream.socket().async_read_some(asio::buffer(sink), on_read);
 
     bhttp::response<bhttp::empty_body> res;
     res.version(version);
@@ -459,19 +632,18 @@ class Server::Impl {
     error_code ec;
     stream.expires_after(opts_.write_timeout);
     co_await bhttp::async_write_header(stream, sr, asio::redirect_error(asio::use_awaitable, ec));
-    if (!ec)
+    if (!ec && !gone)
       co_await asio::async_write(stream, asio::buffer(first.body), asio::redirect_error(asio::use_awaitable, ec));
 
     static const std::string kKeepalive = ": keepalive\n\n";
-    while (!ec && !stopping_) {
+    while (!ec && !stopping_ && !gone) {
       if (sub.queue.empty()) {
         sub.wake.expires_after(opts_.stream_keepalive);
         error_code wait;
         co_await sub.wake.async_wait(asio::redirect_error(asio::use_awaitable, wait));
-        if (stopping_) break;
+        if (stopping_ || gone) break;
         if (wait || !sub.queue.empty()) continue;  // woken by a frame
-        // Quiet for a while: a comment keeps proxies from closing the connection and finds
-        // readers that went away.
+        // Quiet for a while: a comment keeps proxies from closing the connection.
         stream.expires_after(opts_.write_timeout);
         co_await asio::async_write(stream, asio::buffer(kKeepalive), asio::redirect_error(asio::use_awaitable, ec));
         continue;
@@ -481,7 +653,13 @@ class Server::Impl {
       stream.expires_after(opts_.write_timeout);
       co_await asio::async_write(stream, asio::buffer(*frame), asio::redirect_error(asio::use_awaitable, ec));
     }
-    if (!ec && !stopping_) co_await close_gracefully(stream);
+    // The watcher refers to this frame: it must have finished before the frame goes.
+    if (watching) {
+      error_code ignored;
+      stream.socket().cancel(ignored);
+      co_await watch_done.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+    }
+    if (!ec && !stopping_ && !gone) co_await close_gracefully(stream);
   }
 
   // On the I/O thread after publish(): one frame, shared by every reader's queue.
@@ -514,14 +692,17 @@ class Server::Impl {
   std::shared_ptr<const State> state_;
   std::atomic<bool> broadcast_pending_{false};
   std::atomic<bool> stopped_{false};
-  std::atomic<uint64_t> accepted_{0}, rejected_{0}, open_{0}, streams_open_{0}, requests_{0}, bad_requests_{0},
-      timeouts_{0}, dropped_{0};
+  std::atomic<uint64_t> accepted_{0}, rejected_{0}, evicted_{0}, open_{0}, streams_open_{0}, streams_rejected_{0},
+      streams_gone_{0}, requests_{0}, bad_requests_{0}, timeouts_{0}, idle_closed_{0}, dropped_{0};
 
   // The I/O thread only.
   HandlerConfig config_;
-  std::unordered_set<beast::tcp_stream*> streams_;
+  std::unordered_set<beast::tcp_stream*> sockets_;  // every open connection, for stop()
   std::vector<Subscriber*> subscribers_;
-  size_t sessions_ = 0;
+  std::list<Conn*> waiting_;                     // waiting for a request, oldest first
+  std::map<asio::ip::address, size_t> clients_;  // request connections by client address
+  size_t requests_open_ = 0;                     // request connections (not streams)
+  size_t streams_count_ = 0;
   size_t rejecting_ = 0;
   bool stopping_ = false;
 
@@ -540,8 +721,11 @@ std::unique_ptr<Server> Server::start(const ServerOptions& o, std::string* error
     return nullptr;
   };
   if (o.max_connections == 0) return invalid("max_connections must be at least 1");
+  if (o.max_connections_per_client == 0) return invalid("max_connections_per_client must be at least 1");
+  if (o.max_streams == 0) return invalid("max_streams must be at least 1");
   if (o.max_header_bytes < 256) return invalid("max_header_bytes must be at least 256");
-  if (o.read_timeout.count() <= 0 || o.write_timeout.count() <= 0) return invalid("timeouts must be positive");
+  if (o.request_timeout.count() <= 0 || o.idle_timeout.count() <= 0 || o.write_timeout.count() <= 0)
+    return invalid("timeouts must be positive");
   if (o.stream_keepalive.count() <= 0) return invalid("stream_keepalive must be positive");
   std::string why;
   const auto addr = parse_listen_address(o.listen, &why);

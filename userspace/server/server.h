@@ -6,8 +6,18 @@
 // The collector never waits for it: publish() swaps a shared_ptr under a mutex and posts one
 // wake-up to the I/O thread (coalesced); requests read the latest State. Every resource a
 // client can hold is bounded by a named option: header and body sizes, the time a request
-// may take to arrive, the connections open at once (more get 503), the frames queued for a
-// slow event-stream reader (older ones are dropped).
+// may take to arrive once begun, the time a connection may sit idle, the connections open at
+// once overall and per client address, the event streams open at once, the frames queued for
+// a slow event-stream reader (older ones are dropped).
+//
+// Idle and slow clients cannot starve others: a connection is "waiting" from its accept (or
+// its previous response) until its request has arrived whole. When a new connection finds
+// its client at max_connections_per_client, that client's oldest waiting connection is
+// closed to make room; when the server is at max_connections, the oldest waiting connection
+// of the client holding the most is. Only when none is waiting (all are being answered) does
+// the new one get 503. Event streams have their own limit (max_streams; more get 503), so
+// readers that never leave cannot take the room requests need, and a reader that goes away
+// is noticed at once (a pending read on its socket ends), not at the next write.
 #pragma once
 #include <chrono>
 #include <cstddef>
@@ -45,23 +55,15 @@ struct ServerOptions {
 
   size_t max_header_bytes = 8 * 1024;                  // larger request headers: 431 and close
   size_t max_body_bytes = 1024;                        // larger request bodies: 413 and close
-  std::chrono::milliseconds read_timeout{10'000};      // a whole request, and keep-alive idle
+  std::chrono::milliseconds request_timeout{10'000};   // a request, once begun, must arrive whole within this
+  std::chrono::milliseconds idle_timeout{30'000};      // a connection with no request begun (new, or
+                                                       // keep-alive after a response) is closed after this
   std::chrono::milliseconds write_timeout{10'000};     // one response or one event frame
-  size_t max_connections = 64;                         // open at once, streams included; more: 503 and close
+  size_t max_connections = 64;                         // request connections open at once (streams apart)
+  size_t max_connections_per_client = 32;              // of those, from one client address
+  size_t max_streams = 128;                            // event streams open at once; more: 503
   size_t stream_queue_frames = 4;                      // per event-stream reader; older frames are dropped
   std::chrono::milliseconds stream_keepalive{15'000};  // comment line when nothing was sent
-};
-
-// Counters for the collector's own metrics and for tests.
-struct ServerStats {
-  uint64_t connections_accepted = 0;
-  uint64_t connections_rejected = 0;  // over max_connections (503)
-  uint64_t connections_open = 0;      // now, streams included
-  uint64_t streams_open = 0;
-  uint64_t requests = 0;
-  uint64_t bad_requests = 0;           // unparsable, too large (400, 413, 431)
-  uint64_t timeouts = 0;               // requests that did not arrive within read_timeout
-  uint64_t stream_frames_dropped = 0;  // event frames a slow reader never got
 };
 
 class Server {
@@ -81,9 +83,9 @@ class Server {
   // Closes the listener and every connection and joins the I/O thread. Idempotent.
   void stop();
 
-  uint16_t port() const noexcept;  // the bound port (useful with port 0)
-  std::string address() const;     // "127.0.0.1:9400"
-  ServerStats stats() const noexcept;
+  uint16_t port() const noexcept;      // the bound port (useful with port 0)
+  std::string address() const;         // "127.0.0.1:9400"
+  ServerStats stats() const noexcept;  // metrics.h; also the fakegpu_http_* families of /metrics
 
   class Impl;
 
