@@ -219,6 +219,39 @@ class Reclaim(fgtest.TestCase):
         self.assertEqual(done.steps, [{"step": "malloc", "err": 0},
                                       {"step": "meminfo", "err": 0, "free": T4_TOTAL - 10 * GiB, "total": T4_TOTAL}])
 
+    def test_a_thousand_processes_killed_while_allocating_leave_nothing_booked(self):
+        # 1,000 processes allocating and freeing on two devices as fast as they can, two at a
+        # time, each SIGKILLed at a random moment of its churn: afterwards the devices are
+        # entirely free, in the ledger and in NVML, and nobody is listed.
+        import random
+        rng = random.Random(23)
+        env = self.box.env()
+        args = [fgtest.workload(), "churn", "0", "16"]
+        kills, running = 0, []
+
+        def start():
+            p = subprocess.Popen(args, env=env, cwd=self.box.dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True)
+            self.box._live.append(p)
+            self.assertRegex(p.stdout.readline(), r"^pid \d+: churning$", p.stderr.read() if p.poll() else "")
+            return p
+
+        while kills < 1000:
+            while len(running) < 2 and kills + len(running) < 1000:
+                running.append(start())
+            victim = running.pop(rng.randrange(len(running)))
+            os.sched_yield()
+            victim.send_signal(signal.SIGKILL)
+            self.assertEqual(victim.wait(timeout=fgtest.TIMEOUT), -signal.SIGKILL, victim.stderr.read())
+            victim.stdout.close()
+            victim.stderr.close()
+            self.box._live.remove(victim)
+            kills += 1
+        c = self.ok(self.box.probe("meminfo:0", "meminfo:1", "nvml", "nvmlprocs:0", "nvmlprocs:1"))
+        self.assertEqual([free_of(self, c, 0), free_of(self, c, 1)], [A100_TOTAL, A100_TOTAL])
+        self.assertEqual([d["used"] for d in self.step(c, 2, "nvml")["devices"]], [0] * 8)
+        self.assertEqual([self.step(c, i, "nvmlprocs")["procs"] for i in (3, 4)], [[], []])
+
     def test_leak_at_exit_is_given_back(self):
         self.ok(self.box.workload("leak", 0, 512))
         c = self.ok(self.box.probe("meminfo:0"))

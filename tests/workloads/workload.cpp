@@ -7,6 +7,9 @@
 //   workload grow DEVICE STEP_MIB [hold]  allocate STEP_MIB chunks until out of memory, then free;
 //                                         with "hold": start after one line on stdin (a start
 //                                         gate for racing processes), free when stdin closes
+//   workload churn DEVICE MIB             for ever: allocate 1..MIB MiB on DEVICE and on device 1,
+//                                         keep up to 8 blocks, free the oldest (prints one line
+//                                         "pid N: churning" first; for kill tests)
 // Prints one line per action; exit status 0 on success.
 #include "workloads/cuda_min.h"
 
@@ -28,7 +31,7 @@ int check(int err, const char* what) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: workload alloc|leak|grow DEVICE MIB [HOLD_MS|hold]\n");
+    std::fprintf(stderr, "usage: workload alloc|leak|grow|churn DEVICE MIB [HOLD_MS|hold]\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -69,6 +72,24 @@ int main(int argc, char** argv) {
       while (std::getchar() != EOF) {}
     for (void* p : held) cudaFree(p);
     return 0;
+  }
+  if (mode == "churn") {
+    std::vector<std::pair<int, void*>> held;
+    std::printf("pid %d: churning\n", static_cast<int>(getpid()));
+    std::fflush(stdout);
+    for (unsigned i = 0;; ++i) {
+      const int d = i % 2 ? 1 : dev;
+      if (check(cudaSetDevice(d), "cudaSetDevice")) return 1;
+      void* p = nullptr;
+      if (check(cudaMalloc(&p, (1 + i % mib) << 20), "cudaMalloc")) return 1;
+      held.emplace_back(d, p);
+      if (held.size() > 8) {
+        if (check(cudaSetDevice(held.front().first), "cudaSetDevice") ||
+            check(cudaFree(held.front().second), "cudaFree"))
+          return 1;
+        held.erase(held.begin());
+      }
+    }
   }
   std::fprintf(stderr, "workload: unknown mode %s\n", mode.c_str());
   return 2;

@@ -149,6 +149,9 @@ extern "C" FG_IMPL CUresult fgimpl_cuCtxCreate_v3(CUcontext* pctx, CUexecAffinit
                                                   unsigned int flags, CUdevice dev) {
   return api([&](Backend& b) -> CUresult {
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    Device* d = nullptr;  // the device and flags are checked before the affinity request
+    if (CUresult r = device_arg(b, dev, &d)) return r;
+    if (!ctx_flags_ok(flags)) return CUDA_ERROR_INVALID_VALUE;
     if (CUresult r = check_affinity(paramsArray, numParams)) return r;
     return create(b, pctx, flags, dev);
   });
