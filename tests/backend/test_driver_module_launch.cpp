@@ -243,6 +243,31 @@ TEST_CASE("driver: module images: file, options, fat binary, cubin", "[driver]")
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuModuleGetLoadingMode)(nullptr));
 }
 
+TEST_CASE("driver: a module's globals take device memory, and a module that does not fit is out of memory",
+          "[driver]") {
+  Ctx ctx(0);
+  const char* const k64MiB = ".version 7.8\n.target sm_70\n.address_size 64\n.global .align 4 .b8 big[67108864];\n";
+  size_t free0 = 0, total = 0, free1 = 0, free2 = 0;
+  CU_OK(CU(cuMemGetInfo_v2)(&free0, &total));
+  CUmodule m = nullptr;
+  CU_OK(CU(cuModuleLoadData)(&m, k64MiB));
+  CU_OK(CU(cuMemGetInfo_v2)(&free1, &total));
+  CHECK(free0 - free1 == (64u << 20));
+  CU_OK(CU(cuModuleUnload)(m));
+  CU_OK(CU(cuMemGetInfo_v2)(&free2, &total));
+  CHECK(free2 == free0);
+  // With less than 64 MiB left, the load is refused and books nothing.
+  CUdeviceptr fill = 0;
+  CU_OK(CU(cuMemAlloc_v2)(&fill, free0 - (32u << 20)));
+  CU_OK(CU(cuMemGetInfo_v2)(&free1, &total));
+  CU_EQ(CUDA_ERROR_OUT_OF_MEMORY, CU(cuModuleLoadData)(&m, k64MiB));
+  CU_OK(CU(cuMemGetInfo_v2)(&free2, &total));
+  CHECK(free2 == free1);
+  CU_OK(CU(cuMemFree_v2)(fill));
+  CU_OK(CU(cuMemGetInfo_v2)(&free2, &total));
+  CHECK(free2 == free0);
+}
+
 TEST_CASE("driver: function attributes", "[driver]") {
   Ctx ctx(0);
   Module mod(kPtx);

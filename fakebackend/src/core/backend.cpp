@@ -173,6 +173,8 @@ void Backend::after_fork_child() noexcept {
   new (&arena_mu_) std::mutex;
   new (&mu_) std::mutex;
   contexts_.clear();
+  context_handles_.clear();
+  booked_variables_.clear();  // the child inherits the parent's variables, not their booking
   ctx_generation_.fetch_add(1, std::memory_order_acq_rel);
   streams_.clear();
   events_.clear();

@@ -453,9 +453,11 @@ class Backend {
   void register_var(Module* m, void* host_var, const char* name, size_t size, bool constant, bool managed,
                     void** managed_ptr_out);
   // Storage of a device variable (a module's or library's global): host memory the copies
-  // and pointer queries of every API accept as device (or managed) memory, not booked as an
-  // allocation (module memory is not part of cudaMalloc's books on a real GPU either).
-  void* variable_storage(size_t size, const void* init, bool managed, int device);
+  // and pointer queries of every API accept as device (or managed) memory. One of 2 MiB or
+  // more is booked on the device in whole 2 MiB pages (cuMemGetInfo, NVML), but it is no
+  // allocation (module memory is not part of cudaMalloc's books on a real GPU either);
+  // nullptr when the device has no room.
+  void* variable_storage(size_t size, const void* init, bool managed, int ordinal);
   void variable_release(void* p);
   Function* function_by_host(const void* host_fun) noexcept;
   Symbol* symbol_by_host(const void* host_var) noexcept;
@@ -600,7 +602,8 @@ class Backend {
   std::unordered_map<uint64_t, MemPool*> pools_by_id_;
   std::unordered_map<const void*, Function*> host_functions_;
   std::unordered_map<const void*, Symbol*> host_symbols_;
-  std::map<uintptr_t, Allocation> registered_;  // host-registered and IPC-mapped ranges by base
+  std::map<uintptr_t, Allocation> registered_;                // host-registered and IPC-mapped ranges by base
+  std::unordered_map<uintptr_t, uint64_t> booked_variables_;  // bytes this process booked per module variable
   std::atomic<Arena*> host_arena_{nullptr};
   std::mutex arena_mu_;
   // Every arena, for interior lookups without a lock: arenas are only ever added, each

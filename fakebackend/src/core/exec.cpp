@@ -368,8 +368,8 @@ void Backend::register_var(Module* m, void* host_var, const char* name, size_t s
   sym.size = size;
   sym.constant = constant;
   sym.managed = managed;
-  // Each variable gets its own storage; not booked as an allocation (module memory, like
-  // the real driver's, is not part of cudaMalloc's books). Its initial value is in the fat
+  // Each variable gets its own storage (variable_storage: large ones are booked as device
+  // memory); null when the device has no room, so the symbol is then unknown. Its initial value is in the fat
   // binary's cubin (nvcc's host shadow has none); failing that, the host shadow's bytes.
   void* storage = variable_storage(size, nullptr, managed, 0);
   if (storage && size && !fatbin::initial_value(m->image, name, storage, size) && host_var && !managed)
@@ -381,23 +381,47 @@ void Backend::register_var(Module* m, void* host_var, const char* name, size_t s
   if (host_var) host_symbols_[host_var] = &it->second;
 }
 
-void* Backend::variable_storage(size_t size, const void* init, bool managed, int device) {
-  void* storage = std::calloc(1, size ? size : 1);
-  if (!storage) return nullptr;
+void* Backend::variable_storage(size_t size, const void* init, bool managed, int ordinal) {
+  // A module's variables take device memory, as on a real GPU, in 2 MiB pages: one of 2 MiB
+  // or more is booked in the ledger (so cuMemGetInfo and NVML count it), rounded up to
+  // whole pages; smaller ones share the pages the context already holds for its modules
+  // and move no figure (a real H200 shows the same). Booked, but no allocation: module
+  // memory is not part of cudaMalloc's books.
+  constexpr uint64_t kPage = 2ull << 20;
+  Device* dev = device(ordinal);
+  const MemKind kind = managed ? MemKind::Managed : MemKind::Device;
+  const uint64_t bytes = size ? size : 1;
+  const uint64_t booked = bytes < kPage ? 0 : (bytes + kPage - 1) / kPage * kPage;
+  if (booked && !book_reserve(dev, kind, booked)) return nullptr;
+  void* storage = std::calloc(1, bytes);
+  if (!storage) {
+    if (booked) book_release(dev, kind, booked);
+    return nullptr;
+  }
   if (init && size) std::memcpy(storage, init, size);
   Allocation a;
   a.base = reinterpret_cast<uintptr_t>(storage);
-  a.size = size ? size : 1;
+  a.size = bytes;
   a.kind = managed ? MemKind::Managed : MemKind::Registered;
-  a.device = device;
+  a.device = ordinal;
   std::lock_guard lock(mu_);
   registered_.emplace(a.base, a);
+  if (booked) booked_variables_.emplace(a.base, booked);
   return storage;
 }
 
 void Backend::variable_release_locked(void* p) {
   if (!p) return;
-  registered_.erase(reinterpret_cast<uintptr_t>(p));
+  const auto base = reinterpret_cast<uintptr_t>(p);
+  if (auto it = registered_.find(base); it != registered_.end()) {
+    // Booked by this process (a forked child inherits the storage, not the booking).
+    if (auto b = booked_variables_.find(base); b != booked_variables_.end()) {
+      const Allocation& a = it->second;
+      book_release(device(a.device), a.kind == MemKind::Managed ? MemKind::Managed : MemKind::Device, b->second);
+      booked_variables_.erase(b);
+    }
+    registered_.erase(it);
+  }
   std::free(p);
 }
 
@@ -463,6 +487,11 @@ Status Backend::module_load(Context* ctx, const void* image, size_t size_hint, M
     sym.constant = v.constant;
     sym.managed = v.managed;
     sym.dev_ptr = variable_storage(sym.size, v.init.data(), sym.managed, ctx->dev->ordinal);
+    if (!sym.dev_ptr) {  // the device has no room for the module's variables
+      for (auto& [name, made] : m->globals) variable_release(made.dev_ptr);
+      delete m;
+      return Status::OutOfMemory;
+    }
     sym.init = std::move(v.init);
     m->globals.insert_or_assign(sym.name, std::move(sym));
   }
