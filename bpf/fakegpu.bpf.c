@@ -938,7 +938,8 @@ int loader_state(struct pt_regs *ctx)
 				    0 &&
 			    name)
 				bpf_probe_read_user_str(m->path, sizeof(m->path), (void *)name);
-			if (bpf_map_update_elem(&untraced_maps, &tgid, m, BPF_NOEXIST))
+			long err = bpf_map_update_elem(&untraced_maps, &tgid, m, BPF_NOEXIST);
+			if (err && err != -17 /* EEXIST: another thread of it noted it */)
 				stat_inc(FG_STAT_UNTRACED_LOST);
 			return 0;
 		}
