@@ -750,15 +750,23 @@ static __always_inline void emit_process_event(__u32 type, __u64 aux)
 }
 
 /* ---- processes ------------------------------------------------------------------------- */
+/*
+ * A process has exited when its last thread does, which need not be its leader: a leader may
+ * leave first (pthread_exit), and exec from another thread kills the leader (de_thread) while
+ * the process goes on in the new image under the same PID. So the exit is the thread that
+ * finds no live thread left (signal->live, decremented before this tracepoint). Two threads
+ * exiting at once may both find 0: the one that takes the process out of the map reports it.
+ */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(proc_exit, struct task_struct *p)
 {
-	__u32 pid = BPF_CORE_READ(p, pid), tgid = BPF_CORE_READ(p, tgid);
-	if (pid != tgid || !traced_process(tgid))
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0; /* a thread, not the process */
+	void *map = cfg.filter_pids ? (void *)&pids : (void *)&gpu_procs;
+	if (bpf_map_delete_elem(map, &tgid) != 0)
+		return 0; /* not traced, or reported by another thread */
 	emit_process_event(FG_EV_PROC_EXIT, 0);
-	bpf_map_delete_elem(&pids, &tgid);
-	bpf_map_delete_elem(&gpu_procs, &tgid);
 	return 0;
 }
 
@@ -798,5 +806,145 @@ int BPF_PROG(proc_exec, struct task_struct *p, int old_pid, struct linux_binprm 
 	/* A new program: its calls start from the runtime's defaults (device 0, no context). */
 	bpf_task_storage_delete(&threads, p);
 	emit_process_event(FG_EV_PROC_EXEC, 0);
+	return 0;
+}
+
+/* ---- CUDA libraries loaded before they are traced -------------------------------------- */
+
+/* What the collector attached to (fg_file_key: the kernel's dev_t and inode). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct fg_file_key);
+	__type(value, __u8);
+} traced_files SEC(".maps");
+
+/* Processes that loaded a candidate library not in traced_files (struct fg_untraced_map). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct fg_untraced_map);
+} untraced_maps SEC(".maps");
+
+/* The entry being filled (too large for the stack with the rest). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_untraced_map);
+} untraced_scratch SEC(".maps");
+
+/* Whether a file's name is one the collector traces: libfake_gpu.so, libcudart.so or
+ * libcuda.so, then only dots and digits (discovery.cpp's candidate_name). */
+static __always_inline bool candidate_file(struct file *file)
+{
+	char name[32] = {};
+	const unsigned char *n = BPF_CORE_READ(file, f_path.dentry, d_name.name);
+	if (bpf_probe_read_kernel_str(name, sizeof(name), n) <= 0)
+		return false;
+	const char *stems[3] = {"libfake_gpu.so", "libcudart.so", "libcuda.so"};
+	const int lens[3] = {14, 12, 10};
+	for (int s = 0; s < 3; s++) {
+		bool match = true;
+		for (int i = 0; i < 14 && i < lens[s]; i++) {
+			if (name[i] != stems[s][i]) {
+				match = false;
+				break;
+			}
+		}
+		if (!match)
+			continue;
+		for (int i = lens[s]; i < 31; i++) {
+			char c = name[i];
+			if (c == 0)
+				return true;
+			if (c != '.' && (c < '0' || c > '9'))
+				return false;
+		}
+		return false; /* longer than any such name */
+	}
+	return false;
+}
+
+/* What bpf_find_vma found at an object's dynamic section. */
+struct loaded_file {
+	struct fg_file_key key;
+	bool candidate;
+};
+
+static long loaded_file_of(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct loaded_file *out = data;
+	struct file *file = BPF_CORE_READ(vma, vm_file);
+	if (!file || !candidate_file(file))
+		return 0;
+	out->candidate = true;
+	out->key.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+	out->key.ino = BPF_CORE_READ(file, f_inode, i_ino);
+	return 0;
+}
+
+/* The dynamic loader's debugger interface (glibc's <link.h>): struct r_debug and the public
+ * head of struct link_map, as 64-bit user memory lays them out. */
+#define FG_R_DEBUG_MAP	 8
+#define FG_R_DEBUG_STATE 24
+#define FG_RT_CONSISTENT 0
+#define FG_LM_NAME	 8
+#define FG_LM_LD	 16
+#define FG_LM_NEXT	 24
+#define FG_LOADED_MAX	 64 /* objects looked at per load */
+
+/*
+ * The dynamic loader calls _dl_debug_state (r_brk) whenever its list of loaded objects
+ * changes, and again once the list is consistent: at start-up and at each dlopen. The cookie
+ * is _r_debug's address relative to the function's. A traced (in monitor mode: any) process
+ * that has loaded a candidate CUDA library the collector has not attached to is noted in
+ * untraced_maps with the file and the path the loader opened: its calls through that copy
+ * are not seen until the collector attaches it, and the collector counts the process missed
+ * if it is gone by then. Every probe hit is one library load batch, not one API call.
+ */
+SEC("uprobe")
+int loader_state(struct pt_regs *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	if (!traced(tgid) || bpf_map_lookup_elem(&untraced_maps, &tgid))
+		return 0;
+	__u64 r_debug = PT_REGS_IP(ctx) + bpf_get_attach_cookie(ctx);
+	__s32 state = -1;
+	__u64 lm = 0;
+	if (bpf_probe_read_user(&state, sizeof(state), (void *)(r_debug + FG_R_DEBUG_STATE)) ||
+	    state != FG_RT_CONSISTENT ||
+	    bpf_probe_read_user(&lm, sizeof(lm), (void *)(r_debug + FG_R_DEBUG_MAP)))
+		return 0;
+	struct task_struct *task = bpf_get_current_task_btf();
+	for (int i = 0; i < FG_LOADED_MAX && lm; i++) {
+		__u64 ld = 0;
+		if (bpf_probe_read_user(&ld, sizeof(ld), (void *)(lm + FG_LM_LD)))
+			break;
+		struct loaded_file f = {};
+		if (ld && bpf_find_vma(task, ld, loaded_file_of, &f, 0) == 0 && f.candidate &&
+		    !bpf_map_lookup_elem(&traced_files, &f.key)) {
+			__u32 zero = 0;
+			struct fg_untraced_map *m = bpf_map_lookup_elem(&untraced_scratch, &zero);
+			__u64 name = 0;
+			if (!m)
+				return 0;
+			m->dev = f.key.dev;
+			m->ino = f.key.ino;
+			bpf_get_current_comm(m->comm, sizeof(m->comm));
+			m->path[0] = 0;
+			if (bpf_probe_read_user(&name, sizeof(name), (void *)(lm + FG_LM_NAME)) ==
+				    0 &&
+			    name)
+				bpf_probe_read_user_str(m->path, sizeof(m->path), (void *)name);
+			long err = bpf_map_update_elem(&untraced_maps, &tgid, m, BPF_NOEXIST);
+			if (err && err != -17 /* EEXIST: another thread of it noted it */)
+				stat_inc(FG_STAT_UNTRACED_LOST);
+			return 0;
+		}
+		if (bpf_probe_read_user(&lm, sizeof(lm), (void *)(lm + FG_LM_NEXT)))
+			break;
+	}
 	return 0;
 }

@@ -30,11 +30,21 @@ typedef _Bool bool;
 #define true 1
 #define false 0
 
+/* The process's threads not yet exiting: do_exit decrements it before the exit tracepoint,
+ * so the thread that finds 0 there is the process's last. */
+typedef struct {
+	int counter;
+} atomic_t;
+struct signal_struct {
+	atomic_t live;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	int pid;
 	int tgid;
 	char comm[16];
 	struct task_struct *real_parent;
+	struct signal_struct *signal;
 } __attribute__((preserve_access_index));
 
 /* Per-library attribution: the file a caller's address lies in (bpf_find_vma). */

@@ -310,6 +310,8 @@ enum fg_stat {
 	FG_STAT_ALLOC_MAP_FULL = 4, /* an allocation record or a book could not be stored (full) */
 	FG_STAT_STACKS_LOST = 5,    /* --stacks: an allocation's stack could not be stored (its
 				       slot in the stack table taken, or the table full) */
+	FG_STAT_UNTRACED_LOST = 6,  /* a process mapped a CUDA library not traced yet and the
+				       untraced_maps table was full: it is missed uncounted */
 	FG_STAT_MAX = 8,
 };
 
@@ -388,6 +390,28 @@ struct fg_stack_files {
  * after the process is gone. */
 #define FG_PATH_LEN 256
 struct fg_exec_path {
+	char path[FG_PATH_LEN];
+};
+
+/*
+ * CUDA libraries a process loads before the collector traces them (a copy it has not seen, a
+ * backend replaced by a new file), found by a probe on the dynamic loader (loader_state).
+ * The kernel names a file by its device (the kernel's dev_t: major << 20 | minor) and inode.
+ *  - traced_files: the files the collector attached to, keyed by struct fg_file_key (the
+ *    collector fills it).
+ *  - untraced_maps: per process (tgid), the first candidate library it loaded that
+ *    traced_files did not hold, with the path the loader opened; the collector reads and
+ *    deletes the entries, attaches the file, and counts the process missed if it was gone
+ *    by then.
+ */
+struct fg_file_key {
+	__u64 dev;
+	__u64 ino;
+};
+struct fg_untraced_map {
+	__u64 dev;
+	__u64 ino;
+	char comm[16];
 	char path[FG_PATH_LEN];
 };
 

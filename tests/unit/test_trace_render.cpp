@@ -81,7 +81,7 @@ TEST_CASE("render: the live table, exactly", "[trace][render]") {
       "   7000 -                  0  device      1000 B*     1000 B*        1*        0*      0*          -\n"
       "\n"
       "health: events 9; lost: ring-buffer drops 0, missing entry records 0, alloc map full 0, bad records 0, "
-      "duplicate allocs 0\n"
+      "duplicate allocs 0, processes missed 0\n"
       "        unmatched frees 0 (kernel) 0 (ledger); frees of pre-attach allocations 0\n"
       "traced: /opt/fakegpu/lib/libfake_gpu.so (usdt), /usr/local/cuda/lib64/libcudart.so.13 (uprobe)\n"
       "* since attach: the process was running before tracing began; starred figures count only\n"
@@ -107,7 +107,7 @@ TEST_CASE("render: an empty table still shows health and what is traced; losses 
       "        (no traced process yet)\n"
       "\n"
       "health (EVENTS LOST, figures may be incomplete): events 10; lost: ring-buffer drops 3, missing entry "
-      "records 0, alloc map full 0, bad records 1, duplicate allocs 0\n"
+      "records 0, alloc map full 0, bad records 1, duplicate allocs 0, processes missed 0\n"
       "        unmatched frees 1 (kernel) 0 (ledger); frees of pre-attach allocations 0\n"
       "traced: no library attached\n";
   CHECK(render_table(l.snapshot(true), {"12:00:01", 0.5}) == expected);
@@ -312,7 +312,7 @@ TEST_CASE("verdict: exit codes for peak, leak and lost events", "[trace][render]
   CHECK(std::string(lost.status()) == "events_lost");
   CHECK(lost.reasons.back() ==
         "events were lost (ring-buffer drops 0, missing entry records 2, alloc map full 0, bad records 0, "
-        "duplicate allocs 0): the verdict cannot be trusted");
+        "duplicate allocs 0, processes missed 0): the verdict cannot be trusted");
   // With no threshold asked for, lost events do not change the exit status; the summary says so.
   Verdict unchecked = evaluate(lossy, std::nullopt, false);
   CHECK(unchecked.code == 0);

@@ -7,7 +7,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <sys/mman.h>
+#include <link.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -198,6 +200,7 @@ Collector::Collector(const CollectorOptions& opts) : opts_(opts) {
     }
     links_.emplace_back(l);
   }
+  attach_loader();
   try {
     ring_ = std::make_unique<RingReader>(bpf_map__fd(skel_->maps.events));
     book_slots_.map(bpf_map__fd(skel_->maps.book_slots), FG_BOOK_SLOTS);
@@ -255,6 +258,73 @@ void Collector::add_pid(uint32_t tgid) {
   const uint8_t one = 1;
   if (bpf_map_update_elem(bpf_map__fd(skel_->maps.pids), &tgid, &one, BPF_ANY) != 0)
     throw TraceError("cannot add pid " + std::to_string(tgid) + " to the filter: " + errno_text(errno));
+}
+
+namespace {
+// The kernel's dev_t of a stat() st_dev (the kernel keeps major << 20 | minor).
+uint64_t kernel_dev(dev_t d) { return (static_cast<uint64_t>(major(d)) << 20) | minor(d); }
+
+// The dynamic loader of this program (PT_INTERP), the one the host's programs use.
+std::string dynamic_loader() {
+  std::string out;
+  ::dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        for (int i = 0; i < info->dlpi_phnum; ++i)
+          if (info->dlpi_phdr[i].p_type == PT_INTERP) {
+            *static_cast<std::string*>(data) = reinterpret_cast<const char*>(info->dlpi_addr +
+                                                                             info->dlpi_phdr[i].p_vaddr);
+            return 1;
+          }
+        return 0;
+      },
+      &out);
+  return out;
+}
+}  // namespace
+
+// A probe on the dynamic loader's _dl_debug_state notes every process that loads a CUDA
+// library before the collector has attached to that file (bpf loader_state). Without it
+// (a loader without the symbol, a kernel without uprobe cookies) such processes are not
+// noticed, and the session says so.
+void Collector::attach_loader() {
+  const std::string ld = dynamic_loader();
+  if (ld.empty()) {
+    loader_problem_ = "this program names no dynamic loader";
+    return;
+  }
+  try {
+    const ElfSymbols elf(ld);
+    const auto offsets = elf.offsets("_dl_debug_state");
+    const auto state = elf.address("_dl_debug_state");
+    const auto r_debug = elf.address("_r_debug");
+    if (offsets.size() != 1 || !state || !r_debug) {
+      loader_problem_ = ld + " exports no _dl_debug_state and _r_debug";
+      return;
+    }
+    LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = *r_debug - *state, .retprobe = false);
+    bpf_link* l = bpf_program__attach_uprobe_opts(skel_->progs.loader_state, -1, ld.c_str(), offsets[0], &opts);
+    if (!l) {
+      loader_problem_ = "cannot probe " + ld + ": " + errno_text(errno);
+      return;
+    }
+    links_.emplace_back(l);
+  } catch (const TraceError& e) {
+    loader_problem_ = e.what();
+  }
+}
+
+bool same_kernel_file(const std::string& path, uint64_t dev, uint64_t ino) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && kernel_dev(st.st_dev) == dev && st.st_ino == ino;
+}
+
+bool Collector::attached_file(uint64_t dev, uint64_t ino) const { return kernel_files_.count({dev, ino}) != 0; }
+
+void Collector::mark_attached_file(uint64_t dev, uint64_t ino) {
+  if (!kernel_files_.insert({dev, ino}).second) return;
+  const fg_file_key k{dev, ino};
+  const uint8_t one = 1;
+  bpf_map_update_elem(bpf_map__fd(skel_->maps.traced_files), &k, &one, BPF_ANY);
 }
 
 bool Collector::attached(const std::string& path) const {
@@ -362,6 +432,7 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
   for (auto& l : links) links_.push_back(std::move(l));
   by_inode_[{st.st_dev, st.st_ino}] = libs_.size();
   libs_.push_back(lib);
+  mark_attached_file(kernel_dev(st.st_dev), st.st_ino);
   return libs_.back();
 }
 
@@ -495,6 +566,7 @@ KernelHealth Collector::health() const {
   h.unmatched_free = sum(FG_STAT_UNMATCHED_FREE);
   h.alloc_map_full = sum(FG_STAT_ALLOC_MAP_FULL);
   h.stacks_lost = sum(FG_STAT_STACKS_LOST);
+  h.untraced_lost = sum(FG_STAT_UNTRACED_LOST);
   return h;
 }
 
@@ -628,6 +700,20 @@ void Collector::forget(uint32_t tgid) {
     __atomic_store_n(&r.ptr, FG_ALLOC_DELETED, __ATOMIC_RELEASE);
   }
   bpf_map_delete_elem(bpf_map__fd(skel_->maps.launches), &tgid);
+}
+
+std::vector<UntracedLoad> Collector::take_untraced() {
+  std::vector<UntracedLoad> out;
+  const int fd = bpf_map__fd(skel_->maps.untraced_maps);
+  std::vector<uint32_t> keys;
+  for_each_key<uint32_t>(fd, [&](uint32_t k) { keys.push_back(k); });
+  for (uint32_t tgid : keys) {
+    fg_untraced_map m{};
+    if (bpf_map_lookup_and_delete_elem(fd, &tgid, &m) != 0) continue;
+    out.push_back({tgid, m.dev, m.ino, std::string(m.path, strnlen(m.path, sizeof m.path)),
+                   std::string(m.comm, strnlen(m.comm, sizeof m.comm))});
+  }
+  return out;
 }
 
 std::vector<CheckItem> check_system() {

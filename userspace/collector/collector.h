@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -99,6 +100,19 @@ struct CallerCount {
 // (a JIT's), "[unknown]" where the kernel could not tell (no caller known, or no mapping).
 std::string caller_object(const fg_caller_file& file);
 
+// A process that loaded a CUDA library file the collector had not attached to (bpf
+// loader_state): the file as the kernel names it, the path the loader opened, the process's
+// name then.
+struct UntracedLoad {
+  uint32_t tgid = 0;
+  uint64_t dev = 0, ino = 0;  // the kernel's dev_t (major << 20 | minor) and inode
+  std::string path;
+  std::string comm;
+};
+
+// Whether `path` is the file the kernel names (dev_t major << 20 | minor, inode).
+bool same_kernel_file(const std::string& path, uint64_t dev, uint64_t ino);
+
 class Collector {
  public:
   // Opens, configures and loads the programs and attaches the process tracepoints.
@@ -114,6 +128,16 @@ class Collector {
   // otherwise. Throws TraceError if the file exports none of the traced functions.
   const AttachedLibrary& attach_library(const std::string& path);
   bool attached(const std::string& path) const;
+  // Whether the file the kernel names (dev, ino) is attached (or known to be an attached one).
+  bool attached_file(uint64_t dev, uint64_t ino) const;
+  // Records that the kernel's (dev, ino) is the file of an attached library (a file seen
+  // through another mount has other numbers).
+  void mark_attached_file(uint64_t dev, uint64_t ino);
+  // The processes noted since the last call (the entries are taken out of the kernel's map).
+  std::vector<UntracedLoad> take_untraced();
+  // Why processes that load a library before it is traced cannot be noticed (empty: they
+  // are): the dynamic loader's probe could not be placed.
+  const std::string& loader_problem() const { return loader_problem_; }
   const std::vector<AttachedLibrary>& libraries() const { return libs_; }
 
   // Delivers pending events to `sink` (waiting up to timeout_ms for some); returns how many.
@@ -175,6 +199,9 @@ class Collector {
   bool multi_ = false;                 // the kernel takes multi-uprobe links
   std::vector<AttachedLibrary> libs_;
   std::map<std::pair<uint64_t, uint64_t>, size_t> by_inode_;  // (dev, ino) → libs_ index
+  std::set<std::pair<uint64_t, uint64_t>> kernel_files_;      // traced_files' keys: (kernel dev_t, ino)
+  std::string loader_problem_;
+  void attach_loader();
   void detach_all() noexcept;
   void open_and_load(bool multi);
   // One multi-uprobe link of `prog` at `offsets` of path (cookies and semaphores: one each, or

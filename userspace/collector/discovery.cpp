@@ -33,16 +33,19 @@ bool candidate_name(const std::string& path) {
   return false;
 }
 
+// The path without links, or empty when it is gone (a process's /proc/PID/root/... once the
+// process has exited).
 std::string real(const std::string& p) {
   char buf[PATH_MAX];
-  return ::realpath(p.c_str(), buf) ? std::string(buf) : p;
+  return ::realpath(p.c_str(), buf) ? std::string(buf) : std::string();
 }
 
 void add_unique(std::vector<std::string>& out, std::set<std::pair<dev_t, ino_t>>& seen, const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
   if (!seen.insert({st.st_dev, st.st_ino}).second) return;
-  if (is_cuda_library(path)) out.push_back(real(path));
+  if (!is_cuda_library(path)) return;
+  if (std::string r = real(path); !r.empty()) out.push_back(std::move(r));
 }
 
 std::vector<std::string> mapped_candidates(int pid) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 #include <cstring>
 #include <memory>
 
@@ -66,9 +67,12 @@ ElfSymbols::ElfSymbols(const std::string& path) : path_(path) {
       for (size_t i = 0; i < n; ++i) {
         GElf_Sym sym;
         if (!gelf_getsym(data, static_cast<int>(i), &sym)) continue;
-        if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF || sym.st_value == 0) continue;
+        if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0) continue;
         const char* name = elf_strptr(elf.get(), sh.sh_link, sym.st_name);
-        if (name && *name) funcs_.emplace(name, file_offset(elf.get(), sym.st_value));
+        if (!name || !*name) continue;
+        if (GELF_ST_TYPE(sym.st_info) == STT_OBJECT || GELF_ST_TYPE(sym.st_info) == STT_FUNC)
+          addresses_.emplace(name, sym.st_value);
+        if (GELF_ST_TYPE(sym.st_info) == STT_FUNC) funcs_.emplace(name, file_offset(elf.get(), sym.st_value));
       }
     } else if (sh.sh_type == SHT_DYNAMIC) {
       const size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
@@ -105,6 +109,11 @@ ElfSymbols::ElfSymbols(const std::string& path) : path_(path) {
       }
     }
   }
+}
+
+std::optional<uint64_t> ElfSymbols::address(const std::string& name) const {
+  const auto it = addresses_.find(name);
+  return it == addresses_.end() ? std::nullopt : std::optional<uint64_t>(it->second);
 }
 
 std::vector<uint64_t> ElfSymbols::offsets(const std::string& name) const {

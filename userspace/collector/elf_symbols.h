@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ class ElfSymbols {
   // Distinct file offsets of the defined functions exported as `name` (every version).
   std::vector<uint64_t> offsets(const std::string& name) const;
   bool exports(const std::string& name) const { return funcs_.count(name) != 0; }
+  // The address (st_value) of a defined function or object exported as `name` (its first
+  // version), as the file's program headers place it.
+  std::optional<uint64_t> address(const std::string& name) const;
   size_t function_count() const { return funcs_.size(); }
   // USDT probes of `provider` found in .note.stapsdt (names).
   std::vector<std::string> usdt_probes(const std::string& provider) const;
@@ -36,6 +40,7 @@ class ElfSymbols {
  private:
   std::string path_, soname_;
   std::multimap<std::string, uint64_t> funcs_;
+  std::map<std::string, uint64_t> addresses_;
   struct UsdtNote {
     std::string provider, name, arguments;
     uint64_t offset = 0, semaphore = 0;  // file offsets (semaphore 0: none)

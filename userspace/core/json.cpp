@@ -27,9 +27,18 @@ const char* state_text(bool exited) { return exited ? "exited" : "running"; }
 
 bool events_lost(const Snapshot& s) noexcept {
   return s.health.rb_drops + s.health.missing_entry + s.health.alloc_map_full + s.counters.bad_records +
-             s.counters.duplicate_allocs >
+             s.counters.duplicate_allocs + s.missed.processes >
          0;
 }
+
+namespace {
+ordered_json missed_json(const Missed& missed) {
+  ordered_json arr = ordered_json::array();
+  for (const MissedProcess& m : missed.latest)
+    arr.push_back({{"pid", m.pid}, {"comm", m.comm}, {"library", m.library}});
+  return arr;
+}
+}  // namespace
 
 ordered_json health_json(const Snapshot& s) {
   const Health& h = s.health;
@@ -41,6 +50,9 @@ ordered_json health_json(const Snapshot& s) {
           {"alloc_map_full", h.alloc_map_full},
           {"unmatched_free", h.unmatched_free},
           {"stacks_lost", h.stacks_lost},
+          {"processes_missed", s.missed.processes},
+          {"missed", missed_json(s.missed)},
+          {"missed_unnoticed", s.missed.unnoticed.empty() ? ordered_json() : ordered_json(s.missed.unnoticed)},
           {"ledger",
            {{"events", c.events},
             {"bad_records", c.bad_records},

@@ -463,6 +463,29 @@ void AllocationLedger::set_kernel_books(uint32_t pid, std::vector<KernelBookView
 
 void AllocationLedger::set_health(const Health& health) { health_ = health; }
 
+bool AllocationLedger::knows(uint32_t pid) const noexcept {
+  return running_.count(pid) != 0 ||
+         std::any_of(exited_.begin(), exited_.end(), [pid](const Proc& p) { return p.pid == pid; });
+}
+
+void AllocationLedger::mark_since_attach(uint32_t pid) noexcept {
+  Proc* p = nullptr;
+  if (auto it = running_.find(pid); it != running_.end()) {
+    p = &it->second;
+  } else {
+    for (auto it = exited_.rbegin(); it != exited_.rend() && !p; ++it)
+      if (it->pid == pid) p = &*it;
+  }
+  if (p == nullptr) return;
+  p->since_attach = true;
+  // Frees of pointers it allocated before then were taken as unmatched: they are pre-attach.
+  for (auto& [key, b] : p->books) {
+    counters_.unmatched_frees -= std::min(counters_.unmatched_frees, b.v.unmatched_frees);
+    counters_.pre_attach_frees += b.v.unmatched_frees;
+    b.v.unmatched_frees = 0;
+  }
+}
+
 std::vector<uint32_t> AllocationLedger::running_pids() const {
   std::vector<uint32_t> pids;
   pids.reserve(running_.size());
@@ -548,6 +571,7 @@ Snapshot AllocationLedger::snapshot(bool include_exited) const {
   Snapshot s;
   s.last_event_ns = last_event_ns_;
   s.health = health_;
+  s.missed = missed_;
   s.counters = counters_;
   s.live_bytes = gpu_.live;
   s.peak_bytes = gpu_.peak;

@@ -85,10 +85,32 @@ struct KernelHealth {
   uint64_t unmatched_free = 0;  // FG_STAT_UNMATCHED_FREE
   uint64_t alloc_map_full = 0;  // FG_STAT_ALLOC_MAP_FULL
   uint64_t stacks_lost = 0;     // FG_STAT_STACKS_LOST (--stacks; not a lost event: the books stay exact)
+  uint64_t untraced_lost = 0;   // FG_STAT_UNTRACED_LOST: processes missed that could not be noted
 };
+
+// A process that loaded a CUDA library before the collector traced that file, and was gone
+// by the time it did: none of its calls through it are in the books.
+struct MissedProcess {
+  uint32_t pid = 0;
+  std::string comm;
+  std::string library;  // the path the dynamic loader opened
+  bool operator==(const MissedProcess&) const = default;
+};
+// How many missed processes the outputs list (the latest); all are counted.
+inline constexpr size_t kMissedListed = 100;
 
 struct Health : KernelHealth {
   std::vector<TracedLibrary> libraries;
+};
+
+// Processes the books miss (the collector's count, set with set_missed).
+struct Missed {
+  // Those noted (MissedProcess) plus KernelHealth::untraced_lost, which could not be.
+  uint64_t processes = 0;
+  std::vector<MissedProcess> latest;  // the latest kMissedListed, oldest first
+  // Why processes that load a library before it is traced would go unnoticed (the dynamic
+  // loader could not be probed); empty when they are noticed.
+  std::string unnoticed;
 };
 
 // What the ledger itself noticed in the event stream.
@@ -240,6 +262,7 @@ struct Snapshot {
   std::array<CopyStats, kCopyDirections> copies{};
   uint64_t launches = 0;
   Health health;
+  Missed missed;
   LedgerCounters counters;
   // The analyses of the same refresh (Analyzer::update); null when none were made (the
   // ledger never fills it). Shared: copies of a snapshot share one immutable analysis.
@@ -302,6 +325,7 @@ class AllocationLedger {
   // The process's in-kernel books as last read (replacing the previous read).
   void set_kernel_books(uint32_t pid, std::vector<KernelBookView> books);
   void set_health(const Health& health);
+  void set_missed(Missed missed) { missed_ = std::move(missed); }
 
   Snapshot snapshot(bool include_exited) const;
   // Forgets exited processes whose exit is at least ttl_ns before now_ns; returns how many.
@@ -319,6 +343,13 @@ class AllocationLedger {
 
   const LedgerCounters& counters() const noexcept { return counters_; }
   bool running(uint32_t pid) const noexcept { return running_.count(pid) != 0; }
+  // Whether the books hold process pid, running or exited (not yet expired).
+  bool knows(uint32_t pid) const noexcept;
+  // Its calls before now were not all seen (a library it used was attached late): its
+  // figures are "since attach", and its unmatched frees were frees of allocations made
+  // before (pre-attach frees). The running process pid, else the last exited one; no-op for
+  // an unknown pid.
+  void mark_since_attach(uint32_t pid) noexcept;
   std::vector<uint32_t> running_pids() const;  // ascending
 
  private:
@@ -406,6 +437,7 @@ class AllocationLedger {
   std::map<int32_t, Level> devices_;
   Level gpu_;
   Health health_;
+  Missed missed_;
   LedgerCounters counters_;
   uint64_t last_event_ns_ = 0;
   LevelObserver* observer_ = nullptr;

@@ -129,7 +129,7 @@ std::string lost_events_text(const Snapshot& s) {
   return "ring-buffer drops " + std::to_string(s.health.rb_drops) + ", missing entry records " +
          std::to_string(s.health.missing_entry) + ", alloc map full " + std::to_string(s.health.alloc_map_full) +
          ", bad records " + std::to_string(s.counters.bad_records) + ", duplicate allocs " +
-         std::to_string(s.counters.duplicate_allocs);
+         std::to_string(s.counters.duplicate_allocs) + ", processes missed " + std::to_string(s.missed.processes);
 }
 
 std::string device_label(int32_t device) { return device < 0 ? "host" : std::to_string(device); }
@@ -173,6 +173,11 @@ std::string health_line(const Snapshot& s) {
   out += "        unmatched frees " + std::to_string(h.unmatched_free) + " (kernel) " +
          std::to_string(c.unmatched_frees) + " (ledger); frees of pre-attach allocations " +
          std::to_string(c.pre_attach_frees) + "\n";
+  if (s.missed.processes > 0)
+    out += "        processes missed " + std::to_string(s.missed.processes) +
+           " (they used a CUDA library before it was traced; the JSON lists them)\n";
+  if (!s.missed.unnoticed.empty())
+    out += "        processes that use a CUDA library before it is traced go unnoticed: " + s.missed.unnoticed + "\n";
   return out;
 }
 

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -87,6 +88,7 @@ class Child {
       report_.reset();
       char go = 0;
       while (::read(gate_read.get(), &go, 1) < 0 && errno == EINTR) {}
+      if (go != 1) ::_exit(125);  // fakegpu-trace ended (killed) before its probes were in place
       drop_privileges();
       std::vector<char*> args;
       for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -191,6 +193,7 @@ class Session {
     DrainPacer pacer;
     while (!g_stop.load()) {
       pacer.drained(static_cast<size_t>(collector_.poll(pacer.wait_ms(), sink_)));
+      handle_untraced();
       const uint64_t now = monotonic_ns();
       if (child && !command_status) {
         command_status = child->poll();
@@ -271,11 +274,17 @@ class Session {
   // when it has one, else figures since attach. The probes are live by now; allocations made
   // between attach and this read are both in the ledger and in events already delivered, so
   // the events are drained first and the baseline is what the ledger holds beyond them.
-  void adopt_running(int pid) {
-    if (seen_.count(pid)) return;
-    seen_.insert(pid);
+  // late: the process may be in the books already (a library it loaded was attached after
+  // it started): its figures become "since attach", with what the ledger holds beyond them.
+  void adopt_running(int pid, bool late = false) {
+    if (seen_.count(pid) && !late) return;
+    const bool known = !seen_.insert(pid).second;
     drain_delivered();
-    ledger_.track_process(static_cast<uint32_t>(pid), process_comm(pid), ppid_of(pid), monotonic_ns(), true);
+    if (!process_alive(pid)) return;  // it exited meanwhile: its exit record, if any, says so
+    if (known && ledger_.running(static_cast<uint32_t>(pid)))
+      ledger_.mark_since_attach(static_cast<uint32_t>(pid));
+    else
+      ledger_.track_process(static_cast<uint32_t>(pid), process_comm(pid), ppid_of(pid), monotonic_ns(), true);
     auto base = backend_baseline(pid);
     if (!base) return;
     std::map<std::pair<int32_t, int>, uint64_t> tracked;
@@ -327,6 +336,15 @@ class Session {
     for (const auto& l : opts_.libs) attach(l);
     // The baseline is read after the probes are live: what happens from here on is tracked.
     for (int pid : opts_.pids) adopt_running(pid);
+    // A process that exited before its probes were in place has nothing to show.
+    std::string gone;
+    for (int pid : opts_.pids)
+      if (!ledger_.knows(static_cast<uint32_t>(pid))) gone += (gone.empty() ? "" : ", ") + std::to_string(pid);
+    if (gone.empty()) return;
+    if (std::all_of(opts_.pids.begin(), opts_.pids.end(),
+                    [this](int pid) { return !ledger_.knows(static_cast<uint32_t>(pid)); }))
+      throw TraceError("process " + gone + " exited before its probes were in place: nothing to trace", kExitNotFound);
+    std::fprintf(stderr, "fakegpu-trace: process %s exited before its probes were in place\n", gone.c_str());
   }
 
   void start_monitor() {
@@ -370,6 +388,52 @@ class Session {
             warn_once(l, e.what());
           }
         }
+    }
+  }
+
+  // Processes that loaded a CUDA library file not traced yet (bpf loader_state): the file is
+  // attached now (from the path the loader opened, or the process's maps), a process still
+  // running is adopted with its baseline, and one already gone without a traced call is
+  // counted missed. A file that is no CUDA library is not traced, and its users are not missed.
+  void handle_untraced() {
+    for (const UntracedLoad& u : collector_.take_untraced()) {
+      const int pid = static_cast<int>(u.tgid);
+      if (not_cuda_.count({u.dev, u.ino})) continue;
+      if (!collector_.attached_file(u.dev, u.ino)) {
+        std::string path;
+        const std::string via_root = "/proc/" + std::to_string(pid) + "/root" + u.path;
+        for (const std::string& p : {u.path, via_root})
+          if (path.empty() && !u.path.empty() && same_kernel_file(p, u.dev, u.ino)) path = p;
+        if (path.empty())
+          for (const std::string& p : cuda_libraries_of_quiet(pid))
+            if (path.empty() && same_kernel_file(p, u.dev, u.ino)) path = p;
+        if (!path.empty()) {
+          if (collector_.attached(path)) {
+            collector_.mark_attached_file(u.dev, u.ino);  // the same file through another mount
+          } else {
+            try {
+              attach(path);
+            } catch (const TraceError& e) {
+              warn_once(path, e.what());
+              if (e.code == kExitNotFound && !is_cuda_library(path)) {
+                not_cuda_.insert({u.dev, u.ino});
+                continue;
+              }
+            }
+          }
+        }
+      }
+      if (collector_.attached_file(u.dev, u.ino) && process_alive(pid)) {
+        adopt_running(pid, /*late=*/true);
+        continue;
+      }
+      if (ledger_.knows(u.tgid)) {  // its calls after the attach are booked
+        ledger_.mark_since_attach(u.tgid);
+        continue;
+      }
+      ++missed_count_;
+      missed_.push_back({u.tgid, u.comm, u.path});
+      if (missed_.size() > kMissedListed) missed_.erase(missed_.begin());
     }
   }
 
@@ -446,7 +510,9 @@ class Session {
           {caller_object(c.file), n.calls, n.failed, n.alloc_bytes, n.free_bytes, n.probed, n.timed, n.total_ns});
     }
     for (auto& [tgid, list] : callers) ledger_.set_caller_totals(tgid, std::move(list));
+    handle_untraced();
     Health h{collector_.health(), {}};
+    ledger_.set_missed({missed_count_ + h.untraced_lost, missed_, collector_.loader_problem()});
     ledger_.count_bad_records(collector_.take_bad_records());
     for (const auto& l : collector_.libraries()) h.libraries.push_back({l.path, l.mode});
     ledger_.set_health(h);
@@ -669,6 +735,9 @@ class Session {
   std::set<int> seen_;
   uint32_t last_seen_ = 0;  // the last record's process (in seen_): most records follow one of theirs
   std::set<std::string> warned_;
+  uint64_t missed_count_ = 0;                         // processes missed (handle_untraced)
+  std::vector<MissedProcess> missed_;                 // the latest of them
+  std::set<std::pair<uint64_t, uint64_t>> not_cuda_;  // (kernel dev, ino) of candidate names that are no CUDA library
   std::vector<uint32_t> exited_;
   std::optional<Timeline> timeline_;  // --timeline
   std::ofstream timeline_out_, html_out_;
