@@ -18,6 +18,12 @@ ordinal, device pointer, enum, flags, size ...); each class gives the bad values
 no header defines, sizes 0 / SIZE_MAX / one past the allocation / wrapping the address space)
 and the rule table the code each must return. Every other argument is a valid one from the
 harness's fixture. Output: one C++ call thunk per function and the table of cases.
+
+Descriptors (structs a call reads, by pointer or by value) listed in DESCRIPTORS are passed
+valid (the harness's make_valid() builds each from the fixture) and each listed field gets the bad
+values of its field class, one case per field and value, named PARAM.FIELD. OVERRIDES give
+scalar parameters a valid value the generic one is not (a VMM reservation, a memset node) and
+bad values of their own.
 """
 import argparse
 import fnmatch
@@ -91,6 +97,133 @@ FAMILY_CODES = {
 ALLOC_RE = re.compile(r"(Alloc|Malloc|MemCreate|AddressReserve|HostRegister|ArrayCreate|Array3DCreate|"
                       r"MallocArray|Malloc3D|MemPoolTrimTo)")
 ZERO_OK_RE = re.compile(r"(Memcpy|Memset|memcpy|memset)")
+
+# ---- descriptor fields -------------------------------------------------------------------------------
+# Field class -> [(mutation, rule)]. The values come from Fixture::field_value: past_end is the
+# valid value plus one unit (the valid descriptors' regions end exactly at their allocation's
+# end, so one more byte, row, slice, pitch step or element passes it), small is 1 (under the
+# width or the extent's rows), wrap makes the field times its unit wrap the address space (a
+# position wraps to one block before its base: the neighbouring allocation).
+FIELD_MUTATIONS = {
+    "pos": [("past_end", "value"), ("huge", "value"), ("wrap", "value")],
+    "pitch": [("small", "value"), ("past_end", "value"), ("huge", "value"), ("wrap", "value")],
+    "rows": [("small", "value"), ("past_end", "value"), ("huge", "value"), ("wrap", "value")],
+    "extent": [("zero", "ok"), ("past_end", "value"), ("huge", "value"), ("wrap", "value")],
+    "dptr": [("garbage", "value")],
+    "array": [("garbage", "value")],
+    "enumf": [("out_of_range", "value")],
+    "devicef": [("out_of_range", "device")],
+    "elem": [("out_of_range", "value")],
+    "count": [("huge", "value")],
+    "dim": [("zero", "value"), ("huge", "value")],
+    "smem": [("huge", "value")],
+    "stream": [("garbage", "handle"), ("destroyed", "handle")],
+    # opaque handles passed by value (IPC): random bytes, all zero, one of memory freed since
+    "opaque": [("garbage", "value"), ("zero", "value"), ("destroyed", "value")],
+    "opaque_event": [("garbage", "value")],
+}
+
+# The box every valid copy/memset descriptor describes (matrix.h kBox*): unit names are C++.
+_ROW, _SLICE = "kBoxPitch", "kBoxPitch * kBoxRows"
+
+
+def _copy_side(pre, pos_x, pos_y, pos_z, ptr, pitch, rows, mtype=None, array=None):
+    out = [(pos_x, "pos", "1"), (pos_y, "pos", _ROW)]
+    if pos_z:
+        out.append((pos_z, "pos", _SLICE))
+    if mtype:
+        out.append((mtype, "enumf", None))
+    if array:
+        out.append((array, "array", None))
+    out += [(ptr, "dptr", None), (pitch, "pitch", "kBoxRows")]
+    if rows:
+        out.append((rows, "rows", _ROW))
+    return out
+
+
+_M3D = (_copy_side("src", "srcXInBytes", "srcY", "srcZ", "srcDevice", "srcPitch", "srcHeight", "srcMemoryType") +
+        _copy_side("dst", "dstXInBytes", "dstY", "dstZ", "dstDevice", "dstPitch", "dstHeight", "dstMemoryType") +
+        [("WidthInBytes", "extent", None), ("Height", "extent", _ROW), ("Depth", "extent", _SLICE)])
+_M2D = (_copy_side("src", "srcXInBytes", "srcY", None, "srcDevice", "srcPitch", None, "srcMemoryType") +
+        _copy_side("dst", "dstXInBytes", "dstY", None, "dstDevice", "dstPitch", None, "dstMemoryType") +
+        [("WidthInBytes", "extent", None), ("Height", "extent", _ROW)])
+_RT3D = (_copy_side("src", "srcPos.x", "srcPos.y", "srcPos.z", "srcPtr.ptr", "srcPtr.pitch", "srcPtr.ysize",
+                    None, "srcArray") +
+         _copy_side("dst", "dstPos.x", "dstPos.y", "dstPos.z", "dstPtr.ptr", "dstPtr.pitch", "dstPtr.ysize",
+                    None, "dstArray") +
+         [("extent.width", "extent", None), ("extent.height", "extent", _ROW), ("extent.depth", "extent", _SLICE)])
+_SET = [("dst", "dptr", None), ("pitch", "pitch", "kBoxRows"), ("elementSize", "elem", None),
+        ("width", "extent", "kSetElem"), ("height", "extent", _ROW)]
+_ACCESS = [("location.type", "enumf", None), ("location.id", "devicef", None), ("flags", "enumf", None)]
+_DIMS = ["gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ"]
+
+# Descriptor type (without fgapi:: and a _vN suffix) -> [(field path, field class, unit)].
+DESCRIPTORS = {
+    "CUDA_MEMCPY3D": _M3D,
+    "CUDA_MEMCPY2D": _M2D,
+    "cudaMemcpy3DParms": _RT3D + [("kind", "enumf", None)],
+    "cudaMemcpy3DPeerParms": _RT3D + [("srcDevice", "devicef", None), ("dstDevice", "devicef", None)],
+    "CUDA_MEMSET_NODE_PARAMS": _SET,
+    "cudaMemsetParams": _SET,
+    "cudaPitchedPtr": [("ptr", "dptr", None), ("pitch", "pitch", "kBoxRows"), ("ysize", "rows", _ROW)],
+    "cudaExtent": [("width", "extent", None), ("height", "extent", _ROW), ("depth", "extent", _SLICE)],
+    "CUmemAccessDesc": _ACCESS,
+    "cudaMemAccessDesc": _ACCESS,
+    "CUlaunchConfig": [(d, "dim", None) for d in _DIMS] + [("sharedMemBytes", "smem", None),
+                                                          ("hStream", "stream", None), ("numAttrs", "count", None)],
+    "cudaLaunchConfig_t": [(f"{a}Dim.{c}", "dim", None) for a in ("grid", "block") for c in "xyz"] +
+                          [("dynamicSmemBytes", "smem", None), ("stream", "stream", None), ("numAttrs", "count", None)],
+    "CUipcMemHandle": [("", "opaque", None)],
+    "cudaIpcMemHandle_t": [("", "opaque", None)],
+    "CUipcEventHandle": [("", "opaque_event", None)],
+    "cudaIpcEventHandle_t": [("", "opaque_event", None)],
+}
+
+# Scalar parameters whose generic valid value is no valid one for these calls, and their own
+# bad values: (function glob, parameter glob, valid C++ value, [(mutation, C++ value, rule)]).
+# The VMM fixture (Fixture::vmm): a physical allocation of 2 granules, a free reservation of
+# 2 granules (map_va: its second granule), and a reservation of 2 granules whose first is
+# mapped with read/write access (mapped_va).
+_G = "fx.vmm().gran"
+OVERRIDES = [
+    ("cuMemMap", "ptr", "fx.vmm().map_va", [("unaligned", "fx.vmm().map_va + 1", "value")]),
+    ("cuMemMap", "size", _G, [("past_end", f"2 * {_G}", "value"), ("wrap", f"0 - {_G}", "value"),
+                              ("unaligned", f"{_G} + 1", "value"), ("zero", "0", "value")]),
+    ("cuMemMap", "offset", "0", [("past_end", f"2 * {_G}", "value"), ("wrap", f"0 - {_G}", "value"),
+                                 ("unaligned", "1", "value")]),
+    ("cuMemMap", "handle", "fx.vmm().phys", []),
+    ("cuMemUnmap", "ptr", "fx.vmm().mapped_va", [("past_end", f"fx.vmm().mapped_va + {_G}", "value"),
+                                                 ("unaligned", "fx.vmm().mapped_va + 1", "value")]),
+    ("cuMemUnmap", "size", _G, [("past_end", f"2 * {_G}", "value"), ("wrap", f"0 - {_G}", "value"),
+                                ("unaligned", f"{_G} / 2", "value"), ("zero", "0", "value")]),
+    ("cuMemSetAccess", "ptr", "fx.vmm().mapped_va", [("past_end", f"fx.vmm().mapped_va + {_G}", "value"),
+                                                     ("unaligned", "fx.vmm().mapped_va + 1", "value")]),
+    ("cuMemSetAccess", "size", _G, [("past_end", f"2 * {_G}", "value"), ("wrap", f"0 - {_G}", "value"),
+                                    ("zero", "0", "value")]),
+    ("cuMemSetAccess", "count", "1", []),
+    ("cuMemAddressReserve", "size", _G, [("wrap", f"0 - {_G}", "oom"), ("unaligned", f"{_G} + 1", "value"),
+                                         ("zero", "0", "value")]),
+    ("cuMemAddressReserve", "alignment", "0", [("unaligned", "3", "value"), ("wrap", "1ull << 63", "oom")]),
+    ("cuMemAddressReserve", "addr", "0", []),
+    ("cu*MemsetNodeSetParams", "hNode", "fx.graph_nodes().memset_node", []),
+    ("cu*MemcpyNodeSetParams", "hNode", "fx.graph_nodes().memcpy_node", []),
+    ("cuGraphExecMem*NodeSetParams", "hGraphExec", "fx.graph_nodes().exec", []),
+    ("cuda*MemsetNodeSetParams", "node", "fx.graph_nodes().memset_node", []),
+    ("cuda*MemcpyNodeSetParams", "node", "fx.graph_nodes().memcpy_node", []),
+    ("cudaGraphExecMem*NodeSetParams", "hGraphExec", "fx.graph_nodes().exec", []),
+    # a function handle: the runtime takes one for a host stub (the fixture registers none)
+    ("cudaLaunchKernelExC*", "func", "fx.valid[static_cast<int>(Hk::function)]", []),
+    ("cudaOccupancyMax*Cluster*", "func", "fx.valid[static_cast<int>(Hk::function)]", []),
+]
+
+
+def descriptor_of(typ):
+    """The DESCRIPTORS key of a parameter type (const S*, S), or None."""
+    t = strip_ns(typ).replace("const ", "").replace("*", "").strip()
+    for name in (t, re.sub(r"_v\d+$", "", t)):
+        if name in DESCRIPTORS:
+            return name
+    return None
 
 
 def split_params(params):
@@ -339,7 +472,8 @@ def main():
     used_rules = set()
 
     thunks, table, excluded = [], [], []
-    n_cases = 0
+    n_cases = n_field_cases = 0
+    used_descs = set()
     for family, sym, implname, lib, node, ret in parse_defs(a.api):
         label = sym if not implname.startswith("v12_") else sym + "@libcudart.so.12"
         if implname not in hdr[family]:
@@ -362,9 +496,32 @@ def main():
             excluded.append((label, reason))
             continue
         codes = FAMILY_CODES[family]
+        # Per parameter: its descriptor (not for stubs: they answer every case alike) and overrides.
+        descs = [None if stub else descriptor_of(t) if c in ("in_struct", "byval") else None
+                 for (t, n), (c, d) in zip(params, classes)]
+        overs = [None] * len(params)
+        for i, (t, n) in enumerate(params):
+            for o in OVERRIDES:
+                if not stub and fnmatch.fnmatchcase(sym, o[0]) and fnmatch.fnmatchcase(n, o[1]):
+                    overs[i] = o
+        muts = mutations(family, sym, params, classes)
+        for i, o in enumerate(overs):
+            if o:
+                have = {m for idx, m, _ in muts if idx == i}
+                muts = [(idx, m, next((r for om, _, r in o[3] if om == m), rule) if idx == i else rule)
+                        for idx, m, rule in muts]
+                muts += [(i, m, r) for m, _, r in o[3] if m not in have]
+        raw = [(idx, -1, mut, rule, params[idx][1]) for idx, mut, rule in muts]
+        for i, dname in enumerate(descs):
+            if dname is None:
+                continue
+            for fi, (path, fcls, unit) in enumerate(DESCRIPTORS[dname]):
+                for mut, rule in FIELD_MUTATIONS[fcls]:
+                    if mut == "wrap" and fcls != "pos" and unit is None:
+                        continue  # no unit to wrap with (a width: huge covers it)
+                    raw.append((i, fi, mut, rule, params[i][1] + ("." + path if path else "")))
         cases = []
-        for idx, mut, rule in mutations(family, sym, params, classes):
-            pname = params[idx][1]
+        for idx, field, mut, rule, pname in raw:
             code, kind, why = codes["stub"] if stub else codes[rule], "expect", ""
             if not stub:
                 for ri, r in enumerate(rules):
@@ -372,25 +529,37 @@ def main():
                         code, kind, why = r[4], r[0], r[5]
                         used_rules.add(ri)
                         break
-            cases.append((idx, mut, code, kind == "xfail", why))
+            cases.append((idx, field, mut, code, kind == "xfail", why, pname))
+            n_field_cases += field >= 0
         if not cases:
             excluded.append((label, "no parameter the matrix can make bad"))
             continue
         fid = len(thunks)
         args = []
         for i, ((t, n), (c, d)) in enumerate(zip(params, classes)):
-            args.append(f"fx.arg<{t}>({i}, Cls::{c}, Hk::{d if c == 'handle' else 'none'}, at, m)")
+            generic = f"fx.arg<{t}>({i}, Cls::{c}, Hk::{d if c == 'handle' else 'none'}, at, m)"
+            if descs[i]:
+                used_descs.add(descs[i])
+                how = "desc_ptr" if c == "in_struct" else "desc_val"
+                args.append(f"fx.{how}<fgapi::{descs[i]}>({i}, at, m, field, mutate_{descs[i]})")
+            elif overs[i]:
+                o = overs[i]
+                alts = "".join(f"      case Mut::{om}: return Fixture::as<{t}>({ov});\n" for om, ov, _ in o[3])
+                args.append(f"[&]() -> {t} {{\n    if ({i} != at) return Fixture::as<{t}>({o[2]});\n"
+                            f"    switch (m) {{\n{alts}      default: return {generic};\n    }}\n  }}()")
+            else:
+                args.append(generic)
         call = f"fn({', '.join(args)})"
         body = f"return static_cast<long long>({call});" if ret == "ERR" else f"{call}; return 0;"
         sym_node = cxx_string(node) if node else "nullptr"
         thunks.append(
-            f"long long thunk_{fid}(Fixture& fx, int at, Mut m) {{\n"
+            f"long long thunk_{fid}(Fixture& fx, int at, Mut m, [[maybe_unused]] int field) {{\n"
             f"  using F = decltype(&fgimpl_{implname});\n"
             f"  static const F fn = reinterpret_cast<F>(fx.sym(Lib::{lib}, {cxx_string(sym)}, {sym_node}));\n"
             f"  {body}\n}}\n")
         case_rows = ", ".join(
-            f"{{{idx}, Mut::{mut}, fgapi::{code}, {'true' if xf else 'false'}, {cxx_string(params[idx][1])}}}"
-            for idx, mut, code, xf, _ in cases)
+            f"{{{idx}, Mut::{mut}, fgapi::{code}, {'true' if xf else 'false'}, {cxx_string(pn)}, {field}}}"
+            for idx, field, mut, code, xf, _, pn in cases)
         table.append(f"  {{{cxx_string(label)}, Family::{family}, {'true' if stub else 'false'}, thunk_{fid}, "
                      f"{{{case_rows}}}}},")
         n_cases += len(cases)
@@ -402,7 +571,19 @@ def main():
 
     with open(a.out, "w") as f:
         f.write("// Generated by tests/badinput/gen_matrix.py. DO NOT EDIT.\n")
-        f.write(f"// {len(table)} functions, {n_cases} cases; {len(excluded)} exports excluded.\n")
+        f.write(f"// {len(table)} functions, {n_cases} cases ({n_field_cases} of them descriptor fields); "
+                f"{len(excluded)} exports excluded.\n")
+        for dname in sorted(used_descs):
+            f.write(f"void mutate_{dname}([[maybe_unused]] Fixture& fx, [[maybe_unused]] fgapi::{dname}& s, int field, "
+                    f"[[maybe_unused]] Mut m) {{\n  switch (field) {{\n")
+            for fi, (path, fcls, unit) in enumerate(DESCRIPTORS[dname]):
+                if fcls.startswith("opaque"):
+                    stmt = "fx.opaque(&s, sizeof s, m);"
+                else:
+                    stmt = (f"Fixture::set(s.{path}, fx.field_value(Fc::{fcls}, m, Fixture::bits(s.{path}), "
+                            f"{unit or 1}));")
+                f.write(f"    case {fi}: {stmt} break;\n")
+            f.write("    default: break;\n  }\n}\n")
         f.write("".join(thunks))
         f.write("const FunctionCases kFunctions[] = {\n" + "\n".join(table) + "\n};\n")
         f.write("const Excluded kExcluded[] = {\n")

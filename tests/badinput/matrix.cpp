@@ -39,8 +39,7 @@ namespace {
 
 constexpr int kCaseTimeoutMs = 10000;
 constexpr unsigned char kCanary = 0xA5;
-constexpr size_t kGuard = 64;    // canary bytes before and after each host buffer
-constexpr size_t kBlock = 4096;  // the arena block of a kAllocSize allocation
+constexpr size_t kGuard = 64;  // canary bytes before and after each host buffer
 
 // PTX with one kernel: the module, function, library and kernel handles come from it.
 const char* const kPtx = R"(
@@ -58,13 +57,15 @@ const char* const kPtx = R"(
 
 // ---- host buffers with guards --------------------------------------------------------------------
 // Layout: [guard][slot 0][guard][slot 1][guard] ... : kSlots out slots, then the input bytes,
-// the zeroed input, the host bytes and the text.
-enum Region { kInBytes = kSlots, kInZero, kHost, kText, kRegions };
+// the zeroed input, the host bytes, the text and the descriptors.
+enum Region { kInBytes = kSlots, kInZero, kHost, kText, kDesc, kRegions };
 constexpr size_t kStride = kGuard + kSlotSize;
 
 unsigned char* region(unsigned char* base, int r) { return base + kGuard + static_cast<size_t>(r) * kStride; }
 
 const char* const kTextValue = "0000:07:00.0";  // a PCI bus id string: also a plain name
+
+const unsigned char* g_fx_desc_shadow();
 
 void fill_host(unsigned char* base) {
   std::memset(base, kCanary, kStride * kRegions + kGuard);
@@ -85,15 +86,19 @@ std::string check_host(unsigned char* base) {
     if (region(base, kInZero)[i] != 0) return "a const input buffer (zeroed descriptor or array)";
   }
   if (std::strcmp(reinterpret_cast<char*>(region(base, kText)), kTextValue) != 0) return "a const input string";
+  if (std::memcmp(region(base, kDesc), g_fx_desc_shadow(), kSlotSize) != 0) return "a const input descriptor";
   return "";
 }
 
 // ---- the device allocation: three neighbouring blocks, the middle one used -----------------------
 uintptr_t g_blocks[3] = {};
+uintptr_t g_src = 0;  // the source of descriptor copies: bytes no canary has
+constexpr unsigned char kSourceByte = 0x5A;
 
 void fill_device() {
   for (uintptr_t b : g_blocks) std::memset(reinterpret_cast<void*>(b), kCanary, kBlock);
   std::memset(reinterpret_cast<void*>(g_blocks[1]), 0, kAllocSize);
+  std::memset(reinterpret_cast<void*>(g_src), kSourceByte, kAllocSize);
 }
 std::string check_device() {
   for (int k = 0; k < 3; ++k) {
@@ -144,6 +149,28 @@ size_t Fixture::size(Mut m) const {
     default: return kValidSize;
   }
 }
+uint64_t Fixture::field_value(Fc c, Mut m, uint64_t cur, uint64_t unit) const {
+  switch (m) {
+    case Mut::zero: return 0;
+    case Mut::huge: return UINT64_MAX;
+    case Mut::past_end: return cur + 1;
+    case Mut::small: return 1;
+    // A position wraps to one block below its base (a neighbouring allocation); any other
+    // field times its unit wraps to 0.
+    case Mut::wrap: return c == Fc::pos ? (0 - kBlock) / unit : UINT64_MAX / unit + 1;
+    case Mut::garbage: return c == Fc::dptr || c == Fc::array || c == Fc::stream ? kGarbagePtr : kGarbageValue;
+    case Mut::destroyed: return destroyed[static_cast<int>(Hk::stream)];
+    case Mut::out_of_range: return c == Fc::devicef ? 1000 : c == Fc::elem ? 3 : 0x7fffff00u;
+    default: return cur;
+  }
+}
+unsigned char* Fixture::desc_area(int i) {
+  if (i < 0 || static_cast<size_t>(i) >= kSlotSize / kDescStride) _exit(6);
+  return region(slots, kDesc) + static_cast<size_t>(i) * kDescStride;
+}
+void Fixture::desc_written(int i, size_t n) {
+  std::memcpy(desc_shadow + static_cast<size_t>(i) * kDescStride, desc_area(i), n);
+}
 
 namespace {
 
@@ -159,6 +186,8 @@ const char* mut_name(Mut m) {
     case Mut::past_end: return "past-end";
     case Mut::wrap: return "wrapping";
     case Mut::zero: return "zero";
+    case Mut::small: return "small";
+    case Mut::unaligned: return "unaligned";
   }
   return "?";
 }
@@ -210,6 +239,9 @@ void build_fixture() {
     b = p;
   }
   g_fx.dev = g_blocks[1];
+  CUdeviceptr src = 0;
+  SETUP(DRV(cuMemAlloc_v2)(&src, kAllocSize));
+  g_fx.src = g_src = src;
 
   auto make_objects = [&](bool destroy) {
     auto put = destroy ? set_destroyed : set;
@@ -282,6 +314,7 @@ void build_fixture() {
   SETUP(NV(nvmlDeviceGetHandleByIndex_v2)(0, &nd));
   set(Hk::nvml_device, bits(nd));
   make_objects(false);
+  g_fx.graph_nodes();  // before the destroyed objects, so that no node reuses a destroyed one's address
   make_objects(true);
   CUcontext dead = nullptr;
   SETUP(DRV(cuCtxCreate_v4)(&dead, nullptr, 0, 0));
@@ -289,6 +322,176 @@ void build_fixture() {
   SETUP(DRV(cuCtxSetCurrent)(ctx));
   set_destroyed(Hk::ctx, bits(dead));
 }
+
+const unsigned char* g_fx_desc_shadow() { return g_fx.desc_shadow; }
+
+}  // namespace
+
+// ---- valid descriptors ---------------------------------------------------------------------------
+// Copies read the last bytes of the source allocation and write the last bytes of the
+// fixture's allocation (matrix.h kBox*).
+namespace {
+uint64_t box_src(const Fixture& fx, size_t span) { return fx.src + kAllocSize - span; }
+uint64_t box_dst(const Fixture& fx, size_t span) { return fx.dev + kAllocSize - span; }
+}  // namespace
+
+void make_valid(Fixture& fx, fgapi::CUDA_MEMCPY3D& s) {
+  s.srcMemoryType = fgapi::CU_MEMORYTYPE_DEVICE;
+  s.srcDevice = box_src(fx, kBoxSpan);
+  s.srcPitch = kBoxPitch;
+  s.srcHeight = kBoxRows;
+  s.dstMemoryType = fgapi::CU_MEMORYTYPE_DEVICE;
+  s.dstDevice = box_dst(fx, kBoxSpan);
+  s.dstPitch = kBoxPitch;
+  s.dstHeight = kBoxRows;
+  s.WidthInBytes = kBoxWidth;
+  s.Height = kBoxRows;
+  s.Depth = kBoxDepth;
+}
+void make_valid(Fixture& fx, fgapi::CUDA_MEMCPY2D& s) {
+  s.srcMemoryType = fgapi::CU_MEMORYTYPE_DEVICE;
+  s.srcDevice = box_src(fx, kBoxSpan2D);
+  s.srcPitch = kBoxPitch;
+  s.dstMemoryType = fgapi::CU_MEMORYTYPE_DEVICE;
+  s.dstDevice = box_dst(fx, kBoxSpan2D);
+  s.dstPitch = kBoxPitch;
+  s.WidthInBytes = kBoxWidth;
+  s.Height = kBoxRows;
+}
+void make_valid(Fixture& fx, fgapi::cudaPitchedPtr& s) {
+  s = {reinterpret_cast<void*>(box_dst(fx, kBoxSpan)), kBoxPitch, kBoxWidth, kBoxRows};
+}
+void make_valid(Fixture&, fgapi::cudaExtent& s) { s = {kBoxWidth, kBoxRows, kBoxDepth}; }
+void make_valid(Fixture& fx, fgapi::cudaMemcpy3DParms& s) {
+  s.srcPtr = {reinterpret_cast<void*>(box_src(fx, kBoxSpan)), kBoxPitch, kBoxWidth, kBoxRows};
+  make_valid(fx, s.dstPtr);
+  make_valid(fx, s.extent);
+  s.kind = fgapi::cudaMemcpyDeviceToDevice;
+}
+void make_valid(Fixture& fx, fgapi::cudaMemcpy3DPeerParms& s) {
+  s.srcPtr = {reinterpret_cast<void*>(box_src(fx, kBoxSpan)), kBoxPitch, kBoxWidth, kBoxRows};
+  make_valid(fx, s.dstPtr);
+  make_valid(fx, s.extent);
+  s.srcDevice = s.dstDevice = 0;
+}
+void make_valid(Fixture& fx, fgapi::CUDA_MEMSET_NODE_PARAMS& s) {
+  s = {box_dst(fx, kBoxSpan2D), kBoxPitch, 0x5a, static_cast<unsigned>(kSetElem), kBoxWidth / kSetElem, kBoxRows};
+}
+void make_valid(Fixture& fx, fgapi::cudaMemsetParams& s) {
+  s = {reinterpret_cast<void*>(box_dst(fx, kBoxSpan2D)),
+       kBoxPitch,
+       0x5a,
+       static_cast<unsigned>(kSetElem),
+       kBoxWidth / kSetElem,
+       kBoxRows};
+}
+void make_valid(Fixture&, fgapi::CUmemAccessDesc& s) {
+  s.location = {fgapi::CU_MEM_LOCATION_TYPE_DEVICE, 0};
+  s.flags = fgapi::CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+}
+void make_valid(Fixture&, fgapi::cudaMemAccessDesc& s) {
+  s.location = {fgapi::cudaMemLocationTypeDevice, 0};
+  s.flags = fgapi::cudaMemAccessFlagsProtReadWrite;
+}
+void make_valid(Fixture& fx, fgapi::CUlaunchConfig& s) {
+  s.gridDimX = s.gridDimY = s.gridDimZ = 1;
+  s.blockDimX = s.blockDimY = s.blockDimZ = 1;
+  s.hStream = reinterpret_cast<fgapi::CUstream>(fx.valid[static_cast<int>(Hk::stream)]);
+}
+void make_valid(Fixture& fx, fgapi::cudaLaunchConfig_t& s) {
+  s.gridDim = {1, 1, 1};
+  s.blockDim = {1, 1, 1};
+  s.stream = reinterpret_cast<fgapi::cudaStream_t>(fx.valid[static_cast<int>(Hk::stream)]);
+}
+
+namespace {
+// The IPC handle of the fixture's allocation, and (Fixture::ipc_freed) one of memory freed
+// since; made on first use.
+unsigned char g_ipc_live[64];
+void ipc_handles() {
+  static bool made = false;
+  if (made) return;
+  made = true;
+  using namespace fgapi;
+  CUipcMemHandle h{};
+  SETUP(DRV(cuIpcGetMemHandle)(&h, g_fx.dev));
+  std::memcpy(g_ipc_live, h.reserved, sizeof g_ipc_live);
+  CUdeviceptr p = 0;
+  SETUP(DRV(cuMemAlloc_v2)(&p, kAllocSize));
+  SETUP(DRV(cuIpcGetMemHandle)(&h, p));
+  SETUP(DRV(cuMemFree_v2)(p));
+  std::memcpy(g_fx.ipc_freed, h.reserved, sizeof g_fx.ipc_freed);
+}
+}  // namespace
+
+void make_valid(Fixture&, fgapi::CUipcMemHandle& s) {
+  ipc_handles();
+  static_assert(sizeof s.reserved == sizeof g_ipc_live);
+  std::memcpy(s.reserved, g_ipc_live, sizeof g_ipc_live);
+}
+void make_valid(Fixture&, fgapi::cudaIpcMemHandle_t& s) {
+  ipc_handles();
+  static_assert(sizeof s.reserved == sizeof g_ipc_live);
+  std::memcpy(s.reserved, g_ipc_live, sizeof g_ipc_live);
+}
+// No event of the fixture is interprocess: the valid event handle is a zeroed one.
+void make_valid(Fixture&, fgapi::CUipcEventHandle&) {}
+void make_valid(Fixture&, fgapi::cudaIpcEventHandle_t&) {}
+
+void Fixture::opaque(void* p, size_t n, Mut m) {
+  auto* b = static_cast<unsigned char*>(p);
+  if (m == Mut::zero) {
+    std::memset(b, 0, n);
+  } else if (m == Mut::destroyed) {
+    ipc_handles();
+    std::memcpy(b, ipc_freed, std::min(n, sizeof ipc_freed));
+  } else {
+    for (size_t i = 0; i < n; ++i) b[i] = static_cast<unsigned char>(0xA5 ^ (i * 37));
+  }
+}
+
+const Fixture::Vmm& Fixture::vmm() {
+  using namespace fgapi;
+  if (vmm_.gran) return vmm_;
+  CUmemAllocationProp ap{};
+  ap.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  ap.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  size_t gran = 0;
+  SETUP(DRV(cuMemGetAllocationGranularity)(&gran, &ap, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+  CUmemGenericAllocationHandle phys = 0, phys2 = 0;
+  SETUP(DRV(cuMemCreate)(&phys, 2 * gran, &ap, 0));
+  SETUP(DRV(cuMemCreate)(&phys2, gran, &ap, 0));
+  CUdeviceptr free_va = 0, mapped_va = 0;
+  SETUP(DRV(cuMemAddressReserve)(&free_va, 2 * gran, 0, 0, 0));
+  SETUP(DRV(cuMemAddressReserve)(&mapped_va, 2 * gran, 0, 0, 0));
+  SETUP(DRV(cuMemMap)(mapped_va, gran, 0, phys2, 0));
+  CUmemAccessDesc rw{};
+  make_valid(*this, rw);
+  SETUP(DRV(cuMemSetAccess)(mapped_va, gran, &rw, 1));
+  vmm_ = {gran, phys, free_va + gran, mapped_va};
+  return vmm_;
+}
+
+const Fixture::GraphNodes& Fixture::graph_nodes() {
+  using namespace fgapi;
+  if (nodes_.exec) return nodes_;
+  const auto ctx = reinterpret_cast<CUcontext>(valid[static_cast<int>(Hk::ctx)]);
+  CUgraph g = nullptr;
+  SETUP(DRV(cuGraphCreate)(&g, 0));
+  CUDA_MEMSET_NODE_PARAMS set{};
+  make_valid(*this, set);
+  CUgraphNode set_node = nullptr, copy_node = nullptr;
+  SETUP(DRV(cuGraphAddMemsetNode)(&set_node, g, nullptr, 0, &set, ctx));
+  CUDA_MEMCPY3D copy{};
+  make_valid(*this, copy);
+  SETUP(DRV(cuGraphAddMemcpyNode)(&copy_node, g, nullptr, 0, &copy, ctx));
+  CUgraphExec x = nullptr;
+  SETUP(DRV(cuGraphInstantiateWithFlags)(&x, g, 0));
+  nodes_ = {bits(set_node), bits(copy_node), bits(x)};
+  return nodes_;
+}
+
+namespace {
 
 // ---- the child: runs the cases of one function from `first`, reporting each on `fd` -------------
 void write_all(int fd, const std::string& s) {
@@ -307,16 +510,20 @@ void write_all(int fd, const std::string& s) {
   build_fixture();
   auto set_current = DRV(cuCtxSetCurrent);
   auto clear_last = RT(cudaGetLastError);
+  auto ctx_sync = DRV(cuCtxSynchronize);
   const auto ctx = reinterpret_cast<fgapi::CUcontext>(g_fx.valid[static_cast<int>(Hk::ctx)]);
   const Case* cases = f.cases.begin();
   for (size_t i = first; i < f.cases.size(); ++i) {
     const Case& c = cases[i];
     fill_host(host);
+    std::memset(g_fx.desc_shadow, 0, sizeof g_fx.desc_shadow);
     fill_device();
     set_current(ctx);
     clear_last();
     write_all(fd, "B " + std::to_string(i) + "\n");
-    const long long rc = f.thunk(g_fx, c.param, c.mut);
+    const long long rc = f.thunk(g_fx, c.param, c.mut, c.field);
+    // Work a descriptor case queued runs before the canaries are checked.
+    if (c.field >= 0) ctx_sync();
     std::string bad = check_host(host);
     if (bad.empty()) bad = check_device();
     write_all(fd, "E " + std::to_string(i) + " " + std::to_string(rc) + " " + bad + "\n");

@@ -6,7 +6,8 @@
 // destroyed handle, device ordinal past the last device, enum or flag bits no header defines,
 // size 0 / SIZE_MAX / one past the allocation / wrapping the address space) and every other
 // argument valid, taken from the Fixture (a live context, stream, event, module, graph,
-// pool, allocations with canaries around them ...).
+// pool, allocations with canaries around them ...). A descriptor the call reads is passed
+// valid (make_valid() below) and a field case makes one of its fields bad.
 #pragma once
 #include "fakegpu/cuda_api.h"
 #include "fakegpu/cudart_api.h"
@@ -15,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <new>
 #include <type_traits>
 
 namespace badinput {
@@ -74,7 +76,39 @@ enum class Hk {
   count_
 };
 
-enum class Mut { none, null, garbage, destroyed, out_of_range, unknown_bits, huge, past_end, wrap, zero };
+enum class Mut {
+  none,
+  null,
+  garbage,
+  destroyed,
+  out_of_range,
+  unknown_bits,
+  huge,
+  past_end,
+  wrap,
+  zero,
+  small,     // under the width or the rows it must hold
+  unaligned  // off the granularity or alignment the call needs
+};
+
+// What a descriptor field is (gen_matrix.py FIELD_MUTATIONS).
+enum class Fc {
+  pos,           // a byte/row/slice position inside a pitched region
+  pitch,         // bytes between rows
+  rows,          // rows between slices
+  extent,        // bytes, rows or slices copied or set
+  dptr,          // a device pointer
+  array,         // a CUDA array handle
+  enumf,         // an enum
+  devicef,       // a device ordinal
+  elem,          // an element size
+  count,         // a count of entries behind a pointer
+  dim,           // a grid or block dimension
+  smem,          // dynamic shared memory bytes
+  stream,        // a stream handle
+  opaque,        // a whole opaque handle passed by value
+  opaque_event,  // the same, of an event
+};
 enum class Family { driver, runtime, nvml };
 enum class Lib { cuda, cudart, nvml };
 
@@ -84,6 +118,18 @@ inline constexpr size_t kSlotSize = 4096;                       // bytes behind 
 inline constexpr int kSlots = 16;                               // out-pointer slots (one per parameter position)
 inline constexpr uint64_t kGarbagePtr = 0xdead0000beef0000ull;  // non-canonical: any access faults
 inline constexpr uint64_t kGarbageValue = 0x00000badc0ffee11ull;
+inline constexpr size_t kBlock = 4096;  // the arena block of a kAllocSize allocation
+
+// The box of every valid copy and memset descriptor: kBoxDepth slices of kBoxRows rows of
+// kBoxWidth bytes, rows kBoxPitch bytes apart. A copy reads the last kBoxSpan bytes of the
+// source allocation (Fixture::src) and writes the last kBoxSpan bytes of the fixture's
+// allocation (2-D copies and memsets the last kBoxSpan2D), so that one more byte, row or
+// slice anywhere passes the allocation's end.
+inline constexpr size_t kBoxWidth = 16, kBoxPitch = 32, kBoxRows = 4, kBoxDepth = 2;
+inline constexpr size_t kBoxSpan2D = kBoxPitch * (kBoxRows - 1) + kBoxWidth;
+inline constexpr size_t kBoxSpan = kBoxPitch * kBoxRows * (kBoxDepth - 1) + kBoxSpan2D;
+inline constexpr size_t kSetElem = 4;       // a memset node's element size: kBoxWidth / kSetElem elements a row
+inline constexpr size_t kDescStride = 512;  // bytes for each descriptor parameter in the descriptor buffer
 
 class Fixture {
  public:
@@ -95,6 +141,61 @@ class Fixture {
   const void* in_zero() const;
   void* host_bytes();
   size_t size(Mut m) const;
+
+  // Descriptor fields: the bad value `m` of a field of class c whose valid value is `cur`;
+  // `unit` is what one step of the field moves (1 byte, a row, a slice ...).
+  uint64_t field_value(Fc c, Mut m, uint64_t cur, uint64_t unit) const;
+  // A whole opaque handle: random bytes, zeros, or one of memory freed since.
+  void opaque(void* p, size_t n, Mut m);
+  // The descriptor of parameter `i`: built valid in the descriptor buffer (a guarded input
+  // the call may not change), with field `field` made bad when the case is about it.
+  template <class S>
+  const S* desc_ptr(int i, int at, Mut m, int field, void (*mutate)(Fixture&, S&, int, Mut)) {
+    static_assert(sizeof(S) <= kDescStride);
+    if (i == at && field < 0 && m == Mut::null) return nullptr;
+    S* s = new (desc_area(i)) S{};
+    make_valid(*this, *s);
+    if (i == at && field >= 0) mutate(*this, *s, field, m);
+    desc_written(i, sizeof(S));
+    return s;
+  }
+  template <class S>
+  S desc_val(int i, int at, Mut m, int field, void (*mutate)(Fixture&, S&, int, Mut)) {
+    S s{};
+    make_valid(*this, s);
+    if (i == at && field >= 0) mutate(*this, s, field, m);
+    return s;
+  }
+
+  // The VMM fixture, made on first use: a physical allocation of 2 granules (phys); map_va,
+  // the second granule of a free reservation of 2; mapped_va, the first granule of a
+  // reservation of 2, mapped (from another physical allocation) with read/write access.
+  struct Vmm {
+    uint64_t gran = 0, phys = 0, map_va = 0, mapped_va = 0;
+  };
+  const Vmm& vmm();
+  // A graph with a memset node and a memcpy node (valid descriptors), and its instance; made
+  // with the live objects.
+  struct GraphNodes {
+    uint64_t memset_node = 0, memcpy_node = 0, exec = 0;
+  };
+  const GraphNodes& graph_nodes();
+
+  template <class T>
+  static T as(uint64_t v) {
+    return from_bits<T>(v);
+  }
+  template <class T>
+  static uint64_t bits(T v) {
+    if constexpr (std::is_pointer_v<T>)
+      return reinterpret_cast<uintptr_t>(v);
+    else
+      return static_cast<uint64_t>(v);
+  }
+  template <class T>
+  static void set(T& field, uint64_t v) {
+    field = from_bits<T>(v);
+  }
 
   // The argument of parameter `i` (class c, handle kind hk): the bad value `m` when the
   // case is about this parameter (i == at); otherwise a valid one (wrap moves every device
@@ -161,22 +262,51 @@ class Fixture {
   uint64_t valid[static_cast<int>(Hk::count_)] = {};
   uint64_t destroyed[static_cast<int>(Hk::count_)] = {};
   uintptr_t dev = 0;  // the allocation the cases use (kAllocSize bytes)
+  uintptr_t src = 0;  // the source of descriptor copies (kAllocSize bytes)
   unsigned char* slots = nullptr;
+  unsigned char desc_shadow[kSlotSize] = {};  // what the descriptor buffer must still hold after a call
+  unsigned char ipc_freed[64] = {};           // an IPC handle of memory freed since
+
+ private:
+  unsigned char* desc_area(int i);
+  void desc_written(int i, size_t n);
+  Vmm vmm_;
+  GraphNodes nodes_;
 };
+
+// Valid descriptors (matrix.cpp): the fields a field case leaves alone describe a call that
+// succeeds.
+void make_valid(Fixture& fx, fgapi::CUDA_MEMCPY3D& s);
+void make_valid(Fixture& fx, fgapi::CUDA_MEMCPY2D& s);
+void make_valid(Fixture& fx, fgapi::cudaMemcpy3DParms& s);
+void make_valid(Fixture& fx, fgapi::cudaMemcpy3DPeerParms& s);
+void make_valid(Fixture& fx, fgapi::CUDA_MEMSET_NODE_PARAMS& s);
+void make_valid(Fixture& fx, fgapi::cudaMemsetParams& s);
+void make_valid(Fixture& fx, fgapi::cudaPitchedPtr& s);
+void make_valid(Fixture& fx, fgapi::cudaExtent& s);
+void make_valid(Fixture& fx, fgapi::CUmemAccessDesc& s);
+void make_valid(Fixture& fx, fgapi::cudaMemAccessDesc& s);
+void make_valid(Fixture& fx, fgapi::CUlaunchConfig& s);
+void make_valid(Fixture& fx, fgapi::cudaLaunchConfig_t& s);
+void make_valid(Fixture& fx, fgapi::CUipcMemHandle& s);
+void make_valid(Fixture& fx, fgapi::cudaIpcMemHandle_t& s);
+void make_valid(Fixture& fx, fgapi::CUipcEventHandle& s);
+void make_valid(Fixture& fx, fgapi::cudaIpcEventHandle_t& s);
 
 struct Case {
   int param;
   Mut mut;
   long long expected;
   bool xfail;
-  const char* param_name;
+  const char* param_name;  // PARAM or PARAM.FIELD
+  int field;               // the descriptor field the case makes bad; -1: the parameter itself
 };
 
 struct FunctionCases {
   const char* name;
   Family family;
   bool stub;
-  long long (*thunk)(Fixture&, int, Mut);
+  long long (*thunk)(Fixture&, int, Mut, int);
   std::initializer_list<Case> cases;
 };
 

@@ -729,22 +729,41 @@ Status kernel_node(Function* f, const void* handle, Context* ctx, const unsigned
   return Status::Ok;
 }
 
-void copy_node(const Volume& dst, const Volume& src, size_t width, size_t height, size_t depth, Params* out, int kind) {
-  auto at = [](const Volume& v) { return static_cast<const char*>(v.base) + (v.z * v.rows + v.y) * v.pitch + v.x; };
+Status copy_node(const Volume& dst, const Volume& src, size_t width, size_t height, size_t depth, Params* out,
+                 int kind) {
+  // The first byte of a side: (x, y, z) of its volume, without wrapping; and its span.
+  auto at = [&](const Volume& v, const void** p) {
+    size_t slice = 0, offset = 0, span = 0;
+    uintptr_t start = 0;
+    if (!offset_3d(v.pitch, v.rows, v.x, v.y, v.z, &slice, &offset) ||
+        __builtin_add_overflow(reinterpret_cast<uintptr_t>(v.base), offset, &start))
+      return false;
+    if (width && height && depth && !span_3d(slice, v.pitch, width, height, depth, &span)) return false;
+    *p = reinterpret_cast<const void*>(start);
+    return true;
+  };
+  // Slices of fewer rows than the copy's would overlap.
+  if (depth > 1 && (dst.rows < height || src.rows < height)) return Status::InvalidValue;
+  const void *d = nullptr, *s = nullptr;
+  if (!at(dst, &d) || !at(src, &s)) return Status::InvalidValue;
   out->type = NodeType::Memcpy;
   Copy& c = out->copy;
-  c.dst = const_cast<char*>(at(dst));
-  c.src = at(src);
+  c.dst = const_cast<void*>(d);
+  c.src = s;
   c.dpitch = dst.pitch, c.spitch = src.pitch;
   c.dheight = dst.rows, c.sheight = src.rows;
   c.width = width, c.height = height, c.depth = depth;
   c.kind = kind;
+  return Status::Ok;
 }
 
 Status memset_node(void* dst, size_t pitch, unsigned value, unsigned elem, size_t width, size_t height, Params* out) {
   if (elem != 1 && elem != 2 && elem != 4) return Status::InvalidValue;
   if (width == 0 || height == 0) return Status::InvalidValue;
-  if (height > 1 && pitch < width * elem) return Status::InvalidValue;
+  size_t row = 0, span = 0;
+  if (__builtin_mul_overflow(width, elem, &row)) return Status::InvalidValue;
+  if (height > 1 && pitch < row) return Status::InvalidValue;
+  if (height > 1 && !span_2d(pitch, row, height, &span)) return Status::InvalidValue;
   out->type = NodeType::Memset;
   out->set = Set{dst, height > 1 ? pitch : width * elem, value, elem, width, height};
   return Status::Ok;

@@ -232,12 +232,14 @@ struct Volume {
   size_t x = 0, y = 0, z = 0;
 };
 // A memcpy node of width x height x depth bytes from src to dst; `kind` (a cudaMemcpyKind) is
-// reported back only.
-void copy_node(const Volume& dst, const Volume& src, size_t width, size_t height, size_t depth, Params* out,
-               int kind = Copy{}.kind);
+// reported back only. InvalidValue when a start (x, y, z) or a side's span does not fit a
+// size_t or wraps the address space, so that the node's dst_span()/src_span() are exact.
+[[nodiscard]] Status copy_node(const Volume& dst, const Volume& src, size_t width, size_t height, size_t depth,
+                               Params* out, int kind = Copy{}.kind);
 
 // A memset node: `height` rows of `width` elements of `elem` (1, 2 or 4) bytes, rows `pitch`
-// bytes apart (a single row's pitch is its width).
+// bytes apart (a single row's pitch is its width). InvalidValue when the row or the span does
+// not fit a size_t, so that Set::span() is exact.
 Status memset_node(void* dst, size_t pitch, unsigned value, unsigned elem, size_t width, size_t height, Params* out);
 Status host_node(void (*fn)(void*), void* user, Params* out);
 // EventRecord or WaitEvent node of a live event.

@@ -97,8 +97,9 @@ CUresult params(Backend& b, const CUDA_MEMCPY3D* p, gr::Params* out) {
   const size_t sheight = p->srcHeight ? p->srcHeight : h, dheight = p->dstHeight ? p->dstHeight : h;
   if (depth > 1 && (sheight < h || dheight < h)) return CUDA_ERROR_INVALID_VALUE;
   if (!src || !dst) return CUDA_ERROR_INVALID_VALUE;
-  gr::copy_node({dst, dpitch, dheight, p->dstXInBytes, p->dstY, p->dstZ},
-                {src, spitch, sheight, p->srcXInBytes, p->srcY, p->srcZ}, w, h, depth, out);
+  if (CUresult r = to_cu(gr::copy_node({dst, dpitch, dheight, p->dstXInBytes, p->dstY, p->dstZ},
+                                       {src, spitch, sheight, p->srcXInBytes, p->srcY, p->srcZ}, w, h, depth, out)))
+    return r;
   const gr::Copy& c = out->copy;
   if (CUresult r = check_side(b, c.dst, c.dst_span(), ddev, true)) return r;
   return check_side(b, c.src, c.src_span(), sdev, false);

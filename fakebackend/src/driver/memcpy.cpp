@@ -152,6 +152,18 @@ struct Box {
   size_t pitch, slice;  // bytes between rows, between slices
 };
 
+// The box of a pitched volume at `base` starting at its byte (x, y, z): false when the slice,
+// the offset or the start does not fit (a wrapping offset must not land in another allocation).
+bool box_at(const void* base, size_t pitch, size_t rows, size_t x, size_t y, size_t z, Box* out) {
+  size_t slice = 0, offset = 0;
+  uintptr_t start = 0;
+  if (!offset_3d(pitch, rows, x, y, z, &slice, &offset) ||
+      __builtin_add_overflow(reinterpret_cast<uintptr_t>(base), offset, &start))
+    return false;
+  *out = Box{reinterpret_cast<const char*>(start), pitch, slice};
+  return true;
+}
+
 CUresult check_box(Backend& b, const Box& box, const Endpoint& ep, size_t width, size_t height, size_t depth,
                    bool write) {
   size_t span = 0;
@@ -185,10 +197,10 @@ CUresult copy_3d_impl(const CUDA_MEMCPY3D* p, bool is_2d, bool async, CUstream h
     const size_t dheight = is_2d ? h : (p->dstHeight ? p->dstHeight : h);
     if (depth > 1 && (sheight < h || dheight < h)) return CUDA_ERROR_INVALID_VALUE;
     if (!src.base || !dst.base) return CUDA_ERROR_INVALID_VALUE;
-    const Box s{static_cast<const char*>(src.base) + (p->srcZ * sheight + p->srcY) * spitch + p->srcXInBytes, spitch,
-                spitch * sheight};
-    const Box d{static_cast<const char*>(dst.base) + (p->dstZ * dheight + p->dstY) * dpitch + p->dstXInBytes, dpitch,
-                dpitch * dheight};
+    Box s{}, d{};
+    if (!box_at(src.base, spitch, sheight, p->srcXInBytes, p->srcY, p->srcZ, &s) ||
+        !box_at(dst.base, dpitch, dheight, p->dstXInBytes, p->dstY, p->dstZ, &d))
+      return CUDA_ERROR_INVALID_VALUE;
     if (CUresult r = check_box(b, d, dst, w, h, depth, true)) return r;
     if (CUresult r = check_box(b, s, src, w, h, depth, false)) return r;
     if (CUresult r; captured(

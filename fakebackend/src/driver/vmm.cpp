@@ -110,6 +110,11 @@ std::pair<const uintptr_t, Reservation>* reservation_of(State& s, uintptr_t p) {
   return p < it->first + it->second.size ? &*it : nullptr;
 }
 
+// Whether [p, p + n) lies in the reservation r (which holds p), without wrapping.
+bool inside(const std::pair<const uintptr_t, Reservation>& r, uintptr_t p, size_t n) {
+  return n <= r.second.size && p - r.first <= r.second.size - n;
+}
+
 // Mapping containing p inside r, or end().
 std::map<uintptr_t, Mapping>::iterator mapping_of(Reservation& r, uintptr_t p) {
   auto it = r.maps.upper_bound(p);
@@ -463,7 +468,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemMap(CUdeviceptr ptr, size_t size, size_t
     if (ph == s.phys.end() || ph->second.owed == 0) return CUDA_ERROR_INVALID_VALUE;
     if (offset > ph->second.size || size > ph->second.size - offset) return CUDA_ERROR_INVALID_VALUE;
     auto* r = reservation_of(s, static_cast<uintptr_t>(ptr));
-    if (!r || ptr + size > r->first + r->second.size) return CUDA_ERROR_INVALID_VALUE;
+    if (!r || !inside(*r, static_cast<uintptr_t>(ptr), size)) return CUDA_ERROR_INVALID_VALUE;
     // Nothing may be mapped in the range yet.
     auto next = r->second.maps.lower_bound(static_cast<uintptr_t>(ptr));
     if (next != r->second.maps.end() && next->first < ptr + size) return CUDA_ERROR_INVALID_VALUE;
@@ -487,7 +492,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemUnmap(CUdeviceptr ptr, size_t size) {
     State& s = state();
     std::lock_guard lock(s.mu);
     auto* r = reservation_of(s, static_cast<uintptr_t>(ptr));
-    if (!r || ptr + size > r->first + r->second.size) return CUDA_ERROR_INVALID_VALUE;
+    if (!r || !inside(*r, static_cast<uintptr_t>(ptr), size)) return CUDA_ERROR_INVALID_VALUE;
     std::vector<uintptr_t> pieces;
     if (!tile(s, r->second, static_cast<uintptr_t>(ptr), size, false, &pieces)) return CUDA_ERROR_INVALID_VALUE;
     if (!unmap_range(static_cast<uintptr_t>(ptr), size)) return CUDA_ERROR_UNKNOWN;
@@ -517,7 +522,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemSetAccess(CUdeviceptr ptr, size_t size, 
     State& s = state();
     std::lock_guard lock(s.mu);
     auto* r = reservation_of(s, static_cast<uintptr_t>(ptr));
-    if (!r || ptr + size > r->first + r->second.size) return CUDA_ERROR_INVALID_VALUE;
+    if (!r || !inside(*r, static_cast<uintptr_t>(ptr), size)) return CUDA_ERROR_INVALID_VALUE;
     // Check coverage first so that a refused call changes nothing.
     const bool edges_ok = aligned(ptr) && aligned(size);
     {

@@ -31,6 +31,7 @@ bool range_ok(const void* p, size_t n) {
   const auto u = reinterpret_cast<uintptr_t>(p);
   if (!u) return false;
   if (n == 0) return true;
+  if (!fg::user_range(u, n)) return false;  // past the mappable address space, or wrapping
   auto a = be().mem_find(p);
   if (!a) return !be().mem_find(reinterpret_cast<const void*>(u + n - 1));
   return u + n <= a->base + a->size;
@@ -78,7 +79,8 @@ cudaError_t check_copy(const gr::Copy& c, cudaMemcpyKind kind) {
 }
 
 cudaError_t copy_1d(void* dst, const void* src, size_t count, cudaMemcpyKind kind, gr::Params* out) {
-  gr::copy_node({dst, count}, {src, count}, count, 1, 1, out, kind);
+  if (fg::Status st = gr::copy_node({dst, count}, {src, count}, count, 1, 1, out, kind); st != fg::Status::Ok)
+    return to_cuda(st);
   return check_copy(out->copy, kind);
 }
 
@@ -91,7 +93,10 @@ cudaError_t params(const cudaMemcpy3DParms* p, gr::Params* out) {
   auto side = [&](const cudaPitchedPtr& v, const cudaPos& at) {
     return gr::Volume{v.ptr, v.pitch, v.ysize ? v.ysize : e.height, at.x, at.y, at.z};
   };
-  gr::copy_node(side(p->dstPtr, p->dstPos), side(p->srcPtr, p->srcPos), e.width, e.height, e.depth, out, p->kind);
+  if (fg::Status st = gr::copy_node(side(p->dstPtr, p->dstPos), side(p->srcPtr, p->srcPos), e.width, e.height, e.depth,
+                                    out, p->kind);
+      st != fg::Status::Ok)
+    return to_cuda(st);
   return check_copy(out->copy, p->kind);
 }
 

@@ -217,12 +217,18 @@ cudaError_t plan_3d(const cudaPitchedPtr& sp, const cudaPos& spos, const cudaPit
   if (spos.x > sp.pitch - ext.width || dpos.x > dp.pitch - ext.width) return cudaErrorInvalidValue;
   // ysize is the slice height in rows; 0 is taken as the extent's height.
   const size_t sy = sp.ysize ? sp.ysize : ext.height, dy = dp.ysize ? dp.ysize : ext.height;
+  if (ext.depth > 1 && (sy < ext.height || dy < ext.height)) return cudaErrorInvalidValue;  // slices would overlap
   size_t soff = 0, doff = 0;
   if (!fg::offset_3d(sp.pitch, sy, spos.x, spos.y, spos.z, &out->sslice, &soff) ||
       !fg::offset_3d(dp.pitch, dy, dpos.x, dpos.y, dpos.z, &out->dslice, &doff))
     return cudaErrorInvalidValue;
-  out->src = static_cast<const char*>(sp.ptr) + soff;
-  out->dst = static_cast<char*>(dp.ptr) + doff;
+  // A start past the top of the address space must not wrap into another allocation.
+  uintptr_t src = 0, dst = 0;
+  if (__builtin_add_overflow(reinterpret_cast<uintptr_t>(sp.ptr), soff, &src) ||
+      __builtin_add_overflow(reinterpret_cast<uintptr_t>(dp.ptr), doff, &dst))
+    return cudaErrorInvalidValue;
+  out->src = reinterpret_cast<const char*>(src);
+  out->dst = reinterpret_cast<char*>(dst);
   out->spitch = sp.pitch, out->dpitch = dp.pitch;
   out->width = ext.width, out->height = ext.height, out->depth = ext.depth;
   if (out->width == 0 || out->height == 0 || out->depth == 0) return cudaSuccess;
@@ -358,6 +364,7 @@ cudaError_t memset_3d(cudaPitchedPtr p, int value, cudaExtent extent, cudaStream
   if (extent.width > p.pitch) return cudaErrorInvalidValue;
   if (extent.width == 0 || extent.height == 0 || extent.depth == 0) return cudaSuccess;
   const size_t rows = p.ysize ? p.ysize : extent.height;
+  if (extent.depth > 1 && rows < extent.height) return cudaErrorInvalidValue;  // slices would overlap
   size_t slice = 0, first = 0, span = 0;
   if (!known(p.ptr) || !fg::offset_3d(p.pitch, rows, 0, 0, 0, &slice, &first) ||
       !fg::span_3d(slice, p.pitch, extent.width, extent.height, extent.depth, &span) || !dst_ok(p.ptr, span))
