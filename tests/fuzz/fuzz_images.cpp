@@ -7,8 +7,13 @@
 #include <cstdint>
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <string_view>
 #include <vector>
+
+// The device memory variables may take: small, so that a declaration of gigabytes (legal, and
+// given host memory by the backend) is refused as too large instead of filling the fuzzer's.
+constexpr uint64_t kDeviceBytes = 16u << 20;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 4) return 0;
@@ -25,15 +30,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (extent > (1u << 20)) return 0;
   if (extent > image.size()) image.resize(extent);
   image.push_back(0);
-  for (int cc : {80, 90}) {
-    const fg::fatbin::Code code = fg::fatbin::select_code(image.data(), cc);
-    (void)fg::fatbin::kernels(code);
-    fg::Status st = fg::Status::Ok;
-    (void)fg::fatbin::variables(code, 1ull << 30, &st);
+  // The image as the driver is handed it, and behind a __fatBinC_Wrapper_t as the runtime is.
+  struct Wrapper {
+    uint32_t magic, version;
+    const void* data;
+    const void* filename;
+  } wrapper{0x466243B1, 1, image.data(), nullptr};
+  for (const void* handed : {static_cast<const void*>(image.data()), static_cast<const void*>(&wrapper)}) {
+    for (int cc : {80, 90}) {
+      const fg::fatbin::Code code = fg::fatbin::select_code(handed, cc);
+      for (const std::string& k : fg::fatbin::kernels(code))
+        if (k.empty()) __builtin_trap();  // a kernel always has a name
+      fg::Status st = fg::Status::Ok;
+      for (const fg::fatbin::Variable& v : fg::fatbin::variables(code, kDeviceBytes, &st)) {
+        if (v.name.empty() || v.init.empty()) __builtin_trap();  // named, and at least a byte
+        // What the runtime reads for a registered variable: its initial value by name.
+        std::vector<unsigned char> value(std::min<size_t>(v.init.size(), 4096));
+        (void)fg::fatbin::initial_value(handed, v.name, value.data(), value.size());
+      }
+      (void)fg::fatbin::ptx_arch(handed, cc);
+    }
   }
   const fg::fatbin::Code ptx = fg::fatbin::ptx_code(std::string_view(reinterpret_cast<const char*>(data), size), 90);
   (void)fg::fatbin::kernels(ptx);
   fg::Status st = fg::Status::Ok;
-  (void)fg::fatbin::variables(ptx, 1ull << 30, &st);
+  (void)fg::fatbin::variables(ptx, kDeviceBytes, &st);
   return 0;
 }

@@ -547,6 +547,11 @@ TEST_CASE("FAKEGPU_CONFIG: errors", "[config]") {
     CHECK(e == "<no error>");
     e = json_error("{", "");
     CHECK_THAT(e, StartsWith("FAKEGPU_CONFIG=<inline>: invalid JSON"));
+    // A number no JSON number type holds (found by tests/fuzz/fuzz_config.cpp): a ConfigError
+    // like any other syntax problem, not nlohmann's out_of_range.
+    e = json_error("{\"version\": 1" + std::string(400, '0') + "}");
+    CHECK(e == origin + "invalid JSON: number overflow parsing '1" + std::string(50, '0') +
+                   "...'; no setting takes a number that large: write a smaller one");
   }
 }
 

@@ -493,6 +493,13 @@ std::vector<DeviceModel> JsonConfig::parse(std::string_view text) {
                  std::to_string(e.byte) + "): " + detail +
                  "; fix the syntax there (a missing comma, quote or bracket, or a trailing comma, "
                  "is the usual cause)");
+  } catch (const json::out_of_range& e) {
+    // A number beyond every number type nlohmann has (out_of_range 406, thrown while parsing):
+    // "[json.exception.out_of_range.406] number overflow parsing '555…'".
+    std::string detail = e.what();
+    if (auto p = detail.find("] "); p != std::string::npos) detail = detail.substr(p + 2);
+    if (detail.size() > 80) detail = detail.substr(0, 76) + (detail.back() == '\'' ? "...'" : "...");
+    fail("", "invalid JSON: " + detail + "; no setting takes a number that large: write a smaller one");
   }
   if (!duplicate.empty()) {
     fail("", "key " + dq(duplicate) +

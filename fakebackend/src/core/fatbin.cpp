@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <lz4.h>
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_decompressBound
 #include <zstd.h>
 
 namespace fg::fatbin {
@@ -33,6 +34,9 @@ T rd(const unsigned char* p) {
   return v;
 }
 
+// Whether [off, off + n) lies within `len` bytes; never wraps, whatever a header claims.
+bool fits(uint64_t off, uint64_t n, uint64_t len) { return off <= len && n <= len - off; }
+
 // An ELF64 cubin's symbol table: calls fn(name, info, other, section index, value, size,
 // section header) for each symbol. False when the ELF is not one we can read.
 template <class F>
@@ -40,15 +44,15 @@ bool each_symbol(const unsigned char* elf, uint64_t len, F&& fn) {
   if (len < 64 || rd<uint32_t>(elf) != kElfMagic || elf[4] != 2) return false;
   const uint64_t shoff = rd<uint64_t>(elf + 0x28);
   const uint16_t shentsize = rd<uint16_t>(elf + 0x3a), shnum = rd<uint16_t>(elf + 0x3c);
-  if (shentsize < 64 || shoff + uint64_t{shnum} * shentsize > len) return false;
+  if (shentsize < 64 || !fits(shoff, uint64_t{shnum} * shentsize, len)) return false;
   auto sh = [&](uint32_t i) { return elf + shoff + uint64_t{i} * shentsize; };
   for (uint32_t i = 0; i < shnum; ++i) {
     if (rd<uint32_t>(sh(i) + 4) != 2) continue;  // SHT_SYMTAB
     const uint64_t sym_off = rd<uint64_t>(sh(i) + 0x18), sym_size = rd<uint64_t>(sh(i) + 0x20);
     const uint32_t strtab = rd<uint32_t>(sh(i) + 0x28);
-    if (strtab >= shnum || sym_off + sym_size > len) return false;
+    if (strtab >= shnum || !fits(sym_off, sym_size, len)) return false;
     const uint64_t str_off = rd<uint64_t>(sh(strtab) + 0x18), str_size = rd<uint64_t>(sh(strtab) + 0x20);
-    if (str_off + str_size > len) return false;
+    if (!fits(str_off, str_size, len)) return false;
     for (uint64_t s = sym_off; s + 24 <= sym_off + sym_size; s += 24) {
       const uint32_t nm = rd<uint32_t>(elf + s);
       if (nm >= str_size) continue;
@@ -76,7 +80,7 @@ bool symbol_bytes(const unsigned char* elf, uint64_t len, const unsigned char* s
     std::memset(out, 0, size);
     return true;
   }
-  if (type != 1 || at + size > sec_size || off + at + size > len) return false;  // SHT_PROGBITS
+  if (type != 1 || !fits(at, size, sec_size) || !fits(off, at + size, len)) return false;  // SHT_PROGBITS
   std::memcpy(out, elf + off + at, size);
   return true;
 }
@@ -115,8 +119,16 @@ struct Entry {
     const uint64_t flags = rd<uint64_t>(header + 0x28);
     const uint64_t full = rd<uint64_t>(header + 0x38);
     std::vector<unsigned char> out;
+    if ((flags & (kFlagZstd | kFlagLz4)) && stored > padded) return out;  // compressed bytes beyond the entry
     if (flags & kFlagZstd) {
       if (full == 0 || full > (1ull << 32)) return out;
+      // The size the entry claims is what the frame can hold (its own content size, or the
+      // most its blocks can expand to): a claim beyond it is a broken entry, refused before
+      // that much memory is taken for it.
+      const unsigned long long declared = ZSTD_getFrameContentSize(data, stored);
+      const unsigned long long bound = declared == ZSTD_CONTENTSIZE_UNKNOWN ? ZSTD_decompressBound(data, stored)
+                                                                            : declared;
+      if (declared == ZSTD_CONTENTSIZE_ERROR || bound == ZSTD_CONTENTSIZE_ERROR || full > bound) return out;
       out.resize(full);
       const size_t n = ZSTD_decompress(out.data(), out.size(), data, stored);
       if (ZSTD_isError(n))
@@ -125,6 +137,8 @@ struct Entry {
         out.resize(n);
     } else if (flags & kFlagLz4) {
       if (full == 0 || full > (1ull << 31) || stored > (1ull << 31)) return out;
+      // An LZ4 block expands at most 255-fold (a match length grows by 255 per byte).
+      if (full / 255 > stored + 16) return out;
       out.resize(full);
       const int n = LZ4_decompress_safe(reinterpret_cast<const char*>(data), reinterpret_cast<char*>(out.data()),
                                         static_cast<int>(stored), static_cast<int>(full));
@@ -155,6 +169,9 @@ std::vector<Entry> entries(const void* image) {
     const uint32_t ehdr = rd<uint32_t>(e + 4);
     const uint64_t payload = rd<uint64_t>(e + 8);
     if (ehdr < 0x40 || payload == 0) break;
+    // Header and payload lie within the body the fat binary declares (all select_code checks
+    // is there): an entry that runs past it ends the list instead of being read past the end.
+    if (ehdr > header + total - at || payload > header + total - at - ehdr) break;
     out.push_back({rd<uint16_t>(e), static_cast<int>(rd<uint32_t>(e + 0x1c)), e});
     at += ehdr + payload;
   }

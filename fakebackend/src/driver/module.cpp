@@ -225,14 +225,16 @@ CUresult library_module(Backend& b, Library* lib, Module** out) {
   return CUDA_SUCCESS;
 }
 
-// The library's kernel handle for `name`, made on first request; libraries().mu held.
 // The same for a handle from the caller: CUDA_ERROR_INVALID_HANDLE unless it is a library.
-CUresult library_module(Backend& b, CUlibrary h, Module** out) {
+// Its own name: a lookup handed to with_handle/query_handle must not be an overload set,
+// from which the object type cannot be deduced (clang refuses it; g++ guesses).
+CUresult library_handle_module(Backend& b, CUlibrary h, Module** out) {
   Library* lib = library_of(h);
   if (!lib) return CUDA_ERROR_INVALID_HANDLE;
   return library_module(b, lib, out);
 }
 
+// The library's kernel handle for `name`, made on first request; libraries().mu held.
 CUkernel library_kernel(Backend& b, Library* lib, const std::string& name) {
   auto it = lib->kernels.find(name);
   if (it == lib->kernels.end()) {
@@ -716,13 +718,13 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetKernel(CUkernel* pKernel, CUlibra
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetModule(CUmodule* pMod, CUlibrary library) {
-  return query_handle(pMod, library, library_module, [](Module* m) { return handle_of_module(m); });
+  return query_handle(pMod, library, library_handle_module, [](Module* m) { return handle_of_module(m); });
 }
 
 namespace {
 // A library variable in the current context.
 CUresult library_variable(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
-  return with_handle(name != nullptr, library, library_module,
+  return with_handle(name != nullptr, library, library_handle_module,
                      [&](Backend& b, Module* m) { return module_global(b, m, name, dptr, bytes); });
 }
 }  // namespace
@@ -748,13 +750,13 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetManaged(CUdeviceptr* dptr, size_t
 
 // The kernels of a library: those its code for the current context's device defines.
 extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetKernelCount(unsigned int* count, CUlibrary library) {
-  return query_handle(count, library, library_module,
+  return query_handle(count, library, library_handle_module,
                       [](Module* m) { return static_cast<unsigned>(m->entry_names.size()); });
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels,
                                                              CUlibrary library) {
-  return with_handle(kernels != nullptr, library, library_module, [&](Backend& b, Module* m) -> CUresult {
+  return with_handle(kernels != nullptr, library, library_handle_module, [&](Backend& b, Module* m) -> CUresult {
     if (numKernels > m->entry_names.size()) return CUDA_ERROR_INVALID_VALUE;
     auto& L = libraries();
     std::lock_guard lock(L.mu);
