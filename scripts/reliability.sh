@@ -42,5 +42,5 @@ fi
 
 if [ "$fuzz_execs" -gt 0 ]; then
   echo "== fuzzing, $fuzz_execs executions over all targets (scripts/fuzz.sh)"
-  "$root/scripts/fuzz.sh" --execs "$fuzz_execs"
+  "$root/scripts/fuzz.sh" --runs "$fuzz_execs" --build "$build"
 fi
