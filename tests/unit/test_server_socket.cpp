@@ -198,7 +198,7 @@ bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds tim
 
 }  // namespace
 
-TEST_CASE("server: GET over a socket, keep-alive, HEAD and the latest published state", "[server][socket]") {
+TEST_CASE("server: GET over a socket, keep-alive, HEAD and the latest published state", "[server][socket][threads]") {
   auto server = start(local_options());
   CHECK(server->address() == "127.0.0.1:" + std::to_string(server->port()));
   server->publish(state_with(4242, 1));
@@ -357,7 +357,8 @@ TEST_CASE("server: connections beyond the limit get 503", "[server][socket]") {
   CHECK(r.status == 200);
 }
 
-TEST_CASE("server: the event stream sends one event per publish, the latest always arrives", "[server][socket]") {
+TEST_CASE("server: the event stream sends one event per publish, the latest always arrives",
+          "[server][socket][threads]") {
   ServerOptions o = local_options();
   o.stream_queue_frames = 2;
   auto server = start(o);
@@ -395,7 +396,7 @@ TEST_CASE("server: the event stream sends one event per publish, the latest alwa
   server->stop();  // idempotent
 }
 
-TEST_CASE("server: a reader that stops reading loses old frames, never blocks publish", "[server][socket]") {
+TEST_CASE("server: a reader that stops reading loses old frames, never blocks publish", "[server][socket][threads]") {
   ServerOptions o = local_options();
   o.stream_queue_frames = 2;
   o.write_timeout = 1000ms;  // a stalled event write closes the connection after this
