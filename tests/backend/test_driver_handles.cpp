@@ -6,7 +6,8 @@
 
 #include <malloc.h>
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
+// ASan's runtime (sanitizer/allocator_interface.h, which GCC does not install).
+extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #endif
 
 #include <functional>

@@ -396,7 +396,7 @@ TEST_CASE("server: the event stream sends one event per publish, the latest alwa
   server->stop();  // idempotent
 }
 
-TEST_CASE("server: a reader that stops reading loses old frames, never blocks publish", "[server][socket][threads]") {
+TEST_CASE("server: a reader that stops reading loses old frames, never blocks publish", "[server][socket]") {
   ServerOptions o = local_options();
   o.stream_queue_frames = 2;
   o.write_timeout = 1000ms;  // a stalled event write closes the connection after this
