@@ -128,7 +128,7 @@ TEST_CASE("driver: the context stack", "[driver]") {
   CHECK(cur == nullptr);
 }
 
-TEST_CASE("driver: a context destroyed by another thread is reported as destroyed", "[driver]") {
+TEST_CASE("driver: a context destroyed by another thread is reported as destroyed", "[driver][threads]") {
   Ctx ctx(0);
   auto destroy = CU(cuCtxDestroy_v2);
   CUresult r = CUDA_ERROR_UNKNOWN;

@@ -150,7 +150,7 @@ TEST_CASE("driver: stream-ordered copies wait for earlier work", "[driver]") {
   CU_OK(CU(cuMemFree_v2)(d));
 }
 
-TEST_CASE("driver: a synchronous copy waits for blocking streams", "[driver]") {
+TEST_CASE("driver: a synchronous copy waits for blocking streams", "[driver][threads]") {
   Ctx ctx(0);
   CUstream s = nullptr;
   CU_OK(CU(cuStreamCreate)(&s, CU_STREAM_DEFAULT));

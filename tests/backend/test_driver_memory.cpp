@@ -418,7 +418,7 @@ TEST_CASE("driver: legacy IPC handles across processes", "[driver]") {
   peer.finish();
 }
 
-TEST_CASE("driver: many threads allocate and free with exact books", "[driver]") {
+TEST_CASE("driver: many threads allocate and free with exact books", "[driver][threads]") {
   Ctx ctx(0);
   const size_t before = free_bytes();
   auto alloc = CU(cuMemAlloc_v2);

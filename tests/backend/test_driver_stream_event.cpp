@@ -113,7 +113,7 @@ TEST_CASE("driver: stream create and destroy", "[driver]") {
   CU_EQ(CUDA_ERROR_INVALID_CONTEXT, CU(cuStreamQuery)(nullptr));  // the NULL stream needs a context
 }
 
-TEST_CASE("driver: host functions and callbacks run in stream order", "[driver]") {
+TEST_CASE("driver: host functions and callbacks run in stream order", "[driver][threads]") {
   Ctx ctx(0);
   CUstream s = nullptr;
   CU_OK(CU(cuStreamCreate)(&s, 0));

@@ -83,7 +83,7 @@ TEST_CASE_METHOD(Case, "every failing call records the last error; reading it cl
   CHECK(r.cudaGetLastError() == cudaErrorInvalidResourceHandle);
 }
 
-TEST_CASE_METHOD(Case, "the last error is per thread", "[runtime]") {
+TEST_CASE_METHOD(Case, "the last error is per thread", "[runtime][threads]") {
   CHECK(r.cudaSetDevice(1 << 20) == cudaErrorInvalidDevice);
   cudaError_t other = cudaErrorUnknown;
   std::thread t([&] { other = r.cudaPeekAtLastError(); });

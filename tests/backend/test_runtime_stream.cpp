@@ -286,7 +286,7 @@ TEST_CASE_METHOD(Case, "capture info through every ABI; elapsed time through _v2
   CHECK(r.cudaEventDestroy(a) == cudaSuccess);
 }
 
-TEST_CASE_METHOD(Case, "threads use the runtime concurrently", "[runtime]") {
+TEST_CASE_METHOD(Case, "threads use the runtime concurrently", "[runtime][threads]") {
   constexpr int kThreads = 8, kRounds = 50;
   std::atomic<int> bad{0};
   std::vector<std::thread> threads;

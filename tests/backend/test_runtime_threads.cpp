@@ -13,7 +13,7 @@
 
 using namespace rtt;
 
-TEST_CASE_METHOD(Case, "threads switching devices keep every device's books exact", "[runtime]") {
+TEST_CASE_METHOD(Case, "threads switching devices keep every device's books exact", "[runtime][threads]") {
   const int ndev = std::min(device_count(), 4);
   REQUIRE(ndev >= 2);
   auto free_on = [&](int dev) {
@@ -79,7 +79,7 @@ TEST_CASE_METHOD(Case, "threads switching devices keep every device's books exac
 // Threads reserve capacity in quota chunks; a chunk another thread holds unused must not
 // refuse an allocation that fits: the whole device fits in one allocation, one byte more
 // does not, and the device stays usable.
-TEST_CASE_METHOD(Case, "capacity held as quota by an idle thread does not refuse what fits", "[runtime]") {
+TEST_CASE_METHOD(Case, "capacity held as quota by an idle thread does not refuse what fits", "[runtime][threads]") {
   REQUIRE(r.cudaSetDevice(1) == cudaSuccess);
   size_t free0 = 0, total = 0;
   REQUIRE(r.cudaMemGetInfo(&free0, &total) == cudaSuccess);

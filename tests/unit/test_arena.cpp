@@ -97,7 +97,7 @@ TEST_CASE("arena: live lists exactly the allocations not yet erased", "[arena]")
   for (const Allocation& a : live) CHECK(a.kind == MemKind::Managed);
 }
 
-TEST_CASE("arena: of two threads freeing one block, exactly one wins", "[arena]") {
+TEST_CASE("arena: of two threads freeing one block, exactly one wins", "[arena][threads]") {
   Arena arena(1, 0, MemKind::Device, 256 * kMiB);
   constexpr int kRounds = 2000;
   int wins[2] = {0, 0};

@@ -217,7 +217,7 @@ bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds tim
 
 }  // namespace
 
-TEST_CASE("server: GET over a socket, keep-alive, HEAD and the latest published state", "[server][socket]") {
+TEST_CASE("server: GET over a socket, keep-alive, HEAD and the latest published state", "[server][socket][threads]") {
   auto server = start(local_options());
   CHECK(server->address() == "127.0.0.1:" + std::to_string(server->port()));
   server->publish(state_with(4242, 1));
@@ -503,7 +503,8 @@ TEST_CASE("server: several requests in one write are answered in order", "[serve
   CHECK(server->stats().requests == 5);
 }
 
-TEST_CASE("server: the event stream sends one event per publish, the latest always arrives", "[server][socket]") {
+TEST_CASE("server: the event stream sends one event per publish, the latest always arrives",
+          "[server][socket][threads]") {
   ServerOptions o = local_options();
   o.stream_queue_frames = 2;
   auto server = start(o);

@@ -595,6 +595,7 @@ class Backend {
   std::unordered_set<const Stream*> streams_;
   std::unordered_set<const Event*> events_;
   std::unordered_set<const Module*> modules_;
+  std::vector<Module*> unregistered_;  // runtime fat binaries unregistered at exit, kept for static destructors
   std::unordered_set<const Function*> functions_;              // every Function of a loaded module
   std::unordered_map<uintptr_t, Module*> module_handles_;      // the same, by handle
   std::unordered_map<uintptr_t, Function*> function_handles_;  // the same, by handle

@@ -341,8 +341,9 @@ void Backend::unregister_fatbinary(Module* m) {
   for (auto& [name, sym] : m->globals)
     if (sym.host_var) host_symbols_.erase(sym.host_var);
   drop_module_locked(m);
-  // The module and its symbol storage stay: this runs at exit, and variables may still be
-  // read during static destruction.
+  // The module and its symbol storage stay, owned by the backend: this runs at exit, and
+  // variables may still be read during static destruction.
+  unregistered_.push_back(m);
 }
 
 void Backend::register_function(Module* m, const void* host_fun, const char* device_name) {
