@@ -18,6 +18,7 @@
 // the process holds nothing (held 0, no live allocation): nothing leaks from one program
 // to the next. Host functions block on a gate that opens before any call that may wait for
 // a stream, so queued work, and the orders it allows, are part of what is fuzzed.
+#include "fuzz_bytes.h"
 #include "core/backend.h"
 #include "core/graph.h"
 #include "fakegpu/cuda_api.h"
@@ -40,24 +41,7 @@ using namespace fgapi;
 namespace {
 
 // ---- input ----------------------------------------------------------------------------------
-class Bytes {
- public:
-  Bytes(const uint8_t* data, size_t size) : p_(data), end_(data + size) {}
-  bool empty() const { return p_ >= end_; }
-  uint8_t u8() { return p_ < end_ ? *p_++ : 0; }
-  uint16_t u16() { return static_cast<uint16_t>(u8() | u8() << 8); }
-  uint32_t u32() { return static_cast<uint32_t>(u16() | static_cast<uint32_t>(u16()) << 16); }
-  std::string text(size_t max) {
-    const size_t n = std::min<size_t>(u8() % (max + 1), static_cast<size_t>(end_ - p_));
-    std::string s(reinterpret_cast<const char*>(p_), n);
-    p_ += n;
-    return s;
-  }
-
- private:
-  const uint8_t* p_;
-  const uint8_t* end_;
-};
+using fuzz::Bytes;
 
 [[noreturn]] void fail(const char* what, long long a = 0, long long b = 0) {
   std::fprintf(stderr, "fuzz_api: %s (%lld, %lld)\n", what, a, b);

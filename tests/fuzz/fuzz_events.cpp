@@ -17,6 +17,7 @@
 //    = the sum over devices >= 0; the system's = the sum over processes; each peak >= live;
 //  * an exited process holds nothing (live 0, nothing outstanding).
 // (Sums are only compared while the bytes fed stay far below 2^64: the books are 64-bit.)
+#include "fuzz_bytes.h"
 #include "collector/ring_reader.h"
 #include "core/event.h"
 #include "core/ledger.h"
@@ -40,28 +41,7 @@ namespace {
 
 using namespace fgtrace;
 
-// Reads the input front to back; past its end every byte is 0.
-class Bytes {
- public:
-  Bytes(const uint8_t* data, size_t size) : p_(data), end_(data + size) {}
-  bool empty() const { return p_ >= end_; }
-  uint8_t u8() { return p_ < end_ ? *p_++ : 0; }
-  uint16_t u16() { return static_cast<uint16_t>(u8() | u8() << 8); }
-  uint32_t u32() { return static_cast<uint32_t>(u16() | static_cast<uint32_t>(u16()) << 16); }
-  uint64_t u64() { return u32() | static_cast<uint64_t>(u32()) << 32; }
-  // n bytes (zero-padded past the end).
-  std::vector<uint8_t> take(size_t n) {
-    std::vector<uint8_t> out(n, 0);
-    const size_t have = std::min<size_t>(n, static_cast<size_t>(end_ - p_));
-    if (have) std::memcpy(out.data(), p_, have);
-    p_ += have;
-    return out;
-  }
-
- private:
-  const uint8_t* p_;
-  const uint8_t* end_;
-};
+using fuzz::Bytes;
 
 [[noreturn]] void fail(const char* what, uint64_t a, uint64_t b) {
   std::fprintf(stderr, "fuzz_events: %s (%llu vs %llu)\n", what, static_cast<unsigned long long>(a),

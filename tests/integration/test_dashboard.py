@@ -72,18 +72,8 @@ class Served(tt.TraceCase):
 
     def setUp(self):
         super().setUp()
-        args = [tt.tracer(), "monitor", "-q", "-i", "0.2", "--listen", "127.0.0.1:0"]
-        if self.token:
-            path = self.box.path("token")
-            with open(path, "w") as f:
-                f.write(self.token + "\n")
-            os.chmod(path, 0o600)
-            args += ["--auth-token-file", path]
-        self.mon = self.start(args)
-        self.mon.err.until(lambda line: "ready:" in line, "the monitor's ready line")
-        served = [m for m in (re.search(r"serving http://(\S+?)/ ", line) for line in self.mon.err.seen) if m]
-        self.assertEqual(len(served), 1, self.mon.describe())
-        self.base = "http://" + served[0].group(1)
+        self.mon, served = self.start_serving_monitor(token=self.token)
+        self.base = "http://" + served
         self.work = self.start([tt.trace_workload(), "mixed", "hold"])
         hold = tt.pid_line("holding")
         self.work.out.until(hold, "the workload's holding line")

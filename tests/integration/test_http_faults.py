@@ -122,18 +122,9 @@ class Monitor(tt.TraceCase):
 
     def setUp(self):
         super().setUp()
-        args = [tt.tracer(), "monitor", "-q", "-i", self.interval, "--listen", "127.0.0.1:0"]
-        if self.token:
-            path = self.box.path("token")
-            with open(path, "w") as f:
-                f.write(self.token + "\n")
-            os.chmod(path, 0o600)
-            args += ["--auth-token-file", path]
-        self.mon = self.start(args)
-        self.mon.err.until(lambda line: "ready:" in line, "the monitor's ready line")
-        served = [m for m in (re.search(r"serving http://(\S+?):(\d+)/ ", line) for line in self.mon.err.seen) if m]
-        self.assertEqual(len(served), 1, self.mon.describe())
-        self.addr = (served[0].group(1), int(served[0].group(2)))
+        self.mon, served = self.start_serving_monitor(self.interval, self.token)
+        host, port = served.rsplit(":", 1)
+        self.addr = (host, int(port))
         self.conns = []
 
     def tearDown(self):

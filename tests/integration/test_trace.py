@@ -301,6 +301,22 @@ class TraceCase(fgtest.TestCase):
     def start(self, args, env=None, **kw):
         return Started(self.box, [str(a) for a in args], env or self.env(), **kw)
 
+    def start_serving_monitor(self, interval="0.2", token=None):
+        """`monitor -q -i INTERVAL --listen 127.0.0.1:0` (with TOKEN in a 0600 token file);
+        returns (the monitor, "host:port" it serves on) once it is ready."""
+        args = [tracer(), "monitor", "-q", "-i", interval, "--listen", "127.0.0.1:0"]
+        if token:
+            path = self.box.path("token")
+            with open(path, "w") as f:
+                f.write(token + "\n")
+            os.chmod(path, 0o600)
+            args += ["--auth-token-file", path]
+        mon = self.start(args)
+        mon.err.until(lambda line: "ready:" in line, "the monitor's ready line")
+        served = [m for m in (re.search(r"serving http://(\S+?)/ ", line) for line in mon.err.seen) if m]
+        self.assertEqual(len(served), 1, mon.describe())
+        return mon, served[0].group(1)
+
     def process(self, summary, pid, where=""):
         found = [p for p in summary["processes"] if p["pid"] == pid]
         self.assertEqual(len(found), 1, f"pid {pid} in {where or 'the summary'}:\n{json.dumps(summary, indent=1)}")
