@@ -325,6 +325,10 @@ class Session {
       if (!process_exists(pid))
         throw TraceError("process " + std::to_string(pid) + " does not exist (check the PID with ps)", kExitNotFound);
       auto libs = cuda_libraries_of(pid);
+      // A zombie maps nothing: it exited while we looked (before any probe was in place).
+      if (libs.empty() && !process_alive(pid))
+        throw TraceError("process " + std::to_string(pid) + " exited before its probes were in place: nothing to trace",
+                         kExitNotFound);
       if (libs.empty() && opts_.libs.empty())
         throw TraceError("process " + std::to_string(pid) + " (" + process_comm(pid) +
                              ") maps no CUDA library (libcudart, libcuda or the fake backend); if it loads one later "
