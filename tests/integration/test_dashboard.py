@@ -101,17 +101,6 @@ class Served(tt.TraceCase):
         except urllib.error.HTTPError as e:
             return e.code, dict(e.headers), e.read().decode()
 
-    def until(self, what, fn, timeout=TIMEOUT):
-        """Polls fn() (bounded) until it returns something true; returns it."""
-        deadline = time.monotonic() + timeout
-        last = None
-        while time.monotonic() < deadline:
-            last = fn()
-            if last:
-                return last
-            time.sleep(0.1)
-        self.fail(f"{what}: not reached in {timeout} s; last: {last!r}")
-
     def chromium(self, *args):
         """Headless Chromium's command with a fresh profile, then args; skips where there is none."""
         if not CHROMIUM:
@@ -133,7 +122,7 @@ class Served(tt.TraceCase):
                 return None
             p = json.loads(body)
             return p if p.get("live_bytes") == 10 * MiB else None
-        return self.until("the workload's 10 MiB in the books", look)
+        return self.poll_until("the workload's 10 MiB in the books", look)
 
 
 class Exporter(Served):
@@ -207,7 +196,7 @@ class Exporter(Served):
         def callers():
             status, _, body = self.get(f"/api/v1/processes/{w.pid}")
             return status == 200 and tt.counts_by_object(json.loads(body)) == want
-        self.until("trace_libs' callers in the API", callers)
+        self.poll_until("trace_libs' callers in the API", callers)
         samples = parse_metrics(self.get("/metrics")[2])
         series = lambda name: {l["object"]: v for n, l, v in samples if n == name and l["pid"] == str(w.pid)}
         self.assertEqual(series("fakegpu_process_caller_calls_total"),
@@ -239,7 +228,7 @@ class Exporter(Served):
             hold = tt.pid_line("holding")
             child.out.until(hold, "the second workload's holding line")
             pid2 = int(hold.match.group(1))
-            self.until("the second workload in the books",
+            self.poll_until("the second workload in the books",
                        lambda: self.get(f"/api/v1/processes/{pid2}")[0] == 200)
             child.close_stdin()
             self.assertEqual(child.wait(), 0)
@@ -299,7 +288,7 @@ class Browser(Served):
         def exited():
             status, _, body = self.get(f"/api/v1/processes/{self.pid}")
             return status == 200 and json.loads(body)["state"] == "exited"
-        self.until("the workload's exit in the books", exited)
+        self.poll_until("the workload's exit in the books", exited)
         status, _, body = self.get("/api/v1/history")
         self.assertEqual(status, 200)
         h = json.loads(body)
@@ -338,7 +327,7 @@ class Kernels(Served):
         def kernels():
             status, _, body = self.get(f"/api/v1/processes/{pid}")
             return status == 200 and json.loads(body).get("kernels") == want
-        self.until("the probe's kernels in the API", kernels)
+        self.poll_until("the probe's kernels in the API", kernels)
         samples = parse_metrics(self.get("/metrics")[2])
         self.assertEqual({l["kernel"]: v for n, l, v in samples
                           if n == "fakegpu_process_kernel_launches_total" and l["pid"] == str(pid)},
@@ -363,7 +352,7 @@ class CallersDetail(Served):
             status, _, body = self.get(f"/api/v1/processes/{libs.pid}")
             p = json.loads(body) if status == 200 else {}
             return p if p.get("state") == "exited" and tt.counts_by_object(p) == tt.Callers.TRACE_LIBS else None
-        p = self.until("trace_libs's callers in the API", callers)
+        p = self.poll_until("trace_libs's callers in the API", callers)
         self.assertEqual([c["object"] for c in p["callers"]], ["libtrace_alpha.so", "libtrace_beta.so", "trace_libs"])
         dom = self.dom(f"/?pid={libs.pid}")
         table = re.search(r'<table id="detail-callers">.*?<tbody>(.*?)</tbody>', dom, re.S)
@@ -456,15 +445,15 @@ class PrometheusServer(Served):
                     return None
                 return res or None
 
-            res = self.until("the workload's series in Prometheus",
+            res = self.poll_until("the workload's series in Prometheus",
                              lambda: query(f'fakegpu_process_memory_bytes{{pid="{self.pid}"}} > 0'), timeout=60)
             got = {(r["metric"]["device"], r["metric"]["kind"]): float(r["value"][1]) for r in res}
             self.assertEqual(got, {("1", "device"): 3 * MiB, ("1", "managed"): 2 * MiB, ("5", "device"): 5 * MiB,
                                    ("-1", "host"): 1 * MiB})
-            ratio = self.until("the recording rule", lambda: query("fakegpu:device_memory_used:ratio"), timeout=60)
+            ratio = self.poll_until("the recording rule", lambda: query("fakegpu:device_memory_used:ratio"), timeout=60)
             self.assertTrue(all(0 <= float(r["value"][1]) <= 1 for r in ratio), ratio)
             # The OOM forecast's risk per device, the series the FakeGPUDeviceOOMRisk alert reads.
-            risk = self.until("the OOM risk series", lambda: query("fakegpu_device_oom_risk"), timeout=60)
+            risk = self.poll_until("the OOM risk series", lambda: query("fakegpu_device_oom_risk"), timeout=60)
             self.assertTrue(all(float(r["value"][1]) in (0, 1, 2, 3) for r in risk), risk)
         finally:
             prom.popen.send_signal(signal.SIGTERM)

@@ -159,17 +159,6 @@ class Monitor(tt.TraceCase):
         return {m.group(1): float(m.group(2))
                 for m in re.finditer(r"^(fakegpu_http_[a-z_]+) (\S+)$", body.decode(), re.M)}
 
-    def until(self, what, fn, timeout=TIMEOUT):
-        """Polls fn() (bounded) until it returns something true; returns it."""
-        deadline = time.monotonic() + timeout
-        last = None
-        while time.monotonic() < deadline:
-            last = fn()
-            if last:
-                return last
-            time.sleep(0.1)
-        self.fail(f"{what}: not reached in {timeout} s; last: {last!r}")
-
     def assert_summary(self, r):
         status, headers, body = r
         self.assertEqual(status, 200, body)
@@ -234,7 +223,7 @@ class Streams(Monitor):
         # though no write has gone to them.
         for i, c in enumerate(readers):
             c.reset() if i % 2 else c.close()
-        self.until("the streams closed", lambda: self.server_counters()["fakegpu_http_streams_open"] == 0)
+        self.poll_until("the streams closed", lambda: self.server_counters()["fakegpu_http_streams_open"] == 0)
         self.assertEqual(self.server_counters()["fakegpu_http_streams_gone_total"], MAX_STREAMS)
         for _ in range(MAX_STREAMS):
             c = self.connect()

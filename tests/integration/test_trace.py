@@ -301,6 +301,17 @@ class TraceCase(fgtest.TestCase):
     def start(self, args, env=None, **kw):
         return Started(self.box, [str(a) for a in args], env or self.env(), **kw)
 
+    def poll_until(self, what, fn, timeout=TIMEOUT):
+        """Polls fn() (bounded) until it returns something true; returns it."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            last = fn()
+            if last:
+                return last
+            time.sleep(0.1)
+        self.fail(f"{what}: not reached in {timeout} s; last: {last!r}")
+
     def start_serving_monitor(self, interval="0.2", token=None):
         """`monitor -q -i INTERVAL --listen 127.0.0.1:0` (with TOKEN in a 0600 token file);
         returns (the monitor, "host:port" it serves on) once it is ready."""
