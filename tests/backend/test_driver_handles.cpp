@@ -5,6 +5,7 @@
 #include "driver_test.h"
 
 #include <malloc.h>
+#include <barrier>
 #if defined(__SANITIZE_ADDRESS__)
 // ASan's runtime (sanitizer/allocator_interface.h, which GCC does not install).
 extern "C" size_t __sanitizer_get_current_allocated_bytes();
@@ -149,6 +150,48 @@ TEST_CASE("driver: handles of destroyed contexts are refused however many contex
     CU_EQ(CUDA_ERROR_INVALID_CONTEXT, CU(cuCtxDestroy_v2)(gone));
   }
   // Still the fixture's context on this thread.
+  CUcontext cur = nullptr;
+  CU_OK(CU(cuCtxGetCurrent)(&cur));
+  CHECK(cur == c.ctx);
+}
+
+TEST_CASE("driver: a context destroyed by two threads at once is destroyed once", "[driver][threads]") {
+  Ctx c;
+  constexpr int kRounds = 1000;
+  std::barrier start(2);
+  CUcontext target = nullptr;
+  CUresult theirs = CUDA_ERROR_UNKNOWN;
+  std::thread other([&] {
+    for (int i = 0; i < kRounds; ++i) {
+      start.arrive_and_wait();  // the round's context is made
+      theirs = CU(cuCtxDestroy_v2)(target);
+      start.arrive_and_wait();  // both have answered
+    }
+  });
+  int both_ok = 0, none_ok = 0, wrong_code = 0;
+  for (int i = 0; i < kRounds; ++i) {
+    CU_OK(CU(cuCtxCreate_v2)(&target, 0, 0));
+    // Something to free, so that the destroys overlap.
+    for (int j = 0; j < 16; ++j) {
+      CUdeviceptr p = 0;
+      CUstream s = nullptr;
+      CU_OK(CU(cuMemAlloc_v2)(&p, 4096));
+      CU_OK(CU(cuStreamCreate)(&s, 0));
+    }
+    CU_OK(CU(cuCtxPopCurrent_v2)(nullptr));
+    start.arrive_and_wait();
+    const CUresult mine = CU(cuCtxDestroy_v2)(target);
+    start.arrive_and_wait();
+    const int ok = (mine == CUDA_SUCCESS) + (theirs == CUDA_SUCCESS);
+    both_ok += ok == 2;
+    none_ok += ok == 0;
+    const CUresult loser = mine == CUDA_SUCCESS ? theirs : mine;
+    wrong_code += ok == 1 && loser != CUDA_ERROR_INVALID_CONTEXT;
+  }
+  other.join();
+  CHECK(both_ok == 0);
+  CHECK(none_ok == 0);
+  CHECK(wrong_code == 0);
   CUcontext cur = nullptr;
   CU_OK(CU(cuCtxGetCurrent)(&cur));
   CHECK(cur == c.ctx);

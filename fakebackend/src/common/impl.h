@@ -14,12 +14,24 @@
 // Implementations are hidden, never call exported entry points, and never let an
 // exception escape (use fg::guarded below).
 #pragma once
+#include <cstring>
 #include <exception>
 #include <new>
+#include <type_traits>
 
 #define FG_IMPL [[gnu::visibility("hidden")]]
 
 namespace fg {
+
+// An enum argument as the integer the caller passed. A C caller may pass any value, and
+// loading an enum object that holds a value outside the enum's range is undefined (UBSan's
+// enum check stops there), so range checks read the bytes instead.
+template <class E>
+std::underlying_type_t<E> enum_value(const E& e) noexcept {
+  std::underlying_type_t<E> v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
 
 // Runs body(); maps std::bad_alloc to `oom` and any other exception to `internal`.
 template <class R, class F>

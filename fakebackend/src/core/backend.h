@@ -171,6 +171,9 @@ struct Module {
   Context* ctx = nullptr;       // null for runtime fat binaries (all devices)
   std::string origin;           // "fatbinary", "ptx", "cubin", file path …
   const void* image = nullptr;  // runtime fat binary (wrapper), for variables' initial values
+  // The handle __cudaRegisterFatBinary gives the program points here (it holds the module),
+  // so the backend, which owns the module until its own teardown, owns the handle too.
+  void* runtime_handle = nullptr;
   std::map<std::string, std::unique_ptr<Function>> functions;
   std::map<std::string, Symbol> globals;
   std::vector<std::string> entry_names;  // kernels found in the PTX or cubin (for cuModuleGetFunction)

@@ -153,11 +153,13 @@ void Backend::implicit_free_ctx(Context* ctx) {
 Status Backend::ctx_destroy(Context* ctx) {
   if (!ctx_valid(ctx)) return Status::InvalidContext;
   if (ctx->primary) return Status::InvalidContext;  // primary contexts are released, not destroyed
-  retire_ctx(ctx);
+  // Taking the handle out of the table is the claim: of threads destroying the same context
+  // at once, exactly one proceeds and the others are told it is already gone.
   {
     std::lock_guard lock(mu_);
-    context_handles_.erase(ctx->handle);
+    if (context_handles_.erase(ctx->handle) == 0) return Status::InvalidContext;
   }
+  retire_ctx(ctx);
   // Remove it from this thread's stack (other threads' stacks keep a dead handle, which
   // every call rejects as destroyed, as with the real driver).
   auto& st = t_state.ctx_stack;

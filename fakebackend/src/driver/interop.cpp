@@ -51,7 +51,7 @@ CUresult needs_context(Backend& b) {
 
 // ---- OpenGL ---------------------------------------------------------------------------------------
 CUresult gl_get_devices(const char* name, unsigned int* pCudaDeviceCount, CUdevice* pCudaDevices,
-                        unsigned int cudaDeviceCount, CUGLDeviceList deviceList) {
+                        unsigned int cudaDeviceCount, std::underlying_type_t<CUGLDeviceList> deviceList) {
   return api([&](Backend&) -> CUresult {
     if (!pCudaDeviceCount || (cudaDeviceCount > 0 && !pCudaDevices)) return CUDA_ERROR_INVALID_VALUE;
     if (deviceList < CU_GL_DEVICE_LIST_ALL || deviceList > CU_GL_DEVICE_LIST_NEXT_FRAME)
@@ -183,11 +183,11 @@ extern "C" FG_IMPL CUresult fgimpl_cuGLInit() {
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGLGetDevices(unsigned int* pCudaDeviceCount, CUdevice* pCudaDevices,
                                                   unsigned int cudaDeviceCount, CUGLDeviceList deviceList) {
-  return gl_get_devices("cuGLGetDevices", pCudaDeviceCount, pCudaDevices, cudaDeviceCount, deviceList);
+  return gl_get_devices("cuGLGetDevices", pCudaDeviceCount, pCudaDevices, cudaDeviceCount, enum_value(deviceList));
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGLGetDevices_v2(unsigned int* pCudaDeviceCount, CUdevice* pCudaDevices,
                                                      unsigned int cudaDeviceCount, CUGLDeviceList deviceList) {
-  return gl_get_devices("cuGLGetDevices_v2", pCudaDeviceCount, pCudaDevices, cudaDeviceCount, deviceList);
+  return gl_get_devices("cuGLGetDevices_v2", pCudaDeviceCount, pCudaDevices, cudaDeviceCount, enum_value(deviceList));
 }
 extern "C" FG_IMPL CUresult fgimpl_cuGLCtxCreate(CUcontext* pCtx, unsigned int Flags, CUdevice device) {
   return gl_ctx_create("cuGLCtxCreate", pCtx, Flags, device);

@@ -161,7 +161,8 @@ cudaError_t launch_ex(const cudaLaunchConfig_t* config, const void* func, bool p
 extern "C" FG_IMPL void** fgimpl___cudaRegisterFatBinary(void* fatCubin) {
   return fg::guarded<void**>(nullptr, nullptr, [&]() -> void** {
     fg::Module* m = be().register_fatbinary(fatCubin);
-    return new void*(m);
+    m->runtime_handle = m;
+    return &m->runtime_handle;
   });
 }
 
