@@ -155,6 +155,19 @@ TEST_CASE_METHOD(Case, "launches through both ABIs are validated", "[runtime]") 
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
   CHECK(r.cudaLaunchKernelExC(&cfg, &stub_legacy, args) == cudaSuccess);
+  // The launch rules are the core's, the driver's too: a cluster on a device that forms none
+  // (the default sm_80 model), a cooperative grid larger than can be resident.
+  if (!std::getenv("FAKEGPU_DEVICES") && !std::getenv("FAKEGPU_CONFIG")) {
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = 3;
+    attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+    CHECK(r.cudaLaunchKernelExC(&cfg, &stub_legacy, args) == cudaErrorNotSupported);
+    attr.id = cudaLaunchAttributeCooperative;
+    attr.val.cooperative = 1;
+    cfg.gridDim = dim3{100000, 1, 1};
+    CHECK(r.cudaLaunchKernelExC(&cfg, &stub_legacy, args) == cudaErrorCooperativeLaunchTooLarge);
+    cfg.gridDim = dim3{3, 1, 1};
+  }
   cfg.attrs = nullptr;
   CHECK(r.cudaLaunchKernelExC(&cfg, &stub_legacy, args) == cudaErrorInvalidValue);
   CHECK(r.cudaLaunchKernelExC(nullptr, &stub_legacy, args) == cudaErrorInvalidValue);

@@ -196,6 +196,16 @@ struct MemPool {
   unsigned handle_types = 0;            // CUmemAllocationHandleType bits it was created with (core/pool_ipc.h)
 };
 
+// ---- launches ----------------------------------------------------------------------------------
+// The shape of one launch, as both APIs and graph kernel nodes give it.
+struct LaunchShape {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  size_t shmem = 0;                 // dynamic shared memory per block
+  bool cooperative = false;         // cudaLaunchCooperativeKernel / CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+  unsigned cluster[3] = {0, 0, 0};  // cluster dimensions; 0: not a cluster launch
+};
+
 // ---- per-thread state ------------------------------------------------------------------------
 struct LaunchConfig {
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
@@ -498,8 +508,12 @@ class Backend {
   // block's threads within the device's and the function's maximum, the dynamic shared memory
   // within what the function allows (48 KiB unless raised with cu/cudaFuncSetAttribute).
   // InvalidValue otherwise: both APIs answer invalid value there, as a real H200 does.
-  static Status check_launch(const Function* f, const Device* dev, const unsigned grid[3], const unsigned block[3],
-                             size_t shmem) noexcept;
+  // Then, in this order: the registers of the block's warps within the block's register file
+  // (LaunchOutOfResources); for a cluster launch, a device that forms clusters (NotSupported)
+  // and cluster dimensions that divide the grid, at most 8 blocks (InvalidClusterSize); for
+  // a cooperative launch, a device that can (NotSupported) and every block resident at once
+  // (CooperativeLaunchTooLarge). The runtime, the driver and graph kernel nodes all ask here.
+  static Status check_launch(const Function* f, const Device* dev, const LaunchShape& shape) noexcept;
   // Occupancy, the CUDA occupancy calculator's rules over the device model's limits (one
   // formula for both APIs): resident blocks of `f` per SM at `block` threads and `dyn_smem`
   // bytes of dynamic shared memory, bounded by the block limit, by warps, by registers
@@ -515,7 +529,7 @@ class Backend {
   static Status available_dynamic_smem(const Function* f, const Device* dev, int blocks, int block,
                                        size_t* out) noexcept;
   // Records a launch (its configuration checked with check_launch); kernels are not executed.
-  Status launch(Function* f, const unsigned grid[3], const unsigned block[3], size_t shmem, Stream* s);
+  Status launch(Function* f, const LaunchShape& shape, Stream* s);
   std::vector<LaunchRecord> launches();
 
   // ---- mem pools ----

@@ -41,6 +41,11 @@ enum class Status : int {
   InvalidImage,
   NoBinaryForGpu,
   InvalidPtx,
+  // Launches (Backend::check_launch): more registers than a block may have, a cluster the
+  // device cannot form, a cooperative grid larger than can be resident at once.
+  LaunchOutOfResources,
+  InvalidClusterSize,
+  CooperativeLaunchTooLarge,
   Unknown,
 };
 

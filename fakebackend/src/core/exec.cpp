@@ -605,18 +605,32 @@ LaunchBook& launch_book() {
 }
 }  // namespace
 
-Status Backend::check_launch(const Function* f, const Device* dev, const unsigned grid[3], const unsigned block[3],
-                             size_t shmem) noexcept {
+Status Backend::check_launch(const Function* f, const Device* dev, const LaunchShape& shape) noexcept {
   const auto& a = dev->model.attributes;
   for (int i = 0; i < 3; ++i) {
-    if (grid[i] == 0 || block[i] == 0) return Status::InvalidValue;
-    if (block[i] > static_cast<unsigned>(a[attr::MAX_BLOCK_DIM_X + i])) return Status::InvalidValue;
-    if (grid[i] > static_cast<unsigned>(a[attr::MAX_GRID_DIM_X + i])) return Status::InvalidValue;
+    if (shape.grid[i] == 0 || shape.block[i] == 0) return Status::InvalidValue;
+    if (shape.block[i] > static_cast<unsigned>(a[attr::MAX_BLOCK_DIM_X + i])) return Status::InvalidValue;
+    if (shape.grid[i] > static_cast<unsigned>(a[attr::MAX_GRID_DIM_X + i])) return Status::InvalidValue;
   }
-  const uint64_t threads = uint64_t{block[0]} * block[1] * block[2];
+  const uint64_t threads = uint64_t{shape.block[0]} * shape.block[1] * shape.block[2];
   if (threads > static_cast<uint64_t>(std::min(a[attr::MAX_THREADS_PER_BLOCK], f->max_threads_per_block)))
     return Status::InvalidValue;
-  if (shmem > static_cast<size_t>(std::max(f->max_dynamic_shared, 0))) return Status::InvalidValue;
+  if (shape.shmem > static_cast<size_t>(std::max(f->max_dynamic_shared, 0))) return Status::InvalidValue;
+  if (!registers_fit(f, dev, threads)) return Status::LaunchOutOfResources;
+  if (shape.cluster[0] || shape.cluster[1] || shape.cluster[2]) {
+    if (!a[attr::CLUSTER_LAUNCH]) return Status::NotSupported;
+    for (int i = 0; i < 3; ++i)
+      if (shape.cluster[i] == 0 || shape.grid[i] % shape.cluster[i] != 0) return Status::InvalidClusterSize;
+    if (uint64_t{shape.cluster[0]} * shape.cluster[1] * shape.cluster[2] > 8)  // the portable cluster size
+      return Status::InvalidClusterSize;
+  }
+  if (shape.cooperative) {
+    if (!a[attr::COOPERATIVE_LAUNCH]) return Status::NotSupported;
+    const uint64_t blocks = uint64_t{shape.grid[0]} * shape.grid[1] * shape.grid[2];
+    const uint64_t resident = static_cast<uint64_t>(blocks_per_sm(f, dev, static_cast<int>(threads), shape.shmem)) *
+                              static_cast<uint64_t>(std::max(a[attr::MULTIPROCESSOR_COUNT], 0));
+    if (blocks > resident) return Status::CooperativeLaunchTooLarge;
+  }
   return Status::Ok;
 }
 
@@ -673,12 +687,12 @@ Status Backend::available_dynamic_smem(const Function* f, const Device* dev, int
   return Status::Ok;
 }
 
-Status Backend::launch(Function* f, const unsigned grid[3], const unsigned block[3], size_t shmem, Stream* s) {
+Status Backend::launch(Function* f, const LaunchShape& shape, Stream* s) {
   if (!f) return Status::InvalidHandle;
-  if (Status st = check_launch(f, s ? s->ctx->dev : device(0), grid, block, shmem); st != Status::Ok) return st;
+  if (Status st = check_launch(f, s ? s->ctx->dev : device(0), shape); st != Status::Ok) return st;
   // Stream capture (core/graph.h): on a capturing stream the launch becomes a kernel node
   // (recorded each time the graph is launched).
-  if (Status st = Status::Ok; graph::intercept_launch(f, grid, block, shmem, s, &st)) return st;
+  if (Status st = Status::Ok; graph::intercept_launch(f, shape.grid, shape.block, shape.shmem, s, &st)) return st;
   f->launches.fetch_add(1, std::memory_order_relaxed);
   FG_USDT_LAUNCH(f->handle, f->name.c_str(), s ? s->ctx->dev->ordinal : -1);  // the CUfunction: never reused
   auto record = [name = f->name] {

@@ -709,6 +709,14 @@ Status update_capture_deps(Stream* s, Node* const* deps, size_t n, unsigned flag
 }
 
 // ---- node parameters ------------------------------------------------------------------------------------
+static LaunchShape shape_of(const unsigned grid[3], const unsigned block[3], size_t shmem) {
+  LaunchShape shape;
+  std::copy(grid, grid + 3, shape.grid);
+  std::copy(block, block + 3, shape.block);
+  shape.shmem = shmem;
+  return shape;
+}
+
 bool default_edges(const void* edges, size_t n) noexcept {
   const auto* b = static_cast<const unsigned char*>(edges);
   return !b || std::all_of(b, b + n * kEdgeBytes, [](unsigned char c) { return c == 0; });
@@ -716,7 +724,7 @@ bool default_edges(const void* edges, size_t n) noexcept {
 
 Status kernel_node(Function* f, const void* handle, Context* ctx, const unsigned grid[3], const unsigned block[3],
                    unsigned shmem, void** args, void** extra, Params* out) {
-  if (Status st = Backend::check_launch(f, ctx->dev, grid, block, shmem); st != Status::Ok) return st;
+  if (Status st = Backend::check_launch(f, ctx->dev, shape_of(grid, block, shmem)); st != Status::Ok) return st;
   out->type = NodeType::Kernel;
   out->kernel.f = f;
   out->kernel.handle = handle;
@@ -1246,7 +1254,7 @@ Status submit(Backend& b, const Params& p, Stream* s) {
   switch (p.type) {
     case NodeType::Kernel:
       if (!b.function_valid(p.kernel.f)) return Status::InvalidHandle;
-      return b.launch(p.kernel.f, p.kernel.grid, p.kernel.block, p.kernel.shmem, s);
+      return b.launch(p.kernel.f, shape_of(p.kernel.grid, p.kernel.block, p.kernel.shmem), s);
     case NodeType::Memcpy: return b.stream_enqueue(s, [c = p.copy] { (void)c.run(); });
     case NodeType::Memset: return b.stream_enqueue(s, [c = p.set] { (void)c.run(); });
     case NodeType::Host:

@@ -66,6 +66,9 @@ inline CUresult to_cu(Status s) noexcept {
     case Status::InvalidImage: return CUDA_ERROR_INVALID_IMAGE;
     case Status::NoBinaryForGpu: return CUDA_ERROR_NO_BINARY_FOR_GPU;
     case Status::InvalidPtx: return CUDA_ERROR_INVALID_PTX;
+    case Status::LaunchOutOfResources: return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+    case Status::InvalidClusterSize: return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    case Status::CooperativeLaunchTooLarge: return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
     case Status::Unknown: return CUDA_ERROR_UNKNOWN;
   }
   return CUDA_ERROR_UNKNOWN;

@@ -46,13 +46,19 @@ CUresult check_extra(void** extra) {
 }
 
 struct LaunchArgs {
-  unsigned grid[3];
-  unsigned block[3];
-  unsigned shmem;
-  CUstream stream;
-  bool cooperative = false;
-  unsigned cluster[3] = {0, 0, 0};  // 0 = no cluster dimension given
+  LaunchShape shape;
+  CUstream stream = nullptr;
 };
+
+LaunchArgs launch_args(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+                       CUstream stream) {
+  LaunchArgs la;
+  la.shape.grid[0] = gx, la.shape.grid[1] = gy, la.shape.grid[2] = gz;
+  la.shape.block[0] = bx, la.shape.block[1] = by, la.shape.block[2] = bz;
+  la.shape.shmem = shmem;
+  la.stream = stream;
+  return la;
+}
 
 CUresult launch(CUfunction h, const LaunchArgs& la, void** params, void** extra, bool ptsz) {
   return api([&](Backend& b) -> CUresult {
@@ -64,51 +70,30 @@ CUresult launch(CUfunction h, const LaunchArgs& la, void** params, void** extra,
     Stream* s = nullptr;
     if (CUresult r = stream_arg(b, la.stream, ptsz, &s)) return r;
     if (f->module && f->module->ctx && f->module->ctx != s->ctx) return CUDA_ERROR_INVALID_HANDLE;
-    Device* dev = s->ctx->dev;
-    const auto& a = dev->model.attributes;
-    if (CUresult r = to_cu(Backend::check_launch(f, dev, la.grid, la.block, la.shmem))) return r;
-    const uint64_t threads = uint64_t{la.block[0]} * la.block[1] * la.block[2];
-    if (!Backend::registers_fit(f, dev, threads)) return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
-    if (la.cluster[0]) {
-      if (!a[attr::CLUSTER_LAUNCH]) return CUDA_ERROR_NOT_SUPPORTED;
-      for (int i = 0; i < 3; ++i)
-        if (la.cluster[i] == 0 || la.grid[i] % la.cluster[i] != 0) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
-      if (la.cluster[0] * la.cluster[1] * la.cluster[2] > 8) return CUDA_ERROR_INVALID_CLUSTER_SIZE;  // portable size
-    }
-    if (la.cooperative) {
-      if (!a[attr::COOPERATIVE_LAUNCH]) return CUDA_ERROR_NOT_SUPPORTED;
-      const uint64_t blocks = uint64_t{la.grid[0]} * la.grid[1] * la.grid[2];
-      const uint64_t resident = static_cast<uint64_t>(
-                                    Backend::blocks_per_sm(f, dev, static_cast<int>(threads), la.shmem)) *
-                                dev->model.sm_count;
-      if (blocks > resident) return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
-    }
-    return to_cu(b.launch(f, la.grid, la.block, la.shmem, s));
+    return to_cu(b.launch(f, la.shape, s));
   });
 }
 
 CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                        unsigned shmem, CUstream hStream, void** params, void** extra, bool ptsz, bool cooperative) {
-  LaunchArgs la{{gx, gy, gz}, {bx, by, bz}, shmem, hStream};
-  la.cooperative = cooperative;
+  LaunchArgs la = launch_args(gx, gy, gz, bx, by, bz, shmem, hStream);
+  la.shape.cooperative = cooperative;
   return launch(f, la, params, extra, ptsz);
 }
 
 CUresult launch_ex(const CUlaunchConfig* config, CUfunction f, void** params, void** extra, bool ptsz) {
   if (!config || (config->numAttrs > 0 && !config->attrs))
     return initialized_backend() ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
-  LaunchArgs la{{config->gridDimX, config->gridDimY, config->gridDimZ},
-                {config->blockDimX, config->blockDimY, config->blockDimZ},
-                config->sharedMemBytes,
-                config->hStream};
+  LaunchArgs la = launch_args(config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
+                              config->blockDimY, config->blockDimZ, config->sharedMemBytes, config->hStream);
   for (unsigned i = 0; i < config->numAttrs; ++i) {
     const CUlaunchAttribute& at = config->attrs[i];
     switch (static_cast<int>(at.id)) {
-      case CU_LAUNCH_ATTRIBUTE_COOPERATIVE: la.cooperative = at.value.cooperative != 0; break;
+      case CU_LAUNCH_ATTRIBUTE_COOPERATIVE: la.shape.cooperative = at.value.cooperative != 0; break;
       case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
-        la.cluster[0] = at.value.clusterDim.x;
-        la.cluster[1] = at.value.clusterDim.y;
-        la.cluster[2] = at.value.clusterDim.z;
+        la.shape.cluster[0] = at.value.clusterDim.x;
+        la.shape.cluster[1] = at.value.clusterDim.y;
+        la.shape.cluster[2] = at.value.clusterDim.z;
         break;
       case CU_LAUNCH_ATTRIBUTE_IGNORE:
       case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:

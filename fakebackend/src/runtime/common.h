@@ -60,6 +60,9 @@ constexpr cudaError_t to_cuda(Status s) noexcept {
     case Status::InvalidImage: return fgapi::cudaErrorInvalidKernelImage;
     case Status::NoBinaryForGpu: return fgapi::cudaErrorNoKernelImageForDevice;
     case Status::InvalidPtx: return fgapi::cudaErrorInvalidPtx;
+    case Status::LaunchOutOfResources: return fgapi::cudaErrorLaunchOutOfResources;
+    case Status::InvalidClusterSize: return fgapi::cudaErrorInvalidClusterSize;
+    case Status::CooperativeLaunchTooLarge: return fgapi::cudaErrorCooperativeLaunchTooLarge;
     case Status::Unknown: return fgapi::cudaErrorUnknown;
   }
   return fgapi::cudaErrorUnknown;

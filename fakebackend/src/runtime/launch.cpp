@@ -80,30 +80,28 @@ cudaError_t kernel_handle(const void* func, Handle* out) {
 
 // ---- launch validation ------------------------------------------------------------------------------
 
-struct Geometry {
-  unsigned grid[3];
-  unsigned block[3];
-};
-
-Geometry geometry(dim3 g, dim3 b) { return {{g.x, g.y, g.z}, {b.x, b.y, b.z}}; }
-
-// What the real launch checks before anything runs (the core's one rule), with its code.
-cudaError_t validate(const fg::Function* f, const Geometry& g, size_t shmem, const fg::Device* dev) {
-  return to_cuda(fg::Backend::check_launch(f, dev, g.grid, g.block, shmem));
+fg::LaunchShape shape_of(dim3 g, dim3 b, size_t shmem) {
+  fg::LaunchShape shape;
+  shape.grid[0] = g.x, shape.grid[1] = g.y, shape.grid[2] = g.z;
+  shape.block[0] = b.x, shape.block[1] = b.y, shape.block[2] = b.z;
+  shape.shmem = shmem;
+  return shape;
 }
 
-cudaError_t launch(fg::Function* f, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream, bool per_thread) {
+// The core checks the shape (Backend::check_launch, the rule the driver and graphs share).
+cudaError_t launch(fg::Function* f, const fg::LaunchShape& shape, cudaStream_t stream, bool per_thread) {
   fg::Stream* s = nullptr;
   if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
-  const Geometry g = geometry(grid, block);
-  if (cudaError_t e = validate(f, g, shmem, s->ctx->dev); e != cudaSuccess) return e;
-  return to_cuda(be().launch(f, g.grid, g.block, shmem, s));
+  return to_cuda(be().launch(f, shape, s));
+}
+cudaError_t launch(const void* func, const fg::LaunchShape& shape, cudaStream_t stream, bool per_thread) {
+  fg::Function* f = nullptr;
+  if (cudaError_t e = function_of(func, &f); e != cudaSuccess) return e;
+  return launch(f, shape, stream, per_thread);
 }
 
 cudaError_t launch_kernel(const void* func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream, bool per_thread) {
-  fg::Function* f = nullptr;
-  if (cudaError_t e = function_of(func, &f); e != cudaSuccess) return e;
-  return launch(f, grid, block, shmem, stream, per_thread);
+  return launch(func, shape_of(grid, block, shmem), stream, per_thread);
 }
 
 // ---- occupancy ------------------------------------------------------------------------------------------
@@ -124,34 +122,25 @@ cudaError_t occupancy(int* numBlocks, const void* func, int blockSize, size_t dy
 
 cudaError_t cooperative_launch(const void* func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
                                bool per_thread) {
-  fg::Function* f = nullptr;
-  if (cudaError_t e = function_of(func, &f); e != cudaSuccess) return e;
-  fg::Stream* s = nullptr;
-  if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
-  const Geometry g = geometry(grid, block);
-  if (cudaError_t e = validate(f, g, shmem, s->ctx->dev); e != cudaSuccess) return e;
-  // Every block of a cooperative grid must be resident at once.
-  const uint64_t blocks = uint64_t{g.grid[0]} * g.grid[1] * g.grid[2];
-  const uint64_t threads = uint64_t{g.block[0]} * g.block[1] * g.block[2];
-  const uint64_t resident = static_cast<uint64_t>(
-                                Backend::blocks_per_sm(f, s->ctx->dev, static_cast<int>(threads), shmem)) *
-                            static_cast<uint64_t>(s->ctx->dev->model.attributes[attr::MULTIPROCESSOR_COUNT]);
-  if (blocks > resident) return cudaErrorCooperativeLaunchTooLarge;
-  return launch(f, grid, block, shmem, stream, per_thread);
+  fg::LaunchShape shape = shape_of(grid, block, shmem);
+  shape.cooperative = true;
+  return launch(func, shape, stream, per_thread);
 }
 
 cudaError_t launch_ex(const cudaLaunchConfig_t* config, const void* func, bool per_thread) {
   if (!config) return cudaErrorInvalidValue;
   if (config->numAttrs && !config->attrs) return cudaErrorInvalidValue;
-  bool cooperative = false;
+  fg::LaunchShape shape = shape_of(config->gridDim, config->blockDim, config->dynamicSmemBytes);
   for (unsigned i = 0; i < config->numAttrs; ++i) {
     const cudaLaunchAttribute& at = config->attrs[i];
-    if (at.id == cudaLaunchAttributeCooperative) cooperative = at.val.cooperative != 0;
+    if (at.id == cudaLaunchAttributeCooperative) shape.cooperative = at.val.cooperative != 0;
+    if (at.id == cudaLaunchAttributeClusterDimension) {
+      shape.cluster[0] = at.val.clusterDim.x;
+      shape.cluster[1] = at.val.clusterDim.y;
+      shape.cluster[2] = at.val.clusterDim.z;
+    }
   }
-  if (cooperative)
-    return cooperative_launch(func, config->gridDim, config->blockDim, config->dynamicSmemBytes, config->stream,
-                              per_thread);
-  return launch_kernel(func, config->gridDim, config->blockDim, config->dynamicSmemBytes, config->stream, per_thread);
+  return launch(func, shape, config->stream, per_thread);
 }
 
 }  // namespace
@@ -297,7 +286,7 @@ extern "C" FG_IMPL cudaError_t fgimpl___cudaLaunchKernel(cudaKernel_t kernel, di
   return api([&]() -> cudaError_t {
     fg::Function* f = nullptr;
     if (cudaError_t e = function_of_handle(kernel, &f); e != cudaSuccess) return e;
-    return launch(f, gridDim, blockDim, sharedMem, stream, false);
+    return launch(f, shape_of(gridDim, blockDim, sharedMem), stream, false);
   });
 }
 extern "C" FG_IMPL cudaError_t fgimpl___cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
@@ -306,7 +295,7 @@ extern "C" FG_IMPL cudaError_t fgimpl___cudaLaunchKernel_ptsz(cudaKernel_t kerne
   return api([&]() -> cudaError_t {
     fg::Function* f = nullptr;
     if (cudaError_t e = function_of_handle(kernel, &f); e != cudaSuccess) return e;
-    return launch(f, gridDim, blockDim, sharedMem, stream, true);
+    return launch(f, shape_of(gridDim, blockDim, sharedMem), stream, true);
   });
 }
 
