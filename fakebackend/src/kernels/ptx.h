@@ -26,10 +26,26 @@ enum class Space : uint8_t { None, Reg, Sreg, Const, Global, Local, Param, Share
 enum class Type : uint8_t {
   None,
   Pred,
-  B8, B16, B32, B64, B128,
-  U8, U16, U32, U64,
-  S8, S16, S32, S64,
-  F16, F16x2, BF16, BF16x2, TF32, F32, F64,
+  B8,
+  B16,
+  B32,
+  B64,
+  B128,
+  U8,
+  U16,
+  U32,
+  U64,
+  S8,
+  S16,
+  S32,
+  S64,
+  F16,
+  F16x2,
+  BF16,
+  BF16x2,
+  TF32,
+  F32,
+  F64,
 };
 
 // Size in bytes of a value of `t` (Pred: 1; None: 0).
@@ -65,9 +81,9 @@ struct Operand {
 
 // One instruction: `@%p add.s32 %r1, %r2, 4;`
 struct Instruction {
-  std::string guard;          // "%p1" (empty: unconditional)
+  std::string guard;           // "%p1" (empty: unconditional)
   bool guard_negated = false;  // @!%p1
-  std::string opcode;         // "add", "ld", "setp", "shfl", "call", …
+  std::string opcode;          // "add", "ld", "setp", "shfl", "call", …
   // Modifiers in the order written, without the dot and without the types: for
   // `ld.global.nc.v4.f32` {"global", "nc", "v4"}; for `setp.lt.s32` {"lt"}; for
   // `shfl.sync.down.b32` {"sync", "down"}. Compare as a set: CUB writes
@@ -88,8 +104,8 @@ struct Variable {
   Space space = Space::None;
   Type type = Type::None;
   Linkage linkage = Linkage::Internal;
-  uint32_t align = 0;    // .align N (0: the type's natural alignment)
-  uint32_t vector = 1;   // .v2 / .v4
+  uint32_t align = 0;   // .align N (0: the type's natural alignment)
+  uint32_t vector = 1;  // .v2 / .v4
   std::string name;
   // Array dimensions as written ([4][8] → {4, 8}); an unsized `[]` is 0 (extern shared:
   // the dynamic shared memory; an array sized by its initializer gets the size filled in).
@@ -145,16 +161,16 @@ struct Function {
   uint32_t maxntid[3] = {0, 0, 0}, reqntid[3] = {0, 0, 0};
   uint32_t minnctapersm = 0, maxnreg = 0, maxclusterrank = 0;
   uint32_t reqnctapercluster[3] = {0, 0, 0};
-  bool has_body = false;          // false: a declaration (`.extern .func f(...)`, prototypes)
-  std::vector<Variable> locals;   // .reg, .local, .shared, .param, .const declared in the body
+  bool has_body = false;         // false: a declaration (`.extern .func f(...)`, prototypes)
+  std::vector<Variable> locals;  // .reg, .local, .shared, .param, .const declared in the body
   std::vector<Statement> body;
   uint32_t line = 0;
 };
 
 struct Module {
   uint32_t version_major = 0, version_minor = 0;  // .version 8.7
-  std::string target;                               // "sm_80", "sm_90a" (first of the list)
-  std::vector<std::string> target_options;          // the rest: "texmode_independent", "debug"
+  std::string target;                             // "sm_80", "sm_90a" (first of the list)
+  std::vector<std::string> target_options;        // the rest: "texmode_independent", "debug"
   uint32_t address_size = 64;
   std::vector<Variable> globals;    // .global, .const, .shared (module scope), .local, .tex …
   std::vector<Function> functions;  // in order; a function may be declared, then defined
