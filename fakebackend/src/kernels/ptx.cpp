@@ -16,14 +16,12 @@ struct TypeInfo {
 };
 
 constexpr std::array<TypeInfo, 22> kTypes{{
-    {Type::None, "", 0},       {Type::Pred, "pred", 1},     {Type::B8, "b8", 1},
-    {Type::B16, "b16", 2},     {Type::B32, "b32", 4},       {Type::B64, "b64", 8},
-    {Type::B128, "b128", 16},  {Type::U8, "u8", 1},         {Type::U16, "u16", 2},
-    {Type::U32, "u32", 4},     {Type::U64, "u64", 8},       {Type::S8, "s8", 1},
-    {Type::S16, "s16", 2},     {Type::S32, "s32", 4},       {Type::S64, "s64", 8},
-    {Type::F16, "f16", 2},     {Type::F16x2, "f16x2", 4},   {Type::BF16, "bf16", 2},
-    {Type::BF16x2, "bf16x2", 4}, {Type::TF32, "tf32", 4},   {Type::F32, "f32", 4},
-    {Type::F64, "f64", 8},
+    {Type::None, "", 0},       {Type::Pred, "pred", 1}, {Type::B8, "b8", 1},         {Type::B16, "b16", 2},
+    {Type::B32, "b32", 4},     {Type::B64, "b64", 8},   {Type::B128, "b128", 16},    {Type::U8, "u8", 1},
+    {Type::U16, "u16", 2},     {Type::U32, "u32", 4},   {Type::U64, "u64", 8},       {Type::S8, "s8", 1},
+    {Type::S16, "s16", 2},     {Type::S32, "s32", 4},   {Type::S64, "s64", 8},       {Type::F16, "f16", 2},
+    {Type::F16x2, "f16x2", 4}, {Type::BF16, "bf16", 2}, {Type::BF16x2, "bf16x2", 4}, {Type::TF32, "tf32", 4},
+    {Type::F32, "f32", 4},     {Type::F64, "f64", 8},
 }};
 
 // a × b, saturating at the largest uint64_t: sizes of absurd declarations stay absurd

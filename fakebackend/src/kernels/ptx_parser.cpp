@@ -23,9 +23,9 @@ namespace {
 // all: real kernels declare a few thousand, and a short text must not ask for gigabytes.
 constexpr uint64_t kMaxRegisterRange = 1u << 16;
 constexpr uint64_t kMaxRegisters = 1u << 19;
-constexpr size_t kMaxScopeDepth = 256;    // nested `{ }` in one function body
-constexpr int kMaxInitDepth = 32;         // nested braces in one initialiser
-constexpr int kMaxOperandDepth = 3;       // `[tex, {…}]`, `!%p` inside an operand
+constexpr size_t kMaxScopeDepth = 256;          // nested `{ }` in one function body
+constexpr int kMaxInitDepth = 32;               // nested braces in one initialiser
+constexpr int kMaxOperandDepth = 3;             // `[tex, {…}]`, `!%p` inside an operand
 constexpr uint64_t kMaxDimension = 1ull << 48;  // one array dimension
 
 // ---- lexer ----------------------------------------------------------------------------------
@@ -41,7 +41,9 @@ struct Token {
 bool is_ident_start(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$' || c == '%';
 }
-bool is_follow(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$'; }
+bool is_follow(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
+}
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 std::string describe_char(char c) {
@@ -128,8 +130,8 @@ bool lex(std::string_view s, std::vector<Token>& out, ParseError& err) {
       t.kind = Tok::Ident;
     } else if (is_digit(c)) {
       const bool hex = i + 1 < n && s[i] == '0' &&
-                       (s[i + 1] == 'x' || s[i + 1] == 'X' || s[i + 1] == 'f' || s[i + 1] == 'F' ||
-                        s[i + 1] == 'd' || s[i + 1] == 'D');
+                       (s[i + 1] == 'x' || s[i + 1] == 'X' || s[i + 1] == 'f' || s[i + 1] == 'F' || s[i + 1] == 'd' ||
+                        s[i + 1] == 'D');
       for (;;) {
         while (i < n && (is_follow(s[i]) || s[i] == '.')) ++i;
         // A decimal exponent's sign: 1.5e-3.
@@ -527,7 +529,8 @@ bool Parser::parse_version(Module& m) {
     const auto r2 = std::from_chars(v.data() + dot + 1, v.data() + v.size(), minor);
     ok = r2.ec == std::errc() && r2.ptr == v.data() + v.size() && dot + 1 < v.size();
   }
-  if (!ok) return fail(t, "expected a version of the form MAJOR.MINOR after '.version', found '" + std::string(v) + "'");
+  if (!ok)
+    return fail(t, "expected a version of the form MAJOR.MINOR after '.version', found '" + std::string(v) + "'");
   m.version_major = major;
   m.version_minor = minor;
   next();
@@ -576,8 +579,8 @@ bool Parser::parse_toplevel(Module& m) {
   if (t.kind == Tok::Directive && (t.text == ".entry" || t.text == ".func")) return parse_function(m, linkage);
   if (t.kind == Tok::Directive) {
     const Space sp = space_of(t.text);
-    if (sp == Space::Global || sp == Space::Const || sp == Space::Shared || sp == Space::Local ||
-        sp == Space::Tex || t.text == ".align")
+    if (sp == Space::Global || sp == Space::Const || sp == Space::Shared || sp == Space::Local || sp == Space::Tex ||
+        t.text == ".align")
       return parse_variables(linkage, m.globals, false);
   }
   return expected("a declaration (.entry, .func, .global, .const, .shared, .local, .tex)");
@@ -625,7 +628,8 @@ bool Parser::parse_variables(Linkage linkage, std::vector<Variable>& out, bool i
     const Space sp = space_of(t.text);
     const Type ty = type_from_name(t.text);
     if (sp != Space::None) {
-      if (proto.space != Space::None) return fail(t, "expected one state space, found a second ('" + std::string(t.text) + "')");
+      if (proto.space != Space::None)
+        return fail(t, "expected one state space, found a second ('" + std::string(t.text) + "')");
       proto.space = sp;
       next();
     } else if (t.text == ".align") {
@@ -657,7 +661,8 @@ bool Parser::parse_variables(Linkage linkage, std::vector<Variable>& out, bool i
     }
   }
   if (proto.space == Space::None) return fail(first, "expected a state space (.global, .reg, …) in this declaration");
-  if (proto.type == Type::None && proto.space != Space::Tex) return expected("a type (.u32, .b8, …) in this declaration");
+  if (proto.type == Type::None && proto.space != Space::Tex)
+    return expected("a type (.u32, .b8, …) in this declaration");
   if (!in_body && (proto.space == Space::Reg || proto.space == Space::Param))
     return fail(first, "expected a module-scope state space (.reg and .param belong in functions)");
   const bool reg = proto.space == Space::Reg;
@@ -672,7 +677,8 @@ bool Parser::parse_variables(Linkage linkage, std::vector<Variable>& out, bool i
       if (!parse_uint(count, "a register count after '<'", kMaxRegisterRange)) return false;
       if (!expect_punct('>', "after the register count")) return false;
       registers_ += count;
-      if (registers_ > kMaxRegisters) return fail(name, "expected at most " + std::to_string(kMaxRegisters) + " registers in a module");
+      if (registers_ > kMaxRegisters)
+        return fail(name, "expected at most " + std::to_string(kMaxRegisters) + " registers in a module");
       for (uint64_t k = 0; k < count; ++k) {
         Variable v = proto;
         v.name = declare(std::string(name.text) + std::to_string(k), reg);
@@ -720,7 +726,8 @@ bool Parser::parse_variables(Linkage linkage, std::vector<Variable>& out, bool i
 
 bool Parser::parse_initializer(Variable& v, int depth) {
   if (!is_punct('{')) return parse_init_element(v);
-  if (depth >= kMaxInitDepth) return fail(peek(), "expected at most " + std::to_string(kMaxInitDepth) + " nested braces in an initialiser");
+  if (depth >= kMaxInitDepth)
+    return fail(peek(), "expected at most " + std::to_string(kMaxInitDepth) + " nested braces in an initialiser");
   next();
   if (accept_punct('}')) return true;
   for (;;) {
@@ -795,7 +802,8 @@ bool Parser::parse_param(Param& p, bool allow_unnamed) {
       p.ptr_space = space_of(t.text);
       next();
     } else if (ty != Type::None) {
-      if (p.type != Type::None) return fail(t, "expected one type in a parameter, found a second ('" + std::string(t.text) + "')");
+      if (p.type != Type::None)
+        return fail(t, "expected one type in a parameter, found a second ('" + std::string(t.text) + "')");
       p.type = ty;
       next();
     } else if (t.text == ".attribute") {
@@ -865,7 +873,7 @@ bool Parser::parse_function(Module& m, Linkage linkage) {
 }
 
 bool Parser::parse_perf_directives(Function& f) {
-  auto triple = [&](uint32_t (&out)[3], const std::string& what) {
+  auto triple = [&](uint32_t(&out)[3], const std::string& what) {
     for (int k = 0; k < 3; ++k) out[k] = 1;  // omitted dimensions are 1
     for (int k = 0; k < 3; ++k) {
       if (!parse_u32(out[k], "a number after '" + what + "'")) return false;
@@ -1024,7 +1032,8 @@ bool Parser::parse_instruction(Function& f) {
   while (dot != std::string_view::npos) {
     const size_t from = dot + 1;
     dot = text.find('.', from);
-    const std::string_view part = text.substr(from, dot == std::string_view::npos ? std::string_view::npos : dot - from);
+    const std::string_view part = text.substr(from,
+                                              dot == std::string_view::npos ? std::string_view::npos : dot - from);
     const Type ty = type_from_name(part);
     if (ty != Type::None) {
       in.types.push_back(ty);
@@ -1104,7 +1113,9 @@ bool Parser::parse_call(Instruction& in) {
 
 bool Parser::parse_operand(Operand& op, bool allow_vector, const std::string& context, int depth) {
   // Operands nest only a little (`[t, {…}]`, `{…}`, `!%p`): deeper text is not PTX.
-  if (depth > kMaxOperandDepth) return expected("a simpler operand (operands nest at most " + std::to_string(kMaxOperandDepth) + " deep) " + context);
+  if (depth > kMaxOperandDepth)
+    return expected("a simpler operand (operands nest at most " + std::to_string(kMaxOperandDepth) + " deep) " +
+                    context);
   if (accept_punct('!')) {
     if (!parse_operand(op, false, context, depth + 1)) return false;
     op.negate = !op.negate;
