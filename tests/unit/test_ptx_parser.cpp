@@ -132,8 +132,9 @@ TEST_CASE("PTX types: names, sizes and the model's helpers", "[ptx]") {
 }
 
 TEST_CASE("PTX module header: version, target list and address size", "[ptx]") {
-  Module m = must_parse("//\n// Generated\n//\n\n.version 8.7\n.target sm_90a, texmode_independent, debug\n"
-                        ".address_size 32\n");
+  Module m = must_parse(
+      "//\n// Generated\n//\n\n.version 8.7\n.target sm_90a, texmode_independent, debug\n"
+      ".address_size 32\n");
   CHECK(m.version_major == 8);
   CHECK(m.version_minor == 7);
   CHECK(m.target == "sm_90a");
@@ -380,30 +381,30 @@ TEST_CASE("PTX register declarations: ranges expand, lists and scalars are kept"
 TEST_CASE("PTX operands: registers, immediates, addresses, vectors, pairs and predicates", "[ptx]") {
   auto v = insns(
       "\t.reg .pred %p<2>;\n"
-      "\tmov.u32 \t%r1, %tid.x;\n"                          // 0
-      "\tadd.s32 %r2, %r1, -1;\n"                           // 1
-      "\tmov.b32 %r3, 0xFFFFFFFF;\n"                        // 2
-      "\tmov.b32 %r3, 017;\n"                               // 3
-      "\tmov.b32 %r3, 0b101;\n"                             // 4
-      "\tmov.b32 %r3, 42U;\n"                               // 5
-      "\tmov.f32 %f1, 0f3F800000;\n"                        // 6
-      "\tmov.f64 %fd1, 0dBFF0000000000000;\n"               // 7
-      "\tmov.f64 %fd1, 1.5e-3;\n"                           // 8
-      "\tmov.f32 %f1, -0f3F800000;\n"                       // 9
-      "\tld.global.nc.v4.f32 {%f1, %f2, _, %f4}, [%rd1+16];\n"  // 10
-      "\tst.shared.u32 [%r5+-4], %r1;\n"                    // 11
-      "\tld.param.u64 %rd1, [k_param_0];\n"                 // 12
-      "\tld.const.f32 %f1, [c_tab+12];\n"                   // 13
-      "\tld.global.u32 %r1, [64];\n"                        // 14
-      "\tshfl.sync.down.b32 \t%r4|%p1, %r2, 16, 31, -1;\n"  // 15
-      "\t@%p1 bra \t$L__BB0_2;\n"                           // 16
-      "\t@!%p1 bra.uni $L__BB0_3;\n"                        // 17
-      "\tand.pred %p2, %p1, !%p0;\n"                        // 18
-      "\tmov.u64 %rd2, table+8;\n"                          // 19
-      "\tmov.b64 {%r1, %r2}, %rd1;\n"                       // 20
+      "\tmov.u32 \t%r1, %tid.x;\n"                                        // 0
+      "\tadd.s32 %r2, %r1, -1;\n"                                         // 1
+      "\tmov.b32 %r3, 0xFFFFFFFF;\n"                                      // 2
+      "\tmov.b32 %r3, 017;\n"                                             // 3
+      "\tmov.b32 %r3, 0b101;\n"                                           // 4
+      "\tmov.b32 %r3, 42U;\n"                                             // 5
+      "\tmov.f32 %f1, 0f3F800000;\n"                                      // 6
+      "\tmov.f64 %fd1, 0dBFF0000000000000;\n"                             // 7
+      "\tmov.f64 %fd1, 1.5e-3;\n"                                         // 8
+      "\tmov.f32 %f1, -0f3F800000;\n"                                     // 9
+      "\tld.global.nc.v4.f32 {%f1, %f2, _, %f4}, [%rd1+16];\n"            // 10
+      "\tst.shared.u32 [%r5+-4], %r1;\n"                                  // 11
+      "\tld.param.u64 %rd1, [k_param_0];\n"                               // 12
+      "\tld.const.f32 %f1, [c_tab+12];\n"                                 // 13
+      "\tld.global.u32 %r1, [64];\n"                                      // 14
+      "\tshfl.sync.down.b32 \t%r4|%p1, %r2, 16, 31, -1;\n"                // 15
+      "\t@%p1 bra \t$L__BB0_2;\n"                                         // 16
+      "\t@!%p1 bra.uni $L__BB0_3;\n"                                      // 17
+      "\tand.pred %p2, %p1, !%p0;\n"                                      // 18
+      "\tmov.u64 %rd2, table+8;\n"                                        // 19
+      "\tmov.b64 {%r1, %r2}, %rd1;\n"                                     // 20
       "\ttex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tex_a, {%f5, %f6}];\n"  // 21
-      "\tmov.u64 %rd3, generic(c_tab);\n"                   // 22
-      "\tret;\n"                                            // 23
+      "\tmov.u64 %rd3, generic(c_tab);\n"                                 // 22
+      "\tret;\n"                                                          // 23
       "$L__BB0_2:\n$L__BB0_3:\n\texit;");
   REQUIRE(v.size() == 25);
 
@@ -708,7 +709,8 @@ TEST_CASE("PTX limits: runaway nesting and register counts are refused, not foll
   const std::string h = kHeader;
   const ParseError scopes = must_fail(h + ".entry k()\n{\n" + std::string(300, '{') + std::string(301, '}'));
   CHECK(scopes.message.find("nested scopes") != std::string::npos);
-  const ParseError init = must_fail(h + ".global .u32 x[1] = " + std::string(100, '{') + "1" + std::string(100, '}') + ";");
+  const ParseError init = must_fail(h + ".global .u32 x[1] = " + std::string(100, '{') + "1" + std::string(100, '}') +
+                                    ";");
   CHECK(init.message.find("nested braces") != std::string::npos);
   const ParseError bang = must_fail(h + ".entry k()\n{\n\tnot.pred %p1, " + std::string(50, '!') + "%p2;\n}\n");
   CHECK(bang.message.find("nest at most") != std::string::npos);
