@@ -644,6 +644,28 @@ TEST_CASE("PTX scopes: inner declarations are renamed name$N, lookups find the i
   CHECK(f.body[7].label == "DONE");
 }
 
+TEST_CASE("PTX scopes: labels of inner scopes are renamed, forward branches find them", "[ptx]") {
+  // libcu++'s barrier wait, inlined twice: each copy declares the same labels.
+  const std::string wait =
+      "\t{\n\t.reg .pred P1;\n\tLAB_WAIT:\n\tmbarrier.try_wait.parity.shared.b64 P1, [%r1], %r2;\n"
+      "\t@P1 bra DONE;\n\tbra LAB_WAIT;\n\tDONE:\n\t}\n";
+  Function f = one_function(".visible .entry k()\n{\n\t.reg .b32 %r<3>;\n" + wait + "\tmov.b32 %r1, {%r2, %r2};\n" +
+                            wait + "\tbra.uni DONE;\nDONE:\n\tret;\n}\n");
+  std::vector<std::string> labels, targets;
+  for (const Statement& s : f.body) {
+    if (s.kind == Statement::Kind::Label) labels.push_back(s.label);
+    if (s.kind == Statement::Kind::Instruction && s.insn.opcode == "bra") {
+      REQUIRE(s.insn.ops.size() == 1);
+      CHECK(s.insn.ops[0].kind == Kind::Label);
+      targets.push_back(s.insn.ops[0].name);
+    }
+  }
+  CHECK(labels == std::vector<std::string>{"LAB_WAIT$1", "DONE$1", "LAB_WAIT$2", "DONE$2", "DONE"});
+  CHECK(targets == std::vector<std::string>{"DONE$1", "LAB_WAIT$1", "DONE$2", "LAB_WAIT$2", "DONE"});
+  CHECK(local(f, "P1$1"));
+  CHECK(local(f, "P1$2"));
+}
+
 TEST_CASE("PTX debug information and pragmas are skipped", "[ptx]") {
   Module m = must_parse(
       ".version 9.0\n.target sm_80, debug\n.address_size 64\n"

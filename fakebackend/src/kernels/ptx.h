@@ -7,9 +7,10 @@
 // `name$N`, N the scope's number, so every register and local name in a function is unique),
 // `%r<N>` register ranges are expanded, modifiers are split from types, and immediates are
 // decoded. Scopes are numbered 1, 2, … in the order they open within a function (its body is
-// scope 0, whose names stay as written); `.callprototype` names are scoped like variables, but
-// labels keep their names (nvcc numbers them uniquely per function). It does not check semantics (operand types against
-// the instruction, whether a register was declared): the generator does, and refuses what it does not understand.
+// scope 0, whose names stay as written); labels and `.callprototype` names are scoped like
+// variables (inline asm such as libcu++'s barrier waits repeats `LAB_WAIT:` in every copy). It does not check semantics
+// (operand types against the instruction, whether a register was declared): the generator does, and refuses what it
+// does not understand.
 //
 // Names are kept as written, `%` included (`%r1`, `%tid.x`, `$L__BB0_2`, `_Z6kernelPf`).
 #pragma once

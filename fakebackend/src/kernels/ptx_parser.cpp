@@ -403,6 +403,7 @@ class Parser {
   bool parse_function(Module& m, Linkage linkage);
   bool parse_perf_directives(Function& f);
   bool parse_body(Function& f);
+  void collect_scoped_labels();
   bool parse_prototype(Statement& st);
   bool parse_instruction(Function& f);
   bool parse_call(Instruction& in);
@@ -420,6 +421,9 @@ class Parser {
   bool failed_ = false;
   uint64_t registers_ = 0;
   std::vector<Scope> scopes_;  // empty outside function bodies
+  // The labels each inner scope of the current body declares, by the index of its '{' token:
+  // a branch may name a label written further down its scope.
+  std::unordered_map<size_t, std::vector<std::string_view>> scope_labels_;
   uint32_t scope_count_ = 0;
 };
 
@@ -921,7 +925,61 @@ bool Parser::parse_perf_directives(Function& f) {
   return true;
 }
 
+// Walks the body ahead of the parse (from its '{', bounded by the text) to find the labels of
+// each inner scope. Only a '{' where a statement may begin opens a scope: vector operands and
+// initialisers open theirs in the middle of a statement.
+void Parser::collect_scoped_labels() {
+  scope_labels_.clear();
+  std::vector<size_t> open;  // '{' token indices of the scopes around; [0] is the body's
+  size_t group = 0;          // braces of a vector or initialiser in the current statement
+  bool start = true;         // at the beginning of a statement
+  for (size_t i = pos_; i < toks_.size(); ++i) {
+    const Token& t = toks_[i];
+    if (t.kind == Tok::End) break;
+    if (t.kind == Tok::Punct && t.text[0] == '{') {
+      if (start && group == 0) {
+        if (open.size() > kMaxScopeDepth) break;  // the parse reports it
+        open.push_back(i);
+      } else {
+        ++group;
+        start = false;
+      }
+      continue;
+    }
+    if (t.kind == Tok::Punct && t.text[0] == '}') {
+      if (group > 0) {
+        --group;
+        continue;
+      }
+      if (open.empty()) break;
+      open.pop_back();
+      if (open.empty()) break;
+      start = true;
+      continue;
+    }
+    if (t.kind == Tok::Punct && t.text[0] == ';') {
+      start = true;
+      group = 0;
+      continue;
+    }
+    if (start && t.kind == Tok::Directive && (t.text == ".loc" || t.text == ".file")) {
+      while (i + 1 < toks_.size() && toks_[i + 1].kind != Tok::End && toks_[i + 1].line == t.line) ++i;
+      continue;
+    }
+    if (start && t.kind == Tok::Ident && i + 1 < toks_.size() && toks_[i + 1].kind == Tok::Punct &&
+        toks_[i + 1].text[0] == ':') {
+      const bool proto = i + 2 < toks_.size() && toks_[i + 2].kind == Tok::Directive &&
+                         toks_[i + 2].text == ".callprototype";
+      if (!proto && open.size() > 1) scope_labels_[open.back()].push_back(t.text);
+      ++i;  // the ':'; a statement follows
+      continue;
+    }
+    start = false;
+  }
+}
+
 bool Parser::parse_body(Function& f) {
+  collect_scoped_labels();
   const Token& open = next();  // '{'
   scopes_.clear();
   scopes_.push_back(Scope{});
@@ -934,10 +992,14 @@ bool Parser::parse_body(Function& f) {
       if (c == '{') {
         if (scopes_.size() >= kMaxScopeDepth)
           return fail(t, "expected at most " + std::to_string(kMaxScopeDepth) + " nested scopes");
+        const size_t at = pos_;
         next();
         Scope s;
         s.number = ++scope_count_;
         scopes_.push_back(std::move(s));
+        const auto labels = scope_labels_.find(at);
+        if (labels != scope_labels_.end())
+          for (std::string_view l : labels->second) declare(l, false);
         continue;
       }
       if (c == '}') {
@@ -982,6 +1044,7 @@ bool Parser::parse_body(Function& f) {
         if (!parse_prototype(st)) return false;
       } else {
         st.kind = Statement::Kind::Label;
+        st.label = declare(st.label, false);
       }
       f.body.push_back(std::move(st));
       continue;
