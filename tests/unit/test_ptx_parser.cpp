@@ -723,6 +723,10 @@ TEST_CASE("PTX errors say where and what was expected", "[ptx]") {
     CHECK(e.column == c.column);
     CHECK(e.message.find(c.message) != std::string::npos);
   }
+  // A message quotes at most 40 characters of what it found, however long the token.
+  const ParseError long_token = must_fail(h + std::string(100000, 'x') + ";\n");
+  CHECK(long_token.message.size() < 200);
+  CHECK(long_token.message.find("xxxxxxxxxx…'") != std::string::npos);
   // No ParseError to fill: still no crash.
   CHECK_FALSE(parse(".version", nullptr).has_value());
 }

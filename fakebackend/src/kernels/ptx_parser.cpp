@@ -53,6 +53,12 @@ std::string describe_char(char c) {
   return std::string("byte 0x") + kHex[u >> 4] + kHex[u & 15];
 }
 
+// Text quoted in a message, cut short: a token may be as long as the input.
+std::string quoted(std::string_view t) {
+  constexpr size_t kMax = 40;
+  return "'" + std::string(t.substr(0, kMax)) + (t.size() > kMax ? "…'" : "'");
+}
+
 // Splits the text into tokens. An identifier keeps its dotted suffixes (`ld.global.u32`,
 // `%tid.x`); a directive is a dot and a name (`.reg`, `.u32`); a number runs over letters and
 // dots (`0f3F800000`, `9.0`, `1.5e-3`, `42U`). Newlines only advance the line count.
@@ -214,7 +220,7 @@ bool decode_number(std::string_view t, Number& out, std::string& why) {
     double d = 0;
     const auto r = std::from_chars(t.data(), t.data() + t.size(), d);
     if (r.ec != std::errc() || r.ptr != t.data() + t.size()) {
-      why = "'" + std::string(t) + "' is not a number";
+      why = quoted(t) + " is not a number";
       return false;
     }
     out.is_float = true;
@@ -226,18 +232,18 @@ bool decode_number(std::string_view t, Number& out, std::string& why) {
     body.remove_prefix(1);
   }
   if (body.empty()) {
-    why = "'" + std::string(t) + "' has no digits";
+    why = quoted(t) + " has no digits";
     return false;
   }
   uint64_t v = 0;
   for (char c : body) {
     const int h = hex_value(c);
     if (h < 0 || static_cast<unsigned>(h) >= base) {
-      why = "'" + std::string(t) + "' is not a number";
+      why = quoted(t) + " is not a number";
       return false;
     }
     if (v > (UINT64_MAX - static_cast<uint64_t>(h)) / base) {
-      why = "'" + std::string(t) + "' does not fit in 64 bits";
+      why = quoted(t) + " does not fit in 64 bits";
       return false;
     }
     v = v * base + static_cast<uint64_t>(h);
@@ -371,7 +377,7 @@ class Parser {
   // "expected X, found Y" at the next token.
   bool expected(const std::string& what) {
     const Token& t = peek();
-    std::string found = t.kind == Tok::End ? "the end of the text" : "'" + std::string(t.text.substr(0, 40)) + "'";
+    const std::string found = t.kind == Tok::End ? "the end of the text" : quoted(t.text);
     return fail(t, "expected " + what + ", found " + found);
   }
   bool expect_punct(char c, const std::string& context) {
@@ -433,8 +439,8 @@ bool Parser::parse_uint(uint64_t& v, const std::string& what, uint64_t max) {
   Number num;
   std::string why;
   if (!decode_number(t.text, num, why)) return fail(t, "expected " + what + ": " + why);
-  if (num.is_float) return fail(t, "expected " + what + ", found the float '" + std::string(t.text) + "'");
-  if (num.bits > max) return fail(t, "expected " + what + ", found '" + std::string(t.text) + "' (too large)");
+  if (num.is_float) return fail(t, "expected " + what + ", found the float " + quoted(t.text));
+  if (num.bits > max) return fail(t, "expected " + what + ", found " + quoted(t.text) + " (too large)");
   v = num.bits;
   next();
   return true;
@@ -470,10 +476,10 @@ bool Parser::skip_line() {
 bool Parser::skip_statement() {
   const Token& start = next();
   while (!at_end() && !is_punct(';')) {
-    if (is_punct('{') || is_punct('}')) return fail(start, "expected ';' to end '" + std::string(start.text) + "'");
+    if (is_punct('{') || is_punct('}')) return fail(start, "expected ';' to end " + quoted(start.text));
     next();
   }
-  return expect_punct(';', "to end '" + std::string(start.text) + "'");
+  return expect_punct(';', "to end " + quoted(start.text));
 }
 
 // Skips from the opening `open` (the next token) to its matching `close`.
@@ -533,8 +539,7 @@ bool Parser::parse_version(Module& m) {
     const auto r2 = std::from_chars(v.data() + dot + 1, v.data() + v.size(), minor);
     ok = r2.ec == std::errc() && r2.ptr == v.data() + v.size() && dot + 1 < v.size();
   }
-  if (!ok)
-    return fail(t, "expected a version of the form MAJOR.MINOR after '.version', found '" + std::string(v) + "'");
+  if (!ok) return fail(t, "expected a version of the form MAJOR.MINOR after '.version', found " + quoted(v));
   m.version_major = major;
   m.version_minor = minor;
   next();
@@ -608,9 +613,10 @@ std::string Parser::declare(std::string_view name, bool reg) {
 }
 
 Parser::Decl Parser::resolve(std::string_view name) const {
+  const std::string key(name);
   for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
     if (it->names.empty()) continue;
-    const auto f = it->names.find(std::string(name));
+    const auto f = it->names.find(key);
     if (f != it->names.end()) return f->second;
   }
   Decl d;
@@ -633,7 +639,7 @@ bool Parser::parse_variables(Linkage linkage, std::vector<Variable>& out, bool i
     const Type ty = type_from_name(t.text);
     if (sp != Space::None) {
       if (proto.space != Space::None)
-        return fail(t, "expected one state space, found a second ('" + std::string(t.text) + "')");
+        return fail(t, "expected one state space, found a second (" + quoted(t.text) + ")");
       proto.space = sp;
       next();
     } else if (t.text == ".align") {
@@ -645,7 +651,7 @@ bool Parser::parse_variables(Linkage linkage, std::vector<Variable>& out, bool i
       proto.vector = static_cast<uint32_t>(t.text[2] - '0');
       next();
     } else if (ty != Type::None) {
-      if (proto.type != Type::None) return fail(t, "expected one type, found a second ('" + std::string(t.text) + "')");
+      if (proto.type != Type::None) return fail(t, "expected one type, found a second (" + quoted(t.text) + ")");
       proto.type = ty;
       next();
     } else if (t.text == ".texref" || t.text == ".surfref" || t.text == ".samplerref") {
@@ -660,8 +666,7 @@ bool Parser::parse_variables(Linkage linkage, std::vector<Variable>& out, bool i
     } else if (t.text == ".ptr") {
       next();
     } else {
-      return fail(t, "expected a state space, type, '.align' or a name in this declaration, found '" +
-                         std::string(t.text) + "'");
+      return fail(t, "expected a state space, type, '.align' or a name in this declaration, found " + quoted(t.text));
     }
   }
   if (proto.space == Space::None) return fail(first, "expected a state space (.global, .reg, …) in this declaration");
@@ -724,7 +729,7 @@ bool Parser::parse_variables(Linkage linkage, std::vector<Variable>& out, bool i
       next();
       continue;
     }
-    return expect_punct(';', "after the declaration of '" + std::string(name.text) + "'");
+    return expect_punct(';', "after the declaration of " + quoted(name.text));
   }
 }
 
@@ -807,7 +812,7 @@ bool Parser::parse_param(Param& p, bool allow_unnamed) {
       next();
     } else if (ty != Type::None) {
       if (p.type != Type::None)
-        return fail(t, "expected one type in a parameter, found a second ('" + std::string(t.text) + "')");
+        return fail(t, "expected one type in a parameter, found a second (" + quoted(t.text) + ")");
       p.type = ty;
       next();
     } else if (t.text == ".attribute") {
@@ -817,7 +822,7 @@ bool Parser::parse_param(Param& p, bool allow_unnamed) {
       next();  // an opaque handle parameter (old texture API): 8 bytes
       p.type = Type::B64;
     } else {
-      return fail(t, "expected a type, '.align' or '.ptr' in a parameter, found '" + std::string(t.text) + "'");
+      return fail(t, "expected a type, '.align' or '.ptr' in a parameter, found " + quoted(t.text));
     }
   }
   if (p.type == Type::None) return expected("a type in the parameter");
@@ -862,14 +867,14 @@ bool Parser::parse_function(Module& m, Linkage linkage) {
   f.name = std::string(name.text);
   next();
   if (is_punct('(')) {
-    if (!parse_param_list(f.params, false, "to begin the parameters of '" + f.name + "'")) return false;
+    if (!parse_param_list(f.params, false, "to begin the parameters of " + quoted(f.name))) return false;
   }
   if (!parse_perf_directives(f)) return false;
   if (accept_punct(';')) {
     m.functions.push_back(std::move(f));
     return true;
   }
-  if (!is_punct('{')) return expected("'{' or ';' after the declaration of '" + f.name + "'");
+  if (!is_punct('{')) return expected("'{' or ';' after the declaration of " + quoted(f.name));
   f.has_body = true;
   if (!parse_body(f)) return false;
   m.functions.push_back(std::move(f));
@@ -918,7 +923,7 @@ bool Parser::parse_perf_directives(Function& f) {
     } else if (d == ".pragma") {
       ok = skip_statement();
     } else {
-      return fail(t, "expected '{' or ';' after the declaration of '" + f.name + "', found '" + d + "'");
+      return fail(t, "expected '{' or ';' after the declaration of " + quoted(f.name) + ", found " + quoted(d));
     }
     if (!ok) return false;
   }
@@ -986,7 +991,7 @@ bool Parser::parse_body(Function& f) {
   scope_count_ = 0;
   while (!scopes_.empty()) {
     const Token& t = peek();
-    if (t.kind == Tok::End) return fail(open, "expected '}' to close the body of '" + f.name + "'");
+    if (t.kind == Tok::End) return fail(open, "expected '}' to close the body of " + quoted(f.name));
     if (t.kind == Tok::Punct) {
       const char c = t.text[0];
       if (c == '{') {
@@ -1073,7 +1078,7 @@ bool Parser::parse_prototype(Statement& st) {
     next();
     if (peek().kind == Tok::Number) next();
   }
-  return expect_punct(';', "after the prototype '" + st.label + "'");
+  return expect_punct(';', "after the prototype " + quoted(st.label));
 }
 
 bool Parser::parse_instruction(Function& f) {
@@ -1106,7 +1111,7 @@ bool Parser::parse_instruction(Function& f) {
   }
   // Operands may carry their own dotted parts, which the lexer glues on: `bar.sync 0` is fine,
   // but `mov.u32 %r1, %tid.x` keeps `%tid.x` whole (a special register and its component).
-  const std::string context = "of '" + std::string(text) + "'";
+  const std::string context = "of " + quoted(text);
   if (in.opcode == "call") {
     if (!parse_call(in)) return false;
   } else if (!accept_punct(';')) {
