@@ -156,6 +156,8 @@ TEST_CASE("PTX module variables: spaces, alignment, arrays and initialisers", "[
                         ".const .align 8 .f64 pi = 0d400921FB54442D18;\n"
                         ".global .f64 tenth = 0.1;\n"
                         ".global .align 2 .f16 h = 1.5;\n"
+                        ".global .f32 huge[2] = {1e300, 0dFFEFFFFFFFFFFFFF};\n"
+                        ".global .bf16 bh[3] = {1.5, -2, 0f3F808000};\n"
                         ".global .align 1 .b8 bytes[4] = {255, -1, 7};\n"
                         ".visible .global .align 4 .b32 grid[2][3] = {{1, 2, 3}, {4, 5, 6}};\n"
                         ".global .align 16 .v4 .f32 vec = {0f3F800000, 0f40000000, 0f40400000, 0f40800000};\n"
@@ -175,7 +177,7 @@ TEST_CASE("PTX module variables: spaces, alignment, arrays and initialisers", "[
                         ".global .samplerref samp = { addr_mode_0 = wrap, filter_mode = linear };\n"
                         ".tex .u64 tex_b;\n"
                         ".entry k() { ret; }\n");
-  REQUIRE(m.globals.size() == 24);
+  REQUIRE(m.globals.size() == 26);
 
   const Variable* c = m.find_global("g_counter");
   REQUIRE(c);
@@ -208,6 +210,15 @@ TEST_CASE("PTX module variables: spaces, alignment, arrays and initialisers", "[
   CHECK(m.find_global("pi")->init[0].bits == 0x400921FB54442D18ull);
   CHECK(m.find_global("tenth")->init[0].bits == std::bit_cast<uint64_t>(0.1));
   CHECK(m.find_global("h")->init[0].bits == 0x3E00);  // binary16 1.5
+  const Variable* huge = m.find_global("huge");       // f64 values beyond f32's range: infinities
+  REQUIRE(huge->init.size() == 2);
+  CHECK(huge->init[0].bits == 0x7F800000);
+  CHECK(huge->init[1].bits == 0xFF800000);
+  const Variable* bh = m.find_global("bh");
+  REQUIRE(bh->init.size() == 3);
+  CHECK(bh->init[0].bits == 0x3FC0);
+  CHECK(bh->init[1].bits == 0xC000);
+  CHECK(bh->init[2].bits == 0x3F80);  // 1.00390625 rounds to even: 1.0
 
   const Variable* b = m.find_global("bytes");
   REQUIRE(b->init.size() == 3);

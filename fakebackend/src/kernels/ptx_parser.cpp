@@ -11,6 +11,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -292,6 +293,13 @@ bool is_float_type(Type t) {
   return t == Type::F16 || t == Type::BF16 || t == Type::F32 || t == Type::F64 || t == Type::TF32;
 }
 
+// `d` as a float; beyond float's range it is an infinity (a cast would be undefined there).
+float narrow(double d) {
+  if (d > std::numeric_limits<float>::max()) return std::numeric_limits<float>::infinity();
+  if (d < -std::numeric_limits<float>::max()) return -std::numeric_limits<float>::infinity();
+  return static_cast<float>(d);
+}
+
 // The raw bits a literal stores in a variable of type `t`.
 uint64_t literal_bits(Type t, const Number& num) {
   if (!is_float_type(t)) return mask_to(t, num.bits);
@@ -303,9 +311,9 @@ uint64_t literal_bits(Type t, const Number& num) {
   }
   switch (t) {
     case Type::F64: return std::bit_cast<uint64_t>(value);
-    case Type::F16: return to_half(static_cast<float>(value));
-    case Type::BF16: return to_bfloat(static_cast<float>(value));
-    default: return std::bit_cast<uint32_t>(static_cast<float>(value));
+    case Type::F16: return to_half(narrow(value));
+    case Type::BF16: return to_bfloat(narrow(value));
+    default: return std::bit_cast<uint32_t>(narrow(value));
   }
 }
 
