@@ -535,6 +535,15 @@ TEST_CASE("PTX opcodes: modifiers are split from types", "[ptx]") {
       {"cp.async.ca.shared.global [%r1], [%rd1], 16;", "cp", {"async", "ca", "shared", "global"}, {}},
       {"rcp.approx.ftz.f64 %fd1, %fd2;", "rcp", {"approx", "ftz"}, {Type::F64}},
       {"trap;", "trap", {}, {}},
+      {"ld.global.L1::no_allocate.v2.u32 {%r1,%r2}, [%rd1];", "ld", {"global", "L1::no_allocate", "v2"}, {Type::U32}},
+      {"mbarrier.try_wait.parity.shared::cta.b64 P1, [%r1], %r2;",
+       "mbarrier",
+       {"try_wait", "parity", "shared::cta"},
+       {Type::B64}},
+      {"cp.async.cg.shared.global.L2::128B [%r1], [%rd1], 16;",
+       "cp",
+       {"async", "cg", "shared", "global", "L2::128B"},
+       {}},
   };
   for (const Case& c : cases) {
     INFO(c.text);
