@@ -61,8 +61,9 @@ std::string quoted(std::string_view t) {
 }
 
 // Splits the text into tokens. An identifier keeps its dotted suffixes (`ld.global.u32`,
-// `%tid.x`, `cp.async.cg.shared.global.L2::128B`); a directive is a dot and a name (`.reg`, `.u32`); a number runs over
-// letters and dots (`0f3F800000`, `9.0`, `1.5e-3`, `42U`). Newlines only advance the line count.
+// `%tid.x`, `cp.async.cg.shared.global.L2::128B`); a directive is a dot and a name (`.reg`,
+// `.u32`); a number runs over letters and dots (`0f3F800000`, `9.0`, `1.5e-3`, `42U`).
+// Newlines only advance the line count.
 bool lex(std::string_view s, std::vector<Token>& out, ParseError& err) {
   uint32_t line = 1;
   size_t line_start = 0, i = 0;
