@@ -137,7 +137,9 @@ if ((coverage)); then
   rm -f "$cov"/*.profraw
   "$clangxx" -std=c++20 -g -O0 -fsanitize=fuzzer -fprofile-instr-generate -fcoverage-mapping \
     -I"$root/fakebackend/src" -I"$root/fakebackend/include" \
-    "$root/tests/fuzz/fuzz_images.cpp" "$root/fakebackend/src/core/fatbin.cpp" -llz4 -lzstd -o "$cov/fuzz_images_cov"
+    "$root/tests/fuzz/fuzz_images.cpp" "$root/fakebackend/src/core/fatbin.cpp" \
+    "$root/fakebackend/src/kernels/ptx.cpp" "$root/fakebackend/src/kernels/ptx_parser.cpp" \
+    -llz4 -lzstd -o "$cov/fuzz_images_cov"
   LLVM_PROFILE_FILE="$cov/images-%p.profraw" "$cov/fuzz_images_cov" -runs=0 \
     "$tests/fuzz_corpus_images" "$root/tests/fuzz/corpus/images" >"$cov/replay.log" 2>&1 ||
     { echo "fuzz.sh: replaying the images corpus failed (see $cov/replay.log)" >&2; exit 1; }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target (clang, ASan + UBSan) for the image parsers of core/fatbin: fat binaries,
-// ELF cubins and PTX text, as module loads hand them over. ctest runs it for a bounded
+// ELF cubins and PTX text, as module loads hand them over; the PTX text also goes through the
+// kernel executor's parser (kernels/ptx.h). ctest runs it for a bounded
 // number of inputs from tests/fuzz/corpus/images; longer: build/tests/fuzz_images -max_total_time=N.
 #include "core/fatbin.h"
+#include "kernels/ptx.h"
 
 #include <cstdint>
 #include <algorithm>
@@ -55,5 +57,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)fg::fatbin::kernels(ptx);
   fg::Status st = fg::Status::Ok;
   (void)fg::fatbin::variables(ptx, kDeviceBytes, &st);
+  // The executor's parser: an answer for any text, and an error that says where.
+  fg::ptx::ParseError err;
+  const auto module = fg::ptx::parse(std::string_view(reinterpret_cast<const char*>(data), size), &err);
+  if (!module && (err.line == 0 || err.message.empty())) __builtin_trap();
+  if (module) {
+    for (const fg::ptx::Function& f : module->functions)
+      for (const fg::ptx::Statement& s : f.body)
+        if (s.kind == fg::ptx::Statement::Kind::Instruction && s.insn.opcode == "call" &&
+            (s.insn.ops.size() < 3 || s.insn.ops.size() > 4))
+          __builtin_trap();  // the layout ptx.h promises
+  }
   return 0;
 }

@@ -6,8 +6,11 @@
 // have to: nested `{ }` scopes are flattened (a name declared in an inner scope is renamed
 // `name$N`, N the scope's number, so every register and local name in a function is unique),
 // `%r<N>` register ranges are expanded, modifiers are split from types, and immediates are
-// decoded. It does not check semantics (operand types against the instruction, whether a
-// register was declared): the generator does, and refuses what it does not understand.
+// decoded. Scopes are numbered 1, 2, … in the order they open within a function (its body is
+// scope 0, whose names stay as written); labels and `.callprototype` names are scoped like
+// variables (inline asm such as libcu++'s barrier waits repeats `LAB_WAIT:` in every copy). It does not check semantics
+// (operand types against the instruction, whether a register was declared): the generator does, and refuses what it
+// does not understand.
 //
 // Names are kept as written, `%` included (`%r1`, `%tid.x`, `$L__BB0_2`, `_Z6kernelPf`).
 #pragma once
@@ -23,6 +26,7 @@ namespace fg::ptx {
 enum class Space : uint8_t { None, Reg, Sreg, Const, Global, Local, Param, Shared, Tex, Generic };
 
 // Fundamental types (PTX ISA 5.2). F16x2/BF16x2 are packed pairs in a .b32 register.
+// clang-format off
 enum class Type : uint8_t {
   None,
   Pred,
@@ -47,6 +51,7 @@ enum class Type : uint8_t {
   F32,
   F64,
 };
+// clang-format on
 
 // Size in bytes of a value of `t` (Pred: 1; None: 0).
 unsigned type_size(Type t) noexcept;
@@ -64,7 +69,9 @@ struct Operand {
     FImm,     // floating immediate: fbits holds the bits, fdouble says which width it was
               // written for (0f… / 0d… hexadecimal, or a decimal literal read as f64)
     Symbol,   // name of a variable or function (address-of), plus imm as an offset
-    Address,  // [base + imm]: base is a Reg or Symbol operand in elems[0] (elems empty: [imm])
+    Address,  // [base + imm]: base is a Reg or Symbol operand in elems[0] (elems empty: [imm]);
+              // texture and surface forms `[t, {%f1, %f2}]`, `[t, s, {…}]` carry their further
+              // operands in elems[1…]
     Vector,   // {a, b, c, d}: elems (a `_` element is a Sink)
     Pair,     // d|p: elems[0] the value, elems[1] the predicate (shfl, setp with two results)
     Sink,     // `_`
@@ -118,6 +125,8 @@ struct Variable {
     std::string symbol;  // non-empty: the address of this variable or function
     int64_t offset = 0;
   };
+  // As written: nvcc leaves out trailing zeros (`.b8 t[16] = {1, 0, 0, 0, 2}`), so there may
+  // be fewer elements than elements(); the rest are zero.
   std::vector<Init> init;
   bool has_init = false;
   uint32_t line = 0;
