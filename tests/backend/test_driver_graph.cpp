@@ -256,11 +256,16 @@ TEST_CASE_METHOD(GraphCase, "driver graphs: explicit construction with v1 and v2
   kp1.func = m.fn;
   kp1.gridDimX = kp1.gridDimY = kp1.gridDimZ = 1;
   kp1.blockDimX = 32, kp1.blockDimY = kp1.blockDimZ = 1;
+  // The node copies its arguments when it is made: a kernel with parameters needs them.
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuGraphAddKernelNode)(&k1, g, &set, 1, &kp1));
+  void* args[1] = {&dev};
+  kp1.kernelParams = args;
   CU_OK(CU(cuGraphAddKernelNode)(&k1, g, &set, 1, &kp1));
   CUDA_KERNEL_NODE_PARAMS_v2 kp2{};
   kp2.func = m.fn;
   kp2.gridDimX = 4, kp2.gridDimY = kp2.gridDimZ = 1;
   kp2.blockDimX = 128, kp2.blockDimY = kp2.blockDimZ = 1;
+  kp2.kernelParams = args;
   CU_OK(CU(cuGraphAddKernelNode_v2)(&k2, g, &set, 1, &kp2));
   CUDA_KERNEL_NODE_PARAMS_v1 back{};
   CU_OK(CU(cuGraphKernelNodeGetParams)(k2, &back));
@@ -346,7 +351,8 @@ TEST_CASE_METHOD(GraphCase, "driver graphs: explicit construction with v1 and v2
 TEST_CASE_METHOD(GraphCase, "driver graphs: capture info, modes and refused calls", "[driver]") {
   CUstream s = new_stream();
   CU_OK(CU(cuStreamBeginCapture_v2)(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
-  void* args[1] = {nullptr};
+  CUdeviceptr none = 0;
+  void* args[1] = {&none};
   CU_OK(CU(cuLaunchKernel)(m.fn, 1, 1, 1, 32, 1, 1, 0, s, args, nullptr));
   CUstreamCaptureStatus st{};
   cuuint64_t id1 = 0, id2 = 0, id3 = 0;

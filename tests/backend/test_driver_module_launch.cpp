@@ -368,8 +368,12 @@ TEST_CASE("driver: libraries and kernels", "[driver]") {
   CU_OK(CU(cuKernelGetAttribute)(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k, 0));
   CHECK(v == 1024);
   CU_EQ(CUDA_ERROR_INVALID_DEVICE, CU(cuKernelGetAttribute)(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, k, 1000));
-  // A CUkernel may be launched as a CUfunction (CUDA 12).
-  CU_OK(CU(cuLaunchKernel)(reinterpret_cast<CUfunction>(k), 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr));
+  // A CUkernel may be launched as a CUfunction (CUDA 12); its parameter is needed.
+  CU_EQ(CUDA_ERROR_INVALID_VALUE,
+        CU(cuLaunchKernel)(reinterpret_cast<CUfunction>(k), 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr));
+  CUdeviceptr none = 0;
+  void* args[1] = {&none};
+  CU_OK(CU(cuLaunchKernel)(reinterpret_cast<CUfunction>(k), 1, 1, 1, 32, 1, 1, 0, nullptr, args, nullptr));
   // The library loads into another context on first use there.
   {
     Ctx other(0);

@@ -319,10 +319,23 @@ def check_no_leaks(c, report, what):
 
 @nvcc_case
 def vectoradd(c):
-    """<<<>>> launches recorded by name (not executed), invalid configurations rejected,
-    byte-exact copies and memsets, exact memory accounting, a deliberate leak reported."""
+    """<<<>>> launches run on the host (c = a + b exactly, then the fills), invalid
+    configurations rejected, byte-exact copies and memsets, exact memory accounting, a
+    deliberate leak reported."""
+    vectoradd_run(c, record=False)
+
+
+@nvcc_case
+def vectoradd_record(c):
+    """FAKEGPU_KERNELS=record: launches checked and counted, kernels not run (the output
+    buffer keeps what was copied into it), the report says why."""
+    vectoradd_run(c, record=True)
+
+
+def vectoradd_run(c, record):
     rep = os.path.join(c.tmp, "report.json")
-    got = c.facts([c.program("vectoradd")], c.env(report=rep))
+    env = c.env(report=rep, **({"FAKEGPU_KERNELS": "record"} if record else {}))
+    got = c.facts([c.program("vectoradd")], env)
     n = 1 << 16
     # A launch outside the device's limits: cudaErrorInvalidValue from either runtime, as
     # NVIDIA's runtime answers on a real H200 (golden/h200.rt.facts).
@@ -332,13 +345,20 @@ def vectoradd(c):
         "launch_fill2": "cudaSuccess",
         "launch_block_2048": bad_launch, "after_block_2048": "cudaSuccess",
         "launch_grid_0": bad_launch, "sync_after_bad_launches": "cudaSuccess",
-        "c_equals_a": "1", "c[10]": "10.0", "c[65535]": "65535.0", "b_roundtrip": "1",
+        "vadd_exact": "0" if record else "1", "c_equals_a": "1" if record else "0",
+        "c[10]": "10.0" if record else "30.0", "c[65535]": "65535.0" if record else "196605.0",
+        "filled_with_2": "1" if record else str(n), "b_roundtrip": "1",  # record: a[2] == 2
         "part[0]": "200.0", "part[49]": "249.0",
         "memset_ff_bytes": str(4 * n - 8), "memset_01_bytes": "8",
         "used_with_3_buffers": str(3 * 4 * n), "double_free": "cudaErrorInvalidValue", "used_at_exit": "4096",
     })
     r = c.report(rep)
     c.check.eq("report kernel_launches", r["kernel_launches"], {"_Z4vaddPKfS0_Pfi": 1, "_Z4fillPffi": 3})
+    for name, launches in (("_Z4vaddPKfS0_Pfi", 1), ("_Z4fillPffi", 3)):
+        k = r["kernels"].get(name, {})
+        c.check.eq(f"report kernels.{name} ran", k.get("ran"), 0 if record else launches)
+        c.check.eq(f"report kernels.{name} recorded", k.get("recorded"), launches if record else 0)
+        c.check.eq(f"report kernels.{name} reason", k.get("reason"), "FAKEGPU_KERNELS=record" if record else None)
     c.check.eq("report leak count", r["leaks"]["count"], 1)
     c.check.eq("report leak bytes", r["leaks"]["bytes"], 4096)
     leak = r["leaks"]["allocations"][0] if r["leaks"]["allocations"] else {}
@@ -351,12 +371,12 @@ def vectoradd(c):
     c.check.eq("report device 0 current", dev0["used_memory_current"], 4096)
     c.check.eq("report device 0 uuid", dev0["uuid"], uuid_of("a100-80gb", 0))
     calls = r["calls"]
-    expect_calls = {"cudaMalloc": 4, "cudaFree": 4, "cudaMemcpy": 7, "cudaMemset": 2,
+    expect_calls = {"cudaMalloc": 4, "cudaFree": 4, "cudaMemcpy": 8, "cudaMemset": 2,
                     "__cudaRegisterFunction": 2, "__cudaPushCallConfiguration": 6, "__cudaLaunchKernel": 6}
     if c.cudart == "static":
         # cudaMemcpy's 7: one default-kind copy, one device-to-device, three to and two from the host.
         expect_calls = {"cuMemAlloc_v2": 4, "cuMemFree_v2": 4, "cuMemcpy": 1, "cuMemcpyDtoD_v2": 1,
-                        "cuMemcpyDtoH_v2": 3, "cuMemcpyHtoD_v2": 2, "cuMemsetD8_v2": 2, "cuLaunchKernel": 6,
+                        "cuMemcpyDtoH_v2": 4, "cuMemcpyHtoD_v2": 2, "cuMemsetD8_v2": 2, "cuLaunchKernel": 6,
                         "cudaMalloc": None, "__cudaLaunchKernel": None}
     for name, count in expect_calls.items():
         c.check.eq(f"report calls[{name}]", calls.get(name), count)
@@ -584,8 +604,10 @@ STREAMS_FACTS = {
     "elapsed_disable_timing": "cudaErrorInvalidResourceHandle",
     "elapsed_never_recorded": "cudaErrorInvalidResourceHandle",
     "last_error": "cudaErrorInvalidResourceHandle", "last_error_again": "cudaSuccess",
-    "h2[0..3]": "0.0,0.0,0.0,0.0", "h2[4]": "4.0", "h2[last]": "1048575.0",
-    "query_default_stream": "cudaSuccess", "default_stream_back": "0.0,101.0,115.0", "counter": "41",
+    # scale() ran in stream order: x[i] *= coef[0] (2.0) after the memset, counting its threads.
+    "h2[0..3]": "0.0,0.0,0.0,0.0", "h2[4]": "8.0", "h2[last]": "2097150.0",
+    "query_default_stream": "cudaSuccess", "default_stream_back": "0.0,202.0,230.0",
+    "counter": str(41 + (1 << 20) + 16),
 }
 # Calls on the default stream (or taking one) that nvcc routes to the per-thread entry
 # points in a --default-stream per-thread build, with how often streams.cu makes them.

@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
   FACT_ERR("last_error", cudaGetLastError());
   FACT_ERR("last_error_again", cudaGetLastError());
 
-  // The kernel is recorded, not executed: the copy back holds the input, after the memset.
+  // The kernel ran between the memset and the copy back: the input doubled, zeros first.
   std::printf("h2[0..3]=%.1f,%.1f,%.1f,%.1f\n", h2[0], h2[1], h2[2], h2[3]);
   std::printf("h2[4]=%.1f\nh2[last]=%.1f\n", h2[4], h2[n - 1]);
 

@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "core/ledger.h"
 #include "core/arena.h"
+#include "kernels/executor.h"
 
 #include <array>
 #include <atomic>
@@ -90,6 +91,9 @@ struct Context {
     LocalDtor dtor;
   };
   std::vector<Local> locals;
+  // The first failure of a kernel launched in this context (IllegalAddress, Assert, …): sticky,
+  // as on a GPU, every later synchronizing call and launch in the context reports it.
+  std::atomic<Status> fault{Status::Ok};
 };
 
 // ---- streams and events ----------------------------------------------------------------------
@@ -153,6 +157,7 @@ struct Function {
   int max_threads_per_block = 1024;
   int shared_size_bytes = 0, const_size_bytes = 0, local_size_bytes = 0, num_regs = 32;
   int max_dynamic_shared = 49152, preferred_carveout = -1, cache_config = 0;
+  std::shared_ptr<kernels::Kernel> kernel;  // made on the first launch (kernels::prepare)
 };
 
 struct Symbol {  // __device__/__constant__/__managed__ variable or module global
@@ -176,9 +181,10 @@ struct Module {
   void* runtime_handle = nullptr;
   std::map<std::string, std::unique_ptr<Function>> functions;
   std::map<std::string, Symbol> globals;
-  std::vector<std::string> entry_names;  // kernels found in the PTX or cubin (for cuModuleGetFunction)
-  bool names_complete = false;           // entry_names lists every kernel (PTX, or a cubin read)
-  int ptx_arch = 0;                      // loaded from PTX: its .target (CU_FUNC_ATTRIBUTE_PTX_VERSION)
+  std::vector<std::string> entry_names;       // kernels found in the PTX or cubin (for cuModuleGetFunction)
+  bool names_complete = false;                // entry_names lists every kernel (PTX, or a cubin read)
+  int ptx_arch = 0;                           // loaded from PTX: its .target (CU_FUNC_ATTRIBUTE_PTX_VERSION)
+  std::shared_ptr<kernels::Program> program;  // the PTX its kernels run from (kernels/executor.h)
 };
 
 // ---- memory pools (cudaMallocAsync / cuMemAllocAsync) -----------------------------------------
@@ -529,7 +535,19 @@ class Backend {
   static Status available_dynamic_smem(const Function* f, const Device* dev, int blocks, int block,
                                        size_t* out) noexcept;
   // Records a launch (its configuration checked with check_launch); kernels are not executed.
-  Status launch(Function* f, const LaunchShape& shape, Stream* s);
+  // Launches `f` on `s`: checked (check_launch), then run by the kernel executor in stream
+  // order, or recorded when it cannot run (kernels/executor.h). `args` (one pointer per
+  // parameter) or `buffer`/`buffer_size` (cuLaunchKernel's packed `extra`) give the
+  // parameters, copied now. A context whose kernel failed reports that failure here.
+  Status launch(Function* f, const LaunchShape& shape, Stream* s, void* const* args = nullptr,
+                void* const* extra = nullptr);
+  // The same with the parameters packed already (a graph's kernel node packed them when it
+  // was made).
+  Status launch_packed(Function* f, const LaunchShape& shape, Stream* s,
+                       std::shared_ptr<const std::vector<unsigned char>> params);
+  // Every live range of memory a kernel may touch: allocations, registered host memory,
+  // module variables, as (base, size).
+  std::vector<std::pair<uintptr_t, uint64_t>> live_ranges();
   std::vector<LaunchRecord> launches();
 
   // ---- mem pools ----

@@ -46,6 +46,11 @@ enum class Status : int {
   LaunchOutOfResources,
   InvalidClusterSize,
   CooperativeLaunchTooLarge,
+  // A kernel's failure (kernels/executor.h), sticky for its context.
+  IllegalAddress,
+  MisalignedAddress,
+  AssertFailed,
+  LaunchFailed,
   Unknown,
 };
 

@@ -4,6 +4,7 @@
 #include "core/device_model.h"
 #include "core/usdt.h"
 
+#include "common/coverage.h"
 #include "common/log.h"
 #include "core/event_ipc.h"
 #include "core/fatbin.h"
@@ -155,10 +156,15 @@ static Status enqueue_async(std::atomic<uint64_t>& queued, Stream* s, std::funct
   return Status::Ok;
 }
 
+// Synchronizing calls flush device printf (as CUDA does there) and report the context's
+// sticky kernel failure.
 Status Backend::stream_sync(Stream* s) {
-  std::unique_lock lock(s->mu);
-  s->cv.wait(lock, [s] { return s->queue.empty(); });
-  return Status::Ok;
+  {
+    std::unique_lock lock(s->mu);
+    s->cv.wait(lock, [s] { return s->queue.empty(); });
+  }
+  kernels::flush_printf();
+  return s->ctx ? s->ctx->fault.load(std::memory_order_acquire) : Status::Ok;
 }
 
 bool Backend::stream_idle(Stream* s) noexcept {
@@ -167,15 +173,17 @@ bool Backend::stream_idle(Stream* s) noexcept {
 }
 
 Status Backend::ctx_sync(Context* ctx) {
-  if (queued_work_.load(std::memory_order_acquire) == 0) return Status::Ok;  // nothing queued anywhere
-  std::vector<Stream*> all;
-  {
-    std::lock_guard lock(mu_);
-    for (const Stream* s : streams_)
-      if (s->ctx == ctx) all.push_back(const_cast<Stream*>(s));
+  if (queued_work_.load(std::memory_order_acquire) != 0) {  // else nothing is queued anywhere
+    std::vector<Stream*> all;
+    {
+      std::lock_guard lock(mu_);
+      for (const Stream* s : streams_)
+        if (s->ctx == ctx) all.push_back(const_cast<Stream*>(s));
+    }
+    for (Stream* s : all) stream_sync(s);
   }
-  for (Stream* s : all) stream_sync(s);
-  return Status::Ok;
+  kernels::flush_printf();
+  return ctx ? ctx->fault.load(std::memory_order_acquire) : Status::Ok;
 }
 
 // ---- events ------------------------------------------------------------------------------------
@@ -274,9 +282,12 @@ Status Backend::event_sync(Event* e) {
     event_ipc::wait(e->shared.get(), event_ipc::latest(e->shared.get()));
     return Status::Ok;
   }
-  std::unique_lock lock(e->mu);
-  e->cv.wait(lock, [e] { return e->pending == 0; });
-  return Status::Ok;
+  {
+    std::unique_lock lock(e->mu);
+    e->cv.wait(lock, [e] { return e->pending == 0; });
+  }
+  kernels::flush_printf();
+  return e->ctx ? e->ctx->fault.load(std::memory_order_acquire) : Status::Ok;
 }
 
 Status Backend::event_elapsed(Event* start, Event* end, float* ms) {
@@ -472,7 +483,12 @@ Status Backend::module_load(Context* ctx, const void* image, size_t size_hint, M
     delete m;
     return code.refusal;
   }
-  if (code.kind == fatbin::Code::Kind::Ptx) m->ptx_arch = code.arch;
+  if (code.kind == fatbin::Code::Kind::Ptx) {
+    m->ptx_arch = code.arch;
+    m->program = kernels::program_from_text(reinterpret_cast<const char*>(code.bytes.data()), code.bytes.size());
+  } else {
+    m->program = kernels::program_from_image(image, cc);  // the PTX beside the cubin, if any
+  }
   m->entry_names = fatbin::kernels(code);
   m->names_complete = true;
   Status vars_status = Status::Ok;
@@ -687,21 +703,63 @@ Status Backend::available_dynamic_smem(const Function* f, const Device* dev, int
   return Status::Ok;
 }
 
-Status Backend::launch(Function* f, const LaunchShape& shape, Stream* s) {
+Status Backend::launch(Function* f, const LaunchShape& shape, Stream* s, void* const* args, void* const* extra) {
   if (!f) return Status::InvalidHandle;
-  if (Status st = check_launch(f, s ? s->ctx->dev : device(0), shape); st != Status::Ok) return st;
+  Device* dev = s ? s->ctx->dev : device(0);
+  if (Status st = check_launch(f, dev, shape); st != Status::Ok) return st;
+  auto params = std::make_shared<std::vector<unsigned char>>();
+  if (Status st = kernels::pack_params(kernels::prepare(f, dev), args, extra, params.get()); st != Status::Ok)
+    return st;
+  return launch_packed(f, shape, s, std::move(params));
+}
+
+Status Backend::launch_packed(Function* f, const LaunchShape& shape, Stream* s,
+                              std::shared_ptr<const std::vector<unsigned char>> params) {
+  if (!f) return Status::InvalidHandle;
+  Device* dev = s ? s->ctx->dev : device(0);
+  if (Status st = check_launch(f, dev, shape); st != Status::Ok) return st;
+  if (s && s->ctx->fault.load(std::memory_order_acquire) != Status::Ok) return s->ctx->fault.load();
   // Stream capture (core/graph.h): on a capturing stream the launch becomes a kernel node
-  // (recorded each time the graph is launched).
-  if (Status st = Status::Ok; graph::intercept_launch(f, shape.grid, shape.block, shape.shmem, s, &st)) return st;
+  // (run each time the graph is launched).
+  if (Status st = Status::Ok; graph::intercept_launch(f, shape.grid, shape.block, shape.shmem, params, s, &st))
+    return st;
   f->launches.fetch_add(1, std::memory_order_relaxed);
-  FG_USDT_LAUNCH(f->handle, f->name.c_str(), s ? s->ctx->dev->ordinal : -1);  // the CUfunction: never reused
+  FG_USDT_LAUNCH(f->handle, f->name.c_str(), dev->ordinal);  // the CUfunction: never reused
   auto record = [name = f->name] {
     auto& b = launch_book();
     std::lock_guard lock(b.mu);
     ++b.by_name[name];
   };
-  if (s) return stream_enqueue(s, record);
-  record();
+  std::shared_ptr<kernels::Kernel> k = f->kernel;
+  if (!k) {
+    kernels::prepare(f, dev);
+    k = f->kernel;
+  }
+  if (!k->code || !params || params->empty()) {
+    if (k->code) return Status::InvalidValue;  // a runnable kernel launched without its parameters
+    if (kernels::mode() == kernels::Mode::Run && coverage::strict()) kernels::strict_stop(*k);
+    auto recorded = [record, k] {
+      record();
+      kernels::recorded(*k);
+    };
+    if (s) return stream_enqueue(s, recorded);
+    recorded();
+    return Status::Ok;
+  }
+  Context* ctx = s ? s->ctx : nullptr;
+  auto run = [record, k, shape, params = std::move(params), ctx] {
+    record();
+    const kernels::Fault fault = kernels::run(*k, shape, params->data(), ctx);
+    if (fault == kernels::Fault::None || !ctx) return;
+    Status st = Status::LaunchFailed;
+    if (fault == kernels::Fault::IllegalAddress) st = Status::IllegalAddress;
+    if (fault == kernels::Fault::MisalignedAddress) st = Status::MisalignedAddress;
+    if (fault == kernels::Fault::Assert) st = Status::AssertFailed;
+    Status none = Status::Ok;
+    ctx->fault.compare_exchange_strong(none, st);
+  };
+  if (s) return stream_enqueue(s, std::move(run));
+  run();
   return Status::Ok;
 }
 

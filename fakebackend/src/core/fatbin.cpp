@@ -469,6 +469,73 @@ bool readable(const void* p, size_t n) noexcept {
   return true;
 }
 
+namespace {
+// The code of one entry, decompressed; kind None (InvalidImage) when it cannot be.
+Code decode(const Entry& e) {
+  Code code;
+  code.refusal = Status::InvalidImage;
+  code.bytes = e.payload();
+  if (code.bytes.empty()) return code;
+  code.arch = e.arch;
+  code.kind = e.kind == kKindElf ? Code::Kind::Cubin : Code::Kind::Ptx;
+  code.refusal = Status::Ok;
+  if (code.kind == Code::Kind::Ptx) {
+    // PTX payloads are padded with NULs; keep the text and one terminator.
+    code.bytes.resize(strnlen(reinterpret_cast<const char*>(code.bytes.data()), code.bytes.size()));
+    code.bytes.push_back(0);
+  }
+  return code;
+}
+
+// Whether the fat binary `image` (or the one its wrapper names) is all mapped.
+bool fatbin_readable(const unsigned char* p) {
+  if (!readable(p, 16)) return false;
+  const unsigned char* fb = p;
+  if (rd<uint32_t>(p) == kWrapperMagic) {
+    fb = static_cast<const unsigned char*>(rd<const void*>(p + 8));
+    if (!fb || !readable(fb, 16)) return false;
+  }
+  return rd<uint32_t>(fb) != kFatbinMagic || readable(fb, binary_extent(fb));
+}
+}  // namespace
+
+Code select_ptx(const void* image, int cc) {
+  Code code;
+  code.refusal = Status::InvalidImage;
+  if (!image) return code;
+  try {
+    auto* p = static_cast<const unsigned char*>(image);
+    if (!fatbin_readable(p)) return code;
+    const uint32_t magic = rd<uint32_t>(p);
+    if (magic == kElfMagic) {  // a cubin alone: machine code, no PTX
+      code.refusal = Status::NoBinaryForGpu;
+      return code;
+    }
+    const std::vector<Entry> all = entries(image);
+    const Entry* best = nullptr;
+    for (const Entry& e : all) {
+      if (e.kind != kKindPtx) continue;
+      const bool fits_cc = e.arch <= cc;
+      if (!best) {
+        best = &e;
+      } else if (fits_cc && (best->arch > cc || e.arch > best->arch)) {
+        best = &e;  // the newest at or below cc
+      } else if (!fits_cc && best->arch > cc && e.arch < best->arch) {
+        best = &e;  // else the oldest above it
+      }
+    }
+    if (!best) {
+      if (magic == kFatbinMagic || magic == kWrapperMagic) code.refusal = Status::NoBinaryForGpu;
+      return code;
+    }
+    code = decode(*best);
+  } catch (...) {
+    code = Code{};
+    code.refusal = Status::InvalidImage;
+  }
+  return code;
+}
+
 Code select_code(const void* image, int cc) {
   Code code;
   code.refusal = Status::InvalidImage;
@@ -484,13 +551,7 @@ Code select_code(const void* image, int cc) {
       return code;
     }
     // A fat binary (or the one a wrapper points at) must be all there, as its header says.
-    const unsigned char* fb = p;
-    if (rd<uint32_t>(p) == kWrapperMagic) {
-      if (!readable(p, 16)) return code;
-      fb = static_cast<const unsigned char*>(rd<const void*>(p + 8));
-      if (!fb || !readable(fb, 16)) return code;
-    }
-    if (rd<uint32_t>(fb) == kFatbinMagic && !readable(fb, binary_extent(fb))) return code;
+    if (!fatbin_readable(p)) return code;
     const std::vector<Entry> all = entries(image);
     const Entry* best = best_entry(all, cc);
     const uint32_t magic = rd<uint32_t>(p);
@@ -498,16 +559,7 @@ Code select_code(const void* image, int cc) {
       if (magic == kFatbinMagic || magic == kWrapperMagic) code.refusal = Status::NoBinaryForGpu;
       return code;
     }
-    code.bytes = best->payload();
-    if (code.bytes.empty()) return code;
-    code.arch = best->arch;
-    code.kind = best->kind == kKindElf ? Code::Kind::Cubin : Code::Kind::Ptx;
-    code.refusal = Status::Ok;
-    if (code.kind == Code::Kind::Ptx) {
-      // PTX payloads are padded with NULs; keep the text and one terminator.
-      code.bytes.resize(strnlen(reinterpret_cast<const char*>(code.bytes.data()), code.bytes.size()));
-      code.bytes.push_back(0);
-    }
+    code = decode(*best);
   } catch (...) {
     code = Code{};
     code.refusal = Status::InvalidImage;

@@ -45,6 +45,12 @@ struct Code {
 // decompressed. Kind::None when nothing fits or nothing can be read.
 Code select_code(const void* image, int cc);
 
+// The PTX the kernel executor runs for a device of compute capability `cc`, whether or not the
+// device would run a cubin of the same image: the newest PTX at or below cc, else the oldest
+// above it (`nvcc -arch=all` carries only compute_120 PTX; the host CPU runs it whatever the
+// model). Kind::None (NoBinaryForGpu) when the image holds no PTX, as a cubin alone does.
+Code select_ptx(const void* image, int cc);
+
 // The architecture of the PTX a device of compute capability `cc` compiles from `image` (as
 // select_code chooses: no cubin of its major at or below cc, then the newest PTX at or below
 // cc); 0 when it runs a cubin or nothing fits. Reads the entries' headers only.

@@ -407,8 +407,8 @@ bool intercept_host(Stream* s, const std::function<void()>& fn, Status* st) {
   });
 }
 
-bool intercept_launch(Function* f, const unsigned grid[3], const unsigned block[3], size_t shmem, Stream* s,
-                      Status* st) {
+bool intercept_launch(Function* f, const unsigned grid[3], const unsigned block[3], size_t shmem,
+                      const std::shared_ptr<const std::vector<unsigned char>>& params, Stream* s, Status* st) {
   return intercept(s, st, [&](Capture* c) {
     Params p;
     p.type = NodeType::Kernel;
@@ -418,6 +418,7 @@ bool intercept_launch(Function* f, const unsigned grid[3], const unsigned block[
     std::copy(block, block + 3, p.kernel.block);
     p.kernel.shmem = static_cast<unsigned>(shmem);
     p.kernel.ctx_handle = s->ctx->handle;
+    p.kernel.packed = params;
     capture_locked(c, s, std::move(p));
   });
 }
@@ -734,6 +735,10 @@ Status kernel_node(Function* f, const void* handle, Context* ctx, const unsigned
   out->kernel.params = args;
   out->kernel.extra = extra;
   out->kernel.ctx_handle = ctx ? ctx->handle : 0;
+  auto packed = std::make_shared<std::vector<unsigned char>>();
+  if (Status st = kernels::pack_params(kernels::prepare(f, ctx->dev), args, extra, packed.get()); st != Status::Ok)
+    return st;
+  out->kernel.packed = std::move(packed);
   return Status::Ok;
 }
 
@@ -1254,7 +1259,7 @@ Status submit(Backend& b, const Params& p, Stream* s) {
   switch (p.type) {
     case NodeType::Kernel:
       if (!b.function_valid(p.kernel.f)) return Status::InvalidHandle;
-      return b.launch(p.kernel.f, shape_of(p.kernel.grid, p.kernel.block, p.kernel.shmem), s);
+      return b.launch_packed(p.kernel.f, shape_of(p.kernel.grid, p.kernel.block, p.kernel.shmem), s, p.kernel.packed);
     case NodeType::Memcpy: return b.stream_enqueue(s, [c = p.copy] { (void)c.run(); });
     case NodeType::Memset: return b.stream_enqueue(s, [c = p.set] { (void)c.run(); });
     case NodeType::Host:

@@ -96,8 +96,11 @@ struct Kernel {
   const void* handle = nullptr;  // what the caller named the kernel by; GetParams returns it
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
   unsigned shmem = 0;
-  void** params = nullptr;  // kept as given: kernels never run, arguments are not read
+  void** params = nullptr;  // as given (GetParams returns them)
   void** extra = nullptr;
+  // The parameter values, copied when the node was made (as CUDA copies them): what each
+  // launch of the graph passes. Empty for a kernel that is recorded, not run.
+  std::shared_ptr<const std::vector<unsigned char>> packed;
   uintptr_t ctx_handle = 0;  // the context's handle, reported back by GetParams (the context may be gone)
 };
 
@@ -138,8 +141,8 @@ namespace detail {
 extern std::atomic<int> g_live_captures;
 bool intercept_work(Stream* s, const std::function<void()>& fn, Status* st);
 bool intercept_host(Stream* s, const std::function<void()>& fn, Status* st);
-bool intercept_launch(Function* f, const unsigned grid[3], const unsigned block[3], size_t shmem, Stream* s,
-                      Status* st);
+bool intercept_launch(Function* f, const unsigned grid[3], const unsigned block[3], size_t shmem,
+                      const std::shared_ptr<const std::vector<unsigned char>>& params, Stream* s, Status* st);
 bool intercept_record(Event* e, Stream* s, Status* st);
 bool intercept_wait(Stream* s, Event* e, Status* st);
 }  // namespace detail
@@ -155,9 +158,9 @@ inline bool intercept_work(Stream* s, const std::function<void()>& fn, Status* s
 inline bool intercept_host(Stream* s, const std::function<void()>& fn, Status* st) {
   return active() && detail::intercept_host(s, fn, st);
 }
-inline bool intercept_launch(Function* f, const unsigned grid[3], const unsigned block[3], size_t shmem, Stream* s,
-                             Status* st) {
-  return active() && s && detail::intercept_launch(f, grid, block, shmem, s, st);
+inline bool intercept_launch(Function* f, const unsigned grid[3], const unsigned block[3], size_t shmem,
+                             const std::shared_ptr<const std::vector<unsigned char>>& params, Stream* s, Status* st) {
+  return active() && s && detail::intercept_launch(f, grid, block, shmem, params, s, st);
 }
 inline bool intercept_record(Event* e, Stream* s, Status* st) { return active() && detail::intercept_record(e, s, st); }
 inline bool intercept_wait(Stream* s, Event* e, Status* st) { return active() && detail::intercept_wait(s, e, st); }

@@ -35,6 +35,14 @@ Arena* Backend::create_arena(Device* dev, MemKind kind) {
   return a;
 }
 
+std::vector<std::pair<uintptr_t, uint64_t>> Backend::live_ranges() {
+  std::vector<std::pair<uintptr_t, uint64_t>> out;
+  for (const Allocation& a : live_allocations()) out.emplace_back(a.base, a.size);
+  std::lock_guard lock(mu_);
+  for (const auto& [base, a] : registered_) out.emplace_back(base, a.size);
+  return out;
+}
+
 std::vector<Allocation> Backend::live_allocations() const {
   std::vector<Allocation> out;
   const size_t n = arena_count_.load(std::memory_order_acquire);
@@ -71,6 +79,8 @@ uint64_t Backend::held(const Device* dev) const noexcept {
 Status Backend::mem_alloc(Context* ctx, MemKind kind, uint64_t size, ApiOrigin api, uint32_t flags, void** out,
                           uint64_t pool) {
   if (!out || size == 0) return Status::InvalidValue;
+  // After a kernel's failure the context is unusable, as on a GPU: its sticky error.
+  if (ctx && ctx->fault.load(std::memory_order_acquire) != Status::Ok) return ctx->fault.load();
   calls::attach_thread();
   Device* dev = ctx ? ctx->dev : nullptr;
   const bool on_device = kind == MemKind::Device || kind == MemKind::Managed;

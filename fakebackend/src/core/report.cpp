@@ -90,6 +90,14 @@ void Backend::write_report() noexcept {
         runtimes.push_back({{"kind", r.kind}, {"object", r.object}});
       json kernels = json::object();
       for (const auto& l : launches()) kernels[l.kernel] = l.count;
+      // What the executor did with each kernel: launches run (and their host time) or
+      // recorded, with the reason it could not run.
+      json executed = json::object();
+      for (const kernels::KernelBooks& k : kernels::books()) {
+        json entry = {{"ran", k.ran}, {"recorded", k.recorded}, {"host_ms", static_cast<double>(k.host_ns) / 1e6}};
+        if (k.recorded) entry["reason"] = k.reason;
+        executed[k.name] = entry;
+      }
       const auto cov = coverage::snapshot();
       json report = {{"version", 1},
                      {"pid", ::getpid()},
@@ -98,6 +106,7 @@ void Backend::write_report() noexcept {
                      {"calls", calls},
                      {"runtimes", runtimes},
                      {"kernel_launches", kernels},
+                     {"kernels", executed},
                      {"coverage", {{"unsupported_calls", cov.stubs}, {"unresolved_entry_points", cov.unresolved}}}};
       const std::string text = report.dump(2) + "\n";
       // Atomic: write a temporary file next to the target, then rename over it.

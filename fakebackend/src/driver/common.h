@@ -69,6 +69,10 @@ inline CUresult to_cu(Status s) noexcept {
     case Status::LaunchOutOfResources: return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
     case Status::InvalidClusterSize: return CUDA_ERROR_INVALID_CLUSTER_SIZE;
     case Status::CooperativeLaunchTooLarge: return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+    case Status::IllegalAddress: return CUDA_ERROR_ILLEGAL_ADDRESS;
+    case Status::MisalignedAddress: return CUDA_ERROR_MISALIGNED_ADDRESS;
+    case Status::AssertFailed: return CUDA_ERROR_ASSERT;
+    case Status::LaunchFailed: return CUDA_ERROR_LAUNCH_FAILED;
     case Status::Unknown: return CUDA_ERROR_UNKNOWN;
   }
   return CUDA_ERROR_UNKNOWN;

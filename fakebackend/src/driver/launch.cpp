@@ -70,7 +70,7 @@ CUresult launch(CUfunction h, const LaunchArgs& la, void** params, void** extra,
     Stream* s = nullptr;
     if (CUresult r = stream_arg(b, la.stream, ptsz, &s)) return r;
     if (f->module && f->module->ctx && f->module->ctx != s->ctx) return CUDA_ERROR_INVALID_HANDLE;
-    return to_cu(b.launch(f, la.shape, s));
+    return to_cu(b.launch(f, la.shape, s, params, extra));
   });
 }
 

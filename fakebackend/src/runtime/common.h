@@ -63,6 +63,10 @@ constexpr cudaError_t to_cuda(Status s) noexcept {
     case Status::LaunchOutOfResources: return fgapi::cudaErrorLaunchOutOfResources;
     case Status::InvalidClusterSize: return fgapi::cudaErrorInvalidClusterSize;
     case Status::CooperativeLaunchTooLarge: return fgapi::cudaErrorCooperativeLaunchTooLarge;
+    case Status::IllegalAddress: return fgapi::cudaErrorIllegalAddress;
+    case Status::MisalignedAddress: return fgapi::cudaErrorMisalignedAddress;
+    case Status::AssertFailed: return fgapi::cudaErrorAssert;
+    case Status::LaunchFailed: return fgapi::cudaErrorLaunchFailure;
     case Status::Unknown: return fgapi::cudaErrorUnknown;
   }
   return fgapi::cudaErrorUnknown;

@@ -89,19 +89,20 @@ fg::LaunchShape shape_of(dim3 g, dim3 b, size_t shmem) {
 }
 
 // The core checks the shape (Backend::check_launch, the rule the driver and graphs share).
-cudaError_t launch(fg::Function* f, const fg::LaunchShape& shape, cudaStream_t stream, bool per_thread) {
+cudaError_t launch(fg::Function* f, const fg::LaunchShape& shape, cudaStream_t stream, bool per_thread, void** args) {
   fg::Stream* s = nullptr;
   if (cudaError_t e = fg::rt::stream(stream, per_thread, &s); e != cudaSuccess) return e;
-  return to_cuda(be().launch(f, shape, s));
+  return to_cuda(be().launch(f, shape, s, args));
 }
-cudaError_t launch(const void* func, const fg::LaunchShape& shape, cudaStream_t stream, bool per_thread) {
+cudaError_t launch(const void* func, const fg::LaunchShape& shape, cudaStream_t stream, bool per_thread, void** args) {
   fg::Function* f = nullptr;
   if (cudaError_t e = function_of(func, &f); e != cudaSuccess) return e;
-  return launch(f, shape, stream, per_thread);
+  return launch(f, shape, stream, per_thread, args);
 }
 
-cudaError_t launch_kernel(const void* func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream, bool per_thread) {
-  return launch(func, shape_of(grid, block, shmem), stream, per_thread);
+cudaError_t launch_kernel(const void* func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream, bool per_thread,
+                          void** args) {
+  return launch(func, shape_of(grid, block, shmem), stream, per_thread, args);
 }
 
 // ---- occupancy ------------------------------------------------------------------------------------------
@@ -121,13 +122,13 @@ cudaError_t occupancy(int* numBlocks, const void* func, int blockSize, size_t dy
 }
 
 cudaError_t cooperative_launch(const void* func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
-                               bool per_thread) {
+                               bool per_thread, void** args) {
   fg::LaunchShape shape = shape_of(grid, block, shmem);
   shape.cooperative = true;
-  return launch(func, shape, stream, per_thread);
+  return launch(func, shape, stream, per_thread, args);
 }
 
-cudaError_t launch_ex(const cudaLaunchConfig_t* config, const void* func, bool per_thread) {
+cudaError_t launch_ex(const cudaLaunchConfig_t* config, const void* func, bool per_thread, void** args) {
   if (!config) return cudaErrorInvalidValue;
   if (config->numAttrs && !config->attrs) return cudaErrorInvalidValue;
   fg::LaunchShape shape = shape_of(config->gridDim, config->blockDim, config->dynamicSmemBytes);
@@ -140,7 +141,7 @@ cudaError_t launch_ex(const cudaLaunchConfig_t* config, const void* func, bool p
       shape.cluster[2] = at.val.clusterDim.z;
     }
   }
-  return launch(func, shape, config->stream, per_thread);
+  return launch(func, shape, config->stream, per_thread, args);
 }
 
 }  // namespace
@@ -258,13 +259,11 @@ extern "C" FG_IMPL cudaError_t fgimpl___cudaPopCallConfiguration(dim3* gridDim, 
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaLaunchKernel(const void* func, dim3 gridDim, dim3 blockDim, void** args,
                                                        size_t sharedMem, cudaStream_t stream) {
-  (void)args;
-  return api([&] { return launch_kernel(func, gridDim, blockDim, sharedMem, stream, false); });
+  return api([&] { return launch_kernel(func, gridDim, blockDim, sharedMem, stream, false, args); });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaLaunchKernel_ptsz(const void* func, dim3 gridDim, dim3 blockDim, void** args,
                                                             size_t sharedMem, cudaStream_t stream) {
-  (void)args;
-  return api([&] { return launch_kernel(func, gridDim, blockDim, sharedMem, stream, true); });
+  return api([&] { return launch_kernel(func, gridDim, blockDim, sharedMem, stream, true, args); });
 }
 
 // CUDA 13 launch stubs: __cudaGetKernel once per stub (cached in a static), then
@@ -282,44 +281,38 @@ extern "C" FG_IMPL cudaError_t fgimpl___cudaGetKernel(cudaKernel_t* kernel, cons
 
 extern "C" FG_IMPL cudaError_t fgimpl___cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void** args,
                                                          size_t sharedMem, cudaStream_t stream) {
-  (void)args;
   return api([&]() -> cudaError_t {
     fg::Function* f = nullptr;
     if (cudaError_t e = function_of_handle(kernel, &f); e != cudaSuccess) return e;
-    return launch(f, shape_of(gridDim, blockDim, sharedMem), stream, false);
+    return launch(f, shape_of(gridDim, blockDim, sharedMem), stream, false, args);
   });
 }
 extern "C" FG_IMPL cudaError_t fgimpl___cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
                                                               void** args, size_t sharedMem, cudaStream_t stream) {
-  (void)args;
   return api([&]() -> cudaError_t {
     fg::Function* f = nullptr;
     if (cudaError_t e = function_of_handle(kernel, &f); e != cudaSuccess) return e;
-    return launch(f, shape_of(gridDim, blockDim, sharedMem), stream, true);
+    return launch(f, shape_of(gridDim, blockDim, sharedMem), stream, true, args);
   });
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func,
                                                           void** args) {
-  (void)args;
-  return api([&] { return launch_ex(config, func, false); });
+  return api([&] { return launch_ex(config, func, false, args); });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t* config, const void* func,
                                                                void** args) {
-  (void)args;
-  return api([&] { return launch_ex(config, func, true); });
+  return api([&] { return launch_ex(config, func, true, args); });
 }
 
 extern "C" FG_IMPL cudaError_t fgimpl_cudaLaunchCooperativeKernel(const void* func, dim3 gridDim, dim3 blockDim,
                                                                   void** args, size_t sharedMem, cudaStream_t stream) {
-  (void)args;
-  return api([&] { return cooperative_launch(func, gridDim, blockDim, sharedMem, stream, false); });
+  return api([&] { return cooperative_launch(func, gridDim, blockDim, sharedMem, stream, false, args); });
 }
 extern "C" FG_IMPL cudaError_t fgimpl_cudaLaunchCooperativeKernel_ptsz(const void* func, dim3 gridDim, dim3 blockDim,
                                                                        void** args, size_t sharedMem,
                                                                        cudaStream_t stream) {
-  (void)args;
-  return api([&] { return cooperative_launch(func, gridDim, blockDim, sharedMem, stream, true); });
+  return api([&] { return cooperative_launch(func, gridDim, blockDim, sharedMem, stream, true, args); });
 }
 
 // ---- function handles and attributes -------------------------------------------------------------------------

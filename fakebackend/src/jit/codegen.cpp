@@ -1,0 +1,1301 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "jit/codegen.h"
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/DerivedTypes.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <cstring>
+#include <deque>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace fg::jit {
+namespace {
+
+using namespace llvm;
+using ptx::Operand;
+using ptx::Space;
+using PType = ptx::Type;
+
+// Thrown while generating: the kernel uses what the executor does not run (recorded, with
+// the reason), or the text is something the translator cannot make sense of.
+struct Unsupported {
+  std::string why;
+};
+struct Malformed {
+  std::string what;
+};
+
+[[noreturn]] void unsupported(std::string why) { throw Unsupported{std::move(why)}; }
+[[noreturn]] void malformed(const ptx::Instruction& in, const std::string& what) {
+  throw Malformed{"line " + std::to_string(in.line) + ": " + in.opcode + ": " + what};
+}
+
+bool is_float(PType t) {
+  return t == PType::F16 || t == PType::BF16 || t == PType::F32 || t == PType::F64 || t == PType::TF32;
+}
+bool is_signed(PType t) { return t == PType::S8 || t == PType::S16 || t == PType::S32 || t == PType::S64; }
+unsigned bits_of(PType t) { return t == PType::Pred ? 1 : ptx::type_size(t) * 8; }
+
+// Field numbers of BlockEnv in the LLVM struct (kernels/abi.h).
+enum EnvField : unsigned {
+  kParams,
+  kShared,
+  kSharedBytes,
+  kLocal,
+  kLocalStride,
+  kNtid,
+  kNctaid,
+  kCtaid,
+  kAbort,
+  kSiteCache,
+  kLaunch,
+  kGlobals
+};
+
+class Gen {
+ public:
+  Gen(LLVMContext& c, const kernels::CompileRequest& req, kernels::CompiledKernel* out)
+      : C_(c), P_(*req.module), req_(req), out_(out), B_(c) {
+    M_ = std::make_unique<Module>("fg_kernel", C_);
+    i1_ = Type::getInt1Ty(C_);
+    i8_ = Type::getInt8Ty(C_);
+    i16_ = Type::getInt16Ty(C_);
+    i32_ = Type::getInt32Ty(C_);
+    i64_ = Type::getInt64Ty(C_);
+    f32_ = Type::getFloatTy(C_);
+    f64_ = Type::getDoubleTy(C_);
+    i8p_ = PointerType::getUnqual(i8_);
+    auto* range = StructType::create(C_, {i64_, i64_}, "fg.range");
+    range_ty_ = range;
+    env_ty_ = StructType::create(C_, {i8p_, i8p_, i64_, i8p_, i64_, ArrayType::get(i32_, 3), ArrayType::get(i32_, 3),
+                                      ArrayType::get(i32_, 3), i32_, PointerType::getUnqual(range), i8p_,
+                                      PointerType::getUnqual(i64_)},
+                                 "fg.env");
+    envp_ = PointerType::getUnqual(env_ty_);
+  }
+
+  std::unique_ptr<Module> run() {
+    const ptx::Function* entry = P_.find_function(req_.kernel);
+    if (!entry || !entry->entry || !entry->has_body) {
+      throw Malformed{"no kernel named '" + req_.kernel + "' in the module"};
+    }
+    layout_shared();
+    Function* thread = declare(*entry);
+    while (!pending_.empty()) {
+      const ptx::Function* f = pending_.front();
+      pending_.pop_front();
+      define(*f);
+    }
+    make_block_function(*entry, thread);
+    out_->sites = sites_;
+    out_->shared_static = shared_static_;
+    out_->globals = globals_;
+    std::string err;
+    raw_string_ostream os(err);
+    if (verifyModule(*M_, &os)) throw Malformed{"generated IR does not verify: " + os.str()};
+    return std::move(M_);
+  }
+
+ private:
+  // ---- module-level layout ----------------------------------------------------------------
+  // Every .shared variable of the module (and of its functions) gets an offset up front; the
+  // dynamic (extern, unsized) part follows the static ones.
+  void layout_shared() {
+    auto place = [&](const ptx::Variable& v) {
+      if (v.space != Space::Shared) return;
+      if (v.is_array && v.bytes() == 0) {  // extern .shared x[]: the dynamic part
+        dynamic_shared_.insert(v.name);
+        return;
+      }
+      const uint64_t align = std::max<uint64_t>(v.align ? v.align : ptx::type_size(v.type), 1);
+      shared_static_ = (shared_static_ + align - 1) / align * align;
+      shared_offset_[v.name] = shared_static_;
+      shared_static_ += v.bytes();
+    };
+    for (const ptx::Variable& v : P_.globals) place(v);
+    for (const ptx::Function& f : P_.functions)
+      for (const ptx::Variable& v : f.locals) place(v);
+    dynamic_offset_ = (shared_static_ + 15) / 16 * 16;
+  }
+
+  unsigned global_slot(const std::string& name) {
+    auto it = global_index_.find(name);
+    if (it != global_index_.end()) return it->second;
+    const unsigned i = static_cast<unsigned>(globals_.size());
+    globals_.push_back(name);
+    global_index_[name] = i;
+    return i;
+  }
+
+  // ---- functions --------------------------------------------------------------------------
+  // Per-thread signature: (env, tid.x, tid.y, tid.z, return buffers…, parameter buffers…).
+  FunctionType* thread_type(size_t returns, size_t params) {
+    std::vector<Type*> args = {envp_, i32_, i32_, i32_};
+    for (size_t i = 0; i < returns + params; ++i) args.push_back(i8p_);
+    return FunctionType::get(Type::getVoidTy(C_), args, false);
+  }
+
+  Function* declare(const ptx::Function& f) {
+    auto it = functions_.find(f.name);
+    if (it != functions_.end()) return it->second;
+    const ptx::Function* def = P_.find_function(f.name);
+    if (!def || !def->has_body) unsupported("calls '" + f.name + "', which no module loaded defines");
+    // A kernel's parameters come from the launch's block (BlockEnv::params); a function's
+    // from its caller's buffers.
+    Function* fn = Function::Create(def->entry ? thread_type(0, 0) : thread_type(def->returns.size(), def->params.size()),
+                                    Function::InternalLinkage,
+                                    "fg.thr." + def->name, M_.get());
+    functions_[f.name] = fn;
+    pending_.push_back(def);
+    return fn;
+  }
+
+  Function* runtime(const char* name, Type* ret, std::vector<Type*> args) {
+    if (Function* f = M_->getFunction(name)) return f;
+    return Function::Create(FunctionType::get(ret, args, false), Function::ExternalLinkage, name, M_.get());
+  }
+
+  // ---- per-function state ----------------------------------------------------------------
+  struct Reg {
+    AllocaInst* slot;
+    unsigned bits;
+  };
+  const ptx::Function* fn_ = nullptr;
+  Function* llfn_ = nullptr;
+  Value* env_ = nullptr;
+  Value* tid_[3] = {};
+  std::unordered_map<std::string, Reg> regs_;
+  std::unordered_map<std::string, Value*> param_addr_;  // .param names → host address (i64)
+  std::unordered_map<std::string, Value*> local_addr_;  // .local names → host address (i64)
+  std::unordered_map<std::string, BasicBlock*> labels_;
+  BasicBlock* exit_ = nullptr;  // returns at once (a fault, ret, exit)
+  std::vector<std::string> call_returns_;
+
+  void define(const ptx::Function& f) {
+    fn_ = &f;
+    llfn_ = functions_.at(f.name);
+    regs_.clear();
+    param_addr_.clear();
+    local_addr_.clear();
+    labels_.clear();
+    BasicBlock* entry = BasicBlock::Create(C_, "entry", llfn_);
+    B_.SetInsertPoint(entry);
+    auto arg = llfn_->arg_begin();
+    env_ = &*arg++;
+    for (auto& t : tid_) t = &*arg++;
+    if (f.entry) {
+      uint64_t off = 0;
+      Value* params = load_env(kParams, i8p_);
+      for (const ptx::Param& p : f.params) {
+        const uint64_t align = std::max<uint64_t>(p.align ? p.align : ptx::type_size(p.type), 1);
+        off = (off + align - 1) / align * align;
+        param_addr_[p.name] = B_.CreatePtrToInt(B_.CreateConstGEP1_64(i8_, params, off), i64_);
+        off += p.bytes();
+      }
+    } else {
+      for (const ptx::Param& p : f.returns) param_addr_[p.name] = B_.CreatePtrToInt(&*arg++, i64_);
+      for (const ptx::Param& p : f.params) param_addr_[p.name] = B_.CreatePtrToInt(&*arg++, i64_);
+    }
+    for (const ptx::Variable& v : f.locals) declare_local(v);
+    exit_ = BasicBlock::Create(C_, "exit", llfn_);
+    for (const ptx::Statement& s : f.body)
+      if (s.kind == ptx::Statement::Kind::Label) labels_[s.label] = BasicBlock::Create(C_, s.label, llfn_);
+    for (const ptx::Statement& s : f.body) {
+      if (s.kind == ptx::Statement::Kind::Label) {
+        BasicBlock* bb = labels_[s.label];
+        if (!B_.GetInsertBlock()->getTerminator()) B_.CreateBr(bb);
+        B_.SetInsertPoint(bb);
+      } else if (s.kind == ptx::Statement::Kind::Instruction) {
+        if (B_.GetInsertBlock()->getTerminator()) {  // unreachable code after a branch
+          B_.SetInsertPoint(BasicBlock::Create(C_, "dead", llfn_));
+        }
+        instruction(s.insn);
+      }
+    }
+    if (!B_.GetInsertBlock()->getTerminator()) B_.CreateBr(exit_);
+    B_.SetInsertPoint(exit_);
+    B_.CreateRetVoid();
+  }
+
+  void declare_local(const ptx::Variable& v) {
+    switch (v.space) {
+      case Space::Reg: {
+        const unsigned bits = bits_of(v.type);
+        if (bits == 0) malformed_decl(v, "a register without a type");
+        IRBuilder<> eb(&llfn_->getEntryBlock(), llfn_->getEntryBlock().begin());
+        Type* ty = IntegerType::get(C_, bits * std::max<uint32_t>(v.vector, 1));
+        regs_[v.name] = {eb.CreateAlloca(ty, nullptr, v.name), bits * std::max<uint32_t>(v.vector, 1)};
+        return;
+      }
+      case Space::Local:
+      case Space::Param: {  // a depot, or a call sequence's argument buffer
+        IRBuilder<> eb(&llfn_->getEntryBlock(), llfn_->getEntryBlock().begin());
+        const uint64_t bytes = std::max<uint64_t>(v.bytes(), 1);
+        if (bytes > (1u << 20)) unsupported("declares " + std::to_string(bytes) + " bytes of local memory");
+        AllocaInst* a = eb.CreateAlloca(ArrayType::get(i8_, bytes), nullptr, v.name);
+        a->setAlignment(Align(std::max<uint32_t>(v.align ? v.align : 16, 16)));
+        Value* addr = B_.CreatePtrToInt(a, i64_);
+        (v.space == Space::Local ? local_addr_ : param_addr_)[v.name] = addr;
+        return;
+      }
+      case Space::Shared: return;  // laid out with the module's
+      default: unsupported("declares a function-scope variable in an unsupported state space");
+    }
+  }
+
+  [[noreturn]] void malformed_decl(const ptx::Variable& v, const std::string& what) {
+    throw Malformed{"line " + std::to_string(v.line) + ": " + v.name + ": " + what};
+  }
+
+  // ---- values -----------------------------------------------------------------------------
+  Value* load_env(EnvField f, Type* ty) {
+    return B_.CreateLoad(ty, B_.CreateStructGEP(env_ty_, env_, f));
+  }
+  Value* env_dim(EnvField f, int i) {
+    Value* arr = B_.CreateStructGEP(env_ty_, env_, f);
+    return B_.CreateLoad(i32_, B_.CreateConstInBoundsGEP2_32(ArrayType::get(i32_, 3), arr, 0, i));
+  }
+
+  Type* value_type(PType t) {
+    switch (t) {
+      case PType::Pred: return i1_;
+      case PType::F32: return f32_;
+      case PType::F64: return f64_;
+      case PType::F16: return Type::getHalfTy(C_);
+      case PType::None: return i32_;
+      default: return IntegerType::get(C_, bits_of(t));
+    }
+  }
+
+  // Converts the raw register bits `v` (an integer) to a value of type `t`.
+  Value* from_bits(Value* v, PType t) {
+    Type* want = value_type(t);
+    const unsigned want_bits = want->isIntegerTy() ? want->getIntegerBitWidth() : want->getPrimitiveSizeInBits();
+    const unsigned have = v->getType()->getIntegerBitWidth();
+    if (have > want_bits) v = B_.CreateTrunc(v, IntegerType::get(C_, want_bits));
+    if (have < want_bits) {
+      v = is_signed(t) ? B_.CreateSExt(v, IntegerType::get(C_, want_bits))
+                       : B_.CreateZExt(v, IntegerType::get(C_, want_bits));
+    }
+    return want->isIntegerTy() ? v : B_.CreateBitCast(v, want);
+  }
+  // A value of any type as `bits` raw bits (sign-extended when `sign`).
+  Value* to_bits(Value* v, unsigned bits, bool sign) {
+    if (!v->getType()->isIntegerTy())
+      v = B_.CreateBitCast(v, IntegerType::get(C_, v->getType()->getPrimitiveSizeInBits()));
+    const unsigned have = v->getType()->getIntegerBitWidth();
+    if (have > bits) return B_.CreateTrunc(v, IntegerType::get(C_, bits));
+    if (have < bits)
+      return sign ? B_.CreateSExt(v, IntegerType::get(C_, bits)) : B_.CreateZExt(v, IntegerType::get(C_, bits));
+    return v;
+  }
+
+  Reg& reg(const std::string& name, const ptx::Instruction& in) {
+    auto it = regs_.find(name);
+    if (it == regs_.end()) malformed(in, "register " + name + " is not declared");
+    return it->second;
+  }
+
+  Value* special(const std::string& name, const ptx::Instruction& in) {
+    static const char* dims = "xyz";
+    auto comp = [&](const char* base) -> int {
+      const size_t n = std::strlen(base);
+      if (name.size() == n + 2 && name.compare(0, n, base) == 0 && name[n] == '.') {
+        const char* c = std::strchr(dims, name[n + 1]);
+        if (c) return static_cast<int>(c - dims);
+      }
+      return -1;
+    };
+    if (int i = comp("%tid"); i >= 0) return tid_[i];
+    if (int i = comp("%ntid"); i >= 0) return env_dim(kNtid, i);
+    if (int i = comp("%ctaid"); i >= 0) return env_dim(kCtaid, i);
+    if (int i = comp("%nctaid"); i >= 0) return env_dim(kNctaid, i);
+    Value* linear = B_.CreateAdd(
+        tid_[0], B_.CreateMul(env_dim(kNtid, 0), B_.CreateAdd(tid_[1], B_.CreateMul(env_dim(kNtid, 1), tid_[2]))));
+    if (name == "%laneid") return B_.CreateAnd(linear, 31);
+    if (name == "%warpid") return B_.CreateLShr(linear, 5);
+    if (name == "%nwarpid") return B_.getInt32(64);
+    if (name == "%smid") return B_.getInt32(0);
+    if (name == "%nsmid") return B_.getInt32(1);
+    if (name == "%gridid") return B_.getInt64(1);
+    if (name == "%lanemask_eq" || name == "%lanemask_lt" || name == "%lanemask_le" || name == "%lanemask_gt" ||
+        name == "%lanemask_ge") {
+      Value* lane = B_.CreateAnd(linear, 31);
+      Value* bit = B_.CreateShl(B_.getInt32(1), lane);
+      if (name == "%lanemask_eq") return bit;
+      Value* lt = B_.CreateSub(bit, B_.getInt32(1));
+      if (name == "%lanemask_lt") return lt;
+      if (name == "%lanemask_le") return B_.CreateOr(lt, bit);
+      if (name == "%lanemask_ge") return B_.CreateNot(lt);
+      return B_.CreateNot(B_.CreateOr(lt, bit));
+    }
+    if (name == "%clock" || name == "%clock64" || name == "%globaltimer" || name == "%globaltimer_lo") {
+      Value* t = B_.CreateCall(runtime("fg_rt_clock", i64_, {envp_}), {env_});
+      return name == "%clock" || name == "%globaltimer_lo" ? B_.CreateTrunc(t, i32_) : t;
+    }
+    if (name == "%dynamic_smem_size" || name == "%total_smem_size")
+      return B_.CreateTrunc(load_env(kSharedBytes, i64_), i32_);
+    if (name.compare(0, 7, "%envreg") == 0) return B_.getInt32(0);
+    malformed(in, "unknown special register " + name);
+  }
+
+  // The address (i64) of a named symbol: a variable, a parameter or a function.
+  Value* symbol_address(const std::string& name, const ptx::Instruction& in) {
+    if (auto it = param_addr_.find(name); it != param_addr_.end()) return it->second;
+    if (auto it = local_addr_.find(name); it != local_addr_.end()) return it->second;
+    if (auto it = shared_offset_.find(name); it != shared_offset_.end()) return B_.getInt64(it->second);
+    if (dynamic_shared_.count(name)) return B_.getInt64(dynamic_offset_);
+    if (const ptx::Variable* g = P_.find_global(name)) {
+      if (g->space == Space::Global || g->space == Space::Const) {
+        Value* table = load_env(kGlobals, PointerType::getUnqual(i64_));
+        return B_.CreateLoad(i64_, B_.CreateConstGEP1_32(i64_, table, global_slot(name)));
+      }
+      unsupported("uses " + name + ", a variable in an unsupported state space");
+    }
+    if (const ptx::Function* f = P_.find_function(name)) return B_.CreatePtrToInt(declare(*f), i64_);
+    malformed(in, "unknown symbol " + name);
+  }
+
+  // The value of operand `op` read as type `t`.
+  Value* read(const Operand& op, PType t, const ptx::Instruction& in) {
+    Value* v = nullptr;
+    switch (op.kind) {
+      case Operand::Kind::Reg:
+        if (op.name.size() > 1 && op.name[0] == '%' && !regs_.count(op.name)) {
+          v = from_bits(to_bits(special(op.name, in), bits_of(t == PType::None ? PType::U32 : t), false), t);
+        } else {
+          Reg& r = reg(op.name, in);
+          v = from_bits(B_.CreateLoad(IntegerType::get(C_, r.bits), r.slot), t);
+        }
+        break;
+      case Operand::Kind::Imm:
+        if (t == PType::Pred) {
+          v = B_.getInt1(op.imm != 0);
+        } else if (is_float(t)) {
+          v = ConstantFP::get(value_type(t), static_cast<double>(op.imm));
+        } else {
+          v = ConstantInt::get(value_type(t), static_cast<uint64_t>(op.imm), is_signed(t));
+        }
+        break;
+      case Operand::Kind::FImm: {
+        double d;
+        if (op.fdouble) {
+          std::memcpy(&d, &op.fbits, 8);
+        } else {
+          float f;
+          const uint32_t b = static_cast<uint32_t>(op.fbits);
+          std::memcpy(&f, &b, 4);
+          d = f;
+        }
+        if (is_float(t)) {
+          v = ConstantFP::get(value_type(t), d);
+        } else {  // raw bits into an integer-typed operation
+          v = ConstantInt::get(value_type(t), op.fbits);
+        }
+        break;
+      }
+      case Operand::Kind::Symbol:
+        v = symbol_address(op.name, in);
+        if (op.imm) v = B_.CreateAdd(v, B_.getInt64(static_cast<uint64_t>(op.imm)));
+        v = from_bits(v, t);
+        break;
+      case Operand::Kind::Vector: {  // packed into one wider value: {lo, hi}
+        const unsigned part = bits_of(t) / static_cast<unsigned>(op.elems.size());
+        Value* acc = ConstantInt::get(IntegerType::get(C_, bits_of(t)), 0);
+        for (size_t i = 0; i < op.elems.size(); ++i) {
+          Value* e = to_bits(read(op.elems[i], int_type(part), in), bits_of(t), false);
+          acc = B_.CreateOr(acc, B_.CreateShl(e, static_cast<uint64_t>(i * part)));
+        }
+        v = from_bits(acc, t);
+        break;
+      }
+      default: malformed(in, "an operand that is not a value");
+    }
+    if (op.negate) v = B_.CreateNot(v);
+    return v;
+  }
+
+  static PType int_type(unsigned bits) {
+    switch (bits) {
+      case 1: return PType::Pred;
+      case 8: return PType::B8;
+      case 16: return PType::B16;
+      case 32: return PType::B32;
+      case 64: return PType::B64;
+      default: return PType::B128;
+    }
+  }
+
+  void write(const Operand& op, PType t, Value* v, const ptx::Instruction& in) {
+    if (op.kind == Operand::Kind::Sink) return;
+    if (op.kind == Operand::Kind::Vector) {  // unpack: {lo, hi} = wide
+      const unsigned total = v->getType()->isIntegerTy() ? v->getType()->getIntegerBitWidth()
+                                                         : v->getType()->getPrimitiveSizeInBits();
+      const unsigned part = total / static_cast<unsigned>(op.elems.size());
+      Value* bits = to_bits(v, total, false);
+      for (size_t i = 0; i < op.elems.size(); ++i) {
+        Value* e = B_.CreateTrunc(B_.CreateLShr(bits, static_cast<uint64_t>(i * part)), IntegerType::get(C_, part));
+        write(op.elems[i], int_type(part), e, in);
+      }
+      return;
+    }
+    if (op.kind != Operand::Kind::Reg) malformed(in, "the destination is not a register");
+    Reg& r = reg(op.name, in);
+    B_.CreateStore(to_bits(v, r.bits, is_signed(t)), r.slot);
+  }
+
+  // ---- memory -------------------------------------------------------------------------------
+  Space space_of(const ptx::Instruction& in) {
+    for (const std::string& m : in.mods) {
+      if (m == "global") return Space::Global;
+      if (m == "shared" || m == "shared::cta") return Space::Shared;
+      if (m == "local") return Space::Local;
+      if (m == "param") return Space::Param;
+      if (m == "const") return Space::Const;
+      if (m == "shared::cluster") unsupported("uses distributed shared memory (shared::cluster)");
+    }
+    return Space::Generic;
+  }
+
+  // The host address an access of `bytes` in `space` at `op` touches, checked: on a fault
+  // the thread returns.
+  Value* address(const Operand& op, Space space, uint64_t bytes, bool write, const ptx::Instruction& in) {
+    if (op.kind != Operand::Kind::Address) malformed(in, "expected an address [..]");
+    Value* a;
+    if (op.elems.empty()) {
+      a = B_.getInt64(static_cast<uint64_t>(op.imm));
+    } else {
+      const Operand& base = op.elems[0];
+      if (base.kind == Operand::Kind::Symbol || (base.kind == Operand::Kind::Reg && !regs_.count(base.name) &&
+                                                 base.name.size() > 0 && base.name[0] != '%')) {
+        a = symbol_address(base.name, in);
+      } else {
+        a = read(base, PType::U64, in);  // a 32-bit register is zero-extended (shared offsets)
+      }
+      if (op.imm) a = B_.CreateAdd(a, B_.getInt64(static_cast<uint64_t>(op.imm)));
+    }
+    if (space == Space::Shared) {
+      // An offset into the block's shared memory.
+      if (req_.check_memory) {
+        Value* size = load_env(kSharedBytes, i64_);
+        Value* bad = B_.CreateOr(B_.CreateICmpUGT(a, size),
+                                 B_.CreateICmpUGT(B_.CreateAdd(a, B_.getInt64(bytes)), size));
+        fault_if(bad, kernels::Fault::IllegalAddress, a);
+        check_alignment(a, bytes);
+      }
+      return B_.CreateAdd(B_.CreatePtrToInt(load_env(kShared, i8p_), i64_), a);
+    }
+    if (space == Space::Param || space == Space::Local) return a;  // our own buffers
+    if (req_.check_memory) {
+      check_alignment(a, bytes);
+      check_global(a, bytes, write);
+    }
+    return a;
+  }
+
+  void check_alignment(Value* a, uint64_t bytes) {
+    if (bytes <= 1 || (bytes & (bytes - 1))) return;
+    Value* bad = B_.CreateICmpNE(B_.CreateAnd(a, B_.getInt64(bytes - 1)), B_.getInt64(0));
+    fault_if(bad, kernels::Fault::MisalignedAddress, a);
+  }
+
+  void fault_if(Value* bad, kernels::Fault f, Value* a) {
+    BasicBlock* fail = BasicBlock::Create(C_, "fault", llfn_);
+    BasicBlock* ok = BasicBlock::Create(C_, "ok", llfn_);
+    B_.CreateCondBr(bad, fail, ok, MDBuilder_weights());
+    B_.SetInsertPoint(fail);
+    B_.CreateCall(runtime("fg_rt_fault", Type::getVoidTy(C_), {envp_, i32_, i64_}),
+                  {env_, B_.getInt32(static_cast<uint32_t>(f)), a});
+    B_.CreateBr(exit_);
+    B_.SetInsertPoint(ok);
+  }
+
+  MDNode* MDBuilder_weights() {
+    // The fault path is cold.
+    return MDNode::get(C_, {MDString::get(C_, "branch_weights"), ConstantAsMetadata::get(B_.getInt32(1)),
+                            ConstantAsMetadata::get(B_.getInt32(1u << 20))});
+  }
+
+  // A global or generic access: inside the range this site last hit (two compares), else
+  // the executor looks the address up (and refills the site's range) or records the fault.
+  void check_global(Value* a, uint64_t bytes, bool write) {
+    const uint32_t site = sites_++;
+    Value* cache = load_env(kSiteCache, PointerType::getUnqual(range_ty_));
+    Value* entry = B_.CreateConstGEP1_32(range_ty_, cache, site);
+    Value* lo = B_.CreateLoad(i64_, B_.CreateStructGEP(range_ty_, entry, 0));
+    Value* hi = B_.CreateLoad(i64_, B_.CreateStructGEP(range_ty_, entry, 1));
+    Value* end = B_.CreateAdd(a, B_.getInt64(bytes));
+    Value* inside = B_.CreateAnd(B_.CreateICmpUGE(a, lo), B_.CreateICmpULE(end, hi));
+    BasicBlock* slow = BasicBlock::Create(C_, "check", llfn_);
+    BasicBlock* fail = BasicBlock::Create(C_, "illegal", llfn_);
+    BasicBlock* ok = BasicBlock::Create(C_, "in", llfn_);
+    B_.CreateCondBr(inside, ok, slow,
+                    MDNode::get(C_, {MDString::get(C_, "branch_weights"), ConstantAsMetadata::get(B_.getInt32(1u << 20)),
+                                     ConstantAsMetadata::get(B_.getInt32(1))}));
+    B_.SetInsertPoint(slow);
+    Value* r = B_.CreateCall(runtime("fg_rt_check", i32_, {envp_, i64_, i64_, i32_, i32_}),
+                             {env_, a, B_.getInt64(bytes), B_.getInt32(site), B_.getInt32(write ? 1 : 0)});
+    B_.CreateCondBr(B_.CreateICmpNE(r, B_.getInt32(0)), ok, fail);
+    B_.SetInsertPoint(fail);
+    B_.CreateBr(exit_);
+    B_.SetInsertPoint(ok);
+  }
+
+  Value* host_ptr(Value* a, Type* elem) { return B_.CreateIntToPtr(a, PointerType::getUnqual(elem)); }
+
+  unsigned vector_of(const ptx::Instruction& in) {
+    if (in.has_mod("v2")) return 2;
+    if (in.has_mod("v4")) return 4;
+    if (in.has_mod("v8")) return 8;
+    return 1;
+  }
+
+  PType type0(const ptx::Instruction& in) {
+    if (in.types.empty()) malformed(in, "no type");
+    return in.types[0];
+  }
+
+  void ld(const ptx::Instruction& in) {
+    const PType t = type0(in);
+    const Space sp = space_of(in);
+    const unsigned n = vector_of(in);
+    const uint64_t size = ptx::type_size(t);
+    Value* a = address(in.ops.at(1), sp, size * n, false, in);
+    Type* ty = IntegerType::get(C_, static_cast<unsigned>(size * 8));
+    auto load_one = [&](unsigned i) -> Value* {
+      Value* p = host_ptr(B_.CreateAdd(a, B_.getInt64(i * size)), ty);
+      LoadInst* l = B_.CreateLoad(ty, p);
+      l->setAlignment(Align(size));
+      if (in.has_mod("volatile") || in.has_mod("relaxed") || in.has_mod("acquire")) l->setVolatile(true);
+      return from_bits(l, t);
+    };
+    if (n == 1) {
+      write(in.ops.at(0), t, load_one(0), in);
+      return;
+    }
+    const Operand& dst = in.ops.at(0);
+    if (dst.kind != Operand::Kind::Vector || dst.elems.size() != n) malformed(in, "vector destination");
+    for (unsigned i = 0; i < n; ++i) write(dst.elems[i], t, load_one(i), in);
+  }
+
+  void st(const ptx::Instruction& in) {
+    const PType t = type0(in);
+    const Space sp = space_of(in);
+    const unsigned n = vector_of(in);
+    const uint64_t size = ptx::type_size(t);
+    Value* a = address(in.ops.at(0), sp, size * n, true, in);
+    Type* ty = IntegerType::get(C_, static_cast<unsigned>(size * 8));
+    auto store_one = [&](unsigned i, const Operand& src) {
+      Value* v = to_bits(read(src, t, in), static_cast<unsigned>(size * 8), false);
+      StoreInst* s = B_.CreateStore(v, host_ptr(B_.CreateAdd(a, B_.getInt64(i * size)), ty));
+      s->setAlignment(Align(size));
+      if (in.has_mod("volatile") || in.has_mod("relaxed") || in.has_mod("release")) s->setVolatile(true);
+    };
+    if (n == 1) {
+      store_one(0, in.ops.at(1));
+      return;
+    }
+    const Operand& src = in.ops.at(1);
+    if (src.kind != Operand::Kind::Vector || src.elems.size() != n) malformed(in, "vector source");
+    for (unsigned i = 0; i < n; ++i) store_one(i, src.elems[i]);
+  }
+
+  // ---- arithmetic ---------------------------------------------------------------------------
+  Value* intrinsic(Intrinsic::ID id, std::vector<Value*> args) {
+    return B_.CreateIntrinsic(id, {args[0]->getType()}, args);
+  }
+
+  // Integer division and remainder as PTX defines them where x86 would trap: by zero the
+  // quotient is all ones and the remainder the dividend; INT_MIN / -1 wraps.
+  Value* safe_div(Value* a, Value* b, bool sign, bool rem) {
+    Type* ty = a->getType();
+    Value* zero = ConstantInt::get(ty, 0);
+    Value* by_zero = B_.CreateICmpEQ(b, zero);
+    Value* safe_b = B_.CreateSelect(by_zero, ConstantInt::get(ty, 1), b);
+    if (sign) {
+      const unsigned w = ty->getIntegerBitWidth();
+      Value* overflow = B_.CreateAnd(B_.CreateICmpEQ(a, ConstantInt::get(ty, APInt::getSignedMinValue(w))),
+                                     B_.CreateICmpEQ(safe_b, ConstantInt::getSigned(ty, -1)));
+      safe_b = B_.CreateSelect(overflow, ConstantInt::get(ty, 1), safe_b);
+      Value* q = rem ? B_.CreateSRem(a, safe_b) : B_.CreateSDiv(a, safe_b);
+      q = B_.CreateSelect(overflow, rem ? zero : a, q);
+      return B_.CreateSelect(by_zero, rem ? a : ConstantInt::getSigned(ty, -1), q);
+    }
+    Value* q = rem ? B_.CreateURem(a, safe_b) : B_.CreateUDiv(a, safe_b);
+    return B_.CreateSelect(by_zero, rem ? a : ConstantInt::getSigned(ty, -1), q);
+  }
+
+  // Shifts saturate: by the width or more gives 0 (or the sign for shr.s).
+  Value* shift(Value* a, Value* amount, bool left, bool sign) {
+    Type* ty = a->getType();
+    const unsigned w = ty->getIntegerBitWidth();
+    Value* amt = B_.CreateZExtOrTrunc(amount, ty);
+    if (amount->getType()->getIntegerBitWidth() > w) amt = B_.CreateTrunc(amount, ty);
+    Value* wide = B_.CreateICmpUGE(B_.CreateZExt(amount, i64_), B_.getInt64(w));
+    Value* clamped = B_.CreateSelect(wide, ConstantInt::get(ty, sign ? w - 1 : 0), amt);
+    Value* r = left ? B_.CreateShl(a, clamped) : (sign ? B_.CreateAShr(a, clamped) : B_.CreateLShr(a, clamped));
+    if (!sign) r = B_.CreateSelect(wide, ConstantInt::get(ty, 0), r);
+    return r;
+  }
+
+  Value* mul_part(Value* a, Value* b, PType t, const ptx::Instruction& in, unsigned* out_bits) {
+    const unsigned w = bits_of(t);
+    const bool sign = is_signed(t);
+    if (in.has_mod("wide")) {
+      Type* wt = IntegerType::get(C_, 2 * w);
+      *out_bits = 2 * w;
+      return B_.CreateMul(sign ? B_.CreateSExt(a, wt) : B_.CreateZExt(a, wt),
+                          sign ? B_.CreateSExt(b, wt) : B_.CreateZExt(b, wt));
+    }
+    *out_bits = w;
+    if (in.has_mod("hi")) {
+      Type* wt = IntegerType::get(C_, 2 * w);
+      Value* p = B_.CreateMul(sign ? B_.CreateSExt(a, wt) : B_.CreateZExt(a, wt),
+                              sign ? B_.CreateSExt(b, wt) : B_.CreateZExt(b, wt));
+      return B_.CreateTrunc(B_.CreateLShr(p, w), a->getType());
+    }
+    return B_.CreateMul(a, b);  // .lo, or no modifier
+  }
+
+  PType wide_type(PType t) {
+    switch (t) {
+      case PType::S16: return PType::S32;
+      case PType::S32: return PType::S64;
+      case PType::U16: return PType::U32;
+      case PType::U32: return PType::U64;
+      default: return PType::B64;
+    }
+  }
+
+  void arith(const ptx::Instruction& in) {
+    const std::string& op = in.opcode;
+    const PType t = type0(in);
+    if (t == PType::F16x2 || t == PType::BF16x2 || t == PType::BF16 || (t == PType::F16 && op != "mov"))
+      unsupported(std::string("uses ") + op + "." + std::string(ptx::type_name(t)) + " (half precision arithmetic)");
+    const bool f = is_float(t);
+    const bool sign = is_signed(t);
+    auto a = [&] { return read(in.ops.at(1), t, in); };
+    auto b = [&] { return read(in.ops.at(2), t, in); };
+    Value* r = nullptr;
+    if (op == "add" || op == "sub") {
+      if (in.has_mod("cc") || (in.has_mod("sat") && !f)) unsupported("uses " + op + " with .cc/.sat");
+      r = f ? (op == "add" ? B_.CreateFAdd(a(), b()) : B_.CreateFSub(a(), b()))
+            : (op == "add" ? B_.CreateAdd(a(), b()) : B_.CreateSub(a(), b()));
+      if (f && in.has_mod("sat")) r = saturate(r);
+    } else if (op == "mul") {
+      if (f) {
+        r = B_.CreateFMul(a(), b());
+        if (in.has_mod("sat")) r = saturate(r);
+      } else {
+        unsigned bits = 0;
+        r = mul_part(a(), b(), t, in, &bits);
+        write(in.ops.at(0), bits == bits_of(t) ? t : wide_type(t), r, in);
+        return;
+      }
+    } else if (op == "mad" || op == "fma") {
+      if (f) {
+        r = intrinsic(Intrinsic::fma, {a(), b(), read(in.ops.at(3), t, in)});
+        if (in.has_mod("sat")) r = saturate(r);
+      } else {
+        unsigned bits = 0;
+        Value* p = mul_part(a(), b(), t, in, &bits);
+        const PType rt = bits == bits_of(t) ? t : wide_type(t);
+        r = B_.CreateAdd(p, read(in.ops.at(3), rt, in));
+        write(in.ops.at(0), rt, r, in);
+        return;
+      }
+    } else if (op == "div") {
+      r = f ? B_.CreateFDiv(a(), b()) : safe_div(a(), b(), sign, false);
+    } else if (op == "rem") {
+      r = safe_div(a(), b(), sign, true);
+    } else if (op == "min" || op == "max") {
+      if (f) {
+        r = intrinsic(op == "min" ? Intrinsic::minnum : Intrinsic::maxnum, {a(), b()});
+      } else {
+        Value* x = a();
+        Value* y = b();
+        Value* lt = sign ? B_.CreateICmpSLT(x, y) : B_.CreateICmpULT(x, y);
+        r = op == "min" ? B_.CreateSelect(lt, x, y) : B_.CreateSelect(lt, y, x);
+      }
+    } else if (op == "neg") {
+      r = f ? B_.CreateFNeg(a()) : B_.CreateNeg(a());
+    } else if (op == "abs") {
+      if (f) {
+        r = intrinsic(Intrinsic::fabs, {a()});
+      } else {
+        Value* x = a();
+        r = B_.CreateSelect(B_.CreateICmpSLT(x, ConstantInt::get(x->getType(), 0)), B_.CreateNeg(x), x);
+      }
+    } else if (op == "and" || op == "or" || op == "xor") {
+      Value* x = a();
+      Value* y = b();
+      r = op == "and" ? B_.CreateAnd(x, y) : op == "or" ? B_.CreateOr(x, y) : B_.CreateXor(x, y);
+    } else if (op == "not") {
+      r = B_.CreateNot(a());
+    } else if (op == "cnot") {
+      Value* x = a();
+      r = B_.CreateZExt(B_.CreateICmpEQ(x, ConstantInt::get(x->getType(), 0)), x->getType());
+    } else if (op == "shl" || op == "shr") {
+      r = shift(a(), read(in.ops.at(2), PType::U32, in), op == "shl", op == "shr" && sign);
+    } else if (op == "rcp") {
+      r = B_.CreateFDiv(ConstantFP::get(value_type(t), 1.0), a());
+    } else if (op == "sqrt") {
+      r = intrinsic(Intrinsic::sqrt, {a()});
+    } else if (op == "rsqrt") {
+      r = B_.CreateFDiv(ConstantFP::get(value_type(t), 1.0), intrinsic(Intrinsic::sqrt, {a()}));
+    } else if (op == "ex2") {
+      r = intrinsic(Intrinsic::exp2, {a()});
+    } else if (op == "lg2") {
+      r = intrinsic(Intrinsic::log2, {a()});
+    } else if (op == "sin") {
+      r = intrinsic(Intrinsic::sin, {a()});
+    } else if (op == "cos") {
+      r = intrinsic(Intrinsic::cos, {a()});
+    } else if (op == "copysign") {
+      r = intrinsic(Intrinsic::copysign, {b(), a()});  // copysign.f32 d, a, b: |b| with a's sign
+    } else if (op == "popc" || op == "clz") {
+      Value* x = a();
+      r = op == "popc" ? intrinsic(Intrinsic::ctpop, {x})
+                       : B_.CreateIntrinsic(Intrinsic::ctlz, {x->getType()}, {x, B_.getFalse()});
+      write(in.ops.at(0), PType::U32, B_.CreateZExtOrTrunc(r, i32_), in);
+      return;
+    } else if (op == "brev") {
+      r = intrinsic(Intrinsic::bitreverse, {a()});
+    } else {
+      unsupported("uses " + op);
+    }
+    write(in.ops.at(0), t, r, in);
+  }
+
+  Value* saturate(Value* v) {
+    // Clamp to [0, 1]; NaN becomes 0.
+    Type* ty = v->getType();
+    Value* lo = intrinsic(Intrinsic::maxnum, {v, ConstantFP::get(ty, 0.0)});
+    return intrinsic(Intrinsic::minnum, {lo, ConstantFP::get(ty, 1.0)});
+  }
+
+  Value* compare(const std::string& cmp, Value* a, Value* b, PType t, const ptx::Instruction& in) {
+    if (is_float(t)) {
+      static const std::map<std::string, CmpInst::Predicate> fp = {
+          {"eq", CmpInst::FCMP_OEQ}, {"ne", CmpInst::FCMP_ONE}, {"lt", CmpInst::FCMP_OLT},
+          {"le", CmpInst::FCMP_OLE}, {"gt", CmpInst::FCMP_OGT}, {"ge", CmpInst::FCMP_OGE},
+          {"equ", CmpInst::FCMP_UEQ}, {"neu", CmpInst::FCMP_UNE}, {"ltu", CmpInst::FCMP_ULT},
+          {"leu", CmpInst::FCMP_ULE}, {"gtu", CmpInst::FCMP_UGT}, {"geu", CmpInst::FCMP_UGE},
+          {"num", CmpInst::FCMP_ORD}, {"nan", CmpInst::FCMP_UNO}};
+      auto it = fp.find(cmp);
+      if (it == fp.end()) malformed(in, "unknown comparison " + cmp);
+      return B_.CreateFCmp(it->second, a, b);
+    }
+    const bool sign = is_signed(t);
+    static const std::map<std::string, std::pair<CmpInst::Predicate, CmpInst::Predicate>> ip = {
+        {"eq", {CmpInst::ICMP_EQ, CmpInst::ICMP_EQ}},    {"ne", {CmpInst::ICMP_NE, CmpInst::ICMP_NE}},
+        {"lt", {CmpInst::ICMP_SLT, CmpInst::ICMP_ULT}},  {"le", {CmpInst::ICMP_SLE, CmpInst::ICMP_ULE}},
+        {"gt", {CmpInst::ICMP_SGT, CmpInst::ICMP_UGT}},  {"ge", {CmpInst::ICMP_SGE, CmpInst::ICMP_UGE}},
+        {"lo", {CmpInst::ICMP_ULT, CmpInst::ICMP_ULT}},  {"ls", {CmpInst::ICMP_ULE, CmpInst::ICMP_ULE}},
+        {"hi", {CmpInst::ICMP_UGT, CmpInst::ICMP_UGT}},  {"hs", {CmpInst::ICMP_UGE, CmpInst::ICMP_UGE}}};
+    auto it = ip.find(cmp);
+    if (it == ip.end()) malformed(in, "unknown comparison " + cmp);
+    return B_.CreateICmp(sign ? it->second.first : it->second.second, a, b);
+  }
+
+  void setp(const ptx::Instruction& in) {
+    const PType t = type0(in);
+    if (in.mods.empty()) malformed(in, "no comparison");
+    const std::string& cmp = in.mods[0];
+    Value* c = compare(cmp, read(in.ops.at(1), t, in), read(in.ops.at(2), t, in), t, in);
+    const Operand& d = in.ops.at(0);
+    Value* nc = B_.CreateNot(c);
+    if (in.mods.size() > 1) {  // setp.cmp.bop: p = cmp BOP c, q = !cmp BOP c
+      const std::string& bop = in.mods[1];
+      Value* x = read(in.ops.at(3), PType::Pred, in);
+      auto combine = [&](Value* v) {
+        return bop == "and" ? B_.CreateAnd(v, x) : bop == "or" ? B_.CreateOr(v, x) : B_.CreateXor(v, x);
+      };
+      c = combine(c);
+      nc = combine(nc);
+    }
+    if (d.kind == Operand::Kind::Pair) {
+      write(d.elems.at(0), PType::Pred, c, in);
+      write(d.elems.at(1), PType::Pred, nc, in);
+    } else {
+      write(d, PType::Pred, c, in);
+    }
+  }
+
+  void selp(const ptx::Instruction& in) {
+    const PType t = type0(in);
+    Value* c = read(in.ops.at(3), PType::Pred, in);
+    write(in.ops.at(0), t, B_.CreateSelect(c, read(in.ops.at(1), t, in), read(in.ops.at(2), t, in)), in);
+  }
+
+  void cvt(const ptx::Instruction& in) {
+    if (in.types.size() != 2) malformed(in, "cvt needs a destination and a source type");
+    const PType dt = in.types[0], st = in.types[1];
+    if (dt == PType::BF16 || st == PType::BF16 || dt == PType::F16x2 || dt == PType::BF16x2 || dt == PType::TF32)
+      unsupported("uses cvt." + std::string(ptx::type_name(dt)) + "." + std::string(ptx::type_name(st)));
+    Value* v = read(in.ops.at(1), st, in);
+    Value* r = nullptr;
+    const bool sat = in.has_mod("sat");
+    if (is_float(dt) && is_float(st)) {
+      Type* to = value_type(dt);
+      if (bits_of(dt) > bits_of(st)) {
+        r = B_.CreateFPExt(v, to);
+      } else if (bits_of(dt) < bits_of(st)) {
+        r = B_.CreateFPTrunc(v, to);
+      } else {
+        r = round_int(v, in);
+      }
+      if (sat) r = saturate(r);
+    } else if (is_float(dt)) {  // integer → float
+      r = is_signed(st) ? B_.CreateSIToFP(v, value_type(dt)) : B_.CreateUIToFP(v, value_type(dt));
+      if (sat) r = saturate(r);
+    } else if (is_float(st)) {  // float → integer: rounded, saturating, NaN → 0
+      Value* rounded = round_int(v, in);
+      Type* to = value_type(dt);
+      r = B_.CreateIntrinsic(is_signed(dt) ? Intrinsic::fptosi_sat : Intrinsic::fptoui_sat, {to, rounded->getType()},
+                             {rounded});
+    } else {  // integer → integer
+      const unsigned db = bits_of(dt), sb = bits_of(st);
+      if (sat && (is_signed(dt) != is_signed(st) || db < sb)) {
+        r = int_saturate(v, st, dt);
+      } else if (db < sb) {
+        r = B_.CreateTrunc(v, value_type(dt));
+      } else {
+        r = is_signed(st) ? B_.CreateSExtOrTrunc(v, value_type(dt)) : B_.CreateZExtOrTrunc(v, value_type(dt));
+      }
+    }
+    write(in.ops.at(0), dt, r, in);
+  }
+
+  Value* int_saturate(Value* v, PType st, PType dt) {
+    // Clamp v (of type st) to dt's range, computed in 64+1 bits.
+    Type* w = IntegerType::get(C_, 65);
+    Value* x = is_signed(st) ? B_.CreateSExt(v, w) : B_.CreateZExt(v, w);
+    const unsigned db = bits_of(dt);
+    APInt lo = is_signed(dt) ? APInt::getSignedMinValue(db).sext(65) : APInt(65, 0);
+    APInt hi = is_signed(dt) ? APInt::getSignedMaxValue(db).sext(65) : APInt::getMaxValue(db).zext(65);
+    Value* lov = ConstantInt::get(w, lo);
+    Value* hiv = ConstantInt::get(w, hi);
+    x = B_.CreateSelect(B_.CreateICmpSLT(x, lov), lov, x);
+    x = B_.CreateSelect(B_.CreateICmpSGT(x, hiv), hiv, x);
+    return B_.CreateTrunc(x, value_type(dt));
+  }
+
+  // The integer rounding modifiers of cvt (and of float → float with .rni etc.).
+  Value* round_int(Value* v, const ptx::Instruction& in) {
+    if (in.has_mod("rni")) return intrinsic(Intrinsic::rint, {v});  // nearest, ties to even
+    if (in.has_mod("rmi")) return intrinsic(Intrinsic::floor, {v});
+    if (in.has_mod("rpi")) return intrinsic(Intrinsic::ceil, {v});
+    if (in.has_mod("rzi")) return intrinsic(Intrinsic::trunc, {v});
+    return v;  // float → int without a modifier is not valid PTX; treat as truncation below
+  }
+
+  void cvta(const ptx::Instruction& in) {
+    const PType t = type0(in);
+    Value* a = read(in.ops.at(1), PType::U64, in);
+    const bool to = in.has_mod("to");
+    Value* r = a;
+    if (in.has_mod("shared")) {
+      Value* base = B_.CreatePtrToInt(load_env(kShared, i8p_), i64_);
+      r = to ? B_.CreateSub(a, base) : B_.CreateAdd(a, base);
+    }
+    // global, local, const, param: generic addresses are host addresses already.
+    write(in.ops.at(0), t, B_.CreateZExtOrTrunc(r, value_type(t)), in);
+  }
+
+  void mov(const ptx::Instruction& in) {
+    const PType t = type0(in);
+    write(in.ops.at(0), t, read(in.ops.at(1), t, in), in);
+  }
+
+  // bfe / bfi / prmt / bfind: the bit-field helpers.
+  void bits(const ptx::Instruction& in) {
+    const PType t = type0(in);
+    const std::string& op = in.opcode;
+    const unsigned w = bits_of(t);
+    Type* ty = value_type(t);
+    if (op == "bfe") {
+      Value* a = read(in.ops.at(1), t, in);
+      Value* pos = B_.CreateZExt(B_.CreateAnd(read(in.ops.at(2), PType::U32, in), 0xff), i64_);
+      Value* len = B_.CreateZExt(B_.CreateAnd(read(in.ops.at(3), PType::U32, in), 0xff), i64_);
+      // Computed in 128 bits so that pos + len up to 510 never over-shifts.
+      Type* w128 = IntegerType::get(C_, 128);
+      Value* a128 = is_signed(t) ? B_.CreateSExt(a, w128) : B_.CreateZExt(a, w128);
+      Value* shifted = B_.CreateLShr(a128, B_.CreateZExt(B_.CreateSelect(B_.CreateICmpUGT(pos, B_.getInt64(w)),
+                                                                          B_.getInt64(w), pos),
+                                                         w128));
+      Value* clen = B_.CreateSelect(B_.CreateICmpUGT(len, B_.getInt64(w)), B_.getInt64(w), len);
+      Value* mask = B_.CreateSub(B_.CreateShl(ConstantInt::get(w128, 1), B_.CreateZExt(clen, w128)),
+                                 ConstantInt::get(w128, 1));
+      Value* field = B_.CreateAnd(shifted, mask);
+      if (is_signed(t)) {  // sign-extend from bit len-1 (or the sign bit when past the end)
+        Value* sbit_pos = B_.CreateSelect(B_.CreateICmpUGE(B_.CreateAdd(pos, clen), B_.getInt64(w)),
+                                          B_.getInt64(w - 1), B_.CreateSub(B_.CreateAdd(pos, clen), B_.getInt64(1)));
+        Value* sbit = B_.CreateAnd(B_.CreateLShr(a128, B_.CreateZExt(sbit_pos, w128)), ConstantInt::get(w128, 1));
+        Value* ext = B_.CreateSelect(B_.CreateICmpNE(sbit, ConstantInt::get(w128, 0)),
+                                     B_.CreateOr(field, B_.CreateNot(mask)), field);
+        field = B_.CreateSelect(B_.CreateICmpEQ(clen, B_.getInt64(0)), ConstantInt::get(w128, 0), ext);
+      }
+      write(in.ops.at(0), t, B_.CreateTrunc(field, ty), in);
+    } else if (op == "bfi") {
+      Value* a = read(in.ops.at(1), t, in);
+      Value* b = read(in.ops.at(2), t, in);
+      Value* pos = B_.CreateZExt(B_.CreateAnd(read(in.ops.at(3), PType::U32, in), 0xff), i64_);
+      Value* len = B_.CreateZExt(B_.CreateAnd(read(in.ops.at(4), PType::U32, in), 0xff), i64_);
+      Type* w128 = IntegerType::get(C_, 128);
+      Value* clen = B_.CreateSelect(B_.CreateICmpUGT(len, B_.getInt64(w)), B_.getInt64(w), len);
+      Value* cpos = B_.CreateSelect(B_.CreateICmpUGT(pos, B_.getInt64(w)), B_.getInt64(w), pos);
+      Value* mask = B_.CreateShl(B_.CreateSub(B_.CreateShl(ConstantInt::get(w128, 1), B_.CreateZExt(clen, w128)),
+                                              ConstantInt::get(w128, 1)),
+                                 B_.CreateZExt(cpos, w128));
+      Value* ins = B_.CreateAnd(B_.CreateShl(B_.CreateZExt(a, w128), B_.CreateZExt(cpos, w128)), mask);
+      Value* r = B_.CreateOr(B_.CreateAnd(B_.CreateZExt(b, w128), B_.CreateNot(mask)), ins);
+      write(in.ops.at(0), t, B_.CreateTrunc(r, ty), in);
+    } else if (op == "bfind") {
+      Value* a = read(in.ops.at(1), t, in);
+      Value* x = is_signed(t) ? B_.CreateSelect(B_.CreateICmpSLT(a, ConstantInt::get(ty, 0)), B_.CreateNot(a), a) : a;
+      Value* lz = B_.CreateIntrinsic(Intrinsic::ctlz, {ty}, {x, B_.getFalse()});
+      Value* r = B_.CreateSub(ConstantInt::get(ty, w - 1), lz);
+      r = B_.CreateSelect(B_.CreateICmpEQ(x, ConstantInt::get(ty, 0)), ConstantInt::getSigned(ty, -1), r);
+      if (in.has_mod("shiftamt"))
+        r = B_.CreateSelect(B_.CreateICmpEQ(x, ConstantInt::get(ty, 0)), r, B_.CreateSub(ConstantInt::get(ty, w - 1), r));
+      write(in.ops.at(0), PType::U32, B_.CreateZExtOrTrunc(r, i32_), in);
+    } else if (op == "prmt") {
+      if (in.mods.size() > 0) unsupported("uses prmt." + in.mods[0]);
+      Value* a = read(in.ops.at(1), PType::B32, in);
+      Value* b = read(in.ops.at(2), PType::B32, in);
+      Value* c = read(in.ops.at(3), PType::B32, in);
+      Value* src = B_.CreateOr(B_.CreateZExt(a, i64_), B_.CreateShl(B_.CreateZExt(b, i64_), 32));
+      Value* r = B_.getInt32(0);
+      for (unsigned i = 0; i < 4; ++i) {
+        Value* sel = B_.CreateAnd(B_.CreateLShr(c, 4 * i), 0xf);
+        Value* idx = B_.CreateZExt(B_.CreateAnd(sel, 7), i64_);
+        Value* byte = B_.CreateTrunc(B_.CreateLShr(src, B_.CreateMul(idx, B_.getInt64(8))), i8_);
+        Value* msb = B_.CreateICmpNE(B_.CreateAnd(sel, 8), B_.getInt32(0));
+        Value* fill = B_.CreateSelect(B_.CreateICmpSLT(byte, B_.getInt8(0)), B_.getInt8(0xff), B_.getInt8(0));
+        byte = B_.CreateSelect(msb, fill, byte);
+        r = B_.CreateOr(r, B_.CreateShl(B_.CreateZExt(byte, i32_), 8 * i));
+      }
+      write(in.ops.at(0), PType::B32, r, in);
+    }
+  }
+
+  // ---- atomics ------------------------------------------------------------------------------
+  void atom(const ptx::Instruction& in, bool reduction) {
+    const PType t = type0(in);
+    const Space sp = space_of(in);
+    const uint64_t size = ptx::type_size(t);
+    const size_t addr_op = reduction ? 0 : 1;
+    Value* a = address(in.ops.at(addr_op), sp, size, true, in);
+    Type* ty = value_type(t);
+    Value* p = host_ptr(a, ty);
+    Value* b = read(in.ops.at(addr_op + 1), t, in);
+    static const char* kOps[] = {"add", "exch", "cas", "and", "or", "xor", "min", "max", "inc", "dec"};
+    std::string op;
+    for (const std::string& m : in.mods)
+      for (const char* k : kOps)
+        if (m == k) op = k;
+    if (op.empty()) malformed(in, "no atomic operation");
+    const auto order = AtomicOrdering::SequentiallyConsistent;
+    Value* old = nullptr;
+    if (op == "cas") {
+      Value* c = read(in.ops.at(addr_op + 2), t, in);
+      Type* it = IntegerType::get(C_, static_cast<unsigned>(size * 8));
+      Value* pi = host_ptr(a, it);
+      auto* x = B_.CreateAtomicCmpXchg(pi, to_bits(b, it->getIntegerBitWidth(), false),
+                                       to_bits(c, it->getIntegerBitWidth(), false), MaybeAlign(size), order, order);
+      old = from_bits(B_.CreateExtractValue(x, 0), t);
+    } else if (op == "inc" || op == "dec") {
+      // inc: old >= b ? 0 : old + 1; dec: (old == 0 || old > b) ? b : old - 1 (a CAS loop).
+      BasicBlock* pre = B_.GetInsertBlock();
+      BasicBlock* loop = BasicBlock::Create(C_, "atom.loop", llfn_);
+      BasicBlock* done = BasicBlock::Create(C_, "atom.done", llfn_);
+      LoadInst* first = B_.CreateLoad(ty, p);
+      first->setAtomic(AtomicOrdering::Monotonic);
+      first->setAlignment(Align(size));
+      B_.CreateBr(loop);
+      B_.SetInsertPoint(loop);
+      PHINode* cur = B_.CreatePHI(ty, 2);
+      cur->addIncoming(first, pre);
+      Value* nv = op == "inc" ? B_.CreateSelect(B_.CreateICmpUGE(cur, b), ConstantInt::get(ty, 0),
+                                                B_.CreateAdd(cur, ConstantInt::get(ty, 1)))
+                              : B_.CreateSelect(B_.CreateOr(B_.CreateICmpEQ(cur, ConstantInt::get(ty, 0)),
+                                                            B_.CreateICmpUGT(cur, b)),
+                                                b, B_.CreateSub(cur, ConstantInt::get(ty, 1)));
+      auto* x = B_.CreateAtomicCmpXchg(p, cur, nv, MaybeAlign(size), order, order);
+      Value* seen = B_.CreateExtractValue(x, 0);
+      cur->addIncoming(seen, loop);
+      B_.CreateCondBr(B_.CreateExtractValue(x, 1), done, loop);
+      B_.SetInsertPoint(done);
+      old = seen;
+      // `seen` is the old value on success.
+    } else {
+      AtomicRMWInst::BinOp k;
+      const bool f = is_float(t);
+      if (op == "add") {
+        k = f ? AtomicRMWInst::FAdd : AtomicRMWInst::Add;
+      } else if (op == "exch") {
+        k = AtomicRMWInst::Xchg;
+      } else if (op == "and") {
+        k = AtomicRMWInst::And;
+      } else if (op == "or") {
+        k = AtomicRMWInst::Or;
+      } else if (op == "xor") {
+        k = AtomicRMWInst::Xor;
+      } else if (f) {
+        unsupported("uses atom." + op + " on floating point");
+      } else if (op == "min") {
+        k = is_signed(t) ? AtomicRMWInst::Min : AtomicRMWInst::UMin;
+      } else {
+        k = is_signed(t) ? AtomicRMWInst::Max : AtomicRMWInst::UMax;
+      }
+      if (k == AtomicRMWInst::Xchg && f) {
+        Type* it = IntegerType::get(C_, static_cast<unsigned>(size * 8));
+        old = from_bits(B_.CreateAtomicRMW(k, host_ptr(a, it), to_bits(b, it->getIntegerBitWidth(), false),
+                                           MaybeAlign(size), order),
+                        t);
+      } else {
+        old = B_.CreateAtomicRMW(k, p, b, MaybeAlign(size), order);
+      }
+    }
+    if (!reduction) write(in.ops.at(0), t, old, in);
+  }
+
+  // ---- control ------------------------------------------------------------------------------
+  void branch(const ptx::Instruction& in) {
+    const Operand& target = in.ops.at(0);
+    auto it = labels_.find(target.name);
+    if (it == labels_.end()) malformed(in, "unknown label " + target.name);
+    B_.CreateBr(it->second);
+  }
+
+  void call(const ptx::Instruction& in) {
+    // ops: returns (Vector), target, arguments (Vector)[, prototype]
+    if (in.ops.size() < 3) malformed(in, "call operands");
+    const Operand& rets = in.ops[0];
+    const Operand& target = in.ops[1];
+    const Operand& args = in.ops[2];
+    auto addr_of = [&](const Operand& o) -> Value* {
+      if (o.kind != Operand::Kind::Reg && o.kind != Operand::Kind::Symbol) malformed(in, "call argument");
+      auto it = param_addr_.find(o.name);
+      if (it == param_addr_.end()) malformed(in, "call argument " + o.name + " is not a .param");
+      return B_.CreateIntToPtr(it->second, i8p_);
+    };
+    auto load_param = [&](const Operand& o, Type* ty) { return B_.CreateLoad(ty, B_.CreateBitCast(addr_of(o), PointerType::getUnqual(ty))); };
+    if (target.kind == Operand::Kind::Symbol || (target.kind == Operand::Kind::Reg && !regs_.count(target.name))) {
+      const std::string& name = target.name;
+      // The device runtime's functions, served by the executor.
+      if (name == "vprintf") {
+        Value* fmt = load_param(args.elems.at(0), i64_);
+        Value* buf = load_param(args.elems.at(1), i64_);
+        Value* r = B_.CreateCall(runtime("fg_rt_vprintf", i32_, {envp_, i64_, i64_}), {env_, fmt, buf});
+        if (!rets.elems.empty()) B_.CreateStore(r, B_.CreateBitCast(addr_of(rets.elems[0]), PointerType::getUnqual(i32_)));
+        return;
+      }
+      if (name == "__assertfail") {
+        Value* msg = load_param(args.elems.at(0), i64_);
+        Value* file = load_param(args.elems.at(1), i64_);
+        Value* line = load_param(args.elems.at(2), i32_);
+        Value* func = load_param(args.elems.at(3), i64_);
+        B_.CreateCall(runtime("fg_rt_assertfail", Type::getVoidTy(C_), {envp_, i64_, i64_, i32_, i64_}),
+                      {env_, msg, file, line, func});
+        B_.CreateBr(exit_);
+        B_.SetInsertPoint(BasicBlock::Create(C_, "after.assert", llfn_));
+        return;
+      }
+      if (name == "malloc") {
+        Value* n = load_param(args.elems.at(0), i64_);
+        Value* r = B_.CreateCall(runtime("fg_rt_malloc", i64_, {envp_, i64_}), {env_, n});
+        B_.CreateStore(r, B_.CreateBitCast(addr_of(rets.elems.at(0)), PointerType::getUnqual(i64_)));
+        return;
+      }
+      if (name == "free") {
+        Value* p = load_param(args.elems.at(0), i64_);
+        B_.CreateCall(runtime("fg_rt_free", Type::getVoidTy(C_), {envp_, i64_}), {env_, p});
+        return;
+      }
+      const ptx::Function* callee = P_.find_function(name);
+      if (!callee) malformed(in, "call of unknown function " + name);
+      if (callee->name.rfind("cudaGetParameterBuffer", 0) == 0 || callee->name.rfind("cudaLaunchDevice", 0) == 0)
+        unsupported("launches kernels from device code (dynamic parallelism)");
+      Function* fn = declare(*callee);
+      std::vector<Value*> cargs = {env_, tid_[0], tid_[1], tid_[2]};
+      for (const Operand& r : rets.elems) cargs.push_back(addr_of(r));
+      for (const Operand& a : args.elems) cargs.push_back(addr_of(a));
+      if (cargs.size() != fn->arg_size()) malformed(in, "call of " + name + " with the wrong number of arguments");
+      B_.CreateCall(fn, cargs);
+    } else {  // indirect: through a register holding a function's address
+      Value* p = read(target, PType::U64, in);
+      std::vector<Value*> cargs = {env_, tid_[0], tid_[1], tid_[2]};
+      for (const Operand& r : rets.elems) cargs.push_back(addr_of(r));
+      for (const Operand& a : args.elems) cargs.push_back(addr_of(a));
+      FunctionType* ft = thread_type(rets.elems.size(), args.elems.size());
+      B_.CreateCall(ft, B_.CreateIntToPtr(p, PointerType::getUnqual(ft)), cargs);
+    }
+    // A callee that faulted (or asserted) stops this thread too.
+    Value* abort = load_env(kAbort, i32_);
+    BasicBlock* cont = BasicBlock::Create(C_, "after.call", llfn_);
+    B_.CreateCondBr(B_.CreateICmpNE(abort, B_.getInt32(0)), exit_, cont);
+    B_.SetInsertPoint(cont);
+  }
+
+  void instruction(const ptx::Instruction& in) {
+    BasicBlock* skip = nullptr;
+    if (!in.guard.empty()) {
+      Operand g;
+      g.kind = Operand::Kind::Reg;
+      g.name = in.guard;
+      Value* c = read(g, PType::Pred, in);
+      if (in.guard_negated) c = B_.CreateNot(c);
+      BasicBlock* run = BasicBlock::Create(C_, "pred", llfn_);
+      skip = BasicBlock::Create(C_, "cont", llfn_);
+      B_.CreateCondBr(c, run, skip);
+      B_.SetInsertPoint(run);
+    }
+    lower(in);
+    if (skip) {
+      if (!B_.GetInsertBlock()->getTerminator()) B_.CreateBr(skip);
+      B_.SetInsertPoint(skip);
+    }
+  }
+
+  void lower(const ptx::Instruction& in) {
+    const std::string& op = in.opcode;
+    if (op == "ld" || op == "ldu") return ld(in);
+    if (op == "st") return st(in);
+    if (op == "mov") return mov(in);
+    if (op == "cvt") return cvt(in);
+    if (op == "cvta") return cvta(in);
+    if (op == "setp") return setp(in);
+    if (op == "selp") return selp(in);
+    if (op == "bra") return branch(in);
+    if (op == "ret" || op == "exit") {
+      B_.CreateBr(exit_);
+      return;
+    }
+    if (op == "call") return call(in);
+    if (op == "atom") return atom(in, false);
+    if (op == "red") return atom(in, true);
+    if (op == "membar" || op == "fence") {
+      B_.CreateFence(AtomicOrdering::SequentiallyConsistent);
+      return;
+    }
+    if (op == "nanosleep" || op == "brkpt" || op == "pmevent" || op == "prefetch" || op == "prefetchu") return;
+    if (op == "trap") {
+      B_.CreateCall(runtime("fg_rt_trap", Type::getVoidTy(C_), {envp_}), {env_});
+      B_.CreateBr(exit_);
+      return;
+    }
+    if (op == "bfe" || op == "bfi" || op == "bfind" || op == "prmt") return bits(in);
+    if (op == "bar" || op == "barrier")
+      unsupported("uses " + op + " (barriers: blocks run their threads one after the other, not yet in step)");
+    if (op == "shfl" || op == "vote" || op == "match" || op == "redux" || op == "activemask")
+      unsupported("uses " + op + " (warp-wide operations are not supported yet)");
+    if (op == "tex" || op == "tld4" || op == "suld" || op == "sust" || op == "sured" || op == "txq" || op == "suq")
+      unsupported("uses " + op + " (textures and surfaces)");
+    if (op == "wmma" || op == "mma" || op == "ldmatrix" || op == "stmatrix")
+      unsupported("uses " + op + " (matrix instructions)");
+    if (op == "cp" || op == "cp.async")
+      unsupported("uses " + op + " (asynchronous copies)");
+    arith(in);
+  }
+
+  // The kernel's block function: every thread of the block, x fastest, stopping at a fault.
+  void make_block_function(const ptx::Function& entry, Function* thread) {
+    (void)entry;
+    Function* blk = Function::Create(FunctionType::get(Type::getVoidTy(C_), {envp_}, false), Function::ExternalLinkage,
+                                     "fg_block", M_.get());
+    Value* env = &*blk->arg_begin();
+    BasicBlock* bb = BasicBlock::Create(C_, "entry", blk);
+    B_.SetInsertPoint(bb);
+    env_ = env;
+    llfn_ = blk;
+    Value* n[3] = {env_dim(kNtid, 0), env_dim(kNtid, 1), env_dim(kNtid, 2)};
+    BasicBlock* done = BasicBlock::Create(C_, "done", blk);
+    // for z, for y, for x
+    BasicBlock* zh = BasicBlock::Create(C_, "z", blk);
+    B_.CreateBr(zh);
+    B_.SetInsertPoint(zh);
+    PHINode* z = B_.CreatePHI(i32_, 2, "tz");
+    z->addIncoming(B_.getInt32(0), bb);
+    BasicBlock* yh = BasicBlock::Create(C_, "y", blk);
+    B_.CreateBr(yh);
+    B_.SetInsertPoint(yh);
+    PHINode* y = B_.CreatePHI(i32_, 2, "ty");
+    y->addIncoming(B_.getInt32(0), zh);
+    BasicBlock* xh = BasicBlock::Create(C_, "x", blk);
+    B_.CreateBr(xh);
+    B_.SetInsertPoint(xh);
+    PHINode* x = B_.CreatePHI(i32_, 2, "tx");
+    x->addIncoming(B_.getInt32(0), yh);
+    B_.CreateCall(thread, {env, x, y, z});
+    Value* failed = B_.CreateICmpNE(load_env(kAbort, i32_), B_.getInt32(0));
+    BasicBlock* xnext = BasicBlock::Create(C_, "x.next", blk);
+    B_.CreateCondBr(failed, done, xnext);
+    B_.SetInsertPoint(xnext);
+    Value* x1 = B_.CreateAdd(x, B_.getInt32(1));
+    x->addIncoming(x1, xnext);
+    BasicBlock* ylatch = BasicBlock::Create(C_, "y.next", blk);
+    B_.CreateCondBr(B_.CreateICmpULT(x1, n[0]), xh, ylatch);
+    B_.SetInsertPoint(ylatch);
+    Value* y1 = B_.CreateAdd(y, B_.getInt32(1));
+    y->addIncoming(y1, ylatch);
+    BasicBlock* zlatch = BasicBlock::Create(C_, "z.next", blk);
+    B_.CreateCondBr(B_.CreateICmpULT(y1, n[1]), yh, zlatch);
+    B_.SetInsertPoint(zlatch);
+    Value* z1 = B_.CreateAdd(z, B_.getInt32(1));
+    z->addIncoming(z1, zlatch);
+    B_.CreateCondBr(B_.CreateICmpULT(z1, n[2]), zh, done);
+    B_.SetInsertPoint(done);
+    B_.CreateRetVoid();
+    thread->addFnAttr(Attribute::AlwaysInline);
+  }
+
+  LLVMContext& C_;
+  const ptx::Module& P_;
+  const kernels::CompileRequest& req_;
+  kernels::CompiledKernel* out_;
+  IRBuilder<> B_;
+  std::unique_ptr<Module> M_;
+  Type *i1_, *i8_, *i16_, *i32_, *i64_, *f32_, *f64_;
+  PointerType* i8p_;
+  StructType* env_ty_;
+  StructType* range_ty_;
+  PointerType* envp_;
+  std::unordered_map<std::string, Function*> functions_;
+  std::deque<const ptx::Function*> pending_;
+  std::unordered_map<std::string, uint64_t> shared_offset_;
+  std::set<std::string> dynamic_shared_;
+  uint64_t shared_static_ = 0, dynamic_offset_ = 0;
+  std::vector<std::string> globals_;
+  std::unordered_map<std::string, unsigned> global_index_;
+  uint32_t sites_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<llvm::Module> generate(llvm::LLVMContext& context, const kernels::CompileRequest& request,
+                                       kernels::CompiledKernel* out, std::string* error) {
+  try {
+    Gen gen(context, request, out);
+    return gen.run();
+  } catch (const Unsupported& u) {
+    out->unsupported = u.why;
+  } catch (const Malformed& m) {
+    *error = m.what;
+  } catch (const std::out_of_range&) {
+    *error = "an instruction with too few operands";
+  }
+  return nullptr;
+}
+
+}  // namespace fg::jit

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+// The plugin libfakegpu_jit.so: kernels/jit_api.h's Jit over LLVM ORC (LLJIT). Each kernel is
+// generated (codegen.cpp), optimised with the O2 pipeline for the host CPU, and compiled into
+// the process; its code lives as long as the process.
+#include "jit/codegen.h"
+
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/Host.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <atomic>
+#include <mutex>
+
+namespace fg::jit {
+namespace {
+
+using namespace llvm;
+
+std::string message(Error e) {
+  std::string s;
+  handleAllErrors(std::move(e), [&](const ErrorInfoBase& info) { s = info.message(); });
+  return s;
+}
+
+class LlvmJit final : public kernels::Jit {
+ public:
+  static std::unique_ptr<LlvmJit> create(const kernels::RuntimeSymbol* symbols, size_t n, std::string* error) {
+    InitializeNativeTarget();
+    InitializeNativeTargetAsmPrinter();
+    auto jtmb = orc::JITTargetMachineBuilder::detectHost();
+    if (!jtmb) {
+      *error = "cannot describe the host CPU to LLVM: " + message(jtmb.takeError());
+      return nullptr;
+    }
+    // LLVM 14 names some CPUs by an older family; the host's own feature list enables what
+    // it has (AVX-512 included).
+    SubtargetFeatures features;
+    StringMap<bool> host;
+    if (sys::getHostCPUFeatures(host))
+      for (auto& f : host) features.AddFeature(f.getKey(), f.getValue());
+    jtmb->getFeatures() = features;
+    jtmb->setCodeGenOptLevel(CodeGenOpt::Aggressive);
+    auto tm = jtmb->createTargetMachine();
+    if (!tm) {
+      *error = "cannot make a target machine: " + message(tm.takeError());
+      return nullptr;
+    }
+    auto jit = orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
+    if (!jit) {
+      *error = "cannot start LLVM's JIT: " + message(jit.takeError());
+      return nullptr;
+    }
+    auto self = std::unique_ptr<LlvmJit>(new LlvmJit);
+    self->tm_ = std::move(*tm);
+    self->jit_ = std::move(*jit);
+    orc::SymbolMap map;
+    auto& es = self->jit_->getExecutionSession();
+    for (size_t i = 0; i < n; ++i)
+      map[es.intern(symbols[i].name)] =
+          JITEvaluatedSymbol(pointerToJITTargetAddress(symbols[i].address), JITSymbolFlags::Exported);
+    auto& main = self->jit_->getMainJITDylib();
+    if (Error e = main.define(orc::absoluteSymbols(std::move(map)))) {
+      *error = "cannot define the runtime's symbols: " + message(std::move(e));
+      return nullptr;
+    }
+    // libm and libgcc (sinf, exp2f, half conversions) from the process.
+    auto gen = orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(self->jit_->getDataLayout().getGlobalPrefix());
+    if (!gen) {
+      *error = "cannot search the process's libraries: " + message(gen.takeError());
+      return nullptr;
+    }
+    main.addGenerator(std::move(*gen));
+    return self;
+  }
+
+  bool compile(const kernels::CompileRequest& request, kernels::CompiledKernel* out, std::string* error) override {
+    auto context = std::make_unique<LLVMContext>();
+    std::unique_ptr<Module> m = generate(*context, request, out, error);
+    if (!m) return error->empty();  // unsupported: recorded by the caller
+    const std::string name = "fg_block_" + std::to_string(next_.fetch_add(1));
+    m->getFunction("fg_block")->setName(name);
+    m->setDataLayout(jit_->getDataLayout());
+    m->setTargetTriple(tm_->getTargetTriple().str());
+    optimize(*m);
+    std::lock_guard lock(mu_);
+    if (Error e = jit_->addIRModule(orc::ThreadSafeModule(std::move(m), std::move(context)))) {
+      *error = "LLVM could not compile the kernel: " + message(std::move(e));
+      return false;
+    }
+    auto sym = jit_->lookup(name);
+    if (!sym) {
+      *error = "LLVM lost the compiled kernel: " + message(sym.takeError());
+      return false;
+    }
+    out->run_block = reinterpret_cast<kernels::BlockFn>(sym->getAddress());
+    return true;
+  }
+
+ private:
+  LlvmJit() = default;
+
+  void optimize(Module& m) {
+    LoopAnalysisManager lam;
+    FunctionAnalysisManager fam;
+    CGSCCAnalysisManager cam;
+    ModuleAnalysisManager mam;
+    PassBuilder pb(tm_.get());
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cam, mam);
+    ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(OptimizationLevel::O2);
+    mpm.run(m, mam);
+  }
+
+  std::unique_ptr<TargetMachine> tm_;
+  std::unique_ptr<orc::LLJIT> jit_;
+  std::mutex mu_;
+  std::atomic<uint64_t> next_{0};
+};
+
+}  // namespace
+}  // namespace fg::jit
+
+extern "C" [[gnu::visibility("default")]] fg::kernels::Jit* fakegpu_jit_create(uint32_t abi_version,
+                                                                                 const fg::kernels::RuntimeSymbol* symbols,
+                                                                                 size_t n, std::string* error) {
+  if (abi_version != fg::kernels::kJitAbiVersion) {
+    *error = "libfakegpu_jit.so speaks interface " + std::to_string(fg::kernels::kJitAbiVersion) +
+             ", the backend " + std::to_string(abi_version) + ": both must come from the same build";
+    return nullptr;
+  }
+  try {
+    return fg::jit::LlvmJit::create(symbols, n, error).release();
+  } catch (const std::exception& e) {
+    *error = std::string("the kernel compiler failed to start: ") + e.what();
+    return nullptr;
+  }
+}

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+// The contract between JIT-compiled kernels (fakebackend/src/jit, which generates code that
+// reads these structures field by field) and the executor that runs them
+// (kernels/executor.cpp). Plain C layout, fixed-width fields; the code generator mirrors
+// BlockEnv as an LLVM struct type and the static_asserts below pin the offsets it uses.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace fg::kernels {
+
+// An address range [lo, hi): a live allocation a checked access may touch.
+struct Range {
+  uint64_t lo = 0, hi = 0;
+};
+
+struct Launch;  // the executor's state of one launch; opaque to generated code
+
+// What one running block sees. The executor fills one per worker and block; generated code
+// only reads it, except `site_cache` (each checked global access keeps there the range its
+// last address fell in, so the next access to the same allocation costs two compares).
+struct BlockEnv {
+  const unsigned char* params = nullptr;  // the kernel's parameter block (.param space)
+  unsigned char* shared = nullptr;        // the block's shared memory: static, then dynamic
+  uint64_t shared_bytes = 0;              // static + dynamic
+  unsigned char* local = nullptr;         // local memory of thread 0; thread t at t * local_stride
+  uint64_t local_stride = 0;              // bytes of local memory per thread
+  uint32_t ntid[3] = {1, 1, 1};           // blockDim
+  uint32_t nctaid[3] = {1, 1, 1};         // gridDim
+  uint32_t ctaid[3] = {0, 0, 0};          // blockIdx
+  uint32_t abort = 0;                     // nonzero once the launch failed: threads return
+  Range* site_cache = nullptr;            // one entry per checked global access site
+  Launch* launch = nullptr;
+  const uint64_t* globals = nullptr;  // addresses of the module's .global/.const variables,
+                                      // in the order CompiledKernel::globals names them
+};
+static_assert(offsetof(BlockEnv, params) == 0);
+static_assert(offsetof(BlockEnv, shared) == 8);
+static_assert(offsetof(BlockEnv, shared_bytes) == 16);
+static_assert(offsetof(BlockEnv, local) == 24);
+static_assert(offsetof(BlockEnv, local_stride) == 32);
+static_assert(offsetof(BlockEnv, ntid) == 40);
+static_assert(offsetof(BlockEnv, nctaid) == 52);
+static_assert(offsetof(BlockEnv, ctaid) == 64);
+static_assert(offsetof(BlockEnv, abort) == 76);
+static_assert(offsetof(BlockEnv, site_cache) == 80);
+static_assert(offsetof(BlockEnv, launch) == 88);
+static_assert(offsetof(BlockEnv, globals) == 96);
+static_assert(sizeof(BlockEnv) == 104);
+
+// How a launch failed, in the order a GPU reports them (the first recorded wins).
+enum class Fault : uint32_t {
+  None = 0,
+  IllegalAddress,     // an access outside live memory (cudaErrorIllegalAddress)
+  MisalignedAddress,  // an access not aligned to its size (cudaErrorMisalignedAddress)
+  Assert,             // __assertfail (cudaErrorAssert)
+  Trap,               // trap / __trap() (cudaErrorLaunchFailure)
+};
+
+// Flags of a checked access (fg_rt_check's `flags`).
+inline constexpr uint32_t kAccessWrite = 1;
+
+// One compiled kernel: run_block runs every thread of the block env describes.
+using BlockFn = void (*)(BlockEnv* env);
+
+// The runtime functions generated code calls, by these names (C linkage, defined by the
+// executor and handed to the JIT as absolute symbols).
+extern "C" {
+// A global/generic access of `size` bytes at `addr` that missed its site's cached range:
+// 1 when the address lies in live memory (the site's cache then holds its range), else 0
+// with the fault recorded and env->abort set.
+int fg_rt_check(BlockEnv* env, uint64_t addr, uint64_t size, uint32_t site, uint32_t flags);
+// A fault the generated code detected itself (shared or local out of range, misaligned).
+void fg_rt_fault(BlockEnv* env, uint32_t fault, uint64_t addr);
+// vprintf(fmt, args) as device code calls it: formats on the host into the launch's output,
+// flushed at the next synchronization. Returns the number of arguments' bytes (like CUDA: the
+// count of characters is not known), or -1.
+int32_t fg_rt_vprintf(BlockEnv* env, uint64_t fmt, uint64_t args);
+// __assertfail(message, file, line, function, char size).
+void fg_rt_assertfail(BlockEnv* env, uint64_t message, uint64_t file, uint32_t line, uint64_t function);
+void fg_rt_trap(BlockEnv* env);
+uint64_t fg_rt_clock(BlockEnv* env);
+uint64_t fg_rt_malloc(BlockEnv* env, uint64_t size);
+void fg_rt_free(BlockEnv* env, uint64_t ptr);
+}
+
+}  // namespace fg::kernels

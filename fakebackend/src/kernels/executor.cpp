@@ -1,0 +1,722 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "kernels/executor.h"
+
+#include "common/coverage.h"
+#include "common/log.h"
+#include "core/backend.h"
+#include "core/fatbin.h"
+#include "kernels/jit_api.h"
+#include "kernels/ptx.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <optional>
+#include <shared_mutex>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+
+#include <dlfcn.h>
+#include <pthread.h>
+
+namespace fg::kernels {
+
+// ---- the PTX of a module ---------------------------------------------------------------------
+struct Program {
+  std::string text;   // empty: the module has no PTX (why: `missing`)
+  std::string missing;
+  std::once_flag parsed;
+  std::optional<ptx::Module> module;
+  std::string parse_error;
+  // Storage of the PTX's own .global/.const variables that the program did not register
+  // (string constants of printf, math tables), with their initial values.
+  std::mutex mu;
+  std::map<std::string, std::vector<uint64_t>> storage;  // 8-byte aligned
+};
+
+struct Compiled {
+  CompiledKernel code;
+  std::vector<ptx::Param> params;
+  uint64_t param_bytes = 0;
+  std::vector<uint64_t> param_offsets;
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// ---- mode ---------------------------------------------------------------------------------------
+Mode read_mode() noexcept {
+  const char* v = std::getenv("FAKEGPU_KERNELS");
+  if (!v || !*v || std::strcmp(v, "run") == 0) return Mode::Run;
+  if (std::strcmp(v, "record") == 0) return Mode::Record;
+  std::fprintf(stderr, "fakegpu: FAKEGPU_KERNELS=%s is not 'run' or 'record'; running kernels\n", v);
+  return Mode::Run;
+}
+
+// ---- the compiler plugin ----------------------------------------------------------------------
+struct Compiler {
+  std::once_flag loaded;
+  Jit* jit = nullptr;
+  std::string failure;  // why there is none
+};
+Compiler& compiler() {
+  static auto* c = new Compiler;
+  return *c;
+}
+
+// libfakegpu_jit.so beside the library this code is in (FAKEGPU_JIT overrides the path).
+std::string plugin_path() {
+  if (const char* p = std::getenv("FAKEGPU_JIT"); p && *p) return p;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&plugin_path), &info) && info.dli_fname) {
+    // The library's own file, not the link it was loaded through (lib/libcuda.so.1 → ../).
+    char* real = ::realpath(info.dli_fname, nullptr);
+    std::string self = real ? real : info.dli_fname;
+    std::free(real);
+    const size_t slash = self.rfind('/');
+    return (slash == std::string::npos ? std::string(".") : self.substr(0, slash)) + "/libfakegpu_jit.so";
+  }
+  return "libfakegpu_jit.so";
+}
+
+Jit* jit(std::string* why) {
+  Compiler& c = compiler();
+  std::call_once(c.loaded, [&] {
+    const std::string path = plugin_path();
+    void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      c.failure = std::string("the kernel compiler cannot be loaded (") + ::dlerror() +
+                  "); build it with LLVM 14 (apt-get install llvm-14-dev) or set FAKEGPU_JIT";
+      return;
+    }
+    auto create = reinterpret_cast<JitCreateFn>(::dlsym(h, kJitCreateSymbol));
+    if (!create) {
+      c.failure = path + " is not the kernel compiler (no " + kJitCreateSymbol + ")";
+      return;
+    }
+    static const RuntimeSymbol symbols[] = {
+        {"fg_rt_check", reinterpret_cast<void*>(&fg_rt_check)},
+        {"fg_rt_fault", reinterpret_cast<void*>(&fg_rt_fault)},
+        {"fg_rt_vprintf", reinterpret_cast<void*>(&fg_rt_vprintf)},
+        {"fg_rt_assertfail", reinterpret_cast<void*>(&fg_rt_assertfail)},
+        {"fg_rt_trap", reinterpret_cast<void*>(&fg_rt_trap)},
+        {"fg_rt_clock", reinterpret_cast<void*>(&fg_rt_clock)},
+        {"fg_rt_malloc", reinterpret_cast<void*>(&fg_rt_malloc)},
+        {"fg_rt_free", reinterpret_cast<void*>(&fg_rt_free)},
+    };
+    std::string error;
+    c.jit = create(kJitAbiVersion, symbols, std::size(symbols), &error);
+    if (!c.jit) c.failure = "the kernel compiler did not start: " + error;
+  });
+  if (!c.jit) *why = c.failure;
+  return c.jit;
+}
+
+// Compiled kernels by PTX text and name: a module loaded again (a service that loads its
+// kernels per request) reuses the code instead of compiling and keeping another copy.
+struct CodeCache {
+  std::mutex mu;
+  std::unordered_map<std::string, std::shared_ptr<Compiled>> by_key;
+};
+CodeCache& code_cache() {
+  static auto* c = new CodeCache;
+  return *c;
+}
+
+// Books by kernel name, for the report (they outlive unloaded modules).
+struct Books {
+  std::mutex mu;
+  std::map<std::string, KernelBooks> by_name;
+};
+Books& all_books() {
+  static auto* b = new Books;
+  return *b;
+}
+
+// ---- printf -------------------------------------------------------------------------------------
+struct PrintfBuffer {
+  std::mutex mu;
+  std::string pending;  // formatted, written at the next synchronization
+};
+PrintfBuffer& printf_buffer() {
+  static auto* p = new PrintfBuffer;
+  return *p;
+}
+
+// ---- workers ------------------------------------------------------------------------------------
+// A fixed pool: a launch's blocks are shared between the launching thread and these.
+class Pool {
+ public:
+  static Pool& get() {
+    static auto* p = new Pool;
+    return *p;
+  }
+  unsigned size() const { return static_cast<unsigned>(workers_.size()) + 1; }
+
+  // Runs fn(0) on this thread and fn(1..n-1) on workers; returns when all have returned.
+  void run(unsigned n, const std::function<void(unsigned)>& fn) {
+    n = std::min(n, size());
+    if (n <= 1) {
+      fn(0);
+      return;
+    }
+    std::unique_lock launch_lock(launch_mu_);  // one multi-worker launch at a time
+    {
+      std::lock_guard lock(mu_);
+      job_ = &fn;
+      wanted_ = n - 1;
+      taken_ = 0;
+      done_ = 0;
+      ++generation_;
+    }
+    cv_.notify_all();
+    fn(0);
+    std::unique_lock lock(mu_);
+    done_cv_.wait(lock, [&] { return done_ == wanted_; });
+    job_ = nullptr;
+  }
+
+ private:
+  Pool() {
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    for (unsigned i = 1; i < hw; ++i) workers_.emplace_back([this] { loop(); });
+    for (auto& t : workers_) t.detach();
+  }
+  void loop() {
+    uint64_t seen = 0;
+    for (;;) {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return generation_ != seen && taken_ < wanted_; });
+      seen = generation_;
+      const unsigned id = ++taken_;
+      const auto* fn = job_;
+      lock.unlock();
+      (*fn)(id);
+      lock.lock();
+      if (++done_ == wanted_) done_cv_.notify_all();
+    }
+  }
+  std::vector<std::thread> workers_;
+  std::mutex launch_mu_, mu_;
+  std::condition_variable cv_, done_cv_;
+  const std::function<void(unsigned)>* job_ = nullptr;
+  unsigned wanted_ = 0, taken_ = 0, done_ = 0;
+  uint64_t generation_ = 0;
+};
+
+// The stack of the calling thread: local memory reached through generic pointers lives there.
+struct StackBounds {
+  uint64_t lo = 0, hi = 0;
+};
+StackBounds this_stack() {
+  thread_local StackBounds b = [] {
+    StackBounds s;
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      void* addr = nullptr;
+      size_t size = 0;
+      if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+        s.lo = reinterpret_cast<uint64_t>(addr);
+        s.hi = s.lo + size;
+      }
+      pthread_attr_destroy(&attr);
+    }
+    return s;
+  }();
+  return b;
+}
+
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+// Device-side malloc: blocks that outlive the launch, as the device heap's do.
+struct Heap {
+  std::shared_mutex mu;
+  std::map<uint64_t, uint64_t> blocks;  // base → size
+};
+Heap& heap() {
+  static auto* h = new Heap;
+  return *h;
+}
+
+}  // namespace
+
+// ---- one launch ---------------------------------------------------------------------------------
+struct Launch {
+  std::vector<Range> ranges;  // live memory, sorted by lo
+  std::atomic<uint32_t> fault{0};
+  std::atomic<uint64_t> fault_addr{0};
+  std::atomic<uint32_t> abort{0};
+  std::mutex out_mu;
+  std::string out;  // printf output of this launch
+  std::string assert_text;
+
+  void record(Fault f, uint64_t addr) {
+    uint32_t none = 0;
+    if (fault.compare_exchange_strong(none, static_cast<uint32_t>(f))) fault_addr.store(addr);
+    abort.store(1, std::memory_order_release);
+  }
+};
+
+Mode mode() noexcept {
+  static const Mode m = read_mode();
+  return m;
+}
+
+std::shared_ptr<Program> program_from_text(const char* text, size_t size) {
+  auto p = std::make_shared<Program>();
+  p->text.assign(text, strnlen(text, size));
+  return p;
+}
+
+std::shared_ptr<Program> program_from_image(const void* image, int cc) {
+  auto p = std::make_shared<Program>();
+  fatbin::Code code = fatbin::select_ptx(image, cc);
+  if (code.kind == fatbin::Code::Kind::Ptx) {
+    p->text.assign(reinterpret_cast<const char*>(code.bytes.data()),
+                   strnlen(reinterpret_cast<const char*>(code.bytes.data()), code.bytes.size()));
+  } else {
+    p->missing = "the image holds machine code (SASS) only, no PTX to run";
+  }
+  return p;
+}
+
+namespace {
+
+const ptx::Module* parsed(Program& p, std::string* why) {
+  if (p.text.empty()) {
+    *why = p.missing.empty() ? "no PTX" : p.missing;
+    return nullptr;
+  }
+  std::call_once(p.parsed, [&] {
+    ptx::ParseError err;
+    p.module = ptx::parse(p.text, &err);
+    if (!p.module) p.parse_error = "its PTX does not parse: " + err.message;
+  });
+  if (!p.module) *why = p.parse_error;
+  return p.module ? &*p.module : nullptr;
+}
+
+std::shared_ptr<Compiled> compile(Program& p, const std::string& name, std::string* why) {
+  const ptx::Module* mod = parsed(p, why);
+  if (!mod) return nullptr;
+  const ptx::Function* fn = mod->find_function(name);
+  if (!fn || !fn->entry) {
+    *why = "its PTX has no kernel named " + name;
+    return nullptr;
+  }
+  const std::string key = std::to_string(std::hash<std::string>{}(p.text)) + ":" +
+                          std::to_string(p.text.size()) + ":" + name;
+  {
+    std::lock_guard lock(code_cache().mu);
+    if (auto it = code_cache().by_key.find(key); it != code_cache().by_key.end()) return it->second;
+  }
+  Jit* j = jit(why);
+  if (!j) return nullptr;
+  auto c = std::make_shared<Compiled>();
+  CompileRequest req;
+  req.module = mod;
+  req.kernel = name;
+  std::string error;
+  if (!j->compile(req, &c->code, &error)) {
+    *why = "the kernel compiler failed on it: " + error;
+    FG_LOG(Warn, Core, "kernel %s: %s", name.c_str(), why->c_str());
+    return nullptr;
+  }
+  if (!c->code.run_block) {
+    *why = c->code.unsupported;
+    return nullptr;
+  }
+  uint64_t off = 0;
+  for (const ptx::Param& prm : fn->params) {
+    const uint64_t align = std::max<uint64_t>(prm.align ? prm.align : ptx::type_size(prm.type), 1);
+    off = align_up(off, align);
+    c->param_offsets.push_back(off);
+    off += prm.bytes();
+  }
+  c->params = fn->params;
+  c->param_bytes = off;
+  std::lock_guard lock(code_cache().mu);
+  return code_cache().by_key.emplace(key, c).first->second;
+}
+
+// The storage of the PTX variable `name` the program did not register: made (with its
+// initial value) on first use, kept with the program.
+uint64_t own_variable(Program& p, const std::string& name) {
+  std::lock_guard lock(p.mu);
+  if (auto it = p.storage.find(name); it != p.storage.end()) return reinterpret_cast<uint64_t>(it->second.data());
+  const ptx::Variable* v = p.module ? p.module->find_global(name) : nullptr;
+  if (!v) return 0;
+  const uint64_t bytes = std::max<uint64_t>(v->bytes(), 1);
+  if (bytes > (256u << 20)) return 0;
+  std::vector<uint64_t> mem((bytes + 7) / 8, 0);
+  auto* out = reinterpret_cast<unsigned char*>(mem.data());
+  const unsigned elem = ptx::type_size(v->type);
+  uint64_t at = 0;
+  for (const ptx::Variable::Init& e : v->init) {
+    if (at + elem > bytes) break;
+    uint64_t bits = e.bits;
+    if (!e.symbol.empty()) {  // the address of another variable
+      const uint64_t target = e.symbol == name ? reinterpret_cast<uint64_t>(out) : 0;
+      bits = target + static_cast<uint64_t>(e.offset);
+    }
+    std::memcpy(out + at, &bits, std::min<unsigned>(elem, 8));
+    at += elem;
+  }
+  return reinterpret_cast<uint64_t>(p.storage.emplace(name, std::move(mem)).first->second.data());
+}
+
+void add_books(const std::string& name, bool ran, uint64_t ns, const std::string& reason) {
+  auto& b = all_books();
+  std::lock_guard lock(b.mu);
+  KernelBooks& k = b.by_name[name];
+  k.name = name;
+  (ran ? k.ran : k.recorded) += 1;
+  k.host_ns += ns;
+  if (!ran && k.reason.empty()) k.reason = reason;
+}
+
+}  // namespace
+
+Kernel& prepare(Function* f, const Device* dev) {
+  if (Kernel* k = f->kernel.get()) return *k;
+  static std::mutex mu;
+  std::lock_guard lock(mu);
+  if (Kernel* k = f->kernel.get()) return *k;
+  auto k = std::make_unique<Kernel>();
+  k->name = f->name;
+  if (mode() == Mode::Record) {
+    k->reason = "FAKEGPU_KERNELS=record";
+  } else {
+    Module* m = f->module;
+    const int cc = dev->model.cc_major * 10 + dev->model.cc_minor;
+    if (m && !m->program) m->program = m->image ? program_from_image(m->image, cc) : nullptr;
+    if (!m || !m->program) {
+      k->reason = "the fake has no image for it";
+    } else {
+      k->code = compile(*m->program, f->name, &k->reason);
+      // The variables the code reads: those the program registered (or the module load
+      // made), else storage of the executor's own, with the PTX's initial values.
+      for (size_t i = 0; k->code && i < k->code->code.globals.size(); ++i) {
+        const std::string& g = k->code->code.globals[i];
+        uint64_t addr = 0;
+        if (auto it = m->globals.find(g); it != m->globals.end()) {
+          addr = reinterpret_cast<uint64_t>(it->second.dev_ptr);
+        } else if ((addr = own_variable(*m->program, g)) != 0) {
+          const ptx::Variable* v = m->program->module->find_global(g);
+          k->own_ranges.push_back({addr, addr + std::max<uint64_t>(v->bytes(), 1)});
+        }
+        if (!addr) {
+          k->code = nullptr;
+          k->reason = "its variable " + g + " has no storage";
+        }
+        k->globals.push_back(addr);
+      }
+    }
+  }
+  f->kernel = std::move(k);
+  return *f->kernel;
+}
+
+Status pack_params(const Kernel& k, void* const* args, void* const* extra, std::vector<unsigned char>* out) {
+  out->clear();
+  if (!k.code) return Status::Ok;
+  const Compiled& c = *k.code;
+  out->assign(std::max<uint64_t>(c.param_bytes, 1), 0);
+  if (c.params.empty()) return Status::Ok;
+  // extra: (key, value) pairs up to CU_LAUNCH_PARAM_END (0): BUFFER_POINTER (1), BUFFER_SIZE (2).
+  const void* buffer = nullptr;
+  size_t size = 0;
+  for (int i = 0; extra && i < 64 && reinterpret_cast<uintptr_t>(extra[i]) != 0; i += 2) {
+    if (reinterpret_cast<uintptr_t>(extra[i]) == 1) buffer = extra[i + 1];
+    if (reinterpret_cast<uintptr_t>(extra[i]) == 2 && extra[i + 1]) size = *static_cast<const size_t*>(extra[i + 1]);
+  }
+  if (buffer) {
+    if (size < c.param_bytes) return Status::InvalidValue;
+    std::memcpy(out->data(), buffer, c.param_bytes);
+    return Status::Ok;
+  }
+  if (!args) return Status::InvalidValue;
+  for (size_t i = 0; i < c.params.size(); ++i) {
+    if (!args[i]) return Status::InvalidValue;
+    std::memcpy(out->data() + c.param_offsets[i], args[i], c.params[i].bytes());
+  }
+  return Status::Ok;
+}
+
+Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params, Context* ctx) {
+  const auto start = Clock::now();
+  Compiled& c = *k.code;
+  Launch launch;
+  // Live memory: every allocation, registered range and module variable, sorted.
+  for (const auto& [lo, size] : Backend::get().live_ranges()) launch.ranges.push_back({lo, lo + size});
+  for (const Range& r : k.own_ranges) launch.ranges.push_back(r);
+  std::sort(launch.ranges.begin(), launch.ranges.end(), [](const Range& a, const Range& b) { return a.lo < b.lo; });
+  (void)ctx;
+  const uint64_t shared_bytes = align_up(c.code.shared_static, 16) + shape.shmem;
+  const uint64_t blocks = uint64_t{shape.grid[0]} * shape.grid[1] * shape.grid[2];
+  std::atomic<uint64_t> next{0};
+  const unsigned workers = static_cast<unsigned>(std::min<uint64_t>(blocks, Pool::get().size()));
+  Pool::get().run(workers, [&](unsigned) {
+    std::vector<uint64_t> shared((shared_bytes + 7) / 8 + 1, 0);
+    std::vector<Range> sites(std::max<uint32_t>(c.code.sites, 1));
+    BlockEnv env;
+    env.params = params;
+    env.shared = reinterpret_cast<unsigned char*>(shared.data());
+    env.shared_bytes = shared_bytes;
+    env.launch = &launch;
+    env.site_cache = sites.data();
+    env.globals = k.globals.data();
+    for (int i = 0; i < 3; ++i) {
+      env.ntid[i] = shape.block[i];
+      env.nctaid[i] = shape.grid[i];
+    }
+    (void)this_stack();
+    for (;;) {
+      if (launch.abort.load(std::memory_order_acquire)) break;
+      const uint64_t b = next.fetch_add(1, std::memory_order_relaxed);
+      if (b >= blocks) break;
+      env.ctaid[0] = static_cast<uint32_t>(b % shape.grid[0]);
+      env.ctaid[1] = static_cast<uint32_t>(b / shape.grid[0] % shape.grid[1]);
+      env.ctaid[2] = static_cast<uint32_t>(b / shape.grid[0] / shape.grid[1]);
+      c.code.run_block(&env);
+      if (env.abort) break;
+    }
+  });
+  if (!launch.out.empty()) {
+    auto& pb = printf_buffer();
+    std::lock_guard lock(pb.mu);
+    pb.pending += launch.out;
+  }
+  if (!launch.assert_text.empty()) std::fputs(launch.assert_text.c_str(), stderr);
+  const uint64_t ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+  k.ran.fetch_add(1, std::memory_order_relaxed);
+  k.host_ns.fetch_add(ns, std::memory_order_relaxed);
+  add_books(k.name, true, ns, {});
+  return static_cast<Fault>(launch.fault.load());
+}
+
+void strict_stop(const Kernel& k) {
+  log::write(log::Level::Error, log::Src::Core,
+             "FAKEGPU_STRICT: kernel %s cannot run on the fake GPU: %s; aborting (without FAKEGPU_STRICT its launches "
+             "are recorded and listed in the report)",
+             k.name.c_str(), k.reason.c_str());
+  std::abort();
+}
+
+void recorded(Kernel& k) {
+  k.recorded.fetch_add(1, std::memory_order_relaxed);
+  add_books(k.name, false, 0, k.reason);
+}
+
+void flush_printf() {
+  auto& pb = printf_buffer();
+  std::string out;
+  {
+    std::lock_guard lock(pb.mu);
+    out.swap(pb.pending);
+  }
+  if (!out.empty()) {
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fflush(stdout);
+  }
+}
+
+std::vector<KernelBooks> books() {
+  auto& b = all_books();
+  std::lock_guard lock(b.mu);
+  std::vector<KernelBooks> out;
+  for (const auto& [name, k] : b.by_name) out.push_back(k);
+  return out;
+}
+
+}  // namespace fg::kernels
+
+// ---- the runtime functions generated code calls -------------------------------------------------
+using fg::kernels::BlockEnv;
+using fg::kernels::Fault;
+using fg::kernels::Range;
+
+extern "C" int fg_rt_check(BlockEnv* env, uint64_t addr, uint64_t size, uint32_t site, uint32_t flags) {
+  (void)flags;
+  auto& l = *env->launch;
+  const uint64_t end = addr + size;
+  if (end >= addr) {
+    const auto& r = l.ranges;
+    auto it = std::upper_bound(r.begin(), r.end(), addr, [](uint64_t a, const Range& x) { return a < x.lo; });
+    if (it != r.begin()) {
+      --it;
+      if (addr >= it->lo && end <= it->hi) {
+        env->site_cache[site] = *it;
+        return 1;
+      }
+    }
+    // The block's shared memory and this thread's stack (local memory) through generic pointers.
+    const uint64_t sh = reinterpret_cast<uint64_t>(env->shared);
+    if (addr >= sh && end <= sh + env->shared_bytes) return 1;
+    const auto stack = fg::kernels::this_stack();
+    if (addr >= stack.lo && end <= stack.hi) return 1;
+    auto& hp = fg::kernels::heap();
+    std::shared_lock lock(hp.mu);
+    auto h = hp.blocks.upper_bound(addr);
+    if (h != hp.blocks.begin()) {
+      --h;
+      if (addr >= h->first && end <= h->first + h->second) return 1;
+    }
+  }
+  l.record(Fault::IllegalAddress, addr);
+  env->abort = 1;
+  return 0;
+}
+
+extern "C" void fg_rt_fault(BlockEnv* env, uint32_t fault, uint64_t addr) {
+  env->launch->record(static_cast<Fault>(fault), addr);
+  env->abort = 1;
+}
+
+namespace {
+// Formats device printf's arguments: `args` holds each at its natural alignment after the C
+// promotions (integers of 4 or 8 bytes, doubles, 8-byte pointers), as nvcc lays them out.
+std::string format_device(const char* fmt, const unsigned char* args) {
+  std::string out;
+  size_t off = 0;
+  auto take = [&](size_t n) {
+    off = (off + n - 1) / n * n;
+    uint64_t v = 0;
+    if (args) std::memcpy(&v, args + off, n);
+    off += n;
+    return v;
+  };
+  for (const char* p = fmt; *p;) {
+    if (*p != '%') {
+      out += *p++;
+      continue;
+    }
+    const char* start = p++;
+    if (*p == '%') {
+      out += '%';
+      ++p;
+      continue;
+    }
+    while (*p && std::strchr("-+ #0", *p)) ++p;
+    while (*p && (std::isdigit(static_cast<unsigned char>(*p)) || *p == '.' || *p == '*')) ++p;
+    int longs = 0;
+    while (*p && std::strchr("hlLqjzt", *p)) {
+      if (*p == 'l' || *p == 'L' || *p == 'q' || *p == 'j' || *p == 'z' || *p == 't') ++longs;
+      ++p;
+    }
+    const char conv = *p ? *p++ : 0;
+    std::string spec(start, p);
+    char buf[512];
+    int n = 0;
+    switch (conv) {
+      case 'd':
+      case 'i':
+      case 'u':
+      case 'x':
+      case 'X':
+      case 'o':
+      case 'c': {
+        const uint64_t v = take(longs ? 8 : 4);
+        std::string s(start, p);
+        if (longs) {
+          n = std::snprintf(buf, sizeof buf, s.c_str(), static_cast<long long>(v));
+        } else {
+          n = std::snprintf(buf, sizeof buf, s.c_str(), static_cast<int>(static_cast<uint32_t>(v)));
+        }
+        break;
+      }
+      case 'f':
+      case 'F':
+      case 'e':
+      case 'E':
+      case 'g':
+      case 'G':
+      case 'a':
+      case 'A': {
+        const uint64_t v = take(8);
+        double d;
+        std::memcpy(&d, &v, 8);
+        // Drop length modifiers: a double is passed either way.
+        std::string s;
+        for (char ch : spec)
+          if (!std::strchr("hlLqjzt", ch)) s += ch;
+        n = std::snprintf(buf, sizeof buf, s.c_str(), d);
+        break;
+      }
+      case 's': {
+        const uint64_t v = take(8);
+        const char* str = reinterpret_cast<const char*>(v);
+        n = std::snprintf(buf, sizeof buf, spec.c_str(), str && fg::fatbin::readable(str, 1) ? str : "(null)");
+        break;
+      }
+      case 'p': {
+        const uint64_t v = take(8);
+        n = std::snprintf(buf, sizeof buf, "%p", reinterpret_cast<void*>(v));
+        break;
+      }
+      default: out.append(spec); continue;
+    }
+    if (n > 0) out.append(buf, std::min<size_t>(static_cast<size_t>(n), sizeof buf - 1));
+  }
+  return out;
+}
+}  // namespace
+
+extern "C" int32_t fg_rt_vprintf(BlockEnv* env, uint64_t fmt, uint64_t args) {
+  const char* f = reinterpret_cast<const char*>(fmt);
+  if (!f) return -1;
+  std::string s = format_device(f, reinterpret_cast<const unsigned char*>(args));
+  std::lock_guard lock(env->launch->out_mu);
+  env->launch->out += s;
+  return static_cast<int32_t>(s.size());
+}
+
+extern "C" void fg_rt_assertfail(BlockEnv* env, uint64_t message, uint64_t file, uint32_t line, uint64_t function) {
+  auto str = [](uint64_t p) { return p ? reinterpret_cast<const char*>(p) : "?"; };
+  char buf[1024];
+  std::snprintf(buf, sizeof buf, "%s:%u: %s: block: [%u,%u,%u]: Assertion `%s` failed.\n", str(file), line,
+                str(function), env->ctaid[0], env->ctaid[1], env->ctaid[2], str(message));
+  {
+    std::lock_guard lock(env->launch->out_mu);
+    env->launch->assert_text += buf;
+  }
+  env->launch->record(Fault::Assert, 0);
+  env->abort = 1;
+}
+
+extern "C" void fg_rt_trap(BlockEnv* env) {
+  env->launch->record(Fault::Trap, 0);
+  env->abort = 1;
+}
+
+extern "C" uint64_t fg_rt_clock(BlockEnv*) {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+extern "C" uint64_t fg_rt_malloc(BlockEnv*, uint64_t size) {
+  if (size > (1ull << 33)) return 0;  // beyond any device heap: malloc returns NULL
+  void* p = std::calloc(1, size ? size : 1);
+  if (!p) return 0;
+  auto& hp = fg::kernels::heap();
+  std::unique_lock lock(hp.mu);
+  hp.blocks.emplace(reinterpret_cast<uint64_t>(p), size ? size : 1);
+  return reinterpret_cast<uint64_t>(p);
+}
+
+extern "C" void fg_rt_free(BlockEnv*, uint64_t ptr) {
+  if (!ptr) return;
+  auto& hp = fg::kernels::heap();
+  std::unique_lock lock(hp.mu);
+  if (hp.blocks.erase(ptr)) std::free(reinterpret_cast<void*>(ptr));
+}

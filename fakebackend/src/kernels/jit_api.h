@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+// The kernel compiler's interface. The compiler (fakebackend/src/jit, LLVM) is a plugin,
+// libfakegpu_jit.so next to libfake_gpu.so, loaded on the first launch that runs a kernel:
+// LLVM costs ~80 ms to map and link, which programs that never launch should not pay.
+// Both sides are built together by the same compiler, so the interface is C++.
+#pragma once
+#include "kernels/abi.h"
+#include "kernels/ptx.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fg::kernels {
+
+inline constexpr uint32_t kJitAbiVersion = 1;
+
+// One kernel to compile: entry `kernel` of `module` and every function it calls.
+struct CompileRequest {
+  const ptx::Module* module = nullptr;
+  std::string kernel;
+  bool check_memory = true;  // bounds and alignment checks on every access
+};
+
+struct CompiledKernel {
+  BlockFn run_block = nullptr;  // runs every thread of one block
+  uint32_t sites = 0;           // BlockEnv::site_cache entries the code uses
+  uint64_t shared_static = 0;   // bytes of static shared memory (dynamic follows, aligned to 16)
+  uint64_t local_bytes = 0;     // local memory per thread the executor provides (0: stack only)
+  // The module variables the code reads through BlockEnv::globals, in that order.
+  std::vector<std::string> globals;
+  // Why the kernel cannot run (the executor records its launches instead), e.g.
+  // "uses bar.sync (barriers are not supported yet)"; empty when run_block is set.
+  std::string unsupported;
+};
+
+// A runtime function the generated code calls (abi.h), by name and address.
+struct RuntimeSymbol {
+  const char* name;
+  void* address;
+};
+
+class Jit {
+ public:
+  virtual ~Jit() = default;
+  // Compiles (or finds compiled) the kernel. False with *error set when the PTX cannot be
+  // translated for a reason that is a bug or a limit of the translator; true with
+  // out->unsupported set when the kernel uses something the executor does not run.
+  virtual bool compile(const CompileRequest& request, CompiledKernel* out, std::string* error) = 0;
+};
+
+// The plugin's entry point (extern "C", default visibility): a compiler bound to the runtime
+// functions `symbols` (count `n`), or null with *error set.
+using JitCreateFn = Jit* (*)(uint32_t abi_version, const RuntimeSymbol* symbols, size_t n, std::string* error);
+inline constexpr const char* kJitCreateSymbol = "fakegpu_jit_create";
+
+}  // namespace fg::kernels
