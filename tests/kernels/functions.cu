@@ -80,7 +80,7 @@ __global__ void read_symbols(float x, float* fout, int* iout, double* dout) {
   fout[t] = c_coeffs[t % 4] * x;
   if (t < 4) dout[t] = d_values[t] * 2;
   d_scratch[t] = c_table[7 - t];
-  __syncthreads();  // every thread has read d_counter
+  __syncthreads();                      // every thread has read d_counter
   if (t == 0) d_counter = counter + 1;  // read back with cudaMemcpyFromSymbol
 }
 __global__ void write_through(int* p, int n) {
@@ -124,7 +124,8 @@ int main() {
     const int n = 256;
     std::vector<int> a(n), b(n), got(n), want(n);
     kt::Rng rng(9);
-    for (int i = 0; i < n; ++i) a[i] = static_cast<int>(rng.u32() % 2001) - 1000, b[i] = static_cast<int>(rng.u32() % 2001) - 1000;
+    for (int i = 0; i < n; ++i)
+      a[i] = static_cast<int>(rng.u32() % 2001) - 1000, b[i] = static_cast<int>(rng.u32() % 2001) - 1000;
     int *da, *db, *dout;
     CK(cudaMalloc(&da, n * sizeof(int)));
     CK(cudaMalloc(&db, n * sizeof(int)));
@@ -152,7 +153,8 @@ int main() {
       int loc[64];
       for (int i = 0; i < 64; ++i) loc[(i * 7 + a[t]) & 63] = i * t;
       int acc = 0;
-      for (int i = 0; i < 64; ++i) acc = static_cast<int>(static_cast<unsigned>(acc) * 3u + static_cast<unsigned>(loc[(i * 5 + a[t]) & 63]));
+      for (int i = 0; i < 64; ++i)
+        acc = static_cast<int>(static_cast<unsigned>(acc) * 3u + static_cast<unsigned>(loc[(i * 5 + a[t]) & 63]));
       want[t] = acc;
     }
     kt::check_array("local memory array indexed at run time", got.data(), want.data(), n);
@@ -191,7 +193,8 @@ int main() {
     CK(cudaMemcpy(gf.data(), dfo, threads * sizeof(float), cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(gd.data(), ddo, threads * sizeof(double), cudaMemcpyDeviceToHost));
     for (int t = 0; t < threads; ++t) {
-      for (int k = 0; k < N; ++k) wi[t] += ii[t * N + k] * 3, wf[t] += fi[t * N + k] * 0.25f;  // exact: multiples of 1/8
+      for (int k = 0; k < N; ++k)
+        wi[t] += ii[t * N + k] * 3, wf[t] += fi[t * N + k] * 0.25f;  // exact: multiples of 1/8
       for (int k = 0; k < 4; ++k) wd[t] += di[t * 4 + k] * -2.0;
     }
     kt::check_array("template scale_sum<int, 8>", gi.data(), wi.data(), threads);

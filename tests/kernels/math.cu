@@ -120,7 +120,9 @@ static uint32_t brev32(uint32_t v) {
   for (int i = 0; i < 32; ++i) r |= ((v >> i) & 1u) << (31 - i);
   return r;
 }
-static uint64_t brev64(uint64_t v) { return static_cast<uint64_t>(brev32(static_cast<uint32_t>(v))) << 32 | brev32(v >> 32); }
+static uint64_t brev64(uint64_t v) {
+  return static_cast<uint64_t>(brev32(static_cast<uint32_t>(v))) << 32 | brev32(v >> 32);
+}
 static int8_t byte_s(uint32_t v, int k) { return static_cast<int8_t>(v >> (8 * k)); }
 static uint8_t byte_u(uint32_t v, int k) { return static_cast<uint8_t>(v >> (8 * k)); }
 
@@ -213,12 +215,39 @@ static void integer_checks() {
     host_int_ops(a[i], b[i], c[i], r);
     for (int k = 0; k < kIntOps; ++k) want[static_cast<size_t>(k) * n + i] = r[k];
   }
-  const char* names[kIntOps] = {"__mulhi", "__umulhi", "__mul64hi", "__umul64hi", "__popc", "__popcll", "__clz",
-                                "__clzll", "__ffs", "__ffsll", "__brev", "__brevll", "__byte_perm", "__funnelshift_l",
-                                "__funnelshift_lc", "__funnelshift_r", "__funnelshift_rc", "__sad", "__usad",
-                                "__dp4a (signed)", "__dp4a (unsigned)", "__dp2a_lo", "__dp2a_hi", "__hadd (int)",
-                                "__rhadd", "__uhadd", "__urhadd", "__mul24", "__umul24", "64-bit signed /",
-                                "64-bit signed %", "64-bit unsigned / and %", "32-bit signed / and %",
+  const char* names[kIntOps] = {"__mulhi",
+                                "__umulhi",
+                                "__mul64hi",
+                                "__umul64hi",
+                                "__popc",
+                                "__popcll",
+                                "__clz",
+                                "__clzll",
+                                "__ffs",
+                                "__ffsll",
+                                "__brev",
+                                "__brevll",
+                                "__byte_perm",
+                                "__funnelshift_l",
+                                "__funnelshift_lc",
+                                "__funnelshift_r",
+                                "__funnelshift_rc",
+                                "__sad",
+                                "__usad",
+                                "__dp4a (signed)",
+                                "__dp4a (unsigned)",
+                                "__dp2a_lo",
+                                "__dp2a_hi",
+                                "__hadd (int)",
+                                "__rhadd",
+                                "__uhadd",
+                                "__urhadd",
+                                "__mul24",
+                                "__umul24",
+                                "64-bit signed /",
+                                "64-bit signed %",
+                                "64-bit unsigned / and %",
+                                "32-bit signed / and %",
                                 "32-bit unsigned / and %"};
   for (int k = 0; k < kIntOps; ++k)
     kt::check_array(names[k], &got[static_cast<size_t>(k) * n], &want[static_cast<size_t>(k) * n], n);
@@ -290,13 +319,22 @@ static void basic_checks(const char* type) {
     a[i] = random_value<T>(rng, -30, 30), b[i] = random_value<T>(rng, -30, 30), c[i] = random_value<T>(rng, -40, 40);
   // Edges: halves for rounding to integers, subnormal results, infinities, signed zeros.
   const T lim_min = std::numeric_limits<T>::min();
-  const T special[][3] = {{T(0.5), T(1), T(0)},      {T(1.5), T(-0.0), T(-0.0)}, {T(2.5), T(3), T(-1)},
-                          {T(-2.5), T(7), T(2)},     {T(-0.5), T(-4), T(1)},     {lim_min, T(0.25), T(0)},
-                          {lim_min * 3, T(-0.5), lim_min}, {T(1e-20), T(1e-20), T(0)},
-                          {INFINITY, T(2), T(1)},    {T(-0.0), T(-0.0), T(-0.0)}, {T(1) / 3, T(3), T(-1)},
+  const T special[][3] = {{T(0.5), T(1), T(0)},
+                          {T(1.5), T(-0.0), T(-0.0)},
+                          {T(2.5), T(3), T(-1)},
+                          {T(-2.5), T(7), T(2)},
+                          {T(-0.5), T(-4), T(1)},
+                          {lim_min, T(0.25), T(0)},
+                          {lim_min * 3, T(-0.5), lim_min},
+                          {T(1e-20), T(1e-20), T(0)},
+                          {INFINITY, T(2), T(1)},
+                          {T(-0.0), T(-0.0), T(-0.0)},
+                          {T(1) / 3, T(3), T(-1)},
                           {T(4503599627370497.0), T(1), T(0)}};
-  for (size_t k = 0; k < sizeof special / sizeof special[0]; ++k) a[k] = special[k][0], b[k] = special[k][1], c[k] = special[k][2];
-  T *da = to_device(a), *db = to_device(b), *dc = to_device(c), *dout = device_array<T>(static_cast<size_t>(kBasic) * n);
+  for (size_t k = 0; k < sizeof special / sizeof special[0]; ++k)
+    a[k] = special[k][0], b[k] = special[k][1], c[k] = special[k][2];
+  T *da = to_device(a), *db = to_device(b), *dc = to_device(c),
+    *dout = device_array<T>(static_cast<size_t>(kBasic) * n);
   basic_ops<<<(n + 127) / 128, 128>>>(da, db, dc, dout, n);
   CK_LAUNCH();
   auto got = from_device(dout, static_cast<size_t>(kBasic) * n);
@@ -306,8 +344,8 @@ static void basic_checks(const char* type) {
     basic_reference(a[i], b[i], c[i], i, r);
     for (int k = 0; k < kBasic; ++k) want[static_cast<size_t>(k) * n + i] = r[k];
   }
-  const char* ops[kBasic] = {"+", "-", "*", "/", "sqrt", "fma", "rint", "trunc", "floor", "ceil", "round", "fmin",
-                             "fmax", "fmod", "ldexp"};
+  const char* ops[kBasic] = {"+",     "-",    "*",     "/",    "sqrt", "fma",  "rint", "trunc",
+                             "floor", "ceil", "round", "fmin", "fmax", "fmod", "ldexp"};
   for (int k = 0; k < kBasic; ++k) {
     char name[64];
     std::snprintf(name, sizeof name, "%s %s: correctly rounded (bit-exact)", type, ops[k]);
@@ -328,8 +366,8 @@ __global__ void directed_f(const float* a, const float* b, const float* c, float
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   float x = a[i], y = b[i], z = c[i], ax = fabsf(x);
-  float r[kDirOps * 4] = {KT_MODES(__fadd, x, y), KT_MODES(__fsub, x, y),  KT_MODES(__fmul, x, y),
-                          KT_MODES(__fdiv, x, y), KT_MODES(__fsqrt, ax),   KT_MODES(__frcp, y),
+  float r[kDirOps * 4] = {KT_MODES(__fadd, x, y),   KT_MODES(__fsub, x, y), KT_MODES(__fmul, x, y),
+                          KT_MODES(__fdiv, x, y),   KT_MODES(__fsqrt, ax),  KT_MODES(__frcp, y),
                           KT_MODES(__fmaf, x, y, z)};
   for (int k = 0; k < kDirOps * 4; ++k) out[static_cast<size_t>(k) * n + i] = r[k];
 }
@@ -337,8 +375,8 @@ __global__ void directed_d(const double* a, const double* b, const double* c, do
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   double x = a[i], y = b[i], z = c[i], ax = fabs(x);
-  double r[kDirOps * 4] = {KT_MODES(__dadd, x, y), KT_MODES(__dsub, x, y), KT_MODES(__dmul, x, y),
-                           KT_MODES(__ddiv, x, y), KT_MODES(__dsqrt, ax),  KT_MODES(__drcp, y),
+  double r[kDirOps * 4] = {KT_MODES(__dadd, x, y),  KT_MODES(__dsub, x, y), KT_MODES(__dmul, x, y),
+                           KT_MODES(__ddiv, x, y),  KT_MODES(__dsqrt, ax),  KT_MODES(__drcp, y),
                            KT_MODES(__fma, x, y, z)};
   for (int k = 0; k < kDirOps * 4; ++k) out[static_cast<size_t>(k) * n + i] = r[k];
 }
@@ -411,7 +449,8 @@ static void directed_checks(const char* type) {
   kt::Rng rng(sizeof(T) * 29);
   for (int i = 0; i < n; ++i) {
     if (sizeof(T) == 8) {  // double fma needs its own ranges (fixed_fma_residual)
-      T ma = static_cast<T>(rng.uniform(1, 4)), mb = static_cast<T>(rng.uniform(1, 4)), mc = static_cast<T>(rng.uniform(1, 8));
+      T ma = static_cast<T>(rng.uniform(1, 4)), mb = static_cast<T>(rng.uniform(1, 4)),
+        mc = static_cast<T>(rng.uniform(1, 8));
       a[i] = (rng.u32() & 1) ? -ma : ma, b[i] = (rng.u32() & 1) ? -mb : mb, c[i] = (rng.u32() & 1) ? -mc : mc;
       if (i % 2) a[i] = random_value<T>(rng, -20, 20), b[i] = random_value<T>(rng, -20, 20);  // fma row ignored
     } else {
@@ -419,7 +458,8 @@ static void directed_checks(const char* type) {
     }
   }
   a[0] = T(1), b[0] = T(3), c[0] = T(1);  // 1/3, 1+3: an inexact and an exact case up front
-  T *da = to_device(a), *db = to_device(b), *dc = to_device(c), *dout = device_array<T>(static_cast<size_t>(kDirOps) * 4 * n);
+  T *da = to_device(a), *db = to_device(b), *dc = to_device(c),
+    *dout = device_array<T>(static_cast<size_t>(kDirOps) * 4 * n);
   if constexpr (sizeof(T) == 4)
     directed_f<<<(n + 127) / 128, 128>>>(da, db, dc, dout, n);
   else
@@ -461,22 +501,42 @@ template <typename T>
 __device__ void to_int_all(T v, ull* r);
 template <>
 __device__ void to_int_all<float>(float v, ull* r) {
-  ull o[kToInt] = {static_cast<unsigned>(__float2int_rn(v)),  static_cast<unsigned>(__float2int_rz(v)),
-                   static_cast<unsigned>(__float2int_ru(v)),  static_cast<unsigned>(__float2int_rd(v)),
-                   __float2uint_rn(v),  __float2uint_rz(v),  __float2uint_ru(v),  __float2uint_rd(v),
-                   static_cast<ull>(__float2ll_rn(v)),  static_cast<ull>(__float2ll_rz(v)),
-                   static_cast<ull>(__float2ll_ru(v)),  static_cast<ull>(__float2ll_rd(v)),
-                   __float2ull_rn(v),  __float2ull_rz(v),  __float2ull_ru(v),  __float2ull_rd(v)};
+  ull o[kToInt] = {static_cast<unsigned>(__float2int_rn(v)),
+                   static_cast<unsigned>(__float2int_rz(v)),
+                   static_cast<unsigned>(__float2int_ru(v)),
+                   static_cast<unsigned>(__float2int_rd(v)),
+                   __float2uint_rn(v),
+                   __float2uint_rz(v),
+                   __float2uint_ru(v),
+                   __float2uint_rd(v),
+                   static_cast<ull>(__float2ll_rn(v)),
+                   static_cast<ull>(__float2ll_rz(v)),
+                   static_cast<ull>(__float2ll_ru(v)),
+                   static_cast<ull>(__float2ll_rd(v)),
+                   __float2ull_rn(v),
+                   __float2ull_rz(v),
+                   __float2ull_ru(v),
+                   __float2ull_rd(v)};
   for (int k = 0; k < kToInt; ++k) r[k] = o[k];
 }
 template <>
 __device__ void to_int_all<double>(double v, ull* r) {
-  ull o[kToInt] = {static_cast<unsigned>(__double2int_rn(v)), static_cast<unsigned>(__double2int_rz(v)),
-                   static_cast<unsigned>(__double2int_ru(v)), static_cast<unsigned>(__double2int_rd(v)),
-                   __double2uint_rn(v), __double2uint_rz(v), __double2uint_ru(v), __double2uint_rd(v),
-                   static_cast<ull>(__double2ll_rn(v)), static_cast<ull>(__double2ll_rz(v)),
-                   static_cast<ull>(__double2ll_ru(v)), static_cast<ull>(__double2ll_rd(v)),
-                   __double2ull_rn(v), __double2ull_rz(v), __double2ull_ru(v), __double2ull_rd(v)};
+  ull o[kToInt] = {static_cast<unsigned>(__double2int_rn(v)),
+                   static_cast<unsigned>(__double2int_rz(v)),
+                   static_cast<unsigned>(__double2int_ru(v)),
+                   static_cast<unsigned>(__double2int_rd(v)),
+                   __double2uint_rn(v),
+                   __double2uint_rz(v),
+                   __double2uint_ru(v),
+                   __double2uint_rd(v),
+                   static_cast<ull>(__double2ll_rn(v)),
+                   static_cast<ull>(__double2ll_rz(v)),
+                   static_cast<ull>(__double2ll_ru(v)),
+                   static_cast<ull>(__double2ll_rd(v)),
+                   __double2ull_rn(v),
+                   __double2ull_rz(v),
+                   __double2ull_ru(v),
+                   __double2ull_rd(v)};
   for (int k = 0; k < kToInt; ++k) r[k] = o[k];
 }
 template <typename T>
@@ -514,10 +574,16 @@ static void to_int_reference(T v, ull* r) {
 
 template <typename T>
 static void to_int_checks(const char* type) {
-  std::vector<T> in = {T(0.5), T(1.5), T(2.5), T(-0.5), T(-1.5), T(-2.5), T(3.7), T(-3.7), T(0.0), T(-0.0),
-                       T(1e9), T(-1e9), T(3e9), T(-3e9), T(5e18), T(1e19), T(-1e19), T(2e19), T(2147483520.0),
-                       T(2147483648.0), T(4294967040.0), T(4294967296.0), T(123456.789), T(8388609.0),
-                       T(0.49999997), T(-2147483904.0), NAN, INFINITY, -INFINITY};
+  std::vector<T> in = {T(0.5),          T(1.5),           T(2.5),
+                       T(-0.5),         T(-1.5),          T(-2.5),
+                       T(3.7),          T(-3.7),          T(0.0),
+                       T(-0.0),         T(1e9),           T(-1e9),
+                       T(3e9),          T(-3e9),          T(5e18),
+                       T(1e19),         T(-1e19),         T(2e19),
+                       T(2147483520.0), T(2147483648.0),  T(4294967040.0),
+                       T(4294967296.0), T(123456.789),    T(8388609.0),
+                       T(0.49999997),   T(-2147483904.0), NAN,
+                       INFINITY,        -INFINITY};
   int n = static_cast<int>(in.size());
   T* din = to_device(in);
   ull* dout = device_array<ull>(static_cast<size_t>(kToInt) * n);
@@ -564,10 +630,23 @@ static void from_int_reference(I x, T* r) {
 }
 
 static void from_int_checks() {
-  std::vector<ull> in = {0, 1, 16777217, static_cast<ull>(-16777217LL), 2147483647, 0x80000000ull, 33554435,
-                         123456789, 0xffffffffull, static_cast<ull>(-1LL), 9007199254740993ull, 0x8000000000000001ull,
-                         0xffffffffffffffffull, 0x7fffffffffffffffull, static_cast<ull>(-9007199254740993LL),
-                         0x0000000100000001ull, 0x123456789abcdefull};
+  std::vector<ull> in = {0,
+                         1,
+                         16777217,
+                         static_cast<ull>(-16777217LL),
+                         2147483647,
+                         0x80000000ull,
+                         33554435,
+                         123456789,
+                         0xffffffffull,
+                         static_cast<ull>(-1LL),
+                         9007199254740993ull,
+                         0x8000000000000001ull,
+                         0xffffffffffffffffull,
+                         0x7fffffffffffffffull,
+                         static_cast<ull>(-9007199254740993LL),
+                         0x0000000100000001ull,
+                         0x123456789abcdefull};
   int n = static_cast<int>(in.size());
   ull* din = to_device(in);
   float* df = device_array<float>(16 * n);
@@ -614,8 +693,8 @@ __global__ void saturate(const float* in, float* out, int n) {
   if (i < n) out[i] = __saturatef(in[i]);
 }
 static void saturate_checks() {
-  std::vector<float> in = {-2.0f, -0.5f, 0.0f, 0.25f, 0.5f, 0.99999994f, 1.0f, 1.0000001f, 3.0f, INFINITY, -INFINITY,
-                           NAN};
+  std::vector<float> in = {-2.0f, -0.5f,      0.0f, 0.25f,    0.5f,      0.99999994f,
+                           1.0f,  1.0000001f, 3.0f, INFINITY, -INFINITY, NAN};
   int n = static_cast<int>(in.size());
   float *din = to_device(in), *dout = device_array<float>(n);
   saturate<<<1, n>>>(din, dout, n);
@@ -647,9 +726,7 @@ static double round_format(double x, int p, int emin, double max_finite, Mode m)
   switch (m) {
     case kRN: r = std::nearbyint(q); break;
     case kRZ: r = std::trunc(q); break;
-    default:
-      away = (m == kRU) != neg;
-      r = away ? std::ceil(q) : std::floor(q);
+    default: away = (m == kRU) != neg; r = away ? std::ceil(q) : std::floor(q);
   }
   double v = std::ldexp(r, ulp_exp);
   if (v > max_finite) {
@@ -687,10 +764,20 @@ __global__ void half_ops(const __half* a, const __half* b, const __half* c, cons
   __half x = a[i], y = b[i], z = c[i];
   __half2 xy = __halves2half2(x, y), zx = __halves2half2(z, x), yz = __halves2half2(y, z);
   __half2 s2 = __hadd2(xy, zx), m2 = __hfma2(xy, yz, zx);
-  __half r[kHalfOps] = {__hadd(x, y),         __hsub(x, y),          __hmul(x, y),          __hfma(x, y, z),
-                        __hneg(x),            __habs(x),             __hmax(x, y),          __hmin(x, y),
-                        __low2half(s2),       __high2half(m2),       __float2half_rn(f[i]), __float2half_rz(f[i]),
-                        __float2half_ru(f[i]), __float2half_rd(f[i])};
+  __half r[kHalfOps] = {__hadd(x, y),
+                        __hsub(x, y),
+                        __hmul(x, y),
+                        __hfma(x, y, z),
+                        __hneg(x),
+                        __habs(x),
+                        __hmax(x, y),
+                        __hmin(x, y),
+                        __low2half(s2),
+                        __high2half(m2),
+                        __float2half_rn(f[i]),
+                        __float2half_rz(f[i]),
+                        __float2half_ru(f[i]),
+                        __float2half_rd(f[i])};
   for (int k = 0; k < kHalfOps; ++k) out[static_cast<size_t>(k) * n + i] = __half_as_ushort(r[k]);
   out[static_cast<size_t>(kHalfOps) * n + i] = __half_as_ushort(__hdiv(x, y));
   out[static_cast<size_t>(kHalfOps + 1) * n + i] = __half_as_ushort(hsqrt(__habs(x)));
@@ -705,8 +792,14 @@ __global__ void bf16_ops(const __nv_bfloat16* a, const __nv_bfloat16* b, const _
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   __nv_bfloat16 x = a[i], y = b[i], z = c[i];
-  __nv_bfloat16 r[kBfOps] = {__hadd(x, y),  __hsub(x, y), __hmul(x, y), __hfma(x, y, z), __float2bfloat16_rn(f[i]),
-                             __float2bfloat16_rz(f[i]), __float2bfloat16_ru(f[i]), __float2bfloat16_rd(f[i])};
+  __nv_bfloat16 r[kBfOps] = {__hadd(x, y),
+                             __hsub(x, y),
+                             __hmul(x, y),
+                             __hfma(x, y, z),
+                             __float2bfloat16_rn(f[i]),
+                             __float2bfloat16_rz(f[i]),
+                             __float2bfloat16_ru(f[i]),
+                             __float2bfloat16_rd(f[i])};
   for (int k = 0; k < kBfOps; ++k) out[static_cast<size_t>(k) * n + i] = __bfloat16_as_ushort(r[k]);
 }
 
@@ -756,30 +849,34 @@ static void half_checks() {
     sqrt_want[i] = static_cast<float>(half_value(to_half(std::sqrt(std::fabs(x)))));
     double bx = bf16_value(ba[i]), by = bf16_value(bb[i]), bz = bf16_value(bc[i]);
     uint16_t* v = &wb[i];
-    v[0 * n] = to_bf16(bx + by), v[1 * n] = to_bf16(bx - by), v[2 * n] = to_bf16(bx * by), v[3 * n] = to_bf16(bx * by + bz);
+    v[0 * n] = to_bf16(bx + by), v[1 * n] = to_bf16(bx - by), v[2 * n] = to_bf16(bx * by),
+          v[3 * n] = to_bf16(bx * by + bz);
     for (int m = 0; m < 4; ++m) v[(4 + m) * n] = to_bf16(f[i], static_cast<Mode>(m));
   }
   const char* hnames[kHalfOps + 4] = {
-      "half __hadd",           "half __hsub",           "half __hmul",           "half __hfma",
-      "half __hneg",           "half __habs",           "half __hmax",           "half __hmin",
-      "half2 __hadd2 (low)",   "half2 __hfma2 (high)",  "__float2half_rn",       "__float2half_rz",
-      "__float2half_ru",       "__float2half_rd",       nullptr,                 nullptr,
-      "half __hlt/__heq",      "__half2float (exact)"};
+      "half __hadd",     "half __hsub",      "half __hmul",         "half __hfma",         "half __hneg",
+      "half __habs",     "half __hmax",      "half __hmin",         "half2 __hadd2 (low)", "half2 __hfma2 (high)",
+      "__float2half_rn", "__float2half_rz",  "__float2half_ru",     "__float2half_rd",     nullptr,
+      nullptr,           "half __hlt/__heq", "__half2float (exact)"};
   for (int k = 0; k < kHalfOps + 4; ++k)
     if (hnames[k]) kt::check_array(hnames[k], &gh[static_cast<size_t>(k) * n], &wh[static_cast<size_t>(k) * n], n);
   // A half's ulp is 2^13 float ulps, so 1 half ulp = distance 8192 between the widened values
   // in one binade; checked as at most one step in the half encoding instead:
   size_t bad = 0;
   for (int i = 0; i < n; ++i) {
-    int dg = static_cast<int>(gh[static_cast<size_t>(kHalfOps) * n + i]), dw = to_half(static_cast<double>(div_want[i]));
-    int sg = static_cast<int>(gh[static_cast<size_t>(kHalfOps + 1) * n + i]), sw = to_half(static_cast<double>(sqrt_want[i]));
+    int dg = static_cast<int>(gh[static_cast<size_t>(kHalfOps) * n + i]),
+        dw = to_half(static_cast<double>(div_want[i]));
+    int sg = static_cast<int>(gh[static_cast<size_t>(kHalfOps + 1) * n + i]),
+        sw = to_half(static_cast<double>(sqrt_want[i]));
     if ((dg ^ dw) & 0x8000 || std::abs(dg - dw) > 1) ++bad;
     if ((sg ^ sw) & 0x8000 || std::abs(sg - sw) > 1) ++bad;
   }
   kt::checkf("half __hdiv and hsqrt within 1 ulp", bad == 0, "%zu results more than 1 ulp away", bad);
-  const char* bnames[kBfOps] = {"bf16 __hadd", "bf16 __hsub", "bf16 __hmul", "bf16 __hfma",
-                                "__float2bfloat16_rn", "__float2bfloat16_rz", "__float2bfloat16_ru", "__float2bfloat16_rd"};
-  for (int k = 0; k < kBfOps; ++k) kt::check_array(bnames[k], &gb[static_cast<size_t>(k) * n], &wb[static_cast<size_t>(k) * n], n);
+  const char* bnames[kBfOps] = {"bf16 __hadd",         "bf16 __hsub",         "bf16 __hmul",
+                                "bf16 __hfma",         "__float2bfloat16_rn", "__float2bfloat16_rz",
+                                "__float2bfloat16_ru", "__float2bfloat16_rd"};
+  for (int k = 0; k < kBfOps; ++k)
+    kt::check_array(bnames[k], &gb[static_cast<size_t>(k) * n], &wb[static_cast<size_t>(k) * n], n);
   for (void* p : {static_cast<void*>(dha), static_cast<void*>(dhb), static_cast<void*>(dhc), static_cast<void*>(dba),
                   static_cast<void*>(dbb), static_cast<void*>(dbc), static_cast<void*>(df), static_cast<void*>(dho),
                   static_cast<void*>(dbo)})
@@ -792,9 +889,17 @@ __global__ void float_functions(const float* x, const float* y, float* out, int 
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   float v = x[i], w = y[i];
-  float r[kApprox] = {__expf(v * 0.125f), __logf(fabsf(w)),  __sinf(v * 0.03125f), __cosf(v * 0.03125f),
-                      __fdividef(v, w),   expf(v),            logf(fabsf(w)),       sinf(v * 100.0f),
-                      cosf(v * 100.0f),   powf(fabsf(w), v * 0.01f), 0.0f};
+  float r[kApprox] = {__expf(v * 0.125f),
+                      __logf(fabsf(w)),
+                      __sinf(v * 0.03125f),
+                      __cosf(v * 0.03125f),
+                      __fdividef(v, w),
+                      expf(v),
+                      logf(fabsf(w)),
+                      sinf(v * 100.0f),
+                      cosf(v * 100.0f),
+                      powf(fabsf(w), v * 0.01f),
+                      0.0f};
   for (int k = 0; k < kApprox; ++k) out[static_cast<size_t>(k) * n + i] = r[k];
 }
 constexpr int kApproxD = 4;
@@ -811,8 +916,8 @@ static void function_checks() {
   kt::Rng rng(77);
   std::vector<float> x(n), y(n);
   for (int i = 0; i < n; ++i) {
-    x[i] = static_cast<float>(rng.uniform(-80, 80));       // expf over [-80, 80]; __expf over [-10, 10]
-    y[i] = random_value<float>(rng, -60, 60);              // logf, __logf, __fdividef divisor
+    x[i] = static_cast<float>(rng.uniform(-80, 80));  // expf over [-80, 80]; __expf over [-10, 10]
+    y[i] = random_value<float>(rng, -60, 60);         // logf, __logf, __fdividef divisor
   }
   x[0] = 0.0f, x[1] = 1.0f, x[2] = -1.0f, y[0] = 1.0f, y[1] = 0.75f, y[2] = 1.5f;
   float *dx = to_device(x), *dy = to_device(y), *dout = device_array<float>(static_cast<size_t>(kApprox) * n);

@@ -13,25 +13,24 @@
 #include <string>
 #include <vector>
 
-#define CU(call)                                                                     \
-  do {                                                                               \
-    CUresult cu_err_ = (call);                                                       \
-    if (cu_err_ != CUDA_SUCCESS) {                                                   \
-      const char* cu_name_ = nullptr;                                                \
-      cuGetErrorName(cu_err_, &cu_name_);                                            \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,      \
-                   cu_name_ ? cu_name_ : "?");                                       \
-      std::printf("ABORT %s: %s\n", #call, cu_name_ ? cu_name_ : "?");               \
-      std::exit(2);                                                                  \
-    }                                                                                \
+#define CU(call)                                                                                            \
+  do {                                                                                                      \
+    CUresult cu_err_ = (call);                                                                              \
+    if (cu_err_ != CUDA_SUCCESS) {                                                                          \
+      const char* cu_name_ = nullptr;                                                                       \
+      cuGetErrorName(cu_err_, &cu_name_);                                                                   \
+      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cu_name_ ? cu_name_ : "?"); \
+      std::printf("ABORT %s: %s\n", #call, cu_name_ ? cu_name_ : "?");                                      \
+      std::exit(2);                                                                                         \
+    }                                                                                                       \
   } while (0)
-#define NVRTC(call)                                                                                      \
-  do {                                                                                                   \
-    nvrtcResult nv_err_ = (call);                                                                        \
-    if (nv_err_ != NVRTC_SUCCESS) {                                                                      \
+#define NVRTC(call)                                                                                            \
+  do {                                                                                                         \
+    nvrtcResult nv_err_ = (call);                                                                              \
+    if (nv_err_ != NVRTC_SUCCESS) {                                                                            \
       std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, nvrtcGetErrorString(nv_err_)); \
-      std::exit(2);                                                                                      \
-    }                                                                                                    \
+      std::exit(2);                                                                                            \
+    }                                                                                                          \
   } while (0)
 
 static const char* kSource = R"(

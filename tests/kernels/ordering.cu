@@ -54,17 +54,17 @@ int main() {
 
   // ---- one stream: memset, kernels, copies, a host function, in order
   Seen seen{pinned, -1, -1, -1};
-  CK(cudaMemsetAsync(a, 0, kN * sizeof(int), s1));            // a = 0
-  add<<<blocks, 256, 0, s1>>>(a, 5, kN);                     // a = 5
+  CK(cudaMemsetAsync(a, 0, kN * sizeof(int), s1));  // a = 0
+  add<<<blocks, 256, 0, s1>>>(a, 5, kN);            // a = 5
   CK_LAUNCH();
   CK(cudaMemcpyAsync(b, a, kN * sizeof(int), cudaMemcpyDeviceToDevice, s1));  // b = 5
-  mul<<<blocks, 256, 0, s1>>>(b, 3, kN);                     // b = 15
+  mul<<<blocks, 256, 0, s1>>>(b, 3, kN);                                      // b = 15
   CK_LAUNCH();
-  add<<<blocks, 256, 0, s1>>>(a, 1, kN);                     // a = 6 (b keeps 15)
+  add<<<blocks, 256, 0, s1>>>(a, 1, kN);  // a = 6 (b keeps 15)
   CK_LAUNCH();
   CK(cudaMemcpyAsync(pinned, b, kN * sizeof(int), cudaMemcpyDeviceToHost, s1));
   CK(cudaLaunchHostFunc(s1, observe, &seen));
-  CK(cudaMemsetAsync(b, 0xff, kN * sizeof(int), s1));         // b = -1, after the host function
+  CK(cudaMemsetAsync(b, 0xff, kN * sizeof(int), s1));  // b = -1, after the host function
   CK(cudaStreamSynchronize(s1));
   kt::checkf("host function sees the copy before it", seen.sum == 15ll * kN && seen.first == 15 && seen.last == 15,
              "sum %lld first %d last %d", seen.sum, seen.first, seen.last);
@@ -77,7 +77,7 @@ int main() {
   // ---- events
   cudaEvent_t done;
   CK(cudaEventCreate(&done));
-  add<<<blocks, 256, 0, s1>>>(a, 10, kN);                    // a = 16
+  add<<<blocks, 256, 0, s1>>>(a, 10, kN);  // a = 16
   CK_LAUNCH();
   CK(cudaEventRecord(done, s1));
   CK(cudaEventSynchronize(done));
@@ -89,11 +89,11 @@ int main() {
   cudaEvent_t written;
   CK(cudaEventCreateWithFlags(&written, cudaEventDisableTiming));
   for (int round = 0; round < 3; ++round) {
-    mul<<<blocks, 256, 0, s1>>>(a, 2, kN);                   // a = 32, 64, 128
+    mul<<<blocks, 256, 0, s1>>>(a, 2, kN);  // a = 32, 64, 128
     CK_LAUNCH();
     CK(cudaEventRecord(written, s1));
     CK(cudaStreamWaitEvent(s2, written, 0));
-    plus_index<<<blocks, 256, 0, s2>>>(b, a, kN);            // b = a + i
+    plus_index<<<blocks, 256, 0, s2>>>(b, a, kN);  // b = a + i
     CK_LAUNCH();
     CK(cudaStreamSynchronize(s2));
     CK(cudaMemcpy(hb.data(), b, kN * sizeof(int), cudaMemcpyDeviceToHost));

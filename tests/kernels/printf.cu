@@ -18,8 +18,7 @@ __global__ void formats() {
 __global__ void shapes() {
   int t = threadIdx.x;
   if (t == 0) printf("no arguments\n");
-  if (t == 1)
-    printf("twelve: %d %d %d %d %d %d %d %d %d %d %d %d\n", 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12);
+  if (t == 1) printf("twelve: %d %d %d %d %d %d %d %d %d %d %d %d\n", 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12);
   printf("lane %02d of %d\n", t, blockDim.x);
 }
 

@@ -24,8 +24,8 @@ int main() {
   apply<<<(n + 127) / 128, 128>>>(din, dout, n);
   CK_LAUNCH();
   CK(cudaMemcpy(out.data(), dout, n * sizeof(int), cudaMemcpyDeviceToHost));
-  kt::check_array("kernel calls a __device__ function and reads a variable of another file", out.data(),
-                  want.data(), n);
+  kt::check_array("kernel calls a __device__ function and reads a variable of another file", out.data(), want.data(),
+                  n);
   const int bias = 200;
   CK(cudaMemcpyToSymbol(rdc_bias, &bias, sizeof bias));
   apply<<<(n + 127) / 128, 128>>>(din, dout, n);

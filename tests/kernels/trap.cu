@@ -29,9 +29,11 @@ int main() {
   kt::checkf("next synchronize returns cudaErrorLaunchFailure", e == cudaErrorLaunchFailure, "%s", cudaGetErrorName(e));
   void* p = nullptr;
   e = cudaMalloc(&p, 256);
-  kt::checkf("sticky: cudaMalloc returns cudaErrorLaunchFailure", e == cudaErrorLaunchFailure, "%s", cudaGetErrorName(e));
+  kt::checkf("sticky: cudaMalloc returns cudaErrorLaunchFailure", e == cudaErrorLaunchFailure, "%s",
+             cudaGetErrorName(e));
   e = cudaMemcpy(out, d, sizeof out, cudaMemcpyDeviceToHost);
-  kt::checkf("sticky: cudaMemcpy returns cudaErrorLaunchFailure", e == cudaErrorLaunchFailure, "%s", cudaGetErrorName(e));
+  kt::checkf("sticky: cudaMemcpy returns cudaErrorLaunchFailure", e == cudaErrorLaunchFailure, "%s",
+             cudaGetErrorName(e));
   e = cudaDeviceSynchronize();
   kt::checkf("sticky: synchronize again returns cudaErrorLaunchFailure", e == cudaErrorLaunchFailure, "%s",
              cudaGetErrorName(e));
