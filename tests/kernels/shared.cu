@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shared memory and block barriers: static and dynamic shared memory (private to each block,
+// the two kinds never overlapping), 64 KiB of dynamic shared memory after opting in,
+// __syncthreads, __syncthreads_count/_and/_or, a block tree reduction, and a tiled 64x64x64
+// SGEMM compared with the host: exactly on integer-valued inputs (every partial sum is an
+// integer below 2^24, so exact in float in any order), and on random inputs within the
+// classical dot-product bound |fl(a.b) - a.b| <= gamma_K * sum|a_k b_k|, gamma_K = K u/(1-K u),
+// u = 2^-24, K = 64 (Higham, Accuracy and Stability of Numerical Algorithms, 3.1; it holds with
+// or without fused multiply-add and in any summation order).
+#include "check.h"
+
+#include <vector>
+
+constexpr int kRev = 256;
+
+__global__ void reverse_static(const int* in, int* out) {
+  __shared__ int s[kRev];
+  int t = threadIdx.x, base = blockIdx.x * kRev;
+  s[t] = in[base + t];
+  __syncthreads();
+  out[base + t] = s[kRev - 1 - t];
+}
+
+// blockDim.x elements of dynamic shared memory per block.
+__global__ void reverse_dynamic(const int* in, int* out) {
+  extern __shared__ int d[];
+  int t = threadIdx.x, n = blockDim.x, base = blockIdx.x * n;
+  d[t] = in[base + t];
+  __syncthreads();
+  out[base + t] = d[n - 1 - t];
+}
+
+// 128 threads, 128 ints of static and 128 of dynamic shared memory: writing one must not
+// disturb the other.
+__global__ void static_and_dynamic(int* out) {
+  __shared__ int st[128];
+  extern __shared__ int dy[];
+  int t = threadIdx.x, b = blockIdx.x;
+  st[t] = t + 1000 * b;
+  dy[t] = -t - 1000 * b;
+  __syncthreads();
+  out[(b * 128 + t) * 2] = st[127 - t];
+  out[(b * 128 + t) * 2 + 1] = dy[127 - t];
+}
+
+constexpr int kBigWords = 16384;  // 64 KiB of dynamic shared memory
+__device__ __host__ unsigned big_value(unsigned i, unsigned block) { return i * 2654435761u + block; }
+
+__global__ void big_dynamic(unsigned* out) {
+  extern __shared__ unsigned big[];
+  for (int i = threadIdx.x; i < kBigWords; i += blockDim.x) big[i] = big_value(i, blockIdx.x);
+  __syncthreads();
+  unsigned acc = 0;
+  for (int i = threadIdx.x; i < kBigWords; i += blockDim.x) acc = acc * 31 + big[kBigWords - 1 - i];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+
+// Six block-wide votes per thread.
+__global__ void votes(int* out) {
+  int t = threadIdx.x;
+  int r[6];
+  r[0] = __syncthreads_count(t % 3 == 0);
+  r[1] = __syncthreads_count(t < static_cast<int>(blockIdx.x));
+  r[2] = __syncthreads_and(t < 1000) != 0;
+  r[3] = __syncthreads_and(t != 77) != 0;
+  r[4] = __syncthreads_or(t == 200) != 0;
+  r[5] = __syncthreads_or(t >= static_cast<int>(blockDim.x)) != 0;
+  for (int k = 0; k < 6; ++k) out[(blockIdx.x * blockDim.x + t) * 6 + k] = r[k];
+}
+
+// Tree reduction: 256 threads, 4 elements each, one partial sum per block.
+__global__ void block_sum(const int* in, long long* partial) {
+  __shared__ long long s[256];
+  int t = threadIdx.x;
+  const int* p = in + blockIdx.x * 1024;
+  s[t] = static_cast<long long>(p[t]) + p[t + 256] + p[t + 512] + p[t + 768];
+  __syncthreads();
+  for (int stride = 128; stride > 0; stride >>= 1) {
+    if (t < stride) s[t] += s[t + stride];
+    __syncthreads();
+  }
+  if (t == 0) partial[blockIdx.x] = s[0];
+}
+
+constexpr int kN = 64, kTile = 16;
+// C = A * B, all kN x kN row-major, 16x16 tiles, grid (4,4) of blocks (16,16).
+__global__ void sgemm_tiled(const float* A, const float* B, float* C) {
+  __shared__ float As[kTile][kTile];
+  __shared__ float Bs[kTile][kTile];
+  int tx = threadIdx.x, ty = threadIdx.y;
+  int row = blockIdx.y * kTile + ty, col = blockIdx.x * kTile + tx;
+  float acc = 0.0f;
+  for (int k0 = 0; k0 < kN; k0 += kTile) {
+    As[ty][tx] = A[row * kN + k0 + tx];
+    Bs[ty][tx] = B[(k0 + ty) * kN + col];
+    __syncthreads();
+    for (int k = 0; k < kTile; ++k) acc += As[ty][k] * Bs[k][tx];
+    __syncthreads();
+  }
+  C[row * kN + col] = acc;
+}
+
+template <typename Kernel>
+static std::vector<int> run_reverse(Kernel kernel, int blocks, int threads, size_t dyn) {
+  int n = blocks * threads;
+  std::vector<int> in(n), out(n);
+  for (int i = 0; i < n; ++i) in[i] = i * 3 - 7;
+  int *din = nullptr, *dout = nullptr;
+  CK(cudaMalloc(&din, n * sizeof(int)));
+  CK(cudaMalloc(&dout, n * sizeof(int)));
+  CK(cudaMemcpy(din, in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+  CK(cudaMemset(dout, 0, n * sizeof(int)));
+  kernel<<<blocks, threads, dyn>>>(din, dout);
+  CK_LAUNCH();
+  CK(cudaMemcpy(out.data(), dout, n * sizeof(int), cudaMemcpyDeviceToHost));
+  CK(cudaFree(din));
+  CK(cudaFree(dout));
+  return out;
+}
+
+static std::vector<int> want_reverse(int blocks, int threads) {
+  std::vector<int> w(blocks * threads);
+  for (int b = 0; b < blocks; ++b)
+    for (int t = 0; t < threads; ++t) w[b * threads + t] = (b * threads + threads - 1 - t) * 3 - 7;
+  return w;
+}
+
+static void sgemm_case(const char* name, const std::vector<float>& A, const std::vector<float>& B, bool exact) {
+  const size_t bytes = kN * kN * sizeof(float);
+  float *dA, *dB, *dC;
+  CK(cudaMalloc(&dA, bytes));
+  CK(cudaMalloc(&dB, bytes));
+  CK(cudaMalloc(&dC, bytes));
+  CK(cudaMemcpy(dA, A.data(), bytes, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(dB, B.data(), bytes, cudaMemcpyHostToDevice));
+  CK(cudaMemset(dC, 0xff, bytes));  // NaN until written
+  sgemm_tiled<<<dim3(kN / kTile, kN / kTile), dim3(kTile, kTile)>>>(dA, dB, dC);
+  CK_LAUNCH();
+  std::vector<float> C(kN * kN);
+  CK(cudaMemcpy(C.data(), dC, bytes, cudaMemcpyDeviceToHost));
+  CK(cudaFree(dA));
+  CK(cudaFree(dB));
+  CK(cudaFree(dC));
+  const double u = 0x1p-24, gamma = kN * u / (1 - kN * u);
+  const double gamma_host = kN * 0x1p-53 / (1 - kN * 0x1p-53);  // the host's double sum
+  size_t bad = 0, first = 0;
+  double first_got = 0, first_want = 0, first_tol = 0;
+  for (int i = 0; i < kN; ++i)
+    for (int j = 0; j < kN; ++j) {
+      double ref = 0, mag = 0;
+      for (int k = 0; k < kN; ++k) {
+        double p = static_cast<double>(A[i * kN + k]) * B[k * kN + j];  // exact in double
+        ref += p;
+        mag += std::fabs(p);
+      }
+      double got = C[i * kN + j];
+      double tol = exact ? 0.0 : (gamma + gamma_host) * mag;
+      if (!(std::fabs(got - ref) <= tol) && bad++ == 0)
+        first = i * kN + j, first_got = got, first_want = ref, first_tol = tol;
+    }
+  if (bad == 0)
+    kt::check(name, true);
+  else
+    kt::checkf(name, false, "%zu of %d beyond the bound; first C[%zu] = %.9g, expected %.9g +- %.3g", bad, kN * kN,
+               first, first_got, first_want, first_tol);
+}
+
+int main() {
+  {
+    auto got = run_reverse(reverse_static, 64, kRev, 0);
+    auto want = want_reverse(64, kRev);
+    kt::check_array("static shared: per-block reverse (64 blocks x 256)", got.data(), want.data(), got.size());
+  }
+  for (int threads : {32, 100, 512, 1024}) {
+    auto got = run_reverse(reverse_dynamic, 40, threads, threads * sizeof(int));
+    auto want = want_reverse(40, threads);
+    char name[96];
+    std::snprintf(name, sizeof name, "dynamic shared: per-block reverse (40 blocks x %d)", threads);
+    kt::check_array(name, got.data(), want.data(), got.size());
+  }
+  {
+    const int blocks = 16;
+    int* d;
+    CK(cudaMalloc(&d, blocks * 128 * 2 * sizeof(int)));
+    static_and_dynamic<<<blocks, 128, 128 * sizeof(int)>>>(d);
+    CK_LAUNCH();
+    std::vector<int> got(blocks * 256), want(blocks * 256);
+    CK(cudaMemcpy(got.data(), d, got.size() * sizeof(int), cudaMemcpyDeviceToHost));
+    CK(cudaFree(d));
+    for (int b = 0; b < blocks; ++b)
+      for (int t = 0; t < 128; ++t) {
+        want[(b * 128 + t) * 2] = (127 - t) + 1000 * b;
+        want[(b * 128 + t) * 2 + 1] = -(127 - t) - 1000 * b;
+      }
+    kt::check_array("static and dynamic shared do not overlap", got.data(), want.data(), got.size());
+  }
+  {
+    const int blocks = 8, threads = 256;
+    CK(cudaFuncSetAttribute(big_dynamic, cudaFuncAttributeMaxDynamicSharedMemorySize, kBigWords * 4));
+    unsigned* d;
+    CK(cudaMalloc(&d, blocks * threads * sizeof(unsigned)));
+    big_dynamic<<<blocks, threads, kBigWords * 4>>>(d);
+    CK_LAUNCH();
+    std::vector<unsigned> got(blocks * threads), want(blocks * threads);
+    CK(cudaMemcpy(got.data(), d, got.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    CK(cudaFree(d));
+    for (int b = 0; b < blocks; ++b)
+      for (int t = 0; t < threads; ++t) {
+        unsigned acc = 0;
+        for (int i = t; i < kBigWords; i += threads) acc = acc * 31 + big_value(kBigWords - 1 - i, b);
+        want[b * threads + t] = acc;
+      }
+    kt::check_array("64 KiB dynamic shared after opt-in", got.data(), want.data(), got.size());
+  }
+  {
+    const int blocks = 300, threads = 256;  // blockIdx.x runs past blockDim.x for the count
+    int* d;
+    CK(cudaMalloc(&d, blocks * threads * 6 * sizeof(int)));
+    votes<<<blocks, threads>>>(d);
+    CK_LAUNCH();
+    std::vector<int> got(blocks * threads * 6), want(blocks * threads * 6);
+    CK(cudaMemcpy(got.data(), d, got.size() * sizeof(int), cudaMemcpyDeviceToHost));
+    CK(cudaFree(d));
+    for (int b = 0; b < blocks; ++b)
+      for (int t = 0; t < threads; ++t) {
+        int* w = &want[(b * threads + t) * 6];
+        w[0] = 86;  // multiples of 3 in [0, 256)
+        w[1] = b < threads ? b : threads;
+        w[2] = 1, w[3] = 0, w[4] = 1, w[5] = 0;
+      }
+    kt::check_array("__syncthreads_count/_and/_or", got.data(), want.data(), got.size());
+  }
+  {
+    const int blocks = 64, n = blocks * 1024;
+    std::vector<int> in(n);
+    kt::Rng rng(7);
+    for (int& v : in) v = static_cast<int>(rng.u32() % 2000001) - 1000000;
+    int* din;
+    long long* dp;
+    CK(cudaMalloc(&din, n * sizeof(int)));
+    CK(cudaMalloc(&dp, blocks * sizeof(long long)));
+    CK(cudaMemcpy(din, in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+    block_sum<<<blocks, 256>>>(din, dp);
+    CK_LAUNCH();
+    std::vector<long long> got(blocks), want(blocks, 0);
+    CK(cudaMemcpy(got.data(), dp, blocks * sizeof(long long), cudaMemcpyDeviceToHost));
+    CK(cudaFree(din));
+    CK(cudaFree(dp));
+    for (int i = 0; i < n; ++i) want[i / 1024] += in[i];
+    kt::check_array("block tree reduction (64 blocks x 1024 ints)", got.data(), want.data(), blocks);
+  }
+  {
+    std::vector<float> A(kN * kN), B(kN * kN);
+    for (int i = 0; i < kN; ++i)
+      for (int j = 0; j < kN; ++j) {
+        A[i * kN + j] = static_cast<float>((i * 3 + j) % 17 - 8);
+        B[i * kN + j] = static_cast<float>((i + 5 * j) % 13 - 6);
+      }
+    sgemm_case("tiled SGEMM 64x64x64, integer-valued: exact", A, B, true);
+    kt::Rng rng(11);
+    for (float& v : A) v = static_cast<float>(rng.uniform(-1, 1));
+    for (float& v : B) v = static_cast<float>(rng.uniform(-1, 1));
+    sgemm_case("tiled SGEMM 64x64x64, random: within gamma_64 * sum|a||b|", A, B, false);
+  }
+  return kt::finish("shared");
+}
