@@ -126,6 +126,8 @@ void worker_loop(Stream* s) {
 }  // namespace
 
 Status Backend::stream_enqueue(Stream* s, std::function<void()> fn, std::function<void()> done) {
+  // A context whose kernel failed takes no more work (its sticky error).
+  if (s->ctx && s->ctx->fault.load(std::memory_order_acquire) != Status::Ok) return s->ctx->fault.load();
   // Stream capture (core/graph.h): on a capturing stream the work becomes a graph node.
   if (Status st = Status::Ok; graph::intercept_work(s, fn, &st)) return st;
   std::unique_lock lock(s->mu);

@@ -76,10 +76,11 @@ class Gen {
     i8p_ = PointerType::getUnqual(i8_);
     auto* range = StructType::create(C_, {i64_, i64_}, "fg.range");
     range_ty_ = range;
-    env_ty_ = StructType::create(C_, {i8p_, i8p_, i64_, i8p_, i64_, ArrayType::get(i32_, 3), ArrayType::get(i32_, 3),
-                                      ArrayType::get(i32_, 3), i32_, PointerType::getUnqual(range), i8p_,
-                                      PointerType::getUnqual(i64_)},
-                                 "fg.env");
+    env_ty_ = StructType::create(
+        C_,
+        {i8p_, i8p_, i64_, i8p_, i64_, ArrayType::get(i32_, 3), ArrayType::get(i32_, 3), ArrayType::get(i32_, 3), i32_,
+         PointerType::getUnqual(range), i8p_, PointerType::getUnqual(i64_)},
+        "fg.env");
     envp_ = PointerType::getUnqual(env_ty_);
   }
 
@@ -96,6 +97,8 @@ class Gen {
       define(*f);
     }
     make_block_function(*entry, thread);
+    make_thread_function(thread);
+    out_->needs_fibers = needs_fibers_;
     out_->sites = sites_;
     out_->shared_static = shared_static_;
     out_->globals = globals_;
@@ -151,9 +154,9 @@ class Gen {
     if (!def || !def->has_body) unsupported("calls '" + f.name + "', which no module loaded defines");
     // A kernel's parameters come from the launch's block (BlockEnv::params); a function's
     // from its caller's buffers.
-    Function* fn = Function::Create(def->entry ? thread_type(0, 0) : thread_type(def->returns.size(), def->params.size()),
-                                    Function::InternalLinkage,
-                                    "fg.thr." + def->name, M_.get());
+    Function* fn = Function::Create(
+        def->entry ? thread_type(0, 0) : thread_type(def->returns.size(), def->params.size()),
+        Function::InternalLinkage, "fg.thr." + def->name, M_.get());
     functions_[f.name] = fn;
     pending_.push_back(def);
     return fn;
@@ -177,7 +180,8 @@ class Gen {
   std::unordered_map<std::string, Value*> param_addr_;  // .param names → host address (i64)
   std::unordered_map<std::string, Value*> local_addr_;  // .local names → host address (i64)
   std::unordered_map<std::string, BasicBlock*> labels_;
-  BasicBlock* exit_ = nullptr;  // returns at once (a fault, ret, exit)
+  BasicBlock* exit_ = nullptr;   // returns at once (a fault, ret, exit)
+  AllocaInst* carry_ = nullptr;  // CC.CF, made on first use
   std::vector<std::string> call_returns_;
 
   void define(const ptx::Function& f) {
@@ -187,6 +191,7 @@ class Gen {
     param_addr_.clear();
     local_addr_.clear();
     labels_.clear();
+    carry_ = nullptr;
     BasicBlock* entry = BasicBlock::Create(C_, "entry", llfn_);
     B_.SetInsertPoint(entry);
     auto arg = llfn_->arg_begin();
@@ -257,9 +262,7 @@ class Gen {
   }
 
   // ---- values -----------------------------------------------------------------------------
-  Value* load_env(EnvField f, Type* ty) {
-    return B_.CreateLoad(ty, B_.CreateStructGEP(env_ty_, env_, f));
-  }
+  Value* load_env(EnvField f, Type* ty) { return B_.CreateLoad(ty, B_.CreateStructGEP(env_ty_, env_, f)); }
   Value* env_dim(EnvField f, int i) {
     Value* arr = B_.CreateStructGEP(env_ty_, env_, f);
     return B_.CreateLoad(i32_, B_.CreateConstInBoundsGEP2_32(ArrayType::get(i32_, 3), arr, 0, i));
@@ -361,7 +364,13 @@ class Gen {
       }
       unsupported("uses " + name + ", a variable in an unsupported state space");
     }
-    if (const ptx::Function* f = P_.find_function(name)) return B_.CreatePtrToInt(declare(*f), i64_);
+    if (const ptx::Function* f = P_.find_function(name)) {
+      const int64_t index = kernels::function_index(P_, name);
+      if (index < 0) unsupported("takes the address of " + name + ", which no module loaded defines");
+      declare(*f);
+      return B_.getInt64(kernels::kFunctionTag + static_cast<uint64_t>(index));
+    }
+    if (name == "WARP_SZ") return B_.getInt64(32);
     malformed(in, "unknown symbol " + name);
   }
 
@@ -475,8 +484,8 @@ class Gen {
       a = B_.getInt64(static_cast<uint64_t>(op.imm));
     } else {
       const Operand& base = op.elems[0];
-      if (base.kind == Operand::Kind::Symbol || (base.kind == Operand::Kind::Reg && !regs_.count(base.name) &&
-                                                 base.name.size() > 0 && base.name[0] != '%')) {
+      if (base.kind == Operand::Kind::Symbol ||
+          (base.kind == Operand::Kind::Reg && !regs_.count(base.name) && base.name.size() > 0 && base.name[0] != '%')) {
         a = symbol_address(base.name, in);
       } else {
         a = read(base, PType::U64, in);  // a 32-bit register is zero-extended (shared offsets)
@@ -538,9 +547,10 @@ class Gen {
     BasicBlock* slow = BasicBlock::Create(C_, "check", llfn_);
     BasicBlock* fail = BasicBlock::Create(C_, "illegal", llfn_);
     BasicBlock* ok = BasicBlock::Create(C_, "in", llfn_);
-    B_.CreateCondBr(inside, ok, slow,
-                    MDNode::get(C_, {MDString::get(C_, "branch_weights"), ConstantAsMetadata::get(B_.getInt32(1u << 20)),
-                                     ConstantAsMetadata::get(B_.getInt32(1))}));
+    B_.CreateCondBr(
+        inside, ok, slow,
+        MDNode::get(C_, {MDString::get(C_, "branch_weights"), ConstantAsMetadata::get(B_.getInt32(1u << 20)),
+                         ConstantAsMetadata::get(B_.getInt32(1))}));
     B_.SetInsertPoint(slow);
     Value* r = B_.CreateCall(runtime("fg_rt_check", i32_, {envp_, i64_, i64_, i32_, i32_}),
                              {env_, a, B_.getInt64(bytes), B_.getInt32(site), B_.getInt32(write ? 1 : 0)});
@@ -685,9 +695,17 @@ class Gen {
     const bool sign = is_signed(t);
     auto a = [&] { return read(in.ops.at(1), t, in); };
     auto b = [&] { return read(in.ops.at(2), t, in); };
+    if (f && (t == PType::F32 || t == PType::F64) && rounding(in) != kernels::Rounding::Nearest) return directed(in);
     Value* r = nullptr;
+    if (!f && (in.has_mod("cc") || op == "addc" || op == "subc" || op == "madc")) return carry(in);
     if (op == "add" || op == "sub") {
-      if (in.has_mod("cc") || (in.has_mod("sat") && !f)) unsupported("uses " + op + " with .cc/.sat");
+      if (in.has_mod("sat") && !f) {  // add.sat.s32: clamped to the s32 range
+        Value* x = a();
+        Value* y = b();
+        r = B_.CreateBinaryIntrinsic(op == "add" ? Intrinsic::sadd_sat : Intrinsic::ssub_sat, x, y);
+        write(in.ops.at(0), t, r, in);
+        return;
+      }
       r = f ? (op == "add" ? B_.CreateFAdd(a(), b()) : B_.CreateFSub(a(), b()))
             : (op == "add" ? B_.CreateAdd(a(), b()) : B_.CreateSub(a(), b()));
       if (f && in.has_mod("sat")) r = saturate(r);
@@ -770,9 +788,146 @@ class Gen {
       return;
     } else if (op == "brev") {
       r = intrinsic(Intrinsic::bitreverse, {a()});
+    } else if (op == "sad") {  // c + |a - b|
+      Value* x = a();
+      Value* y = b();
+      Value* lt = sign ? B_.CreateICmpSLT(x, y) : B_.CreateICmpULT(x, y);
+      r = B_.CreateAdd(read(in.ops.at(3), t, in), B_.CreateSelect(lt, B_.CreateSub(y, x), B_.CreateSub(x, y)));
+    } else if (op == "dp4a" || op == "dp2a") {
+      // dp4a.atype.btype d, a, b, c: c + the products of a's and b's bytes (dp2a: a's
+      // halves with two of b's bytes, .lo or .hi).
+      if (in.types.size() != 2) malformed(in, "dp4a needs two types");
+      const bool sa = is_signed(in.types[0]), sb = is_signed(in.types[1]);
+      Value* x = read(in.ops.at(1), PType::B32, in);
+      Value* y = read(in.ops.at(2), PType::B32, in);
+      Value* acc = read(in.ops.at(3), PType::B32, in);
+      const bool four = op == "dp4a";
+      const unsigned base = !four && in.has_mod("hi") ? 2 : 0;
+      for (unsigned i = 0; i < (four ? 4u : 2u); ++i) {
+        Value* ea = four ? B_.CreateTrunc(B_.CreateLShr(x, 8 * i), i8_)
+                         : B_.CreateTrunc(B_.CreateLShr(x, 16 * i), i16_);
+        Value* eb = B_.CreateTrunc(B_.CreateLShr(y, 8 * (base + i)), i8_);
+        Value* pa = sa ? B_.CreateSExt(ea, i32_) : B_.CreateZExt(ea, i32_);
+        Value* pb = sb ? B_.CreateSExt(eb, i32_) : B_.CreateZExt(eb, i32_);
+        acc = B_.CreateAdd(acc, B_.CreateMul(pa, pb));
+      }
+      write(in.ops.at(0), PType::B32, acc, in);
+      return;
+    } else if (op == "shf") {
+      // shf.{l,r}.{wrap,clamp}.b32 d, a, b, c: the 64-bit {b, a} shifted by c, one half kept.
+      Value* lo = read(in.ops.at(1), PType::B32, in);
+      Value* hi = read(in.ops.at(2), PType::B32, in);
+      Value* n = read(in.ops.at(3), PType::U32, in);
+      const bool left = in.has_mod("l");
+      if (in.has_mod("clamp")) {
+        Value* big = B_.CreateICmpUGE(n, B_.getInt32(32));
+        Value* fs = B_.CreateIntrinsic(left ? Intrinsic::fshl : Intrinsic::fshr, {i32_}, {hi, lo, n});
+        r = B_.CreateSelect(big, left ? lo : hi, fs);
+      } else {
+        r = B_.CreateIntrinsic(left ? Intrinsic::fshl : Intrinsic::fshr, {i32_}, {hi, lo, n});
+      }
+      write(in.ops.at(0), PType::B32, r, in);
+      return;
     } else {
       unsupported("uses " + op);
     }
+    write(in.ops.at(0), t, r, in);
+  }
+
+  // Extended-precision arithmetic through the condition code's carry flag (CC.CF), one per
+  // function: add.cc/addc, sub.cc/subc (a borrow), mad.cc/madc (.lo or .hi of the product).
+  void carry(const ptx::Instruction& in) {
+    const std::string& op = in.opcode;
+    const PType t = type0(in);
+    Type* ty = value_type(t);
+    if (!carry_) {
+      IRBuilder<> eb(&llfn_->getEntryBlock(), llfn_->getEntryBlock().begin());
+      carry_ = eb.CreateAlloca(i1_, nullptr, "cc.cf");
+      eb.CreateStore(eb.getFalse(), carry_);
+    }
+    const bool use_in = op == "addc" || op == "subc" || op == "madc";
+    const bool set_out = in.has_mod("cc");
+    Value* cf = B_.CreateZExt(B_.CreateLoad(i1_, carry_), ty);
+    Value* a = read(in.ops.at(1), t, in);
+    Value* b = read(in.ops.at(2), t, in);
+    Value* r = nullptr;
+    Value* out = nullptr;
+    auto add = [&](Value* x, Value* y) {  // x + y (+ cf), with the carry out
+      Value* s1 = B_.CreateBinaryIntrinsic(Intrinsic::uadd_with_overflow, x, y);
+      Value* v = B_.CreateExtractValue(s1, 0);
+      Value* c = B_.CreateExtractValue(s1, 1);
+      if (use_in) {
+        Value* s2 = B_.CreateBinaryIntrinsic(Intrinsic::uadd_with_overflow, v, cf);
+        v = B_.CreateExtractValue(s2, 0);
+        c = B_.CreateOr(c, B_.CreateExtractValue(s2, 1));
+      }
+      out = c;
+      return v;
+    };
+    if (op == "add" || op == "addc") {
+      r = add(a, b);
+    } else if (op == "sub" || op == "subc") {
+      Value* s1 = B_.CreateBinaryIntrinsic(Intrinsic::usub_with_overflow, a, b);
+      Value* v = B_.CreateExtractValue(s1, 0);
+      Value* c = B_.CreateExtractValue(s1, 1);
+      if (use_in) {
+        Value* s2 = B_.CreateBinaryIntrinsic(Intrinsic::usub_with_overflow, v, cf);
+        v = B_.CreateExtractValue(s2, 0);
+        c = B_.CreateOr(c, B_.CreateExtractValue(s2, 1));
+      }
+      r = v;
+      out = c;
+    } else {  // mad / madc: .lo or .hi of a * b, plus c
+      unsigned bits = 0;
+      Value* p = mul_part(a, b, t, in, &bits);
+      r = add(p, read(in.ops.at(3), t, in));
+    }
+    if (set_out) B_.CreateStore(out, carry_);
+    write(in.ops.at(0), t, r, in);
+  }
+
+  static kernels::Rounding rounding(const ptx::Instruction& in) {
+    if (in.has_mod("rz")) return kernels::Rounding::Zero;
+    if (in.has_mod("rm")) return kernels::Rounding::Down;
+    if (in.has_mod("rp")) return kernels::Rounding::Up;
+    return kernels::Rounding::Nearest;
+  }
+
+  // add/sub/mul/div/sqrt/fma/rcp with .rz/.rm/.rp: one call into the runtime, which sets the
+  // host's rounding mode around the operation.
+  void directed(const ptx::Instruction& in) {
+    const std::string& op = in.opcode;
+    const PType t = type0(in);
+    using kernels::RoundedOp;
+    RoundedOp ro;
+    int args = 2;
+    if (op == "add") {
+      ro = RoundedOp::Add;
+    } else if (op == "sub") {
+      ro = RoundedOp::Sub;
+    } else if (op == "mul") {
+      ro = RoundedOp::Mul;
+    } else if (op == "div") {
+      ro = RoundedOp::Div;
+    } else if (op == "sqrt") {
+      ro = RoundedOp::Sqrt, args = 1;
+    } else if (op == "rcp") {
+      ro = RoundedOp::Rcp, args = 1;
+    } else if (op == "fma" || op == "mad") {
+      ro = RoundedOp::Fma, args = 3;
+    } else {
+      unsupported("uses " + op + " with a directed rounding modifier");
+    }
+    Type* ty = value_type(t);
+    Value* zero = ConstantFP::get(ty, 0.0);
+    Value* x = read(in.ops.at(1), t, in);
+    Value* y = args > 1 ? read(in.ops.at(2), t, in) : zero;
+    Value* z = args > 2 ? read(in.ops.at(3), t, in) : zero;
+    const char* name = t == PType::F32 ? "fg_rt_f32" : "fg_rt_f64";
+    Value* r = B_.CreateCall(
+        runtime(name, ty, {i32_, i32_, ty, ty, ty}),
+        {B_.getInt32(static_cast<uint32_t>(ro)), B_.getInt32(static_cast<uint32_t>(rounding(in))), x, y, z});
+    if (in.has_mod("sat")) r = saturate(r);
     write(in.ops.at(0), t, r, in);
   }
 
@@ -786,8 +941,8 @@ class Gen {
   Value* compare(const std::string& cmp, Value* a, Value* b, PType t, const ptx::Instruction& in) {
     if (is_float(t)) {
       static const std::map<std::string, CmpInst::Predicate> fp = {
-          {"eq", CmpInst::FCMP_OEQ}, {"ne", CmpInst::FCMP_ONE}, {"lt", CmpInst::FCMP_OLT},
-          {"le", CmpInst::FCMP_OLE}, {"gt", CmpInst::FCMP_OGT}, {"ge", CmpInst::FCMP_OGE},
+          {"eq", CmpInst::FCMP_OEQ},  {"ne", CmpInst::FCMP_ONE},  {"lt", CmpInst::FCMP_OLT},
+          {"le", CmpInst::FCMP_OLE},  {"gt", CmpInst::FCMP_OGT},  {"ge", CmpInst::FCMP_OGE},
           {"equ", CmpInst::FCMP_UEQ}, {"neu", CmpInst::FCMP_UNE}, {"ltu", CmpInst::FCMP_ULT},
           {"leu", CmpInst::FCMP_ULE}, {"gtu", CmpInst::FCMP_UGT}, {"geu", CmpInst::FCMP_UGE},
           {"num", CmpInst::FCMP_ORD}, {"nan", CmpInst::FCMP_UNO}};
@@ -797,11 +952,11 @@ class Gen {
     }
     const bool sign = is_signed(t);
     static const std::map<std::string, std::pair<CmpInst::Predicate, CmpInst::Predicate>> ip = {
-        {"eq", {CmpInst::ICMP_EQ, CmpInst::ICMP_EQ}},    {"ne", {CmpInst::ICMP_NE, CmpInst::ICMP_NE}},
-        {"lt", {CmpInst::ICMP_SLT, CmpInst::ICMP_ULT}},  {"le", {CmpInst::ICMP_SLE, CmpInst::ICMP_ULE}},
-        {"gt", {CmpInst::ICMP_SGT, CmpInst::ICMP_UGT}},  {"ge", {CmpInst::ICMP_SGE, CmpInst::ICMP_UGE}},
-        {"lo", {CmpInst::ICMP_ULT, CmpInst::ICMP_ULT}},  {"ls", {CmpInst::ICMP_ULE, CmpInst::ICMP_ULE}},
-        {"hi", {CmpInst::ICMP_UGT, CmpInst::ICMP_UGT}},  {"hs", {CmpInst::ICMP_UGE, CmpInst::ICMP_UGE}}};
+        {"eq", {CmpInst::ICMP_EQ, CmpInst::ICMP_EQ}},   {"ne", {CmpInst::ICMP_NE, CmpInst::ICMP_NE}},
+        {"lt", {CmpInst::ICMP_SLT, CmpInst::ICMP_ULT}}, {"le", {CmpInst::ICMP_SLE, CmpInst::ICMP_ULE}},
+        {"gt", {CmpInst::ICMP_SGT, CmpInst::ICMP_UGT}}, {"ge", {CmpInst::ICMP_SGE, CmpInst::ICMP_UGE}},
+        {"lo", {CmpInst::ICMP_ULT, CmpInst::ICMP_ULT}}, {"ls", {CmpInst::ICMP_ULE, CmpInst::ICMP_ULE}},
+        {"hi", {CmpInst::ICMP_UGT, CmpInst::ICMP_UGT}}, {"hs", {CmpInst::ICMP_UGE, CmpInst::ICMP_UGE}}};
     auto it = ip.find(cmp);
     if (it == ip.end()) malformed(in, "unknown comparison " + cmp);
     return B_.CreateICmp(sign ? it->second.first : it->second.second, a, b);
@@ -845,6 +1000,21 @@ class Gen {
     Value* v = read(in.ops.at(1), st, in);
     Value* r = nullptr;
     const bool sat = in.has_mod("sat");
+    const kernels::Rounding mode = rounding(in);
+    if (mode != kernels::Rounding::Nearest && (dt == PType::F32 || dt == PType::F64) &&
+        (st == PType::F64 || (!is_float(st) && bits_of(st) >= 32))) {
+      using kernels::Source;
+      const Source from = st == PType::F64    ? Source::F64
+                          : bits_of(st) == 32 ? (is_signed(st) ? Source::S32 : Source::U32)
+                                              : (is_signed(st) ? Source::S64 : Source::U64);
+      Value* bitsv = B_.CreateZExt(to_bits(v, bits_of(st), false), i64_);
+      Value* rr = B_.CreateCall(
+          runtime(dt == PType::F32 ? "fg_rt_cvt_f32" : "fg_rt_cvt_f64", value_type(dt), {i32_, i32_, i64_}),
+          {B_.getInt32(static_cast<uint32_t>(mode)), B_.getInt32(static_cast<uint32_t>(from)), bitsv});
+      if (sat) rr = saturate(rr);
+      write(in.ops.at(0), dt, rr, in);
+      return;
+    }
     if (is_float(dt) && is_float(st)) {
       Type* to = value_type(dt);
       if (bits_of(dt) > bits_of(st)) {
@@ -930,16 +1100,15 @@ class Gen {
       // Computed in 128 bits so that pos + len up to 510 never over-shifts.
       Type* w128 = IntegerType::get(C_, 128);
       Value* a128 = is_signed(t) ? B_.CreateSExt(a, w128) : B_.CreateZExt(a, w128);
-      Value* shifted = B_.CreateLShr(a128, B_.CreateZExt(B_.CreateSelect(B_.CreateICmpUGT(pos, B_.getInt64(w)),
-                                                                          B_.getInt64(w), pos),
-                                                         w128));
+      Value* shifted = B_.CreateLShr(
+          a128, B_.CreateZExt(B_.CreateSelect(B_.CreateICmpUGT(pos, B_.getInt64(w)), B_.getInt64(w), pos), w128));
       Value* clen = B_.CreateSelect(B_.CreateICmpUGT(len, B_.getInt64(w)), B_.getInt64(w), len);
       Value* mask = B_.CreateSub(B_.CreateShl(ConstantInt::get(w128, 1), B_.CreateZExt(clen, w128)),
                                  ConstantInt::get(w128, 1));
       Value* field = B_.CreateAnd(shifted, mask);
       if (is_signed(t)) {  // sign-extend from bit len-1 (or the sign bit when past the end)
-        Value* sbit_pos = B_.CreateSelect(B_.CreateICmpUGE(B_.CreateAdd(pos, clen), B_.getInt64(w)),
-                                          B_.getInt64(w - 1), B_.CreateSub(B_.CreateAdd(pos, clen), B_.getInt64(1)));
+        Value* sbit_pos = B_.CreateSelect(B_.CreateICmpUGE(B_.CreateAdd(pos, clen), B_.getInt64(w)), B_.getInt64(w - 1),
+                                          B_.CreateSub(B_.CreateAdd(pos, clen), B_.getInt64(1)));
         Value* sbit = B_.CreateAnd(B_.CreateLShr(a128, B_.CreateZExt(sbit_pos, w128)), ConstantInt::get(w128, 1));
         Value* ext = B_.CreateSelect(B_.CreateICmpNE(sbit, ConstantInt::get(w128, 0)),
                                      B_.CreateOr(field, B_.CreateNot(mask)), field);
@@ -954,9 +1123,9 @@ class Gen {
       Type* w128 = IntegerType::get(C_, 128);
       Value* clen = B_.CreateSelect(B_.CreateICmpUGT(len, B_.getInt64(w)), B_.getInt64(w), len);
       Value* cpos = B_.CreateSelect(B_.CreateICmpUGT(pos, B_.getInt64(w)), B_.getInt64(w), pos);
-      Value* mask = B_.CreateShl(B_.CreateSub(B_.CreateShl(ConstantInt::get(w128, 1), B_.CreateZExt(clen, w128)),
-                                              ConstantInt::get(w128, 1)),
-                                 B_.CreateZExt(cpos, w128));
+      Value* mask = B_.CreateShl(
+          B_.CreateSub(B_.CreateShl(ConstantInt::get(w128, 1), B_.CreateZExt(clen, w128)), ConstantInt::get(w128, 1)),
+          B_.CreateZExt(cpos, w128));
       Value* ins = B_.CreateAnd(B_.CreateShl(B_.CreateZExt(a, w128), B_.CreateZExt(cpos, w128)), mask);
       Value* r = B_.CreateOr(B_.CreateAnd(B_.CreateZExt(b, w128), B_.CreateNot(mask)), ins);
       write(in.ops.at(0), t, B_.CreateTrunc(r, ty), in);
@@ -967,7 +1136,8 @@ class Gen {
       Value* r = B_.CreateSub(ConstantInt::get(ty, w - 1), lz);
       r = B_.CreateSelect(B_.CreateICmpEQ(x, ConstantInt::get(ty, 0)), ConstantInt::getSigned(ty, -1), r);
       if (in.has_mod("shiftamt"))
-        r = B_.CreateSelect(B_.CreateICmpEQ(x, ConstantInt::get(ty, 0)), r, B_.CreateSub(ConstantInt::get(ty, w - 1), r));
+        r = B_.CreateSelect(B_.CreateICmpEQ(x, ConstantInt::get(ty, 0)), r,
+                            B_.CreateSub(ConstantInt::get(ty, w - 1), r));
       write(in.ops.at(0), PType::U32, B_.CreateZExtOrTrunc(r, i32_), in);
     } else if (op == "prmt") {
       if (in.mods.size() > 0) unsupported("uses prmt." + in.mods[0]);
@@ -1090,7 +1260,9 @@ class Gen {
       if (it == param_addr_.end()) malformed(in, "call argument " + o.name + " is not a .param");
       return B_.CreateIntToPtr(it->second, i8p_);
     };
-    auto load_param = [&](const Operand& o, Type* ty) { return B_.CreateLoad(ty, B_.CreateBitCast(addr_of(o), PointerType::getUnqual(ty))); };
+    auto load_param = [&](const Operand& o, Type* ty) {
+      return B_.CreateLoad(ty, B_.CreateBitCast(addr_of(o), PointerType::getUnqual(ty)));
+    };
     if (target.kind == Operand::Kind::Symbol || (target.kind == Operand::Kind::Reg && !regs_.count(target.name))) {
       const std::string& name = target.name;
       // The device runtime's functions, served by the executor.
@@ -1098,7 +1270,8 @@ class Gen {
         Value* fmt = load_param(args.elems.at(0), i64_);
         Value* buf = load_param(args.elems.at(1), i64_);
         Value* r = B_.CreateCall(runtime("fg_rt_vprintf", i32_, {envp_, i64_, i64_}), {env_, fmt, buf});
-        if (!rets.elems.empty()) B_.CreateStore(r, B_.CreateBitCast(addr_of(rets.elems[0]), PointerType::getUnqual(i32_)));
+        if (!rets.elems.empty())
+          B_.CreateStore(r, B_.CreateBitCast(addr_of(rets.elems[0]), PointerType::getUnqual(i32_)));
         return;
       }
       if (name == "__assertfail") {
@@ -1133,13 +1306,32 @@ class Gen {
       for (const Operand& a : args.elems) cargs.push_back(addr_of(a));
       if (cargs.size() != fn->arg_size()) malformed(in, "call of " + name + " with the wrong number of arguments");
       B_.CreateCall(fn, cargs);
-    } else {  // indirect: through a register holding a function's address
+    } else {  // indirect: through a register holding a function's tag
       Value* p = read(target, PType::U64, in);
       std::vector<Value*> cargs = {env_, tid_[0], tid_[1], tid_[2]};
       for (const Operand& r : rets.elems) cargs.push_back(addr_of(r));
       for (const Operand& a : args.elems) cargs.push_back(addr_of(a));
-      FunctionType* ft = thread_type(rets.elems.size(), args.elems.size());
-      B_.CreateCall(ft, B_.CreateIntToPtr(p, PointerType::getUnqual(ft)), cargs);
+      // Every defined function of this shape may be the target; anything else faults.
+      BasicBlock* bad = BasicBlock::Create(C_, "bad.target", llfn_);
+      BasicBlock* joined = BasicBlock::Create(C_, "after.indirect", llfn_);
+      SwitchInst* sw = B_.CreateSwitch(p, bad);
+      for (const ptx::Function& cand : P_.functions) {
+        if (!cand.has_body || cand.entry || cand.returns.size() != rets.elems.size() ||
+            cand.params.size() != args.elems.size())
+          continue;
+        Function* fn = declare(cand);
+        BasicBlock* bb = BasicBlock::Create(C_, "call." + cand.name, llfn_);
+        sw->addCase(B_.getInt64(kernels::kFunctionTag + static_cast<uint64_t>(kernels::function_index(P_, cand.name))),
+                    bb);
+        B_.SetInsertPoint(bb);
+        B_.CreateCall(fn, cargs);
+        B_.CreateBr(joined);
+      }
+      B_.SetInsertPoint(bad);
+      B_.CreateCall(runtime("fg_rt_fault", Type::getVoidTy(C_), {envp_, i32_, i64_}),
+                    {env_, B_.getInt32(static_cast<uint32_t>(kernels::Fault::IllegalAddress)), p});
+      B_.CreateBr(exit_);
+      B_.SetInsertPoint(joined);
     }
     // A callee that faulted (or asserted) stops this thread too.
     Value* abort = load_env(kAbort, i32_);
@@ -1196,17 +1388,144 @@ class Gen {
       return;
     }
     if (op == "bfe" || op == "bfi" || op == "bfind" || op == "prmt") return bits(in);
-    if (op == "bar" || op == "barrier")
-      unsupported("uses " + op + " (barriers: blocks run their threads one after the other, not yet in step)");
-    if (op == "shfl" || op == "vote" || op == "match" || op == "redux" || op == "activemask")
-      unsupported("uses " + op + " (warp-wide operations are not supported yet)");
+    if (op == "bar" || op == "barrier") return barrier(in);
+    if (op == "shfl" || op == "vote" || op == "match" || op == "redux" || op == "activemask") return warp(in);
     if (op == "tex" || op == "tld4" || op == "suld" || op == "sust" || op == "sured" || op == "txq" || op == "suq")
       unsupported("uses " + op + " (textures and surfaces)");
     if (op == "wmma" || op == "mma" || op == "ldmatrix" || op == "stmatrix")
       unsupported("uses " + op + " (matrix instructions)");
-    if (op == "cp" || op == "cp.async")
-      unsupported("uses " + op + " (asynchronous copies)");
+    if (op == "cp" || op == "cp.async") unsupported("uses " + op + " (asynchronous copies)");
     arith(in);
+  }
+
+  // ---- threads meeting: the fiber runtime (kernels/fiber.cpp) ------------------------------
+  Value* mask_operand(const ptx::Instruction& in, size_t i) {
+    return i < in.ops.size() ? read(in.ops[i], PType::B32, in) : B_.getInt32(0xffffffffu);
+  }
+
+  void barrier(const ptx::Instruction& in) {
+    if (in.has_mod("cluster")) unsupported("uses barrier.cluster (thread-block clusters)");
+    needs_fibers_ = true;
+    if (in.has_mod("warp")) {  // bar.warp.sync mask
+      B_.CreateCall(runtime("fg_rt_warpsync", Type::getVoidTy(C_), {envp_, i32_}), {env_, mask_operand(in, 0)});
+      return;
+    }
+    using kernels::BarrierKind;
+    BarrierKind kind = BarrierKind::Sync;
+    size_t first = 0;  // bar.red's destination comes first
+    if (in.has_mod("arrive")) kind = BarrierKind::Arrive;
+    if (in.has_mod("red")) {
+      kind = in.has_mod("popc") ? BarrierKind::RedPopc : in.has_mod("and") ? BarrierKind::RedAnd : BarrierKind::RedOr;
+      first = 1;
+    }
+    Value* id = read(in.ops.at(first), PType::U32, in);
+    // bar.red: d, a{, b}, {!}c; otherwise a{, b}.
+    const size_t rest = in.ops.size() - first;
+    Value* count = B_.getInt32(0);
+    Value* pred = B_.getInt32(1);
+    if (kind >= BarrierKind::RedPopc) {
+      if (rest == 3) count = read(in.ops.at(first + 1), PType::U32, in);
+      pred = B_.CreateZExt(read(in.ops.back(), PType::Pred, in), i32_);
+    } else if (rest >= 2) {
+      count = read(in.ops.at(first + 1), PType::U32, in);
+    }
+    Value* r = B_.CreateCall(runtime("fg_rt_barrier", i32_, {envp_, i32_, i32_, i32_, i32_}),
+                             {env_, id, count, B_.getInt32(static_cast<uint32_t>(kind)), pred});
+    if (kind == BarrierKind::RedPopc) write(in.ops.at(0), PType::U32, r, in);
+    if (kind == BarrierKind::RedAnd || kind == BarrierKind::RedOr)
+      write(in.ops.at(0), PType::Pred, B_.CreateICmpNE(r, B_.getInt32(0)), in);
+  }
+
+  void warp(const ptx::Instruction& in) {
+    needs_fibers_ = true;
+    const std::string& op = in.opcode;
+    if (op == "activemask") {
+      Value* r = B_.CreateCall(runtime("fg_rt_activemask", i32_, {envp_, i32_}), {env_, B_.getInt32(active_sites_++)});
+      write(in.ops.at(0), PType::B32, r, in);
+      return;
+    }
+    if (op == "shfl") {
+      using kernels::ShflMode;
+      ShflMode mode = in.has_mod("up")     ? ShflMode::Up
+                      : in.has_mod("down") ? ShflMode::Down
+                      : in.has_mod("bfly") ? ShflMode::Bfly
+                                           : ShflMode::Idx;
+      Value* valid = entry_alloca(i32_);
+      Value* r = B_.CreateCall(
+          runtime("fg_rt_shfl", i32_, {envp_, i32_, i32_, i32_, i32_, i32_, PointerType::getUnqual(i32_)}),
+          {env_, B_.getInt32(static_cast<uint32_t>(mode)), read(in.ops.at(1), PType::B32, in),
+           read(in.ops.at(2), PType::B32, in), read(in.ops.at(3), PType::B32, in), mask_operand(in, 4), valid});
+      const Operand& d = in.ops.at(0);
+      if (d.kind == Operand::Kind::Pair) {
+        write(d.elems.at(0), PType::B32, r, in);
+        write(d.elems.at(1), PType::Pred, B_.CreateICmpNE(B_.CreateLoad(i32_, valid), B_.getInt32(0)), in);
+      } else {
+        write(d, PType::B32, r, in);
+      }
+      return;
+    }
+    if (op == "vote") {
+      using kernels::VoteMode;
+      VoteMode mode = in.has_mod("all")   ? VoteMode::All
+                      : in.has_mod("any") ? VoteMode::Any
+                      : in.has_mod("uni") ? VoteMode::Uni
+                                          : VoteMode::Ballot;
+      Value* p = B_.CreateZExt(read(in.ops.at(1), PType::Pred, in), i32_);
+      Value* r = B_.CreateCall(runtime("fg_rt_vote", i32_, {envp_, i32_, i32_, i32_}),
+                               {env_, B_.getInt32(static_cast<uint32_t>(mode)), p, mask_operand(in, 2)});
+      if (mode == VoteMode::Ballot) {
+        write(in.ops.at(0), PType::B32, r, in);
+      } else {
+        write(in.ops.at(0), PType::Pred, B_.CreateICmpNE(r, B_.getInt32(0)), in);
+      }
+      return;
+    }
+    if (op == "match") {
+      const bool all = in.has_mod("all");
+      const PType t = type0(in);
+      Value* v = B_.CreateZExtOrTrunc(to_bits(read(in.ops.at(1), t, in), bits_of(t), false), i64_);
+      Value* pred = entry_alloca(i32_);
+      Value* r = B_.CreateCall(runtime("fg_rt_match", i32_, {envp_, i32_, i64_, i32_, PointerType::getUnqual(i32_)}),
+                               {env_, B_.getInt32(all), v, mask_operand(in, 2), pred});
+      const Operand& d = in.ops.at(0);
+      if (d.kind == Operand::Kind::Pair) {
+        write(d.elems.at(0), PType::B32, r, in);
+        write(d.elems.at(1), PType::Pred, B_.CreateICmpNE(B_.CreateLoad(i32_, pred), B_.getInt32(0)), in);
+      } else {
+        write(d, PType::B32, r, in);
+      }
+      return;
+    }
+    // redux.sync.op.type d, a, membermask
+    using kernels::ReduxOp;
+    ReduxOp rop = in.has_mod("add")   ? ReduxOp::Add
+                  : in.has_mod("min") ? ReduxOp::Min
+                  : in.has_mod("max") ? ReduxOp::Max
+                  : in.has_mod("and") ? ReduxOp::And
+                  : in.has_mod("or")  ? ReduxOp::Or
+                                      : ReduxOp::Xor;
+    const PType t = type0(in);
+    if (bits_of(t) != 32) unsupported("uses redux." + std::string(ptx::type_name(t)));
+    Value* r = B_.CreateCall(runtime("fg_rt_redux", i32_, {envp_, i32_, i32_, i32_, i32_}),
+                             {env_, B_.getInt32(static_cast<uint32_t>(rop)), read(in.ops.at(1), PType::B32, in),
+                              mask_operand(in, 2), B_.getInt32(is_signed(t))});
+    write(in.ops.at(0), t, r, in);
+  }
+
+  Value* entry_alloca(Type* ty) {
+    IRBuilder<> eb(&llfn_->getEntryBlock(), llfn_->getEntryBlock().begin());
+    return eb.CreateAlloca(ty);
+  }
+
+  // The entry's thread function under a fixed name, for the fiber runtime.
+  void make_thread_function(Function* thread) {
+    Function* f = Function::Create(thread_type(0, 0), Function::ExternalLinkage, "fg_thread", M_.get());
+    BasicBlock* bb = BasicBlock::Create(C_, "entry", f);
+    IRBuilder<> b(bb);
+    std::vector<Value*> args;
+    for (auto& a : f->args()) args.push_back(&a);
+    b.CreateCall(thread, args);
+    b.CreateRetVoid();
   }
 
   // The kernel's block function: every thread of the block, x fastest, stopping at a fault.
@@ -1279,6 +1598,8 @@ class Gen {
   std::vector<std::string> globals_;
   std::unordered_map<std::string, unsigned> global_index_;
   uint32_t sites_ = 0;
+  uint32_t active_sites_ = 0;
+  bool needs_fibers_ = false;
 };
 
 }  // namespace

@@ -63,8 +63,8 @@ class LlvmJit final : public kernels::Jit {
     orc::SymbolMap map;
     auto& es = self->jit_->getExecutionSession();
     for (size_t i = 0; i < n; ++i)
-      map[es.intern(symbols[i].name)] =
-          JITEvaluatedSymbol(pointerToJITTargetAddress(symbols[i].address), JITSymbolFlags::Exported);
+      map[es.intern(symbols[i].name)] = JITEvaluatedSymbol(pointerToJITTargetAddress(symbols[i].address),
+                                                           JITSymbolFlags::Exported);
     auto& main = self->jit_->getMainJITDylib();
     if (Error e = main.define(orc::absoluteSymbols(std::move(map)))) {
       *error = "cannot define the runtime's symbols: " + message(std::move(e));
@@ -84,8 +84,10 @@ class LlvmJit final : public kernels::Jit {
     auto context = std::make_unique<LLVMContext>();
     std::unique_ptr<Module> m = generate(*context, request, out, error);
     if (!m) return error->empty();  // unsupported: recorded by the caller
-    const std::string name = "fg_block_" + std::to_string(next_.fetch_add(1));
+    const std::string id = std::to_string(next_.fetch_add(1));
+    const std::string name = "fg_block_" + id, thread = "fg_thread_" + id;
     m->getFunction("fg_block")->setName(name);
+    m->getFunction("fg_thread")->setName(thread);
     m->setDataLayout(jit_->getDataLayout());
     m->setTargetTriple(tm_->getTargetTriple().str());
     optimize(*m);
@@ -100,6 +102,12 @@ class LlvmJit final : public kernels::Jit {
       return false;
     }
     out->run_block = reinterpret_cast<kernels::BlockFn>(sym->getAddress());
+    auto tsym = jit_->lookup(thread);
+    if (!tsym) {
+      *error = "LLVM lost the compiled kernel's thread function: " + message(tsym.takeError());
+      return false;
+    }
+    out->run_thread = reinterpret_cast<kernels::ThreadFn>(tsym->getAddress());
     return true;
   }
 
@@ -130,12 +138,11 @@ class LlvmJit final : public kernels::Jit {
 }  // namespace
 }  // namespace fg::jit
 
-extern "C" [[gnu::visibility("default")]] fg::kernels::Jit* fakegpu_jit_create(uint32_t abi_version,
-                                                                                 const fg::kernels::RuntimeSymbol* symbols,
-                                                                                 size_t n, std::string* error) {
+extern "C" [[gnu::visibility("default")]] fg::kernels::Jit* fakegpu_jit_create(
+    uint32_t abi_version, const fg::kernels::RuntimeSymbol* symbols, size_t n, std::string* error) {
   if (abi_version != fg::kernels::kJitAbiVersion) {
-    *error = "libfakegpu_jit.so speaks interface " + std::to_string(fg::kernels::kJitAbiVersion) +
-             ", the backend " + std::to_string(abi_version) + ": both must come from the same build";
+    *error = "libfakegpu_jit.so speaks interface " + std::to_string(fg::kernels::kJitAbiVersion) + ", the backend " +
+             std::to_string(abi_version) + ": both must come from the same build";
     return nullptr;
   }
   try {

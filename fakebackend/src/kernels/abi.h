@@ -62,6 +62,20 @@ inline constexpr uint32_t kAccessWrite = 1;
 
 // One compiled kernel: run_block runs every thread of the block env describes.
 using BlockFn = void (*)(BlockEnv* env);
+// One thread of it: what a fiber runs when the block's threads must wait for each other
+// (barriers, warp-wide operations).
+using ThreadFn = void (*)(BlockEnv* env, uint32_t tx, uint32_t ty, uint32_t tz);
+
+// fg_rt_barrier's kind: bar.sync / barrier.sync, bar.arrive, bar.red.{popc,and,or}.
+enum class BarrierKind : uint32_t { Sync = 0, Arrive, RedPopc, RedAnd, RedOr };
+// fg_rt_shfl's mode, fg_rt_vote's, fg_rt_redux's operation.
+enum class ShflMode : uint32_t { Up = 0, Down, Bfly, Idx };
+enum class VoteMode : uint32_t { All = 0, Any, Uni, Ballot };
+enum class ReduxOp : uint32_t { Add = 0, Min, Max, And, Or, Xor };
+// Directed rounding (kernels/rounding.cpp): the modifier, the operation, a conversion's source.
+enum class Rounding : uint32_t { Nearest = 0, Zero, Down, Up };
+enum class RoundedOp : uint32_t { Add = 0, Sub, Mul, Div, Sqrt, Fma, Rcp };
+enum class Source : uint32_t { F64 = 0, S32, U32, S64, U64 };
 
 // The runtime functions generated code calls, by these names (C linkage, defined by the
 // executor and handed to the JIT as absolute symbols).
@@ -82,6 +96,26 @@ void fg_rt_trap(BlockEnv* env);
 uint64_t fg_rt_clock(BlockEnv* env);
 uint64_t fg_rt_malloc(BlockEnv* env, uint64_t size);
 void fg_rt_free(BlockEnv* env, uint64_t ptr);
+// The block's threads meeting each other (kernels/fiber.cpp). Each waits, as PTX says, for
+// the threads it names: barrier `id` for `count` threads (0: all the block's non-exited
+// threads); the warp operations for the non-exited lanes of `mask` in the caller's warp.
+uint32_t fg_rt_barrier(BlockEnv* env, uint32_t id, uint32_t count, uint32_t kind, uint32_t pred);
+// shfl.sync: the value of the source lane; *valid says whether the source lane was in range.
+uint32_t fg_rt_shfl(BlockEnv* env, uint32_t mode, uint32_t value, uint32_t b, uint32_t c, uint32_t mask,
+                    uint32_t* valid);
+uint32_t fg_rt_vote(BlockEnv* env, uint32_t mode, uint32_t pred, uint32_t mask);
+// match.any: the lanes of `mask` whose value equals the caller's; match.all: `mask` if all
+// equal (and *pred 1), else 0.
+uint32_t fg_rt_match(BlockEnv* env, uint32_t all, uint64_t value, uint32_t mask, uint32_t* pred);
+uint32_t fg_rt_redux(BlockEnv* env, uint32_t op, uint32_t value, uint32_t mask, uint32_t is_signed);
+// The lanes of the caller's warp executing this `site` together with it.
+uint32_t fg_rt_activemask(BlockEnv* env, uint32_t site);
+void fg_rt_warpsync(BlockEnv* env, uint32_t mask);
+// One IEEE operation (RoundedOp) or conversion under a directed Rounding.
+float fg_rt_f32(uint32_t op, uint32_t mode, float a, float b, float c);
+double fg_rt_f64(uint32_t op, uint32_t mode, double a, double b, double c);
+float fg_rt_cvt_f32(uint32_t mode, uint32_t from, uint64_t bits);
+double fg_rt_cvt_f64(uint32_t mode, uint32_t from, uint64_t bits);
 }
 
 }  // namespace fg::kernels

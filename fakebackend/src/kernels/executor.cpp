@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "core/backend.h"
 #include "core/fatbin.h"
+#include "kernels/fiber.h"
 #include "kernels/jit_api.h"
 #include "kernels/ptx.h"
 
@@ -30,7 +31,7 @@ namespace fg::kernels {
 
 // ---- the PTX of a module ---------------------------------------------------------------------
 struct Program {
-  std::string text;   // empty: the module has no PTX (why: `missing`)
+  std::string text;  // empty: the module has no PTX (why: `missing`)
   std::string missing;
   std::once_flag parsed;
   std::optional<ptx::Module> module;
@@ -111,6 +112,17 @@ Jit* jit(std::string* why) {
         {"fg_rt_clock", reinterpret_cast<void*>(&fg_rt_clock)},
         {"fg_rt_malloc", reinterpret_cast<void*>(&fg_rt_malloc)},
         {"fg_rt_free", reinterpret_cast<void*>(&fg_rt_free)},
+        {"fg_rt_barrier", reinterpret_cast<void*>(&fg_rt_barrier)},
+        {"fg_rt_shfl", reinterpret_cast<void*>(&fg_rt_shfl)},
+        {"fg_rt_vote", reinterpret_cast<void*>(&fg_rt_vote)},
+        {"fg_rt_match", reinterpret_cast<void*>(&fg_rt_match)},
+        {"fg_rt_redux", reinterpret_cast<void*>(&fg_rt_redux)},
+        {"fg_rt_activemask", reinterpret_cast<void*>(&fg_rt_activemask)},
+        {"fg_rt_warpsync", reinterpret_cast<void*>(&fg_rt_warpsync)},
+        {"fg_rt_f32", reinterpret_cast<void*>(&fg_rt_f32)},
+        {"fg_rt_f64", reinterpret_cast<void*>(&fg_rt_f64)},
+        {"fg_rt_cvt_f32", reinterpret_cast<void*>(&fg_rt_cvt_f32)},
+        {"fg_rt_cvt_f64", reinterpret_cast<void*>(&fg_rt_cvt_f64)},
     };
     std::string error;
     c.jit = create(kJitAbiVersion, symbols, std::size(symbols), &error);
@@ -212,28 +224,6 @@ class Pool {
   uint64_t generation_ = 0;
 };
 
-// The stack of the calling thread: local memory reached through generic pointers lives there.
-struct StackBounds {
-  uint64_t lo = 0, hi = 0;
-};
-StackBounds this_stack() {
-  thread_local StackBounds b = [] {
-    StackBounds s;
-    pthread_attr_t attr;
-    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-      void* addr = nullptr;
-      size_t size = 0;
-      if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-        s.lo = reinterpret_cast<uint64_t>(addr);
-        s.hi = s.lo + size;
-      }
-      pthread_attr_destroy(&attr);
-    }
-    return s;
-  }();
-  return b;
-}
-
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 // Device-side malloc: blocks that outlive the launch, as the device heap's do.
@@ -312,8 +302,8 @@ std::shared_ptr<Compiled> compile(Program& p, const std::string& name, std::stri
     *why = "its PTX has no kernel named " + name;
     return nullptr;
   }
-  const std::string key = std::to_string(std::hash<std::string>{}(p.text)) + ":" +
-                          std::to_string(p.text.size()) + ":" + name;
+  const std::string key = std::to_string(std::hash<std::string>{}(p.text)) + ":" + std::to_string(p.text.size()) + ":" +
+                          name;
   {
     std::lock_guard lock(code_cache().mu);
     if (auto it = code_cache().by_key.find(key); it != code_cache().by_key.end()) return it->second;
@@ -347,30 +337,56 @@ std::shared_ptr<Compiled> compile(Program& p, const std::string& name, std::stri
   return code_cache().by_key.emplace(key, c).first->second;
 }
 
-// The storage of the PTX variable `name` the program did not register: made (with its
-// initial value) on first use, kept with the program.
-uint64_t own_variable(Program& p, const std::string& name) {
-  std::lock_guard lock(p.mu);
-  if (auto it = p.storage.find(name); it != p.storage.end()) return reinterpret_cast<uint64_t>(it->second.data());
-  const ptx::Variable* v = p.module ? p.module->find_global(name) : nullptr;
-  if (!v) return 0;
-  const uint64_t bytes = std::max<uint64_t>(v->bytes(), 1);
-  if (bytes > (256u << 20)) return 0;
-  std::vector<uint64_t> mem((bytes + 7) / 8, 0);
-  auto* out = reinterpret_cast<unsigned char*>(mem.data());
-  const unsigned elem = ptx::type_size(v->type);
-  uint64_t at = 0;
-  for (const ptx::Variable::Init& e : v->init) {
-    if (at + elem > bytes) break;
-    uint64_t bits = e.bits;
-    if (!e.symbol.empty()) {  // the address of another variable
-      const uint64_t target = e.symbol == name ? reinterpret_cast<uint64_t>(out) : 0;
-      bits = target + static_cast<uint64_t>(e.offset);
-    }
-    std::memcpy(out + at, &bits, std::min<unsigned>(elem, 8));
-    at += elem;
+uint64_t own_variable(Program& p, Module* m, const std::string& name);
+
+// The value of `symbol` in an initializer: a function's tag, or a variable's address (the
+// storage the program registered, else the executor's own).
+uint64_t symbol_value(Program& p, Module* m, const std::string& symbol) {
+  const int64_t fn = function_index(*p.module, symbol);
+  if (fn >= 0) return kFunctionTag + static_cast<uint64_t>(fn);
+  if (auto it = m->globals.find(symbol); it != m->globals.end()) return reinterpret_cast<uint64_t>(it->second.dev_ptr);
+  return own_variable(p, m, symbol);
+}
+
+// Writes the symbol elements of variable `v`'s initializer into `storage` (`size` bytes).
+// Registered variables hold the cubin's values there, which name device addresses the fake
+// does not have; the executor's own start with zeros.
+void relocate(Program& p, Module* m, const ptx::Variable& v, unsigned char* storage, size_t size) {
+  const unsigned elem = ptx::type_size(v.type);
+  if (elem < 8 || !storage) return;  // an address needs 64 bits
+  for (size_t i = 0; i < v.init.size(); ++i) {
+    const ptx::Variable::Init& e = v.init[i];
+    if (e.symbol.empty() || (i + 1) * elem > size) continue;
+    const uint64_t value = symbol_value(p, m, e.symbol) + static_cast<uint64_t>(e.offset);
+    std::memcpy(storage + i * elem, &value, 8);
   }
-  return reinterpret_cast<uint64_t>(p.storage.emplace(name, std::move(mem)).first->second.data());
+}
+
+// The storage of the PTX variable `name` the program did not register (string constants of
+// printf, math tables): made with its initial value on first use, kept with the program.
+uint64_t own_variable(Program& p, Module* m, const std::string& name) {
+  const ptx::Variable* v = p.module ? p.module->find_global(name) : nullptr;
+  if (!v || (v->space != ptx::Space::Global && v->space != ptx::Space::Const)) return 0;
+  unsigned char* out = nullptr;
+  const uint64_t bytes = std::max<uint64_t>(v->bytes(), 1);
+  {
+    std::lock_guard lock(p.mu);
+    if (auto it = p.storage.find(name); it != p.storage.end()) return reinterpret_cast<uint64_t>(it->second.data());
+    if (bytes > (256u << 20)) return 0;
+    std::vector<uint64_t> mem((bytes + 7) / 8, 0);
+    out = reinterpret_cast<unsigned char*>(mem.data());
+    const unsigned elem = ptx::type_size(v->type);
+    uint64_t at = 0;
+    for (const ptx::Variable::Init& e : v->init) {
+      if (at + elem > bytes) break;
+      if (e.symbol.empty()) std::memcpy(out + at, &e.bits, std::min<unsigned>(elem, 8));
+      at += elem;
+    }
+    p.storage.emplace(name, std::move(mem));  // the vector's buffer moves with it
+  }
+  // Addresses last, outside the lock: they may make other variables (a cycle finds this one).
+  relocate(p, m, *v, out, bytes);
+  return reinterpret_cast<uint64_t>(out);
 }
 
 void add_books(const std::string& name, bool ran, uint64_t ns, const std::string& reason) {
@@ -409,15 +425,21 @@ Kernel& prepare(Function* f, const Device* dev) {
         uint64_t addr = 0;
         if (auto it = m->globals.find(g); it != m->globals.end()) {
           addr = reinterpret_cast<uint64_t>(it->second.dev_ptr);
-        } else if ((addr = own_variable(*m->program, g)) != 0) {
-          const ptx::Variable* v = m->program->module->find_global(g);
-          k->own_ranges.push_back({addr, addr + std::max<uint64_t>(v->bytes(), 1)});
+          if (const ptx::Variable* v = m->program->module->find_global(g))
+            relocate(*m->program, m, *v, static_cast<unsigned char*>(it->second.dev_ptr), it->second.size);
+        } else {
+          addr = own_variable(*m->program, m, g);
         }
         if (!addr) {
           k->code = nullptr;
           k->reason = "its variable " + g + " has no storage";
         }
         k->globals.push_back(addr);
+      }
+      std::lock_guard storage_lock(m->program->mu);
+      for (const auto& [name, mem] : m->program->storage) {
+        const auto lo = reinterpret_cast<uint64_t>(mem.data());
+        k->own_ranges.push_back({lo, lo + mem.size() * 8});
       }
     }
   }
@@ -478,7 +500,6 @@ Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params, Cont
       env.ntid[i] = shape.block[i];
       env.nctaid[i] = shape.grid[i];
     }
-    (void)this_stack();
     for (;;) {
       if (launch.abort.load(std::memory_order_acquire)) break;
       const uint64_t b = next.fetch_add(1, std::memory_order_relaxed);
@@ -486,7 +507,16 @@ Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params, Cont
       env.ctaid[0] = static_cast<uint32_t>(b % shape.grid[0]);
       env.ctaid[1] = static_cast<uint32_t>(b / shape.grid[0] % shape.grid[1]);
       env.ctaid[2] = static_cast<uint32_t>(b / shape.grid[0] / shape.grid[1]);
-      c.code.run_block(&env);
+      if (c.code.needs_fibers) {
+        std::string deadlock;
+        if (!run_block_fibers(&env, c.code.run_thread, &deadlock)) {
+          FG_LOG(Error, Core, "kernel %s: %s", k.name.c_str(), deadlock.c_str());
+          launch.record(Fault::Trap, 0);
+          env.abort = 1;
+        }
+      } else {
+        c.code.run_block(&env);
+      }
       if (env.abort) break;
     }
   });
@@ -562,8 +592,9 @@ extern "C" int fg_rt_check(BlockEnv* env, uint64_t addr, uint64_t size, uint32_t
     // The block's shared memory and this thread's stack (local memory) through generic pointers.
     const uint64_t sh = reinterpret_cast<uint64_t>(env->shared);
     if (addr >= sh && end <= sh + env->shared_bytes) return 1;
-    const auto stack = fg::kernels::this_stack();
-    if (addr >= stack.lo && end <= stack.hi) return 1;
+    uint64_t stack_lo = 0, stack_hi = 0;
+    fg::kernels::current_stack(&stack_lo, &stack_hi);
+    if (addr >= stack_lo && end <= stack_hi) return 1;
     auto& hp = fg::kernels::heap();
     std::shared_lock lock(hp.mu);
     auto h = hp.blocks.upper_bound(addr);
@@ -699,9 +730,9 @@ extern "C" void fg_rt_trap(BlockEnv* env) {
 }
 
 extern "C" uint64_t fg_rt_clock(BlockEnv*) {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
 }
 
 extern "C" uint64_t fg_rt_malloc(BlockEnv*, uint64_t size) {

@@ -13,7 +13,22 @@
 
 namespace fg::kernels {
 
-inline constexpr uint32_t kJitAbiVersion = 1;
+inline constexpr uint32_t kJitAbiVersion = 2;
+
+// A device function's address, as kernels see it (mov of its name, a function pointer in a
+// variable's initializer): a tag, kFunctionTag + its index among the module's defined
+// functions, not a host code address. An indirect call compares the value with the tags of
+// the functions it could reach, so a corrupt pointer is an illegal address, never a jump.
+inline constexpr uint64_t kFunctionTag = 0xFFF0000000000000ull;
+inline int64_t function_index(const ptx::Module& m, std::string_view name) {
+  int64_t i = 0;
+  for (const ptx::Function& f : m.functions) {
+    if (!f.has_body) continue;
+    if (f.name == name) return i;
+    ++i;
+  }
+  return -1;
+}
 
 // One kernel to compile: entry `kernel` of `module` and every function it calls.
 struct CompileRequest {
@@ -23,10 +38,14 @@ struct CompileRequest {
 };
 
 struct CompiledKernel {
-  BlockFn run_block = nullptr;  // runs every thread of one block
-  uint32_t sites = 0;           // BlockEnv::site_cache entries the code uses
-  uint64_t shared_static = 0;   // bytes of static shared memory (dynamic follows, aligned to 16)
-  uint64_t local_bytes = 0;     // local memory per thread the executor provides (0: stack only)
+  BlockFn run_block = nullptr;    // runs every thread of one block, one after the other
+  ThreadFn run_thread = nullptr;  // one thread (for fibers)
+  // The threads meet (barriers, warp-wide operations): each runs as a fiber and the block
+  // switches between them (run_thread), instead of run_block.
+  bool needs_fibers = false;
+  uint32_t sites = 0;          // BlockEnv::site_cache entries the code uses
+  uint64_t shared_static = 0;  // bytes of static shared memory (dynamic follows, aligned to 16)
+  uint64_t local_bytes = 0;    // local memory per thread the executor provides (0: stack only)
   // The module variables the code reads through BlockEnv::globals, in that order.
   std::vector<std::string> globals;
   // Why the kernel cannot run (the executor records its launches instead), e.g.

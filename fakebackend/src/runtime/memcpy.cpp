@@ -99,7 +99,7 @@ bool captured(fg::Stream* s, bool pageable, MakeNode make, cudaError_t* e) {
 // Synchronous work on `s`, a default stream: after its queued work, on the calling thread.
 cudaError_t run_now(fg::Stream* s, const std::function<fg::Status()>& op) {
   if (cudaError_t e = sync_gate(s); e != cudaSuccess) return e;
-  be().stream_sync(s);
+  if (fg::Status st = be().stream_sync(s); st != fg::Status::Ok) return to_cuda(st);  // a kernel failed
   return to_cuda(op());
 }
 
@@ -115,6 +115,7 @@ cudaError_t copy_async(fg::Stream* s, void* dst, const void* src, size_t n, cuda
           s, !known(src) || !known(dst), [&] { return copy_node(dst, n, src, n, n, 1, kind); }, &e))
     return e;
   fg::Backend& b = be();
+  if (s->ctx && s->ctx->fault.load() != fg::Status::Ok) return to_cuda(s->ctx->fault.load());
   if (b.stream_idle(s)) return to_cuda(b.copy(dst, src, n));
   if (!known(src)) {
     auto staged = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(src),
