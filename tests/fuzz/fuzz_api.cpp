@@ -632,9 +632,14 @@ void Program::run() {
 // Destroys everything the program made; then the process holds nothing.
 void Program::cleanup() {
   open_gates();
-  for (auto& s : streams_) {  // a capture left open is ended (and its graph destroyed)
+  // A capture left open is ended (and its graph destroyed), on the program's streams and on
+  // the per-thread default stream (handle 2), which garbage handles may have begun one on.
+  std::vector<CUstream> capturing;
+  for (auto& s : streams_) capturing.push_back(s.h);
+  capturing.push_back(reinterpret_cast<CUstream>(uintptr_t{2}));
+  for (CUstream s : capturing) {
     CUgraph g = nullptr;
-    if (fgimpl_cuStreamEndCapture(s.h, &g) == CUDA_SUCCESS && g) add(graphs_, g);
+    if (fgimpl_cuStreamEndCapture(s, &g) == CUDA_SUCCESS && g) add(graphs_, g);
   }
   for (auto& x : execs_)
     if (x.live && fgimpl_cuGraphExecDestroy(x.h) != CUDA_SUCCESS) fail("cuGraphExecDestroy of a live exec failed");
@@ -642,8 +647,8 @@ void Program::cleanup() {
     if (g.live) fgimpl_cuGraphDestroy(g.h);  // may be gone with its capture
   for (auto& a : allocs_)
     if (a.live && a.device < 0) {
-      if (fgimpl_cuMemFreeHost(reinterpret_cast<void*>(a.ptr)) != CUDA_SUCCESS)
-        fail("cuMemFreeHost of a live block failed");
+      if (const CUresult r = fgimpl_cuMemFreeHost(reinterpret_cast<void*>(a.ptr)); r != CUDA_SUCCESS)
+        fail("cuMemFreeHost of a live block failed (code, pointer)", r, static_cast<long long>(a.ptr));
       a.live = false;
     }
   for (size_t i = 0; i < ctxs_.size(); ++i) {

@@ -36,6 +36,7 @@ Status Backend::stream_destroy(Stream* s) {
 }
 
 void Backend::free_stream(Stream* s) {
+  if (graph::active()) graph::stream_destroyed(s);
   stream_sync(s);  // pending work completes first, as the real destroy lets it
   {
     std::lock_guard lock(mu_);

@@ -678,6 +678,33 @@ Status end_capture(Stream* s, Graph** out) {
   return result;
 }
 
+void stream_destroyed(Stream* s) {
+  Graph* doomed = nullptr;
+  {
+    std::lock_guard lock(reg().mu);
+    Capture* c = s->capture.load(std::memory_order_acquire);
+    if (!c) return;
+    s->capture.store(nullptr);
+    if (c->origin != s) {
+      invalidate(c);
+      return;
+    }
+    Backend& b = Backend::get();
+    for (const Member& m : c->members)
+      if (m.s != s && b.stream_valid(m.s) && m.s->capture.load() == c) m.s->capture.store(nullptr);
+    reg().captures.erase(c->id);
+    detail::g_live_captures.fetch_sub(1, std::memory_order_acq_rel);
+    Graph* g = c->graph;
+    g->capture = nullptr;
+    if (c->own_graph) {
+      unregister_locked(g);
+      doomed = g;
+    }
+    delete c;
+  }
+  delete_graph(doomed);
+}
+
 Status capture_info(Stream* s, CaptureInfo* out) {
   std::lock_guard lock(reg().mu);
   if (legacy_conflict(s, false)) return Status::CaptureImplicit;

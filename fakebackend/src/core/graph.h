@@ -197,6 +197,10 @@ inline Status check_ctx_sync(Context* ctx) { return active() ? check_ctx_sync_sl
 Status begin_capture(Stream* s, int mode, bool to_graph = false, Graph* into = nullptr, Node* const* deps = nullptr,
                      const void* edges = nullptr, size_t ndeps = 0);
 Status end_capture(Stream* s, Graph** out);
+// A stream being destroyed leaves its capture: a capture it began ends (its graph, made by
+// the capture, is destroyed with it); one it joined is invalidated. No capture keeps a
+// destroyed stream.
+void stream_destroyed(Stream* s);
 
 struct CaptureInfo {
   int status = 0;  // 0 none, 1 active, 2 invalidated

@@ -94,8 +94,8 @@ struct Stacks {
   }
   unsigned char* get(size_t i) {
     while (maps.size() <= i) {
-      void* m = ::mmap(nullptr, kStackBytes + kGuard, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                       -1, 0);
+      void* m = ::mmap(nullptr, kStackBytes + kGuard, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       if (m == MAP_FAILED) return nullptr;
       ::mprotect(m, kGuard, PROT_NONE);
       maps.push_back(static_cast<unsigned char*>(m));
@@ -132,7 +132,7 @@ void release_barrier(Block& blk, uint32_t id) {
     Fiber& f = blk.fibers[i];
     if (f.state == State::AtBarrier && f.bar == id) {
       f.state = State::Runnable;
-      f.result = f.mode == static_cast<uint32_t>(BarrierKind::RedPopc) ? b.popc
+      f.result = f.mode == static_cast<uint32_t>(BarrierKind::RedPopc)  ? b.popc
                  : f.mode == static_cast<uint32_t>(BarrierKind::RedAnd) ? b.all
                                                                         : b.any;
     }
@@ -372,8 +372,8 @@ bool run_block_fibers(BlockEnv* env, ThreadFn fn, std::string* deadlock) {
       }
       *deadlock = "block (" + std::to_string(env->ctaid[0]) + "," + std::to_string(env->ctaid[1]) + "," +
                   std::to_string(env->ctaid[2]) + "): " + std::to_string(at_bar) + " threads wait at a barrier and " +
-                  std::to_string(at_warp) + " at a warp operation that the other " + std::to_string(blk.live - at_bar - at_warp) +
-                  " live threads never reach (a GPU would hang)";
+                  std::to_string(at_warp) + " at a warp operation that the other " +
+                  std::to_string(blk.live - at_bar - at_warp) + " live threads never reach (a GPU would hang)";
       ok = false;
       break;
     }
