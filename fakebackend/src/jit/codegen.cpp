@@ -347,7 +347,9 @@ class Gen {
     }
     if (name == "%dynamic_smem_size" || name == "%total_smem_size")
       return B_.CreateTrunc(load_env(kSharedBytes, i64_), i32_);
-    if (name.compare(0, 7, "%envreg") == 0) return B_.getInt32(0);
+    // The driver's environment registers carry a cooperative grid's workspace (grid.sync).
+    if (name.compare(0, 7, "%envreg") == 0)
+      unsupported("uses grid-wide synchronization (cooperative groups' grid.sync), not yet run");
     malformed(in, "unknown special register " + name);
   }
 
