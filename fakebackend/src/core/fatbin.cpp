@@ -487,6 +487,19 @@ Code decode(const Entry& e) {
   return code;
 }
 
+Code refused(Status why) {
+  Code code;
+  code.refusal = why;
+  return code;
+}
+
+// The entry chosen from an image with magic `magic`: decoded, or NoBinaryForGpu when a fat
+// binary had none to offer.
+Code chosen(const Entry* best, uint32_t magic) {
+  if (best) return decode(*best);
+  return refused(magic == kFatbinMagic || magic == kWrapperMagic ? Status::NoBinaryForGpu : Status::InvalidImage);
+}
+
 // Whether the fat binary `image` (or the one its wrapper names) is all mapped.
 bool fatbin_readable(const unsigned char* p) {
   if (!readable(p, 16)) return false;
@@ -524,16 +537,10 @@ Code select_ptx(const void* image, int cc) {
         best = &e;  // else the oldest above it
       }
     }
-    if (!best) {
-      if (magic == kFatbinMagic || magic == kWrapperMagic) code.refusal = Status::NoBinaryForGpu;
-      return code;
-    }
-    code = decode(*best);
+    return chosen(best, magic);
   } catch (...) {
-    code = Code{};
-    code.refusal = Status::InvalidImage;
+    return refused(Status::InvalidImage);
   }
-  return code;
 }
 
 Code select_code(const void* image, int cc) {
@@ -555,16 +562,10 @@ Code select_code(const void* image, int cc) {
     const std::vector<Entry> all = entries(image);
     const Entry* best = best_entry(all, cc);
     const uint32_t magic = rd<uint32_t>(p);
-    if (!best) {  // a fat binary with nothing for this device (or no entry at all)
-      if (magic == kFatbinMagic || magic == kWrapperMagic) code.refusal = Status::NoBinaryForGpu;
-      return code;
-    }
-    code = decode(*best);
+    return chosen(best, magic);  // a fat binary may hold nothing for this device (or no entry at all)
   } catch (...) {
-    code = Code{};
-    code.refusal = Status::InvalidImage;
+    return refused(Status::InvalidImage);
   }
-  return code;
 }
 
 bool initial_value(const void* wrapper_or_image, std::string_view name, void* out, size_t size) noexcept {
