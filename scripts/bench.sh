@@ -12,6 +12,9 @@ export FAKEGPU_ISOLATED=1 FAKEGPU_REPORT=off
 echo "== allocation and copies (targets: alloc+free <= 2x malloc+free, H2D copy <= 1.5x memcpy)"
 "$build/bin/bench_backend" "${1:-200000}"
 echo
+echo "== kernels run on the host: first launch, empty launch + synchronize, SAXPY against a C++ loop"
+"$build/bin/bench_kernels"
+echo
 echo "== start-up: dlopen(libcudart.so.13) to the first cudaGetDeviceCount, fresh process each (target <= 5 ms)"
 python3 - "$build" <<'PY'
 import statistics, subprocess, sys
