@@ -151,8 +151,8 @@ int main() {
   saxpy_loop(n, a, hx.data(), ly.data());
   size_t differ = 0;
   for (unsigned i = 0; i < n; ++i) differ += hy[i] != ly[i];
-  std::printf("%-52s %10.2f ms vs %.2f ms: %.2fx   (goal <= 3x)%s\n", "SAXPY 2^24 floats, fake vs C++ -O2 loop, medians",
-              bench::median(fake), bench::median(loop), bench::median(ratio),
-              differ ? "  RESULTS DIFFER" : "");
+  std::printf("%-52s %10.2f ms vs %.2f ms: %.2fx   (goal <= 3x)%s\n",
+              "SAXPY 2^24 floats, fake vs C++ -O2 loop, medians", bench::median(fake), bench::median(loop),
+              bench::median(ratio), differ ? "  RESULTS DIFFER" : "");
   return differ ? 1 : 0;
 }

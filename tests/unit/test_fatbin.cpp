@@ -6,6 +6,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
 
 using fg::fatbin::initial_value;
 using fg::fatbin::ptx_initializer;
@@ -56,4 +59,53 @@ TEST_CASE("a fat binary without the symbol leaves the output alone", "[fatbin]")
   CHECK_FALSE(initial_value(junk, "x", &out, sizeof out));
   CHECK_FALSE(initial_value(nullptr, "x", &out, sizeof out));
   CHECK(out == 77);
+}
+
+namespace {
+// A fat binary of uncompressed entries: (kind, arch, payload) each; kind 1 PTX, 2 ELF.
+std::vector<unsigned char> fatbin_of(const std::vector<std::tuple<uint16_t, uint32_t, std::string>>& entries) {
+  std::vector<unsigned char> body;
+  for (const auto& [kind, arch, text] : entries) {
+    std::vector<unsigned char> payload(text.begin(), text.end());
+    payload.resize((payload.size() + 8) / 8 * 8, 0);  // NUL-padded to 8 bytes
+    unsigned char h[0x40] = {};
+    const uint32_t hsize = sizeof h;
+    const uint64_t psize = payload.size(), flags = 0x11;
+    std::memcpy(h, &kind, 2);
+    std::memcpy(h + 4, &hsize, 4);
+    std::memcpy(h + 8, &psize, 8);
+    std::memcpy(h + 0x1c, &arch, 4);
+    std::memcpy(h + 0x28, &flags, 8);
+    body.insert(body.end(), h, h + sizeof h);
+    body.insert(body.end(), payload.begin(), payload.end());
+  }
+  std::vector<unsigned char> out = {0x50, 0xED, 0x55, 0xBA, 1, 0, 16, 0};
+  const uint64_t n = body.size();
+  out.resize(16);
+  std::memcpy(out.data() + 8, &n, 8);
+  out.insert(out.end(), body.begin(), body.end());
+  return out;
+}
+std::string text_of(const fg::fatbin::Code& c) {
+  return c.bytes.empty() ? "" : reinterpret_cast<const char*>(c.bytes.data());
+}
+}  // namespace
+
+TEST_CASE("the executor's PTX: the newest at or below the device, else the oldest above, never a cubin", "[fatbin]") {
+  using fg::fatbin::Code;
+  using fg::fatbin::select_ptx;
+  const auto image = fatbin_of(
+      {{2, 80, "ELF-80"}, {1, 75, "ptx 75"}, {1, 70, "ptx 70"}, {1, 90, "ptx 90"}, {1, 100, "ptx 100"}});
+  CHECK(text_of(select_ptx(image.data(), 80)) == "ptx 75");  // though a cubin fits sm_80
+  CHECK(text_of(select_ptx(image.data(), 90)) == "ptx 90");
+  CHECK(text_of(select_ptx(image.data(), 120)) == "ptx 100");
+  CHECK(text_of(select_ptx(image.data(), 60)) == "ptx 70");  // none at or below: the oldest above
+  const Code only = select_ptx(image.data(), 75);
+  CHECK(only.kind == Code::Kind::Ptx);
+  CHECK(only.arch == 75);
+  const auto cubins = fatbin_of({{2, 80, "ELF-80"}, {2, 90, "ELF-90"}});
+  const Code none = select_ptx(cubins.data(), 80);
+  CHECK(none.kind == Code::Kind::None);
+  CHECK(none.refusal == fg::Status::NoBinaryForGpu);
+  CHECK(select_ptx(nullptr, 80).refusal == fg::Status::InvalidImage);
 }
