@@ -524,8 +524,16 @@ Status Backend::module_load(Context* ctx, const void* image, size_t size_hint, M
 bool Backend::module_valid(const Module* m) noexcept { return listed(modules_, m); }
 
 Status Backend::module_unload(Module* m) {
+  // Kernels of the module still queued run first: they read its variables.
+  Context* ctx = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    if (!m || !modules_.count(m)) return Status::InvalidHandle;
+    ctx = m->ctx;
+  }
+  if (ctx) (void)ctx_sync(ctx);
   std::lock_guard lock(mu_);
-  if (!m || !modules_.count(m)) return Status::InvalidHandle;
+  if (!modules_.count(m)) return Status::InvalidHandle;
   drop_module_locked(m);
   for (auto& [name, sym] : m->globals) variable_release_locked(sym.dev_ptr);
   m->magic = 0;

@@ -26,6 +26,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <unistd.h>
 
 namespace fg::kernels {
 
@@ -167,8 +168,21 @@ PrintfBuffer& printf_buffer() {
 // A fixed pool: a launch's blocks are shared between the launching thread and these.
 class Pool {
  public:
+  // The pool of this process: a child made by fork() has none of its parent's workers (and
+  // perhaps a lock one of them held), so it makes its own.
   static Pool& get() {
-    static auto* p = new Pool;
+    static std::atomic<Pool*> pool{nullptr};
+    static std::atomic<pid_t> owner{0};
+    Pool* p = pool.load(std::memory_order_acquire);
+    if (p && owner.load(std::memory_order_acquire) == ::getpid()) return *p;
+    static std::mutex mu;  // (a fork while another thread holds it is not survivable anyway)
+    std::lock_guard lock(mu);
+    p = pool.load(std::memory_order_acquire);
+    if (!p || owner.load() != ::getpid()) {
+      p = new Pool;  // the parent's, if any, is left as it is
+      owner.store(::getpid(), std::memory_order_release);
+      pool.store(p, std::memory_order_release);
+    }
     return *p;
   }
   unsigned size() const { return static_cast<unsigned>(workers_.size()) + 1; }
@@ -418,6 +432,7 @@ Kernel& prepare(Function* f, const Device* dev) {
       k->reason = "the fake has no image for it";
     } else {
       k->code = compile(*m->program, f->name, &k->reason);
+      k->program = m->program;
       // The variables the code reads: those the program registered (or the module load
       // made), else storage of the executor's own, with the PTX's initial values.
       for (size_t i = 0; k->code && i < k->code->code.globals.size(); ++i) {

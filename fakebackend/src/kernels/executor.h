@@ -43,10 +43,11 @@ struct Compiled;
 // One function's executable form and books. Created on the function's first launch.
 struct Kernel {
   std::string name;
-  std::shared_ptr<Compiled> code;  // null: cannot run (see reason)
-  std::string reason;              // why it is recorded, not run
-  std::vector<uint64_t> globals;   // addresses of the variables the code reads (BlockEnv::globals)
-  std::vector<Range> own_ranges;   // the executor's storage of unregistered PTX variables
+  std::shared_ptr<Compiled> code;    // null: cannot run (see reason)
+  std::shared_ptr<Program> program;  // keeps the executor's storage of its variables
+  std::string reason;                // why it is recorded, not run
+  std::vector<uint64_t> globals;     // addresses of the variables the code reads (BlockEnv::globals)
+  std::vector<Range> own_ranges;     // the executor's storage of unregistered PTX variables
   std::atomic<uint64_t> ran{0}, recorded{0}, host_ns{0};
 };
 
