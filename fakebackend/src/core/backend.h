@@ -96,6 +96,11 @@ struct Context {
   std::atomic<Status> fault{Status::Ok};
 };
 
+// The context's sticky kernel failure (Status::Ok when none, or no context).
+inline Status sticky_fault(const Context* ctx) noexcept {
+  return ctx ? ctx->fault.load(std::memory_order_acquire) : Status::Ok;
+}
+
 // ---- streams and events ----------------------------------------------------------------------
 // Work runs at once on the calling thread unless the stream has queued work (a host function
 // or a wait on an event that has not completed); then it queues behind it and a per-stream
@@ -630,6 +635,9 @@ class Backend {
   std::unordered_set<const Stream*> streams_;
   std::unordered_set<const Event*> events_;
   std::unordered_set<const Module*> modules_;
+  // launch / launch_packed after check_launch: the sticky error, capture, then run or record.
+  Status launch_checked(Function* f, Device* dev, const LaunchShape& shape, Stream* s,
+                        std::shared_ptr<const std::vector<unsigned char>> params);
   std::vector<Module*> unregistered_;  // runtime fat binaries unregistered at exit, kept for static destructors
   std::unordered_set<const Function*> functions_;              // every Function of a loaded module
   std::unordered_map<uintptr_t, Module*> module_handles_;      // the same, by handle

@@ -128,7 +128,7 @@ void worker_loop(Stream* s) {
 
 Status Backend::stream_enqueue(Stream* s, std::function<void()> fn, std::function<void()> done) {
   // A context whose kernel failed takes no more work (its sticky error).
-  if (s->ctx && s->ctx->fault.load(std::memory_order_acquire) != Status::Ok) return s->ctx->fault.load();
+  if (Status st = sticky_fault(s->ctx); st != Status::Ok) return st;
   // Stream capture (core/graph.h): on a capturing stream the work becomes a graph node.
   if (Status st = Status::Ok; graph::intercept_work(s, fn, &st)) return st;
   std::unique_lock lock(s->mu);
@@ -167,7 +167,7 @@ Status Backend::stream_sync(Stream* s) {
     s->cv.wait(lock, [s] { return s->queue.empty(); });
   }
   kernels::flush_printf();
-  return s->ctx ? s->ctx->fault.load(std::memory_order_acquire) : Status::Ok;
+  return sticky_fault(s->ctx);
 }
 
 bool Backend::stream_idle(Stream* s) noexcept {
@@ -186,7 +186,7 @@ Status Backend::ctx_sync(Context* ctx) {
     for (Stream* s : all) stream_sync(s);
   }
   kernels::flush_printf();
-  return ctx ? ctx->fault.load(std::memory_order_acquire) : Status::Ok;
+  return sticky_fault(ctx);
 }
 
 // ---- events ------------------------------------------------------------------------------------
@@ -290,7 +290,7 @@ Status Backend::event_sync(Event* e) {
     e->cv.wait(lock, [e] { return e->pending == 0; });
   }
   kernels::flush_printf();
-  return e->ctx ? e->ctx->fault.load(std::memory_order_acquire) : Status::Ok;
+  return sticky_fault(e->ctx);
 }
 
 Status Backend::event_elapsed(Event* start, Event* end, float* ms) {
@@ -721,7 +721,7 @@ Status Backend::launch(Function* f, const LaunchShape& shape, Stream* s, void* c
   auto params = std::make_shared<std::vector<unsigned char>>();
   if (Status st = kernels::pack_params(kernels::prepare(f, dev), args, extra, params.get()); st != Status::Ok)
     return st;
-  return launch_packed(f, shape, s, std::move(params));
+  return launch_checked(f, dev, shape, s, std::move(params));
 }
 
 Status Backend::launch_packed(Function* f, const LaunchShape& shape, Stream* s,
@@ -729,7 +729,12 @@ Status Backend::launch_packed(Function* f, const LaunchShape& shape, Stream* s,
   if (!f) return Status::InvalidHandle;
   Device* dev = s ? s->ctx->dev : device(0);
   if (Status st = check_launch(f, dev, shape); st != Status::Ok) return st;
-  if (s && s->ctx->fault.load(std::memory_order_acquire) != Status::Ok) return s->ctx->fault.load();
+  return launch_checked(f, dev, shape, s, std::move(params));
+}
+
+Status Backend::launch_checked(Function* f, Device* dev, const LaunchShape& shape, Stream* s,
+                               std::shared_ptr<const std::vector<unsigned char>> params) {
+  if (Status st = sticky_fault(s ? s->ctx : nullptr); st != Status::Ok) return st;
   // Stream capture (core/graph.h): on a capturing stream the launch becomes a kernel node
   // (run each time the graph is launched).
   if (Status st = Status::Ok; graph::intercept_launch(f, shape.grid, shape.block, shape.shmem, params, s, &st))
@@ -760,7 +765,7 @@ Status Backend::launch_packed(Function* f, const LaunchShape& shape, Stream* s,
   Context* ctx = s ? s->ctx : nullptr;
   auto run = [record, k, shape, params = std::move(params), ctx] {
     record();
-    const kernels::Fault fault = kernels::run(*k, shape, params->data(), ctx);
+    const kernels::Fault fault = kernels::run(*k, shape, params->data());
     if (fault == kernels::Fault::None || !ctx) return;
     Status st = Status::LaunchFailed;
     if (fault == kernels::Fault::IllegalAddress) st = Status::IllegalAddress;

@@ -80,7 +80,7 @@ Status Backend::mem_alloc(Context* ctx, MemKind kind, uint64_t size, ApiOrigin a
                           uint64_t pool) {
   if (!out || size == 0) return Status::InvalidValue;
   // After a kernel's failure the context is unusable, as on a GPU: its sticky error.
-  if (ctx && ctx->fault.load(std::memory_order_acquire) != Status::Ok) return ctx->fault.load();
+  if (Status st = sticky_fault(ctx); st != Status::Ok) return st;
   calls::attach_thread();
   Device* dev = ctx ? ctx->dev : nullptr;
   const bool on_device = kind == MemKind::Device || kind == MemKind::Managed;

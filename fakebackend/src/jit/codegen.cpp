@@ -522,7 +522,7 @@ class Gen {
   void fault_if(Value* bad, kernels::Fault f, Value* a) {
     BasicBlock* fail = BasicBlock::Create(C_, "fault", llfn_);
     BasicBlock* ok = BasicBlock::Create(C_, "ok", llfn_);
-    B_.CreateCondBr(bad, fail, ok, MDBuilder_weights());
+    B_.CreateCondBr(bad, fail, ok, weights(1, 1u << 20));
     B_.SetInsertPoint(fail);
     B_.CreateCall(runtime("fg_rt_fault", Type::getVoidTy(C_), {envp_, i32_, i64_}),
                   {env_, B_.getInt32(static_cast<uint32_t>(f)), a});
@@ -530,10 +530,10 @@ class Gen {
     B_.SetInsertPoint(ok);
   }
 
-  MDNode* MDBuilder_weights() {
-    // The fault path is cold.
-    return MDNode::get(C_, {MDString::get(C_, "branch_weights"), ConstantAsMetadata::get(B_.getInt32(1)),
-                            ConstantAsMetadata::get(B_.getInt32(1u << 20))});
+  // Branch weights (taken, not taken): checks' failure paths are cold.
+  MDNode* weights(uint32_t taken, uint32_t not_taken) {
+    return MDNode::get(C_, {MDString::get(C_, "branch_weights"), ConstantAsMetadata::get(B_.getInt32(taken)),
+                            ConstantAsMetadata::get(B_.getInt32(not_taken))});
   }
 
   // A global or generic access: inside the range this site last hit (two compares), else
@@ -549,10 +549,7 @@ class Gen {
     BasicBlock* slow = BasicBlock::Create(C_, "check", llfn_);
     BasicBlock* fail = BasicBlock::Create(C_, "illegal", llfn_);
     BasicBlock* ok = BasicBlock::Create(C_, "in", llfn_);
-    B_.CreateCondBr(
-        inside, ok, slow,
-        MDNode::get(C_, {MDString::get(C_, "branch_weights"), ConstantAsMetadata::get(B_.getInt32(1u << 20)),
-                         ConstantAsMetadata::get(B_.getInt32(1))}));
+    B_.CreateCondBr(inside, ok, slow, weights(1u << 20, 1));
     B_.SetInsertPoint(slow);
     Value* r = B_.CreateCall(runtime("fg_rt_check", i32_, {envp_, i64_, i64_, i32_, i32_}),
                              {env_, a, B_.getInt64(bytes), B_.getInt32(site), B_.getInt32(write ? 1 : 0)});

@@ -488,7 +488,7 @@ Status pack_params(const Kernel& k, void* const* args, void* const* extra, std::
   return Status::Ok;
 }
 
-Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params, Context* ctx) {
+Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params) {
   const auto start = Clock::now();
   Compiled& c = *k.code;
   Launch launch;
@@ -496,7 +496,6 @@ Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params, Cont
   for (const auto& [lo, size] : Backend::get().live_ranges()) launch.ranges.push_back({lo, lo + size});
   for (const Range& r : k.own_ranges) launch.ranges.push_back(r);
   std::sort(launch.ranges.begin(), launch.ranges.end(), [](const Range& a, const Range& b) { return a.lo < b.lo; });
-  (void)ctx;
   const uint64_t shared_bytes = align_up(c.code.shared_static, 16) + shape.shmem;
   const uint64_t blocks = uint64_t{shape.grid[0]} * shape.grid[1] * shape.grid[2];
   std::atomic<uint64_t> next{0};

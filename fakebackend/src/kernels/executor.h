@@ -68,7 +68,7 @@ Status pack_params(const Kernel& k, void* const* args, void* const* extra, std::
 
 // Runs the whole grid now on the calling thread and the executor's workers. Returns the
 // launch's fault (Fault::None when it completed).
-Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params, Context* ctx);
+Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params);
 
 // Counts a launch of `k` that was recorded, not run (for k.reason).
 void recorded(Kernel& k);

@@ -36,6 +36,24 @@ T apply(uint32_t op, T a, T b, T c) {
   return a;
 }
 
+// The integer or double `bits` holds (`from`) as a T, rounded by the current mode.
+template <class T>
+T convert(uint32_t from, uint64_t bits) {
+  using fg::kernels::Source;
+  switch (static_cast<Source>(from)) {
+    case Source::F64: {
+      double d;
+      __builtin_memcpy(&d, &bits, 8);
+      return static_cast<T>(d);
+    }
+    case Source::S32: return static_cast<T>(static_cast<int32_t>(bits));
+    case Source::U32: return static_cast<T>(static_cast<uint32_t>(bits));
+    case Source::S64: return static_cast<T>(static_cast<int64_t>(bits));
+    case Source::U64: return static_cast<T>(bits);
+  }
+  return T(0);
+}
+
 // Runs fn() under `mode`, restoring the caller's mode after.
 template <class F>
 auto rounded(uint32_t mode, F&& fn) {
@@ -57,37 +75,9 @@ extern "C" double fg_rt_f64(uint32_t op, uint32_t mode, double a, double b, doub
 }
 
 extern "C" float fg_rt_cvt_f32(uint32_t mode, uint32_t from, uint64_t bits) {
-  using fg::kernels::Source;
-  return rounded(mode, [&]() -> float {
-    switch (static_cast<Source>(from)) {
-      case Source::F64: {
-        double d;
-        __builtin_memcpy(&d, &bits, 8);
-        return static_cast<float>(d);
-      }
-      case Source::S32: return static_cast<float>(static_cast<int32_t>(bits));
-      case Source::U32: return static_cast<float>(static_cast<uint32_t>(bits));
-      case Source::S64: return static_cast<float>(static_cast<int64_t>(bits));
-      case Source::U64: return static_cast<float>(bits);
-    }
-    return 0.0f;
-  });
+  return rounded(mode, [&] { return convert<float>(from, bits); });
 }
 
 extern "C" double fg_rt_cvt_f64(uint32_t mode, uint32_t from, uint64_t bits) {
-  using fg::kernels::Source;
-  return rounded(mode, [&]() -> double {
-    switch (static_cast<Source>(from)) {
-      case Source::F64: {
-        double d;
-        __builtin_memcpy(&d, &bits, 8);
-        return d;
-      }
-      case Source::S32: return static_cast<double>(static_cast<int32_t>(bits));
-      case Source::U32: return static_cast<double>(static_cast<uint32_t>(bits));
-      case Source::S64: return static_cast<double>(static_cast<int64_t>(bits));
-      case Source::U64: return static_cast<double>(bits);
-    }
-    return 0.0;
-  });
+  return rounded(mode, [&] { return convert<double>(from, bits); });
 }

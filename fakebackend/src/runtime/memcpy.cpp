@@ -115,7 +115,7 @@ cudaError_t copy_async(fg::Stream* s, void* dst, const void* src, size_t n, cuda
           s, !known(src) || !known(dst), [&] { return copy_node(dst, n, src, n, n, 1, kind); }, &e))
     return e;
   fg::Backend& b = be();
-  if (s->ctx && s->ctx->fault.load() != fg::Status::Ok) return to_cuda(s->ctx->fault.load());
+  if (fg::Status st = fg::sticky_fault(s->ctx); st != fg::Status::Ok) return to_cuda(st);
   if (b.stream_idle(s)) return to_cuda(b.copy(dst, src, n));
   if (!known(src)) {
     auto staged = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(src),
