@@ -121,6 +121,9 @@ FIELD_MUTATIONS = {
     # opaque handles passed by value (IPC): random bytes, all zero, one of memory freed since
     "opaque": [("garbage", "value"), ("zero", "value"), ("destroyed", "value")],
     "opaque_event": [("garbage", "value")],
+    "func": [("null", "value"), ("garbage", "value")],
+    "kparams": [("null", "value")],
+    "hostfn": [("null", "value")],
 }
 
 # The box every valid copy/memset descriptor describes (matrix.h kBox*): unit names are C++.
@@ -156,6 +159,15 @@ _SET = [("dst", "dptr", None), ("pitch", "pitch", "kBoxRows"), ("elementSize", "
         ("width", "extent", "kSetElem"), ("height", "extent", _ROW)]
 _ACCESS = [("location.type", "enumf", None), ("location.id", "devicef", None), ("flags", "enumf", None)]
 _DIMS = ["gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ"]
+# A kernel node's launch (the fixture's kernel takes one parameter): driver and runtime shapes.
+_KNODE = [("func", "func", None)] + [(d, "dim", None) for d in _DIMS] + [("sharedMemBytes", "smem", None),
+                                                                        ("kernelParams", "kparams", None)]
+_RT_KNODE = [("func", "func", None)] + [(f"{a}Dim.{c}", "dim", None) for a in ("grid", "block") for c in "xyz"] + \
+    [("sharedMemBytes", "smem", None), ("kernelParams", "kparams", None)]
+_HNODE = [("fn", "hostfn", None)]
+_LOC = [("type", "enumf", None), ("id", "devicef", None)]
+_POOL = [("allocType", "enumf", None), ("handleTypes", "enumf", None), ("location.type", "enumf", None),
+         ("location.id", "devicef", None)]
 
 # Descriptor type (without fgapi:: and a _vN suffix) -> [(field path, field class, unit)].
 DESCRIPTORS = {
@@ -173,6 +185,17 @@ DESCRIPTORS = {
                                                           ("hStream", "stream", None), ("numAttrs", "count", None)],
     "cudaLaunchConfig_t": [(f"{a}Dim.{c}", "dim", None) for a in ("grid", "block") for c in "xyz"] +
                           [("dynamicSmemBytes", "smem", None), ("stream", "stream", None), ("numAttrs", "count", None)],
+    "CUDA_KERNEL_NODE_PARAMS_v1": _KNODE,
+    "CUDA_KERNEL_NODE_PARAMS": _KNODE,  # the _v2 shape
+    "cudaKernelNodeParams": _RT_KNODE,
+    "CUDA_HOST_NODE_PARAMS": _HNODE,
+    "cudaHostNodeParams": _HNODE,
+    "CUmemAllocationProp": [("type", "enumf", None), ("requestedHandleTypes", "enumf", None),
+                            ("location.type", "enumf", None), ("location.id", "devicef", None)],
+    "CUmemPoolProps": _POOL,
+    "cudaMemPoolProps": _POOL,
+    "CUmemLocation": _LOC,
+    "cudaMemLocation": _LOC,
     "CUipcMemHandle": [("", "opaque", None)],
     "cudaIpcMemHandle_t": [("", "opaque", None)],
     "CUipcEventHandle": [("", "opaque_event", None)],
@@ -207,10 +230,18 @@ OVERRIDES = [
     ("cuMemAddressReserve", "addr", "0", []),
     ("cu*MemsetNodeSetParams", "hNode", "fx.graph_nodes().memset_node", []),
     ("cu*MemcpyNodeSetParams", "hNode", "fx.graph_nodes().memcpy_node", []),
-    ("cuGraphExecMem*NodeSetParams", "hGraphExec", "fx.graph_nodes().exec", []),
     ("cuda*MemsetNodeSetParams", "node", "fx.graph_nodes().memset_node", []),
     ("cuda*MemcpyNodeSetParams", "node", "fx.graph_nodes().memcpy_node", []),
-    ("cudaGraphExecMem*NodeSetParams", "hGraphExec", "fx.graph_nodes().exec", []),
+    ("cu*KernelNodeSetParams*", "hNode", "fx.graph_nodes().kernel_node", []),
+    ("cu*HostNodeSetParams", "hNode", "fx.graph_nodes().host_node", []),
+    ("cuGraphExec*NodeSetParams*", "hGraphExec", "fx.graph_nodes().exec", []),
+    ("cuda*KernelNodeSetParams", "node", "fx.graph_nodes().kernel_node", []),
+    ("cuda*HostNodeSetParams", "node", "fx.graph_nodes().host_node", []),
+    ("cudaGraphExec*NodeSetParams", "hGraphExec", "fx.graph_nodes().exec", []),
+    # prefetch and advice (both APIs) take managed memory (wrap: from near its end, like every device pointer)
+    ("cu*Mem[AP][dr]*", "devPtr", "m == Mut::wrap ? fx.managed + kAllocSize - 1000 : fx.managed", []),
+    # advice that takes a location: set the preferred location (3 in both APIs)
+    ("cu*MemAdvise*", "advice", "3", []),
     # a function handle: the runtime takes one for a host stub (the fixture registers none)
     ("cudaLaunchKernelExC*", "func", "fx.valid[static_cast<int>(Hk::function)]", []),
     ("cudaOccupancyMax*Cluster*", "func", "fx.valid[static_cast<int>(Hk::function)]", []),

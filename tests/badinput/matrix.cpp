@@ -151,14 +151,16 @@ size_t Fixture::size(Mut m) const {
 }
 uint64_t Fixture::field_value(Fc c, Mut m, uint64_t cur, uint64_t unit) const {
   switch (m) {
-    case Mut::zero: return 0;
+    case Mut::zero:
+    case Mut::null: return 0;
     case Mut::huge: return UINT64_MAX;
     case Mut::past_end: return cur + 1;
     case Mut::small: return 1;
     // A position wraps to one block below its base (a neighbouring allocation); any other
     // field times its unit wraps to 0.
     case Mut::wrap: return c == Fc::pos ? (0 - kBlock) / unit : UINT64_MAX / unit + 1;
-    case Mut::garbage: return c == Fc::dptr || c == Fc::array || c == Fc::stream ? kGarbagePtr : kGarbageValue;
+    case Mut::garbage:
+      return c == Fc::dptr || c == Fc::array || c == Fc::stream || c == Fc::func ? kGarbagePtr : kGarbageValue;
     case Mut::destroyed: return destroyed[static_cast<int>(Hk::stream)];
     case Mut::out_of_range: return c == Fc::devicef ? 1000 : c == Fc::elem ? 3 : 0x7fffff00u;
     default: return cur;
@@ -242,6 +244,9 @@ void build_fixture() {
   CUdeviceptr src = 0;
   SETUP(DRV(cuMemAlloc_v2)(&src, kAllocSize));
   g_fx.src = g_src = src;
+  CUdeviceptr managed = 0;
+  SETUP(DRV(cuMemAllocManaged)(&managed, kAllocSize, CU_MEM_ATTACH_GLOBAL));
+  g_fx.managed = managed;
 
   auto make_objects = [&](bool destroy) {
     auto put = destroy ? set_destroyed : set;
@@ -404,6 +409,45 @@ void make_valid(Fixture& fx, fgapi::cudaLaunchConfig_t& s) {
   s.stream = reinterpret_cast<fgapi::cudaStream_t>(fx.valid[static_cast<int>(Hk::stream)]);
 }
 
+// A launch of the fixture's kernel (add_one: one u64 parameter) over one thread.
+namespace {
+uint64_t g_kernel_arg = 0;
+void* g_kernel_params[] = {&g_kernel_arg};
+void host_noop(void*) {}
+template <class S>
+void make_valid_kernel_node(Fixture& fx, S& s) {
+  s.func = reinterpret_cast<decltype(s.func)>(fx.valid[static_cast<int>(Hk::function)]);
+  s.gridDimX = s.gridDimY = s.gridDimZ = 1;
+  s.blockDimX = s.blockDimY = s.blockDimZ = 1;
+  s.kernelParams = g_kernel_params;
+}
+}  // namespace
+void make_valid(Fixture& fx, fgapi::CUDA_KERNEL_NODE_PARAMS_v1& s) { make_valid_kernel_node(fx, s); }
+void make_valid(Fixture& fx, fgapi::CUDA_KERNEL_NODE_PARAMS& s) { make_valid_kernel_node(fx, s); }
+void make_valid(Fixture& fx, fgapi::cudaKernelNodeParams& s) {
+  s.func = reinterpret_cast<void*>(fx.valid[static_cast<int>(Hk::function)]);
+  s.gridDim = {1, 1, 1};
+  s.blockDim = {1, 1, 1};
+  s.kernelParams = g_kernel_params;
+}
+void make_valid(Fixture&, fgapi::CUDA_HOST_NODE_PARAMS& s) { s.fn = host_noop; }
+void make_valid(Fixture&, fgapi::cudaHostNodeParams& s) { s.fn = host_noop; }
+// Pinned device memory on device 0, as cuMemCreate and memory pools take it.
+void make_valid(Fixture&, fgapi::CUmemLocation& s) { s = {fgapi::CU_MEM_LOCATION_TYPE_DEVICE, 0}; }
+void make_valid(Fixture&, fgapi::cudaMemLocation& s) { s = {fgapi::cudaMemLocationTypeDevice, 0}; }
+void make_valid(Fixture& fx, fgapi::CUmemAllocationProp& s) {
+  s.type = fgapi::CU_MEM_ALLOCATION_TYPE_PINNED;
+  make_valid(fx, s.location);
+}
+void make_valid(Fixture& fx, fgapi::CUmemPoolProps& s) {
+  s.allocType = fgapi::CU_MEM_ALLOCATION_TYPE_PINNED;
+  make_valid(fx, s.location);
+}
+void make_valid(Fixture& fx, fgapi::cudaMemPoolProps& s) {
+  s.allocType = fgapi::cudaMemAllocationTypePinned;
+  make_valid(fx, s.location);
+}
+
 namespace {
 // The IPC handle of the fixture's allocation, and (Fixture::ipc_freed) one of memory freed
 // since; made on first use.
@@ -485,9 +529,16 @@ const Fixture::GraphNodes& Fixture::graph_nodes() {
   CUDA_MEMCPY3D copy{};
   make_valid(*this, copy);
   SETUP(DRV(cuGraphAddMemcpyNode)(&copy_node, g, nullptr, 0, &copy, ctx));
+  CUDA_KERNEL_NODE_PARAMS kernel{};
+  make_valid(*this, kernel);
+  CUgraphNode kernel_node = nullptr, host_node = nullptr;
+  SETUP(DRV(cuGraphAddKernelNode_v2)(&kernel_node, g, nullptr, 0, &kernel));
+  CUDA_HOST_NODE_PARAMS host{};
+  make_valid(*this, host);
+  SETUP(DRV(cuGraphAddHostNode)(&host_node, g, nullptr, 0, &host));
   CUgraphExec x = nullptr;
   SETUP(DRV(cuGraphInstantiateWithFlags)(&x, g, 0));
-  nodes_ = {bits(set_node), bits(copy_node), bits(x)};
+  nodes_ = {bits(set_node), bits(copy_node), bits(kernel_node), bits(host_node), bits(x)};
   return nodes_;
 }
 

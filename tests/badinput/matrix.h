@@ -108,6 +108,9 @@ enum class Fc {
   stream,        // a stream handle
   opaque,        // a whole opaque handle passed by value
   opaque_event,  // the same, of an event
+  func,          // a kernel node's function
+  kparams,       // a kernel node's parameter array
+  hostfn,        // a host node's function
 };
 enum class Family { driver, runtime, nvml };
 enum class Lib { cuda, cudart, nvml };
@@ -177,7 +180,7 @@ class Fixture {
   // A graph with a memset node and a memcpy node (valid descriptors), and its instance; made
   // with the live objects.
   struct GraphNodes {
-    uint64_t memset_node = 0, memcpy_node = 0, exec = 0;
+    uint64_t memset_node = 0, memcpy_node = 0, kernel_node = 0, host_node = 0, exec = 0;
   };
   const GraphNodes& graph_nodes();
 
@@ -261,8 +264,9 @@ class Fixture {
   void* libs[3] = {};
   uint64_t valid[static_cast<int>(Hk::count_)] = {};
   uint64_t destroyed[static_cast<int>(Hk::count_)] = {};
-  uintptr_t dev = 0;  // the allocation the cases use (kAllocSize bytes)
-  uintptr_t src = 0;  // the source of descriptor copies (kAllocSize bytes)
+  uintptr_t dev = 0;      // the allocation the cases use (kAllocSize bytes)
+  uintptr_t src = 0;      // the source of descriptor copies (kAllocSize bytes)
+  uintptr_t managed = 0;  // managed memory (kAllocSize bytes): what prefetch and advice take
   unsigned char* slots = nullptr;
   unsigned char desc_shadow[kSlotSize] = {};  // what the descriptor buffer must still hold after a call
   unsigned char ipc_freed[64] = {};           // an IPC handle of memory freed since
@@ -288,6 +292,16 @@ void make_valid(Fixture& fx, fgapi::CUmemAccessDesc& s);
 void make_valid(Fixture& fx, fgapi::cudaMemAccessDesc& s);
 void make_valid(Fixture& fx, fgapi::CUlaunchConfig& s);
 void make_valid(Fixture& fx, fgapi::cudaLaunchConfig_t& s);
+void make_valid(Fixture& fx, fgapi::CUDA_KERNEL_NODE_PARAMS_v1& s);
+void make_valid(Fixture& fx, fgapi::CUDA_KERNEL_NODE_PARAMS& s);
+void make_valid(Fixture& fx, fgapi::cudaKernelNodeParams& s);
+void make_valid(Fixture& fx, fgapi::CUDA_HOST_NODE_PARAMS& s);
+void make_valid(Fixture& fx, fgapi::cudaHostNodeParams& s);
+void make_valid(Fixture& fx, fgapi::CUmemLocation& s);
+void make_valid(Fixture& fx, fgapi::cudaMemLocation& s);
+void make_valid(Fixture& fx, fgapi::CUmemAllocationProp& s);
+void make_valid(Fixture& fx, fgapi::CUmemPoolProps& s);
+void make_valid(Fixture& fx, fgapi::cudaMemPoolProps& s);
 void make_valid(Fixture& fx, fgapi::CUipcMemHandle& s);
 void make_valid(Fixture& fx, fgapi::cudaIpcMemHandle_t& s);
 void make_valid(Fixture& fx, fgapi::CUipcEventHandle& s);

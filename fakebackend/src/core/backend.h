@@ -291,6 +291,15 @@ class Backend {
   Device* device(int ordinal) noexcept {
     return ordinal >= 0 && ordinal < device_count() ? devices_[ordinal].get() : nullptr;
   }
+  // Where memory lives: a CUmemLocation / cudaMemLocation (the same values in both APIs). A
+  // device location names a device (else InvalidDevice; *dev set when dev is given); the host
+  // kinds are accepted where `host_ok` (prefetch, advice) and NotSupported elsewhere (host VMM
+  // and host memory pools are not modelled: their device attributes are 0); any other type is
+  // InvalidValue.
+  Status check_location(int type, int id, bool host_ok, Device** dev = nullptr) noexcept;
+  // Handle types requested for shareable memory (VMM, pools): unknown bits are InvalidValue,
+  // any kind but a POSIX file descriptor NotSupported.
+  static Status check_handle_types(unsigned types) noexcept;
   Device* device_by_uuid(const uint8_t uuid[16]) noexcept;
   Device* device_by_pci_bus_id(const char* bus_id) noexcept;  // accepts "0000:07:00.0" and "00000000:07:00.0"
   ledger::Ledger& ledger() { return *ledger_; }

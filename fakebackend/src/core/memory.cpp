@@ -192,8 +192,7 @@ Status Backend::host_unregister(void* p) {
 bool Backend::is_device_range(const void* p, size_t n) noexcept {
   auto a = mem_find(p);
   if (!a) return false;
-  const uintptr_t u = reinterpret_cast<uintptr_t>(p);
-  return u + n <= a->base + a->size;
+  return a->holds(reinterpret_cast<uintptr_t>(p), n);
 }
 
 // A range that starts in an allocation and runs past its end is the bug the real driver
@@ -211,7 +210,7 @@ bool Backend::range_ok(const void* p, size_t n, bool write) noexcept {
   }
   auto a = mem_find(p);
   if (!a) return !mem_find(reinterpret_cast<const void*>(u + n - 1));
-  return u + n <= a->base + a->size;
+  return a->holds(u, n);
 }
 
 Status Backend::copy(void* dst, const void* src, size_t n) noexcept {
@@ -270,6 +269,23 @@ void Backend::mem_info(Device* dev, uint64_t* free_bytes, uint64_t* total_bytes)
   const uint64_t used = std::min(ledger_->used(dev->ledger_index), total);
   if (free_bytes) *free_bytes = total - used;
   if (total_bytes) *total_bytes = total;
+}
+
+Status Backend::check_location(int type, int id, bool host_ok, Device** dev) noexcept {
+  constexpr int kDevice = 1, kHost = 2, kHostNumaCurrent = 4;  // CU_MEM_LOCATION_TYPE_*, cudaMemLocationType*
+  if (type == kDevice) {
+    Device* d = device(id);
+    if (dev) *dev = d;
+    return d ? Status::Ok : Status::InvalidDevice;
+  }
+  if (type >= kHost && type <= kHostNumaCurrent) return host_ok ? Status::Ok : Status::NotSupported;
+  return Status::InvalidValue;
+}
+
+Status Backend::check_handle_types(unsigned types) noexcept {
+  constexpr unsigned kPosixFd = 1, kKnown = 0xf;  // POSIX fd, Win32, Win32 KMT, fabric
+  if (types & ~kKnown) return Status::InvalidValue;
+  return types & ~kPosixFd ? Status::NotSupported : Status::Ok;
 }
 
 }  // namespace fg

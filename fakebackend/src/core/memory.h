@@ -72,6 +72,9 @@ struct Allocation {
   Context* ctx = nullptr;  // owning context: destroying it frees the allocation
   class Arena* arena = nullptr;
   uint64_t pool = 0;  // memory pool id for async allocations (0 = none)
+
+  // Whether [u, u + n) lies inside the allocation; no sum here can wrap around.
+  bool holds(uintptr_t u, uint64_t n) const noexcept { return u >= base && u - base <= size && n <= size - (u - base); }
 };
 
 }  // namespace fg

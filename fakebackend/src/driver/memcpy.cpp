@@ -30,7 +30,7 @@ CUresult check_side(Backend& b, const void* p, size_t n, bool device_side, bool 
     case vmm::Range::NotVmm: break;
   }
   const uintptr_t u = reinterpret_cast<uintptr_t>(p);
-  if (auto a = b.mem_find(p)) return u + n <= a->base + a->size ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  if (auto a = b.mem_find(p)) return a->holds(u, n) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
   return device_side ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 

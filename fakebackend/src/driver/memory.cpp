@@ -205,19 +205,11 @@ CUresult ipc_open(CUdeviceptr* pdptr, const CUipcMemHandle& handle, unsigned fla
 CUresult managed_range(Backend& b, CUdeviceptr p, size_t count) {
   if (count == 0) return CUDA_ERROR_INVALID_VALUE;
   auto a = b.mem_find(ptr_of(p));
-  if (!a || a->kind != MemKind::Managed || p + count > a->base + a->size) return CUDA_ERROR_INVALID_VALUE;
+  if (!a || a->kind != MemKind::Managed || !a->holds(p, count)) return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;
 }
 
-CUresult location_ok(Backend& b, const CUmemLocation& loc) {
-  switch (static_cast<int>(loc.type)) {
-    case CU_MEM_LOCATION_TYPE_DEVICE: return b.device(loc.id) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
-    case CU_MEM_LOCATION_TYPE_HOST:
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT: return CUDA_SUCCESS;
-    default: return CUDA_ERROR_INVALID_VALUE;
-  }
-}
+CUresult location_ok(Backend& b, const CUmemLocation& loc) { return to_cu(b.check_location(loc.type, loc.id, true)); }
 
 CUresult prefetch(CUdeviceptr devPtr, size_t count, CUstream hStream, bool ptsz, const CUmemLocation* loc, int dev) {
   return api([&](Backend& b) -> CUresult {

@@ -90,14 +90,7 @@ CUresult free_async(CUdeviceptr dptr, CUstream hStream, bool ptsz) {
 }
 
 CUresult check_pool_location(Backend& b, const CUmemLocation& loc, Device** dev) {
-  switch (static_cast<int>(loc.type)) {
-    case CU_MEM_LOCATION_TYPE_DEVICE: return device_arg(b, loc.id, dev);
-    case CU_MEM_LOCATION_TYPE_HOST:
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
-      return CUDA_ERROR_NOT_SUPPORTED;  // CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED = 0
-    default: return CUDA_ERROR_INVALID_VALUE;
-  }
+  return to_cu(b.check_location(loc.type, loc.id, false, dev));
 }
 
 // CUDA 13 location-based pool queries: device locations of pinned pools only.
@@ -162,11 +155,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemPoolCreate(CUmemoryPool* pool, const CUm
     if (!pool || !poolProps) return CUDA_ERROR_INVALID_VALUE;
     if (poolProps->allocType == CU_MEM_ALLOCATION_TYPE_MANAGED) return CUDA_ERROR_NOT_SUPPORTED;
     if (poolProps->allocType != CU_MEM_ALLOCATION_TYPE_PINNED) return CUDA_ERROR_INVALID_VALUE;
-    const int types = static_cast<int>(poolProps->handleTypes);
-    if (types & ~(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_WIN32 | CU_MEM_HANDLE_TYPE_WIN32_KMT |
-                  CU_MEM_HANDLE_TYPE_FABRIC))
-      return CUDA_ERROR_INVALID_VALUE;
-    if (types & ~CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_NOT_SUPPORTED;
+    const auto types = static_cast<unsigned>(poolProps->handleTypes);
+    if (CUresult r = to_cu(Backend::check_handle_types(types))) return r;
     Device* dev = nullptr;
     if (CUresult r = check_pool_location(b, poolProps->location, &dev)) return r;
     MemPool* p = nullptr;

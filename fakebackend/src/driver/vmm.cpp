@@ -189,32 +189,12 @@ CUresult check_prop(Backend& b, const CUmemAllocationProp* prop, Device** dev) {
   if (!prop) return CUDA_ERROR_INVALID_VALUE;
   if (prop->type == CU_MEM_ALLOCATION_TYPE_MANAGED) return CUDA_ERROR_NOT_SUPPORTED;
   if (prop->type != CU_MEM_ALLOCATION_TYPE_PINNED) return CUDA_ERROR_INVALID_VALUE;
-  switch (static_cast<int>(prop->location.type)) {
-    case CU_MEM_LOCATION_TYPE_DEVICE: break;
-    case CU_MEM_LOCATION_TYPE_HOST:
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
-      return CUDA_ERROR_NOT_SUPPORTED;  // CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 0
-    default: return CUDA_ERROR_INVALID_VALUE;
-  }
-  return device_arg(b, prop->location.id, dev);
-}
-
-// Handle types a physical allocation may be exported as: POSIX fds only on Linux.
-CUresult check_handle_types(int types) {
-  if (types & ~(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_WIN32 | CU_MEM_HANDLE_TYPE_WIN32_KMT |
-                CU_MEM_HANDLE_TYPE_FABRIC))
-    return CUDA_ERROR_INVALID_VALUE;
-  return types & ~CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ? CUDA_ERROR_NOT_SUPPORTED : CUDA_SUCCESS;
+  if (CUresult r = to_cu(b.check_location(prop->location.type, prop->location.id, false, dev))) return r;
+  return to_cu(Backend::check_handle_types(static_cast<unsigned>(prop->requestedHandleTypes)));
 }
 
 CUresult check_location(Backend& b, const CUmemLocation& loc) {
-  if (loc.type != CU_MEM_LOCATION_TYPE_DEVICE)
-    return loc.type >= CU_MEM_LOCATION_TYPE_HOST && loc.type <= CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT
-               ? CUDA_ERROR_NOT_SUPPORTED
-               : CUDA_ERROR_INVALID_VALUE;
-  Device* d = nullptr;
-  return device_arg(b, loc.id, &d);
+  return to_cu(b.check_location(loc.type, loc.id, false));
 }
 
 }  // namespace
@@ -306,7 +286,6 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemCreate(CUmemGenericAllocationHandle* han
     if (!handle || flags != 0) return CUDA_ERROR_INVALID_VALUE;
     Device* dev = nullptr;
     if (CUresult r = check_prop(b, prop, &dev)) return r;
-    if (CUresult r = check_handle_types(prop->requestedHandleTypes)) return r;
     if (size == 0 || !aligned(size)) return CUDA_ERROR_INVALID_VALUE;
     if (!b.book_reserve(dev, MemKind::Vmm, size)) {
       FG_USDT_ALLOC(dev->ordinal, 0, size, static_cast<int>(MemKind::Vmm), kUsdtOutOfMemory,

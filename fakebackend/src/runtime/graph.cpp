@@ -27,15 +27,7 @@ namespace {
 bool known(const void* p) { return p && be().mem_find(p).has_value(); }
 
 // [p, p+n) wholly inside one known allocation, or wholly outside every one (host memory).
-bool range_ok(const void* p, size_t n) {
-  const auto u = reinterpret_cast<uintptr_t>(p);
-  if (!u) return false;
-  if (n == 0) return true;
-  if (!fg::user_range(u, n)) return false;  // past the mappable address space, or wrapping
-  auto a = be().mem_find(p);
-  if (!a) return !be().mem_find(reinterpret_cast<const void*>(u + n - 1));
-  return u + n <= a->base + a->size;
-}
+bool range_ok(const void* p, size_t n) { return be().range_ok(p, n, false); }
 
 cudaError_t kernel_params(const void* func, dim3 grid, dim3 block, unsigned shmem, void** args, void** extra,
                           gr::Params* out) {

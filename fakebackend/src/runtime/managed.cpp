@@ -19,19 +19,12 @@ cudaError_t managed_range(const void* p, size_t count) {
   if (!p || count == 0) return cudaErrorInvalidValue;
   auto a = be().mem_find(p);
   if (!a || a->kind != fg::MemKind::Managed) return cudaErrorInvalidValue;
-  if (reinterpret_cast<uintptr_t>(p) + count > a->base + a->size) return cudaErrorInvalidValue;
-  return cudaSuccess;
+  return a->holds(reinterpret_cast<uintptr_t>(p), count) ? cudaSuccess : cudaErrorInvalidValue;
 }
 
 // A prefetch / advice target: a device, the host, or a host NUMA node.
 cudaError_t check_location(const cudaMemLocation& loc) {
-  switch (loc.type) {
-    case cudaMemLocationTypeDevice: return be().device(loc.id) ? cudaSuccess : cudaErrorInvalidDevice;
-    case cudaMemLocationTypeHost:
-    case cudaMemLocationTypeHostNuma:
-    case cudaMemLocationTypeHostNumaCurrent: return cudaSuccess;
-    default: return cudaErrorInvalidValue;
-  }
+  return fg::rt::to_cuda(be().check_location(loc.type, loc.id, true));
 }
 
 // CUDA 12's plain forms name the target as a device ordinal or cudaCpuDeviceId (-1).

@@ -439,15 +439,15 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaMemPoolCreate(cudaMemPool_t* memPool, 
   return api([&]() -> cudaError_t {
     if (!memPool || !poolProps) return cudaErrorInvalidValue;
     if (poolProps->allocType != cudaMemAllocationTypePinned) return cudaErrorInvalidValue;
-    if (poolProps->location.type != cudaMemLocationTypeDevice) {
-      // Host / host-NUMA pools (CUDA 12.2+) are not modelled.
-      return poolProps->location.type == cudaMemLocationTypeInvalid ? cudaErrorInvalidValue : cudaErrorNotSupported;
-    }
+    const auto types = static_cast<unsigned>(poolProps->handleTypes);
+    if (fg::Status s = fg::Backend::check_handle_types(types); s != fg::Status::Ok) return to_cuda(s);
     fg::Device* d = nullptr;
-    if (cudaError_t e = device_arg(poolProps->location.id, &d); e != cudaSuccess) return e;
+    if (fg::Status s = be().check_location(poolProps->location.type, poolProps->location.id, false, &d);
+        s != fg::Status::Ok)
+      return to_cuda(s);
     fg::MemPool* p = nullptr;
     if (fg::Status s = be().pool_create(d, &p); s != fg::Status::Ok) return to_cuda(s);
-    p->handle_types = static_cast<unsigned>(poolProps->handleTypes);  // for export (core/pool_ipc.h)
+    p->handle_types = types;  // for export (core/pool_ipc.h)
     *memPool = reinterpret_cast<cudaMemPool_t>(p);
     return cudaSuccess;
   });
