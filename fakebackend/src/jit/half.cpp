@@ -36,6 +36,12 @@ const Layout& layout(Format f) { return f == Format::F16 ? kF16 : kBF16; }
 
 Format format_of(PType t) { return t == PType::F16 || t == PType::F16x2 ? Format::F16 : Format::BF16; }
 bool is_pair(PType t) { return t == PType::F16x2 || t == PType::BF16x2; }
+// The integer types cvt converts halfs to and from (8 to 64 bits).
+bool is_signed(PType t) { return t == PType::S8 || t == PType::S16 || t == PType::S32 || t == PType::S64; }
+bool is_integer(PType t) {
+  return is_signed(t) || t == PType::U8 || t == PType::U16 || t == PType::U32 || t == PType::U64 || t == PType::B8 ||
+         t == PType::B16 || t == PType::B32 || t == PType::B64;
+}
 
 // The IR for one instruction: the builder and the values' helpers.
 class Half {
@@ -533,9 +539,8 @@ void cvt(IRBuilder<>& b, Operands& io, const ptx::Instruction& in) {
       if (ftz && f == Format::F16) r = x.flush(r, f);
     } else if (st == PType::F32 || st == PType::F64) {
       r = x.from_f64(float_source(in.ops.at(1)), f, mode);
-    } else if (st != PType::Pred && st != PType::TF32 && st != PType::None) {  // an integer
-      const bool sign = st == PType::S8 || st == PType::S16 || st == PType::S32 || st == PType::S64;
-      r = x.from_int(io.read(in.ops.at(1), st, in), sign, f, mode);
+    } else if (is_integer(st)) {
+      r = x.from_int(io.read(in.ops.at(1), st, in), is_signed(st), f, mode);
     } else {
       unsupported("uses cvt." + std::string(ptx::type_name(dt)) + "." + std::string(ptx::type_name(st)));
     }
@@ -561,10 +566,9 @@ void cvt(IRBuilder<>& b, Operands& io, const ptx::Instruction& in) {
     }
     if (dt == PType::F64) r = b.CreateFPExt(r, x.f64_);
     if (in.has_mod("sat")) r = clamp01(r);
-  } else if (dt != PType::Pred && dt != PType::TF32 && dt != PType::None) {
-    const bool sign = dt == PType::S8 || dt == PType::S16 || dt == PType::S32 || dt == PType::S64;
+  } else if (is_integer(dt)) {
     auto* to = IntegerType::get(b.getContext(), ptx::type_size(dt) * 8);
-    r = float_to_int(b, round_integral(b, x.to_f64(a, sf), in), to, sign, ptx::type_size(dt) == 8);
+    r = float_to_int(b, round_integral(b, x.to_f64(a, sf), in), to, is_signed(dt), ptx::type_size(dt) == 8);
   } else {
     unsupported("uses cvt." + std::string(ptx::type_name(dt)) + "." + std::string(ptx::type_name(st)));
   }
