@@ -14,7 +14,10 @@
 //   1 << (bits - 1) from f64 or to 64-bit integers);
 //   half and bfloat16 arithmetic and conversions (cuda_fp16.h, cuda_bf16.h), bit-exact
 //   against a host rounding of the exact value, except __hdiv and hsqrt, which cuda_fp16.hpp
-//   computes with rcp.approx/sqrt.approx: within 1 ulp;
+//   computes with rcp.approx/sqrt.approx: within 1 ulp; edge cases with hand-derived results
+//   (fma ties that only a single rounding gets right, relu/sat, NaN and signed zeros in
+//   min/max, overflow in each rounding mode, NaN to and from integers, half2 lane order) and
+//   atomicAdd on half, half2, bf16 and bfloat162;
 //   fast-math intrinsics within the CUDA Programming Guide's bounds (Mathematical Functions
 //   appendix): __expf 2 + floor(|1.173 x|) ulp, __logf 2^-21.41 absolute on [0.5, 2] else
 //   3 ulp, __sinf/__cosf 2^-21.19 absolute on [-pi, pi] (the guide gives 2^-21.41 for one and
@@ -883,6 +886,175 @@ static void half_checks() {
     CK(cudaFree(p));
 }
 
+// Edge cases, each with its result derived by hand (the PTX ISA's rules and NVIDIA's own host
+// fallbacks in cuda_fp16.hpp/cuda_bf16.hpp: canonical NaN 0x7fff; min/max return the non-NaN
+// operand and order -0 below +0; .relu and .sat as max_nan(x, 0) and min(max(x, 0), 1)).
+// kEdgeIn: the inputs by index; a, b, c below name them.
+constexpr uint16_t kEdgeIn[] = {
+    0x4200,  // 0  half 3
+    0x3c01,  // 1  half 1 + 2^-10
+    0x8001,  // 2  half -2^-24
+    0x4040,  // 3  bf16 3
+    0x3f83,  // 4  bf16 1 + 3 * 2^-7
+    0x0d80,  // 5  bf16 2^-100
+    0x7e00,  // 6  half NaN
+    0x0000,  // 7  +0
+    0x8000,  // 8  -0
+    0x3c00,  // 9  half 1
+    0xc000,  // 10 half -2
+    0x3800,  // 11 half 0.5
+    0x4400,  // 12 half 4
+    0xbc00,  // 13 half -1
+    0x7bff,  // 14 half 65504
+    0x3f80,  // 15 bf16 1
+    0x4000,  // 16 half 2
+    0xbf00,  // 17 bf16 -0.5
+    0x4000,  // 18 bf16 2
+};
+struct Edge {
+  const char* name;
+  ull want;
+};
+constexpr Edge kEdges[] = {
+    // 3 * (1 + 2^-10) = 3 + 2^-9 + 2^-10 is a tie; -2^-24 puts the exact sum below it, out of
+    // f32's reach (f32 then half rounds up to 0x4202).
+    {"half __hfma rounds once (a tie, less 2^-24)", 0x4201},
+    // 3 * (1 + 3 * 2^-7) = 3 + 2^-4 + 2^-7 is a tie; 2^-100 puts it above, out of f64's
+    // reach (f64 then bf16 rounds down to 0x4044).
+    {"bf16 __hfma rounds once (a tie, plus 2^-100)", 0x4045},
+    {"__hfma_relu(-2, 3, 1) = +0", 0x0000},
+    {"__hfma_relu(NaN, 1, 1) = NaN", 0x7fff},
+    {"__hfma_sat(0.5, 4, +0) = 1", 0x3c00},
+    {"__hadd_sat(-1, 0.5) = +0", 0x0000},
+    {"__hmax(+0, -0) = +0", 0x0000},
+    {"__hmax(-0, +0) = +0", 0x0000},
+    {"__hmin(+0, -0) = -0", 0x8000},
+    {"__hmax(NaN, 1) = 1", 0x3c00},
+    {"__hmax_nan(NaN, 1) = NaN", 0x7fff},
+    {"__hmin(NaN, NaN) = NaN", 0x7fff},
+    {"__hadd(65504, 65504) = inf", 0x7c00},
+    {"__hneg(-0) = +0", 0x0000},
+    {"__float2half_rn(NaN) = NaN", 0x7fff},
+    {"__float2half_rn(2^-25) = +0 (a tie, to even)", 0x0000},
+    {"__float2half_rn(2^-25 + 2^-40) = 2^-24", 0x0001},
+    {"__float2half_rn(65519.99f) = 65504", 0x7bff},
+    {"__float2half_rn(65520) = inf", 0x7c00},
+    {"__float2half_rz(1e6) = 65504", 0x7bff},
+    {"__float2half_rd(-1e6) = -inf", 0xfc00},
+    {"__float2half_ru(-1e6) = -65504", 0xfbff},
+    {"__float2bfloat16_rn(NaN) = NaN", 0x7fff},
+    {"__int2half_rn(2049) = 2048 (a tie, to even)", 0x6800},
+    {"__int2half_ru(2049) = 2050", 0x6801},
+    {"__ll2half_rn(2^62) = inf", 0x7c00},
+    {"__ll2half_rz(-2^62) = -65504", 0xfbff},
+    // Past a bf16 tie by 1, out of f64's reach (f64 then bf16 rounds down to 0x5d80).
+    {"__ll2bfloat16_rn(2^60 + 2^52 + 1) = 2^60 + 2^53", 0x5d81},
+    // PTX's cvt: NaN to a 32-bit integer from a non-f64 source is 0, to a 64-bit one 1 << 63.
+    {"__half2int_rn(NaN) = 0", 0},
+    {"__half2ll_rn(NaN) = 1 << 63", 0x8000000000000000ull},
+    {"__half2uint_rz(-1.5) = 0", 0},
+    {"__half2short_rn(inf) = 32767", 32767},
+    {"__half2ushort_rz(65504) = 65504", 65504},
+    // half2 and bfloat162: .x is the low half.
+    {"__floats2half2_rn(1, 2) = {.x 1, .y 2}", 0x40003c00},
+    {"__hadd2({1, 2}, {0.5, 65504}) = {1.5, 65504} (65506 rounds down)", 0x7bff3e00},
+    {"__hlt2_mask({1, 2}, {0.5, 65504}) = {0, 0xffff}", 0xffff0000},
+    {"__heq2({1, NaN}, {1, NaN}) = {1, 0}", 0x00003c00},
+    {"bf16 __hfma2({3, 1}, {1 + 3 * 2^-7, 2}, {2^-100, -0.5}) = {0x4045, 1.5}", 0x3fc04045},
+};
+constexpr int kEdgeCount = sizeof kEdges / sizeof kEdges[0];
+
+__global__ void half_edges(const uint16_t* in, const float* f, const long long* l, ull* out) {
+  auto H = [&](int i) { return __ushort_as_half(in[i]); };
+  auto B = [&](int i) { return __ushort_as_bfloat16(in[i]); };
+  auto hs = [](__half v) -> ull { return __half_as_ushort(v); };
+  auto bs = [](__nv_bfloat16 v) -> ull { return __bfloat16_as_ushort(v); };
+  auto h2 = [](__half2 v) -> ull { return __half_as_ushort(v.x) | static_cast<ull>(__half_as_ushort(v.y)) << 16; };
+  const float nan = f[0], tiny = f[1], tiny_plus = f[2], below = f[3], big = f[4], million = f[5];
+  int k = 0;
+  out[k++] = hs(__hfma(H(0), H(1), H(2)));
+  out[k++] = bs(__hfma(B(3), B(4), B(5)));
+  out[k++] = hs(__hfma_relu(H(10), H(0), H(9)));
+  out[k++] = hs(__hfma_relu(H(6), H(9), H(9)));
+  out[k++] = hs(__hfma_sat(H(11), H(12), H(7)));
+  out[k++] = hs(__hadd_sat(H(13), H(11)));
+  out[k++] = hs(__hmax(H(7), H(8)));
+  out[k++] = hs(__hmax(H(8), H(7)));
+  out[k++] = hs(__hmin(H(7), H(8)));
+  out[k++] = hs(__hmax(H(6), H(9)));
+  out[k++] = hs(__hmax_nan(H(6), H(9)));
+  out[k++] = hs(__hmin(H(6), H(6)));
+  out[k++] = hs(__hadd(H(14), H(14)));
+  out[k++] = hs(__hneg(H(8)));
+  out[k++] = hs(__float2half_rn(nan));
+  out[k++] = hs(__float2half_rn(tiny));
+  out[k++] = hs(__float2half_rn(tiny_plus));
+  out[k++] = hs(__float2half_rn(below));
+  out[k++] = hs(__float2half_rn(big));
+  out[k++] = hs(__float2half_rz(million));
+  out[k++] = hs(__float2half_rd(-million));
+  out[k++] = hs(__float2half_ru(-million));
+  out[k++] = bs(__float2bfloat16_rn(nan));
+  out[k++] = hs(__int2half_rn(static_cast<int>(l[0])));
+  out[k++] = hs(__int2half_ru(static_cast<int>(l[0])));
+  out[k++] = hs(__ll2half_rn(l[1]));
+  out[k++] = hs(__ll2half_rz(-l[1]));
+  out[k++] = bs(__ll2bfloat16_rn(l[2]));
+  out[k++] = static_cast<unsigned>(__half2int_rn(H(6)));
+  out[k++] = static_cast<ull>(__half2ll_rn(H(6)));
+  out[k++] = __half2uint_rz(__hneg(__hadd(H(9), H(11))));
+  out[k++] = static_cast<ull>(__half2short_rn(__hadd(H(14), H(14))));
+  out[k++] = __half2ushort_rz(H(14));
+  out[k++] = h2(__floats2half2_rn(1.0f, 2.0f));
+  __half2 one_two = __halves2half2(H(9), H(16)), half_max = __halves2half2(H(11), H(14));
+  out[k++] = h2(__hadd2(one_two, half_max));
+  out[k++] = __hlt2_mask(one_two, half_max);
+  __half2 one_nan = __halves2half2(H(9), H(6));
+  out[k++] = h2(__heq2(one_nan, one_nan));
+  __nv_bfloat162 r = __hfma2(__halves2bfloat162(B(3), B(15)), __halves2bfloat162(B(4), B(18)),
+                             __halves2bfloat162(B(5), B(17)));
+  out[k++] = __bfloat16_as_ushort(r.x) | static_cast<ull>(__bfloat16_as_ushort(r.y)) << 16;
+}
+
+// 256 threads add to one half, half2, bf16 and bfloat162 each: sums exact in either format.
+__global__ void half_atomics(__half* h, __half2* h2, __nv_bfloat16* b, __nv_bfloat162* b2) {
+  atomicAdd(h, __float2half(1.0f));
+  atomicAdd(h2, __floats2half2_rn(1.0f, 0.5f));
+  atomicAdd(b, __float2bfloat16(1.0f));
+  atomicAdd(b2, __floats2bfloat162_rn(0.25f, -1.0f));
+}
+
+static void half_edge_checks() {
+  std::vector<uint16_t> in(std::begin(kEdgeIn), std::end(kEdgeIn));
+  std::vector<float> f = {NAN, 0x1p-25f, 0x1p-25f + 0x1p-40f, 65519.99f, 65520.0f, 1e6f};
+  std::vector<long long> l = {2049, 1ll << 62, (1ll << 60) + (1ll << 52) + 1};
+  uint16_t* din = to_device(in);
+  float* df = to_device(f);
+  long long* dl = to_device(l);
+  ull* dout = device_array<ull>(kEdgeCount);
+  half_edges<<<1, 1>>>(din, df, dl, dout);
+  CK_LAUNCH();
+  auto got = from_device(dout, kEdgeCount);
+  for (int k = 0; k < kEdgeCount; ++k)
+    kt::checkf(kEdges[k].name, got[k] == kEdges[k].want, "got 0x%llx, expected 0x%llx", got[k], kEdges[k].want);
+
+  uint32_t* sums = device_array<uint32_t>(4);
+  half_atomics<<<2, 128>>>(reinterpret_cast<__half*>(sums), reinterpret_cast<__half2*>(sums + 1),
+                           reinterpret_cast<__nv_bfloat16*>(sums + 2), reinterpret_cast<__nv_bfloat162*>(sums + 3));
+  CK_LAUNCH();
+  auto s = from_device(sums, 4);
+  const uint32_t want[4] = {0x5c00,       // half 256
+                            0x58005c00,   // half2 {256, 128}
+                            0x4380,       // bf16 256
+                            0xc3804280};  // bfloat162 {64, -256}
+  kt::checkf("atomicAdd on half, half2, bf16, bfloat162 (256 adds, exact sums)",
+             s[0] == want[0] && s[1] == want[1] && s[2] == want[2] && s[3] == want[3], "got 0x%x 0x%x 0x%x 0x%x", s[0],
+             s[1], s[2], s[3]);
+  for (void* p : {static_cast<void*>(din), static_cast<void*>(df), static_cast<void*>(dl), static_cast<void*>(dout),
+                  static_cast<void*>(sums)})
+    CK(cudaFree(p));
+}
+
 // ================================ approximate and library functions ==========================
 constexpr int kApprox = 11;
 __global__ void float_functions(const float* x, const float* y, float* out, int n) {
@@ -1017,6 +1189,7 @@ int main() {
   from_int_checks();
   saturate_checks();
   half_checks();
+  half_edge_checks();
   function_checks();
   return kt::finish("math");
 }

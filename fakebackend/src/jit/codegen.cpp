@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jit/codegen.h"
 
+#include "jit/errors.h"
+#include "jit/half.h"
+
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DerivedTypes.h>
 #include <llvm/IR/Function.h>
@@ -13,6 +16,7 @@
 
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -24,20 +28,6 @@ using namespace llvm;
 using ptx::Operand;
 using ptx::Space;
 using PType = ptx::Type;
-
-// Thrown while generating: the kernel uses what the executor does not run (recorded, with
-// the reason), or the text is something the translator cannot make sense of.
-struct Unsupported {
-  std::string why;
-};
-struct Malformed {
-  std::string what;
-};
-
-[[noreturn]] void unsupported(std::string why) { throw Unsupported{std::move(why)}; }
-[[noreturn]] void malformed(const ptx::Instruction& in, const std::string& what) {
-  throw Malformed{"line " + std::to_string(in.line) + ": " + in.opcode + ": " + what};
-}
 
 bool is_float(PType t) {
   return t == PType::F16 || t == PType::BF16 || t == PType::F32 || t == PType::F64 || t == PType::TF32;
@@ -61,7 +51,8 @@ enum EnvField : unsigned {
   kGlobals
 };
 
-class Gen {
+// Also the operand access of half.cpp's lowering (half::Operands).
+class Gen final : public half::Operands {
  public:
   Gen(LLVMContext& c, const kernels::CompileRequest& req, kernels::CompiledKernel* out)
       : C_(c), P_(*req.module), req_(req), out_(out), B_(c) {
@@ -377,7 +368,7 @@ class Gen {
   }
 
   // The value of operand `op` read as type `t`.
-  Value* read(const Operand& op, PType t, const ptx::Instruction& in) {
+  Value* read(const Operand& op, PType t, const ptx::Instruction& in) override {
     Value* v = nullptr;
     switch (op.kind) {
       case Operand::Kind::Reg:
@@ -446,7 +437,7 @@ class Gen {
     }
   }
 
-  void write(const Operand& op, PType t, Value* v, const ptx::Instruction& in) {
+  void write(const Operand& op, PType t, Value* v, const ptx::Instruction& in) override {
     if (op.kind == Operand::Kind::Sink) return;
     if (op.kind == Operand::Kind::Vector) {  // unpack: {lo, hi} = wide
       const unsigned total = v->getType()->isIntegerTy() ? v->getType()->getIntegerBitWidth()
@@ -688,8 +679,8 @@ class Gen {
   void arith(const ptx::Instruction& in) {
     const std::string& op = in.opcode;
     const PType t = type0(in);
-    if (t == PType::F16x2 || t == PType::BF16x2 || t == PType::BF16 || (t == PType::F16 && op != "mov"))
-      unsupported(std::string("uses ") + op + "." + std::string(ptx::type_name(t)) + " (half precision arithmetic)");
+    if (half::is_half(t))  // half.cpp lowers the rest (half::handles)
+      unsupported(std::string("uses ") + op + "." + std::string(ptx::type_name(t)) + " (half precision)");
     const bool f = is_float(t);
     const bool sign = is_signed(t);
     auto a = [&] { return read(in.ops.at(1), t, in); };
@@ -777,6 +768,8 @@ class Gen {
       r = intrinsic(Intrinsic::sin, {a()});
     } else if (op == "cos") {
       r = intrinsic(Intrinsic::cos, {a()});
+    } else if (op == "tanh" && t == PType::F32) {  // tanh.approx.f32: libm's, from the process
+      r = B_.CreateCall(M_->getOrInsertFunction("tanhf", FunctionType::get(f32_, {f32_}, false)), {a()});
     } else if (op == "copysign") {
       r = intrinsic(Intrinsic::copysign, {b(), a()});  // copysign.f32 d, a, b: |b| with a's sign
     } else if (op == "popc" || op == "clz") {
@@ -985,6 +978,22 @@ class Gen {
     }
   }
 
+  // set.cmp{.bop}.dtype.stype d, a, b{, {!}c}: all ones (integer dtype) or 1.0f when true,
+  // else 0 (half sources: half.cpp).
+  void set(const ptx::Instruction& in) {
+    if (in.types.size() != 2 || in.mods.empty())
+      malformed(in, "set needs a comparison, a destination and a source type");
+    const PType dt = in.types[0], st = in.types[1];
+    Value* c = compare(in.mods[0], read(in.ops.at(1), st, in), read(in.ops.at(2), st, in), st, in);
+    if (in.has_mod("and") || in.has_mod("or") || in.has_mod("xor")) {
+      Value* x = read(in.ops.at(3), PType::Pred, in);
+      c = in.has_mod("and") ? B_.CreateAnd(c, x) : in.has_mod("or") ? B_.CreateOr(c, x) : B_.CreateXor(c, x);
+    }
+    Type* ty = value_type(dt);
+    Value* yes = dt == PType::F32 ? ConstantFP::get(ty, 1.0) : Constant::getAllOnesValue(ty);
+    write(in.ops.at(0), dt, B_.CreateSelect(c, yes, Constant::getNullValue(ty)), in);
+  }
+
   void selp(const ptx::Instruction& in) {
     const PType t = type0(in);
     Value* c = read(in.ops.at(3), PType::Pred, in);
@@ -994,7 +1003,8 @@ class Gen {
   void cvt(const ptx::Instruction& in) {
     if (in.types.size() != 2) malformed(in, "cvt needs a destination and a source type");
     const PType dt = in.types[0], st = in.types[1];
-    if (dt == PType::BF16 || st == PType::BF16 || dt == PType::F16x2 || dt == PType::BF16x2 || dt == PType::TF32)
+    if (half::is_half(dt) || half::is_half(st)) return half::cvt(B_, *this, in);
+    if (dt == PType::TF32 || st == PType::TF32)
       unsupported("uses cvt." + std::string(ptx::type_name(dt)) + "." + std::string(ptx::type_name(st)));
     Value* v = read(in.ops.at(1), st, in);
     Value* r = nullptr;
@@ -1021,17 +1031,15 @@ class Gen {
       } else if (bits_of(dt) < bits_of(st)) {
         r = B_.CreateFPTrunc(v, to);
       } else {
-        r = round_int(v, in);
+        r = half::round_integral(B_, v, in);
       }
       if (sat) r = saturate(r);
     } else if (is_float(dt)) {  // integer → float
       r = is_signed(st) ? B_.CreateSIToFP(v, value_type(dt)) : B_.CreateUIToFP(v, value_type(dt));
       if (sat) r = saturate(r);
-    } else if (is_float(st)) {  // float → integer: rounded, saturating, NaN → 0
-      Value* rounded = round_int(v, in);
-      Type* to = value_type(dt);
-      r = B_.CreateIntrinsic(is_signed(dt) ? Intrinsic::fptosi_sat : Intrinsic::fptoui_sat, {to, rounded->getType()},
-                             {rounded});
+    } else if (is_float(st)) {  // float → integer: rounded, saturating, NaN by PTX's rule
+      r = half::float_to_int(B_, half::round_integral(B_, v, in), cast<IntegerType>(value_type(dt)), is_signed(dt),
+                             st == PType::F64 || bits_of(dt) == 64);
     } else {  // integer → integer
       const unsigned db = bits_of(dt), sb = bits_of(st);
       if (sat && (is_signed(dt) != is_signed(st) || db < sb)) {
@@ -1057,15 +1065,6 @@ class Gen {
     x = B_.CreateSelect(B_.CreateICmpSLT(x, lov), lov, x);
     x = B_.CreateSelect(B_.CreateICmpSGT(x, hiv), hiv, x);
     return B_.CreateTrunc(x, value_type(dt));
-  }
-
-  // The integer rounding modifiers of cvt (and of float → float with .rni etc.).
-  Value* round_int(Value* v, const ptx::Instruction& in) {
-    if (in.has_mod("rni")) return intrinsic(Intrinsic::rint, {v});  // nearest, ties to even
-    if (in.has_mod("rmi")) return intrinsic(Intrinsic::floor, {v});
-    if (in.has_mod("rpi")) return intrinsic(Intrinsic::ceil, {v});
-    if (in.has_mod("rzi")) return intrinsic(Intrinsic::trunc, {v});
-    return v;  // float → int without a modifier is not valid PTX; treat as truncation below
   }
 
   void cvta(const ptx::Instruction& in) {
@@ -1184,29 +1183,18 @@ class Gen {
                                        to_bits(c, it->getIntegerBitWidth(), false), MaybeAlign(size), order, order);
       old = from_bits(B_.CreateExtractValue(x, 0), t);
     } else if (op == "inc" || op == "dec") {
-      // inc: old >= b ? 0 : old + 1; dec: (old == 0 || old > b) ? b : old - 1 (a CAS loop).
-      BasicBlock* pre = B_.GetInsertBlock();
-      BasicBlock* loop = BasicBlock::Create(C_, "atom.loop", llfn_);
-      BasicBlock* done = BasicBlock::Create(C_, "atom.done", llfn_);
-      LoadInst* first = B_.CreateLoad(ty, p);
-      first->setAtomic(AtomicOrdering::Monotonic);
-      first->setAlignment(Align(size));
-      B_.CreateBr(loop);
-      B_.SetInsertPoint(loop);
-      PHINode* cur = B_.CreatePHI(ty, 2);
-      cur->addIncoming(first, pre);
-      Value* nv = op == "inc" ? B_.CreateSelect(B_.CreateICmpUGE(cur, b), ConstantInt::get(ty, 0),
-                                                B_.CreateAdd(cur, ConstantInt::get(ty, 1)))
-                              : B_.CreateSelect(B_.CreateOr(B_.CreateICmpEQ(cur, ConstantInt::get(ty, 0)),
-                                                            B_.CreateICmpUGT(cur, b)),
-                                                b, B_.CreateSub(cur, ConstantInt::get(ty, 1)));
-      auto* x = B_.CreateAtomicCmpXchg(p, cur, nv, MaybeAlign(size), order, order);
-      Value* seen = B_.CreateExtractValue(x, 0);
-      cur->addIncoming(seen, loop);
-      B_.CreateCondBr(B_.CreateExtractValue(x, 1), done, loop);
-      B_.SetInsertPoint(done);
-      old = seen;
-      // `seen` is the old value on success.
+      // inc: old >= b ? 0 : old + 1; dec: (old == 0 || old > b) ? b : old - 1.
+      old = cas_loop(p, ty, size, [&](Value* cur) {
+        return op == "inc" ? B_.CreateSelect(B_.CreateICmpUGE(cur, b), ConstantInt::get(ty, 0),
+                                             B_.CreateAdd(cur, ConstantInt::get(ty, 1)))
+                           : B_.CreateSelect(
+                                 B_.CreateOr(B_.CreateICmpEQ(cur, ConstantInt::get(ty, 0)), B_.CreateICmpUGT(cur, b)),
+                                 b, B_.CreateSub(cur, ConstantInt::get(ty, 1)));
+      });
+    } else if (op == "add" && half::is_half(t)) {  // atom.add.noftz.{f16,bf16}{,x2}: half.cpp's add
+      Type* it = IntegerType::get(C_, static_cast<unsigned>(size * 8));
+      Value* y = to_bits(b, it->getIntegerBitWidth(), false);
+      old = cas_loop(host_ptr(a, it), it, size, [&](Value* cur) { return half::add(B_, cur, y, t); });
     } else {
       AtomicRMWInst::BinOp k;
       const bool f = is_float(t);
@@ -1237,6 +1225,27 @@ class Gen {
       }
     }
     if (!reduction) write(in.ops.at(0), t, old, in);
+  }
+
+  // The old value at p after an atomic update to next(old) (a compare-and-swap loop).
+  Value* cas_loop(Value* p, Type* ty, uint64_t size, const std::function<Value*(Value*)>& next) {
+    const auto order = AtomicOrdering::SequentiallyConsistent;
+    BasicBlock* pre = B_.GetInsertBlock();
+    BasicBlock* loop = BasicBlock::Create(C_, "atom.loop", llfn_);
+    BasicBlock* done = BasicBlock::Create(C_, "atom.done", llfn_);
+    LoadInst* first = B_.CreateLoad(ty, p);
+    first->setAtomic(AtomicOrdering::Monotonic);
+    first->setAlignment(Align(size));
+    B_.CreateBr(loop);
+    B_.SetInsertPoint(loop);
+    PHINode* cur = B_.CreatePHI(ty, 2);
+    cur->addIncoming(first, pre);
+    auto* x = B_.CreateAtomicCmpXchg(p, cur, next(cur), MaybeAlign(size), order, order);
+    Value* seen = B_.CreateExtractValue(x, 0);  // the old value when the swap succeeded
+    cur->addIncoming(seen, loop);
+    B_.CreateCondBr(B_.CreateExtractValue(x, 1), done, loop);
+    B_.SetInsertPoint(done);
+    return seen;
   }
 
   // ---- control ------------------------------------------------------------------------------
@@ -1361,12 +1370,14 @@ class Gen {
 
   void lower(const ptx::Instruction& in) {
     const std::string& op = in.opcode;
+    if (half::handles(in)) return half::lower(B_, *this, in);
     if (op == "ld" || op == "ldu") return ld(in);
     if (op == "st") return st(in);
     if (op == "mov") return mov(in);
     if (op == "cvt") return cvt(in);
     if (op == "cvta") return cvta(in);
     if (op == "setp") return setp(in);
+    if (op == "set") return set(in);
     if (op == "selp") return selp(in);
     if (op == "bra") return branch(in);
     if (op == "ret" || op == "exit") {
