@@ -4,7 +4,8 @@
  *
  * Two ways in, one set of books:
  *  - USDT probes of the fake backend (fakegpu:alloc/free/implicit_free/ctx_switch) fire
- *    once where a call completes and carry device, pointer, size, kind and status.
+ *    once where a call completes and carry device, pointer, size, kind and status
+ *    (fakegpu:launch and kernel_done count kernel launches and their host time).
  *  - Entry/return uprobes on the exported API functions of any CUDA library (ours or
  *    NVIDIA's). The entry stashes the arguments in the thread's task-local state, the return
  *    reads and always consumes that record (memleak's way), reads out-parameters from user
@@ -260,7 +261,7 @@ static __always_inline void emit_ctx_switch(__u64 id, __s32 device, __u64 ctx, _
 
 /* ---- USDT: the fake backend's own probes ------------------------------------------------ */
 /*
- * The backend's probe sites keep their arguments in the first three argument registers
+ * The backend's probe sites keep their arguments in the first argument registers
  * (FG_USDT_ARGUMENTS, fakegpu_events.h; fakebackend/src/core/usdt.h), and the collector attaches
  * these programs only after checking every site's note says so: the arguments are loaded
  * from pt_regs directly, with no spec lookup and no guarded read per argument (libbpf's
@@ -333,6 +334,23 @@ int usdt_ctx_switch(struct pt_regs *ctx)
 	return 0;
 }
 
+/* The books of kernel `function` of process `tgid` (struct fg_kernel_val), made with the name
+ * read from the process (at `name`) the first time; NULL when the table is full, counted in
+ * alloc_map_full. Two threads' first probes of one kernel get the one entry. */
+static __always_inline struct fg_kernel_val *kernel_books(__u32 tgid, __u64 function, __u64 name)
+{
+	struct fg_kernel_key key = {.tgid = tgid, .function = function};
+	struct fg_kernel_val *v = bpf_map_lookup_elem(&kernels, &key);
+	if (v)
+		return v;
+	struct fg_kernel_val fresh = {};
+	bpf_probe_read_user_str(fresh.name, sizeof(fresh.name), (const void *)name);
+	v = lookup_or_init(&kernels, &key, &fresh);
+	if (!v)
+		stat_inc(FG_STAT_ALLOC_MAP_FULL);
+	return v;
+}
+
 /* fakegpu:launch(function, name, device): counted per process and kernel; the name is read
  * from the process once, at the kernel's first launch in it. A full table counts the launch
  * in alloc_map_full (the per-process total, from the entry probes, still has it). */
@@ -342,19 +360,31 @@ int usdt_launch(struct pt_regs *ctx)
 	const __u64 id = bpf_get_current_pid_tgid();
 	if (!traced(id >> 32))
 		return 0;
-	struct fg_kernel_key key = {.tgid = id >> 32, .function = USDT_ARG0(ctx)};
-	struct fg_kernel_val *v = bpf_map_lookup_elem(&kernels, &key);
-	if (!v) {
-		struct fg_kernel_val fresh = {};
-		bpf_probe_read_user_str(fresh.name, sizeof(fresh.name),
-					(const void *)USDT_ARG1(ctx));
-		v = lookup_or_init(&kernels, &key, &fresh);
-		if (!v) {
-			stat_inc(FG_STAT_ALLOC_MAP_FULL);
-			return 0;
-		}
+	struct fg_kernel_val *v = kernel_books(id >> 32, USDT_ARG0(ctx), USDT_ARG1(ctx));
+	if (v)
+		__sync_fetch_and_add(&v->launches, 1);
+	return 0;
+}
+
+/* fakegpu:kernel_done(function, name, host_ns, ran): the executor finished with a launch, on
+ * whichever thread of the process ran it: executed in host_ns (ran 1) or recorded (ran 0).
+ * Atomic adds: launches of one kernel finish on several threads at once (the program's own,
+ * streams' workers). */
+SEC("usdt")
+int usdt_kernel_done(struct pt_regs *ctx)
+{
+	const __u64 id = bpf_get_current_pid_tgid();
+	if (!traced(id >> 32))
+		return 0;
+	struct fg_kernel_val *v = kernel_books(id >> 32, USDT_ARG0(ctx), USDT_ARG1(ctx));
+	if (!v)
+		return 0;
+	if (USDT_ARG3(ctx)) {
+		__sync_fetch_and_add(&v->ran, 1);
+		__sync_fetch_and_add(&v->host_ns, USDT_ARG2(ctx));
+	} else {
+		__sync_fetch_and_add(&v->recorded, 1);
 	}
-	__sync_fetch_and_add(&v->launches, 1);
 	return 0;
 }
 

@@ -8,7 +8,7 @@
 #ifndef FAKEGPU_EVENTS_H
 #define FAKEGPU_EVENTS_H
 
-#define FAKEGPU_EVENTS_ABI 7
+#define FAKEGPU_EVENTS_ABI 8
 
 #define FG_COMM_LEN    16
 #define FG_MAX_DEVICES 256 /* ledger device slots; device -1 = host / unknown */
@@ -194,9 +194,12 @@ struct fg_alloc_rec {
 };
 
 /*
- * Kernel launches per process and kernel (map `kernels`, fed by the fakegpu:launch USDT probe):
- * the launch count and the kernel's (mangled) name, read once, when the process first launches
- * it; a longer name is cut at FG_KERNEL_NAME_LEN - 1 bytes.
+ * Kernel launches per process and kernel (map `kernels`, fed by the fakegpu:launch and
+ * fakegpu:kernel_done USDT probes): the launches, how the executor finished with them and
+ * their host time, and the kernel's (mangled) name, read once, when the process first
+ * launches it (or, attached after a launch, when it first finishes one); a longer name is cut
+ * at FG_KERNEL_NAME_LEN - 1 bytes. Every count is added atomically: exact, whichever threads
+ * launch and run. ran + recorded trails launches by the launches still queued or running.
  */
 #define FG_KERNEL_NAME_LEN 128
 struct fg_kernel_key {
@@ -205,7 +208,10 @@ struct fg_kernel_key {
 	__u64 function; /* the CUfunction: one per kernel and module load */
 };
 struct fg_kernel_val {
-	__u64 launches;
+	__u64 launches; /* launches accepted (fakegpu:launch) */
+	__u64 ran;	/* launches executed on the host CPU (kernel_done, ran 1) */
+	__u64 recorded; /* launches recorded, not run (kernel_done, ran 0) */
+	__u64 host_ns;	/* the executed launches' host time, ns */
 	char name[FG_KERNEL_NAME_LEN];
 };
 
@@ -328,11 +334,11 @@ enum fg_stat {
 /*
  * Where the probes keep their arguments (the notes' argument strings): the BPF programs load
  * them from the first four argument registers (PT_REGS_PARM1..4), so the collector uses a
- * library's USDT probes only when every site says exactly this: four for alloc, free and
- * implicit_free, three for launch, two for ctx_switch. The backend places its sites this
- * way on x86-64 (fakebackend/src/core/usdt.h) and has none on other architectures, where the
- * collector traces entry/return probes; an arm64 site naming x0..x3 would be read as the
- * same registers.
+ * library's USDT probes only when every site says exactly this: four for alloc, free,
+ * implicit_free and kernel_done, three for launch, two for ctx_switch. The backend places its
+ * sites this way on x86-64 (fakebackend/src/core/usdt.h) and has none on other architectures,
+ * where the collector traces entry/return probes; an arm64 site naming x0..x3 would be read
+ * as the same registers.
  */
 #if defined(__aarch64__) || defined(__TARGET_ARCH_arm64)
 #define FG_USDT_ARGUMENTS	     "8@x0 8@x1 8@x2 8@x3"

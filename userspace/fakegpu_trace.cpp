@@ -272,7 +272,11 @@ int main(int argc, char** argv) {
   CLI::App app{"fakegpu-trace: per-process, per-device GPU memory books from eBPF probes on CUDA libraries",
                "fakegpu-trace"};
   app.require_subcommand(1);
-  app.footer(std::string("Examples:\n"
+  app.footer(std::string("Shown per process: live, peak and leaked bytes by device and memory kind; allocations, "
+                         "frees and failed calls; API calls and their latency; copies by direction; kernel "
+                         "launches by name, how many ran on the host CPU or were recorded, and their host time "
+                         "(USDT); calls by calling library.\n\n"
+                         "Examples:\n"
                          "  sudo fakegpu-trace attach -p 1234            live table of one process\n"
                          "  sudo fakegpu-trace monitor -j -i 5           every GPU process on the host, JSON lines\n"
                          "  sudo fakegpu-trace monitor -q --listen 127.0.0.1:9400   dashboard and /metrics\n"

@@ -6,7 +6,7 @@
    node(s) (libcudart.so.12 / libcudart.so.13), every driver and NVML name, nothing else.
 2. Every exported function starts with the 5-byte NOP 0f 1f 44 00 00 (cheap uprobe site).
 3. Every USDT probe site (.note.stapsdt) is a 5-byte NOP, and the probes the collector
-   uses exist: fakegpu:alloc, free, implicit_free, ctx_switch.
+   uses exist: fakegpu:alloc, free, implicit_free, ctx_switch, launch, kernel_done.
 4. Names that loaders bind by a fixed list at start-up are exported: the GL/EGL/VDPAU interop
    names of the real libcuda.so.1 and FFmpeg's nv-codec-headers list (dynlink_loader.h),
    whose first missing name makes the loader give up.
@@ -159,7 +159,7 @@ def main():
         failures.append(f"{len(bad)} exports do not start with a 5-byte NOP, e.g. {sorted(bad)[:10]}")
     sites = usdt_sites(args.lib)
     names = {n for n, _ in sites}
-    for probe in ("alloc", "free", "implicit_free", "ctx_switch"):
+    for probe in ("alloc", "free", "implicit_free", "ctx_switch", "launch", "kernel_done"):
         if probe not in names:
             failures.append(f"USDT probe fakegpu:{probe} missing")
     bad_sites = [(n, hex(a)) for n, a in sites if elf.read(a, 5) != NOP5]

@@ -18,7 +18,10 @@ a test can read how far the process got. Steps (arguments separated by ':'):
   texobj                cudaDestroyTextureObject  {"err"}   (texture objects: never served by the fake)
   cuarray               cuInit + cuArrayCreate_v2       {"err"}
   proc:NAME:VERSION     cuGetProcAddress_v2             {"err", "status", "found"}
-  launch:NAME:TIMES     cuModuleLoadData of PTX declaring NAME, then TIMES cuLaunchKernel
+  launch:NAME:TIMES[:THREADS]
+                        cuModuleLoadData of PTX declaring NAME, then TIMES cuLaunchKernel, from
+                        this thread or from each of THREADS threads at once (ctypes lets go of
+                        the interpreter lock during a call), then cuCtxSynchronize
                                                         {"err"}
   nvml                  nvmlInit_v2, name, UUID and memory of every device, nvmlShutdown
                                                         {"err", "count", "devices"}
@@ -38,6 +41,7 @@ import ctypes
 import json
 import os
 import sys
+import threading
 
 CUDA_PROP_BYTES = 4096        # more than sizeof(cudaDeviceProp) in every CUDA version
 PROP_NAME, PROP_UUID, PROP_TOTAL = 0, 256, 288  # offsets in struct cudaDeviceProp
@@ -146,7 +150,7 @@ class Probe:
                                            ctypes.c_uint64(0), ctypes.byref(status))
         return {"err": err, "status": status.value, "found": bool(pfn.value)}
 
-    def step_launch(self, name, times):
+    def step_launch(self, name, times, threads="0"):
         d = self.drv
         ptx = (".version 8.0\n.target sm_80\n.address_size 64\n"
                f".visible .entry {name}(\n\t.param .u64 {name}_param_0\n)\n{{\n\tret;\n}}\n").encode() + b"\0"
@@ -163,12 +167,29 @@ class Probe:
         arg = ctypes.c_uint64(0)
         params = (ctypes.c_void_p * 1)(ctypes.cast(ctypes.byref(arg), ctypes.c_void_p))
         u = ctypes.c_uint
-        for _ in range(int(times)):
-            err = d.cuLaunchKernel(fn, u(1), u(1), u(1), u(32), u(1), u(1), u(0), ctypes.c_void_p(0), params,
-                                   ctypes.c_void_p(0))
+        errors = []
+
+        def launches(set_context):
+            err = d.cuCtxSetCurrent(ctx) if set_context else 0
             if err:
-                return {"err": err, "at": "cuLaunchKernel"}
-        return {"err": d.cuCtxSynchronize()}
+                errors.append({"err": err, "at": "cuCtxSetCurrent"})
+                return
+            for _ in range(int(times)):
+                err = d.cuLaunchKernel(fn, u(1), u(1), u(1), u(32), u(1), u(1), u(0), ctypes.c_void_p(0), params,
+                                       ctypes.c_void_p(0))
+                if err:
+                    errors.append({"err": err, "at": "cuLaunchKernel"})
+                    return
+
+        if int(threads) > 0:
+            workers = [threading.Thread(target=launches, args=(True,)) for _ in range(int(threads))]
+            for w in workers:
+                w.start()
+            for w in workers:
+                w.join()
+        else:
+            launches(False)
+        return errors[0] if errors else {"err": d.cuCtxSynchronize()}
 
     def step_nvml(self):
         n = self.nvml

@@ -322,22 +322,38 @@ class Kernels(Served):
         # The page opened on one process (/?pid=N) shows its details, kernels included.
         h = self.box.hold("launch:saxpy:7", "launch:_Z6reducePfi:3", "wait")
         pid = h.popen.pid
-        want = [{"name": "saxpy", "launches": 7}, {"name": "_Z6reducePfi", "launches": 3}]
+        want = [tt.finished("saxpy", 7, True), tt.finished("_Z6reducePfi", 3, True)]
+        got = {}
 
         def kernels():
             status, _, body = self.get(f"/api/v1/processes/{pid}")
-            return status == 200 and json.loads(body).get("kernels") == want
+            got["kernels"] = json.loads(body).get("kernels") if status == 200 else None
+            return got["kernels"] is not None and tt.kernel_counts(got["kernels"]) == want
         self.poll_until("the probe's kernels in the API", kernels)
+        api = {k["name"]: k for k in got["kernels"]}
+        for k in api.values():
+            self.assertEqual(k["mean_host_ns"], k["host_ns"] // k["ran"] if k["ran"] else 0, k)
+            self.assertEqual(k["host_ns"] > 0, k["ran"] > 0, k)
         samples = parse_metrics(self.get("/metrics")[2])
-        self.assertEqual({l["kernel"]: v for n, l, v in samples
-                          if n == "fakegpu_process_kernel_launches_total" and l["pid"] == str(pid)},
-                         {"saxpy": 7.0, "_Z6reducePfi": 3.0})
+
+        def series(name):
+            return {l["kernel"]: v for n, l, v in samples if n == name and l["pid"] == str(pid)}
+        self.assertEqual(series("fakegpu_process_kernel_launches_total"), {"saxpy": 7.0, "_Z6reducePfi": 3.0})
+        self.assertEqual(series("fakegpu_process_kernel_runs_total"), {k[0]: float(k[2]) for k in want})
+        self.assertEqual(series("fakegpu_process_kernel_recorded_total"), {k[0]: float(k[3]) for k in want})
+        # The same host time in seconds (the shortest text that reads back as the same double).
+        self.assertEqual(series("fakegpu_process_kernel_host_seconds_total"),
+                         {name: k["host_ns"] / 1e9 for name, k in api.items()})
         dom = self.dom(f"/?pid={pid}")
         table = re.search(r'<table id="detail-kernels">.*?<tbody>(.*?)</tbody>', dom, re.S)
         self.assertIsNotNone(table, dom[:3000])
         rows = [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)]
                 for r in re.findall(r"<tr[^>]*>(.*?)</tr>", table.group(1), re.S)]
-        self.assertEqual(rows, [["saxpy", "7"], ["_Z6reducePfi", "3"]])
+        # The page's times as its duration() writes them; "–" where none ran.
+        self.assertEqual(rows, [[name, str(launches), str(ran), str(recorded),
+                                 tt.page_duration(api[name]["host_ns"]) if ran else "–",
+                                 tt.page_duration(api[name]["mean_host_ns"]) if ran else "–"]
+                                for name, launches, ran, recorded in want])
         h.release()
 
 

@@ -197,7 +197,8 @@ def json_line(line):
 # The names of fakegpu.bpf.c's programs (the kernel keeps 15 characters; bpftool shows the
 # whole name where the program has BTF).
 FAKEGPU_PROGRAMS = {"usdt_alloc", "usdt_free", "usdt_implicit_free", "usdt_implicit_f", "usdt_ctx_switch",
-                    "api_enter", "api_exit", "proc_exit", "proc_fork", "proc_exec"}
+                    "usdt_launch", "usdt_kernel_done", "usdt_kernel_don", "api_enter", "api_exit", "proc_exit",
+                    "proc_fork", "proc_exec"}
 
 
 def bpf_objects():
@@ -1005,15 +1006,51 @@ class ForkedChildren(TraceCase):
                 self.assertIn("forks done", w.out.text())
 
 
-# ---- 9b'. kernel launches by name -----------------------------------------------------------------
+# ---- 9b'. kernel launches by name, how they finished and their host time ----------------------------
+def jit_built():
+    """Whether the build has the kernel compiler (libfakegpu_jit.so, LLVM 14): without it the
+    backend records launches instead of running them."""
+    return os.path.exists(fgtest.build_path("libfakegpu_jit.so"))
+
+
+def kernel_counts(kernels):
+    """A process's kernels without their host times: [(name, launches, ran, recorded)]."""
+    return [(k["name"], k["launches"], k["ran"], k["recorded"]) for k in kernels]
+
+
+def finished(name, launches, run):
+    """What a kernel of `launches` launches shows when every launch finished: run (when `run`
+    and the compiler is built) or recorded."""
+    ran = launches if run and jit_built() else 0
+    return (name, launches, ran, launches - ran)
+
+
 class KernelLaunches(TraceCase):
+    def check_host_times(self, kernels, msg=""):
+        """An executed launch has host time, a recorded one none; the mean is per executed launch."""
+        for k in kernels:
+            if k["ran"]:
+                self.assertGreater(k["host_ns"], 0, msg or k)
+            else:
+                self.assertEqual(k["host_ns"], 0, msg or k)
+            self.assertEqual(k["mean_host_ns"], k["host_ns"] // k["ran"] if k["ran"] else 0, msg or k)
+
+    def check_against_report(self, kernels, report_path, pid):
+        """The backend's exit report has the same runs, recorded launches and host time, to the ns."""
+        r = self.read_report(report_path.replace("%p", str(pid)))
+        self.assertEqual({k["name"]: k["launches"] for k in kernels}, r["kernel_launches"])
+        self.assertEqual({k["name"]: (k["ran"], k["recorded"], k["host_ns"] / 1e6) for k in kernels},
+                         {name: (e["ran"], e["recorded"], e["host_ms"]) for name, e in r["kernels"].items()})
+        return r
+
     def test_launches_by_kernel_name_in_the_summary_the_table_and_json_lines(self):
         steps = ["launch:saxpy:7", "launch:_Z6reducePfi:3"]
+        want = [finished("saxpy", 7, True), finished("_Z6reducePfi", 3, True)]
         rc, s, p = self.trace_run(cmd=[fgtest.PYTHON, fgtest.PROBE, fgtest.libdir(), *steps])
         self.assertEqual(rc, 0, p.describe())
         q = [q for q in s["processes"] if q["launches"]]
-        self.assertEqual([(x["launches"], x["kernels"]) for x in q],
-                         [(10, [{"name": "saxpy", "launches": 7}, {"name": "_Z6reducePfi", "launches": 3}])])
+        self.assertEqual([(x["launches"], kernel_counts(x["kernels"])) for x in q], [(10, want)])
+        self.check_host_times(q[0]["kernels"])
         with self.subTest("entry/return probes count launches; names come from the USDT probe only"):
             rc, s, p = self.trace_run("--uprobes-only", cmd=[fgtest.PYTHON, fgtest.PROBE, fgtest.libdir(), *steps])
             self.assertEqual(rc, 0, p.describe())
@@ -1030,12 +1067,43 @@ class KernelLaunches(TraceCase):
                 pid = w.pid
                 if json_lines:
                     last = [j for j in map(json_line, mon.out.seen) if j is not None][-1]
-                    self.assertEqual(self.process(last, pid)["kernels"],
-                                     [{"name": "saxpy", "launches": 7}, {"name": "_Z6reducePfi", "launches": 3}])
+                    kernels = self.process(last, pid)["kernels"]
+                    self.assertEqual(kernel_counts(kernels), want)
+                    self.check_host_times(kernels)
                 else:
+                    # PID COMMAND LAUNCHES RAN RECORDED HOST MEAN KERNEL; a time is "2.1 us" ("-": none ran).
                     rows = [l.split() for l in mon.out.text().splitlines() if l.split()[:1] == [str(pid)]]
-                    self.assertIn([str(pid), "python3", "7", "saxpy"], rows, mon.describe())
-                    self.assertIn([str(pid), "python3", "3", "_Z6reducePfi"], rows, mon.describe())
+                    kernel_rows = [r[:5] + r[-1:] for r in rows if r[-1] in ("saxpy", "_Z6reducePfi")]
+                    self.assertEqual(kernel_rows, [[str(pid), "python3", *map(str, k[1:]), k[0]] for k in want],
+                                     mon.describe())
+                    for r in rows:
+                        if r[-1] in ("saxpy", "_Z6reducePfi"):
+                            self.assertEqual(len(r), 10 if r[3] != "0" else 8, r)  # two times, or "-" "-"
+
+    def test_runs_from_threads_at_once_are_exact_and_their_host_time_is_the_backends_report(self):
+        """Four threads launch saxpy 50 times each at once: every run is counted (the BPF
+        program's adds are atomic) and the host time is the report's, to the nanosecond."""
+        report = self.box.path("report-%p.json")
+        rc, s, p = self.trace_run(cmd=[fgtest.PYTHON, fgtest.PROBE, fgtest.libdir(), "launch:saxpy:50:4",
+                                       "launch:_Z6reducePfi:3"], env=self.env(FAKEGPU_REPORT=report))
+        self.assertEqual(rc, 0, p.describe())
+        q = [q for q in s["processes"] if q["launches"]]
+        self.assertEqual([(x["launches"], kernel_counts(x["kernels"])) for x in q],
+                         [(203, [finished("saxpy", 200, True), finished("_Z6reducePfi", 3, True)])])
+        self.check_host_times(q[0]["kernels"])
+        self.check_against_report(q[0]["kernels"], report, q[0]["pid"])
+
+    def test_record_mode_counts_recorded_launches_with_no_host_time(self):
+        report = self.box.path("report-%p.json")
+        rc, s, p = self.trace_run(cmd=[fgtest.PYTHON, fgtest.PROBE, fgtest.libdir(), "launch:saxpy:9"],
+                                  env=self.env(FAKEGPU_REPORT=report, FAKEGPU_KERNELS="record"))
+        self.assertEqual(rc, 0, p.describe())
+        q = [q for q in s["processes"] if q["launches"]]
+        self.assertEqual([(x["launches"], x["kernels"]) for x in q],
+                         [(9, [{"name": "saxpy", "launches": 9, "ran": 0, "recorded": 9, "host_ns": 0,
+                                "mean_host_ns": 0}])])
+        r = self.check_against_report(q[0]["kernels"], report, q[0]["pid"])
+        self.assertEqual(r["kernels"]["saxpy"]["reason"], "FAKEGPU_KERNELS=record")
 
 
 # ---- 9b''. per-library attribution: calls, bytes and time by calling object ---------------------------

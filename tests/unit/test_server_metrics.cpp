@@ -153,6 +153,17 @@ TEST_CASE("metrics: the page for a small snapshot, exactly", "[server][metrics]"
       "# HELP fakegpu_kernel_launches_total Kernel launches by the traced processes.\n"
       "# TYPE fakegpu_kernel_launches_total counter\n"
       "fakegpu_kernel_launches_total 2\n"
+      "# HELP fakegpu_kernel_runs_total Kernel launches of the traced processes executed on the host CPU (USDT "
+      "mode).\n"
+      "# TYPE fakegpu_kernel_runs_total counter\n"
+      "fakegpu_kernel_runs_total 0\n"
+      "# HELP fakegpu_kernel_recorded_total Kernel launches of the traced processes recorded, not run (USDT mode).\n"
+      "# TYPE fakegpu_kernel_recorded_total counter\n"
+      "fakegpu_kernel_recorded_total 0\n"
+      "# HELP fakegpu_kernel_host_seconds_total Host CPU time of the traced processes' executed kernel launches "
+      "(USDT mode).\n"
+      "# TYPE fakegpu_kernel_host_seconds_total counter\n"
+      "fakegpu_kernel_host_seconds_total 0\n"
       "# HELP fakegpu_collector_events_total Events the BPF programs emitted.\n"
       "# TYPE fakegpu_collector_events_total counter\n"
       "fakegpu_collector_events_total 7\n"
@@ -385,6 +396,34 @@ TEST_CASE("metrics: the latency histogram is cumulative, in seconds, with +Inf e
   }
 }
 
+TEST_CASE("metrics: a process's kernels: launches, runs, recorded launches and host seconds", "[server][metrics]") {
+  AllocationLedger l;
+  l.track_process(4242, "python3", 1, 0, false);
+  l.record_launch(4242, 12);
+  // Two loads of saxpy (two functions, one name: summed) and a kernel only recorded.
+  l.set_kernel_totals(4242,
+                      {{"saxpy", 4, 4, 0, 1'000'000}, {"_Z6reducePfi", 5, 0, 5, 0}, {"saxpy", 3, 2, 0, 250'000'000}});
+  const std::string page = render_metrics(l.snapshot(true), {}, MetricsOptions{});
+  const std::string labels = "{pid=\"4242\",comm=\"python3\",kernel=";
+  CHECK(samples(page, "fakegpu_process_kernel_launches_total") ==
+        std::vector<std::string>{"fakegpu_process_kernel_launches_total" + labels + "\"saxpy\"} 7",
+                                 "fakegpu_process_kernel_launches_total" + labels + "\"_Z6reducePfi\"} 5"});
+  CHECK(samples(page, "fakegpu_process_kernel_runs_total") ==
+        std::vector<std::string>{"fakegpu_process_kernel_runs_total" + labels + "\"saxpy\"} 6",
+                                 "fakegpu_process_kernel_runs_total" + labels + "\"_Z6reducePfi\"} 0"});
+  CHECK(samples(page, "fakegpu_process_kernel_recorded_total") ==
+        std::vector<std::string>{"fakegpu_process_kernel_recorded_total" + labels + "\"saxpy\"} 0",
+                                 "fakegpu_process_kernel_recorded_total" + labels + "\"_Z6reducePfi\"} 5"});
+  CHECK(samples(page, "fakegpu_process_kernel_host_seconds_total") ==
+        std::vector<std::string>{"fakegpu_process_kernel_host_seconds_total" + labels + "\"saxpy\"} 0.251",
+                                 "fakegpu_process_kernel_host_seconds_total" + labels + "\"_Z6reducePfi\"} 0"});
+  CHECK(has_line(page, "# TYPE fakegpu_process_kernel_host_seconds_total counter"));
+  CHECK(has_line(page, "fakegpu_kernel_launches_total 12"));
+  CHECK(has_line(page, "fakegpu_kernel_runs_total 6"));
+  CHECK(has_line(page, "fakegpu_kernel_recorded_total 5"));
+  CHECK(has_line(page, "fakegpu_kernel_host_seconds_total 0.251"));
+}
+
 TEST_CASE("metrics: promtool accepts a realistic page with no lint warnings", "[server][metrics][promtool]") {
   constexpr const char* kPromtool = "/usr/bin/promtool";
   if (::access(kPromtool, X_OK) != 0) {
@@ -404,6 +443,7 @@ TEST_CASE("metrics: promtool accepts a realistic page with no lint warnings", "[
   }
   l.record_copy(4242, CopyDirection::HtoD, 4096);
   l.record_launch(4242, 3);
+  l.set_kernel_totals(4242, {{"_Z6reducePfi", 3, 2, 1, 1'500'000}});
   l.set_health({fgtrace::KernelHealth{.events = 9, .rb_drops = 2},
                 {{"/opt/fakegpu/lib/libfake_gpu.so", "usdt"}, {"/usr/local/cuda/lib64/libcudart.so.13", "uprobe"}}});
   MetricsOptions o;

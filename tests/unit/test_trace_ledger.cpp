@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -538,6 +539,58 @@ TEST_CASE("ledger: copies by direction and kernel launches", "[trace][ledger]") 
   CHECK(s.copies[static_cast<size_t>(CopyDirection::Default)].bytes == 1);
   CHECK(s.copies[static_cast<size_t>(CopyDirection::HtoD)].bytes == 4196);
   CHECK(std::string(to_string(CopyDirection::DtoD)) == "DtoD");
+}
+
+TEST_CASE("ledger: kernels by name: functions of one name summed, most launched first", "[trace][ledger]") {
+  AllocationLedger l;
+  l.track_process(3, "app", 1, 0, false);
+  // saxpy from two module loads (two CUfunctions); reduce recorded only; a kernel still queued.
+  l.set_kernel_totals(
+      3, {{"saxpy", 4, 4, 0, 4000}, {"_Z6reducePfi", 5, 0, 5, 0}, {"saxpy", 3, 2, 0, 2001}, {"queued", 5, 0, 0, 0}});
+  Snapshot s = l.snapshot(true);
+  const ProcessView& p = proc(s, 3);
+  REQUIRE(p.kernels.size() == 3);
+  CHECK(p.kernels[0] == KernelStats{"saxpy", 7, 6, 0, 6001});
+  CHECK(p.kernels[1] == KernelStats{"_Z6reducePfi", 5, 0, 5, 0});  // ties by name
+  CHECK(p.kernels[2] == KernelStats{"queued", 5, 0, 0, 0});
+  CHECK(p.kernels[0].mean_host_ns() == 1000);  // per executed launch, rounded down
+  CHECK(p.kernels[1].mean_host_ns() == 0);     // none ran
+  CHECK(s.kernel_runs == 6);
+  CHECK(s.kernel_recorded == 5);
+  CHECK(s.kernel_host_ns == 6001);
+  // A later read replaces the list (the map's counts are totals).
+  l.set_kernel_totals(3, {{"saxpy", 8, 8, 0, 9000}});
+  CHECK(proc(l.snapshot(true), 3).kernels == std::vector<KernelStats>{{"saxpy", 8, 8, 0, 9000}});
+}
+
+TEST_CASE("ledger: a kernel's books decoded from the BPF map's value", "[trace][ledger]") {
+  fg_kernel_val v{};
+  v.launches = 9;
+  v.ran = 7;
+  v.recorded = 2;
+  v.host_ns = 123456789;
+  std::memcpy(v.name, "_Z5saxpyfPfS_", 13);
+  CHECK(kernel_stats(v) == KernelStats{"_Z5saxpyfPfS_", 9, 7, 2, 123456789});
+  // The longest name the program keeps: FG_KERNEL_NAME_LEN - 1 bytes and the NUL.
+  std::memset(v.name, 'k', sizeof v.name - 1);
+  v.name[sizeof v.name - 1] = 0;
+  CHECK(kernel_stats(v).name == std::string(FG_KERNEL_NAME_LEN - 1, 'k'));
+  // No NUL at all (a value not written by the program): never read past the field.
+  std::memset(v.name, 'x', sizeof v.name);
+  CHECK(kernel_stats(v).name == std::string(FG_KERNEL_NAME_LEN, 'x'));
+  // An empty name (the process's memory could not be read).
+  std::memset(v.name, 0, sizeof v.name);
+  CHECK(kernel_stats(v).name.empty());
+  CHECK(kernel_stats(v).launches == 9);
+}
+
+TEST_CASE("json: a process's kernels carry launches, ran, recorded and host time", "[trace][ledger]") {
+  const auto j = kernels_json({{"saxpy", 7, 6, 0, 6001}, {"_Z6reducePfi", 5, 0, 5, 0}});
+  CHECK(j.dump() == R"([{"name":"saxpy","launches":7,"ran":6,"recorded":0,"host_ns":6001,"mean_host_ns":1000},)"
+                    R"({"name":"_Z6reducePfi","launches":5,"ran":0,"recorded":5,"host_ns":0,"mean_host_ns":0}])");
+  std::vector<KernelStats> many;
+  for (size_t i = 0; i < kKernelsListed + 5; ++i) many.push_back({"k" + std::to_string(i), 1, 1, 0, 1});
+  CHECK(kernels_json(many).size() == kKernelsListed);
 }
 
 TEST_CASE("ledger: counters read after the exit belong to the exited process; pids are reused", "[trace][ledger]") {

@@ -125,6 +125,30 @@ TEST_CASE("render: a process with no memory books still gets a row", "[trace][re
   CHECK(table.find("since attach") == std::string::npos);  // no star, no footnote
 }
 
+TEST_CASE("render: the kernels table: launches, ran, recorded, host time and mean", "[trace][render]") {
+  AllocationLedger l;
+  l.track_process(4242, "python3", 1, 0, false);
+  l.track_process(5000, "recorder", 1, 0, false);
+  l.set_kernel_totals(4242, {{"_Z5saxpyfPfS_", 7, 7, 0, 2'100'000}, {"empty", 3, 3, 0, 2400}});
+  l.set_kernel_totals(5000, {{"_Z6reducePfi", 4, 0, 4, 0}});
+  const std::string table = render_table(l.snapshot(true), {"t", 1});
+  const std::string expected =
+      "    PID COMMAND           LAUNCHES         RAN    RECORDED        HOST        MEAN   KERNEL\n"
+      "   4242 python3                  7           7           0      2.1 ms    300.0 us   _Z5saxpyfPfS_\n"
+      "   4242 python3                  3           3           0      2.4 us      800 ns   empty\n"
+      "   5000 recorder                 4           0           4           -           -   _Z6reducePfi\n";
+  INFO(table);
+  CHECK(table.find("\n\n" + expected + "\n") != std::string::npos);
+  const json j = json::parse(render_json_line(l.snapshot(true), "t"));
+  CHECK(j["processes"][0]["kernels"][0] == json{{"name", "_Z5saxpyfPfS_"},
+                                                {"launches", 7},
+                                                {"ran", 7},
+                                                {"recorded", 0},
+                                                {"host_ns", 2'100'000},
+                                                {"mean_host_ns", 300'000}});
+  CHECK(j["processes"][1]["kernels"][0]["recorded"] == 4);
+}
+
 TEST_CASE("render: JSON lines carry the table's data", "[trace][render]") {
   AllocationLedger l = scenario();
   const std::string line = render_json_line(l.snapshot(true), "2025-06-01T12:00:00Z");

@@ -31,15 +31,16 @@ TEST_CASE("usdt: every probe site of the built backend keeps its arguments in th
   const ElfSymbols elf(std::string(FAKEGPU_TEST_LIBDIR) + "/libcudart.so.13");
   auto probes = elf.usdt_probes("fakegpu");
   std::sort(probes.begin(), probes.end());
-  CHECK(probes == std::vector<std::string>{"alloc", "ctx_switch", "free", "implicit_free", "launch"});
-  for (const char* name : {"alloc", "free", "implicit_free"})
+  CHECK(probes == std::vector<std::string>{"alloc", "ctx_switch", "free", "implicit_free", "kernel_done", "launch"});
+  for (const char* name : {"alloc", "free", "implicit_free", "kernel_done"})
     for (const auto& args : elf.usdt_arguments("fakegpu", name)) CHECK(args == "8@%rdi 8@%rsi 8@%rdx 8@%rcx");
   for (const auto& args : elf.usdt_arguments("fakegpu", "launch")) CHECK(args == "8@%rdi 8@%rsi 8@%rdx");
   // One site, or more where an optimized build inlines the function that fires it (Release).
   const auto ctx_switch = elf.usdt_arguments("fakegpu", "ctx_switch");
   CHECK_FALSE(ctx_switch.empty());
   for (const auto& args : ctx_switch) CHECK(args == "8@%rdi 8@%rsi");
-  CHECK(elf.usdt_arguments("fakegpu", "alloc").size() >= 3);  // the API's allocation paths
+  CHECK(elf.usdt_arguments("fakegpu", "alloc").size() >= 3);        // the API's allocation paths
+  CHECK(elf.usdt_arguments("fakegpu", "kernel_done").size() >= 2);  // a launch run, a launch recorded
   CHECK(fgtrace::usdt_layout_problem(elf).empty());
 }
 
@@ -58,7 +59,7 @@ TEST_CASE("usdt: each site's file offset is the backend's 5-byte NOP, with no se
   const std::string lib = std::string(FAKEGPU_TEST_LIBDIR) + "/libcudart.so.13";
   const ElfSymbols elf(lib);
   const std::vector<unsigned char> nop5{0x0f, 0x1f, 0x44, 0x00, 0x00};
-  for (const char* name : {"alloc", "free", "implicit_free", "ctx_switch"}) {
+  for (const char* name : {"alloc", "free", "implicit_free", "ctx_switch", "launch", "kernel_done"}) {
     INFO("fakegpu:" << name);
     const auto sites = elf.usdt_sites("fakegpu", name);
     CHECK(sites.offsets.size() == elf.usdt_arguments("fakegpu", name).size());

@@ -146,9 +146,9 @@ void Collector::open_and_load(bool multi) {
   // link instead of a perf event per site, each of which waits for a grace period when
   // released (about a second more for `run -- true`; the cost per hit is the same).
   if (multi)
-    for (bpf_program* p :
-         {skel_->progs.api_enter_multi, skel_->progs.api_exit_multi, skel_->progs.usdt_alloc, skel_->progs.usdt_free,
-          skel_->progs.usdt_implicit_free, skel_->progs.usdt_ctx_switch, skel_->progs.usdt_launch})
+    for (bpf_program* p : {skel_->progs.api_enter_multi, skel_->progs.api_exit_multi, skel_->progs.usdt_alloc,
+                           skel_->progs.usdt_free, skel_->progs.usdt_implicit_free, skel_->progs.usdt_ctx_switch,
+                           skel_->progs.usdt_launch, skel_->progs.usdt_kernel_done})
       bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(kBpfTraceUprobeMulti));
   g_load_has_fallback = multi;
   const int err = fakegpu_bpf__load(skel_.get());
@@ -352,7 +352,8 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
         {skel_->progs.usdt_free, "free"},
         {skel_->progs.usdt_implicit_free, "implicit_free"},
         {skel_->progs.usdt_ctx_switch, "ctx_switch"},
-        {skel_->progs.usdt_launch, "launch"},  // kernels by name; a backend without it has none
+        {skel_->progs.usdt_launch, "launch"},            // kernels by name; a backend without it has none
+        {skel_->progs.usdt_kernel_done, "kernel_done"},  // ran / recorded and host time; likewise
     };
     for (auto [prog, name] : probes) {
       if (std::find(usdt.begin(), usdt.end(), name) == usdt.end()) continue;
@@ -633,7 +634,7 @@ std::vector<KernelLaunches> Collector::kernel_launches() const {
   std::vector<KernelLaunches> out;
   const int fd = bpf_map__fd(skel_->maps.kernels);
   for_each_entry<fg_kernel_key, fg_kernel_val>(fd, [&](const fg_kernel_key& k, const fg_kernel_val& v) {
-    out.push_back({k.tgid, k.function, std::string(v.name, strnlen(v.name, sizeof v.name)), v.launches});
+    out.push_back({k.tgid, k.function, kernel_stats(v)});
   });
   return out;
 }

@@ -83,8 +83,7 @@ struct CopyCount {
 struct KernelLaunches {
   uint32_t tgid;
   uint64_t function;  // the CUfunction
-  std::string name;
-  uint64_t launches;
+  KernelStats stats;  // its name, launches, how they finished, host time
 };
 
 // API calls of a process from one caller (a return address), summed over CPUs, with the file
@@ -151,7 +150,8 @@ class Collector {
   std::vector<CallCount> calls() const;
   std::vector<CopyCount> copies() const;
   std::map<uint32_t, uint64_t> launches() const;
-  // Launches per process and kernel (fakegpu:launch; USDT only), with the kernels' names.
+  // Launches per process and kernel (fakegpu:launch and kernel_done; USDT only), with the
+  // kernels' names, how the executor finished them and their host time.
   std::vector<KernelLaunches> kernel_launches() const;
   // Per-library attribution: every (process, caller) seen, with its counts and file.
   std::vector<CallerCount> callers() const;

@@ -11,7 +11,7 @@ namespace fgtrace {
 
 // The contract, checked where it is read: the same bytes as the BPF side (clang -target bpf,
 // LP64 little endian). A change here without a FAKEGPU_EVENTS_ABI bump is a bug.
-static_assert(FAKEGPU_EVENTS_ABI == 7, "contract changed: review decode() and these offsets");
+static_assert(FAKEGPU_EVENTS_ABI == 8, "contract changed: review decode() and these offsets");
 static_assert(sizeof(fg_event) == 88);
 static_assert(alignof(fg_event) == 8);
 static_assert(offsetof(fg_event, ts_ns) == 0);
@@ -34,6 +34,8 @@ static_assert(sizeof(fg_book_key) == 16);
 static_assert(sizeof(fg_book) == 64);
 static_assert(sizeof(fg_config) == 28);
 static_assert(sizeof(fg_alloc_rec) == 40);
+static_assert(sizeof(fg_kernel_key) == 16 && sizeof(fg_kernel_val) == 32 + FG_KERNEL_NAME_LEN &&
+              offsetof(fg_kernel_val, host_ns) == 24 && offsetof(fg_kernel_val, name) == 32);
 static_assert(sizeof(fg_book_slot) == 64);  // one cache line per book's shared part
 static_assert(sizeof(fg_book_counts) == 48);
 static_assert(sizeof(fg_caller_val) == 56 && (FG_CALLER_SLOTS & (FG_CALLER_SLOTS - 1)) == 0);

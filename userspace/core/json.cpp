@@ -184,7 +184,12 @@ ordered_json calls_json(const std::vector<CallStats>& calls) {
 ordered_json kernels_json(const std::vector<KernelStats>& kernels) {
   ordered_json arr = ordered_json::array();
   for (size_t i = 0; i < kernels.size() && i < kKernelsListed; ++i)
-    arr.push_back({{"name", kernels[i].name}, {"launches", kernels[i].launches}});
+    arr.push_back({{"name", kernels[i].name},
+                   {"launches", kernels[i].launches},
+                   {"ran", kernels[i].ran},
+                   {"recorded", kernels[i].recorded},
+                   {"host_ns", kernels[i].host_ns},
+                   {"mean_host_ns", kernels[i].mean_host_ns()}});
   return arr;
 }
 

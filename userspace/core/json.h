@@ -67,7 +67,8 @@ nlohmann::ordered_json process_json(const ProcessView& p, const ProcessFields& f
 nlohmann::ordered_json books_json(const std::vector<BookView>& books);
 nlohmann::ordered_json kernel_books_json(const std::vector<KernelBookView>& books);
 nlohmann::ordered_json calls_json(const std::vector<CallStats>& calls);
-// A process's most launched kernels (kKernelsListed at most): [{"name", "launches"}].
+// A process's most launched kernels (kKernelsListed at most): [{"name", "launches", "ran",
+// "recorded", "host_ns", "mean_host_ns"}] (mean_host_ns: per executed launch, 0 when none ran).
 nlohmann::ordered_json kernels_json(const std::vector<KernelStats>& kernels);
 // A process's calls by calling object (kCallersListed at most, most calls first): [{"object",
 // "calls", "errors", "alloc_bytes", "free_bytes", "probed_calls", "timed_calls", "time_ns"}].

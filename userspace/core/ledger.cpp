@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <utility>
 
 namespace fgtrace {
@@ -410,12 +411,29 @@ void AllocationLedger::set_copy_totals(uint32_t pid, CopyDirection dir, uint64_t
 
 void AllocationLedger::set_launch_totals(uint32_t pid, uint64_t count) { for_counters(pid).launches = count; }
 
+void KernelStats::merge(const KernelStats& other) noexcept {
+  launches += other.launches;
+  ran += other.ran;
+  recorded += other.recorded;
+  host_ns += other.host_ns;
+}
+
+KernelStats kernel_stats(const fg_kernel_val& v) {
+  KernelStats k;
+  k.name.assign(v.name, strnlen(v.name, sizeof v.name));
+  k.launches = v.launches;
+  k.ran = v.ran;
+  k.recorded = v.recorded;
+  k.host_ns = v.host_ns;
+  return k;
+}
+
 void AllocationLedger::set_kernel_totals(uint32_t pid, std::vector<KernelStats> kernels) {
   std::sort(kernels.begin(), kernels.end(), [](const KernelStats& a, const KernelStats& b) { return a.name < b.name; });
   std::vector<KernelStats> merged;
   for (KernelStats& k : kernels) {
     if (!merged.empty() && merged.back().name == k.name)
-      merged.back().launches += k.launches;
+      merged.back().merge(k);
     else
       merged.push_back(std::move(k));
   }
@@ -611,6 +629,11 @@ Snapshot AllocationLedger::snapshot(bool include_exited) const {
       s.copies[i].count += p.copies[i].count;
     }
     s.launches += p.launches;
+    for (const KernelStats& k : p.kernels) {
+      s.kernel_runs += k.ran;
+      s.kernel_recorded += k.recorded;
+      s.kernel_host_ns += k.host_ns;
+    }
   }
   for (auto& [dev, d] : devs) s.devices.push_back(d);
   for (auto& [name, c] : calls) s.calls.push_back(c);

@@ -188,12 +188,22 @@ struct OutstandingAllocation {
 // How many of a process's outstanding allocations a snapshot lists (the largest).
 inline constexpr size_t kOutstandingListed = 100;
 
-// A kernel's launches by a process (the fakegpu:launch USDT probe: the backend's USDT mode).
+// A kernel's launches by a process and what the executor did with them (the fakegpu:launch and
+// fakegpu:kernel_done USDT probes: the backend's USDT mode).
 struct KernelStats {
-  std::string name;  // mangled, as the module has it
-  uint64_t launches = 0;
+  std::string name;       // mangled, as the module has it
+  uint64_t launches = 0;  // accepted
+  uint64_t ran = 0;       // executed on the host CPU
+  uint64_t recorded = 0;  // recorded, not run (FAKEGPU_KERNELS=record, a kernel the fake cannot run)
+  uint64_t host_ns = 0;   // the executed launches' host time
+  // The mean host time of an executed launch (0 when none ran).
+  uint64_t mean_host_ns() const noexcept { return ran ? host_ns / ran : 0; }
+  void merge(const KernelStats& other) noexcept;  // the counts of another function of the same name
   bool operator==(const KernelStats&) const = default;
 };
+// A kernel's books as the BPF map `kernels` holds them: the name up to its NUL (or all
+// FG_KERNEL_NAME_LEN bytes when it has none) and the counts.
+KernelStats kernel_stats(const fg_kernel_val& v);
 // How many kernels of a process the outputs list (the most launched).
 inline constexpr size_t kKernelsListed = 20;
 
@@ -261,6 +271,9 @@ struct Snapshot {
   std::vector<CallStats> calls;  // processes in the snapshot, merged, by name
   std::array<CopyStats, kCopyDirections> copies{};
   uint64_t launches = 0;
+  // The processes' kernels (fakegpu:kernel_done), summed: launches executed, recorded, and
+  // the executed ones' host time.
+  uint64_t kernel_runs = 0, kernel_recorded = 0, kernel_host_ns = 0;
   Health health;
   Missed missed;
   LedgerCounters counters;

@@ -343,15 +343,22 @@ std::string render_table(const Snapshot& s, const TableOptions& opts) {
   }
   if (s.processes.empty()) out += right("", 7) + " (no traced process yet)\n";
   // The kernels launched, most first: at most 5 a process here (JSON lists kKernelsListed).
+  // RAN: executed on the host CPU; RECORDED: counted, not run; HOST: the executed launches'
+  // host time, MEAN: per executed launch.
   bool kernels_head = false;
   for (const ProcessView& p : s.processes) {
     for (size_t i = 0; i < p.kernels.size() && i < 5; ++i) {
+      const KernelStats& k = p.kernels[i];
       if (!kernels_head) {
-        out += "\n" + right("PID", 7) + " " + left("COMMAND", 15) + cell("LAUNCHES", 10, false) + "  KERNEL\n";
+        out += "\n" + right("PID", 7) + " " + left("COMMAND", 15) + cell("LAUNCHES", 10, false) +
+               cell("RAN", 10, false) + cell("RECORDED", 10, false) + cell("HOST", 10, false) +
+               cell("MEAN", 10, false) + "  KERNEL\n";
         kernels_head = true;
       }
       out += right(std::to_string(p.pid), 7) + " " + left(p.comm.empty() ? "-" : p.comm.substr(0, 15), 15) +
-             cell(std::to_string(p.kernels[i].launches), 10, false) + "  " + p.kernels[i].name + "\n";
+             cell(std::to_string(k.launches), 10, false) + cell(std::to_string(k.ran), 10, false) +
+             cell(std::to_string(k.recorded), 10, false) + cell(k.ran ? duration_text(k.host_ns) : "-", 10, false) +
+             cell(k.ran ? duration_text(k.mean_host_ns()) : "-", 10, false) + "  " + k.name + "\n";
     }
   }
   // The calling objects, most calls first: at most 5 a process here (JSON lists kCallersListed).

@@ -532,12 +532,21 @@ std::string render_metrics(const Snapshot& snap, const std::vector<DeviceInfo>& 
       }
     }
   };
-  per_item(
-      "fakegpu_process_kernel_launches_total", "counter",
-      "Launches of a kernel by a process (its most launched kernels; USDT mode).",
-      [](const ProcessView& p) -> const auto& { return p.kernels; }, kKernelsListed,
-      [](std::string& l, const KernelStats& k) { label(l, "kernel", k.name); },
-      [](const KernelStats& k) { return k.launches; });
+  const auto kernels = [](const ProcessView& p) -> const auto& { return p.kernels; };
+  const auto kernel = [](std::string& l, const KernelStats& k) { label(l, "kernel", k.name); };
+  per_item("fakegpu_process_kernel_launches_total", "counter",
+           "Launches of a kernel by a process (its most launched kernels; USDT mode).", kernels, kKernelsListed, kernel,
+           [](const KernelStats& k) { return k.launches; });
+  per_item("fakegpu_process_kernel_runs_total", "counter",
+           "Launches of a kernel by a process that the fake GPU executed on the host CPU.", kernels, kKernelsListed,
+           kernel, [](const KernelStats& k) { return k.ran; });
+  per_item("fakegpu_process_kernel_recorded_total", "counter",
+           "Launches of a kernel by a process that were recorded, not run (FAKEGPU_KERNELS=record, or a kernel the "
+           "fake cannot run).",
+           kernels, kKernelsListed, kernel, [](const KernelStats& k) { return k.recorded; });
+  per_item("fakegpu_process_kernel_host_seconds_total", "counter",
+           "Host CPU time of a kernel's executed launches by a process (mean: divided by the runs).", kernels,
+           kKernelsListed, kernel, [](const KernelStats& k) { return static_cast<double>(k.host_ns) / 1e9; });
   // Per-library attribution: a process's calls by calling object (the file holding the call's
   // return address), most calls first.
   const auto callers = [](const ProcessView& p) -> const auto& { return p.callers; };
@@ -636,6 +645,15 @@ std::string render_metrics(const Snapshot& snap, const std::vector<DeviceInfo>& 
            snap.copies[i].count);
   family(out, "fakegpu_kernel_launches_total", "counter", "Kernel launches by the traced processes.");
   sample(out, "fakegpu_kernel_launches_total", {}, snap.launches);
+  family(out, "fakegpu_kernel_runs_total", "counter",
+         "Kernel launches of the traced processes executed on the host CPU (USDT mode).");
+  sample(out, "fakegpu_kernel_runs_total", {}, snap.kernel_runs);
+  family(out, "fakegpu_kernel_recorded_total", "counter",
+         "Kernel launches of the traced processes recorded, not run (USDT mode).");
+  sample(out, "fakegpu_kernel_recorded_total", {}, snap.kernel_recorded);
+  family(out, "fakegpu_kernel_host_seconds_total", "counter",
+         "Host CPU time of the traced processes' executed kernel launches (USDT mode).");
+  sample(out, "fakegpu_kernel_host_seconds_total", {}, static_cast<double>(snap.kernel_host_ns) / 1e9);
 
   // The collector's own health.
   const Health& h = snap.health;

@@ -505,7 +505,7 @@ class Session {
       ledger_.set_copy_totals(c.tgid, static_cast<CopyDirection>(c.direction), c.bytes, c.count);
     for (const auto& [tgid, n] : collector_.launches()) ledger_.set_launch_totals(tgid, n);
     std::map<uint32_t, std::vector<KernelStats>> kernels;
-    for (KernelLaunches& k : collector_.kernel_launches()) kernels[k.tgid].push_back({std::move(k.name), k.launches});
+    for (KernelLaunches& k : collector_.kernel_launches()) kernels[k.tgid].push_back(std::move(k.stats));
     for (auto& [tgid, list] : kernels) ledger_.set_kernel_totals(tgid, std::move(list));
     std::map<uint32_t, std::vector<CallerStats>> callers;
     for (const CallerCount& c : collector_.callers()) {

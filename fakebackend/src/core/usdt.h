@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // USDT probes of the backend (provider "fakegpu"), fired where an allocation, a free, an
-// implicit free (context destroy, process exit) or a device/context switch completes, and
-// where a kernel launch is accepted.
+// implicit free (context destroy, process exit) or a device/context switch completes, where a
+// kernel launch is accepted, and where the executor finishes with a launch.
 //
 // Each site is a SystemTap SDT probe (a .note.stapsdt entry, readable by every USDT tool:
 // bpftrace, perf, libbpf), written here rather than through sys/sdt.h for two reasons:
@@ -24,6 +24,12 @@
 //   fakegpu:launch         (function, name, device)  a kernel launch accepted (function: its
 //                                                CUfunction, the same for every launch of it;
 //                                                name: its NUL-terminated mangled name)
+//   fakegpu:kernel_done    (function, name, host_ns, ran)  the executor finished with a launch
+//                                                (function, name: as at its launch; ran 1:
+//                                                executed on the host CPU in host_ns ns, the
+//                                                report's host time; ran 0: recorded, not run,
+//                                                host_ns 0). Fired on the thread that ran it
+//                                                (a stream's worker for a queued launch).
 // info = device (int16, bits 0..15; -1 host memory) | kind (fg::MemKind, bits 16..23)
 //        | api (0 runtime, 1 driver; bits 24..31) | status (int32 API return code, 0 =
 //        success; bits 32..63). bpf/fakegpu_events.h decodes it (FG_USDT_INFO_*).
@@ -112,3 +118,5 @@ constexpr uint64_t usdt_info(int device, int kind, int api, int status) {
 #define FG_USDT_CTX_SWITCH(dev, ctx) FG_USDT2_(ctx_switch, static_cast<int64_t>(dev), ctx)
 #define FG_USDT_LAUNCH(function, name, dev) \
   FG_USDT3_(launch, reinterpret_cast<uintptr_t>(function), reinterpret_cast<uintptr_t>(name), static_cast<int64_t>(dev))
+#define FG_USDT_KERNEL_DONE(function, name, host_ns, ran) \
+  FG_USDT4_(kernel_done, function, reinterpret_cast<uintptr_t>(name), host_ns, (ran) ? 1 : 0)

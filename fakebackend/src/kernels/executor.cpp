@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "core/backend.h"
 #include "core/fatbin.h"
+#include "core/usdt.h"
 #include "kernels/fiber.h"
 #include "kernels/jit_api.h"
 #include "kernels/ptx.h"
@@ -422,6 +423,7 @@ Kernel& prepare(Function* f, const Device* dev) {
   if (Kernel* k = f->kernel.get()) return *k;
   auto k = std::make_unique<Kernel>();
   k->name = f->name;
+  k->function = f->handle;
   if (mode() == Mode::Record) {
     k->reason = "FAKEGPU_KERNELS=record";
   } else {
@@ -545,6 +547,7 @@ Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params) {
   k.ran.fetch_add(1, std::memory_order_relaxed);
   k.host_ns.fetch_add(ns, std::memory_order_relaxed);
   add_books(k.name, true, ns, {});
+  FG_USDT_KERNEL_DONE(k.function, k.name.c_str(), ns, true);
   return static_cast<Fault>(launch.fault.load());
 }
 
@@ -559,6 +562,7 @@ void strict_stop(const Kernel& k) {
 void recorded(Kernel& k) {
   k.recorded.fetch_add(1, std::memory_order_relaxed);
   add_books(k.name, false, 0, k.reason);
+  FG_USDT_KERNEL_DONE(k.function, k.name.c_str(), 0, false);
 }
 
 void flush_printf() {

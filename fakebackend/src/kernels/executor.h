@@ -43,6 +43,7 @@ struct Compiled;
 // One function's executable form and books. Created on the function's first launch.
 struct Kernel {
   std::string name;
+  uintptr_t function = 0;            // its function's CUfunction (fakegpu:kernel_done names it)
   std::shared_ptr<Compiled> code;    // null: cannot run (see reason)
   std::shared_ptr<Program> program;  // keeps the executor's storage of its variables
   std::string reason;                // why it is recorded, not run

@@ -760,7 +760,9 @@
     fillTable('detail-leaked-stacks', stackRows(p.leaked_stacks));
     fillTable('detail-calls', p.calls.map((c) => [[c.func], [String(c.calls), true], [String(c.errors), true],
       [c.timed ? duration(c.total_ns / c.timed) : '–', true], [duration(c.max_ns), true]]));
-    fillTable('detail-kernels', (p.kernels || []).map((k) => [[k.name], [String(k.launches), true]]));
+    fillTable('detail-kernels', (p.kernels || []).map((k) => [[k.name], [String(k.launches), true],
+      [String(k.ran), true], [String(k.recorded), true], [k.ran ? duration(k.host_ns) : '–', true],
+      [k.ran ? duration(k.mean_host_ns) : '–', true]]));
     const callers = p.callers || [];
     fillTable('detail-callers', callers.map((c) => [[c.object], [String(c.calls), true], [String(c.errors), true],
       [bytes(c.alloc_bytes), true], [bytes(c.free_bytes), true], [c.timed_calls ? duration(c.time_ns) : '–', true]]),
