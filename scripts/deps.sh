@@ -6,7 +6,8 @@ PKGS=(build-essential cmake pkg-config python3 binutils
       nlohmann-json3-dev libcli11-dev catch2 robin-map-dev systemtap-sdt-dev libzstd-dev liblz4-dev
       clang clang-format clang-tidy llvm llvm-14-dev libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libboost-dev
       python3-numba
-      libjs-chart.js prometheus chromium)  # the dashboard's charts; its Prometheus and browser tests
+      libjs-chart.js prometheus chromium  # the dashboard's charts; its Prometheus and browser tests
+      pocl-opencl-icd ocl-icd-opencl-dev opencl-headers)  # bench_kernels' baseline: OpenCL C on pocl's CPU device
 # The other architecture's UAPI headers: the BPF programs are compiled for it too (ctest bpf:cross_arch_object).
 case $(uname -m) in
   x86_64) PKGS+=(linux-libc-dev-arm64-cross) ;;
