@@ -217,6 +217,10 @@ TEST_CASE("driver: context flags, limits, cache configuration, ids", "[driver]")
   CU_OK(CU(cuCtxSetLimit)(CU_LIMIT_STACK_SIZE, 4096));
   CU_OK(CU(cuCtxGetLimit)(&v, CU_LIMIT_STACK_SIZE));
   CHECK(v == 4096);
+  // A stack for every resident thread that no device memory holds; the limit stays.
+  CU_EQ(CUDA_ERROR_OUT_OF_MEMORY, CU(cuCtxSetLimit)(CU_LIMIT_STACK_SIZE, SIZE_MAX));
+  CU_OK(CU(cuCtxGetLimit)(&v, CU_LIMIT_STACK_SIZE));
+  CHECK(v == 4096);
   CU_OK(CU(cuCtxSetLimit)(CU_LIMIT_MALLOC_HEAP_SIZE, 64u << 20));
   CU_OK(CU(cuCtxGetLimit)(&v, CU_LIMIT_MALLOC_HEAP_SIZE));
   CHECK(v == (64u << 20));

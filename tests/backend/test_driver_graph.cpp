@@ -528,6 +528,8 @@ TEST_CASE_METHOD(CtxCase, "driver graphs: memory nodes, generic nodes, DOT and u
   std::remove(path.c_str());
   CHECK(dot.find("MEM_ALLOC") != std::string::npos);
   CU_EQ(CUDA_ERROR_OPERATING_SYSTEM, CU(cuGraphDebugDotPrint)(g2, "/nonexistent-dir/g.dot", 0));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE,
+        CU(cuGraphDebugDotPrint)(g2, path.c_str(), 1u << 16));  // no CUgraphDebugDot_flags bit
   static std::atomic<int> destroyed{0};
   CUuserObject obj = nullptr;
   CU_OK(CU(cuUserObjectCreate)(

@@ -204,7 +204,8 @@ TEST_CASE("driver interop: EGL answers bad EGL handles and unknown connections",
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuEventCreateFromEGLSync)(&ev, reinterpret_cast<EGLSyncKHR>(0x10), 0));
   CHECK(ev == nullptr);
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuGraphicsResourceGetMappedEglFrame)(nullptr, bogus_resource(), 0, 0));
-  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuGraphicsResourceGetMappedEglFrame)(&frame, bogus_resource(), 0, 0));
+  // cudaEGL.h: a resource not registered is CUDA_ERROR_NOT_MAPPED here.
+  CU_EQ(CUDA_ERROR_NOT_MAPPED, CU(cuGraphicsResourceGetMappedEglFrame)(&frame, bogus_resource(), 0, 0));
 }
 
 TEST_CASE("driver interop: VDPAU answers a VdpDevice no VDPAU made", "[driver]") {

@@ -298,6 +298,8 @@ TEST_CASE("driver: stream memory operations", "[driver]") {
   CU_OK(CU(cuStreamSynchronize)(waiter));
   CHECK(order.seen == std::vector<int>{1});
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuStreamWaitValue32_v2)(waiter, flag, 1, 7));
+  // CU_STREAM_WAIT_VALUE_FLUSH needs CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES (0 on an H200).
+  CU_EQ(CUDA_ERROR_NOT_SUPPORTED, CU(cuStreamWaitValue32_v2)(waiter, flag, 1, 1u << 30));
   CU_OK(CU(cuStreamDestroy_v2)(waiter));
   CU_OK(CU(cuStreamDestroy_v2)(writer));
   CU_OK(CU(cuMemFree_v2)(flag));

@@ -536,6 +536,9 @@ TEST_CASE_METHOD(GraphCase, "runtime graphs: explicit copy, memset, kernel, even
   CHECK(g().cudaGraphAddMemsetNode(&x, graph, nullptr, 0, &bad_set) == cudaErrorInvalidValue);
   CHECK(g().cudaGraphAddMemcpyNode1D(&x, graph, nullptr, 0, host.data(), host.data() + 1, 4, cudaMemcpyDeviceToHost) ==
         cudaErrorInvalidValue);
+  // A copy node copies something (NVIDIA answers cudaErrorInvalidValue for a count of 0).
+  CHECK(g().cudaGraphAddMemcpyNode1D(&x, graph, nullptr, 0, host.data(), dev, 0, cudaMemcpyDeviceToHost) ==
+        cudaErrorInvalidValue);
   cudaHostNodeParams no_fn{nullptr, nullptr};
   CHECK(g().cudaGraphAddHostNode(&x, graph, nullptr, 0, &no_fn) == cudaErrorInvalidValue);
   CHECK(g().cudaGraphAddEventRecordNode(&x, graph, nullptr, 0, reinterpret_cast<cudaEvent_t>(0xdead0)) ==

@@ -251,9 +251,17 @@ constexpr bool unsupported_limit(int limit) { return limit == 3 || limit == 9; }
 Status Backend::ctx_set_limit(Context* ctx, int limit, size_t value) {
   if (unsupported_limit(limit)) return Status::NotSupported;
   switch (limit) {
-    case 0:  // stack size per thread: kept in 16-byte units
+    case 0: {  // stack size per thread: kept in 16-byte units
+      // The driver reserves the stack for every thread the device can hold at once; one that
+      // does not fit in the device's memory is CUDA_ERROR_OUT_OF_MEMORY on real drivers
+      // (SourceryTools/nvptx-tools issue 8), never a size that wraps when rounded.
+      const auto& a = ctx->dev->model.attributes;
+      const uint64_t threads = static_cast<uint64_t>(std::max(a[attr::MULTIPROCESSOR_COUNT], 1)) *
+                               static_cast<uint64_t>(std::max(a[attr::MAX_THREADS_PER_MULTIPROCESSOR], 1));
+      if (value > ctx->dev->model.total_memory / threads) return Status::OutOfMemory;
       value = (value + 15) / 16 * 16;
       break;
+    }
     case 5:  // max L2 fetch granularity: 0..128 bytes
       if (value > 128) return Status::InvalidValue;
       break;

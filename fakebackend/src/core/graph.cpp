@@ -1203,8 +1203,10 @@ void dot_graph(const Graph* g, std::string& out, int depth) {
 }  // namespace
 
 Status dot_print(const Graph* g, const char* path, unsigned flags) {
-  (void)flags;  // every detail this backend has is always written
-  if (!path) return Status::InvalidValue;
+  // CUgraphDebugDot_flags (cuda.h 13.0): bits 0 (VERBOSE) to 15 (CONDITIONAL_NODE_PARAMS); a
+  // bit no flag names is an invalid value. Every detail this backend has is always written.
+  constexpr unsigned kDotFlags = (1u << 16) - 1;
+  if (!path || (flags & ~kDotFlags)) return Status::InvalidValue;
   std::string text = "digraph dot {\n";
   {
     std::lock_guard lock(reg().mu);

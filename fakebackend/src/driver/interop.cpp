@@ -25,7 +25,9 @@
 //           CUDA_ERROR_INVALID_VALUE; cuGraphicsVDPAURegister{Video,Output}Surface:
 //           CUDA_ERROR_INVALID_HANDLE (cudaVDPAU.h's codes for those calls).
 //   common  cuGraphicsUnregisterResource, cuGraphicsMapResources, ..., on a resource the
-//           fake never created (none can exist): CUDA_ERROR_INVALID_HANDLE.
+//           fake never created (none can exist): CUDA_ERROR_INVALID_HANDLE, except
+//           cuGraphicsResourceGetMappedEglFrame: CUDA_ERROR_NOT_MAPPED (cudaEGL.h's code for
+//           a resource not registered).
 // Each answer that comes from the missing window system is counted in the report's
 // coverage under the entry point's name, and FAKEGPU_STRICT=1 stops there naming it
 // (common/coverage.h): a user sees that the fake has no graphics interop.
@@ -146,12 +148,12 @@ CUresult resource_call(CUgraphicsResource resource) {
   });
 }
 
-CUresult resource_out(const void* out, CUgraphicsResource resource) {
+CUresult resource_out(const void* out, CUgraphicsResource resource, CUresult answer = CUDA_ERROR_INVALID_HANDLE) {
   return api([&](Backend& b) -> CUresult {
     if (!out) return CUDA_ERROR_INVALID_VALUE;
     if (CUresult r = needs_context(b)) return r;
     (void)resource;
-    return CUDA_ERROR_INVALID_HANDLE;
+    return answer;
   });
 }
 
@@ -328,7 +330,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuGraphicsResourceGetMappedEglFrame(CUeglFram
                                                                        unsigned int mipLevel) {
   (void)index;
   (void)mipLevel;
-  return resource_out(eglFrame, resource);
+  // cudaEGL.h: "If resource is not registered then CUDA_ERROR_NOT_MAPPED is returned."
+  return resource_out(eglFrame, resource, CUDA_ERROR_NOT_MAPPED);
 }
 
 // ---- VDPAU ----------------------------------------------------------------------------------------

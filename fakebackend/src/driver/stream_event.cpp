@@ -235,8 +235,11 @@ CUresult wait_value(CUstream h, CUdeviceptr addr, uint64_t value, size_t width, 
     if (cond > kWaitNor) return CUDA_ERROR_INVALID_VALUE;
     Stream* s = nullptr;
     if (CUresult r = mem_op_stream(b, h, ptsz, v1, width, &s)) return r;
-    if (cond == kWaitNor && !s->ctx->dev->model.attributes[attr::CAN_USE_STREAM_WAIT_VALUE_NOR])
-      return CUDA_ERROR_NOT_SUPPORTED;
+    const auto& at = s->ctx->dev->model.attributes;
+    if (cond == kWaitNor && !at[attr::CAN_USE_STREAM_WAIT_VALUE_NOR]) return CUDA_ERROR_NOT_SUPPORTED;
+    // The flush needs platform support (cuda.h: CU_STREAM_WAIT_VALUE_FLUSH "can be queried
+    // with CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES"), which an H200 reports absent.
+    if ((flags & kWaitFlush) && !at[attr::CAN_FLUSH_REMOTE_WRITES]) return CUDA_ERROR_NOT_SUPPORTED;
     if (addr % width != 0) return CUDA_ERROR_INVALID_VALUE;
     if (CUresult r = check_side(b, ptr_of(addr), width, true, false)) return r;
     const void* p = ptr_of(addr);

@@ -57,10 +57,14 @@ void to_runtime(const gr::Params& n, cudaKernelNodeParams* p) {
 
 bool valid_kind(cudaMemcpyKind k) { return k >= cudaMemcpyHostToHost && k <= cudaMemcpyDefault; }
 
-// The device side(s) a kind names must be memory CUDA knows.
+// The device side(s) a kind names must be memory CUDA knows. A node copies something: an
+// empty extent or count is cudaErrorInvalidValue, as the driver's memcpy nodes answer and as
+// NVIDIA's runtime answers for 1-D and symbol nodes (ROCm/hip-tests, NVIDIA-only sections
+// "count == 0" of cudaGraphAddMemcpyNode1D, cudaGraph(Exec)MemcpyNodeSetParams1D and the
+// symbol forms).
 cudaError_t check_copy(const gr::Copy& c, cudaMemcpyKind kind) {
   if (!valid_kind(kind)) return cudaErrorInvalidMemcpyDirection;
-  if (c.width == 0 || c.height == 0 || c.depth == 0) return cudaSuccess;
+  if (c.width == 0 || c.height == 0 || c.depth == 0) return cudaErrorInvalidValue;
   if (!c.dst || !c.src) return cudaErrorInvalidValue;
   if ((kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice) && !known(c.dst))
     return cudaErrorInvalidValue;

@@ -36,8 +36,8 @@ cudaError_t registering(const char* name, const char* capability, cudaGraphicsRe
 }
 
 // Calls on a graphics resource: the fake never creates one.
-cudaError_t on_resource(const void* out, bool check_out) {
-  return fg::rt::api_ctx(!check_out || out, [](fg::Context*) { return cudaErrorInvalidResourceHandle; });
+cudaError_t on_resource(const void* out, bool check_out, cudaError_t answer = cudaErrorInvalidResourceHandle) {
+  return fg::rt::api_ctx(!check_out || out, [answer](fg::Context*) { return answer; });
 }
 
 cudaError_t map_resources(int count, cudaGraphicsResource_t* resources, cudaStream_t stream) {
@@ -176,7 +176,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphicsResourceGetMappedEglFrame(cuda
   (void)resource;
   (void)index;
   (void)mipLevel;
-  return on_resource(eglFrame, true);
+  return on_resource(eglFrame, true, cudaErrorNotMapped);  // the driver's CUDA_ERROR_NOT_MAPPED
 }
 
 // ---- VDPAU ----------------------------------------------------------------------------------------
