@@ -170,20 +170,24 @@ PrintfBuffer& printf_buffer() {
 class Pool {
  public:
   // The pool of this process: a child made by fork() has none of its parent's workers (and
-  // perhaps a lock one of them held), so it makes its own.
+  // perhaps a lock one of them held), so a fork handler forgets the pool and the child makes
+  // its own on first use (the parent's is left as it is). The handlers also hold the lock
+  // that guards making one across the fork, so that a child never inherits it taken.
   static Pool& get() {
-    static std::atomic<Pool*> pool{nullptr};
-    static std::atomic<pid_t> owner{0};
-    Pool* p = pool.load(std::memory_order_acquire);
-    if (p && owner.load(std::memory_order_acquire) == ::getpid()) return *p;
-    static std::mutex mu;  // (a fork while another thread holds it is not survivable anyway)
-    std::lock_guard lock(mu);
-    p = pool.load(std::memory_order_acquire);
-    if (!p || owner.load() != ::getpid()) {
-      p = new Pool;  // the parent's, if any, is left as it is
-      owner.store(::getpid(), std::memory_order_release);
-      pool.store(p, std::memory_order_release);
-    }
+    if (Pool* p = current().load(std::memory_order_acquire)) return *p;
+    std::lock_guard lock(making());
+    if (Pool* p = current().load(std::memory_order_acquire)) return *p;
+    static const bool forgets_at_fork = [] {
+      ::pthread_atfork([] { making().lock(); }, [] { making().unlock(); },
+                       [] {
+                         current().store(nullptr, std::memory_order_relaxed);
+                         making().unlock();
+                       });
+      return true;
+    }();
+    (void)forgets_at_fork;
+    Pool* p = new Pool;
+    current().store(p, std::memory_order_release);
     return *p;
   }
   unsigned size() const { return static_cast<unsigned>(workers_.size()) + 1; }
@@ -212,6 +216,14 @@ class Pool {
   }
 
  private:
+  static std::atomic<Pool*>& current() {
+    static std::atomic<Pool*> pool{nullptr};
+    return pool;
+  }
+  static std::mutex& making() {
+    static std::mutex mu;
+    return mu;
+  }
   Pool() {
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
     for (unsigned i = 1; i < hw; ++i) workers_.emplace_back([this] { loop(); });

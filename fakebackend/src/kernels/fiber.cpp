@@ -248,14 +248,18 @@ void complete_warp_op(Block& blk, uint32_t w, uint32_t group) {
 void check_warp(Block& blk, uint32_t w) {
   const uint32_t live = live_lanes(blk, w);
   Fiber* lanes = blk.fibers + w * 32;
-  for (uint32_t l = 0; l < 32; ++l) {
-    const uint32_t i = w * 32 + l;
-    if (i >= blk.n || lanes[l].state != State::AtWarp) continue;
+  uint32_t waiting = 0;  // the lanes at a warp operation
+  for (uint32_t l = 0; l < 32 && w * 32 + l < blk.n; ++l)
+    if (lanes[l].state == State::AtWarp) waiting |= 1u << l;
+  for (uint32_t rest = waiting; rest;) {
+    const uint32_t l = static_cast<uint32_t>(__builtin_ctz(rest));
+    rest &= rest - 1;
+    if (lanes[l].state != State::AtWarp) continue;  // completed with an earlier group
     const uint32_t group = (lanes[l].mask | (1u << l)) & live;
-    bool all = true;
-    for (uint32_t k = 0; k < 32 && all; ++k)
-      if ((group >> k & 1) && lanes[k].state != State::AtWarp) all = false;
-    if (all) complete_warp_op(blk, w, group);
+    if ((group & ~waiting) == 0) {
+      complete_warp_op(blk, w, group);
+      waiting &= ~group;
+    }
   }
 }
 
