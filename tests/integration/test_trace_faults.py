@@ -346,6 +346,28 @@ class Copies(FaultCase):
         self.assertEqual([m for m in missed if m in pids[:20] + pids[-20:]], [], "the traced file's users missed")
         self.assertEqual([os.path.realpath(x["path"]) for x in last["libraries"]].count(path), 2, last["libraries"])
 
+    def test_backend_rewritten_in_place_with_another_build(self):
+        """The traced file is rewritten in place (cp: the same inode) with another build whose
+        functions sit 64 KiB further on: the monitor notices at its next refresh, says so, and
+        places its probes again from the new file, so the new build's users are booked
+        exactly (probes left at the old offsets would hit other instructions)."""
+        lib = self.copy_dir("lib")
+        path = os.path.join(lib, "libfake_gpu.so")
+        inode = os.stat(path).st_ino
+        mon = self.start([tt.tracer(), "monitor", "--lib", path, "-j", "-i", "0.2"], stdin=subprocess.DEVNULL)
+        mon.err.until(lambda line: "ready:" in line, "the monitor's ready line")
+        env = self.env(LD_LIBRARY_PATH=lib)
+        before = self.run_loop(4, [fgtest.workload(), "alloc", 0, 1], env)
+        shutil.copyfile(fgtest.build_path("bin", "libfake_gpu_shifted.so"), path)
+        self.assertEqual(os.stat(path).st_ino, inode)
+        mon.err.until(lambda line: f"{path} was rewritten in place" in line, "the monitor's notice of the rewrite")
+        after = self.run_loop(4, [fgtest.workload(), "alloc", 0, 1], env)
+        last = self.final_line(mon)
+        procs = [q for q in last["processes"] if q["pid"] in set(before + after)]
+        missed = self.assert_each_booked_or_missed(procs, last["health"], before + after)
+        self.assertEqual(missed, [])
+        self.assertEqual(sorted(q["pid"] for q in procs), sorted(before + after))
+
 
 # ---- a ring buffer that overflows: drops counted exactly ------------------------------------------
 class Overflow(FaultCase):

@@ -24,3 +24,11 @@ target_compile_options(fakegpu_trace_libs PRIVATE ${FAKEGPU_WARNINGS})
 target_include_directories(fakegpu_trace_libs PRIVATE ${PROJECT_SOURCE_DIR}/tests)
 target_link_libraries(fakegpu_trace_libs PRIVATE trace_alpha trace_beta fake_gpu)
 set_target_properties(fakegpu_trace_libs PROPERTIES OUTPUT_NAME trace_libs RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+
+# The backend linked again behind 64 KiB of code of its own (trace_libs/shift.cpp): another
+# build of it, every function at another offset, for a library rewritten in place with a new
+# build (tests/integration/test_trace_faults.py).
+add_library(fake_gpu_shifted SHARED ${CMAKE_CURRENT_LIST_DIR}/trace_libs/shift.cpp $<TARGET_OBJECTS:fake_gpu>)
+target_link_libraries(fake_gpu_shifted PRIVATE $<TARGET_PROPERTY:fake_gpu,LINK_LIBRARIES>)
+target_link_options(fake_gpu_shifted PRIVATE $<TARGET_PROPERTY:fake_gpu,LINK_OPTIONS>)
+set_target_properties(fake_gpu_shifted PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)

@@ -237,21 +237,31 @@ Collector::~Collector() {
 // Releasing a uprobe waits for an RCU tasks-trace grace period (~0.4 s on these VMs);
 // released one after another, 200 probes took over a minute. Released from several threads
 // at once, the waits overlap.
-void Collector::detach_all() noexcept {
+void Collector::release(std::vector<Link>& links) noexcept {
   constexpr size_t kThreads = 32;
   std::vector<std::thread> threads;
-  const size_t n = links_.size();
+  const size_t n = links.size();
   try {
     for (size_t t = 0; t < kThreads && t < n; ++t)
-      threads.emplace_back([this, t, n] {
-        for (size_t i = t; i < n; i += kThreads) links_[i].reset();
+      threads.emplace_back([&links, t, n] {
+        for (size_t i = t; i < n; i += kThreads) links[i].reset();
       });
   } catch (...) {
     // No threads to be had: whatever is left is released below, one by one.
   }
   for (auto& th : threads) th.join();
+  links.clear();
+}
+
+void Collector::detach_all() noexcept {
+  std::vector<Link> all = std::move(links_);
   links_.clear();
-  multi_links_.clear();
+  for (LibraryLinks& l : lib_links_) {
+    for (Link& k : l.links) all.push_back(std::move(k));
+    l.links.clear();
+    l.multi.clear();
+  }
+  release(all);
 }
 
 void Collector::add_pid(uint32_t tgid) {
@@ -333,10 +343,57 @@ bool Collector::attached(const std::string& path) const {
   return by_inode_.count({st.st_dev, st.st_ino}) != 0;
 }
 
+Collector::FileStamp Collector::stamp_of(const struct stat& st) {
+  return {static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+          static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec, static_cast<int64_t>(st.st_size)};
+}
+
 const AttachedLibrary& Collector::attach_library(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw TraceError("cannot read " + path + ": " + errno_text(errno), kExitNotFound);
   if (auto it = by_inode_.find({st.st_dev, st.st_ino}); it != by_inode_.end()) return libs_[it->second];
+  LibraryLinks links;
+  links.stamp = stamp_of(st);
+  AttachedLibrary lib = place_probes(path, &links);
+  by_inode_[{st.st_dev, st.st_ino}] = libs_.size();
+  libs_.push_back(std::move(lib));
+  lib_links_.push_back(std::move(links));
+  mark_attached_file(kernel_dev(st.st_dev), st.st_ino);
+  return libs_.back();
+}
+
+std::vector<std::string> Collector::reattach_rewritten(std::vector<std::string>* problems) {
+  std::vector<std::string> out;
+  for (const auto& [key, i] : by_inode_) {
+    const std::string& path = libs_[i].path;
+    struct stat st {};
+    // Gone, or another file at the path now (a new inode is attached as a library of its own).
+    if (::stat(path.c_str(), &st) != 0 || std::make_pair(st.st_dev, st.st_ino) != key) continue;
+    LibraryLinks& old = lib_links_[i];
+    const FileStamp now = stamp_of(st);
+    if (now == old.stamp) continue;
+    if (!(now == old.changed)) {  // still being written, perhaps
+      old.changed = now;
+      continue;
+    }
+    release(old.links);
+    old.multi.clear();
+    old.stamp = stamp_of(st);
+    LibraryLinks fresh;
+    fresh.stamp = old.stamp;
+    try {
+      libs_[i] = place_probes(path, &fresh);
+      old = std::move(fresh);
+      out.push_back(path);
+    } catch (const TraceError& e) {
+      libs_[i].probes = libs_[i].functions = 0;
+      if (problems) problems->push_back(e.what());
+    }
+  }
+  return out;
+}
+
+AttachedLibrary Collector::place_probes(const std::string& path, LibraryLinks* out) {
   const ElfSymbols elf(path);
   AttachedLibrary lib;
   lib.path = path;
@@ -429,12 +486,9 @@ const AttachedLibrary& Collector::attach_library(const std::string& path) {
       fds.emplace_back(fd);
     }
   }
-  for (auto& fd : fds) multi_links_.push_back(std::move(fd));
-  for (auto& l : links) links_.push_back(std::move(l));
-  by_inode_[{st.st_dev, st.st_ino}] = libs_.size();
-  libs_.push_back(lib);
-  mark_attached_file(kernel_dev(st.st_dev), st.st_ino);
-  return libs_.back();
+  out->multi = std::move(fds);
+  out->links = std::move(links);
+  return lib;
 }
 
 int Collector::poll(int timeout_ms, const std::function<void(const fg_event&)>& sink) {

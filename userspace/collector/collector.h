@@ -10,6 +10,7 @@
 #include "../core/ledger.h"  // KernelHealth (relative: the backend has a core/ledger.h too)
 
 #include <linux/types.h>
+#include <sys/stat.h>
 
 #include "fakegpu_events.h"
 
@@ -126,6 +127,13 @@ class Collector {
   // library has them (unless force_uprobes), entry/return probes on exported functions
   // otherwise. Throws TraceError if the file exports none of the traced functions.
   const AttachedLibrary& attach_library(const std::string& path);
+  // Attached libraries whose file was rewritten in place since (the same inode, another
+  // modification time or size: `cp` of another build over it): their probes sit at the old
+  // build's offsets, where the new code has other instructions, so they are released and
+  // placed again from the file as it is now, once two looks in a row find it unchanged (not
+  // from a file half written). Returns their paths; a file that no longer
+  // exports anything traced keeps no probes and is named in *problems.
+  std::vector<std::string> reattach_rewritten(std::vector<std::string>* problems);
   bool attached(const std::string& path) const;
   // Whether the file the kernel names (dev, ino) is attached (or known to be an attached one).
   bool attached_file(uint64_t dev, uint64_t ino) const;
@@ -193,11 +201,29 @@ class Collector {
   Mapped<__u64> caller_tags_;            // per-library attribution's tags (FG_CALLER_SLOTS) ...
   Mapped<fg_caller_file> caller_files_;  // ... and each slot's caller and file
   Mapped<fg_alloc_rec> allocs_;          // the entry/return path's live allocations
-  std::vector<Link> links_;
-  std::vector<UniqueFd> multi_links_;  // multi-uprobe links: closing one detaches its probes; (per library: entry,
-                                       // return, each USDT probe)
-  bool multi_ = false;                 // the kernel takes multi-uprobe links
+  std::vector<Link> links_;              // the process tracepoints and the loader's probe
+  bool multi_ = false;                   // the kernel takes multi-uprobe links
   std::vector<AttachedLibrary> libs_;
+  // What identifies a file's contents without reading them: rewritten in place, a file keeps
+  // its inode but not its modification time (or size).
+  struct FileStamp {
+    int64_t mtime_ns = 0, ctime_ns = 0, size = 0;
+    bool operator==(const FileStamp&) const = default;
+  };
+  // Per attached library (libs_ index): its probes and the file they were placed from.
+  struct LibraryLinks {
+    std::vector<Link> links;
+    std::vector<UniqueFd> multi;  // multi-uprobe links: closing one detaches its probes (entry, return, each USDT
+                                  // probe)
+    FileStamp stamp;
+    FileStamp changed;  // another stamp seen at the last look: placed again once it holds still
+  };
+  std::vector<LibraryLinks> lib_links_;
+  // Places the probes of the library at `path` (its ELF read now) into *out.
+  AttachedLibrary place_probes(const std::string& path, LibraryLinks* out);
+  static FileStamp stamp_of(const struct stat& st);
+  // Releases links, many at once (each release waits for an RCU grace period).
+  static void release(std::vector<Link>& links) noexcept;
   std::map<std::pair<uint64_t, uint64_t>, size_t> by_inode_;  // (dev, ino) → libs_ index
   std::set<std::pair<uint64_t, uint64_t>> kernel_files_;      // traced_files' keys: (kernel dev_t, ino)
   std::string loader_problem_;

@@ -371,8 +371,16 @@ class Session {
     for (const auto& l : opts_.libs) attach(l);
   }
 
-  // Newly appearing copies of the CUDA libraries, and processes already using them.
+  // Newly appearing copies of the CUDA libraries, and processes already using them; attached
+  // files rewritten in place get their probes again.
   void rescan() {
+    std::vector<std::string> problems;
+    for (const std::string& path : collector_.reattach_rewritten(&problems)) {
+      std::fprintf(stderr, "fakegpu-trace: %s was rewritten in place; its probes are placed again from the new file\n",
+                   path.c_str());
+      if (opts_.stacks) symbolizer_.add_file(path);
+    }
+    for (const std::string& p : problems) warn_once(p, p);
     if (opts_.mode == TraceOptions::Mode::Monitor) {
       bool added = false;
       for (const auto& l : mapped_cuda_libraries()) {
