@@ -928,3 +928,68 @@ TEST_CASE("PTX fixtures cut at every 97th byte: an answer each time, never a cra
     CHECK(failures > 0);  // most cuts fall inside a function
   }
 }
+
+TEST_CASE("PTX linking (nvcc -rdc): externs resolve across units, internal names stay apart", "[ptx]") {
+  // Unit a: the kernel, calling b's function and reading b's variable; both units have an
+  // internal helper and string constant of the same names, as nvcc's math helpers and $str do.
+  const std::string a = std::string(kHeader) + R"(
+.extern .func (.param .b32 r) scale(.param .b32 x);
+.extern .global .align 4 .u32 bias;
+.global .align 1 .b8 $str[2] = {97, 0};
+.func (.param .b32 r) helper(.param .b32 x) { ret; }
+.visible .entry k(.param .u64 p) {
+  .reg .b64 %rd<3>;
+  mov.u64 %rd1, $str;
+  mov.u64 %rd2, bias;
+  ret;
+}
+)";
+  const std::string b = std::string(kHeader) + R"(
+.extern .func (.param .b32 r) vprintf(.param .b64 f, .param .b64 a);
+.visible .global .align 4 .u32 bias = 100;
+.global .align 1 .b8 $str[2] = {98, 0};
+.func (.param .b32 r) helper(.param .b32 x) { ret; }
+.visible .func (.param .b32 r) scale(.param .b32 x) {
+  .reg .b64 %rd<2>;
+  mov.u64 %rd1, $str;
+  ret;
+}
+)";
+  std::vector<Module> units;
+  units.push_back(must_parse(a));
+  units.push_back(must_parse(b));
+  std::string error;
+  std::optional<Module> m = link(std::move(units), &error);
+  INFO(error);
+  REQUIRE(m.has_value());
+  // One definition each of scale and bias; the helpers and strings kept apart.
+  const Function* scale = m->find_function("scale");
+  REQUIRE(scale);
+  CHECK(scale->has_body);
+  CHECK(std::count_if(m->functions.begin(), m->functions.end(), [](const Function& f) { return f.name == "scale"; }) ==
+        1);
+  REQUIRE(m->find_global("bias"));
+  CHECK(m->find_global("bias")->linkage == Linkage::Visible);
+  CHECK(m->find_global("bias")->init.size() == 1);
+  REQUIRE(m->find_global("$str"));
+  REQUIRE(m->find_global("$str$unit1"));
+  CHECK(m->find_global("$str")->init.at(0).bits == 97);
+  CHECK(m->find_global("$str$unit1")->init.at(0).bits == 98);
+  REQUIRE(m->find_function("helper"));
+  REQUIRE(m->find_function("helper$unit1"));
+  // b's function reads its own string; a's kernel its own.
+  CHECK(scale->body.at(0).insn.ops.at(1).name == "$str$unit1");
+  CHECK(m->find_function("k")->body.at(0).insn.ops.at(1).name == "$str");
+  // A runtime function declared only: kept as a declaration.
+  REQUIRE(m->find_function("vprintf"));
+  CHECK_FALSE(m->find_function("vprintf")->has_body);
+
+  SECTION("a name defined visibly in two units is refused") {
+    std::vector<Module> twice;
+    twice.push_back(must_parse(b));
+    twice.push_back(must_parse(b));
+    std::string why;
+    CHECK_FALSE(link(std::move(twice), &why).has_value());
+    CHECK(why == "function scale is defined in two translation units");
+  }
+}

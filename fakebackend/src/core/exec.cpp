@@ -467,10 +467,15 @@ Status Backend::module_load(Context* ctx, const void* image, size_t size_hint, M
   std::memcpy(&magic, bytes, sizeof magic);
   const int cc = ctx->dev->model.cc_major * 10 + ctx->dev->model.cc_minor;
   fatbin::Code code;
+  std::vector<fatbin::Code> units;  // a separately compiled program's PTX, linked as the driver's JIT links it
   if (magic == 0x464C457F || magic == 0xBA55ED50 || magic == 0x466243B1) {
     // The code this device would run: its cubin, or the PTX the driver would compile.
     m->origin = magic == 0x464C457F ? "cubin" : "fatbinary";
     code = fatbin::select_code(image, cc);
+    if (code.kind == fatbin::Code::Kind::None && !(units = fatbin::linked_ptx(image, cc)).empty()) {
+      m->origin = "fatbinary (-rdc: its translation units' PTX linked)";
+      code = units.front();
+    }
   } else {
     // PTX text (NUL-terminated, as the API requires); anything else is not an image.
     const char* text = static_cast<const char*>(image);
@@ -486,7 +491,10 @@ Status Backend::module_load(Context* ctx, const void* image, size_t size_hint, M
     delete m;
     return code.refusal;
   }
-  if (code.kind == fatbin::Code::Kind::Ptx) {
+  if (!units.empty()) {
+    m->ptx_arch = code.arch;
+    m->program = kernels::program_from_image(image, cc);  // every unit's PTX, linked
+  } else if (code.kind == fatbin::Code::Kind::Ptx) {
     m->ptx_arch = code.arch;
     m->program = kernels::program_from_text(reinterpret_cast<const char*>(code.bytes.data()), code.bytes.size());
   } else {
@@ -496,6 +504,11 @@ Status Backend::module_load(Context* ctx, const void* image, size_t size_hint, M
   m->names_complete = true;
   Status vars_status = Status::Ok;
   std::vector<fatbin::Variable> vars = fatbin::variables(code, ctx->dev->model.total_memory, &vars_status);
+  for (size_t i = 1; i < units.size() && vars_status == Status::Ok; ++i) {
+    for (std::string& k : fatbin::kernels(units[i])) m->entry_names.push_back(std::move(k));
+    for (fatbin::Variable& v : fatbin::variables(units[i], ctx->dev->model.total_memory, &vars_status))
+      vars.push_back(std::move(v));
+  }
   if (vars_status != Status::Ok) {
     delete m;
     return vars_status;

@@ -206,6 +206,10 @@ std::vector<Variable> ptx_variables(std::string_view v, uint64_t max_bytes, Stat
       pos += kw.size();
       const size_t paren = line.find('(');
       if (paren != std::string_view::npos && line.substr(paren, 10) != "(.managed)") continue;  // a function
+      const size_t bol = v.rfind('\n', pos - kw.size());
+      const size_t from = bol == std::string_view::npos ? 0 : bol + 1;
+      if (v.substr(from, pos - kw.size() - from).find(".extern") != std::string_view::npos)
+        continue;  // declared here, defined in another module (nvcc -rdc)
       size_t elem = 4;
       const bool is_float = line.find(".f32") != std::string_view::npos || line.find(".f64") != std::string_view::npos;
       for (auto [tag, n] : {std::pair{".b8", 1},
@@ -511,6 +515,38 @@ bool fatbin_readable(const unsigned char* p) {
   return rd<uint32_t>(fb) != kFatbinMagic || readable(fb, binary_extent(fb));
 }
 }  // namespace
+
+std::vector<Code> linked_ptx(const void* wrapper, int cc, std::string* refused) {
+  std::vector<Code> out;
+  auto* w = static_cast<const unsigned char*>(wrapper);
+  if (!w || !readable(w, 24) || rd<uint32_t>(w) != kWrapperMagic || rd<uint32_t>(w + 4) != 2) return out;
+  auto* units = static_cast<const unsigned char*>(rd<const void*>(w + 16));
+  if (!units) return out;
+  size_t n = 0;  // counted before anything is decompressed
+  for (;; ++n) {
+    if (n > kMaxLinkedUnits) {
+      if (refused)
+        *refused = "a separately compiled program (-rdc) of more than " + std::to_string(kMaxLinkedUnits) +
+                   " translation units: their PTX is not linked";
+      return {};
+    }
+    if (!readable(units + n * 8, 8)) return {};
+    if (!rd<const void*>(units + n * 8)) break;
+  }
+  size_t bytes = 0;
+  for (size_t i = 0; i < n; ++i) {
+    Code c = select_ptx(rd<const void*>(units + i * 8), cc);
+    if (c.kind != Code::Kind::Ptx) return {};
+    if ((bytes += c.bytes.size()) > kMaxLinkedPtx) {
+      if (refused)
+        *refused = "a separately compiled program (-rdc) with more than " + std::to_string(kMaxLinkedPtx >> 20) +
+                   " MiB of PTX: it is not linked";
+      return {};
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
 
 Code select_ptx(const void* image, int cc) {
   Code code;

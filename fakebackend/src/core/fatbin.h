@@ -51,6 +51,16 @@ Code select_code(const void* image, int cc);
 // model). Kind::None (NoBinaryForGpu) when the image holds no PTX, as a cubin alone does.
 Code select_ptx(const void* image, int cc);
 
+// The PTX of a separately compiled program (nvcc -rdc): its wrapper (version 2) names the
+// device-linked image, machine code only, and a NULL-terminated array of relocatable fat
+// binaries, one per translation unit, each with its PTX. Their PTX as select_ptx picks it, in
+// order; empty for any other image, or when one of them has none. A program of more than
+// kMaxLinkedUnits units or kMaxLinkedPtx bytes of PTX (NCCL's hundreds of kernels) is not
+// linked: empty, with *refused saying why (when given).
+inline constexpr size_t kMaxLinkedUnits = 64;
+inline constexpr size_t kMaxLinkedPtx = size_t{32} << 20;
+std::vector<Code> linked_ptx(const void* wrapper, int cc, std::string* refused = nullptr);
+
 // The architecture of the PTX a device of compute capability `cc` compiles from `image` (as
 // select_code chooses: no cubin of its major at or below cc, then the newest PTX at or below
 // cc); 0 when it runs a cubin or nothing fits. Reads the entries' headers only.

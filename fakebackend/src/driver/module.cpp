@@ -171,6 +171,17 @@ struct Library {
   uintptr_t handle = 0;  // its CUlibrary (Backend::new_handle)
   std::vector<char> image;
   bool ptx = false;
+  // A separately compiled program (nvcc -rdc: a version-2 wrapper): copies of its relocatable
+  // fat binaries, one per translation unit, and a wrapper naming them and `image`, which is
+  // what its modules load (their PTX is linked, core/exec.cpp).
+  std::vector<std::vector<char>> units;
+  std::vector<const void*> unit_list;  // NULL-terminated
+  struct Wrapper {
+    uint32_t magic, version;
+    const void* data;
+    const void* const* units;
+  } wrapper{};
+  const void* loadable() const { return unit_list.empty() ? static_cast<const void*>(image.data()) : &wrapper; }
   // __managed__ variables: one storage per library, for every context, reachable before
   // any context exists (NVIDIA's runtime asks for them at start-up).
   struct Managed {
@@ -208,6 +219,31 @@ Kernel* kernel_of(const void* h) {
 }
 
 // The library's module in the current context, loading it on first use.
+// A version-2 wrapper's relocatable fat binaries, copied into the library (the program's own
+// may be gone by the time a context loads it), with a wrapper of the library's own.
+CUresult keep_units(const void* code, Library* lib) {
+  constexpr size_t kMaxUnits = 65536;
+  if (magic_of(code) != kFatWrapperMagic) return CUDA_SUCCESS;
+  uint32_t version = 0;
+  const void* const* units = nullptr;
+  std::memcpy(&version, static_cast<const char*>(code) + 4, sizeof version);
+  std::memcpy(&units, static_cast<const char*>(code) + 16, sizeof units);
+  if (version != 2 || !units) return CUDA_SUCCESS;
+  for (size_t i = 0;; ++i) {
+    if (i == kMaxUnits || !fatbin::readable(units + i, sizeof *units)) return CUDA_ERROR_INVALID_IMAGE;
+    if (!units[i]) break;
+    const size_t n = image_size(units[i]);
+    if (n == 0 || !fatbin::readable(units[i], n)) return CUDA_ERROR_INVALID_IMAGE;
+    const auto* u = static_cast<const char*>(units[i]);
+    lib->units.emplace_back(u, u + n);
+  }
+  if (lib->units.empty()) return CUDA_SUCCESS;
+  for (const auto& u : lib->units) lib->unit_list.push_back(u.data());
+  lib->unit_list.push_back(nullptr);
+  lib->wrapper = {kFatWrapperMagic, 2, lib->image.data(), lib->unit_list.data()};
+  return CUDA_SUCCESS;
+}
+
 CUresult library_module(Backend& b, Library* lib, Module** out) {
   Context* ctx = nullptr;
   if (CUresult r = current(b, &ctx)) return r;
@@ -218,7 +254,7 @@ CUresult library_module(Backend& b, Library* lib, Module** out) {
   Module* m = it == lib->modules.end() ? nullptr : loaded(it->second);
   if (!m) {  // first use here: the entries of destroyed contexts (their modules unloaded) go
     std::erase_if(lib->modules, [&](const auto& e) { return !loaded(e.second); });
-    if (CUresult r = to_cu(b.module_load(ctx, lib->image.data(), lib->ptx ? lib->image.size() - 1 : 0, &m))) return r;
+    if (CUresult r = to_cu(b.module_load(ctx, lib->loadable(), lib->ptx ? lib->image.size() - 1 : 0, &m))) return r;
     lib->modules[ctx->handle] = m->handle;
   }
   *out = m;
@@ -299,6 +335,7 @@ CUresult library_load(const void* code, CUlibrary* library, unsigned numJitOptio
     lib->ptx = is_ptx(image);
     const auto* bytes = static_cast<const char*>(image);
     lib->image.assign(bytes, bytes + size);
+    if (CUresult r = keep_units(code, lib.get())) return r;
     // Loaded into the current context now (errors surface here), into others on first use.
     if (Context* ctx = b.current_ctx(); ctx && ctx->active.load()) {
       Module* m = nullptr;

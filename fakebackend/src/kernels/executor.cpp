@@ -33,8 +33,9 @@ namespace fg::kernels {
 
 // ---- the PTX of a module ---------------------------------------------------------------------
 struct Program {
-  std::string text;  // empty: the module has no PTX (why: `missing`)
+  std::string text;  // empty: the module has no PTX (why: `missing`); all units' text when linked
   std::string missing;
+  std::vector<std::string> units;  // a separately compiled program's PTX, one per translation unit
   std::once_flag parsed;
   std::optional<ptx::Module> module;
   std::string parse_error;
@@ -295,12 +296,24 @@ std::shared_ptr<Program> program_from_text(const char* text, size_t size) {
 
 std::shared_ptr<Program> program_from_image(const void* image, int cc) {
   auto p = std::make_shared<Program>();
+  auto text_of = [](const fatbin::Code& c) {
+    return std::string(reinterpret_cast<const char*>(c.bytes.data()),
+                       strnlen(reinterpret_cast<const char*>(c.bytes.data()), c.bytes.size()));
+  };
+  std::string refused;
+  if (std::vector<fatbin::Code> units = fatbin::linked_ptx(image, cc, &refused); !units.empty()) {
+    for (const fatbin::Code& u : units) {
+      p->units.push_back(text_of(u));
+      p->text += p->units.back();  // what the compiled code is cached by
+    }
+    return p;
+  }
   fatbin::Code code = fatbin::select_ptx(image, cc);
   if (code.kind == fatbin::Code::Kind::Ptx) {
     p->text.assign(reinterpret_cast<const char*>(code.bytes.data()),
                    strnlen(reinterpret_cast<const char*>(code.bytes.data()), code.bytes.size()));
   } else {
-    p->missing = "the image holds machine code (SASS) only, no PTX to run";
+    p->missing = refused.empty() ? "the image holds machine code (SASS) only, no PTX to run" : refused;
   }
   return p;
 }
@@ -314,8 +327,23 @@ const ptx::Module* parsed(Program& p, std::string* why) {
   }
   std::call_once(p.parsed, [&] {
     ptx::ParseError err;
-    p.module = ptx::parse(p.text, &err);
-    if (!p.module) p.parse_error = "its PTX does not parse: " + err.message;
+    if (p.units.empty()) {
+      p.module = ptx::parse(p.text, &err);
+      if (!p.module) p.parse_error = "its PTX does not parse: " + err.message;
+      return;
+    }
+    std::vector<ptx::Module> units;
+    for (size_t i = 0; i < p.units.size(); ++i) {
+      std::optional<ptx::Module> m = ptx::parse(p.units[i], &err);
+      if (!m) {
+        p.parse_error = "the PTX of its translation unit " + std::to_string(i + 1) + " does not parse: " + err.message;
+        return;
+      }
+      units.push_back(std::move(*m));
+    }
+    std::string why;
+    p.module = ptx::link(std::move(units), &why);
+    if (!p.module) p.parse_error = "its translation units' PTX does not link: " + why;
   });
   if (!p.module) *why = p.parse_error;
   return p.module ? &*p.module : nullptr;

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <set>
 
 namespace fg::ptx {
 namespace {
@@ -75,6 +76,86 @@ const Function* Module::find_function(std::string_view name) const noexcept {
     if (!declared) declared = &f;
   }
   return declared;
+}
+
+namespace {
+// Gives unit `u`'s internal names a suffix of their own, everywhere they are used.
+void rename_internal(Module& m, size_t u) {
+  std::set<std::string> internal;
+  for (const Variable& v : m.globals)
+    if (v.linkage == Linkage::Internal) internal.insert(v.name);
+  for (const Function& f : m.functions)
+    if (f.linkage == Linkage::Internal) internal.insert(f.name);
+  if (internal.empty()) return;
+  const std::string suffix = "$unit" + std::to_string(u);
+  auto rename = [&](std::string& n) {
+    if (internal.count(n)) n += suffix;
+  };
+  auto operand = [&](auto& self, Operand& o) -> void {
+    if (o.kind == Operand::Kind::Reg || o.kind == Operand::Kind::Symbol) rename(o.name);
+    for (Operand& e : o.elems) self(self, e);
+  };
+  auto inits = [&](Variable& v) {
+    for (Variable::Init& i : v.init)
+      if (!i.symbol.empty()) rename(i.symbol);
+  };
+  for (Variable& v : m.globals) {
+    rename(v.name);
+    inits(v);
+  }
+  for (Function& f : m.functions) {
+    rename(f.name);
+    for (Variable& v : f.locals) inits(v);
+    for (Statement& s : f.body)
+      if (s.kind == Statement::Kind::Instruction)
+        for (Operand& o : s.insn.ops) operand(operand, o);
+  }
+}
+}  // namespace
+
+std::optional<Module> link(std::vector<Module> units, std::string* error) {
+  if (units.empty()) {
+    *error = "no PTX to link";
+    return std::nullopt;
+  }
+  for (size_t u = 1; u < units.size(); ++u) rename_internal(units[u], u);
+  // The definitions: functions with a body, variables not declared .extern.
+  std::set<std::string> functions, variables;
+  for (const Module& m : units) {
+    for (const Function& f : m.functions)
+      if (f.has_body && !functions.insert(f.name).second && f.linkage != Linkage::Weak) {
+        *error = "function " + f.name + " is defined in two translation units";
+        return std::nullopt;
+      }
+    for (const Variable& v : m.globals)
+      if (v.linkage != Linkage::Extern && !variables.insert(v.name).second && v.linkage != Linkage::Weak &&
+          v.linkage != Linkage::Common) {
+        *error = "variable " + v.name + " is defined in two translation units";
+        return std::nullopt;
+      }
+  }
+  Module out;
+  out.version_major = units[0].version_major;
+  out.version_minor = units[0].version_minor;
+  out.target = units[0].target;
+  out.target_options = units[0].target_options;
+  out.address_size = units[0].address_size;
+  std::set<std::string> declared, placed;
+  for (Module& m : units) {
+    for (Function& f : m.functions) {
+      if (f.has_body) {
+        if (placed.insert(f.name).second) out.functions.push_back(std::move(f));
+      } else if (!functions.count(f.name) && declared.insert(f.name).second) {
+        out.functions.push_back(std::move(f));  // resolved by the runtime (vprintf, malloc …)
+      }
+    }
+    for (Variable& v : m.globals) {
+      const bool definition = v.linkage != Linkage::Extern;
+      if (definition ? placed.insert(v.name).second : !variables.count(v.name) && declared.insert(v.name).second)
+        out.globals.push_back(std::move(v));
+    }
+  }
+  return out;
 }
 
 const Variable* Module::find_global(std::string_view name) const noexcept {

@@ -194,6 +194,13 @@ struct ParseError {
   std::string message;  // "line 12, column 5: expected ';' after the operands of 'add'"
 };
 
+// Links the PTX of separately compiled translation units (nvcc -rdc) into one module: an
+// .extern function or variable resolves to another unit's .visible (or .weak) definition;
+// each unit keeps its own internal names (string constants, static functions, math helpers),
+// renamed apart. The first unit gives the version and target. nullopt with *error set when a
+// name is defined visibly twice.
+std::optional<Module> link(std::vector<Module> units, std::string* error);
+
 // Parses one PTX module. Bounded work and memory in the length of the text; never throws for
 // bad input (the error says where and what), only std::bad_alloc.
 std::optional<Module> parse(std::string_view text, ParseError* error);
