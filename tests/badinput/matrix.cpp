@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -725,6 +726,13 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // A directory of its own: the file names the cases pass (a PCI bus id string is also a
+  // path) never meet a file another run or family left, and what a call writes goes with it.
+  char work[] = "/tmp/fakegpu-badinput-XXXXXX";
+  if (!::mkdtemp(work) || ::chdir(work) != 0) {
+    std::fprintf(stderr, "badinput: cannot make a working directory in /tmp: %s\n", std::strerror(errno));
+    return 2;
+  }
   Totals t;
   for (const auto& f : gen::kFunctions) {
     if (!family.empty() && family != family_name(f.family)) continue;
@@ -755,5 +763,6 @@ int main(int argc, char** argv) {
       "expected failures %ld, unexpected passes %ld\n",
       family.empty() ? "" : " ", family.c_str(), t.functions, t.stubs, t.cases, excluded, t.crashes, t.hangs, t.canary,
       t.wrong, t.setup, t.xfail, t.xpass);
+  std::filesystem::remove_all(work);
   return t.crashes || t.hangs || t.canary || t.wrong || t.setup || t.xpass ? 1 : 0;
 }

@@ -310,18 +310,28 @@ CUresult with_kernel_on(bool args_ok, CUkernel kernel, CUdevice dev, Body&& body
   });
 }
 
+// A library load's options: the JIT's, then the library's own.
+CUresult check_library_options(unsigned numJitOptions, CUjit_option* jitOptions, void** jitOptionsValues,
+                               unsigned numLibraryOptions, CUlibraryOption* libraryOptions,
+                               void** libraryOptionValues) {
+  if (CUresult r = check_options(numJitOptions, jitOptions, jitOptionsValues)) return r;
+  // CU_LIBRARY_BINARY_IS_PRESERVED takes no value: cuBLASLt passes it with no value array.
+  if (numLibraryOptions > 0 && !libraryOptions) return CUDA_ERROR_INVALID_VALUE;
+  for (unsigned i = 0; i < numLibraryOptions; ++i) {
+    if (libraryOptions[i] >= CU_LIBRARY_NUM_OPTIONS) return CUDA_ERROR_INVALID_VALUE;
+    if (libraryOptions[i] != CU_LIBRARY_BINARY_IS_PRESERVED && !libraryOptionValues) return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
 CUresult library_load(const void* code, CUlibrary* library, unsigned numJitOptions, CUjit_option* jitOptions,
                       void** jitOptionsValues, unsigned numLibraryOptions, CUlibraryOption* libraryOptions,
                       void** libraryOptionValues) {
   return api([&](Backend& b) -> CUresult {
     if (!library || !code) return CUDA_ERROR_INVALID_VALUE;
-    if (CUresult r = check_options(numJitOptions, jitOptions, jitOptionsValues)) return r;
-    // CU_LIBRARY_BINARY_IS_PRESERVED takes no value: cuBLASLt passes it with no value array.
-    if (numLibraryOptions > 0 && !libraryOptions) return CUDA_ERROR_INVALID_VALUE;
-    for (unsigned i = 0; i < numLibraryOptions; ++i) {
-      if (libraryOptions[i] >= CU_LIBRARY_NUM_OPTIONS) return CUDA_ERROR_INVALID_VALUE;
-      if (libraryOptions[i] != CU_LIBRARY_BINARY_IS_PRESERVED && !libraryOptionValues) return CUDA_ERROR_INVALID_VALUE;
-    }
+    if (CUresult r = check_library_options(numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions,
+                                           libraryOptions, libraryOptionValues))
+      return r;
     const void* image = code;
     if (magic_of(code) == kFatWrapperMagic) {  // the wrapper points at the fat binary
       const void* data = nullptr;
@@ -545,9 +555,9 @@ CUresult link_add_file(CUlinkState state, CUjitInputType type, const char* path,
   return api([&](Backend&) -> CUresult {
     LinkState* st = link_of(state);
     if (!link_valid(st)) return CUDA_ERROR_INVALID_HANDLE;
-    if (!path) return CUDA_ERROR_INVALID_VALUE;
+    if (!path || static_cast<unsigned>(type) >= CU_JIT_NUM_INPUT_TYPES) return CUDA_ERROR_INVALID_VALUE;
     if (CUresult r = check_options(numOptions, options, optionValues)) return r;
-    std::vector<char> bytes;
+    std::vector<char> bytes;  // the arguments checked, then the file read
     if (!read_file(path, &bytes)) return CUDA_ERROR_FILE_NOT_FOUND;
     auto& L = links();
     std::lock_guard lock(L.mu);
@@ -711,6 +721,10 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryLoadFromFile(CUlibrary* library, con
                                                          void** libraryOptionValues, unsigned int numLibraryOptions) {
   if (!initialized_backend()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!library || !fileName) return CUDA_ERROR_INVALID_VALUE;
+  // The arguments first, then the file.
+  if (CUresult r = check_library_options(numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions,
+                                         libraryOptions, libraryOptionValues))
+    return r;
   std::vector<char> bytes;
   try {
     if (!read_file(fileName, &bytes)) return CUDA_ERROR_FILE_NOT_FOUND;
