@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jit/codegen.h"
 
+#include "jit/env.h"
 #include "jit/errors.h"
+#include "jit/fission.h"
 #include "jit/half.h"
+#include "kernels/uniformity.h"
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DerivedTypes.h>
@@ -34,22 +37,6 @@ bool is_float(PType t) {
 }
 bool is_signed(PType t) { return t == PType::S8 || t == PType::S16 || t == PType::S32 || t == PType::S64; }
 unsigned bits_of(PType t) { return t == PType::Pred ? 1 : ptx::type_size(t) * 8; }
-
-// Field numbers of BlockEnv in the LLVM struct (kernels/abi.h).
-enum EnvField : unsigned {
-  kParams,
-  kShared,
-  kSharedBytes,
-  kLocal,
-  kLocalStride,
-  kNtid,
-  kNctaid,
-  kCtaid,
-  kAbort,
-  kSiteCache,
-  kLaunch,
-  kGlobals
-};
 
 // Also the operand access of half.cpp's lowering (half::Operands).
 class Gen final : public half::Operands {
@@ -87,7 +74,7 @@ class Gen final : public half::Operands {
       pending_.pop_front();
       define(*f);
     }
-    make_block_function(*entry, thread);
+    if (!needs_fibers_ || !split_block(*entry, thread)) make_block_function(*entry, thread);
     make_thread_function(thread);
     out_->needs_fibers = needs_fibers_;
     out_->sites = sites_;
@@ -1536,6 +1523,31 @@ class Gen final : public half::Operands {
     for (auto& a : f->args()) args.push_back(&a);
     b.CreateCall(thread, args);
     b.CreateRetVoid();
+  }
+
+  // The kernel's block function when its threads meet only at barriers the whole block
+  // reaches together: loops over the threads split at the barriers (fission.cpp). False, with
+  // out_->meeting saying why, when the threads must run as fibers.
+  bool split_block(const ptx::Function& entry, Function* thread) {
+    const kernels::MeetingAnalysis a = kernels::analyze_meetings(P_, entry);
+    if (!a.block_loops) {
+      out_->meeting = "fibers: " + a.why;
+      return false;
+    }
+    Function* blk = Function::Create(FunctionType::get(Type::getVoidTy(C_), {envp_}, false), Function::ExternalLinkage,
+                                     "fg_block", M_.get());
+    std::string why;
+    uint64_t context = 0;
+    unsigned barriers = 0;
+    if (!split_at_barriers(thread, blk, env_ty_, &context, &barriers, &why)) {
+      blk->eraseFromParent();
+      out_->meeting = "fibers: " + why;
+      return false;
+    }
+    needs_fibers_ = false;
+    out_->context_bytes = context;
+    out_->meeting = "loops split at " + std::to_string(barriers) + (barriers == 1 ? " barrier" : " barriers");
+    return true;
   }
 
   // The kernel's block function: every thread of the block, x fastest, stopping at a fault.
