@@ -254,14 +254,55 @@ $L1:
     refused("bar.arrive 1, 64;\nret;", "bar.arrive");
     refused("mov.u32 %r1, %tid.x;\nsetp.eq.u32 %p1, %r1, 0;\nbar.red.popc.u32 %r2, 0, %p1;\nret;", "bar.red");
   }
-  SECTION("warp operations") {
-    refused("mov.u32 %r1, %tid.x;\nshfl.sync.down.b32 %r2|%p1, %r1, 1, 31, -1;\nret;", "warp operation");
-    refused("bar.warp.sync -1;\nret;", "warp operation");
+  SECTION("warp operations in code only some lanes of a warp run") {
+    refused(R"(
+  mov.u32 %r1, %tid.x;
+  setp.lt.u32 %p1, %r1, 16;
+  @%p1 bra $L1;
+  shfl.sync.down.b32 %r2|%p2, %r1, 1, 31, -1;
+$L1:
+  ret;)",
+            "line 14: shfl in code that not all lanes of a warp run together");
+    refused("mov.u32 %r1, %laneid;\nsetp.eq.u32 %p1, %r1, 0;\n@%p1 bar.warp.sync -1;\nret;", "not all lanes");
   }
   SECTION("a barrier in a called function") {
     refused("call.uni f, ();\nret;", "calls f", ".func f()\n{\nbar.sync 0;\nret;\n}\n");
   }
   SECTION("a loop no thread leaves") { refused("$L1:\nbar.sync 0;\nbra.uni $L1;", "a loop no thread leaves"); }
+}
+
+TEST_CASE("uniformity: warp operations whole warps reach together allow lane loops", "[uniformity]") {
+  SECTION("in code the whole block runs") {
+    const auto a = analyse(R"(
+  mov.u32 %r1, %tid.x;
+  shfl.sync.down.b32 %r2|%p1, %r1, 1, 31, -1;
+  setp.lt.u32 %p2, %r2, 7;
+  vote.sync.ballot.b32 %r3, %p2, -1;
+  bar.warp.sync -1;
+  activemask.b32 %r4;
+  bar.sync 0;
+  ret;)");
+    CHECK(a.result.meets);
+    CHECK(a.result.block_loops);
+    CHECK_FALSE(a.result.needs_warp_rows);
+    CHECK(of(a, "%r3") == Uniformity::Warp);  // a ballot is the same in every lane
+  }
+  SECTION("under threadIdx.x < 32: only when warps lie within rows of the block") {
+    const auto a = analyse(R"(
+  mov.u32 %r1, %tid.x;
+  bar.sync 0;
+  setp.gt.u32 %p1, %r1, 31;
+  @%p1 bra $L1;
+  shfl.sync.down.b32 %r2|%p2, %r1, 16, 31, -1;
+  setp.ne.s32 %p3, %r1, 0;
+  @%p3 bra $L1;
+  ld.param.u64 %rd1, [p];
+  st.global.u32 [%rd1], %r2;
+$L1:
+  ret;)");
+    CHECK(a.result.block_loops);
+    CHECK(a.result.needs_warp_rows);
+  }
 }
 
 TEST_CASE("uniformity: kernels without barriers do not meet", "[uniformity]") {
@@ -302,7 +343,10 @@ TEST_CASE("uniformity: the kernels nvcc 13.0 made (tests/unit/fixtures/ptx)", "[
   CHECK_FALSE(dyn.block_loops);
   CHECK(dyn.why.find("bar.red") != std::string::npos);
   const auto reduce = load("reduce_sm80.ptx");
-  const auto sum = verdict(reduce, "_Z10reduce_sumPKfPfi");
-  CHECK_FALSE(sum.block_loops);
-  CHECK(sum.why.find("warp operation") != std::string::npos);
+  const auto sum = verdict(reduce, "_Z10reduce_sumPKfPfi");  // shuffles under `warp == 0`
+  CHECK(sum.block_loops);
+  CHECK(sum.needs_warp_rows);
+  const auto votes = verdict(reduce, "_Z10warp_votesPKiPj");  // a shuffle under `threadIdx.x & 1`
+  CHECK_FALSE(votes.block_loops);
+  CHECK(votes.why.find("not all lanes of a warp") != std::string::npos);
 }

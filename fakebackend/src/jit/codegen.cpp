@@ -1538,15 +1538,17 @@ class Gen final : public half::Operands {
                                      "fg_block", M_.get());
     std::string why;
     uint64_t context = 0;
-    unsigned barriers = 0;
-    if (!split_at_barriers(thread, blk, env_ty_, &context, &barriers, &why)) {
+    unsigned barriers = 0, warp_points = 0;
+    if (!split_at_barriers(thread, blk, env_ty_, &context, &barriers, &warp_points, &why)) {
       blk->eraseFromParent();
       out_->meeting = "fibers: " + why;
       return false;
     }
     needs_fibers_ = false;
     out_->context_bytes = context;
-    out_->meeting = "loops split at " + std::to_string(barriers) + (barriers == 1 ? " barrier" : " barriers");
+    out_->loops_need_warp_rows = a.needs_warp_rows;
+    out_->meeting = "loops split at " + std::to_string(barriers) + " barrier(s) and " + std::to_string(warp_points) +
+                    " warp operation(s)" + (a.needs_warp_rows ? " (fibers for blocks whose warps span rows)" : "");
     return true;
   }
 

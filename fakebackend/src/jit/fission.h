@@ -16,9 +16,20 @@
 //   4. each region (the blocks reached from the function's entry or a barrier without passing
 //      another barrier) is cloned into a z/y/x loop over the threads; a thread reaching a
 //      barrier records which region follows, and after the loop the block goes there.
-// Every thread of a region must reach the same barrier (or all return); a thread that does not
-// stops the block with a launch failure, as the fibers report threads that never meet. A thread
-// that faults sets BlockEnv::abort and returns, and the block stops.
+//
+// Each thread gets the same results as under the fibers: between two barriers a GPU may run
+// the threads in any order, and this is one of them.
+// Warp operations (kernels/uniformity.h: reached by whole warps together) split a region's
+// code the same way one level down: a region with any runs as a loop over the warps, and each
+// warp runs the region's parts (split at the warp operations) as loops over its 32 lanes. A
+// lane stores its operand in an exchange slot (an array per warp in the context) before the
+// split; after it, each lane computes its result from its warp's array (shuffles inline; vote,
+// match and redux in kernels/warp_loops.cpp); __activemask() is the warp's existing lanes.
+//
+// Every thread of a region must reach the same barrier (or all return), every lane of a warp
+// the same warp operation; one that does not stops the block with a launch failure, as the
+// fibers report threads that never meet. A thread that faults sets BlockEnv::abort and
+// returns, and the block stops.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -31,10 +42,11 @@ class StructType;
 namespace fg::jit {
 
 // Defines `block` (void (BlockEnv*), a declaration) from `thread` (void (BlockEnv*, tid.x,
-// tid.y, tid.z)), split at its fg_rt_barrier calls; `thread` is left as it was. *context_bytes:
-// the BlockEnv::context each thread needs; *barriers: how many there are. False, with *why and
-// `block` left a declaration, for a function whose shape this does not handle.
+// tid.y, tid.z)), split at its fg_rt_barrier calls and warp operations; `thread` is left as it
+// was. *context_bytes: the BlockEnv::context each thread needs; *barriers, *warp_points: how
+// many splits of each kind there are. False, with *why and `block` left a declaration, for a
+// function whose shape this does not handle.
 bool split_at_barriers(llvm::Function* thread, llvm::Function* block, llvm::StructType* env_type,
-                       uint64_t* context_bytes, unsigned* barriers, std::string* why);
+                       uint64_t* context_bytes, unsigned* barriers, unsigned* warp_points, std::string* why);
 
 }  // namespace fg::jit

@@ -121,6 +121,9 @@ Jit* jit(std::string* why) {
         {"fg_rt_redux", reinterpret_cast<void*>(&fg_rt_redux)},
         {"fg_rt_activemask", reinterpret_cast<void*>(&fg_rt_activemask)},
         {"fg_rt_warpsync", reinterpret_cast<void*>(&fg_rt_warpsync)},
+        {"fg_rt_warp_vote", reinterpret_cast<void*>(&fg_rt_warp_vote)},
+        {"fg_rt_warp_match", reinterpret_cast<void*>(&fg_rt_warp_match)},
+        {"fg_rt_warp_redux", reinterpret_cast<void*>(&fg_rt_warp_redux)},
         {"fg_rt_f32", reinterpret_cast<void*>(&fg_rt_f32)},
         {"fg_rt_f64", reinterpret_cast<void*>(&fg_rt_f64)},
         {"fg_rt_cvt_f32", reinterpret_cast<void*>(&fg_rt_cvt_f32)},
@@ -505,11 +508,14 @@ Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params) {
   std::atomic<uint64_t> next{0};
   const unsigned workers = static_cast<unsigned>(std::min<uint64_t>(blocks, Pool::get().size()));
   // A block run as loops split at barriers keeps its threads' values in a context of its own
-  // (one per worker, not cleared: the code writes before it reads); one beyond a GiB (huge
-  // local arrays in big blocks) runs as fibers instead.
+  // (one per worker, not cleared: the code writes before it reads). It runs as fibers instead
+  // when the context would pass a GiB (huge local arrays in big blocks), or when its loops need
+  // each warp within one row of the block and this launch's warps span rows.
   const uint64_t threads = uint64_t{shape.block[0]} * shape.block[1] * shape.block[2];
   const uint64_t context_bytes = c.code.needs_fibers ? 0 : c.code.context_bytes * threads;
-  const bool fibers = c.code.needs_fibers || context_bytes > (uint64_t{1} << 30);
+  const bool warp_rows = shape.block[0] % 32 == 0 || (shape.block[1] == 1 && shape.block[2] == 1);
+  const bool fibers = c.code.needs_fibers || context_bytes > (uint64_t{1} << 30) ||
+                      (c.code.loops_need_warp_rows && !warp_rows);
   Pool::get().run(workers, [&](unsigned) {
     std::vector<uint64_t> shared((shared_bytes + 7) / 8 + 1, 0);
     std::unique_ptr<uint64_t[]> context;

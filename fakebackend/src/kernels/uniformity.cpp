@@ -275,8 +275,13 @@ class Analysis {
         if (s.kind != Statement::Kind::Instruction) continue;
         const Instruction& in = s.insn;
         const std::string at = "line " + std::to_string(in.line) + ": ";
-        if (is_warp_op(in.opcode) || (is_barrier(in) && in.has_mod("warp")))
-          return refuse(out, at + in.opcode + " (a warp operation)");
+        if (is_warp_op(in.opcode) || (is_barrier(in) && in.has_mod("warp"))) {
+          const Val c = join(control[b], guard(in));
+          if (c == Val::Varying)
+            return refuse(out, at + in.opcode + " in code that not all lanes of a warp run together");
+          if (c == Val::Warp) out.needs_warp_rows = true;
+          continue;
+        }
         if (is_barrier(in)) {
           if (in.has_mod("arrive") || in.has_mod("red"))
             return refuse(out, at + in.opcode + (in.has_mod("arrive") ? ".arrive" : ".red") +
@@ -306,6 +311,7 @@ class Analysis {
  private:
   static MeetingAnalysis& refuse(MeetingAnalysis& out, std::string why) {
     out.block_loops = false;
+    out.needs_warp_rows = false;
     out.why = std::move(why);
     return out;
   }
@@ -422,8 +428,9 @@ class Analysis {
       return Val::Varying;
     }
     if (op == "atom" || op == "ldu" || op == "shfl" || op == "match") return Val::Varying;
-    // A warp's lanes get the same vote, reduction and mask.
-    if (op == "vote" || op == "redux" || op == "activemask") return join(Val::Warp, sources());
+    // A warp's lanes get the same vote, reduction and mask (when they name the same lanes).
+    if (op == "vote" || op == "redux" || op == "activemask")
+      return in.ops.size() > 2 ? join(Val::Warp, plain(value(in.ops[2]))) : Val::Warp;
     if (is_barrier(in)) return sources();  // bar.red: the same result in every thread
     if (in.ops.size() < 2) return Val::Block;
     const Val a = value(in.ops[1]);

@@ -19,7 +19,8 @@
 // The threads of a block meet at a barrier; a split there is sound when all of them reach it
 // together, i.e. when it is not control dependent on a branch that is not block-uniform (a
 // `ret` counts as a branch to the function's end, so threads that leave before a barrier make
-// it divergent). Warp operations need the same at warp level.
+// it divergent). Warp operations need the same at warp level: all lanes of a warp reach them
+// together, so every lane of the warp takes part, as in `if (threadIdx.x < 32) { shfl… }`.
 #pragma once
 #include "kernels/ptx.h"
 
@@ -40,9 +41,15 @@ struct MeetingAnalysis {
   // The kernel (or a function it calls) has barriers or warp operations.
   bool meets = false;
   // Every barrier is a plain block barrier (bar.sync / barrier.sync without a thread count)
-  // in the kernel itself, reached by the whole block together, and it has no warp
-  // operations: the block can run as loops over its threads split at the barriers.
+  // in the kernel itself, reached by the whole block together, and every warp operation
+  // (shfl, vote, match, redux, activemask, bar.warp.sync) one reached by whole warps together:
+  // the block can run as loops over its threads split at the barriers, and over the lanes of
+  // each warp split at the warp operations.
   bool block_loops = false;
+  // block_loops holds only for launches whose warps each lie within one row of the block
+  // (blockDim.x a multiple of 32, or a one-dimensional block): a warp operation depends on a
+  // warp-uniform condition such as `threadIdx.x < 32`.
+  bool needs_warp_rows = false;
   // Why not, when it meets and block_loops is false: the first obstacle found, with its line
   // ("line 42: bar.sync in code that not all threads of the block run").
   std::string why;
