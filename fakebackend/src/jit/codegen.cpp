@@ -240,10 +240,20 @@ class Gen final : public half::Operands {
   }
 
   // ---- values -----------------------------------------------------------------------------
-  Value* load_env(EnvField f, Type* ty) { return B_.CreateLoad(ty, B_.CreateStructGEP(env_ty_, env_, f)); }
+  // BlockEnv's fields but abort, the kernel's parameters and the variables' address table do
+  // not change while a block runs: their loads are marked invariant, so that the optimiser
+  // hoists them out of the loops over the threads.
+  LoadInst* invariant(LoadInst* l) {
+    l->setMetadata(LLVMContext::MD_invariant_load, MDNode::get(C_, {}));
+    return l;
+  }
+  Value* load_env(EnvField f, Type* ty) {
+    LoadInst* l = B_.CreateLoad(ty, B_.CreateStructGEP(env_ty_, env_, f));
+    return f == kAbort ? l : invariant(l);
+  }
   Value* env_dim(EnvField f, int i) {
     Value* arr = B_.CreateStructGEP(env_ty_, env_, f);
-    return B_.CreateLoad(i32_, B_.CreateConstInBoundsGEP2_32(ArrayType::get(i32_, 3), arr, 0, i));
+    return invariant(B_.CreateLoad(i32_, B_.CreateConstInBoundsGEP2_32(ArrayType::get(i32_, 3), arr, 0, i)));
   }
 
   Type* value_type(PType t) {
@@ -340,7 +350,7 @@ class Gen final : public half::Operands {
     if (const ptx::Variable* g = P_.find_global(name)) {
       if (g->space == Space::Global || g->space == Space::Const) {
         Value* table = load_env(kGlobals, PointerType::getUnqual(i64_));
-        return B_.CreateLoad(i64_, B_.CreateConstGEP1_32(i64_, table, global_slot(name)));
+        return invariant(B_.CreateLoad(i64_, B_.CreateConstGEP1_32(i64_, table, global_slot(name))));
       }
       unsupported("uses " + name + ", a variable in an unsupported state space");
     }
@@ -558,10 +568,12 @@ class Gen final : public half::Operands {
     const uint64_t size = ptx::type_size(t);
     Value* a = address(in.ops.at(1), sp, size * n, false, in);
     Type* ty = IntegerType::get(C_, static_cast<unsigned>(size * 8));
+    const bool kernel_param = sp == Space::Param && fn_->entry && is_kernel_param(in.ops.at(1));
     auto load_one = [&](unsigned i) -> Value* {
       Value* p = host_ptr(B_.CreateAdd(a, B_.getInt64(i * size)), ty);
       LoadInst* l = B_.CreateLoad(ty, p);
       l->setAlignment(Align(size));
+      if (kernel_param) invariant(l);
       if (in.has_mod("volatile") || in.has_mod("relaxed") || in.has_mod("acquire")) l->setVolatile(true);
       return from_bits(l, t);
     };
@@ -572,6 +584,14 @@ class Gen final : public half::Operands {
     const Operand& dst = in.ops.at(0);
     if (dst.kind != Operand::Kind::Vector || dst.elems.size() != n) malformed(in, "vector destination");
     for (unsigned i = 0; i < n; ++i) write(dst.elems[i], t, load_one(i), in);
+  }
+
+  // [param] or [param+8]: an address in the kernel's parameter block (not a call's buffers).
+  bool is_kernel_param(const Operand& op) const {
+    if (op.kind != Operand::Kind::Address || op.elems.empty() || regs_.count(op.elems[0].name)) return false;
+    for (const ptx::Param& p : fn_->params)
+      if (p.name == op.elems[0].name) return true;
+    return false;
   }
 
   void st(const ptx::Instruction& in) {

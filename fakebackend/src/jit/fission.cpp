@@ -32,8 +32,9 @@ using namespace llvm;
 
 // Where the threads of a pass go next, beyond the region numbers: they returned (the block's
 // `next`), they left the region (a warp's `next`).
-constexpr uint32_t kReturned = 0xffffffffu;
-constexpr uint32_t kLeft = 0xfffffffeu;
+constexpr uint32_t kLeft = 0xffffffffu;
+constexpr uint32_t kReturned = 0xfffffffeu;
+constexpr uint32_t kUnset = 0xfffffffdu;  // no thread of the region has recorded yet
 
 struct Failure {
   std::string why;
@@ -144,7 +145,8 @@ class Splitter {
     Value *lane = nullptr, *warp_base = nullptr, *live = nullptr;  // the thread's warp
     BasicBlock* body = nullptr;                                    // a thread's turn begins here (falls into the code)
     BasicBlock* latch = nullptr;                                   // and ends here
-    bool lanes = false;  // over one warp's lanes (which also agree where to go next)
+    Value* part_next = nullptr;  // where its warp records the part it runs next (null: no parts)
+    bool left_preset = false;    // part_next already says kLeft: only warp operations record
     std::string tag;
   };
 
@@ -300,12 +302,68 @@ class Splitter {
     return false;
   }
 
+  // Whether `v` can be computed again anywhere from the thread's coordinates, the block's
+  // environment and constants: pure arithmetic over them and invariant loads (BlockEnv's
+  // fields, the kernel's parameters), at most `budget` instructions.
+  bool recomputable(Value* v, int& budget) {
+    if (isa<Constant>(v) || isa<Argument>(v)) return true;
+    auto* i = dyn_cast<Instruction>(v);
+    if (!i || --budget < 0) return false;
+    if (auto* l = dyn_cast<LoadInst>(i)) {
+      if (!l->hasMetadata(LLVMContext::MD_invariant_load) || !l->isSimple()) return false;
+    } else if (!isa<BinaryOperator>(i) && !isa<CastInst>(i) && !isa<CmpInst>(i) && !isa<SelectInst>(i) &&
+               !isa<GetElementPtrInst>(i) && !isa<UnaryOperator>(i)) {
+      return false;
+    }
+    for (Value* op : i->operands())
+      if (!recomputable(op, budget)) return false;
+    return true;
+  }
+
+  // A copy of recomputable `v`'s computation before `at`.
+  Value* recompute(Value* v, Instruction* at) {
+    auto* i = dyn_cast<Instruction>(v);
+    if (!i) return v;
+    Instruction* copy = i->clone();
+    for (unsigned k = 0; k < copy->getNumOperands(); ++k) copy->setOperand(k, recompute(i->getOperand(k), at));
+    copy->insertBefore(at);
+    return copy;
+  }
+
+  // Values live across a split: recomputed where used when that is cheap (addresses made of
+  // the thread's index, the parameters), else kept in a stack slot (which becomes per-thread
+  // storage in the context).
   void demote() {
     std::vector<Instruction*> crossing;
     for (BasicBlock& bb : *T_)
       for (Instruction& i : bb)
         if (!isa<AllocaInst>(i) && !i.getType()->isVoidTy() && !i.use_empty() && live_across(i)) crossing.push_back(&i);
-    for (Instruction* i : crossing) DemoteRegToStack(*i);
+    for (Instruction* i : crossing) {
+      int budget = 16;
+      if (!recomputable(i, budget)) {
+        DemoteRegToStack(*i);
+        continue;
+      }
+      std::vector<Use*> away;
+      for (Use& u : i->uses()) {
+        auto* user = cast<Instruction>(u.getUser());
+        auto* phi = dyn_cast<PHINode>(user);
+        if ((phi ? phi->getIncomingBlock(u) : user->getParent()) != i->getParent()) away.push_back(&u);
+      }
+      std::map<std::pair<PHINode*, BasicBlock*>, Value*> edge;  // one copy per edge into a phi
+      for (Use* u : away) {
+        auto* user = cast<Instruction>(u->getUser());
+        auto* phi = dyn_cast<PHINode>(user);
+        if (!phi) {
+          u->set(recompute(i, user));
+          continue;
+        }
+        BasicBlock* from = phi->getIncomingBlock(*u);
+        Value*& copy = edge[{phi, from}];
+        if (!copy) copy = recompute(i, from->getTerminator());
+        u->set(copy);
+      }
+    }
   }
 
   void layout() {
@@ -390,7 +448,8 @@ class Splitter {
     Value* context = b.CreateLoad(Type::getInt8PtrTy(C_), b.CreateStructGEP(env_ty_, env_, kContext), "context");
     for (Slot& s : slots_) s.base = b.CreateGEP(i8_, context, b.CreateMul(threads, b.getInt64(s.offset)));
     next_ = b.CreateAlloca(i32_, nullptr, "next");
-    next_lane_ = b.CreateAlloca(i32_, nullptr, "next.warp");
+    next_lane_ = b.CreateAlloca(i32_, nullptr, "next.part");
+    warp_next_ = b.CreateAlloca(ArrayType::get(i32_, 32), nullptr, "next.part.of.warp");
     entry_ = entry;
     for (size_t r = 0; r < regions_.size(); ++r)
       region_entry_.push_back(BasicBlock::Create(C_, "region" + std::to_string(r), F_));
@@ -408,79 +467,106 @@ class Splitter {
     for (size_t r = 0; r < regions_.size(); ++r) build_region(r);
   }
 
-  // Region r: one loop over the block's threads (z, y, x; x fastest), or, when it has warp
-  // operations, a loop over the warps running its parts as loops over the warp's lanes; then a
-  // jump to the region its threads' barrier leads to.
+  // A loop over all the block's threads (z, y, x; x fastest) at `entry`, running `part`; after
+  // the last thread it goes to `done`. `part_next`: where a warp records the part it runs next
+  // (null: the code has no warp operations).
+  // Returns the block that goes to `done`.
+  BasicBlock* block_pass(BasicBlock* entry, BasicBlock* done, const Part& part, const Region& region,
+                         const std::string& tag, std::set<uint32_t>& targets, Value* warp_next,
+                         std::set<uint32_t>* parts) {
+    BasicBlock* zh = BasicBlock::Create(C_, "z" + tag, F_);
+    BasicBlock* yh = BasicBlock::Create(C_, "y" + tag, F_);
+    BasicBlock* xh = BasicBlock::Create(C_, "x" + tag, F_);
+    BasicBlock* xl = BasicBlock::Create(C_, "x.next" + tag, F_);
+    BasicBlock* yl = BasicBlock::Create(C_, "y.next" + tag, F_);
+    BasicBlock* zl = BasicBlock::Create(C_, "z.next" + tag, F_);
+    IRBuilder<> b(entry);
+    b.CreateBr(zh);
+    b.SetInsertPoint(zh);
+    PHINode* z = b.CreatePHI(i32_, 2, "tz");
+    z->addIncoming(b.getInt32(0), entry);
+    b.CreateBr(yh);
+    b.SetInsertPoint(yh);
+    PHINode* y = b.CreatePHI(i32_, 2, "ty");
+    y->addIncoming(b.getInt32(0), zh);
+    Value* row = b.CreateMul(b.CreateAdd(b.CreateMul(z, n_[1]), y), n_[0]);
+    b.CreateBr(xh);
+    b.SetInsertPoint(xh);
+    PHINode* x = b.CreatePHI(i32_, 2, "tx");
+    x->addIncoming(b.getInt32(0), yh);
+    Pass p;
+    p.x = x, p.y = y, p.z = z;
+    p.lid = b.CreateAdd(row, x, "linear");
+    p.lid64 = b.CreateZExt(p.lid, i64_);
+    p.lane = b.CreateAnd(p.lid, 31);
+    p.warp_base = b.CreateAnd(p.lid, ~31u);
+    p.live = live_lanes(b, p.warp_base);
+    if (warp_next) {
+      p.part_next = b.CreateInBoundsGEP(ArrayType::get(i32_, 32), warp_next, {b.getInt32(0), b.CreateLShr(p.lid, 5)});
+      p.left_preset = true;
+    }
+    p.body = xh;
+    p.latch = xl;
+    p.tag = tag;
+    emit_pass(p, part, region, targets, parts);
+    b.SetInsertPoint(xl);
+    Value* x1 = b.CreateAdd(x, b.getInt32(1));
+    x->addIncoming(x1, xl);
+    b.CreateCondBr(b.CreateICmpULT(x1, n_[0]), xh, yl);
+    b.SetInsertPoint(yl);
+    Value* y1 = b.CreateAdd(y, b.getInt32(1));
+    y->addIncoming(y1, yl);
+    b.CreateCondBr(b.CreateICmpULT(y1, n_[1]), yh, zl);
+    b.SetInsertPoint(zl);
+    Value* z1 = b.CreateAdd(z, b.getInt32(1));
+    z->addIncoming(z1, zl);
+    b.CreateCondBr(b.CreateICmpULT(z1, n_[2]), zh, done);
+    return zl;
+  }
+
+  // Region r: its code up to the first warp operations (all of it when it has none) as one loop
+  // over the block's threads; then each warp that reached a warp operation runs the parts after
+  // it, one at a time, as loops over its lanes; then a jump to the region the threads' barrier
+  // leads to. (Between barriers a GPU may run warps in any order: this is one of them.)
   void build_region(size_t r) {
     const Region& region = regions_[r];
     const std::string tag = ".r" + std::to_string(r);
     std::set<uint32_t> targets;
     BasicBlock* dispatch = BasicBlock::Create(C_, "dispatch" + tag, F_);
-    IRBuilder<> b(region_entry_[r]);
+    IRBuilder<>(region_entry_[r]).CreateStore(ConstantInt::get(i32_, kUnset), next_);
     if (region.parts.empty()) {
-      BasicBlock* zh = BasicBlock::Create(C_, "z" + tag, F_);
-      BasicBlock* yh = BasicBlock::Create(C_, "y" + tag, F_);
-      BasicBlock* xh = BasicBlock::Create(C_, "x" + tag, F_);
-      BasicBlock* xl = BasicBlock::Create(C_, "x.next" + tag, F_);
-      BasicBlock* yl = BasicBlock::Create(C_, "y.next" + tag, F_);
-      BasicBlock* zl = BasicBlock::Create(C_, "z.next" + tag, F_);
-      b.CreateBr(zh);
-      b.SetInsertPoint(zh);
-      PHINode* z = b.CreatePHI(i32_, 2, "tz");
-      z->addIncoming(b.getInt32(0), region_entry_[r]);
-      b.CreateBr(yh);
-      b.SetInsertPoint(yh);
-      PHINode* y = b.CreatePHI(i32_, 2, "ty");
-      y->addIncoming(b.getInt32(0), zh);
-      Value* row = b.CreateMul(b.CreateAdd(b.CreateMul(z, n_[1]), y), n_[0]);
-      b.CreateBr(xh);
-      b.SetInsertPoint(xh);
-      PHINode* x = b.CreatePHI(i32_, 2, "tx");
-      x->addIncoming(b.getInt32(0), yh);
-      Pass p;
-      p.x = x, p.y = y, p.z = z;
-      p.lid = b.CreateAdd(row, x, "linear");
-      p.lid64 = b.CreateZExt(p.lid, i64_);
-      p.lane = b.CreateAnd(p.lid, 31);
-      p.warp_base = b.CreateAnd(p.lid, ~31u);
-      p.live = live_lanes(b, p.warp_base);
-      p.body = xh;
-      p.latch = xl;
-      p.tag = tag;
-      emit_pass(p, region.whole, region, targets, nullptr);
-      b.SetInsertPoint(xl);
-      Value* x1 = b.CreateAdd(x, b.getInt32(1));
-      x->addIncoming(x1, xl);
-      b.CreateCondBr(b.CreateICmpULT(x1, n_[0]), xh, yl);
-      b.SetInsertPoint(yl);
-      Value* y1 = b.CreateAdd(y, b.getInt32(1));
-      y->addIncoming(y1, yl);
-      b.CreateCondBr(b.CreateICmpULT(y1, n_[1]), yh, zl);
-      b.SetInsertPoint(zl);
-      Value* z1 = b.CreateAdd(z, b.getInt32(1));
-      z->addIncoming(z1, zl);
-      b.CreateCondBr(b.CreateICmpULT(z1, n_[2]), zh, dispatch);
+      block_pass(region_entry_[r], dispatch, region.whole, region, tag, targets, nullptr, nullptr);
     } else {
-      // for each warp: its first lane's coordinates, then each part in turn over its lanes.
       BasicBlock* wh = BasicBlock::Create(C_, "warp" + tag, F_);
+      BasicBlock* ws = BasicBlock::Create(C_, "warp.parts" + tag, F_);
       BasicBlock* wl = BasicBlock::Create(C_, "warp.next" + tag, F_);
-      b.CreateBr(wh);
-      b.SetInsertPoint(wh);
+      std::set<uint32_t> first_parts;
+      // Every warp leaves the region after the first part unless a lane reaches a warp operation.
+      IRBuilder<>(region_entry_[r]).CreateMemSet(warp_next_, ConstantInt::get(i8_, 0xff), 32 * 4, MaybeAlign(4));
+      BasicBlock* from = block_pass(region_entry_[r], wh, region.parts[0], region, tag + ".p0", targets, warp_next_,
+                                    &first_parts);
+      IRBuilder<> b(wh);
       PHINode* w = b.CreatePHI(i32_, 2, "warp");
-      w->addIncoming(b.getInt32(0), region_entry_[r]);
+      w->addIncoming(b.getInt32(0), from);
+      Value* first = b.CreateLoad(i32_,
+                                  b.CreateInBoundsGEP(warp_next_->getAllocatedType(), warp_next_, {b.getInt32(0), w}));
+      b.CreateCondBr(b.CreateICmpEQ(first, b.getInt32(kLeft)), wl, ws);
+      // A warp with parts to run: its first lane's coordinates, then the parts over its lanes.
+      b.SetInsertPoint(ws);
       Value* base = b.CreateShl(w, 5, "warp.base");
-      Value* lanes = b.CreateSelect(b.CreateICmpUGE(b.CreateSub(threads32_, base), b.getInt32(32)), b.getInt32(32),
-                                    b.CreateSub(threads32_, base), "lanes");
+      Value* left = b.CreateSub(threads32_, base);
+      Value* lanes = b.CreateSelect(b.CreateICmpUGE(left, b.getInt32(32)), b.getInt32(32), left, "lanes");
       Value* live = live_lanes(b, base);
       Value* x0 = b.CreateURem(base, n_[0]);
       Value* row0 = b.CreateUDiv(base, n_[0]);
       Value* y0 = b.CreateURem(row0, n_[1]);
       Value* z0 = b.CreateUDiv(row0, n_[1]);
-      std::vector<BasicBlock*> part_entry;
-      for (size_t k = 0; k < region.parts.size(); ++k)
+      std::vector<BasicBlock*> part_entry = {nullptr};
+      for (size_t k = 1; k < region.parts.size(); ++k)
         part_entry.push_back(BasicBlock::Create(C_, "part" + std::to_string(k) + tag, F_));
-      b.CreateBr(part_entry[0]);
-      for (size_t k = 0; k < region.parts.size(); ++k) {
+      SwitchInst* to_part = b.CreateSwitch(first, wl, static_cast<unsigned>(first_parts.size()));
+      for (uint32_t t : first_parts) to_part->addCase(b.getInt32(t), part_entry[t]);
+      for (size_t k = 1; k < region.parts.size(); ++k) {
         const std::string ptag = tag + ".p" + std::to_string(k);
         BasicBlock* lh = BasicBlock::Create(C_, "lane" + ptag, F_);
         BasicBlock* ll = BasicBlock::Create(C_, "lane.next" + ptag, F_);
@@ -503,9 +589,9 @@ class Splitter {
         p.lane = l;
         p.warp_base = base;
         p.live = live;
+        p.part_next = next_lane_;
         p.body = lh;
         p.latch = ll;
-        p.lanes = true;
         p.tag = ptag;
         std::set<uint32_t> next_parts;
         emit_pass(p, region.parts[k], region, targets, &next_parts);
@@ -530,23 +616,25 @@ class Splitter {
       w->addIncoming(w1, wl);
       b.CreateCondBr(b.CreateICmpULT(b.CreateShl(w1, 5), threads32_), wh, dispatch);
     }
-    b.SetInsertPoint(dispatch);
+    IRBuilder<> b(dispatch);
     SwitchInst* sw = b.CreateSwitch(b.CreateLoad(i32_, next_), returned_, static_cast<unsigned>(targets.size()));
     for (uint32_t t : targets)
       if (t != kReturned) sw->addCase(b.getInt32(t), region_entry_[t]);
   }
 
   // A thread (or lane) of pass `p` records where it goes next: the block's region (`block`, or
-  // none), the warp's part (`part`, or none); all must agree with the first thread's choice.
+  // none), its warp's part (`part`, or none); all must agree with the first thread's choice
+  // (the first of the region to record, lane 0 of the warp).
   void record_next(IRBuilder<>& e, const Pass& p, const uint32_t* block, const uint32_t* part) {
     Value* agrees = e.getTrue();
-    auto record = [&](AllocaInst* var, uint32_t id, Value* first) {
+    auto record = [&](Value* var, uint32_t id, Value* first) {
       Value* prev = e.CreateLoad(i32_, var);
       e.CreateStore(e.getInt32(id), var);
+      if (!first) first = e.CreateICmpEQ(prev, e.getInt32(kUnset));
       agrees = e.CreateAnd(agrees, e.CreateOr(first, e.CreateICmpEQ(prev, e.getInt32(id))));
     };
-    if (block) record(next_, *block, e.CreateICmpEQ(p.lid, e.getInt32(0)));
-    if (part) record(next_lane_, *part, e.CreateICmpEQ(p.lane, e.getInt32(0)));
+    if (block) record(next_, *block, nullptr);
+    if (part) record(p.part_next, *part, e.CreateICmpEQ(p.lane, e.getInt32(0)));
     e.CreateCondBr(agrees, p.latch, diverged_);
   }
 
@@ -602,7 +690,7 @@ class Splitter {
       if (barrier_set_.count(x)) {
         const uint32_t to = region_after_.at(x);
         targets.insert(to);
-        record_next(xb, p, &to, p.lanes ? &kLeft : nullptr);
+        record_next(xb, p, &to, p.part_next && !p.left_preset ? &kLeft : nullptr);
       } else {
         const uint32_t to = region.part_after.at(x);
         parts->insert(to);
@@ -618,7 +706,7 @@ class Splitter {
       Value* abort = rb.CreateLoad(i32_, rb.CreateStructGEP(env_ty_, env_, kAbort));
       rb.CreateCondBr(rb.CreateICmpNE(abort, rb.getInt32(0)), returned_, finished);
       rb.SetInsertPoint(finished);
-      record_next(rb, p, &kReturned, p.lanes ? &kLeft : nullptr);
+      record_next(rb, p, &kReturned, p.part_next && !p.left_preset ? &kLeft : nullptr);
     }
 
     SmallVector<BasicBlock*, 32> clones;
@@ -764,6 +852,7 @@ class Splitter {
   Value* threads32_ = nullptr;
   AllocaInst* next_ = nullptr;       // the region to run next (kReturned: none)
   AllocaInst* next_lane_ = nullptr;  // the part the warp runs next (kLeft: the region is done)
+  AllocaInst* warp_next_ = nullptr;  // the same for each warp after a region's first part
   BasicBlock* entry_ = nullptr;
   BasicBlock* returned_ = nullptr;
   BasicBlock* diverged_ = nullptr;
