@@ -13,6 +13,7 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
@@ -438,7 +439,21 @@ class Splitter {
     return b.CreateSelect(b.CreateICmpUGE(lanes, b.getInt32(32)), b.getInt32(~0u), partial);
   }
 
+  // A load or store of a scalar slot's home in the context: in an alias scope of its own, which
+  // the kernel's accesses are marked not to alias (nothing else holds those addresses), so the
+  // optimiser may drop a store of a value just loaded from there.
+  template <typename I>
+  I* in_context(I* access) {
+    access->setMetadata(LLVMContext::MD_alias_scope, context_scope_);
+    return access;
+  }
+
   void build() {
+    {
+      MDBuilder mdb(C_);
+      MDNode* domain = mdb.createAnonymousAliasScopeDomain("fg.context");
+      context_scope_ = MDNode::get(C_, {mdb.createAnonymousAliasScope(domain, "fg.slots")});
+    }
     env_ = F_->getArg(0);
     BasicBlock* entry = BasicBlock::Create(C_, "entry", F_);
     IRBuilder<> b(entry);
@@ -676,7 +691,7 @@ class Splitter {
       }
       Type* ty = s.alloca->getAllocatedType();
       AllocaInst* priv = eb.CreateAlloca(ty, nullptr, s.alloca->getName() + p.tag);
-      b.CreateStore(b.CreateLoad(ty, home), priv);
+      b.CreateStore(in_context(b.CreateLoad(ty, home)), priv);
       slot_values[s.alloca] = priv;
       if (stored) write_back.push_back({priv, home});
     }
@@ -686,7 +701,8 @@ class Splitter {
     for (BasicBlock* x : part.exits) {
       BasicBlock* e = BasicBlock::Create(C_, "leave" + p.tag, F_);
       IRBuilder<> xb(e);
-      for (const Copy& c : write_back) xb.CreateStore(xb.CreateLoad(c.priv->getAllocatedType(), c.priv), c.home);
+      for (const Copy& c : write_back)
+        in_context(xb.CreateStore(xb.CreateLoad(c.priv->getAllocatedType(), c.priv), c.home));
       if (barrier_set_.count(x)) {
         const uint32_t to = region_after_.at(x);
         targets.insert(to);
@@ -753,6 +769,12 @@ class Splitter {
       finished->eraseFromParent();
     }
     for (auto [call, slot] : warp_ops) lower_warp_op(p, call, slot);
+    // The kernel's own accesses never touch the scalar slots' homes.
+    for (BasicBlock* c : clones)
+      for (Instruction& i : *c)
+        if (i.mayReadOrWriteMemory())
+          i.setMetadata(LLVMContext::MD_noalias,
+                        MDNode::concatenate(i.getMetadata(LLVMContext::MD_noalias), context_scope_));
     for (BasicBlock* c : clones)
       for (Instruction& i : *c)
         for (Value* op : i.operands()) {
@@ -857,6 +879,7 @@ class Splitter {
   BasicBlock* returned_ = nullptr;
   BasicBlock* diverged_ = nullptr;
   std::vector<BasicBlock*> region_entry_;
+  MDNode* context_scope_ = nullptr;  // the scalar slots' alias scope (a list of one)
 };
 
 }  // namespace
