@@ -1565,6 +1565,7 @@ class Gen final : public half::Operands {
       return false;
     }
     needs_fibers_ = false;
+    out_->split = true;
     out_->context_bytes = context;
     out_->loops_need_warp_rows = a.needs_warp_rows;
     out_->meeting = "loops split at " + std::to_string(barriers) + " barrier(s) and " + std::to_string(warp_points) +

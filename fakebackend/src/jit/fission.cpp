@@ -3,6 +3,7 @@
 
 #include "jit/env.h"
 #include "kernels/abi.h"
+#include "kernels/jit_api.h"
 
 #include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/ADT/SmallVector.h>
@@ -36,6 +37,9 @@ using namespace llvm;
 constexpr uint32_t kLeft = 0xffffffffu;
 constexpr uint32_t kReturned = 0xfffffffeu;
 constexpr uint32_t kUnset = 0xfffffffdu;  // no thread of the region has recorded yet
+
+// Warps in the largest block the split function handles (the executor runs larger as fibers).
+constexpr uint32_t kWarps = kernels::kSplitMaxThreads / 32;
 
 struct Failure {
   std::string why;
@@ -464,7 +468,7 @@ class Splitter {
     for (Slot& s : slots_) s.base = b.CreateGEP(i8_, context, b.CreateMul(threads, b.getInt64(s.offset)));
     next_ = b.CreateAlloca(i32_, nullptr, "next");
     next_lane_ = b.CreateAlloca(i32_, nullptr, "next.part");
-    warp_next_ = b.CreateAlloca(ArrayType::get(i32_, 32), nullptr, "next.part.of.warp");
+    warp_next_ = b.CreateAlloca(ArrayType::get(i32_, kWarps), nullptr, "next.part.of.warp");
     entry_ = entry;
     for (size_t r = 0; r < regions_.size(); ++r)
       region_entry_.push_back(BasicBlock::Create(C_, "region" + std::to_string(r), F_));
@@ -517,7 +521,8 @@ class Splitter {
     p.warp_base = b.CreateAnd(p.lid, ~31u);
     p.live = live_lanes(b, p.warp_base);
     if (warp_next) {
-      p.part_next = b.CreateInBoundsGEP(ArrayType::get(i32_, 32), warp_next, {b.getInt32(0), b.CreateLShr(p.lid, 5)});
+      p.part_next = b.CreateInBoundsGEP(ArrayType::get(i32_, kWarps), warp_next,
+                                        {b.getInt32(0), b.CreateLShr(p.lid, 5)});
       p.left_preset = true;
     }
     p.body = xh;
@@ -557,7 +562,7 @@ class Splitter {
       BasicBlock* wl = BasicBlock::Create(C_, "warp.next" + tag, F_);
       std::set<uint32_t> first_parts;
       // Every warp leaves the region after the first part unless a lane reaches a warp operation.
-      IRBuilder<>(region_entry_[r]).CreateMemSet(warp_next_, ConstantInt::get(i8_, 0xff), 32 * 4, MaybeAlign(4));
+      IRBuilder<>(region_entry_[r]).CreateMemSet(warp_next_, ConstantInt::get(i8_, 0xff), kWarps * 4, MaybeAlign(4));
       BasicBlock* from = block_pass(region_entry_[r], wh, region.parts[0], region, tag + ".p0", targets, warp_next_,
                                     &first_parts);
       IRBuilder<> b(wh);

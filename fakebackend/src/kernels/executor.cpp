@@ -509,13 +509,14 @@ Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params) {
   const unsigned workers = static_cast<unsigned>(std::min<uint64_t>(blocks, Pool::get().size()));
   // A block run as loops split at barriers keeps its threads' values in a context of its own
   // (one per worker, not cleared: the code writes before it reads). It runs as fibers instead
-  // when the context would pass a GiB (huge local arrays in big blocks), or when its loops need
-  // each warp within one row of the block and this launch's warps span rows.
+  // when the context would pass a GiB (huge local arrays in big blocks), when the block is
+  // larger than split loops handle, or when its loops need each warp within one row of the
+  // block and this launch's warps span rows.
   const uint64_t threads = uint64_t{shape.block[0]} * shape.block[1] * shape.block[2];
   const uint64_t context_bytes = c.code.needs_fibers ? 0 : c.code.context_bytes * threads;
   const bool warp_rows = shape.block[0] % 32 == 0 || (shape.block[1] == 1 && shape.block[2] == 1);
   const bool fibers = c.code.needs_fibers || context_bytes > (uint64_t{1} << 30) ||
-                      (c.code.loops_need_warp_rows && !warp_rows);
+                      (c.code.split && threads > kSplitMaxThreads) || (c.code.loops_need_warp_rows && !warp_rows);
   Pool::get().run(workers, [&](unsigned) {
     std::vector<uint64_t> shared((shared_bytes + 7) / 8 + 1, 0);
     std::unique_ptr<uint64_t[]> context;

@@ -13,7 +13,10 @@
 
 namespace fg::kernels {
 
-inline constexpr uint32_t kJitAbiVersion = 4;
+inline constexpr uint32_t kJitAbiVersion = 5;
+
+// The most threads per block a block function split at barriers handles.
+inline constexpr uint32_t kSplitMaxThreads = 1024;
 
 // A device function's address, as kernels see it (mov of its name, a function pointer in a
 // variable's initializer): a tag, kFunctionTag + its index among the module's defined
@@ -43,7 +46,10 @@ struct CompiledKernel {
   // The threads meet (barriers, warp-wide operations) where loops cannot model it: each runs
   // as a fiber and the block switches between them (run_thread), instead of run_block.
   bool needs_fibers = false;
-  // run_block is right only for launches whose warps each lie within one row of the block
+  // run_block is split at barriers or warp operations (jit/fission.cpp): it handles blocks of
+  // up to kSplitMaxThreads threads (larger ones, on a device configured so, run as fibers)...
+  bool split = false;
+  // ...and, when this is set, only launches whose warps each lie within one row of the block
   // (blockDim.x a multiple of 32, or a one-dimensional block); others run as fibers.
   bool loops_need_warp_rows = false;
   // How the block's threads meet, for the log: empty when they do not; else how they run,
