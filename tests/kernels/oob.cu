@@ -9,6 +9,8 @@
 //   shared_out_of_bounds write __shared__ int[256] at index 2^20           cudaErrorIllegalAddress
 //   misaligned_global    4-byte store at a 2-byte offset                  cudaErrorMisalignedAddress
 //   misaligned_shared    8-byte load at a 4-byte offset in shared memory  cudaErrorMisalignedAddress
+//   read_between_barriers  one thread of a 3-D block reads 64 GiB past an allocation between two
+//                        barriers                                        cudaErrorIllegalAddress
 // Offsets and pointers are kernel arguments so that the compiler cannot see them. The far
 // read, the freed allocation and the shared index are chosen well away from anything mapped:
 // a GPU faults only on unmapped addresses, a checked executor on any address outside a live
@@ -35,6 +37,19 @@ __global__ void shared_misaligned(int offset, double* out) {
   out[threadIdx.x] = *reinterpret_cast<double*>(reinterpret_cast<char*>(s) + offset + threadIdx.x * 8);
 }
 
+__global__ void read_between_barriers(const int* p, long long index, int* out) {
+  __shared__ int s[64];
+  const int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  s[t] = t;
+  __syncthreads();
+  int v = s[63 - t];
+  if (t == 37) v += p[index];
+  __syncthreads();
+  s[t] = v;
+  __syncthreads();
+  out[blockIdx.x * 64 + t] = s[63 - t];
+}
+
 // cudaLaunchKernel's own result: whether this launch was accepted (cudaGetLastError could
 // already report the fault of a kernel that ran quickly).
 template <typename... Params, typename... Args>
@@ -44,7 +59,8 @@ static cudaError_t launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args
 }
 
 static const char* const kCases[] = {"global_read_far",      "global_read_null",  "global_write_freed",
-                                     "shared_out_of_bounds", "misaligned_global", "misaligned_shared"};
+                                     "shared_out_of_bounds", "misaligned_global", "misaligned_shared",
+                                     "read_between_barriers"};
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -72,6 +88,8 @@ int main(int argc, char** argv) {
   } else if (!std::strcmp(which, "misaligned_shared")) {
     expect = cudaErrorMisalignedAddress;
     e = launch(shared_misaligned, 1, 16, 4, reinterpret_cast<double*>(scratch));
+  } else if (!std::strcmp(which, "read_between_barriers")) {
+    e = launch(read_between_barriers, 4, dim3(4, 4, 4), static_cast<const int*>(scratch), (1ll << 36) / 4, scratch);
   } else {
     std::fprintf(stderr, "oob: unknown case '%s' (run without arguments for the list)\n", which);
     return 64;

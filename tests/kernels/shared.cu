@@ -100,6 +100,64 @@ __global__ void sgemm_tiled(const float* A, const float* B, float* C) {
   C[row * kN + col] = acc;
 }
 
+// The shapes block loops split at barriers must handle: a loop whose trip count is a
+// parameter with two barriers in it, a barrier under a branch on a parameter, a value computed
+// before the barriers in code only some threads run and used after them, local memory indexed
+// at run time and a call's argument buffers kept across barriers; 3-D blocks and blocks whose
+// size is not a multiple of 32.
+__device__ __noinline__ unsigned mix(unsigned a, unsigned b) { return a * 3u + b; }
+__global__ void barrier_shapes(const unsigned* in, unsigned* out, int rounds, int mode) {
+  extern __shared__ unsigned ring[];
+  const unsigned n = blockDim.x * blockDim.y * blockDim.z;
+  const unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  unsigned v = in[blockIdx.x * n + t];
+  unsigned kept = t % 3 == 0 ? v * 2u : v + threadIdx.y * 7u + threadIdx.z * 13u;
+  unsigned hist[8];
+  for (int k = 0; k < 8; ++k) hist[k] = 0;
+  for (int r = 0; r < rounds; ++r) {
+    ring[t] = v;
+    __syncthreads();
+    const unsigned left = ring[(t + n - 1) % n];
+    __syncthreads();
+    v = mix(v, left);
+    hist[v & 7] += 1;
+  }
+  if (mode != 0) {
+    ring[t] = kept;
+    __syncthreads();
+    kept += ring[n - 1 - t];
+  }
+  out[blockIdx.x * n + t] = v ^ kept ^ (hist[kept & 7] << 16);
+}
+
+static std::vector<unsigned> want_barrier_shapes(const std::vector<unsigned>& in, int blocks, dim3 b, int rounds,
+                                                 int mode) {
+  const unsigned n = b.x * b.y * b.z;
+  std::vector<unsigned> out(in.size());
+  for (int blk = 0; blk < blocks; ++blk) {
+    std::vector<unsigned> v(n), kept(n), left(n);
+    std::vector<std::vector<unsigned>> hist(n, std::vector<unsigned>(8, 0));
+    for (unsigned t = 0; t < n; ++t) {
+      const unsigned ty = t / b.x % b.y, tz = t / b.x / b.y;
+      v[t] = in[blk * n + t];
+      kept[t] = t % 3 == 0 ? v[t] * 2u : v[t] + ty * 7u + tz * 13u;
+    }
+    for (int r = 0; r < rounds; ++r) {
+      for (unsigned t = 0; t < n; ++t) left[t] = v[(t + n - 1) % n];
+      for (unsigned t = 0; t < n; ++t) {
+        v[t] = v[t] * 3u + left[t];
+        hist[t][v[t] & 7] += 1;
+      }
+    }
+    if (mode != 0) {
+      std::vector<unsigned> before = kept;
+      for (unsigned t = 0; t < n; ++t) kept[t] += before[n - 1 - t];
+    }
+    for (unsigned t = 0; t < n; ++t) out[blk * n + t] = v[t] ^ kept[t] ^ (hist[t][kept[t] & 7] << 16);
+  }
+  return out;
+}
+
 template <typename Kernel>
 static std::vector<int> run_reverse(Kernel kernel, int blocks, int threads, size_t dyn) {
   int n = blocks * threads;
@@ -261,6 +319,32 @@ int main() {
     for (float& v : A) v = static_cast<float>(rng.uniform(-1, 1));
     for (float& v : B) v = static_cast<float>(rng.uniform(-1, 1));
     sgemm_case("tiled SGEMM 64x64x64, random: within gamma_64 * sum|a||b|", A, B, false);
+  }
+  {
+    const dim3 shapes[] = {dim3(8, 4, 2), dim3(7, 3, 5), dim3(100), dim3(1024), dim3(1, 1, 3)};
+    const int blocks = 6;
+    for (const dim3& b : shapes)
+      for (int rounds : {0, 5})
+        for (int mode : {0, 1}) {
+          const size_t n = blocks * b.x * b.y * b.z;
+          std::vector<unsigned> in(n), got(n);
+          kt::Rng rng(n + rounds + mode);
+          for (unsigned& x : in) x = rng.u32();
+          unsigned *din, *dout;
+          CK(cudaMalloc(&din, n * sizeof(unsigned)));
+          CK(cudaMalloc(&dout, n * sizeof(unsigned)));
+          CK(cudaMemcpy(din, in.data(), n * sizeof(unsigned), cudaMemcpyHostToDevice));
+          barrier_shapes<<<blocks, b, b.x * b.y * b.z * sizeof(unsigned)>>>(din, dout, rounds, mode);
+          CK_LAUNCH();
+          CK(cudaMemcpy(got.data(), dout, n * sizeof(unsigned), cudaMemcpyDeviceToHost));
+          CK(cudaFree(din));
+          CK(cudaFree(dout));
+          const auto want = want_barrier_shapes(in, blocks, b, rounds, mode);
+          char name[128];
+          std::snprintf(name, sizeof name, "barriers in loops and branches: block (%u,%u,%u), %d rounds, mode %d", b.x,
+                        b.y, b.z, rounds, mode);
+          kt::check_array(name, got.data(), want.data(), n);
+        }
   }
   return kt::finish("shared");
 }

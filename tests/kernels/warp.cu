@@ -14,6 +14,7 @@
 // only promises a subset that contains the calling lane.
 #include "check.h"
 
+#include <algorithm>
 #include <vector>
 
 constexpr unsigned kFull = 0xffffffffu;
@@ -137,6 +138,63 @@ __global__ void warp_sum(const int* in, int* out) {
   int v = in[blockIdx.x * blockDim.x + threadIdx.x];
   for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(kFull, v, off);
   if ((threadIdx.x & 31) == 0) out[(blockIdx.x * blockDim.x + threadIdx.x) / 32] = v;
+}
+
+// Blocks that run as loops over their threads split at barriers and warp operations: every
+// warp operation below is reached by whole warps together.
+// A block reduction through shared memory, finished by the first warp's shuffles under
+// `threadIdx.x < 32` (1-D blocks, a power of two from 64 threads).
+__global__ void block_reduce(const int* in, int* sums) {
+  extern __shared__ int part[];
+  const unsigned t = threadIdx.x;
+  int v = in[blockIdx.x * blockDim.x + t];
+  part[t] = v;
+  __syncthreads();
+  for (unsigned stride = blockDim.x / 2; stride >= 32; stride >>= 1) {
+    if (t < stride) part[t] = v = v + part[t + stride];
+    __syncthreads();
+  }
+  if (t < 32) {
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(kFull, v, off);
+    if (t == 0) sums[blockIdx.x] = v;
+  }
+}
+
+// Warp operations under `threadIdx.x < 32` in 2-D blocks, over the lanes a ballot found there:
+// when blockDim.x is not a multiple of 32 a warp spans two rows and only some of its lanes
+// take part.
+constexpr int kCols = 4;
+__global__ void first_columns(const int* in, unsigned* out) {
+  const unsigned t = threadIdx.x + blockDim.x * threadIdx.y;
+  const int v = in[t];
+  const unsigned lanes = __ballot_sync(kFull, threadIdx.x < 32);
+  unsigned r[kCols] = {0, 0, 0, 0};
+  if (threadIdx.x < 32) {
+    r[0] = __reduce_add_sync(lanes, static_cast<unsigned>(v));
+    r[1] = static_cast<unsigned>(__shfl_sync(lanes, v, __ffs(lanes) - 1));
+    r[2] = __ballot_sync(lanes, v > 0);
+    r[3] = __match_any_sync(lanes, v & 3);
+  }
+  for (int k = 0; k < kCols; ++k) out[t * kCols + k] = r[k];
+}
+
+// __activemask() and a shuffle in a block's partial last warp, lanes exchanging through shared
+// memory around __syncwarp(), in code the whole block runs (1-D and 2-D blocks of any size).
+constexpr int kWhole = 3;
+__global__ void whole_warps(const int* in, unsigned* out) {
+  extern __shared__ int mine[];
+  const unsigned n = blockDim.x * blockDim.y;
+  const unsigned t = threadIdx.x + blockDim.x * threadIdx.y, lane = t & 31;
+  const int v = in[blockIdx.x * n + t];
+  unsigned* o = out + (blockIdx.x * n + t) * kWhole;
+  const unsigned active = __activemask();
+  const int down = __shfl_down_sync(active, v, 4);
+  o[0] = active;
+  // A source lane that exists nowhere is undefined: not kept.
+  o[1] = lane + 4 <= 31 && !(active >> (lane + 4) & 1) ? 0xabcdu : static_cast<unsigned>(down);
+  mine[t] = v;
+  __syncwarp(active);
+  o[2] = (t ^ 1) < n ? static_cast<unsigned>(mine[t ^ 1]) : 0xabcdu;
 }
 
 static unsigned popcount_mask(unsigned lanes_pred[32]) {
@@ -323,6 +381,100 @@ int main() {
     CK(cudaFree(dout2));
     for (int i = 0; i < n; ++i) w[i / 32] += in[i];
     kt::check_array("warp shuffle reduction (1024 warps)", g.data(), w.data(), g.size());
+  }
+  // ---- whole warps meeting in blocks run as loops
+  for (int bt : {64, 256, 1024}) {
+    const int blocks = 24, n = blocks * bt;
+    std::vector<int> in(n);
+    kt::Rng rng(bt);
+    for (int& v : in) v = static_cast<int>(rng.u32() % 100001) - 50000;
+    int *din, *dsums;
+    CK(cudaMalloc(&din, n * sizeof(int)));
+    CK(cudaMalloc(&dsums, blocks * sizeof(int)));
+    CK(cudaMemcpy(din, in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+    block_reduce<<<blocks, bt, bt * sizeof(int)>>>(din, dsums);
+    CK_LAUNCH();
+    std::vector<int> g(blocks), w(blocks, 0);
+    CK(cudaMemcpy(g.data(), dsums, blocks * sizeof(int), cudaMemcpyDeviceToHost));
+    CK(cudaFree(din));
+    CK(cudaFree(dsums));
+    for (int i = 0; i < n; ++i) w[i / bt] += in[i];
+    char name[96];
+    std::snprintf(name, sizeof name, "block reduction, shared memory then shuffles under tid < 32 (%d threads)", bt);
+    kt::check_array(name, g.data(), w.data(), blocks);
+  }
+  for (const dim3 b : {dim3(64, 3), dim3(32, 5), dim3(96), dim3(100), dim3(48, 2), dim3(40, 3)}) {
+    const unsigned n = b.x * b.y;
+    std::vector<int> in(n);
+    kt::Rng rng(n + b.x);
+    for (int& v : in) v = static_cast<int>(rng.u32() % 201) - 100;
+    int* din;
+    unsigned* dout;
+    CK(cudaMalloc(&din, n * sizeof(int)));
+    CK(cudaMalloc(&dout, n * kCols * sizeof(unsigned)));
+    CK(cudaMemcpy(din, in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+    first_columns<<<1, b>>>(din, dout);
+    CK_LAUNCH();
+    std::vector<unsigned> g(n * kCols), w(n * kCols, 0);
+    CK(cudaMemcpy(g.data(), dout, g.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    CK(cudaFree(din));
+    CK(cudaFree(dout));
+    for (unsigned t = 0; t < n; ++t) {
+      if (t % b.x >= 32) continue;
+      const unsigned base = t & ~31u;
+      unsigned group = 0, sum = 0, ballot = 0;
+      for (unsigned l = 0; l < 32 && base + l < n; ++l)
+        if ((base + l) % b.x < 32) group |= 1u << l;
+      for (unsigned l = 0; l < 32; ++l)
+        if (group >> l & 1) {
+          sum += static_cast<unsigned>(in[base + l]);
+          if (in[base + l] > 0) ballot |= 1u << l;
+        }
+      unsigned same = 0;
+      for (unsigned l = 0; l < 32; ++l)
+        if ((group >> l & 1) && (in[base + l] & 3) == (in[t] & 3)) same |= 1u << l;
+      unsigned* r = &w[t * kCols];
+      r[0] = sum;
+      r[1] = static_cast<unsigned>(in[base + __builtin_ctz(group)]);
+      r[2] = ballot;
+      r[3] = same;
+    }
+    char name[112];
+    std::snprintf(name, sizeof name, "reduce/shfl/ballot/match under threadIdx.x < 32, block (%u,%u)", b.x, b.y);
+    kt::check_array(name, g.data(), w.data(), g.size());
+  }
+  for (const dim3 b : {dim3(40), dim3(100), dim3(1024), dim3(20, 3)}) {
+    const int blocks = 5;
+    const unsigned n = b.x * b.y, total = blocks * n;
+    std::vector<int> in(total);
+    kt::Rng rng(n);
+    for (int& v : in) v = static_cast<int>(rng.u32() % 100001) - 50000;
+    int* din;
+    unsigned* dout;
+    CK(cudaMalloc(&din, total * sizeof(int)));
+    CK(cudaMalloc(&dout, total * kWhole * sizeof(unsigned)));
+    CK(cudaMemcpy(din, in.data(), total * sizeof(int), cudaMemcpyHostToDevice));
+    whole_warps<<<blocks, b, n * sizeof(int)>>>(din, dout);
+    CK_LAUNCH();
+    std::vector<unsigned> g(total * kWhole), w(total * kWhole);
+    CK(cudaMemcpy(g.data(), dout, g.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    CK(cudaFree(din));
+    CK(cudaFree(dout));
+    for (unsigned blk = 0; blk < static_cast<unsigned>(blocks); ++blk)
+      for (unsigned t = 0; t < n; ++t) {
+        const unsigned lane = t & 31, present = std::min(32u, n - (t & ~31u));
+        const int* v = &in[blk * n];
+        unsigned* r = &w[(blk * n + t) * kWhole];
+        r[0] = present == 32 ? kFull : (1u << present) - 1;
+        r[1] = lane + 4 > 31        ? static_cast<unsigned>(v[t])
+               : lane + 4 < present ? static_cast<unsigned>(v[t + 4])
+                                    : 0xabcdu;
+        r[2] = (t ^ 1) < n ? static_cast<unsigned>(v[t ^ 1]) : 0xabcdu;
+      }
+    char name[112];
+    std::snprintf(name, sizeof name, "activemask, shfl_down, __syncwarp exchange in whole warps, block (%u,%u)", b.x,
+                  b.y);
+    kt::check_array(name, g.data(), w.data(), g.size());
   }
   return kt::finish("warp");
 }

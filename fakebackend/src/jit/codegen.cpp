@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jit/codegen.h"
 
+#include "jit/env.h"
 #include "jit/errors.h"
+#include "jit/fission.h"
 #include "jit/half.h"
+#include "kernels/uniformity.h"
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DerivedTypes.h>
@@ -34,22 +37,6 @@ bool is_float(PType t) {
 }
 bool is_signed(PType t) { return t == PType::S8 || t == PType::S16 || t == PType::S32 || t == PType::S64; }
 unsigned bits_of(PType t) { return t == PType::Pred ? 1 : ptx::type_size(t) * 8; }
-
-// Field numbers of BlockEnv in the LLVM struct (kernels/abi.h).
-enum EnvField : unsigned {
-  kParams,
-  kShared,
-  kSharedBytes,
-  kLocal,
-  kLocalStride,
-  kNtid,
-  kNctaid,
-  kCtaid,
-  kAbort,
-  kSiteCache,
-  kLaunch,
-  kGlobals
-};
 
 // Also the operand access of half.cpp's lowering (half::Operands).
 class Gen final : public half::Operands {
@@ -87,7 +74,7 @@ class Gen final : public half::Operands {
       pending_.pop_front();
       define(*f);
     }
-    make_block_function(*entry, thread);
+    if (!needs_fibers_ || !split_block(*entry, thread)) make_block_function(*entry, thread);
     make_thread_function(thread);
     out_->needs_fibers = needs_fibers_;
     out_->sites = sites_;
@@ -253,10 +240,20 @@ class Gen final : public half::Operands {
   }
 
   // ---- values -----------------------------------------------------------------------------
-  Value* load_env(EnvField f, Type* ty) { return B_.CreateLoad(ty, B_.CreateStructGEP(env_ty_, env_, f)); }
+  // BlockEnv's fields but abort, the kernel's parameters and the variables' address table do
+  // not change while a block runs: their loads are marked invariant, so that the optimiser
+  // hoists them out of the loops over the threads.
+  LoadInst* invariant(LoadInst* l) {
+    l->setMetadata(LLVMContext::MD_invariant_load, MDNode::get(C_, {}));
+    return l;
+  }
+  Value* load_env(EnvField f, Type* ty) {
+    LoadInst* l = B_.CreateLoad(ty, B_.CreateStructGEP(env_ty_, env_, f));
+    return f == kAbort ? l : invariant(l);
+  }
   Value* env_dim(EnvField f, int i) {
     Value* arr = B_.CreateStructGEP(env_ty_, env_, f);
-    return B_.CreateLoad(i32_, B_.CreateConstInBoundsGEP2_32(ArrayType::get(i32_, 3), arr, 0, i));
+    return invariant(B_.CreateLoad(i32_, B_.CreateConstInBoundsGEP2_32(ArrayType::get(i32_, 3), arr, 0, i)));
   }
 
   Type* value_type(PType t) {
@@ -353,7 +350,7 @@ class Gen final : public half::Operands {
     if (const ptx::Variable* g = P_.find_global(name)) {
       if (g->space == Space::Global || g->space == Space::Const) {
         Value* table = load_env(kGlobals, PointerType::getUnqual(i64_));
-        return B_.CreateLoad(i64_, B_.CreateConstGEP1_32(i64_, table, global_slot(name)));
+        return invariant(B_.CreateLoad(i64_, B_.CreateConstGEP1_32(i64_, table, global_slot(name))));
       }
       unsupported("uses " + name + ", a variable in an unsupported state space");
     }
@@ -571,10 +568,12 @@ class Gen final : public half::Operands {
     const uint64_t size = ptx::type_size(t);
     Value* a = address(in.ops.at(1), sp, size * n, false, in);
     Type* ty = IntegerType::get(C_, static_cast<unsigned>(size * 8));
+    const bool kernel_param = sp == Space::Param && fn_->entry && is_kernel_param(in.ops.at(1));
     auto load_one = [&](unsigned i) -> Value* {
       Value* p = host_ptr(B_.CreateAdd(a, B_.getInt64(i * size)), ty);
       LoadInst* l = B_.CreateLoad(ty, p);
       l->setAlignment(Align(size));
+      if (kernel_param) invariant(l);
       if (in.has_mod("volatile") || in.has_mod("relaxed") || in.has_mod("acquire")) l->setVolatile(true);
       return from_bits(l, t);
     };
@@ -585,6 +584,14 @@ class Gen final : public half::Operands {
     const Operand& dst = in.ops.at(0);
     if (dst.kind != Operand::Kind::Vector || dst.elems.size() != n) malformed(in, "vector destination");
     for (unsigned i = 0; i < n; ++i) write(dst.elems[i], t, load_one(i), in);
+  }
+
+  // [param] or [param+8]: an address in the kernel's parameter block (not a call's buffers).
+  bool is_kernel_param(const Operand& op) const {
+    if (op.kind != Operand::Kind::Address || op.elems.empty() || regs_.count(op.elems[0].name)) return false;
+    for (const ptx::Param& p : fn_->params)
+      if (p.name == op.elems[0].name) return true;
+    return false;
   }
 
   void st(const ptx::Instruction& in) {
@@ -1536,6 +1543,34 @@ class Gen final : public half::Operands {
     for (auto& a : f->args()) args.push_back(&a);
     b.CreateCall(thread, args);
     b.CreateRetVoid();
+  }
+
+  // The kernel's block function when its threads meet only at barriers the whole block
+  // reaches together: loops over the threads split at the barriers (fission.cpp). False, with
+  // out_->meeting saying why, when the threads must run as fibers.
+  bool split_block(const ptx::Function& entry, Function* thread) {
+    const kernels::MeetingAnalysis a = kernels::analyze_meetings(P_, entry);
+    if (!a.block_loops) {
+      out_->meeting = "fibers: " + a.why;
+      return false;
+    }
+    Function* blk = Function::Create(FunctionType::get(Type::getVoidTy(C_), {envp_}, false), Function::ExternalLinkage,
+                                     "fg_block", M_.get());
+    std::string why;
+    uint64_t context = 0;
+    unsigned barriers = 0, warp_points = 0;
+    if (!split_at_barriers(thread, blk, env_ty_, &context, &barriers, &warp_points, &why)) {
+      blk->eraseFromParent();
+      out_->meeting = "fibers: " + why;
+      return false;
+    }
+    needs_fibers_ = false;
+    out_->split = true;
+    out_->context_bytes = context;
+    out_->loops_need_warp_rows = a.needs_warp_rows;
+    out_->meeting = "loops split at " + std::to_string(barriers) + " barrier(s) and " + std::to_string(warp_points) +
+                    " warp operation(s)" + (a.needs_warp_rows ? " (fibers for blocks whose warps span rows)" : "");
+    return true;
   }
 
   // The kernel's block function: every thread of the block, x fastest, stopping at a fault.

@@ -23,13 +23,16 @@ struct BlockEnv {
   const unsigned char* params = nullptr;  // the kernel's parameter block (.param space)
   unsigned char* shared = nullptr;        // the block's shared memory: static, then dynamic
   uint64_t shared_bytes = 0;              // static + dynamic
-  unsigned char* local = nullptr;         // local memory of thread 0; thread t at t * local_stride
-  uint64_t local_stride = 0;              // bytes of local memory per thread
-  uint32_t ntid[3] = {1, 1, 1};           // blockDim
-  uint32_t nctaid[3] = {1, 1, 1};         // gridDim
-  uint32_t ctaid[3] = {0, 0, 0};          // blockIdx
-  uint32_t abort = 0;                     // nonzero once the launch failed: threads return
-  Range* site_cache = nullptr;            // one entry per checked global access site
+  // Storage of a block whose threads run as loops split at barriers (jit/fission.cpp): each
+  // thread's values live across a barrier and its local memory, CompiledKernel::context_bytes
+  // per thread; `context_bytes` is the whole (64-byte aligned, null when not used).
+  unsigned char* context = nullptr;
+  uint64_t context_bytes = 0;
+  uint32_t ntid[3] = {1, 1, 1};    // blockDim
+  uint32_t nctaid[3] = {1, 1, 1};  // gridDim
+  uint32_t ctaid[3] = {0, 0, 0};   // blockIdx
+  uint32_t abort = 0;              // nonzero once the launch failed: threads return
+  Range* site_cache = nullptr;     // one entry per checked global access site
   Launch* launch = nullptr;
   const uint64_t* globals = nullptr;  // addresses of the module's .global/.const variables,
                                       // in the order CompiledKernel::globals names them
@@ -37,8 +40,8 @@ struct BlockEnv {
 static_assert(offsetof(BlockEnv, params) == 0);
 static_assert(offsetof(BlockEnv, shared) == 8);
 static_assert(offsetof(BlockEnv, shared_bytes) == 16);
-static_assert(offsetof(BlockEnv, local) == 24);
-static_assert(offsetof(BlockEnv, local_stride) == 32);
+static_assert(offsetof(BlockEnv, context) == 24);
+static_assert(offsetof(BlockEnv, context_bytes) == 32);
 static_assert(offsetof(BlockEnv, ntid) == 40);
 static_assert(offsetof(BlockEnv, nctaid) == 52);
 static_assert(offsetof(BlockEnv, ctaid) == 64);
@@ -111,6 +114,14 @@ uint32_t fg_rt_redux(BlockEnv* env, uint32_t op, uint32_t value, uint32_t mask, 
 // The lanes of the caller's warp executing this `site` together with it.
 uint32_t fg_rt_activemask(BlockEnv* env, uint32_t site);
 void fg_rt_warpsync(BlockEnv* env, uint32_t mask);
+// A warp operation of a block run as loops (jit/fission.cpp), all of whose lanes take part:
+// each lane's operand sits in an array per warp (`values[k]`: lane k's), and each lane computes
+// its own result from it. `group`: the lanes the operation names and that exist (the caller's
+// mask and itself, within the block). fg_rt_warp_match returns the result in its low half
+// and match.all's predicate in its high half.
+uint32_t fg_rt_warp_vote(uint32_t mode, const uint32_t* preds, uint32_t group);
+uint64_t fg_rt_warp_match(uint32_t all, const uint64_t* values, uint32_t lane, uint32_t group);
+uint32_t fg_rt_warp_redux(uint32_t op, const uint32_t* values, uint32_t group, uint32_t is_signed);
 // One IEEE operation (RoundedOp) or conversion under a directed Rounding.
 float fg_rt_f32(uint32_t op, uint32_t mode, float a, float b, float c);
 double fg_rt_f64(uint32_t op, uint32_t mode, double a, double b, double c);

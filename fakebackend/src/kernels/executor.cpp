@@ -122,6 +122,9 @@ Jit* jit(std::string* why) {
         {"fg_rt_redux", reinterpret_cast<void*>(&fg_rt_redux)},
         {"fg_rt_activemask", reinterpret_cast<void*>(&fg_rt_activemask)},
         {"fg_rt_warpsync", reinterpret_cast<void*>(&fg_rt_warpsync)},
+        {"fg_rt_warp_vote", reinterpret_cast<void*>(&fg_rt_warp_vote)},
+        {"fg_rt_warp_match", reinterpret_cast<void*>(&fg_rt_warp_match)},
+        {"fg_rt_warp_redux", reinterpret_cast<void*>(&fg_rt_warp_redux)},
         {"fg_rt_f32", reinterpret_cast<void*>(&fg_rt_f32)},
         {"fg_rt_f64", reinterpret_cast<void*>(&fg_rt_f64)},
         {"fg_rt_cvt_f32", reinterpret_cast<void*>(&fg_rt_cvt_f32)},
@@ -379,6 +382,8 @@ std::shared_ptr<Compiled> compile(Program& p, const std::string& name, std::stri
     *why = c->code.unsupported;
     return nullptr;
   }
+  if (!c->code.meeting.empty())
+    FG_LOG(Debug, Core, "kernel %s: threads meet; %s", name.c_str(), c->code.meeting.c_str());
   uint64_t off = 0;
   for (const ptx::Param& prm : fn->params) {
     const uint64_t align = std::max<uint64_t>(prm.align ? prm.align : ptx::type_size(prm.type), 1);
@@ -542,8 +547,20 @@ Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params) {
   const uint64_t blocks = uint64_t{shape.grid[0]} * shape.grid[1] * shape.grid[2];
   std::atomic<uint64_t> next{0};
   const unsigned workers = static_cast<unsigned>(std::min<uint64_t>(blocks, Pool::get().size()));
+  // A block run as loops split at barriers keeps its threads' values in a context of its own
+  // (one per worker, not cleared: the code writes before it reads). It runs as fibers instead
+  // when the context would pass a GiB (huge local arrays in big blocks), when the block is
+  // larger than split loops handle, or when its loops need each warp within one row of the
+  // block and this launch's warps span rows.
+  const uint64_t threads = uint64_t{shape.block[0]} * shape.block[1] * shape.block[2];
+  const uint64_t context_bytes = c.code.needs_fibers ? 0 : c.code.context_bytes * threads;
+  const bool warp_rows = shape.block[0] % 32 == 0 || (shape.block[1] == 1 && shape.block[2] == 1);
+  const bool fibers = c.code.needs_fibers || context_bytes > (uint64_t{1} << 30) ||
+                      (c.code.split && threads > kSplitMaxThreads) || (c.code.loops_need_warp_rows && !warp_rows);
   Pool::get().run(workers, [&](unsigned) {
     std::vector<uint64_t> shared((shared_bytes + 7) / 8 + 1, 0);
+    std::unique_ptr<uint64_t[]> context;
+    if (context_bytes && !fibers) context = std::make_unique_for_overwrite<uint64_t[]>(context_bytes / 8 + 9);
     std::vector<Range> sites(std::max<uint32_t>(c.code.sites, 1));
     BlockEnv env;
     env.params = params;
@@ -552,6 +569,10 @@ Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params) {
     env.launch = &launch;
     env.site_cache = sites.data();
     env.globals = k.globals.data();
+    if (context) {
+      env.context = reinterpret_cast<unsigned char*>(align_up(reinterpret_cast<uint64_t>(context.get()), 64));
+      env.context_bytes = context_bytes;
+    }
     for (int i = 0; i < 3; ++i) {
       env.ntid[i] = shape.block[i];
       env.nctaid[i] = shape.grid[i];
@@ -563,7 +584,7 @@ Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params) {
       env.ctaid[0] = static_cast<uint32_t>(b % shape.grid[0]);
       env.ctaid[1] = static_cast<uint32_t>(b / shape.grid[0] % shape.grid[1]);
       env.ctaid[2] = static_cast<uint32_t>(b / shape.grid[0] / shape.grid[1]);
-      if (c.code.needs_fibers) {
+      if (fibers) {
         std::string deadlock;
         if (!run_block_fibers(&env, c.code.run_thread, &deadlock)) {
           FG_LOG(Error, Core, "kernel %s: %s", k.name.c_str(), deadlock.c_str());
@@ -647,9 +668,12 @@ extern "C" int fg_rt_check(BlockEnv* env, uint64_t addr, uint64_t size, uint32_t
         return 1;
       }
     }
-    // The block's shared memory and this thread's stack (local memory) through generic pointers.
+    // The block's shared memory and this thread's stack or context (local memory) through
+    // generic pointers.
     const uint64_t sh = reinterpret_cast<uint64_t>(env->shared);
     if (addr >= sh && end <= sh + env->shared_bytes) return 1;
+    const uint64_t cx = reinterpret_cast<uint64_t>(env->context);
+    if (addr >= cx && end <= cx + env->context_bytes) return 1;
     uint64_t stack_lo = 0, stack_hi = 0;
     fg::kernels::current_stack(&stack_lo, &stack_hi);
     if (addr >= stack_lo && end <= stack_hi) return 1;

@@ -14,7 +14,10 @@
 
 namespace fg::kernels {
 
-inline constexpr uint32_t kJitAbiVersion = 2;
+inline constexpr uint32_t kJitAbiVersion = 5;
+
+// The most threads per block a block function split at barriers handles.
+inline constexpr uint32_t kSplitMaxThreads = 1024;
 
 // A device function's address, as kernels see it (mov of its name, a function pointer in a
 // variable's initializer): a tag, kFunctionTag + its index among the module's defined
@@ -39,14 +42,23 @@ struct CompileRequest {
 };
 
 struct CompiledKernel {
-  BlockFn run_block = nullptr;    // runs every thread of one block, one after the other
+  BlockFn run_block = nullptr;    // runs every thread of one block (as loops over the threads)
   ThreadFn run_thread = nullptr;  // one thread (for fibers)
-  // The threads meet (barriers, warp-wide operations): each runs as a fiber and the block
-  // switches between them (run_thread), instead of run_block.
+  // The threads meet (barriers, warp-wide operations) where loops cannot model it: each runs
+  // as a fiber and the block switches between them (run_thread), instead of run_block.
   bool needs_fibers = false;
+  // run_block is split at barriers or warp operations (jit/fission.cpp): it handles blocks of
+  // up to kSplitMaxThreads threads (larger ones, on a device configured so, run as fibers)...
+  bool split = false;
+  // ...and, when this is set, only launches whose warps each lie within one row of the block
+  // (blockDim.x a multiple of 32, or a one-dimensional block); others run as fibers.
+  bool loops_need_warp_rows = false;
+  // How the block's threads meet, for the log: empty when they do not; else how they run,
+  // "loops split at 2 barriers" or "fibers: <why loops cannot>".
+  std::string meeting;
   uint32_t sites = 0;          // BlockEnv::site_cache entries the code uses
   uint64_t shared_static = 0;  // bytes of static shared memory (dynamic follows, aligned to 16)
-  uint64_t local_bytes = 0;    // local memory per thread the executor provides (0: stack only)
+  uint64_t context_bytes = 0;  // BlockEnv::context per thread that run_block needs (0: none)
   // The module variables the code reads through BlockEnv::globals, in that order.
   std::vector<std::string> globals;
   // Why the kernel cannot run (the executor records its launches instead), e.g.
