@@ -493,7 +493,7 @@ Status Backend::module_load(Context* ctx, const void* image, size_t size_hint, M
   }
   if (!units.empty()) {
     m->ptx_arch = code.arch;
-    m->program = kernels::program_from_image(image, cc);  // every unit's PTX, linked
+    m->program = kernels::program_from_units(units);  // every unit's PTX, linked on first use
   } else if (code.kind == fatbin::Code::Kind::Ptx) {
     m->ptx_arch = code.arch;
     m->program = kernels::program_from_text(reinterpret_cast<const char*>(code.bytes.data()), code.bytes.size());

@@ -722,8 +722,8 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryLoadFromFile(CUlibrary* library, con
   if (!initialized_backend()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!library || !fileName) return CUDA_ERROR_INVALID_VALUE;
   // The arguments first, then the file.
-  if (CUresult r = check_library_options(numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions,
-                                         libraryOptions, libraryOptionValues))
+  if (CUresult r = check_library_options(numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions, libraryOptions,
+                                         libraryOptionValues))
     return r;
   std::vector<char> bytes;
   try {

@@ -297,20 +297,21 @@ std::shared_ptr<Program> program_from_text(const char* text, size_t size) {
   return p;
 }
 
-std::shared_ptr<Program> program_from_image(const void* image, int cc) {
+std::shared_ptr<Program> program_from_units(const std::vector<fatbin::Code>& units) {
   auto p = std::make_shared<Program>();
-  auto text_of = [](const fatbin::Code& c) {
-    return std::string(reinterpret_cast<const char*>(c.bytes.data()),
-                       strnlen(reinterpret_cast<const char*>(c.bytes.data()), c.bytes.size()));
-  };
-  std::string refused;
-  if (std::vector<fatbin::Code> units = fatbin::linked_ptx(image, cc, &refused); !units.empty()) {
-    for (const fatbin::Code& u : units) {
-      p->units.push_back(text_of(u));
-      p->text += p->units.back();  // what the compiled code is cached by
-    }
-    return p;
+  for (const fatbin::Code& u : units) {
+    p->units.emplace_back(reinterpret_cast<const char*>(u.bytes.data()),
+                          strnlen(reinterpret_cast<const char*>(u.bytes.data()), u.bytes.size()));
+    p->text += p->units.back();  // what the compiled code is cached by
   }
+  return p;
+}
+
+std::shared_ptr<Program> program_from_image(const void* image, int cc) {
+  std::string refused;
+  if (std::vector<fatbin::Code> units = fatbin::linked_ptx(image, cc, &refused); !units.empty())
+    return program_from_units(units);
+  auto p = std::make_shared<Program>();
   fatbin::Code code = fatbin::select_ptx(image, cc);
   if (code.kind == fatbin::Code::Kind::Ptx) {
     p->text.assign(reinterpret_cast<const char*>(code.bytes.data()),

@@ -30,6 +30,10 @@ struct LaunchShape;
 struct Module;
 }  // namespace fg
 
+namespace fg::fatbin {
+struct Code;
+}
+
 namespace fg::kernels {
 
 enum class Mode { Run, Record };
@@ -56,6 +60,8 @@ struct Kernel {
 // PTX inside is taken), or null with `ptx` the text itself.
 std::shared_ptr<Program> program_from_image(const void* image, int cc);
 std::shared_ptr<Program> program_from_text(const char* text, size_t size);
+// A separately compiled program's, from its units' PTX (fatbin::linked_ptx), linked on first use.
+std::shared_ptr<Program> program_from_units(const std::vector<fatbin::Code>& units);
 
 // The kernel for `f` (compiled on first use), never null.
 Kernel& prepare(Function* f, const Device* dev);
