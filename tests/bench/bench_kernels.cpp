@@ -17,6 +17,7 @@
 #include "bench_common.h"
 #include "bench_kernels_ptx.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -494,7 +495,25 @@ bool hash_row(CUfunc_st* hash) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  // Rows to run (all by default): first, empty, saxpy, reduction, sgemm, hash.
+  const char* const rows[] = {"first", "empty", "saxpy", "reduction", "sgemm", "hash"};
+  for (int i = 1; i < argc; ++i)
+    if (std::find_if(std::begin(rows), std::end(rows), [&](const char* r) { return std::strcmp(r, argv[i]) == 0; }) ==
+        std::end(rows)) {
+      std::fprintf(stderr,
+                   "usage: bench_kernels [first|empty|saxpy|reduction|sgemm|hash]...\n"
+                   "unknown row '%s'\n",
+                   argv[i]);
+      return 2;
+    }
+  auto wanted = [&](const char* row) {
+    if (argc < 2) return true;
+    for (int i = 1; i < argc; ++i)
+      if (std::strcmp(argv[i], row) == 0) return true;
+    return false;
+  };
+
   ok(cuInit(0), "cuInit");
   CUdevice dev = 0;
   ok(cuDeviceGet(&dev, 0), "cuDeviceGet");
@@ -515,11 +534,12 @@ int main() {
   launch(empty, 1, 1, 32, 1, 0, nullptr, "first launch");
   ok(cuCtxSynchronize(), "first synchronize");
   const double first = ms_since(t);
-  std::printf("%-52s %10.1f ms   (goal <= 100 ms) %s\n", "first launch (compiler start + compile)", first,
-              verdict(first <= 100.0));
+  if (wanted("first"))
+    std::printf("%-52s %10.1f ms   (goal <= 100 ms) %s\n", "first launch (compiler start + compile)", first,
+                verdict(first <= 100.0));
 
   std::vector<double> per;
-  for (int r = 0; r < 9; ++r) {
+  for (int r = 0; r < (wanted("empty") ? 9 : 0); ++r) {
     constexpr int kLaunches = 20000;
     t = Clock::now();
     for (int i = 0; i < kLaunches; ++i) {
@@ -528,13 +548,16 @@ int main() {
     }
     per.push_back(ms_since(t) * 1000.0 / kLaunches);
   }
-  const double empty_us = bench::median(per);
-  std::printf("%-52s %10.2f us   (goal <= 5 us) %s\n", "empty kernel launch + synchronize, median", empty_us,
-              verdict(empty_us <= 5.0));
+  if (wanted("empty")) {
+    const double empty_us = bench::median(per);
+    std::printf("%-52s %10.2f us   (goal <= 5 us) %s\n", "empty kernel launch + synchronize, median", empty_us,
+                verdict(empty_us <= 5.0));
+  }
 
-  bool right = saxpy_row(saxpy);
-  right &= reduce_row(reduce);
-  right &= sgemm_row(sgemm);
-  right &= hash_row(hash);
+  bool right = true;
+  if (wanted("saxpy")) right &= saxpy_row(saxpy);
+  if (wanted("reduction")) right &= reduce_row(reduce);
+  if (wanted("sgemm")) right &= sgemm_row(sgemm);
+  if (wanted("hash")) right &= hash_row(hash);
   return right ? 0 : 1;
 }

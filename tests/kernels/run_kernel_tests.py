@@ -13,7 +13,9 @@ LD_LIBRARY_PATH = the build's lib/). On top of the exit status:
   printf  the device's lines between the program's marker lines are compared, as a multiset
           per launch, with the lines expected here;
   assert  stderr must carry the assertion message;
-  oob     every case runs in its own process.
+  oob     every case runs in its own process;
+  shared  runs with FAKEGPU_JIT_DUMP: each kernel's IR and assembly must be written, named after
+          the kernel (reverse_static's mangled name among them).
 Exit status: 0 pass, 1 fail, 77 skipped (the toolkit is missing). Standard library only.
 """
 
@@ -96,6 +98,24 @@ def check_printf(stdout):
         raise Failure("device printf output differs:\n  " + "\n  ".join(errors))
 
 
+def check_dump(dump):
+    """FAKEGPU_JIT_DUMP's files: NAME.N.ll with the block function, NAME.N.s with its code."""
+    names = sorted(os.listdir(dump)) if os.path.isdir(dump) else []
+    ll = [n for n in names if n.endswith(".ll")]
+    asm = [n[:-2] + ".ll" for n in names if n.endswith(".s")]
+    if not ll or ll != asm:
+        raise Failure(f"FAKEGPU_JIT_DUMP={dump} holds {names!r}: want NAME.N.ll and NAME.N.s for each kernel")
+    if not any(n.startswith("_Z14reverse_staticPKiPi.") for n in ll):
+        raise Failure(f"FAKEGPU_JIT_DUMP: no file for reverse_static (_Z14reverse_staticPKiPi) among {ll!r}")
+    for n in ll:
+        with open(os.path.join(dump, n)) as f:
+            if "define void @fg_block_" not in f.read():
+                raise Failure(f"FAKEGPU_JIT_DUMP: {n} has no block function")
+        with open(os.path.join(dump, n[:-3] + ".s")) as f:
+            if "fg_block_" not in f.read():
+                raise Failure(f"FAKEGPU_JIT_DUMP: {n[:-3]}.s has no block function's code")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("name", nargs="?")
@@ -136,7 +156,12 @@ def main():
                 if failed:
                     raise Failure(f"oob cases failed: {' '.join(failed)}")
             else:
+                dump = os.path.join(tmp, "jit-dump")
+                if base == "shared":
+                    env["FAKEGPU_JIT_DUMP"] = dump
                 p = run([program], env, tmp)
+                if base == "shared":
+                    check_dump(dump)
                 if base == "printf":
                     check_printf(p.stdout)
                 if base == "assert" and "Assertion `value != 7` failed" not in p.stderr:

@@ -2,20 +2,32 @@
 // The plugin libfakegpu_jit.so: kernels/jit_api.h's Jit over LLVM ORC (LLJIT). Each kernel is
 // generated (codegen.cpp), optimised with the O2 pipeline for the host CPU, and compiled into
 // the process; its code lives as long as the process.
+// For whoever profiles or debugs the generated code: FAKEGPU_JIT_DUMP=DIR writes each kernel's
+// optimised IR (DIR/NAME.ll) and native assembly (DIR/NAME.s); FAKEGPU_JIT_PERF=1 writes perf's
+// jitdump (jit-PID.dump in the current directory: `perf record -k 1`, then `perf inject --jit`)
+// so that `perf report` names the kernels' block and thread functions.
 #include "jit/codegen.h"
 
+#include <llvm/ExecutionEngine/JITEventListener.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h>
+#include <llvm/ExecutionEngine/SectionMemoryManager.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+#include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Host.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 
 namespace fg::jit {
@@ -32,6 +44,7 @@ std::string message(Error e) {
 class LlvmJit final : public kernels::Jit {
  public:
   static std::unique_ptr<LlvmJit> create(const kernels::RuntimeSymbol* symbols, size_t n, std::string* error) {
+    std::string self_dump_dir;
     InitializeNativeTarget();
     InitializeNativeTargetAsmPrinter();
     auto jtmb = orc::JITTargetMachineBuilder::detectHost();
@@ -52,12 +65,36 @@ class LlvmJit final : public kernels::Jit {
       *error = "cannot make a target machine: " + message(tm.takeError());
       return nullptr;
     }
-    auto jit = orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
+    orc::LLJITBuilder builder;
+    builder.setJITTargetMachineBuilder(*jtmb);
+    const char* perf = std::getenv("FAKEGPU_JIT_PERF");
+    if (perf && std::string(perf) == "1") {
+      JITEventListener* listener = JITEventListener::createPerfJITEventListener();
+      if (!listener) {
+        *error = "FAKEGPU_JIT_PERF=1 but this LLVM was built without perf support (LLVM_USE_PERF)";
+        return nullptr;
+      }
+      builder.setObjectLinkingLayerCreator([listener](orc::ExecutionSession& es, const Triple&) {
+        auto layer = std::make_unique<orc::RTDyldObjectLinkingLayer>(
+            es, [] { return std::make_unique<SectionMemoryManager>(); });
+        layer->registerJITEventListener(*listener);
+        return Expected<std::unique_ptr<orc::ObjectLayer>>(std::move(layer));
+      });
+    }
+    if (const char* dump = std::getenv("FAKEGPU_JIT_DUMP"); dump && *dump) {
+      if (std::error_code ec = sys::fs::create_directories(dump)) {
+        *error = std::string("FAKEGPU_JIT_DUMP=") + dump + ": cannot create the directory: " + ec.message();
+        return nullptr;
+      }
+      self_dump_dir = dump;
+    }
+    auto jit = builder.create();
     if (!jit) {
       *error = "cannot start LLVM's JIT: " + message(jit.takeError());
       return nullptr;
     }
     auto self = std::unique_ptr<LlvmJit>(new LlvmJit);
+    self->dump_dir_ = self_dump_dir;
     self->tm_ = std::move(*tm);
     self->jit_ = std::move(*jit);
     orc::SymbolMap map;
@@ -92,6 +129,7 @@ class LlvmJit final : public kernels::Jit {
     m->setTargetTriple(tm_->getTargetTriple().str());
     optimize(*m);
     std::lock_guard lock(mu_);
+    if (!dump_dir_.empty()) dump(*m, request.kernel + "." + id);
     if (Error e = jit_->addIRModule(orc::ThreadSafeModule(std::move(m), std::move(context)))) {
       *error = "LLVM could not compile the kernel: " + message(std::move(e));
       return false;
@@ -129,6 +167,25 @@ class LlvmJit final : public kernels::Jit {
     mpm.run(m, mam);
   }
 
+  // NAME.ll and NAME.s in the dump directory; a failure is a warning (the kernel still runs).
+  void dump(Module& m, const std::string& name) {
+    const std::string base = dump_dir_ + "/" + name;
+    std::error_code ec;
+    raw_fd_ostream ll(base + ".ll", ec, sys::fs::OF_Text);
+    if (!ec) m.print(ll, nullptr);
+    raw_fd_ostream s(base + ".s", ec, sys::fs::OF_Text);
+    legacy::PassManager pm;
+    if (ec || tm_->addPassesToEmitFile(pm, s, nullptr, CGFT_AssemblyFile)) {
+      std::fprintf(stderr, "fakegpu: FAKEGPU_JIT_DUMP: cannot write %s.s%s%s\n", base.c_str(), ec ? ": " : "",
+                   ec ? ec.message().c_str() : "");
+      return;
+    }
+    // Code generation changes the module (it is compiled again by the JIT): a copy.
+    std::unique_ptr<Module> copy = CloneModule(m);
+    pm.run(*copy);
+  }
+
+  std::string dump_dir_;
   std::unique_ptr<TargetMachine> tm_;
   std::unique_ptr<orc::LLJIT> jit_;
   std::mutex mu_;
