@@ -130,6 +130,67 @@ __global__ void barrier_shapes(const unsigned* in, unsigned* out, int rounds, in
   out[blockIdx.x * n + t] = v ^ kept ^ (hist[kept & 7] << 16);
 }
 
+// Values every thread computes the same, kept across barriers once for the block: a stride
+// halved in a loop of barriers; one computed on a branch on a parameter; one computed only by
+// the first warp (under threadIdx.x < 32) and used after a shuffle; and a counter every thread
+// steps the same way but leaves at its own trip (threadIdx.x % 5), which is therefore not the
+// same in all threads after the loop.
+__global__ void uniform_values(unsigned* out, unsigned param) {
+  extern __shared__ unsigned cells[];
+  const unsigned t = threadIdx.x;
+  unsigned acc = t;
+  unsigned steps = 0;
+  for (unsigned stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+    cells[t] = acc;
+    __syncthreads();
+    if (t < stride) acc += cells[t + stride] * stride;
+    steps += stride;
+    __syncthreads();
+  }
+  unsigned chosen = param > 10 ? blockDim.x * 3u + param : blockIdx.x + 7u;
+  __syncthreads();
+  unsigned warp_part = 0;
+  if (t < 32) {
+    const unsigned only_first_warp = blockDim.x + param * 2u;
+    unsigned v = __shfl_down_sync(0xffffffffu, t + only_first_warp, 1);
+    warp_part = v + only_first_warp;
+  }
+  unsigned k = 0;
+  while (k < t % 5) k += 1 + (param & 0u);
+  __syncthreads();
+  cells[t] = k;
+  __syncthreads();
+  out[blockIdx.x * blockDim.x * 4 + t * 4 + 0] = acc;
+  out[blockIdx.x * blockDim.x * 4 + t * 4 + 1] = steps + chosen;
+  out[blockIdx.x * blockDim.x * 4 + t * 4 + 2] = warp_part;
+  out[blockIdx.x * blockDim.x * 4 + t * 4 + 3] = cells[(t + 1) % blockDim.x] + k * 100u;
+}
+
+static std::vector<unsigned> want_uniform_values(int blocks, unsigned n, unsigned param) {
+  std::vector<unsigned> out(size_t(blocks) * n * 4);
+  for (int b = 0; b < blocks; ++b) {
+    std::vector<unsigned> acc(n), cells(n);
+    for (unsigned t = 0; t < n; ++t) acc[t] = t;
+    unsigned steps = 0;
+    for (unsigned stride = n / 2; stride > 0; stride >>= 1) {
+      cells = acc;
+      for (unsigned t = 0; t < stride; ++t) acc[t] += cells[t + stride] * stride;
+      steps += stride;
+    }
+    const unsigned chosen = param > 10 ? n * 3u + param : unsigned(b) + 7u;
+    for (unsigned t = 0; t < n; ++t) {
+      const unsigned first = n + param * 2u;
+      const unsigned lane_from = (t % 32) + 1 < 32 && t + 1 < n ? t + 1 : t;  // shfl.down by 1
+      unsigned* o = &out[(size_t(b) * n + t) * 4];
+      o[0] = acc[t];
+      o[1] = steps + chosen;
+      o[2] = t < 32 ? lane_from + first + first : 0;
+      o[3] = ((t + 1) % n) % 5 + (t % 5) * 100u;
+    }
+  }
+  return out;
+}
+
 static std::vector<unsigned> want_barrier_shapes(const std::vector<unsigned>& in, int blocks, dim3 b, int rounds,
                                                  int mode) {
   const unsigned n = b.x * b.y * b.z;
@@ -346,5 +407,22 @@ int main() {
           kt::check_array(name, got.data(), want.data(), n);
         }
   }
+  for (unsigned threads : {32u, 64u, 256u})
+    for (unsigned param : {3u, 40u}) {
+      const int blocks = 5;
+      const size_t n = size_t(blocks) * threads * 4;
+      unsigned* d;
+      CK(cudaMalloc(&d, n * sizeof(unsigned)));
+      uniform_values<<<blocks, threads, threads * sizeof(unsigned)>>>(d, param);
+      CK_LAUNCH();
+      std::vector<unsigned> got(n);
+      CK(cudaMemcpy(got.data(), d, n * sizeof(unsigned), cudaMemcpyDeviceToHost));
+      CK(cudaFree(d));
+      const auto want = want_uniform_values(blocks, threads, param);
+      char name[128];
+      std::snprintf(name, sizeof name, "values the whole block computes the same, across barriers: %u threads, param %u",
+                    threads, param);
+      kt::check_array(name, got.data(), want.data(), n);
+    }
   return kt::finish("shared");
 }

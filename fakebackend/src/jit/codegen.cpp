@@ -514,9 +514,12 @@ class Gen final : public half::Operands {
     B_.SetInsertPoint(fail);
     B_.CreateCall(runtime("fg_rt_fault", Type::getVoidTy(C_), {envp_, i32_, i64_}),
                   {env_, B_.getInt32(static_cast<uint32_t>(f)), a});
-    B_.CreateBr(exit_);
+    abort_thread();
     B_.SetInsertPoint(ok);
   }
+
+  // The block aborts (the runtime set BlockEnv::abort): this thread returns.
+  void abort_thread() { B_.CreateBr(exit_)->setMetadata(kAbortEdge, MDNode::get(C_, {})); }
 
   // Branch weights (taken, not taken): checks' failure paths are cold.
   MDNode* weights(uint32_t taken, uint32_t not_taken) {
@@ -543,7 +546,7 @@ class Gen final : public half::Operands {
                              {env_, a, B_.getInt64(bytes), B_.getInt32(site), B_.getInt32(write ? 1 : 0)});
     B_.CreateCondBr(B_.CreateICmpNE(r, B_.getInt32(0)), ok, fail);
     B_.SetInsertPoint(fail);
-    B_.CreateBr(exit_);
+    abort_thread();
     B_.SetInsertPoint(ok);
   }
 
@@ -1296,7 +1299,7 @@ class Gen final : public half::Operands {
         Value* func = load_param(args.elems.at(3), i64_);
         B_.CreateCall(runtime("fg_rt_assertfail", Type::getVoidTy(C_), {envp_, i64_, i64_, i32_, i64_}),
                       {env_, msg, file, line, func});
-        B_.CreateBr(exit_);
+        abort_thread();
         B_.SetInsertPoint(BasicBlock::Create(C_, "after.assert", llfn_));
         return;
       }
@@ -1345,13 +1348,16 @@ class Gen final : public half::Operands {
       B_.SetInsertPoint(bad);
       B_.CreateCall(runtime("fg_rt_fault", Type::getVoidTy(C_), {envp_, i32_, i64_}),
                     {env_, B_.getInt32(static_cast<uint32_t>(kernels::Fault::IllegalAddress)), p});
-      B_.CreateBr(exit_);
+      abort_thread();
       B_.SetInsertPoint(joined);
     }
     // A callee that faulted (or asserted) stops this thread too.
     Value* abort = load_env(kAbort, i32_);
     BasicBlock* cont = BasicBlock::Create(C_, "after.call", llfn_);
-    B_.CreateCondBr(B_.CreateICmpNE(abort, B_.getInt32(0)), exit_, cont);
+    BasicBlock* aborted = BasicBlock::Create(C_, "aborted", llfn_);
+    B_.CreateCondBr(B_.CreateICmpNE(abort, B_.getInt32(0)), aborted, cont, weights(1, 1u << 20));
+    B_.SetInsertPoint(aborted);
+    abort_thread();
     B_.SetInsertPoint(cont);
   }
 
@@ -1401,7 +1407,7 @@ class Gen final : public half::Operands {
     if (op == "nanosleep" || op == "brkpt" || op == "pmevent" || op == "prefetch" || op == "prefetchu") return;
     if (op == "trap") {
       B_.CreateCall(runtime("fg_rt_trap", Type::getVoidTy(C_), {envp_}), {env_});
-      B_.CreateBr(exit_);
+      abort_thread();
       return;
     }
     if (op == "bfe" || op == "bfi" || op == "bfind" || op == "prmt") return bits(in);

@@ -5,6 +5,7 @@
 #include "kernels/abi.h"
 #include "kernels/jit_api.h"
 
+#include <llvm/ADT/BitVector.h>
 #include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/IR/CFG.h>
@@ -14,6 +15,7 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
@@ -23,6 +25,7 @@
 #include <llvm/Transforms/Utils/PromoteMemToReg.h>
 #include <llvm/Transforms/Utils/ValueMapper.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <vector>
@@ -104,6 +107,7 @@ class Splitter {
     find_meetings();
     rewrite_warp_ops();
     promote();
+    find_uniform();
     split_barriers();
     demote();
     layout();
@@ -125,6 +129,9 @@ class Splitter {
   struct Slot {
     AllocaInst* alloca = nullptr;
     bool scalar = false;  // only loaded and stored whole: a private copy per pass
+    // A scalar whose value every thread of the block computes the same (find_uniform): one
+    // home for the block, read before a pass and written after it, not one per thread.
+    bool uniform = false;
     uint64_t offset = 0, stride = 0;
     Value* base = nullptr;  // in the block function's entry
   };
@@ -150,6 +157,8 @@ class Splitter {
     Value *lane = nullptr, *warp_base = nullptr, *live = nullptr;  // the thread's warp
     BasicBlock* body = nullptr;                                    // a thread's turn begins here (falls into the code)
     BasicBlock* latch = nullptr;                                   // and ends here
+    BasicBlock* before = nullptr;  // runs once before the first thread's turn (ends in its branch)
+    BasicBlock* after = nullptr;   // and once after the last (code goes at its beginning)
     Value* part_next = nullptr;  // where its warp records the part it runs next (null: no parts)
     bool left_preset = false;    // part_next already says kLeft: only warp operations record
     std::string tag;
@@ -274,6 +283,132 @@ class Splitter {
     if (!promotable.empty()) PromoteMemToReg(promotable, dt);
   }
 
+  // Whether the threads that reach `b` stop there because their block aborts (a fault).
+  static bool aborts(const BasicBlock* b) {
+    const Instruction* t = b->getTerminator();
+    return t && t->getMetadata(kAbortEdge);
+  }
+
+  // The successors of `b` that threads which go on running take.
+  static SmallVector<BasicBlock*, 4> running_successors(BasicBlock* b) {
+    SmallVector<BasicBlock*, 4> out;
+    for (BasicBlock* s : successors(b))
+      if (!aborts(s) && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+    return out;
+  }
+
+  // Each block's immediate post-dominator over the edges running threads take (a fault's edge
+  // would make every checked access a branch whose paths never meet again); null: none.
+  std::map<const BasicBlock*, BasicBlock*> running_post_dominators() {
+    std::vector<BasicBlock*> blocks;
+    std::map<const BasicBlock*, unsigned> index;
+    for (BasicBlock& bb : *T_) {
+      index[&bb] = static_cast<unsigned>(blocks.size());
+      blocks.push_back(&bb);
+    }
+    const unsigned n = static_cast<unsigned>(blocks.size());
+    std::vector<BitVector> pdom(n, BitVector(n, true));
+    std::vector<SmallVector<BasicBlock*, 4>> succ(n);
+    for (unsigned i = 0; i < n; ++i) {
+      succ[i] = running_successors(blocks[i]);
+      if (succ[i].empty()) {
+        pdom[i].reset();
+        pdom[i].set(i);
+      }
+    }
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (unsigned i = n; i-- > 0;) {
+        if (succ[i].empty()) continue;
+        BitVector meet(n, true);
+        for (BasicBlock* s : succ[i]) meet &= pdom[index[s]];
+        meet.set(i);
+        if (meet != pdom[i]) {
+          pdom[i] = std::move(meet);
+          changed = true;
+        }
+      }
+    }
+    // Post-dominators form a chain: the nearest is post-dominated by all the others.
+    std::map<const BasicBlock*, BasicBlock*> ipdom;
+    for (unsigned i = 0; i < n; ++i) {
+      int best = -1;
+      unsigned best_count = 0;
+      for (int j = pdom[i].find_first(); j >= 0; j = pdom[i].find_next(j)) {
+        if (static_cast<unsigned>(j) == i) continue;
+        const unsigned c = static_cast<unsigned>(pdom[j].count());
+        if (best < 0 || c > best_count) best = j, best_count = c;
+      }
+      ipdom[blocks[i]] = best < 0 ? nullptr : blocks[best];
+    }
+    return ipdom;
+  }
+
+  // The block-uniform values of the working copy (in SSA form): those every thread of the block
+  // computes the same, from the environment, the parameters and constants by arithmetic, in
+  // code all threads run together. A branch on a value that is not uniform makes everything
+  // up to where its paths meet again (its immediate post-dominator) vary, and the phis there;
+  // that covers values carried out of a loop that threads leave at different trips. Calls
+  // (but intrinsics that touch no memory), loads that are not invariant, stack slots and
+  // %tid vary. Edges into a fault's exit are no branches here: the block stops there.
+  void find_uniform() {
+    const std::map<const BasicBlock*, BasicBlock*> ipdom = running_post_dominators();
+    SmallPtrSet<const Value*, 32> varying;
+    SmallPtrSet<const BasicBlock*, 32> divergent, joins;
+    SmallPtrSet<const Instruction*, 16> divergent_branches;
+    for (Argument& a : T_->args())
+      if (a.getArgNo() != 0) varying.insert(&a);
+    auto uniform_operands = [&](const Instruction& i) {
+      for (const Value* op : i.operands())
+        if (varying.count(op)) return false;
+      return true;
+    };
+    auto uniform = [&](const Instruction& i) {
+      if (divergent.count(i.getParent())) return false;
+      if (auto* phi = dyn_cast<PHINode>(&i)) return !joins.count(phi->getParent()) && uniform_operands(i);
+      if (auto* l = dyn_cast<LoadInst>(&i))
+        return l->hasMetadata(LLVMContext::MD_invariant_load) && l->isSimple() && uniform_operands(i);
+      if (auto* c = dyn_cast<IntrinsicInst>(&i)) return c->doesNotAccessMemory() && uniform_operands(i);
+      if (isa<BinaryOperator>(i) || isa<CastInst>(i) || isa<CmpInst>(i) || isa<SelectInst>(i) ||
+          isa<GetElementPtrInst>(i) || isa<UnaryOperator>(i) || isa<ExtractValueInst>(i) || isa<InsertValueInst>(i) ||
+          isa<FreezeInst>(i))
+        return uniform_operands(i);
+      return false;
+    };
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (BasicBlock& bb : *T_)
+        for (Instruction& i : bb)
+          if (!varying.count(&i) && !uniform(i)) {
+            varying.insert(&i);
+            changed = true;
+          }
+      for (BasicBlock& bb : *T_) {
+        Instruction* t = bb.getTerminator();
+        if (!t || divergent_branches.count(t)) continue;
+        const SmallVector<BasicBlock*, 4> next = running_successors(&bb);
+        if (next.size() < 2) continue;
+        Value* cond = nullptr;
+        if (auto* br = dyn_cast<BranchInst>(t)) cond = br->getCondition();
+        if (auto* sw = dyn_cast<SwitchInst>(t)) cond = sw->getCondition();
+        if (cond && !varying.count(cond) && !divergent.count(&bb)) continue;
+        divergent_branches.insert(t);
+        changed = true;
+        BasicBlock* join = ipdom.at(&bb);
+        if (join) joins.insert(join);
+        SmallVector<BasicBlock*, 16> work(next.begin(), next.end());
+        while (!work.empty()) {
+          BasicBlock* b = work.pop_back_val();
+          if (b == join || !divergent.insert(b).second) continue;
+          for (BasicBlock* s : running_successors(b)) work.push_back(s);
+        }
+      }
+    }
+    for (BasicBlock& bb : *T_)
+      for (Instruction& i : bb)
+        if (!varying.count(&i) && !i.getType()->isVoidTy()) uniform_.insert(&i);
+  }
+
   // Each barrier call alone in a block, whose one successor starts a region.
   void split_barriers() {
     for (CallInst* call : barrier_calls_) {
@@ -346,7 +481,9 @@ class Splitter {
     for (Instruction* i : crossing) {
       int budget = 16;
       if (!recomputable(i, budget)) {
-        DemoteRegToStack(*i);
+        const bool uniform = uniform_.count(i) > 0;
+        AllocaInst* slot = DemoteRegToStack(*i);
+        if (uniform && slot) uniform_slots_.insert(slot);
         continue;
       }
       std::vector<Use*> away;
@@ -382,6 +519,7 @@ class Splitter {
         Slot s;
         s.alloca = a;
         s.scalar = isAllocaPromotable(a);
+        s.uniform = s.scalar && uniform_slots_.count(a);
         const auto bits = a->getAllocationSizeInBits(DL_);
         if (!bits) throw Failure{"a stack slot of unknown size"};
         s.stride = alignTo(std::max<uint64_t>(*bits / 8, 1), align);
@@ -499,6 +637,7 @@ class Splitter {
     BasicBlock* xl = BasicBlock::Create(C_, "x.next" + tag, F_);
     BasicBlock* yl = BasicBlock::Create(C_, "y.next" + tag, F_);
     BasicBlock* zl = BasicBlock::Create(C_, "z.next" + tag, F_);
+    BasicBlock* after = BasicBlock::Create(C_, "pass.done" + tag, F_);
     IRBuilder<> b(entry);
     b.CreateBr(zh);
     b.SetInsertPoint(zh);
@@ -527,6 +666,8 @@ class Splitter {
     }
     p.body = xh;
     p.latch = xl;
+    p.before = entry;
+    p.after = after;
     p.tag = tag;
     emit_pass(p, part, region, targets, parts);
     b.SetInsertPoint(xl);
@@ -540,8 +681,10 @@ class Splitter {
     b.SetInsertPoint(zl);
     Value* z1 = b.CreateAdd(z, b.getInt32(1));
     z->addIncoming(z1, zl);
-    b.CreateCondBr(b.CreateICmpULT(z1, n_[2]), zh, done);
-    return zl;
+    b.CreateCondBr(b.CreateICmpULT(z1, n_[2]), zh, after);
+    b.SetInsertPoint(after);
+    b.CreateBr(done);
+    return after;
   }
 
   // Region r: its code up to the first warp operations (all of it when it has none) as one loop
@@ -612,6 +755,8 @@ class Splitter {
         p.part_next = next_lane_;
         p.body = lh;
         p.latch = ll;
+        p.before = part_entry[k];
+        p.after = after;
         p.tag = ptag;
         std::set<uint32_t> next_parts;
         emit_pass(p, region.parts[k], region, targets, &next_parts);
@@ -688,6 +833,25 @@ class Splitter {
         stored |= isa<StoreInst>(ui);
       }
       if (!used) continue;
+      if (s.uniform) {
+        // Read once before the pass; each thread starts from that value and, all computing the
+        // same, leaves what the next pass reads (the last thread's copy, written after the pass).
+        Type* ty = s.alloca->getAllocatedType();
+        IRBuilder<> pre(p.before->getTerminator());
+        IRBuilder<> post(p.after, p.after->getFirstInsertionPt());
+        Value* home = pre.CreateBitCast(s.base, s.alloca->getType());
+        Value* start = in_context(pre.CreateLoad(ty, home));
+        AllocaInst* priv = eb.CreateAlloca(ty, nullptr, s.alloca->getName() + p.tag);
+        b.CreateStore(start, priv);
+        slot_values[s.alloca] = priv;
+        if (stored) {
+          AllocaInst* last = eb.CreateAlloca(ty, nullptr, s.alloca->getName() + ".last" + p.tag);
+          pre.CreateStore(start, last);
+          write_back.push_back({priv, last});
+          in_context(post.CreateStore(post.CreateLoad(ty, last), post.CreateBitCast(s.base, s.alloca->getType())));
+        }
+        continue;
+      }
       Value* home = b.CreateBitCast(b.CreateGEP(i8_, s.base, b.CreateMul(p.lid64, b.getInt64(s.stride))),
                                     s.alloca->getType());
       if (!s.scalar) {
@@ -706,8 +870,10 @@ class Splitter {
     for (BasicBlock* x : part.exits) {
       BasicBlock* e = BasicBlock::Create(C_, "leave" + p.tag, F_);
       IRBuilder<> xb(e);
-      for (const Copy& c : write_back)
-        in_context(xb.CreateStore(xb.CreateLoad(c.priv->getAllocatedType(), c.priv), c.home));
+      for (const Copy& c : write_back) {
+        StoreInst* st = xb.CreateStore(xb.CreateLoad(c.priv->getAllocatedType(), c.priv), c.home);
+        if (!isa<AllocaInst>(c.home)) in_context(st);
+      }
       if (barrier_set_.count(x)) {
         const uint32_t to = region_after_.at(x);
         targets.insert(to);
@@ -871,6 +1037,8 @@ class Splitter {
   std::map<BasicBlock*, uint32_t> region_after_;  // barrier block → the region after it
   std::vector<Slot> slots_;
   std::map<AllocaInst*, size_t> slot_of_;
+  std::set<const Instruction*> uniform_;  // find_uniform's block-uniform values
+  std::set<const AllocaInst*> uniform_slots_;
   uint64_t context_bytes_ = 0;
   std::vector<Region> regions_;
   // The block function's parts.
