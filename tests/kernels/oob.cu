@@ -11,6 +11,8 @@
 //   misaligned_shared    8-byte load at a 4-byte offset in shared memory  cudaErrorMisalignedAddress
 //   read_between_barriers  one thread of a 3-D block reads 64 GiB past an allocation between two
 //                        barriers                                        cudaErrorIllegalAddress
+//   local_out_of_bounds  write a thread's local int[16] at index 2^16      cudaErrorIllegalAddress
+//                        (on the host that would land in its stack)
 // Offsets and pointers are kernel arguments so that the compiler cannot see them. The far
 // read, the freed allocation and the shared index are chosen well away from anything mapped:
 // a GPU faults only on unmapped addresses, a checked executor on any address outside a live
@@ -50,6 +52,15 @@ __global__ void read_between_barriers(const int* p, long long index, int* out) {
   out[blockIdx.x * 64 + t] = s[63 - t];
 }
 
+__global__ void local_write(int index, int* out) {
+  int a[16];
+  for (int i = 0; i < 16; ++i) a[i] = i * (threadIdx.x + 1);
+  a[index] = 7;  // a run-time index keeps the array in local memory
+  int sum = 0;
+  for (int i = 0; i < 16; ++i) sum += a[(i + index) & 15];
+  out[threadIdx.x] = sum;
+}
+
 // cudaLaunchKernel's own result: whether this launch was accepted (cudaGetLastError could
 // already report the fault of a kernel that ran quickly).
 template <typename... Params, typename... Args>
@@ -58,9 +69,9 @@ static cudaError_t launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args
   return cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, ptrs, 0, nullptr);
 }
 
-static const char* const kCases[] = {"global_read_far",      "global_read_null",  "global_write_freed",
-                                     "shared_out_of_bounds", "misaligned_global", "misaligned_shared",
-                                     "read_between_barriers"};
+static const char* const kCases[] = {"global_read_far",       "global_read_null",   "global_write_freed",
+                                     "shared_out_of_bounds",  "misaligned_global",  "misaligned_shared",
+                                     "read_between_barriers", "local_out_of_bounds"};
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -90,6 +101,8 @@ int main(int argc, char** argv) {
     e = launch(shared_misaligned, 1, 16, 4, reinterpret_cast<double*>(scratch));
   } else if (!std::strcmp(which, "read_between_barriers")) {
     e = launch(read_between_barriers, 4, dim3(4, 4, 4), static_cast<const int*>(scratch), (1ll << 36) / 4, scratch);
+  } else if (!std::strcmp(which, "local_out_of_bounds")) {
+    e = launch(local_write, 1, 32, 1 << 16, scratch);
   } else {
     std::fprintf(stderr, "oob: unknown case '%s' (run without arguments for the list)\n", which);
     return 64;

@@ -420,8 +420,8 @@ int main() {
       CK(cudaFree(d));
       const auto want = want_uniform_values(blocks, threads, param);
       char name[128];
-      std::snprintf(name, sizeof name, "values the whole block computes the same, across barriers: %u threads, param %u",
-                    threads, param);
+      std::snprintf(name, sizeof name,
+                    "values the whole block computes the same, across barriers: %u threads, param %u", threads, param);
       kt::check_array(name, got.data(), want.data(), n);
     }
   return kt::finish("shared");

@@ -155,8 +155,9 @@ class Gen final : public half::Operands {
   Value* env_ = nullptr;
   Value* tid_[3] = {};
   std::unordered_map<std::string, Reg> regs_;
-  std::unordered_map<std::string, Value*> param_addr_;  // .param names → host address (i64)
-  std::unordered_map<std::string, Value*> local_addr_;  // .local names → host address (i64)
+  std::unordered_map<std::string, Value*> param_addr_;     // .param names → host address (i64)
+  std::unordered_map<std::string, Value*> local_addr_;     // .local names → host address (i64)
+  std::vector<std::pair<Value*, uint64_t>> local_ranges_;  // the function's .local variables: address, bytes
   std::unordered_map<std::string, BasicBlock*> labels_;
   BasicBlock* exit_ = nullptr;   // returns at once (a fault, ret, exit)
   AllocaInst* carry_ = nullptr;  // CC.CF, made on first use
@@ -168,6 +169,7 @@ class Gen final : public half::Operands {
     regs_.clear();
     param_addr_.clear();
     local_addr_.clear();
+    local_ranges_.clear();
     labels_.clear();
     carry_ = nullptr;
     BasicBlock* entry = BasicBlock::Create(C_, "entry", llfn_);
@@ -228,6 +230,7 @@ class Gen final : public half::Operands {
         a->setAlignment(Align(std::max<uint32_t>(v.align ? v.align : 16, 16)));
         Value* addr = B_.CreatePtrToInt(a, i64_);
         (v.space == Space::Local ? local_addr_ : param_addr_)[v.name] = addr;
+        if (v.space == Space::Local) local_ranges_.push_back({addr, bytes});
         return;
       }
       case Space::Shared: return;  // laid out with the module's
@@ -493,7 +496,23 @@ class Gen final : public half::Operands {
       }
       return B_.CreateAdd(B_.CreatePtrToInt(load_env(kShared, i8p_), i64_), a);
     }
-    if (space == Space::Param || space == Space::Local) return a;  // our own buffers
+    if (space == Space::Local) {
+      // A thread's local memory is its function's .local variables (nvcc's depot): an access
+      // must lie inside one of them, as it must lie inside the thread's local window on a GPU.
+      if (req_.check_memory) {
+        Value* inside = B_.getFalse();
+        Value* end = B_.CreateAdd(a, B_.getInt64(bytes));
+        for (auto [base, size] : local_ranges_) {
+          Value* in = B_.CreateAnd(B_.CreateICmpUGE(a, base),
+                                   B_.CreateICmpULE(end, B_.CreateAdd(base, B_.getInt64(size))));
+          inside = B_.CreateOr(inside, B_.CreateAnd(in, B_.CreateICmpUGE(end, a)));
+        }
+        fault_if(B_.CreateNot(inside), kernels::Fault::IllegalAddress, a);
+        check_alignment(a, bytes);
+      }
+      return a;
+    }
+    if (space == Space::Param) return a;  // our own buffers
     if (req_.check_memory) {
       check_alignment(a, bytes);
       check_global(a, bytes, write);

@@ -159,8 +159,8 @@ class Splitter {
     BasicBlock* latch = nullptr;                                   // and ends here
     BasicBlock* before = nullptr;  // runs once before the first thread's turn (ends in its branch)
     BasicBlock* after = nullptr;   // and once after the last (code goes at its beginning)
-    Value* part_next = nullptr;  // where its warp records the part it runs next (null: no parts)
-    bool left_preset = false;    // part_next already says kLeft: only warp operations record
+    Value* part_next = nullptr;    // where its warp records the part it runs next (null: no parts)
+    bool left_preset = false;      // part_next already says kLeft: only warp operations record
     std::string tag;
   };
 
