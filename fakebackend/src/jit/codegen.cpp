@@ -471,6 +471,11 @@ class Gen final : public half::Operands {
   // The host address an access of `bytes` in `space` at `op` touches, checked: on a fault
   // the thread returns.
   Value* address(const Operand& op, Space space, uint64_t bytes, bool write, const ptx::Instruction& in) {
+    return checked(raw_address(op, in), space, bytes, write);
+  }
+
+  // The address operand `op` as written (an offset for shared memory), unchecked.
+  Value* raw_address(const Operand& op, const ptx::Instruction& in) {
     if (op.kind != Operand::Kind::Address) malformed(in, "expected an address [..]");
     Value* a;
     if (op.elems.empty()) {
@@ -485,6 +490,11 @@ class Gen final : public half::Operands {
       }
       if (op.imm) a = B_.CreateAdd(a, B_.getInt64(static_cast<uint64_t>(op.imm)));
     }
+    return a;
+  }
+
+  // The host address of an access of `bytes` in `space` at `a` (raw_address), checked.
+  Value* checked(Value* a, Space space, uint64_t bytes, bool write) {
     if (space == Space::Shared) {
       // An offset into the block's shared memory.
       if (req_.check_memory) {
@@ -636,6 +646,72 @@ class Gen final : public half::Operands {
     const Operand& src = in.ops.at(1);
     if (src.kind != Operand::Kind::Vector || src.elems.size() != n) malformed(in, "vector source");
     for (unsigned i = 0; i < n; ++i) store_one(i, src.elems[i]);
+  }
+
+  // cp.async: the copy is made when it is issued, which is one of the orders a GPU may take
+  // (it completes no later than the wait that covers it); commit_group, wait_group and
+  // wait_all have nothing left to wait for.
+  //   cp.async.{ca,cg}.shared{::cta}.global [dst], [src], cp-size{, src-size | ignore-src}{, policy}
+  // copies src-size bytes (cp-size when absent; none when the ignore-src predicate is true)
+  // and fills the rest of cp-size with zeros.
+  void async_copy(const ptx::Instruction& in) {
+    if (!in.has_mod("async") || in.has_mod("bulk") || in.has_mod("mbarrier") || in.has_mod("reduce") ||
+        in.has_mod("tensor"))
+      unsupported("uses cp." + join_mods(in) + " (bulk and mbarrier-tracked copies)");
+    if (in.has_mod("commit_group") || in.has_mod("wait_group") || in.has_mod("wait_all")) return;
+    if (!in.has_mod("global") || !(in.has_mod("shared") || in.has_mod("shared::cta")))
+      malformed(in, "cp.async copies from global to shared memory");
+    const Operand& size_op = in.ops.at(2);
+    if (size_op.kind != Operand::Kind::Imm || (size_op.imm != 4 && size_op.imm != 8 && size_op.imm != 16))
+      malformed(in, "cp-size must be 4, 8 or 16");
+    const uint64_t size = static_cast<uint64_t>(size_op.imm);
+    Value* dst = address(in.ops.at(0), Space::Shared, size, true, in);
+    Value* src = raw_address(in.ops.at(1), in);
+    // How many bytes come from src: cp-size, or the src-size operand, or none when ignore-src.
+    Value* n = B_.getInt64(size);
+    if (in.ops.size() > 3 && in.ops[3].kind != Operand::Kind::Imm && regs_.count(in.ops[3].name) &&
+        regs_.at(in.ops[3].name).bits == 1) {
+      n = B_.CreateSelect(read(in.ops[3], PType::Pred, in), B_.getInt64(0), n);
+    } else if (in.ops.size() > 3) {
+      Value* given = B_.CreateZExt(read(in.ops[3], PType::U32, in), i64_);
+      n = B_.CreateSelect(B_.CreateICmpULT(given, n), given, n);  // more than cp-size: cp-size
+    }
+    BasicBlock* whole = BasicBlock::Create(C_, "cp.whole", llfn_);
+    BasicBlock* part = BasicBlock::Create(C_, "cp.part", llfn_);
+    BasicBlock* done = BasicBlock::Create(C_, "cp.done", llfn_);
+    B_.CreateCondBr(B_.CreateICmpEQ(n, B_.getInt64(size)), whole, part);
+    B_.SetInsertPoint(whole);
+    Value* from = checked(src, Space::Global, size, false);
+    B_.CreateMemCpy(host_ptr(dst, i8_), Align(size), host_ptr(from, i8_), Align(size), size);
+    B_.CreateBr(done);
+    // Fewer bytes: only those are read (a copy at the end of an array reads no further).
+    B_.SetInsertPoint(part);
+    BasicBlock* some = BasicBlock::Create(C_, "cp.some", llfn_);
+    BasicBlock* fill = BasicBlock::Create(C_, "cp.fill", llfn_);
+    B_.CreateCondBr(B_.CreateICmpEQ(n, B_.getInt64(0)), fill, some);
+    B_.SetInsertPoint(some);
+    for (uint64_t k = 1; k < size; ++k) {  // byte k is read when n > k (byte 0: n > 0)
+      if (k > 1) {
+        BasicBlock* more = BasicBlock::Create(C_, "cp.byte", llfn_);
+        B_.CreateCondBr(B_.CreateICmpUGT(n, B_.getInt64(k - 1)), more, fill);
+        B_.SetInsertPoint(more);
+      }
+      Value* at = B_.CreateAdd(src, B_.getInt64(k - 1));
+      Value* byte = B_.CreateLoad(i8_, host_ptr(checked(at, Space::Global, 1, false), i8_));
+      B_.CreateStore(byte, host_ptr(B_.CreateAdd(dst, B_.getInt64(k - 1)), i8_));
+    }
+    B_.CreateBr(fill);
+    B_.SetInsertPoint(fill);
+    B_.CreateMemSet(host_ptr(B_.CreateAdd(dst, n), i8_), B_.getInt8(0), B_.CreateSub(B_.getInt64(size), n),
+                    MaybeAlign(1));
+    B_.CreateBr(done);
+    B_.SetInsertPoint(done);
+  }
+
+  static std::string join_mods(const ptx::Instruction& in) {
+    std::string s;
+    for (const std::string& m : in.mods) s += (s.empty() ? "" : ".") + m;
+    return s;
   }
 
   // ---- arithmetic ---------------------------------------------------------------------------
@@ -1436,7 +1512,7 @@ class Gen final : public half::Operands {
       unsupported("uses " + op + " (textures and surfaces)");
     if (op == "wmma" || op == "mma" || op == "ldmatrix" || op == "stmatrix")
       unsupported("uses " + op + " (matrix instructions)");
-    if (op == "cp" || op == "cp.async") unsupported("uses " + op + " (asynchronous copies)");
+    if (op == "cp") return async_copy(in);
     arith(in);
   }
 
