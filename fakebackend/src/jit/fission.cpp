@@ -824,6 +824,7 @@ class Splitter {
     std::vector<Copy> write_back;
     IRBuilder<> eb(entry_, entry_->begin());
     std::map<AllocaInst*, Value*> slot_values;
+    std::set<const AllocaInst*> direct;  // scalar slots accessed in their homes
     for (Slot& s : slots_) {
       bool used = false, stored = false;
       for (User* u : s.alloca->users()) {
@@ -858,11 +859,10 @@ class Splitter {
         slot_values[s.alloca] = home;
         continue;
       }
-      Type* ty = s.alloca->getAllocatedType();
-      AllocaInst* priv = eb.CreateAlloca(ty, nullptr, s.alloca->getName() + p.tag);
-      b.CreateStore(in_context(b.CreateLoad(ty, home)), priv);
-      slot_values[s.alloca] = priv;
-      if (stored) write_back.push_back({priv, home});
+      // A thread's own value: read and written in its home where the code does, in the
+      // context's alias scope (threads that take a path without it do not touch it).
+      slot_values[s.alloca] = home;
+      direct.insert(s.alloca);
     }
     for (auto& [a, v] : slot_values) vm[a] = v;
 
@@ -918,7 +918,16 @@ class Splitter {
         if (auto* call = dyn_cast<CallInst>(&i);
             call && call->getCalledFunction() && call->getCalledFunction()->getName().startswith("fg.warp."))
           warp_ops.push_back({call, call->arg_size() ? dyn_cast<AllocaInst>(call->getArgOperand(0)) : nullptr});
+    std::set<Instruction*> home_accesses;
+    for (BasicBlock* c : clones)
+      for (Instruction& i : *c) {
+        Value* ptr = nullptr;
+        if (auto* l = dyn_cast<LoadInst>(&i)) ptr = l->getPointerOperand();
+        if (auto* st = dyn_cast<StoreInst>(&i)) ptr = st->getPointerOperand();
+        if (auto* a = dyn_cast_or_null<AllocaInst>(ptr); a && direct.count(a)) home_accesses.insert(&i);
+      }
     remapInstructionsInBlocks(clones, vm);
+    for (Instruction* i : home_accesses) i->setMetadata(LLVMContext::MD_alias_scope, context_scope_);
     b.CreateBr(cast<BasicBlock>(vm[part.start]));
     bool any_return = false;
     for (BasicBlock* c : clones) {
@@ -943,7 +952,7 @@ class Splitter {
     // The kernel's own accesses never touch the scalar slots' homes.
     for (BasicBlock* c : clones)
       for (Instruction& i : *c)
-        if (i.mayReadOrWriteMemory())
+        if (i.mayReadOrWriteMemory() && !home_accesses.count(&i))
           i.setMetadata(LLVMContext::MD_noalias,
                         MDNode::concatenate(i.getMetadata(LLVMContext::MD_noalias), context_scope_));
     for (BasicBlock* c : clones)
