@@ -68,6 +68,17 @@ __global__ void votes(int* out) {
   for (int k = 0; k < 6; ++k) out[(blockIdx.x * blockDim.x + t) * 6 + k] = r[k];
 }
 
+// Block-wide votes in a loop: each round's count and "or" must be that round's alone.
+__global__ void votes_in_loop(int rounds, int* out) {
+  const int t = threadIdx.x + blockDim.x * threadIdx.y;
+  int total = 0;
+  for (int r = 0; r < rounds; ++r) {
+    total = total * 3 + __syncthreads_count((t * (r + 1)) % 7 == 0);
+    if (__syncthreads_or(t == r)) total += 1000;
+  }
+  out[blockIdx.x * blockDim.x * blockDim.y + t] = total;
+}
+
 // Tree reduction: 256 threads, 4 elements each, one partial sum per block.
 __global__ void block_sum(const int* in, long long* partial) {
   __shared__ long long s[256];
@@ -348,6 +359,26 @@ int main() {
         w[2] = 1, w[3] = 0, w[4] = 1, w[5] = 0;
       }
     kt::check_array("__syncthreads_count/_and/_or", got.data(), want.data(), got.size());
+  }
+  for (const dim3 b : {dim3(3), dim3(100), dim3(32, 8)}) {
+    const int blocks = 3, rounds = 5, n = static_cast<int>(b.x * b.y);
+    int* d;
+    CK(cudaMalloc(&d, blocks * n * sizeof(int)));
+    votes_in_loop<<<blocks, b>>>(rounds, d);
+    CK_LAUNCH();
+    std::vector<int> got(blocks * n), want(blocks * n);
+    CK(cudaMemcpy(got.data(), d, got.size() * sizeof(int), cudaMemcpyDeviceToHost));
+    CK(cudaFree(d));
+    int total = 0;
+    for (int r = 0; r < rounds; ++r) {
+      int count = 0;
+      for (int t = 0; t < n; ++t) count += (t * (r + 1)) % 7 == 0;
+      total = total * 3 + count + (r < n ? 1000 : 0);
+    }
+    for (int& w : want) w = total;
+    char name[96];
+    std::snprintf(name, sizeof name, "__syncthreads_count/_or in a loop, blocks of %u x %u", b.x, b.y);
+    kt::check_array(name, got.data(), want.data(), got.size());
   }
   {
     const int blocks = 64, n = blocks * 1024;

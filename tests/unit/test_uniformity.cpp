@@ -249,10 +249,19 @@ $L1:
   ret;)",
             "not all threads");
   }
-  SECTION("counted barriers, bar.arrive, bar.red") {
+  SECTION("counted barriers, bar.arrive, a counted bar.red") {
     refused("bar.sync 0, 64;\nret;", "with a thread count");
     refused("bar.arrive 1, 64;\nret;", "bar.arrive");
-    refused("mov.u32 %r1, %tid.x;\nsetp.eq.u32 %p1, %r1, 0;\nbar.red.popc.u32 %r2, 0, %p1;\nret;", "bar.red");
+    refused("mov.u32 %r1, %tid.x;\nsetp.eq.u32 %p1, %r1, 0;\nbar.red.popc.u32 %r2, 0, 64, %p1;\nret;",
+            "with a thread count");
+  }
+  SECTION("bar.red for the whole block: loops, and its result is the same in every thread") {
+    const auto a = analyse(
+        "mov.u32 %r1, %tid.x;\nsetp.eq.u32 %p1, %r1, 0;\nbar.red.popc.u32 %r2, 0, %p1;\n"
+        "bar.red.or.pred %p2, 0, %p1;\nret;");
+    CHECK(a.result.block_loops);
+    CHECK(of(a, "%r2") == Uniformity::Block);
+    CHECK(of(a, "%p2") == Uniformity::Block);
   }
   SECTION("warp operations in code only some lanes of a warp run") {
     refused(R"(
@@ -339,9 +348,8 @@ TEST_CASE("uniformity: the kernels nvcc 13.0 made (tests/unit/fixtures/ptx)", "[
   CHECK(tiled.meets);
   CHECK(tiled.block_loops);
   CHECK_FALSE(verdict(sgemm, "_Z11sgemm_naiveiPKfS0_Pf").meets);
-  const auto dyn = verdict(sgemm, "_Z10dyn_sharedPK6float4PS_i");
-  CHECK_FALSE(dyn.block_loops);
-  CHECK(dyn.why.find("bar.red") != std::string::npos);
+  const auto dyn = verdict(sgemm, "_Z10dyn_sharedPK6float4PS_i");  // __syncthreads_count/_or/_and
+  CHECK(dyn.block_loops);
   const auto reduce = load("reduce_sm80.ptx");
   const auto sum = verdict(reduce, "_Z10reduce_sumPKfPfi");  // shuffles under `warp == 0`
   CHECK(sum.block_loops);

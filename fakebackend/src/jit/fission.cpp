@@ -106,6 +106,7 @@ class Splitter {
     T_->setName("fg.fission.work");
     find_meetings();
     rewrite_warp_ops();
+    rewrite_reductions();
     promote();
     find_uniform();
     split_barriers();
@@ -178,9 +179,11 @@ class Splitter {
         if (name == "fg_rt_barrier") {
           auto* count = dyn_cast<ConstantInt>(call->getArgOperand(2));
           auto* kind = dyn_cast<ConstantInt>(call->getArgOperand(3));
-          if (!count || !count->isZero() || !kind ||
-              kind->getZExtValue() != static_cast<uint64_t>(kernels::BarrierKind::Sync) || !call->use_empty())
-            throw Failure{"a barrier other than bar.sync for the whole block"};
+          using kernels::BarrierKind;
+          const auto k = kind ? static_cast<BarrierKind>(kind->getZExtValue()) : BarrierKind::Arrive;
+          if (!count || !count->isZero() || (k != BarrierKind::Sync && !reduction(k)))
+            throw Failure{"a barrier other than bar.sync or bar.red for the whole block"};
+          if (reduction(k)) reductions_.push_back({call, k});
           barrier_calls_.push_back(call);
         } else if (warp_op_of(name, &op)) {
           warp_calls_.push_back({call, op});
@@ -271,6 +274,28 @@ class Splitter {
       if (result) call->replaceAllUsesWith(result);
       call->eraseFromParent();
       if (first) mark_before(first);
+    }
+  }
+
+  static bool reduction(kernels::BarrierKind k) {
+    return k == kernels::BarrierKind::RedPopc || k == kernels::BarrierKind::RedAnd || k == kernels::BarrierKind::RedOr;
+  }
+
+  // bar.red: each thread's predicate goes into a block-wide accumulator before the barrier (a
+  // placeholder the passes lower), and its result is read after it; the barrier itself becomes
+  // a plain one. Between the regions the accumulators' totals become the results and the
+  // accumulators start again (build_region's dispatch).
+  void rewrite_reductions() {
+    for (size_t k = 0; k < reductions_.size(); ++k) {
+      CallInst* call = reductions_[k].first;
+      IRBuilder<> b(call);
+      b.CreateCall(placeholder("fg.red.add", Type::getVoidTy(C_), {i32_, i32_}),
+                   {b.getInt32(static_cast<uint32_t>(k)), call->getArgOperand(4)});
+      IRBuilder<> a(call->getNextNode());
+      Value* result = a.CreateCall(placeholder("fg.red.result", i32_, {i32_}), {a.getInt32(static_cast<uint32_t>(k))});
+      call->replaceAllUsesWith(result);
+      call->setArgOperand(3, b.getInt32(static_cast<uint32_t>(kernels::BarrierKind::Sync)));
+      call->setArgOperand(4, b.getInt32(1));
     }
   }
 
@@ -369,6 +394,9 @@ class Splitter {
       if (auto* l = dyn_cast<LoadInst>(&i))
         return l->hasMetadata(LLVMContext::MD_invariant_load) && l->isSimple() && uniform_operands(i);
       if (auto* c = dyn_cast<IntrinsicInst>(&i)) return c->doesNotAccessMemory() && uniform_operands(i);
+      if (auto* c = dyn_cast<CallInst>(&i);
+          c && c->getCalledFunction() && c->getCalledFunction()->getName() == "fg.red.result")
+        return true;  // a bar.red's result: the same in every thread
       if (isa<BinaryOperator>(i) || isa<CastInst>(i) || isa<CmpInst>(i) || isa<SelectInst>(i) ||
           isa<GetElementPtrInst>(i) || isa<UnaryOperator>(i) || isa<ExtractValueInst>(i) || isa<InsertValueInst>(i) ||
           isa<FreezeInst>(i))
@@ -608,6 +636,14 @@ class Splitter {
     next_lane_ = b.CreateAlloca(i32_, nullptr, "next.part");
     warp_next_ = b.CreateAlloca(ArrayType::get(i32_, kWarps), nullptr, "next.part.of.warp");
     entry_ = entry;
+    for (auto& [call, kind] : reductions_) {
+      (void)call;
+      AllocaInst* acc = b.CreateAlloca(i32_, nullptr, "red.acc");
+      AllocaInst* res = b.CreateAlloca(i32_, nullptr, "red.result");
+      b.CreateStore(b.getInt32(identity(kind)), acc);
+      b.CreateStore(b.getInt32(identity(kind)), res);
+      red_vars_.push_back({acc, res, kind});
+    }
     for (size_t r = 0; r < regions_.size(); ++r)
       region_entry_.push_back(BasicBlock::Create(C_, "region" + std::to_string(r), F_));
     b.CreateBr(region_entry_[0]);
@@ -782,6 +818,10 @@ class Splitter {
       b.CreateCondBr(b.CreateICmpULT(b.CreateShl(w1, 5), threads32_), wh, dispatch);
     }
     IRBuilder<> b(dispatch);
+    for (const RedVars& v : red_vars_) {  // the barrier's totals become its results
+      b.CreateStore(b.CreateLoad(i32_, v.acc), v.result);
+      b.CreateStore(b.getInt32(identity(v.kind)), v.acc);
+    }
     SwitchInst* sw = b.CreateSwitch(b.CreateLoad(i32_, next_), returned_, static_cast<unsigned>(targets.size()));
     for (uint32_t t : targets)
       if (t != kReturned) sw->addCase(b.getInt32(t), region_entry_[t]);
@@ -949,6 +989,7 @@ class Splitter {
       finished->eraseFromParent();
     }
     for (auto [call, slot] : warp_ops) lower_warp_op(p, call, slot);
+    lower_reductions(clones);
     // The kernel's own accesses never touch the scalar slots' homes.
     for (BasicBlock* c : clones)
       for (Instruction& i : *c)
@@ -964,6 +1005,34 @@ class Splitter {
           if (auto* ob = dyn_cast<BasicBlock>(op)) owner = ob->getParent();
           if (owner && owner != F_) throw Failure{"a value crosses a barrier without being split"};
         }
+  }
+
+  static uint32_t identity(kernels::BarrierKind k) { return k == kernels::BarrierKind::RedAnd ? 1u : 0u; }
+
+  // bar.red's placeholders in a pass's code: a thread adds its predicate to the accumulator;
+  // after the barrier it reads the total.
+  void lower_reductions(const SmallVectorImpl<BasicBlock*>& clones) {
+    std::vector<CallInst*> calls;
+    for (BasicBlock* c : clones)
+      for (Instruction& i : *c)
+        if (auto* call = dyn_cast<CallInst>(&i);
+            call && call->getCalledFunction() && call->getCalledFunction()->getName().startswith("fg.red."))
+          calls.push_back(call);
+    for (CallInst* call : calls) {
+      IRBuilder<> b(call);
+      const RedVars& v = red_vars_.at(cast<ConstantInt>(call->getArgOperand(0))->getZExtValue());
+      if (call->getCalledFunction()->getName() == "fg.red.result") {
+        call->replaceAllUsesWith(b.CreateLoad(i32_, v.result));
+      } else {
+        Value* bit = b.CreateZExt(b.CreateICmpNE(call->getArgOperand(1), b.getInt32(0)), i32_);
+        Value* acc = b.CreateLoad(i32_, v.acc);
+        Value* next = v.kind == kernels::BarrierKind::RedPopc  ? b.CreateAdd(acc, bit)
+                      : v.kind == kernels::BarrierKind::RedAnd ? b.CreateAnd(acc, bit)
+                                                               : b.CreateOr(acc, bit);
+        b.CreateStore(next, v.acc);
+      }
+      call->eraseFromParent();
+    }
   }
 
   // A warp operation of a lane whose warp's lanes have all stored their operands in `slot`'s
@@ -1040,6 +1109,12 @@ class Splitter {
   bool done_ = false;
   std::vector<Function*> placeholders_;
   std::vector<CallInst*> barrier_calls_;
+  std::vector<std::pair<CallInst*, kernels::BarrierKind>> reductions_;  // bar.red's barriers
+  struct RedVars {
+    AllocaInst *acc, *result;
+    kernels::BarrierKind kind;
+  };
+  std::vector<RedVars> red_vars_;  // per bar.red, in the block function's entry
   std::vector<std::pair<CallInst*, WarpOp>> warp_calls_;
   std::vector<BasicBlock*> barrier_blocks_;
   std::set<BasicBlock*> barrier_set_, markers_;

@@ -283,12 +283,14 @@ class Analysis {
           continue;
         }
         if (is_barrier(in)) {
-          if (in.has_mod("arrive") || in.has_mod("red"))
-            return refuse(out, at + in.opcode + (in.has_mod("arrive") ? ".arrive" : ".red") +
-                                   " (threads meet in other ways than at a barrier all wait at)");
-          if (in.ops.size() >= 2) return refuse(out, at + in.opcode + " with a thread count");
-          if (in.ops.empty()) return refuse(out, at + in.opcode + " without a barrier number");
-          if (join(control[b], guard(in)) != Val::Block || plain(value(in.ops[0])) != Val::Block)
+          if (in.has_mod("arrive"))
+            return refuse(out, at + in.opcode + ".arrive (threads meet in other ways than at a barrier all wait at)");
+          // bar.red d, a{, b}, {!}c: the destination first and the predicate last.
+          const bool red = in.has_mod("red");
+          const size_t first = red ? 1 : 0, plain_ops = red ? 3 : 1;
+          if (in.ops.size() > plain_ops) return refuse(out, at + in.opcode + " with a thread count");
+          if (in.ops.size() <= first) return refuse(out, at + in.opcode + " without a barrier number");
+          if (join(control[b], guard(in)) != Val::Block || plain(value(in.ops[first])) != Val::Block)
             return refuse(out, at + in.opcode + " in code that not all threads of the block run together");
         }
         if (in.opcode == "call" && in.ops.size() >= 2) {
@@ -431,7 +433,9 @@ class Analysis {
     // A warp's lanes get the same vote, reduction and mask (when they name the same lanes).
     if (op == "vote" || op == "redux" || op == "activemask")
       return in.ops.size() > 2 ? join(Val::Warp, plain(value(in.ops[2]))) : Val::Warp;
-    if (is_barrier(in)) return sources();  // bar.red: the same result in every thread
+    // bar.red d, a, {!}c: every thread of the barrier gets the same result, whatever each
+    // contributed.
+    if (is_barrier(in)) return in.ops.size() > 1 ? plain(value(in.ops[1])) : Val::Block;
     if (in.ops.size() < 2) return Val::Block;
     const Val a = value(in.ops[1]);
     if (op == "mov" && in.ops[0].kind == Operand::Kind::Reg) return a;

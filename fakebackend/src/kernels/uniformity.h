@@ -40,8 +40,8 @@ enum class Uniformity : uint8_t {
 struct MeetingAnalysis {
   // The kernel (or a function it calls) has barriers or warp operations.
   bool meets = false;
-  // Every barrier is a plain block barrier (bar.sync / barrier.sync without a thread count)
-  // in the kernel itself, reached by the whole block together, and every warp operation
+  // Every barrier is a plain block barrier (bar.sync / barrier.sync / bar.red without a
+  // thread count) in the kernel itself, reached by the whole block together, and every warp operation
   // (shfl, vote, match, redux, activemask, bar.warp.sync) one reached by whole warps together:
   // the block can run as loops over its threads split at the barriers, and over the lanes of
   // each warp split at the warp operations.
