@@ -17,7 +17,8 @@ enum EnvField : unsigned {
   kAbort,
   kSiteCache,
   kLaunch,
-  kGlobals
+  kGlobals,
+  kGridWorkspace
 };
 
 }  // namespace fg::jit
