@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 // CUDA Driver API: cooperative launches run their kernels (kernels/fiber.h): a grid workspace
 // for grid.sync() in %envreg1/%envreg2 (none in other launches), every block resident at once,
-// blocks that spin on memory until other blocks write, and a grid.sync() that cannot complete
-// failing the launch instead of hanging. The kernels are hand-written PTX doing what nvcc
-// emits for cooperative groups' grid.sync(), one thread per block. They run only with the
-// kernel compiler built (libfakegpu_jit.so beside the library); otherwise the cases say so
-// and pass.
+// blocks that spin on memory until other blocks write, a captured cooperative launch replayed
+// by a graph, and a grid.sync() that cannot complete failing the launch instead of hanging. The kernels are
+// hand-written PTX doing what nvcc emits for cooperative groups' grid.sync(), one thread per block. They run only with
+// the kernel compiler built (libfakegpu_jit.so beside the library); otherwise the cases say so and pass.
 #include "backend/driver_test.h"
 
 #include <filesystem>
 #include <vector>
+
+// The capture prototypes (cuda.h 13.0), as test_driver_graph.cpp declares them.
+namespace drvtest::sig {
+CUresult cuStreamBeginCapture_v2(CUstream, CUstreamCaptureMode);
+CUresult cuStreamEndCapture(CUstream, CUgraph*);
+CUresult cuGraphLaunch(CUgraphExec, CUstream);
+}  // namespace drvtest::sig
 
 using namespace drvtest;
 
@@ -206,8 +212,23 @@ TEST_CASE("driver: cooperative launches give grid.sync() a workspace and run eve
   cfg.hStream = s;
   CU_OK(CU(cuLaunchKernelEx)(&cfg, mod.fn("grid_sync"), sync_args, nullptr));
   CU_OK(CU(cuStreamSynchronize)(s));
-  CU_OK(CU(cuStreamDestroy_v2)(s));
   CHECK(read_back(out, kBlocks) == std::vector<unsigned>(kBlocks, kRounds));
+
+  // Captured in a graph, it stays cooperative in each launch of the graph.
+  CU_OK(CU(cuMemsetD8_v2)(count, 0, sizeof(unsigned)));
+  CUgraph g = nullptr;
+  CUgraphExec exec = nullptr;
+  CU_OK(CU(cuStreamBeginCapture_v2)(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  CU_OK(CU(cuLaunchCooperativeKernel)(mod.fn("grid_sync"), kBlocks, 1, 1, 1, 1, 1, 0, s, sync_args));
+  CU_OK(CU(cuStreamEndCapture)(s, &g));
+  CU_OK(CU(cuGraphInstantiateWithFlags)(&exec, g, 0));
+  CU_OK(CU(cuGraphLaunch)(exec, s));
+  CU_OK(CU(cuGraphLaunch)(exec, s));
+  CU_OK(CU(cuStreamSynchronize)(s));
+  CHECK(read_back(count, 1) == std::vector<unsigned>{2 * kRounds * kBlocks});
+  CU_OK(CU(cuGraphExecDestroy)(exec));
+  CU_OK(CU(cuGraphDestroy)(g));
+  CU_OK(CU(cuStreamDestroy_v2)(s));
 
   // A barrier without cooperative groups: a cooperative launch runs blocks that spin on a
   // volatile load until the others have written.
