@@ -174,6 +174,20 @@ $L1:
   ret;)");
     CHECK(a.result.block_loops);
   }
+  SECTION("a return when the launch has no grid workspace (cooperative groups' is_valid())") {
+    const auto a = analyse(R"(
+  mov.u32 %r1, %envreg1;
+  mov.u32 %r2, %envreg2;
+  cvt.u64.u32 %rd1, %r2;
+  cvt.u64.u32 %rd2, %r1;
+  bfi.b64 %rd3, %rd2, %rd1, 32, 32;
+  setp.eq.s64 %p1, %rd3, 0;
+  @%p1 ret;
+  barrier.sync 0;
+  ret;)");
+    CHECK(of(a, "%rd3") == Uniformity::Block);  // the same in the whole launch
+    CHECK(a.result.block_loops);
+  }
 }
 
 TEST_CASE("uniformity: barriers in divergent code keep fibers", "[uniformity]") {

@@ -750,7 +750,8 @@ Status Backend::launch_checked(Function* f, Device* dev, const LaunchShape& shap
   if (Status st = sticky_fault(s ? s->ctx : nullptr); st != Status::Ok) return st;
   // Stream capture (core/graph.h): on a capturing stream the launch becomes a kernel node
   // (run each time the graph is launched).
-  if (Status st = Status::Ok; graph::intercept_launch(f, shape.grid, shape.block, shape.shmem, params, s, &st))
+  if (Status st = Status::Ok;
+      graph::intercept_launch(f, shape.grid, shape.block, shape.shmem, shape.cooperative, params, s, &st))
     return st;
   f->launches.fetch_add(1, std::memory_order_relaxed);
   FG_USDT_LAUNCH(f->handle, f->name.c_str(), dev->ordinal);  // the CUfunction: never reused

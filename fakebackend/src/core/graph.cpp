@@ -407,7 +407,7 @@ bool intercept_host(Stream* s, const std::function<void()>& fn, Status* st) {
   });
 }
 
-bool intercept_launch(Function* f, const unsigned grid[3], const unsigned block[3], size_t shmem,
+bool intercept_launch(Function* f, const unsigned grid[3], const unsigned block[3], size_t shmem, bool cooperative,
                       const std::shared_ptr<const std::vector<unsigned char>>& params, Stream* s, Status* st) {
   return intercept(s, st, [&](Capture* c) {
     Params p;
@@ -419,6 +419,7 @@ bool intercept_launch(Function* f, const unsigned grid[3], const unsigned block[
     p.kernel.shmem = static_cast<unsigned>(shmem);
     p.kernel.ctx_handle = s->ctx->handle;
     p.kernel.packed = params;
+    p.kernel.cooperative = cooperative;
     capture_locked(c, s, std::move(p));
   });
 }
@@ -1286,9 +1287,12 @@ namespace {
 // Submits one node's work to s, exactly as the same call issued on the stream would.
 Status submit(Backend& b, const Params& p, Stream* s) {
   switch (p.type) {
-    case NodeType::Kernel:
+    case NodeType::Kernel: {
       if (!b.function_valid(p.kernel.f)) return Status::InvalidHandle;
-      return b.launch_packed(p.kernel.f, shape_of(p.kernel.grid, p.kernel.block, p.kernel.shmem), s, p.kernel.packed);
+      LaunchShape shape = shape_of(p.kernel.grid, p.kernel.block, p.kernel.shmem);
+      shape.cooperative = p.kernel.cooperative;
+      return b.launch_packed(p.kernel.f, shape, s, p.kernel.packed);
+    }
     case NodeType::Memcpy: return b.stream_enqueue(s, [c = p.copy] { (void)c.run(); });
     case NodeType::Memset: return b.stream_enqueue(s, [c = p.set] { (void)c.run(); });
     case NodeType::Host:

@@ -101,6 +101,7 @@ struct Kernel {
   // The parameter values, copied when the node was made (as CUDA copies them): what each
   // launch of the graph passes. Empty for a kernel that is recorded, not run.
   std::shared_ptr<const std::vector<unsigned char>> packed;
+  bool cooperative = false;  // captured from a cooperative launch: every launch of the node is one
   uintptr_t ctx_handle = 0;  // the context's handle, reported back by GetParams (the context may be gone)
 };
 
@@ -141,7 +142,7 @@ namespace detail {
 extern std::atomic<int> g_live_captures;
 bool intercept_work(Stream* s, const std::function<void()>& fn, Status* st);
 bool intercept_host(Stream* s, const std::function<void()>& fn, Status* st);
-bool intercept_launch(Function* f, const unsigned grid[3], const unsigned block[3], size_t shmem,
+bool intercept_launch(Function* f, const unsigned grid[3], const unsigned block[3], size_t shmem, bool cooperative,
                       const std::shared_ptr<const std::vector<unsigned char>>& params, Stream* s, Status* st);
 bool intercept_record(Event* e, Stream* s, Status* st);
 bool intercept_wait(Stream* s, Event* e, Status* st);
@@ -159,8 +160,9 @@ inline bool intercept_host(Stream* s, const std::function<void()>& fn, Status* s
   return active() && detail::intercept_host(s, fn, st);
 }
 inline bool intercept_launch(Function* f, const unsigned grid[3], const unsigned block[3], size_t shmem,
-                             const std::shared_ptr<const std::vector<unsigned char>>& params, Stream* s, Status* st) {
-  return active() && s && detail::intercept_launch(f, grid, block, shmem, params, s, st);
+                             bool cooperative, const std::shared_ptr<const std::vector<unsigned char>>& params,
+                             Stream* s, Status* st) {
+  return active() && s && detail::intercept_launch(f, grid, block, shmem, cooperative, params, s, st);
 }
 inline bool intercept_record(Event* e, Stream* s, Status* st) { return active() && detail::intercept_record(e, s, st); }
 inline bool intercept_wait(Stream* s, Event* e, Status* st) { return active() && detail::intercept_wait(s, e, st); }

@@ -38,6 +38,40 @@ bool is_float(PType t) {
 bool is_signed(PType t) { return t == PType::S8 || t == PType::S16 || t == PType::S32 || t == PType::S64; }
 unsigned bits_of(PType t) { return t == PType::Pred ? 1 : ptx::type_size(t) * 8; }
 
+// Whether `entry`, or a function it may call, reads an environment register (%envreg<n>):
+// cooperative groups' grid workspace, which grid.sync() waits on.
+bool reads_environment(const ptx::Module& m, const ptx::Function& entry) {
+  auto reads = [](const Operand& op, const auto& self) -> bool {
+    if (op.kind == Operand::Kind::Reg && op.name.compare(0, 7, "%envreg") == 0) return true;
+    for (const Operand& e : op.elems)
+      if (self(e, self)) return true;
+    return false;
+  };
+  std::set<const ptx::Function*> seen;
+  std::vector<const ptx::Function*> work = {&entry};
+  while (!work.empty()) {
+    const ptx::Function* f = work.back();
+    work.pop_back();
+    if (!seen.insert(f).second) continue;
+    bool indirect = false;
+    for (const ptx::Statement& s : f->body) {
+      if (s.kind != ptx::Statement::Kind::Instruction) continue;
+      for (const Operand& op : s.insn.ops)
+        if (reads(op, reads)) return true;
+      if (s.insn.opcode != "call" || s.insn.ops.size() < 2) continue;
+      if (const ptx::Function* callee = m.find_function(s.insn.ops[1].name); callee && callee->has_body) {
+        work.push_back(callee);
+      } else if (s.insn.ops[1].kind == Operand::Kind::Reg) {
+        indirect = true;
+      }
+    }
+    if (indirect)  // a call through a pointer may reach any function
+      for (const ptx::Function& g : m.functions)
+        if (g.has_body) work.push_back(&g);
+  }
+  return false;
+}
+
 // Also the operand access of half.cpp's lowering (half::Operands).
 class Gen final : public half::Operands {
  public:
@@ -57,7 +91,7 @@ class Gen final : public half::Operands {
     env_ty_ = StructType::create(
         C_,
         {i8p_, i8p_, i64_, i8p_, i64_, ArrayType::get(i32_, 3), ArrayType::get(i32_, 3), ArrayType::get(i32_, 3), i32_,
-         PointerType::getUnqual(range), i8p_, PointerType::getUnqual(i64_)},
+         PointerType::getUnqual(range), i8p_, PointerType::getUnqual(i64_), i64_},
         "fg.env");
     envp_ = PointerType::getUnqual(env_ty_);
   }
@@ -67,6 +101,8 @@ class Gen final : public half::Operands {
     if (!entry || !entry->entry || !entry->has_body) {
       throw Malformed{"no kernel named '" + req_.kernel + "' in the module"};
     }
+    out_->grid_sync = reads_environment(P_, *entry);
+    yields_ = req_.cooperative || out_->grid_sync;
     layout_shared();
     Function* thread = declare(*entry);
     while (!pending_.empty()) {
@@ -77,6 +113,7 @@ class Gen final : public half::Operands {
     if (!needs_fibers_ || !split_block(*entry, thread)) make_block_function(*entry, thread);
     make_thread_function(thread);
     out_->needs_fibers = needs_fibers_;
+    out_->yields = yields_;
     out_->sites = sites_;
     out_->shared_static = shared_static_;
     out_->globals = globals_;
@@ -338,9 +375,15 @@ class Gen final : public half::Operands {
     }
     if (name == "%dynamic_smem_size" || name == "%total_smem_size")
       return B_.CreateTrunc(load_env(kSharedBytes, i64_), i32_);
-    // The driver's environment registers carry a cooperative grid's workspace (grid.sync).
-    if (name.compare(0, 7, "%envreg") == 0)
-      unsupported("uses grid-wide synchronization (cooperative groups' grid.sync), not yet run");
+    // The driver's environment registers: %envreg1 and %envreg2 carry the high and the low
+    // half of a cooperative launch's grid workspace (grid.sync()); the others read 0.
+    if (name.compare(0, 7, "%envreg") == 0 && name.size() > 7 && name.size() <= 9 &&
+        name.find_first_not_of("0123456789", 7) == std::string::npos && std::stoi(name.substr(7)) < 32) {
+      const int n = std::stoi(name.substr(7));
+      if (n != 1 && n != 2) return B_.getInt32(0);
+      Value* ws = load_env(kGridWorkspace, i64_);
+      return B_.CreateTrunc(n == 1 ? B_.CreateLShr(ws, 32) : ws, i32_);
+    }
     malformed(in, "unknown special register " + name);
   }
 
@@ -611,11 +654,25 @@ class Gen final : public half::Operands {
     };
     if (n == 1) {
       write(in.ops.at(0), t, load_one(0), in);
-      return;
+    } else {
+      const Operand& dst = in.ops.at(0);
+      if (dst.kind != Operand::Kind::Vector || dst.elems.size() != n) malformed(in, "vector destination");
+      for (unsigned i = 0; i < n; ++i) write(dst.elems[i], t, load_one(i), in);
     }
-    const Operand& dst = in.ops.at(0);
-    if (dst.kind != Operand::Kind::Vector || dst.elems.size() != n) malformed(in, "vector destination");
-    for (unsigned i = 0; i < n; ++i) write(dst.elems[i], t, load_one(i), in);
+    if (yields_ && (sp == Space::Global || sp == Space::Generic) &&
+        (in.has_mod("volatile") || in.has_mod("relaxed") || in.has_mod("acquire")))
+      poll(a, kernels::PollKind::Load);
+  }
+
+  // Lets the block's other threads, and a cooperative grid's other blocks, run (fg_rt_poll):
+  // after a read a spin loop may repeat until another block writes. Returns when the launch
+  // stopped meanwhile.
+  void poll(Value* addr, kernels::PollKind kind) {
+    B_.CreateCall(runtime("fg_rt_poll", Type::getVoidTy(C_), {envp_, i64_, i32_}),
+                  {env_, addr, B_.getInt32(static_cast<uint32_t>(kind))});
+    BasicBlock* cont = BasicBlock::Create(C_, "polled", llfn_);
+    B_.CreateCondBr(B_.CreateICmpNE(load_env(kAbort, i32_), B_.getInt32(0)), exit_, cont, weights(1, 1u << 20));
+    B_.SetInsertPoint(cont);
   }
 
   // [param] or [param+8]: an address in the kernel's parameter block (not a call's buffers).
@@ -1329,7 +1386,9 @@ class Gen final : public half::Operands {
         old = B_.CreateAtomicRMW(k, p, b, MaybeAlign(size), order);
       }
     }
-    if (!reduction) write(in.ops.at(0), t, old, in);
+    if (reduction) return;
+    write(in.ops.at(0), t, old, in);
+    if (yields_ && (sp == Space::Global || sp == Space::Generic)) poll(a, kernels::PollKind::Update);
   }
 
   // The old value at p after an atomic update to next(old) (a compare-and-swap loop).
@@ -1499,7 +1558,11 @@ class Gen final : public half::Operands {
       B_.CreateFence(AtomicOrdering::SequentiallyConsistent);
       return;
     }
-    if (op == "nanosleep" || op == "brkpt" || op == "pmevent" || op == "prefetch" || op == "prefetchu") return;
+    if (op == "nanosleep") {  // a back-off in a spin loop: others run meanwhile
+      poll(B_.getInt64(0), kernels::PollKind::Sleep);
+      return;
+    }
+    if (op == "brkpt" || op == "pmevent" || op == "prefetch" || op == "prefetchu") return;
     if (op == "trap") {
       B_.CreateCall(runtime("fg_rt_trap", Type::getVoidTy(C_), {envp_}), {env_});
       abort_thread();
@@ -1746,6 +1809,7 @@ class Gen final : public half::Operands {
   uint32_t sites_ = 0;
   uint32_t active_sites_ = 0;
   bool needs_fibers_ = false;
+  bool yields_ = false;  // CompiledKernel::yields
 };
 
 }  // namespace

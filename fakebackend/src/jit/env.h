@@ -18,7 +18,8 @@ enum EnvField : unsigned {
   kAbort,
   kSiteCache,
   kLaunch,
-  kGlobals
+  kGlobals,
+  kGridWorkspace
 };
 
 // Metadata on a branch to the thread's exit taken only when the block aborts: its threads run

@@ -36,6 +36,10 @@ struct BlockEnv {
   Launch* launch = nullptr;
   const uint64_t* globals = nullptr;  // addresses of the module's .global/.const variables,
                                       // in the order CompiledKernel::globals names them
+  // A cooperative launch's grid workspace (cooperative groups' grid_workspace: u32 size, u32
+  // barrier), which %envreg1 (high half) and %envreg2 (low half) hand to grid.sync(); 0 in
+  // other launches, where grid.sync() traps as on a GPU.
+  uint64_t grid_workspace = 0;
 };
 static_assert(offsetof(BlockEnv, params) == 0);
 static_assert(offsetof(BlockEnv, shared) == 8);
@@ -49,7 +53,17 @@ static_assert(offsetof(BlockEnv, abort) == 76);
 static_assert(offsetof(BlockEnv, site_cache) == 80);
 static_assert(offsetof(BlockEnv, launch) == 88);
 static_assert(offsetof(BlockEnv, globals) == 96);
-static_assert(sizeof(BlockEnv) == 104);
+static_assert(offsetof(BlockEnv, grid_workspace) == 104);
+static_assert(sizeof(BlockEnv) == 112);
+
+// Cooperative groups' grid workspace, as cooperative_groups/details/driver_abi.h declares it:
+// grid.sync() counts arrivals in `barrier` (atom.add.release.gpu, then ld.acquire.gpu until
+// its top bit flips).
+struct GridWorkspace {
+  uint32_t size = sizeof(GridWorkspace);
+  uint32_t barrier = 0;
+};
+static_assert(offsetof(GridWorkspace, barrier) == 4);
 
 // How a launch failed, in the order a GPU reports them (the first recorded wins).
 enum class Fault : uint32_t {
@@ -68,6 +82,13 @@ using BlockFn = void (*)(BlockEnv* env);
 // One thread of it: what a fiber runs when the block's threads must wait for each other
 // (barriers, warp-wide operations).
 using ThreadFn = void (*)(BlockEnv* env, uint32_t tx, uint32_t ty, uint32_t tz);
+
+// fg_rt_poll's kind: what the thread did before it let others run.
+enum class PollKind : uint32_t {
+  Load = 0,  // a volatile, relaxed or acquire load (a spin loop's read)
+  Update,    // an atomic read-modify-write (a lock's attempt, grid.sync()'s arrival)
+  Sleep,     // nanosleep
+};
 
 // fg_rt_barrier's kind: bar.sync / barrier.sync, bar.arrive, bar.red.{popc,and,or}.
 enum class BarrierKind : uint32_t { Sync = 0, Arrive, RedPopc, RedAnd, RedOr };
@@ -103,6 +124,12 @@ void fg_rt_free(BlockEnv* env, uint64_t ptr);
 // the threads it names: barrier `id` for `count` threads (0: all the block's non-exited
 // threads); the warp operations for the non-exited lanes of `mask` in the caller's warp.
 uint32_t fg_rt_barrier(BlockEnv* env, uint32_t id, uint32_t count, uint32_t kind, uint32_t pred);
+// A thread polled memory at `addr` (PollKind `kind`; addr 0 for nanosleep), in code compiled
+// for launches whose threads may wait for other blocks (CompiledKernel::yields): the other
+// threads of its block, and in a cooperative launch the other blocks, run before it goes on.
+// The caller returns when env->abort is set afterwards (a block that waits for what never
+// comes stops the launch).
+void fg_rt_poll(BlockEnv* env, uint64_t addr, uint32_t kind);
 // shfl.sync: the value of the source lane; *valid says whether the source lane was in range.
 uint32_t fg_rt_shfl(BlockEnv* env, uint32_t mode, uint32_t value, uint32_t b, uint32_t c, uint32_t mask,
                     uint32_t* valid);

@@ -116,6 +116,7 @@ Jit* jit(std::string* why) {
         {"fg_rt_malloc", reinterpret_cast<void*>(&fg_rt_malloc)},
         {"fg_rt_free", reinterpret_cast<void*>(&fg_rt_free)},
         {"fg_rt_barrier", reinterpret_cast<void*>(&fg_rt_barrier)},
+        {"fg_rt_poll", reinterpret_cast<void*>(&fg_rt_poll)},
         {"fg_rt_shfl", reinterpret_cast<void*>(&fg_rt_shfl)},
         {"fg_rt_vote", reinterpret_cast<void*>(&fg_rt_vote)},
         {"fg_rt_match", reinterpret_cast<void*>(&fg_rt_match)},
@@ -353,7 +354,8 @@ const ptx::Module* parsed(Program& p, std::string* why) {
   return p.module ? &*p.module : nullptr;
 }
 
-std::shared_ptr<Compiled> compile(Program& p, const std::string& name, std::string* why) {
+// `cooperative`: the code a cooperative launch runs (CompileRequest::cooperative).
+std::shared_ptr<Compiled> compile(Program& p, const std::string& name, bool cooperative, std::string* why) {
   const ptx::Module* mod = parsed(p, why);
   if (!mod) return nullptr;
   const ptx::Function* fn = mod->find_function(name);
@@ -362,7 +364,7 @@ std::shared_ptr<Compiled> compile(Program& p, const std::string& name, std::stri
     return nullptr;
   }
   const std::string key = std::to_string(std::hash<std::string>{}(p.text)) + ":" + std::to_string(p.text.size()) + ":" +
-                          name;
+                          name + (cooperative ? ":cooperative" : "");
   {
     std::lock_guard lock(code_cache().mu);
     if (auto it = code_cache().by_key.find(key); it != code_cache().by_key.end()) return it->second;
@@ -373,6 +375,7 @@ std::shared_ptr<Compiled> compile(Program& p, const std::string& name, std::stri
   CompileRequest req;
   req.module = mod;
   req.kernel = name;
+  req.cooperative = cooperative;
   std::string error;
   if (!j->compile(req, &c->code, &error)) {
     *why = "the kernel compiler failed on it: " + error;
@@ -479,7 +482,7 @@ Kernel& prepare(Function* f, const Device* dev) {
     if (!m || !m->program) {
       k->reason = "the fake has no image for it";
     } else {
-      k->code = compile(*m->program, f->name, &k->reason);
+      k->code = compile(*m->program, f->name, false, &k->reason);
       k->program = m->program;
       // The variables the code reads: those the program registered (or the module load
       // made), else storage of the executor's own, with the PTX's initial values.
@@ -536,13 +539,44 @@ Status pack_params(const Kernel& k, void* const* args, void* const* extra, std::
   return Status::Ok;
 }
 
+namespace {
+// What a running block owns: its shared memory, its threads' context (split loops), its access
+// sites' cached ranges and its BlockEnv.
+struct BlockStorage {
+  std::vector<uint64_t> shared;
+  std::unique_ptr<uint64_t[]> context;
+  std::vector<Range> sites;
+  BlockEnv env;
+};
+
+// The code for a cooperative launch of `k`: one that yields where threads poll memory.
+const Compiled& cooperative_code(Kernel& k) {
+  if (k.code->code.yields) return *k.code;
+  std::call_once(k.cooperative_once, [&] {
+    std::string why;
+    std::shared_ptr<Compiled> c = compile(*k.program, k.name, true, &why);
+    if (c && c->code.globals == k.code->code.globals) {
+      k.cooperative = std::move(c);
+    } else {
+      FG_LOG(Warn, Core, "kernel %s: no code for cooperative launches (%s); its blocks will not yield while they poll",
+             k.name.c_str(), c ? "its variables differ" : why.c_str());
+    }
+  });
+  return k.cooperative ? *k.cooperative : *k.code;
+}
+}  // namespace
+
 Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params) {
   const auto start = Clock::now();
-  Compiled& c = *k.code;
+  const Compiled& c = shape.cooperative ? cooperative_code(k) : *k.code;
   Launch launch;
+  // A cooperative launch's grid workspace, zeroed: grid.sync()'s barrier.
+  GridWorkspace workspace;
   // Live memory: every allocation, registered range and module variable, sorted.
   for (const auto& [lo, size] : Backend::get().live_ranges()) launch.ranges.push_back({lo, lo + size});
   for (const Range& r : k.own_ranges) launch.ranges.push_back(r);
+  const auto workspace_at = reinterpret_cast<uint64_t>(&workspace);
+  if (shape.cooperative) launch.ranges.push_back({workspace_at, workspace_at + sizeof workspace});
   std::sort(launch.ranges.begin(), launch.ranges.end(), [](const Range& a, const Range& b) { return a.lo < b.lo; });
   const uint64_t shared_bytes = align_up(c.code.shared_static, 16) + shape.shmem;
   const uint64_t blocks = uint64_t{shape.grid[0]} * shape.grid[1] * shape.grid[2];
@@ -558,46 +592,92 @@ Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params) {
   const bool warp_rows = shape.block[0] % 32 == 0 || (shape.block[1] == 1 && shape.block[2] == 1);
   const bool fibers = c.code.needs_fibers || context_bytes > (uint64_t{1} << 30) ||
                       (c.code.split && threads > kSplitMaxThreads) || (c.code.loops_need_warp_rows && !warp_rows);
-  Pool::get().run(workers, [&](unsigned) {
-    std::vector<uint64_t> shared((shared_bytes + 7) / 8 + 1, 0);
-    std::unique_ptr<uint64_t[]> context;
-    if (context_bytes && !fibers) context = std::make_unique_for_overwrite<uint64_t[]>(context_bytes / 8 + 9);
-    std::vector<Range> sites(std::max<uint32_t>(c.code.sites, 1));
-    BlockEnv env;
+  auto make_storage = [&](BlockStorage& s) {
+    s.shared.assign((shared_bytes + 7) / 8 + 1, 0);
+    if (context_bytes && !fibers) s.context = std::make_unique_for_overwrite<uint64_t[]>(context_bytes / 8 + 9);
+    s.sites.assign(std::max<uint32_t>(c.code.sites, 1), Range{});
+    BlockEnv& env = s.env;
     env.params = params;
-    env.shared = reinterpret_cast<unsigned char*>(shared.data());
+    env.shared = reinterpret_cast<unsigned char*>(s.shared.data());
     env.shared_bytes = shared_bytes;
     env.launch = &launch;
-    env.site_cache = sites.data();
+    env.site_cache = s.sites.data();
     env.globals = k.globals.data();
-    if (context) {
-      env.context = reinterpret_cast<unsigned char*>(align_up(reinterpret_cast<uint64_t>(context.get()), 64));
+    env.grid_workspace = shape.cooperative ? workspace_at : 0;
+    if (s.context) {
+      env.context = reinterpret_cast<unsigned char*>(align_up(reinterpret_cast<uint64_t>(s.context.get()), 64));
       env.context_bytes = context_bytes;
     }
     for (int i = 0; i < 3; ++i) {
       env.ntid[i] = shape.block[i];
       env.nctaid[i] = shape.grid[i];
     }
-    for (;;) {
-      if (launch.abort.load(std::memory_order_acquire)) break;
-      const uint64_t b = next.fetch_add(1, std::memory_order_relaxed);
-      if (b >= blocks) break;
-      env.ctaid[0] = static_cast<uint32_t>(b % shape.grid[0]);
-      env.ctaid[1] = static_cast<uint32_t>(b / shape.grid[0] % shape.grid[1]);
-      env.ctaid[2] = static_cast<uint32_t>(b / shape.grid[0] / shape.grid[1]);
-      if (fibers) {
-        std::string deadlock;
-        if (!run_block_fibers(&env, c.code.run_thread, &deadlock)) {
-          FG_LOG(Error, Core, "kernel %s: %s", k.name.c_str(), deadlock.c_str());
-          launch.record(Fault::Trap, 0);
-          env.abort = 1;
-        }
-      } else {
-        c.code.run_block(&env);
+  };
+  // Block `b` in `env`; false when the grid has no more.
+  auto place = [&](BlockEnv& env) {
+    const uint64_t b = next.fetch_add(1, std::memory_order_relaxed);
+    if (b >= blocks) return false;
+    env.ctaid[0] = static_cast<uint32_t>(b % shape.grid[0]);
+    env.ctaid[1] = static_cast<uint32_t>(b / shape.grid[0] % shape.grid[1]);
+    env.ctaid[2] = static_cast<uint32_t>(b / shape.grid[0] / shape.grid[1]);
+    return true;
+  };
+  auto run_one = [&](BlockEnv& env) {
+    if (fibers) {
+      std::string deadlock;
+      if (!run_block_fibers(&env, c.code.run_thread, &deadlock)) {
+        FG_LOG(Error, Core, "kernel %s: %s", k.name.c_str(), deadlock.c_str());
+        launch.record(Fault::Trap, 0);
+        env.abort = 1;
       }
-      if (env.abort) break;
+    } else {
+      c.code.run_block(&env);
     }
-  });
+  };
+  if (shape.cooperative) {
+    // Every block resident at once, each worker switching between its blocks where they poll.
+    CooperativeGrid grid(launch.abort);
+    Pool::get().run(workers, [&](unsigned) {
+      std::vector<std::unique_ptr<BlockStorage>> slots;
+      run_cooperative(
+          grid,
+          [&](size_t slot) -> BlockEnv* {
+            while (slots.size() <= slot) {
+              slots.push_back(std::make_unique<BlockStorage>());
+              make_storage(*slots.back());
+            }
+            BlockEnv& env = slots[slot]->env;
+            env.abort = 0;
+            return place(env) ? &env : nullptr;
+          },
+          [&](BlockEnv* env) { run_one(*env); });
+    });
+    if (!grid.failure.empty()) {
+      FG_LOG(Error, Core, "kernel %s: %s", k.name.c_str(), grid.failure.c_str());
+      launch.record(Fault::Trap, 0);
+    }
+  } else {
+    Pool::get().run(workers, [&](unsigned) {
+      BlockStorage s;
+      make_storage(s);
+      for (;;) {
+        if (launch.abort.load(std::memory_order_acquire)) break;
+        if (!place(s.env)) break;
+        run_one(s.env);
+        if (s.env.abort) break;
+      }
+    });
+    // Without a grid workspace grid.sync() traps, as on a GPU: say why (once).
+    if (c.code.grid_sync && launch.fault.load() == static_cast<uint32_t>(Fault::Trap)) {
+      static std::once_flag told;
+      std::call_once(told, [&] {
+        FG_LOG(Warn, Core,
+               "kernel %s trapped in a launch that is not cooperative; its grid.sync() (cooperative groups) traps "
+               "there: launch it with cudaLaunchCooperativeKernel or cuLaunchCooperativeKernel",
+               k.name.c_str());
+      });
+    }
+  }
   if (!launch.out.empty()) {
     auto& pb = printf_buffer();
     std::lock_guard lock(pb.mu);

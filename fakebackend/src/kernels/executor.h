@@ -47,8 +47,12 @@ struct Compiled;
 // One function's executable form and books. Created on the function's first launch.
 struct Kernel {
   std::string name;
-  uintptr_t function = 0;            // its function's CUfunction (fakegpu:kernel_done names it)
-  std::shared_ptr<Compiled> code;    // null: cannot run (see reason)
+  uintptr_t function = 0;          // its function's CUfunction (fakegpu:kernel_done names it)
+  std::shared_ptr<Compiled> code;  // null: cannot run (see reason)
+  // The code cooperative launches run, when `code` does not yield where threads poll memory
+  // (CompiledKernel::yields); compiled on the first such launch.
+  std::once_flag cooperative_once;
+  std::shared_ptr<Compiled> cooperative;
   std::shared_ptr<Program> program;  // keeps the executor's storage of its variables
   std::string reason;                // why it is recorded, not run
   std::vector<uint64_t> globals;     // addresses of the variables the code reads (BlockEnv::globals)
@@ -73,8 +77,9 @@ Kernel& prepare(Function* f, const Device* dev);
 // parameters. Nothing to pack (empty `out`) for a kernel that will not run.
 Status pack_params(const Kernel& k, void* const* args, void* const* extra, std::vector<unsigned char>* out);
 
-// Runs the whole grid now on the calling thread and the executor's workers. Returns the
-// launch's fault (Fault::None when it completed).
+// Runs the whole grid now on the calling thread and the executor's workers; a cooperative
+// launch's blocks all at once (kernels/fiber.h), with a grid workspace for grid.sync().
+// Returns the launch's fault (Fault::None when it completed).
 Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params);
 
 // Counts a launch of `k` that was recorded, not run (for k.reason).

@@ -3,16 +3,21 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include <pthread.h>
+#include <sched.h>
 #include <sys/mman.h>
 
 // The switch: saves the callee-saved registers and the stack pointer of the running context
 // in *save_sp, loads load_sp's. A new fiber's stack is made to look like one that switched
-// out, with fg_fiber_start as its return address and its Fiber* in rbx.
+// out, with fg_fiber_start as its return address, the function it runs in r12 and that
+// function's argument in rbx: fg_fiber_main(Fiber*) for a thread, fg_block_fiber_main
+// (BlockFiber*) for a block of a cooperative launch.
 extern "C" void fg_fiber_switch(void** save_sp, void* load_sp);
 extern "C" [[noreturn]] void fg_fiber_main(void* fiber);
+extern "C" [[noreturn]] void fg_block_fiber_main(void* block);
 asm(R"(
   .text
   .globl fg_fiber_switch
@@ -41,7 +46,7 @@ fg_fiber_switch:
   .type fg_fiber_start, @function
 fg_fiber_start:
   movq %rbx, %rdi
-  call fg_fiber_main
+  call *%r12
   ud2
   .size fg_fiber_start, .-fg_fiber_start
 )");
@@ -52,6 +57,9 @@ namespace {
 
 constexpr size_t kStackBytes = 128 * 1024;  // per CUDA thread; local memory lives here
 constexpr size_t kGuard = 4096;             // an overflow faults instead of corrupting
+// Per block of a cooperative launch: a block run as loops keeps its threads' local memory
+// there, as it does on a worker's own stack in other launches. Reserved, not committed.
+constexpr size_t kBlockStackBytes = 8 * 1024 * 1024;
 
 enum class State : uint8_t { Runnable, AtBarrier, AtWarp, AtActive, Exited };
 enum class WarpOp : uint8_t { Shfl, Vote, Match, Redux, Sync };
@@ -81,30 +89,124 @@ struct Block {
   uint32_t n = 0, live = 0, current = 0;
   void* scheduler_sp = nullptr;
   Barrier bars[16];
-  std::string deadlock;
+  bool polled = false;  // a thread polled memory in this round
 };
 
 thread_local Block* t_block = nullptr;
 
-// Stacks kept per worker thread, mapped once and reused by every block it runs.
-struct Stacks {
-  std::vector<unsigned char*> maps;
+// Linux 6.13's guard regions: a guard page that does not split the mapping it lies in.
+constexpr int kMadvGuardInstall = 102;  // MADV_GUARD_INSTALL
+
+// Stacks of `bytes` each above a guard page, mapped `per_map` at a time and kept until the
+// owner goes. With guard regions, a mapping of many stacks is one area of the process's
+// vm.max_map_count (65530 by default); with mprotect'ed guard pages (older kernels), each
+// stack is two.
+class Stacks {
+ public:
+  Stacks(size_t bytes, size_t per_map) : bytes_(bytes), per_map_(per_map) {}
+  Stacks(const Stacks&) = delete;
+  Stacks& operator=(const Stacks&) = delete;
   ~Stacks() {
-    for (unsigned char* m : maps) ::munmap(m, kStackBytes + kGuard);
+    for (unsigned char* m : maps_) ::munmap(m, map_bytes());
   }
+  size_t count() const { return maps_.size() * per_map_; }
+  // The lowest usable byte of stack `i`; null when there is no memory (or no area) for it.
   unsigned char* get(size_t i) {
-    while (maps.size() <= i) {
-      void* m = ::mmap(nullptr, kStackBytes + kGuard, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    while (maps_.size() <= i / per_map_) {
+      void* m = ::mmap(nullptr, map_bytes(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+                       0);
       if (m == MAP_FAILED) return nullptr;
-      ::mprotect(m, kGuard, PROT_NONE);
-      maps.push_back(static_cast<unsigned char*>(m));
+      auto* base = static_cast<unsigned char*>(m);
+      for (size_t k = 0; k < per_map_; ++k) {
+        unsigned char* guard = base + k * (kGuard + bytes_);
+        static std::atomic<bool> guard_regions{true};
+        if (guard_regions.load(std::memory_order_relaxed) && ::madvise(guard, kGuard, kMadvGuardInstall) == 0) continue;
+        guard_regions.store(false, std::memory_order_relaxed);
+        if (::mprotect(guard, kGuard, PROT_NONE) != 0) {
+          ::munmap(m, map_bytes());
+          return nullptr;
+        }
+      }
+      maps_.push_back(base);
     }
-    return maps[i] + kGuard;
+    return maps_[i / per_map_] + (i % per_map_) * (kGuard + bytes_) + kGuard;
+  }
+
+ private:
+  size_t map_bytes() const { return per_map_ * (kGuard + bytes_); }
+  size_t bytes_, per_map_;
+  std::vector<unsigned char*> maps_;
+};
+// What a block's threads run on when they run as fibers.
+struct ThreadFibers {
+  Stacks stacks{kStackBytes, 32};
+  std::vector<Fiber> fibers;
+};
+// The worker thread's, for the blocks it runs one after the other.
+thread_local ThreadFibers t_threads;
+
+// A block of a cooperative launch, resident on a worker with the worker's other blocks.
+struct BlockFiber {
+  Stacks stack{kBlockStackBytes, 1};
+  void* sp = nullptr;
+  BlockEnv* env = nullptr;
+  bool live = false, ended = false;
+  uint32_t arrivals = 0;  // times it arrived at grid.sync()
+  ThreadFibers threads;   // its threads' fibers, when they run as fibers
+
+  uint64_t stack_lo() { return reinterpret_cast<uint64_t>(stack.get(0)); }
+  // Ready to run block `e` from its start; false when its stack cannot be mapped.
+  bool ready(BlockEnv* e) {
+    if (!stack.get(0)) return false;
+    env = e;
+    live = true;
+    ended = false;
+    arrivals = 0;
+    auto* top = reinterpret_cast<uint64_t*>(stack_lo() + kBlockStackBytes);
+    auto* s = top - 7;  // r15 r14 r13 r12 rbx rbp, then the return address
+    std::memset(s, 0, 6 * sizeof(uint64_t));
+    s[3] = reinterpret_cast<uint64_t>(&fg_block_fiber_main);
+    s[4] = reinterpret_cast<uint64_t>(this);
+    s[6] = reinterpret_cast<uint64_t>(&fg_fiber_start);
+    sp = s;
+    return true;
   }
 };
-thread_local Stacks t_stacks;
-thread_local std::vector<Fiber> t_fibers;
+
+// A worker's part of a cooperative launch (run_cooperative).
+struct GridWorker {
+  CooperativeGrid* grid = nullptr;
+  const std::function<void(BlockEnv*)>* body = nullptr;
+  void* scheduler_sp = nullptr;
+  BlockFiber* current = nullptr;  // the block running now
+};
+thread_local GridWorker* t_grid = nullptr;
+// The worker's blocks, kept from one cooperative launch to the next (stacks mapped once), up
+// to kKeptBlocks of them with at most kKeptThreadStacks thread stacks in all.
+thread_local std::vector<std::unique_ptr<BlockFiber>> t_block_fibers;
+constexpr size_t kKeptBlocks = 64, kKeptThreadStacks = 4096;
+
+// The storage for the threads of the block about to run as fibers.
+ThreadFibers& thread_fibers() { return t_grid && t_grid->current ? t_grid->current->threads : t_threads; }
+
+// From the running block of a cooperative launch back to its worker, until the worker
+// resumes it (the block's thread scheduler, if any, is the block's own).
+void grid_yield() {
+  GridWorker& w = *t_grid;
+  BlockFiber* bf = w.current;
+  Block* inner = t_block;
+  t_block = nullptr;
+  fg_fiber_switch(&bf->sp, w.scheduler_sp);
+  t_block = inner;
+}
+
+void stop_grid(CooperativeGrid& g, std::string why) {
+  {
+    std::lock_guard lock(g.mu);
+    if (g.failure.empty()) g.failure = std::move(why);
+  }
+  g.abort.store(1, std::memory_order_release);
+}
 
 Fiber& self() { return t_block->fibers[t_block->current]; }
 
@@ -309,6 +411,11 @@ void current_stack(uint64_t* lo, uint64_t* hi) {
     *hi = *lo + kStackBytes;
     return;
   }
+  if (t_grid && t_grid->current) {
+    *lo = t_grid->current->stack_lo();
+    *hi = *lo + kBlockStackBytes;
+    return;
+  }
   thread_local uint64_t stack_lo = 0, stack_hi = 0;
   if (!stack_hi) {
     pthread_attr_t attr;
@@ -331,8 +438,9 @@ bool run_block_fibers(BlockEnv* env, ThreadFn fn, std::string* deadlock) {
   blk.env = env;
   blk.fn = fn;
   blk.n = env->ntid[0] * env->ntid[1] * env->ntid[2];
-  if (t_fibers.size() < blk.n) t_fibers.resize(blk.n);
-  blk.fibers = t_fibers.data();
+  ThreadFibers& storage = thread_fibers();
+  if (storage.fibers.size() < blk.n) storage.fibers.resize(blk.n);
+  blk.fibers = storage.fibers.data();
   for (uint32_t i = 0; i < blk.n; ++i) {
     Fiber& f = blk.fibers[i];
     f = Fiber{};
@@ -340,14 +448,16 @@ bool run_block_fibers(BlockEnv* env, ThreadFn fn, std::string* deadlock) {
     f.tid[0] = i % env->ntid[0];
     f.tid[1] = i / env->ntid[0] % env->ntid[1];
     f.tid[2] = i / env->ntid[0] / env->ntid[1];
-    f.stack = t_stacks.get(i);
+    f.stack = storage.stacks.get(i);
     if (!f.stack) {
-      *deadlock = "no memory for the block's " + std::to_string(blk.n) + " thread stacks";
+      *deadlock = "no memory for the block's " + std::to_string(blk.n) +
+                  " thread stacks (or more areas than the process may map, vm.max_map_count)";
       return false;
     }
     auto* top = reinterpret_cast<uint64_t*>(f.stack + kStackBytes);
     auto* sp = top - 7;  // r15 r14 r13 r12 rbx rbp, then the return address
     std::memset(sp, 0, 6 * sizeof(uint64_t));
+    sp[3] = reinterpret_cast<uint64_t>(&fg_fiber_main);
     sp[4] = reinterpret_cast<uint64_t>(&f);
     sp[6] = reinterpret_cast<uint64_t>(&fg_fiber_start);
     f.sp = sp;
@@ -363,6 +473,12 @@ bool run_block_fibers(BlockEnv* env, ThreadFn fn, std::string* deadlock) {
       blk.current = i;
       fg_fiber_switch(&blk.scheduler_sp, blk.fibers[i].sp);
       ran = true;
+    }
+    // A thread polls memory: in a cooperative launch, another block may be what it waits for.
+    if (blk.polled) {
+      blk.polled = false;
+      if (t_grid && t_grid->current) grid_yield();
+      continue;
     }
     if (ran || blk.live == 0 || env->abort) continue;
     for (uint32_t w = 0; w * 32 < blk.n; ++w) check_active(blk, w);
@@ -386,9 +502,113 @@ bool run_block_fibers(BlockEnv* env, ThreadFn fn, std::string* deadlock) {
   return ok;
 }
 
+void run_cooperative(CooperativeGrid& grid, const std::function<BlockEnv*(size_t slot)>& start,
+                     const std::function<void(BlockEnv*)>& body) {
+  GridWorker w;
+  w.grid = &grid;
+  w.body = &body;
+  std::vector<std::unique_ptr<BlockFiber>>& slots = t_block_fibers;
+  GridWorker* outer = t_grid;
+  Block* outer_block = t_block;
+  t_grid = &w;
+  t_block = nullptr;
+  size_t live = 0;
+  auto resume = [&](BlockFiber& bf) {
+    w.current = &bf;
+    fg_fiber_switch(&w.scheduler_sp, bf.sp);
+    w.current = nullptr;
+    if (!bf.ended) return;
+    bf.live = false;
+    --live;
+    uint32_t fewest = grid.fewest_arrivals.load(std::memory_order_relaxed);
+    while (bf.arrivals < fewest && !grid.fewest_arrivals.compare_exchange_weak(fewest, bf.arrivals)) {}
+  };
+  bool more = true;
+  for (;;) {
+    const bool stopping = grid.abort.load(std::memory_order_acquire) != 0;
+    // Every block first: those started may wait for the rest.
+    if (more && !stopping) {
+      size_t slot = 0;
+      while (slot < slots.size() && slots[slot]->live) ++slot;
+      if (slot == slots.size()) slots.push_back(std::make_unique<BlockFiber>());
+      BlockEnv* env = start(slot);
+      if (!env) {
+        more = false;
+      } else if (!slots[slot]->ready(env)) {
+        stop_grid(grid, "no memory for the stack of a block of the cooperative grid, which must all be resident");
+        more = false;
+      } else {
+        ++live;
+        resume(*slots[slot]);
+        continue;
+      }
+    }
+    if (live == 0) break;
+    for (auto& bf : slots) {
+      if (!bf->live) continue;
+      if (grid.abort.load(std::memory_order_relaxed)) bf->env->abort = 1;  // it returns
+      resume(*bf);
+    }
+    // Every block here waits for memory to change: let other workers' threads run.
+    if (live) ::sched_yield();
+  }
+  t_grid = outer;
+  t_block = outer_block;
+  size_t keep = 0, stacks = 0;
+  while (keep < slots.size() && keep < kKeptBlocks &&
+         (stacks += slots[keep]->threads.stacks.count()) <= kKeptThreadStacks)
+    ++keep;
+  slots.resize(keep);
+}
+
 }  // namespace fg::kernels
 
 using fg::kernels::BlockEnv;
+
+extern "C" void fg_block_fiber_main(void* block) {
+  using namespace fg::kernels;
+  auto& bf = *static_cast<BlockFiber*>(block);
+  GridWorker& w = *t_grid;
+  (*w.body)(bf.env);
+  bf.ended = true;
+  void* dead = nullptr;
+  fg_fiber_switch(&dead, w.scheduler_sp);
+  __builtin_unreachable();
+}
+
+extern "C" void fg_rt_poll(BlockEnv* env, uint64_t addr, uint32_t kind) {
+  using namespace fg::kernels;
+  GridWorker* w = t_grid;
+  if (w && w->current) {
+    BlockFiber& bf = *w->current;
+    CooperativeGrid& g = *w->grid;
+    // grid.sync(): the block's master thread adds to the barrier (an arrival), then reads it
+    // until every block has arrived.
+    if (env->grid_workspace && addr == env->grid_workspace + offsetof(GridWorkspace, barrier)) {
+      if (kind == static_cast<uint32_t>(PollKind::Update)) {
+        ++bf.arrivals;
+      } else if (kind == static_cast<uint32_t>(PollKind::Load) &&
+                 g.fewest_arrivals.load(std::memory_order_relaxed) < bf.arrivals &&
+                 !g.abort.load(std::memory_order_relaxed)) {
+        stop_grid(g, "block (" + std::to_string(env->ctaid[0]) + "," + std::to_string(env->ctaid[1]) + "," +
+                         std::to_string(env->ctaid[2]) + ") waits in grid.sync() number " +
+                         std::to_string(bf.arrivals) + " for a block that ended after " +
+                         std::to_string(g.fewest_arrivals.load()) +
+                         " (every block must reach each grid.sync(); a GPU would hang)");
+      }
+    }
+    if (g.abort.load(std::memory_order_relaxed)) {
+      env->abort = 1;
+      return;
+    }
+  }
+  if (t_block) {  // the block's other threads run first
+    t_block->polled = true;
+    wait();
+    return;
+  }
+  if (w && w->current) grid_yield();
+}
 
 extern "C" void fg_fiber_main(void* fiber) {
   using namespace fg::kernels;

@@ -14,7 +14,7 @@
 
 namespace fg::kernels {
 
-inline constexpr uint32_t kJitAbiVersion = 5;
+inline constexpr uint32_t kJitAbiVersion = 6;
 
 // The most threads per block a block function split at barriers handles.
 inline constexpr uint32_t kSplitMaxThreads = 1024;
@@ -39,6 +39,9 @@ struct CompileRequest {
   const ptx::Module* module = nullptr;
   std::string kernel;
   bool check_memory = true;  // bounds and alignment checks on every access
+  // For a cooperative launch: the code yields where a thread polls memory (see
+  // CompiledKernel::yields), whether or not the kernel uses grid.sync().
+  bool cooperative = false;
 };
 
 struct CompiledKernel {
@@ -53,6 +56,15 @@ struct CompiledKernel {
   // ...and, when this is set, only launches whose warps each lie within one row of the block
   // (blockDim.x a multiple of 32, or a one-dimensional block); others run as fibers.
   bool loops_need_warp_rows = false;
+  // A thread lets others run (fg_rt_poll) after each volatile, relaxed or acquire load of
+  // global or generic memory, each atomic that returns a value and each nanosleep: the code a
+  // cooperative launch runs, where a block may spin until other blocks write (grid.sync()).
+  // Set for kernels that read the grid workspace and for cooperative requests; other
+  // kernels pay nothing.
+  bool yields = false;
+  // The kernel reads the grid workspace (%envreg): cooperative groups' grid.sync(), which
+  // traps in a launch that is not cooperative.
+  bool grid_sync = false;
   // How the block's threads meet, for the log: empty when they do not; else how they run,
   // "loops split at 2 barriers" or "fibers: <why loops cannot>".
   std::string meeting;

@@ -363,6 +363,9 @@ class Analysis {
         "%ctaid.z",        "%nctaid.x", "%nctaid.y", "%nctaid.z", "%smid",
         "%nsmid",          "%gridid",   "%nwarpid",  "WARP_SZ",   "%dynamic_smem_size",
         "%total_smem_size"};
+    // The driver's environment registers (a cooperative launch's grid workspace) are the
+    // launch's.
+    if (name.compare(0, 7, "%envreg") == 0) return Val::Block;
     return block.count(name) ? Val::Block : Val::Varying;
   }
 

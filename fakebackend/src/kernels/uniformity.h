@@ -4,8 +4,9 @@
 // meet (jit/fission.cpp) instead of as one fiber per thread (kernels/fiber.cpp).
 //
 // A value is block-uniform when every thread of the block computes it the same: kernel
-// parameters, %ctaid, %ntid, %nctaid, immediates, addresses of variables, constant memory at a
-// uniform address, and arithmetic on such values. It is warp-uniform when every lane of each
+// parameters, %ctaid, %ntid, %nctaid, %envreg (a cooperative launch's grid workspace),
+// immediates, addresses of variables, constant memory at a uniform address, and arithmetic on
+// such values. It is warp-uniform when every lane of each
 // warp computes it the same, provided each warp lies within one row of the block (blockDim.x a
 // multiple of 32, or a one-dimensional block): %tid.y, %tid.z, %warpid, %tid.x / 32 and
 // comparisons of %tid.x with a multiple of 32 (`threadIdx.x < 32`). Everything else varies:
