@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// CUDA Driver API: modules, functions, libraries/kernels, the JIT linker, launches (validated
-// and recorded, never executed) and the occupancy calculator.
+// CUDA Driver API: modules, functions, libraries/kernels, the JIT linker (whose linked kernels
+// run), launches (validated and recorded) and the occupancy calculator.
 #include "backend/driver_test.h"
 
 #include <sys/mman.h>
@@ -346,6 +346,262 @@ TEST_CASE("driver: the linker joins PTX for cuModuleLoadDataEx", "[driver]") {
   CU_OK(CU(cuLinkCreate_v2)(0, nullptr, nullptr, &st));
   CU_EQ(CUDA_ERROR_INVALID_IMAGE, CU(cuLinkComplete)(st, &image, &size));  // nothing linked
   CU_OK(CU(cuLinkDestroy)(st));
+}
+
+namespace {
+
+// Two separately compiled units (nvcc -rdc's shape): a calls b's .extern function and reads
+// b's .extern variable; each has its own header and an internal helper function and variable
+// of the same names (twice: ×2 in a, ×3 in b; seed: 5 in a, 9 in b).
+// out[t] = add_bias(twice_a(t)) + bias + seed_a = (3·2t + bias + seed_b) + bias + seed_a.
+const char* const kLinkA = R"(
+.version 8.0
+.target sm_80
+.address_size 64
+
+.extern .func (.param .b32 ret) add_bias(.param .b32 x);
+.extern .global .align 4 .u32 bias;
+.global .align 4 .u32 seed = 5;
+
+.func (.param .b32 r) twice(.param .b32 x)
+{
+	.reg .b32 %r<3>;
+	ld.param.u32 %r1, [x];
+	shl.b32 %r2, %r1, 1;
+	st.param.b32 [r], %r2;
+	ret;
+}
+
+.visible .entry linked_kernel(.param .u64 out)
+{
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<5>;
+	ld.param.u64 %rd1, [out];
+	cvta.to.global.u64 %rd2, %rd1;
+	mov.u32 %r1, %tid.x;
+	{
+	.param .b32 p0;
+	.param .b32 r0;
+	st.param.b32 [p0], %r1;
+	call.uni (r0), twice, (p0);
+	ld.param.b32 %r2, [r0];
+	}
+	{
+	.param .b32 p1;
+	.param .b32 r1;
+	st.param.b32 [p1], %r2;
+	call.uni (r1), add_bias, (p1);
+	ld.param.b32 %r3, [r1];
+	}
+	ld.global.u32 %r4, [bias];
+	ld.global.u32 %r5, [seed];
+	add.s32 %r6, %r3, %r4;
+	add.s32 %r7, %r6, %r5;
+	mul.wide.u32 %rd3, %r1, 4;
+	add.s64 %rd4, %rd2, %rd3;
+	st.global.u32 [%rd4], %r7;
+	ret;
+}
+)";
+
+const char* const kLinkB = R"(
+.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .global .align 4 .u32 bias = 1000;
+.global .align 4 .u32 seed = 9;
+
+.func (.param .b32 r) twice(.param .b32 x)
+{
+	.reg .b32 %r<3>;
+	ld.param.u32 %r1, [x];
+	mul.lo.s32 %r2, %r1, 3;
+	st.param.b32 [r], %r2;
+	ret;
+}
+
+.visible .func (.param .b32 ret) add_bias(.param .b32 x)
+{
+	.reg .b32 %r<7>;
+	ld.param.u32 %r1, [x];
+	{
+	.param .b32 p0;
+	.param .b32 r0;
+	st.param.b32 [p0], %r1;
+	call.uni (r0), twice, (p0);
+	ld.param.b32 %r2, [r0];
+	}
+	ld.global.u32 %r3, [bias];
+	ld.global.u32 %r4, [seed];
+	add.s32 %r5, %r2, %r3;
+	add.s32 %r6, %r5, %r4;
+	st.param.b32 [ret], %r6;
+	ret;
+}
+)";
+
+// Launches linked_kernel with 32 threads and returns out[0..31].
+std::vector<uint32_t> run_linked(CUfunction f) {
+  CUdeviceptr out = 0;
+  CU_OK(CU(cuMemAlloc_v2)(&out, 32 * sizeof(uint32_t)));
+  void* args[] = {&out};
+  CU_OK(CU(cuLaunchKernel)(f, 1, 1, 1, 32, 1, 1, 0, nullptr, args, nullptr));
+  std::vector<uint32_t> host(32, 0);
+  CU_OK(CU(cuMemcpyDtoH_v2)(host.data(), out, 32 * sizeof(uint32_t)));
+  CU_OK(CU(cuMemFree_v2)(out));
+  return host;
+}
+
+// out[t] = 6t + 2·bias + 14 (seed 9 of b's function, seed 5 of a's kernel).
+std::vector<uint32_t> linked_expected(uint32_t bias) {
+  std::vector<uint32_t> v;
+  for (uint32_t t = 0; t < 32; ++t) v.push_back(6 * t + 2 * bias + 14);
+  return v;
+}
+
+struct Linker {
+  CUlinkState st = nullptr;
+  char error_log[256];
+  char info_log[256];
+  CUjit_option opts[4] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
+                          CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+  void* vals[4] = {};
+  Linker() {
+    std::memset(error_log, 'x', sizeof error_log);
+    std::memset(info_log, 'x', sizeof info_log);
+    vals[0] = error_log;
+    vals[2] = info_log;
+    reset_sizes();
+    CU_OK(CU(cuLinkCreate_v2)(4, opts, vals, &st));
+  }
+  ~Linker() { CU(cuLinkDestroy)(st); }
+  void reset_sizes() {
+    vals[1] = reinterpret_cast<void*>(uintptr_t{sizeof error_log});
+    vals[3] = reinterpret_cast<void*>(uintptr_t{sizeof info_log});
+  }
+  CUresult add(const char* ptx, const char* name) {
+    return CU(cuLinkAddData_v2)(st, CU_JIT_INPUT_PTX, const_cast<char*>(ptx), std::strlen(ptx) + 1, name, 0, nullptr,
+                                nullptr);
+  }
+  CUresult complete(void** image, size_t* size) {
+    reset_sizes();
+    return CU(cuLinkComplete)(st, image, size);
+  }
+  size_t error_size() const { return reinterpret_cast<uintptr_t>(vals[1]); }
+};
+
+}  // namespace
+
+TEST_CASE("driver: cuLinkComplete links PTX units: externs resolve, internal names stay apart", "[driver]") {
+  Ctx ctx(0);
+  Linker link;
+  CU_OK(link.add(kLinkA, "a.ptx"));
+  CU_OK(link.add(kLinkB, "b.ptx"));
+  void* image = nullptr;
+  size_t size = 0;
+  CU_OK(link.complete(&image, &size));
+  REQUIRE(image != nullptr);
+  CHECK(link.error_log[0] == '\0');
+  CHECK(link.error_size() == 0);
+
+  // cuModuleLoadData → cuModuleGetFunction → cuLaunchKernel.
+  CUmodule m = nullptr;
+  CU_OK(CU(cuModuleLoadData)(&m, image));
+  CUfunction f = nullptr;
+  CU_OK(CU(cuModuleGetFunction)(&f, m, "linked_kernel"));
+  CU_EQ(CUDA_ERROR_NOT_FOUND, CU(cuModuleGetFunction)(&f, m, "add_bias"));  // a device function
+  CU_OK(CU(cuModuleGetFunction)(&f, m, "linked_kernel"));
+  CHECK(run_linked(f) == linked_expected(1000));
+  // b's variable is the module's: what the host writes there, both units read.
+  CUdeviceptr bias = 0;
+  size_t bias_size = 0;
+  CU_OK(CU(cuModuleGetGlobal_v2)(&bias, &bias_size, m, "bias"));
+  CHECK(bias_size == 4);
+  uint32_t value = 0;
+  CU_OK(CU(cuMemcpyDtoH_v2)(&value, bias, sizeof value));
+  CHECK(value == 1000);
+  value = 1;
+  CU_OK(CU(cuMemcpyHtoD_v2)(bias, &value, sizeof value));
+  CHECK(run_linked(f) == linked_expected(1));
+  CU_OK(CU(cuModuleUnload)(m));
+
+  // The image holds no address: a copy loads as well (Numba copies it, CuPy caches it in a file),
+  // after the linker is gone; and as a library.
+  std::vector<unsigned char> copy(static_cast<unsigned char*>(image), static_cast<unsigned char*>(image) + size);
+  CU_OK(CU(cuLinkDestroy)(link.st));
+  link.st = nullptr;
+  CU_OK(CU(cuModuleLoadData)(&m, copy.data()));
+  CU_OK(CU(cuModuleGetFunction)(&f, m, "linked_kernel"));
+  CHECK(run_linked(f) == linked_expected(1000));
+  CU_OK(CU(cuModuleUnload)(m));
+  CUlibrary lib = nullptr;
+  CU_OK(CU(cuLibraryLoadData)(&lib, copy.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  CUkernel k = nullptr;
+  CU_EQ(CUDA_ERROR_NOT_FOUND, CU(cuLibraryGetKernel)(&k, lib, "nope"));
+  CU_OK(CU(cuLibraryGetKernel)(&k, lib, "linked_kernel"));
+  CHECK(run_linked(reinterpret_cast<CUfunction>(k)) == linked_expected(1000));
+  CU_OK(CU(cuLibraryUnload)(lib));
+
+  // A damaged image is refused, never read past its end.
+  std::vector<unsigned char> bad = copy;
+  bad[22] = 0x7f;  // the size in its header: 2^54 bytes and more
+  CU_EQ(CUDA_ERROR_INVALID_IMAGE, CU(cuModuleLoadData)(&m, bad.data()));
+  bad = copy;
+  bad[24 + 8 + 4] = 0x10;  // the first unit's length: past the image's end
+  CU_EQ(CUDA_ERROR_INVALID_IMAGE, CU(cuModuleLoadData)(&m, bad.data()));
+  bad = copy;
+  bad[4] = 2;  // a version the fake does not know
+  CU_EQ(CUDA_ERROR_INVALID_IMAGE, CU(cuModuleLoadData)(&m, bad.data()));
+  CU_EQ(CUDA_ERROR_INVALID_IMAGE, CU(cuLibraryLoadData)(&lib, bad.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+}
+
+TEST_CASE("driver: cuLinkComplete refuses two definitions of a name and a name defined nowhere", "[driver]") {
+  Ctx ctx(0);
+  void* image = nullptr;
+  size_t size = 0;
+  {
+    Linker link;
+    CU_OK(link.add(kLinkA, "a.ptx"));
+    CU_OK(link.add(kLinkB, "b.ptx"));
+    CU_OK(link.add(kLinkB, "b2.ptx"));
+    CU_EQ(CUDA_ERROR_INVALID_PTX, link.complete(&image, &size));
+    CHECK(std::string(link.error_log) ==
+          "error   : Multiple definition of 'add_bias' in 'b2.ptx', first defined in 'b.ptx'");
+    CHECK(link.error_size() == std::strlen(link.error_log));
+  }
+  {
+    Linker link;
+    CU_OK(link.add(kLinkA, "a.ptx"));
+    CU_EQ(CUDA_ERROR_INVALID_PTX, link.complete(&image, &size));
+    CHECK(std::string(link.error_log) == "error   : Undefined reference to 'add_bias' in 'a.ptx'");
+    // Once b is there, the same link completes.
+    CU_OK(link.add(kLinkB, "b.ptx"));
+    CU_OK(link.complete(&image, &size));
+    CHECK(link.error_log[0] == '\0');
+  }
+  {
+    // A log buffer shorter than the message takes what fits, NUL-terminated.
+    CUlinkState st = nullptr;
+    char log[12];
+    CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void* vals[] = {log, reinterpret_cast<void*>(uintptr_t{sizeof log})};
+    CU_OK(CU(cuLinkCreate_v2)(2, opts, vals, &st));
+    CU_OK(CU(cuLinkAddData_v2)(st, CU_JIT_INPUT_PTX, const_cast<char*>(kLinkA), std::strlen(kLinkA) + 1, "a.ptx", 0,
+                               nullptr, nullptr));
+    CU_EQ(CUDA_ERROR_INVALID_PTX, CU(cuLinkComplete)(st, &image, nullptr));
+    CHECK(std::string(log) == "error   : U");
+    CHECK(reinterpret_cast<uintptr_t>(vals[1]) == 11);
+    CU_OK(CU(cuLinkDestroy)(st));
+  }
+  {
+    // PTX that does not parse is refused when it is added, with the parser's message.
+    Linker link;
+    const char* bad =
+        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\tadd.s32 %r1 %r2;\n}\n\n";
+    CU_EQ(CUDA_ERROR_INVALID_PTX, link.add(bad, "bad.ptx"));
+    CHECK(std::string(link.error_log).rfind("error   : bad.ptx, line 6", 0) == 0);
+  }
 }
 
 TEST_CASE("driver: libraries and kernels", "[driver]") {
