@@ -2,13 +2,19 @@
 // CUDA Driver API: modules, functions, libraries/kernels, the JIT linker (whose linked kernels
 // run), launches (validated and recorded) and the occupancy calculator.
 #include "backend/driver_test.h"
+#include "backend/runtime_api.h"  // child_report
 
+#include <nlohmann/json.hpp>
+
+#include <dirent.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <vector>
 
 using namespace drvtest;
@@ -602,6 +608,88 @@ TEST_CASE("driver: cuLinkComplete refuses two definitions of a name and a name d
     CU_EQ(CUDA_ERROR_INVALID_PTX, link.add(bad, "bad.ptx"));
     CHECK(std::string(link.error_log).rfind("error   : bad.ptx, line 6", 0) == 0);
   }
+}
+
+namespace {
+// The files of directory `dir` (not . and ..).
+std::vector<std::string> files_in(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d))
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) out.push_back(e->d_name);
+    closedir(d);
+  }
+  return out;
+}
+
+// The report of a process that links kLinkA + kLinkB and runs linked_kernel, with
+// FAKEGPU_KERNEL_CACHE=dir: {"compiled": N, "loaded_from_cache": M}.
+nlohmann::json compiler_books(const std::string& dir) {
+  const auto report = nlohmann::json::parse(
+      rtt::child_report("driver child: a linked kernel runs", {"FAKEGPU_KERNEL_CACHE=" + dir}));
+  return report.contains("kernel_compiler") ? report.at("kernel_compiler") : nlohmann::json();
+}
+}  // namespace
+
+TEST_CASE("driver child: a linked kernel runs", "[.driver-child]") {
+  Ctx ctx(0);
+  Linker link;
+  CU_OK(link.add(kLinkA, "a.ptx"));
+  CU_OK(link.add(kLinkB, "b.ptx"));
+  void* image = nullptr;
+  CU_OK(link.complete(&image, nullptr));
+  CUmodule m = nullptr;
+  CU_OK(CU(cuModuleLoadData)(&m, image));
+  CUfunction f = nullptr;
+  CU_OK(CU(cuModuleGetFunction)(&f, m, "linked_kernel"));
+  CHECK(run_linked(f) == linked_expected(1000));
+  CU_OK(CU(cuModuleUnload)(m));
+}
+
+TEST_CASE("driver: FAKEGPU_KERNEL_CACHE keeps compiled kernels for the next process", "[driver]") {
+  char tmpl[] = "/tmp/fakegpu-kcache-XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  const std::string dir = std::string(tmpl) + "/cache";  // made by the backend
+  const nlohmann::json compiled = {{"compiled", 1}, {"loaded_from_cache", 0}};
+  const nlohmann::json loaded = {{"compiled", 0}, {"loaded_from_cache", 1}};
+  CHECK(compiler_books(dir) == compiled);
+  struct stat st {};
+  REQUIRE(stat(dir.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  const std::vector<std::string> files = files_in(dir);
+  REQUIRE(files.size() == 1);
+  const std::string file = dir + "/" + files[0];
+  CHECK(files[0].size() == 64 + 7);  // <SHA-256 in hex>.kernel
+  REQUIRE(stat(file.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  // The next process compiles nothing, and its kernel computes the same (the child checks).
+  CHECK(compiler_books(dir) == loaded);
+  CHECK(compiler_books(dir) == loaded);
+
+  // A damaged file (truncated; a flipped byte in the object; another file's bytes) is compiled
+  // anew and rewritten.
+  const std::string good = backend_test::read_file(file);
+  auto write = [&](const std::string& bytes) { std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes; };
+  write(good.substr(0, good.size() / 2));
+  CHECK(compiler_books(dir) == compiled);
+  CHECK(backend_test::read_file(file) == good);
+  CHECK(compiler_books(dir) == loaded);
+  std::string flipped = good;
+  flipped[flipped.size() - 100] ^= 0x40;
+  write(flipped);
+  CHECK(compiler_books(dir) == compiled);
+  CHECK(compiler_books(dir) == loaded);
+  write("not a kernel at all");
+  CHECK(compiler_books(dir) == compiled);
+  CHECK(files_in(dir).size() == 1);  // no temporary file left behind
+
+  // A directory others may write to is not used: kernels are compiled, nothing is stored.
+  for (const std::string& f : files_in(dir)) std::remove((dir + "/" + f).c_str());
+  REQUIRE(chmod(dir.c_str(), 0777) == 0);
+  CHECK(compiler_books(dir) == compiled);
+  CHECK(files_in(dir).empty());
+  REQUIRE(rmdir(dir.c_str()) == 0);
+  REQUIRE(rmdir(tmpl) == 0);
 }
 
 TEST_CASE("driver: libraries and kernels", "[driver]") {
