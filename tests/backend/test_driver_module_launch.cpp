@@ -468,8 +468,8 @@ std::vector<uint32_t> linked_expected(uint32_t bias) {
 
 struct Linker {
   CUlinkState st = nullptr;
-  char error_log[256];
-  char info_log[256];
+  char error_log[1024];
+  char info_log[1024];
   CUjit_option opts[4] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
                           CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
   void* vals[4] = {};
@@ -601,12 +601,33 @@ TEST_CASE("driver: cuLinkComplete refuses two definitions of a name and a name d
     CU_OK(CU(cuLinkDestroy)(st));
   }
   {
-    // PTX that does not parse is refused when it is added, with the parser's message.
+    // PTX for a newer device than the context's is refused when it is added.
     Linker link;
-    const char* bad =
-        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\tadd.s32 %r1 %r2;\n}\n\n";
-    CU_EQ(CUDA_ERROR_INVALID_PTX, link.add(bad, "bad.ptx"));
-    CHECK(std::string(link.error_log).rfind("error   : bad.ptx, line 6", 0) == 0);
+    const char* newer = ".version 8.0\n.target sm_100\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n";
+    CU_EQ(CUDA_ERROR_INVALID_PTX, link.add(newer, "newer.ptx"));
+    CHECK(std::string(link.error_log) ==
+          "error   : newer.ptx: not PTX for sm_80 (a .version first, then a .target the device runs)");
+  }
+  {
+    // PTX the executor's parser does not read is kept, as a module load keeps it (its kernels
+    // are recorded, not run); the link says so in its info log, and refuses no name it might
+    // define.
+    Linker link;
+    const char* bad = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\tadd.s32 %r1 %r2;\n}\n";
+    CU_OK(link.add(kLinkA, "a.ptx"));
+    CU_OK(link.add(bad, "bad.ptx"));
+    CU_OK(link.complete(&image, &size));
+    INFO(link.info_log);
+    const std::string info = link.info_log;
+    CHECK(info.rfind("info    : 'add_bias' (used in 'a.ptx') is defined by no PTX input; an input without PTX the "
+                     "fake runs may define it\ninfo    : 'bias' (used in 'a.ptx') ",
+                     0) == 0);
+    CHECK(info.find("\ninfo    : 'bad.ptx': its PTX does not parse (line 6, column ") != std::string::npos);
+    CUmodule m = nullptr;
+    CU_OK(CU(cuModuleLoadData)(&m, image));
+    CUfunction f = nullptr;
+    CU_OK(CU(cuModuleGetFunction)(&f, m, "k"));
+    CU_OK(CU(cuModuleUnload)(m));
   }
 }
 

@@ -516,9 +516,9 @@ struct LinkState {
   int cc = 0;                   // the compute capability of the device the link is for
   std::vector<LinkUnit> units;  // in the order they were added
   std::vector<char> binary;     // the first CUBIN / FATBINARY input without PTX
-  // Inputs with device code but no PTX the fake runs (machine code only, PTX for a newer
-  // device or PTX it cannot read), each "name (why)": the fake cannot see what they define, so a
-  // name no PTX defines may be theirs and is not refused.
+  // Inputs with device code whose PTX the fake does not read (machine code only, PTX for a
+  // newer device, PTX its parser refuses), each with what the info log says of it: the fake
+  // cannot see what they define, so a name no PTX defines may be theirs and is not refused.
   std::vector<std::string> opaque;
   std::vector<unsigned char> output;  // what cuLinkComplete hands out (valid until destroy)
   unsigned num_options = 0;           // cuLinkCreate's options, for the logs
@@ -573,31 +573,30 @@ CUresult link_error(LinkState* st, CUresult r, const std::string& message) {
 }
 
 // PTX text as a unit: checked as the driver's JIT would (a .version, a .target the device
-// runs, PTX that parses), its symbols read for the link. PTX text the caller hands over is
-// refused when it fails (CUDA_ERROR_INVALID_PTX, the reason in the error log); the PTX beside
-// machine code in a binary input, which the fake cannot run then, makes that input opaque.
+// runs), its symbols read for the link. PTX text the caller hands over is refused when the
+// device cannot take it (CUDA_ERROR_INVALID_PTX, the reason in the error log); the PTX beside
+// machine code in a binary input makes that input opaque then. PTX the executor's parser
+// does not read is kept, as a module load keeps it (its kernels are recorded, not run, with
+// the parser's message), and makes the link opaque: what it defines is unknown.
 CUresult add_ptx(LinkState* st, std::string_view text, const std::string& name, bool member, bool strict) {
   while (!text.empty() && text.back() == '\0') text.remove_suffix(1);
   LinkUnit u;
   u.name = name;
   u.member = member;
   u.code = fatbin::ptx_code(text, st->cc);
-  std::string why;  // "line 3, column 7: expected …" or what else is wrong
-  std::optional<ptx::Module> m;
   if (u.code.kind != fatbin::Code::Kind::Ptx) {
-    why = "not PTX for sm_" + std::to_string(st->cc) + " (a .version first, then a .target the device runs)";
-  } else {
-    ptx::ParseError err;
-    const auto* bytes = reinterpret_cast<const char*>(u.code.bytes.data());
-    m = ptx::parse(std::string_view(bytes, u.code.bytes.size() - 1), &err);
-    if (!m) why = err.message;
-  }
-  if (!m) {
-    if (strict) return link_error(st, CUDA_ERROR_INVALID_PTX, "error   : " + name + ", " + why);
-    st->opaque.push_back(name + " (its PTX: " + why + ")");
+    const std::string why = "not PTX for sm_" + std::to_string(st->cc) +
+                            " (a .version first, then a .target the device runs)";
+    if (strict) return link_error(st, CUDA_ERROR_INVALID_PTX, "error   : " + name + ": " + why);
+    st->opaque.push_back("'" + name + "' holds " + why + ": the fake cannot run it");
     return CUDA_SUCCESS;
   }
-  u.symbols = ptx::symbols(*m);
+  ptx::ParseError err;
+  const auto* bytes = reinterpret_cast<const char*>(u.code.bytes.data());
+  if (std::optional<ptx::Module> m = ptx::parse(std::string_view(bytes, u.code.bytes.size() - 1), &err))
+    u.symbols = ptx::symbols(*m);
+  else
+    st->opaque.push_back("'" + name + "': its PTX does not parse (" + err.message + "): its kernels will not run");
   st->units.push_back(std::move(u));
   return CUDA_SUCCESS;
 }
@@ -611,7 +610,7 @@ CUresult add_fatbin(LinkState* st, const void* image, const std::string& name, b
                    member, false);
   if (code.refusal == Status::InvalidImage)
     return link_error(st, CUDA_ERROR_INVALID_IMAGE, "error   : " + name + ": not a fat binary");
-  st->opaque.push_back(name + " (machine code only)");
+  st->opaque.push_back("'" + name + "' holds machine code only: the fake cannot run it");
   return CUDA_SUCCESS;
 }
 
@@ -638,7 +637,7 @@ CUresult link_add(LinkState* st, int type, const char* data, size_t size, const 
         if (CUresult r = add_fatbin(st, data, input, false)) return r;
         if (st->opaque.size() == before) return CUDA_SUCCESS;  // its PTX is a unit
       } else {
-        st->opaque.push_back(input + " (machine code only)");  // a cubin
+        st->opaque.push_back("'" + input + "' holds machine code only: the fake cannot run it");  // a cubin
       }
       if (st->binary.empty()) st->binary.assign(data, data + size);
       return CUDA_SUCCESS;
@@ -723,7 +722,7 @@ CUresult link_complete(LinkState* st) {
     for (const LinkUnit* u : linked) codes.push_back(u->code);
     st->output = fatbin::linked_image(codes);
   }
-  for (const std::string& n : st->opaque) st->info_log += "info    : not linked, no PTX the fake runs: " + n + "\n";
+  for (const std::string& n : st->opaque) st->info_log += "info    : " + n + "\n";
   return CUDA_SUCCESS;
 }
 
