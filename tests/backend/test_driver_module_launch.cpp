@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// CUDA Driver API: modules, functions, libraries/kernels, the JIT linker, launches (validated
-// and recorded, never executed) and the occupancy calculator.
+// CUDA Driver API: modules, functions, libraries/kernels, the JIT linker (whose linked kernels
+// run), launches (validated and recorded) and the occupancy calculator.
 #include "backend/driver_test.h"
+#include "backend/runtime_api.h"  // child_report
 
+#include <nlohmann/json.hpp>
+
+#include <dirent.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <vector>
 
 using namespace drvtest;
@@ -346,6 +352,365 @@ TEST_CASE("driver: the linker joins PTX for cuModuleLoadDataEx", "[driver]") {
   CU_OK(CU(cuLinkCreate_v2)(0, nullptr, nullptr, &st));
   CU_EQ(CUDA_ERROR_INVALID_IMAGE, CU(cuLinkComplete)(st, &image, &size));  // nothing linked
   CU_OK(CU(cuLinkDestroy)(st));
+}
+
+namespace {
+
+// Two separately compiled units (nvcc -rdc's shape): a calls b's .extern function and reads
+// b's .extern variable; each has its own header and an internal helper function and variable
+// of the same names (twice: ×2 in a, ×3 in b; seed: 5 in a, 9 in b).
+// out[t] = add_bias(twice_a(t)) + bias + seed_a = (3·2t + bias + seed_b) + bias + seed_a.
+const char* const kLinkA = R"(
+.version 8.0
+.target sm_80
+.address_size 64
+
+.extern .func (.param .b32 ret) add_bias(.param .b32 x);
+.extern .global .align 4 .u32 bias;
+.global .align 4 .u32 seed = 5;
+
+.func (.param .b32 r) twice(.param .b32 x)
+{
+	.reg .b32 %r<3>;
+	ld.param.u32 %r1, [x];
+	shl.b32 %r2, %r1, 1;
+	st.param.b32 [r], %r2;
+	ret;
+}
+
+.visible .entry linked_kernel(.param .u64 out)
+{
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<5>;
+	ld.param.u64 %rd1, [out];
+	cvta.to.global.u64 %rd2, %rd1;
+	mov.u32 %r1, %tid.x;
+	{
+	.param .b32 p0;
+	.param .b32 r0;
+	st.param.b32 [p0], %r1;
+	call.uni (r0), twice, (p0);
+	ld.param.b32 %r2, [r0];
+	}
+	{
+	.param .b32 p1;
+	.param .b32 r1;
+	st.param.b32 [p1], %r2;
+	call.uni (r1), add_bias, (p1);
+	ld.param.b32 %r3, [r1];
+	}
+	ld.global.u32 %r4, [bias];
+	ld.global.u32 %r5, [seed];
+	add.s32 %r6, %r3, %r4;
+	add.s32 %r7, %r6, %r5;
+	mul.wide.u32 %rd3, %r1, 4;
+	add.s64 %rd4, %rd2, %rd3;
+	st.global.u32 [%rd4], %r7;
+	ret;
+}
+)";
+
+const char* const kLinkB = R"(
+.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .global .align 4 .u32 bias = 1000;
+.global .align 4 .u32 seed = 9;
+
+.func (.param .b32 r) twice(.param .b32 x)
+{
+	.reg .b32 %r<3>;
+	ld.param.u32 %r1, [x];
+	mul.lo.s32 %r2, %r1, 3;
+	st.param.b32 [r], %r2;
+	ret;
+}
+
+.visible .func (.param .b32 ret) add_bias(.param .b32 x)
+{
+	.reg .b32 %r<7>;
+	ld.param.u32 %r1, [x];
+	{
+	.param .b32 p0;
+	.param .b32 r0;
+	st.param.b32 [p0], %r1;
+	call.uni (r0), twice, (p0);
+	ld.param.b32 %r2, [r0];
+	}
+	ld.global.u32 %r3, [bias];
+	ld.global.u32 %r4, [seed];
+	add.s32 %r5, %r2, %r3;
+	add.s32 %r6, %r5, %r4;
+	st.param.b32 [ret], %r6;
+	ret;
+}
+)";
+
+// Launches linked_kernel with 32 threads and returns out[0..31].
+std::vector<uint32_t> run_linked(CUfunction f) {
+  CUdeviceptr out = 0;
+  CU_OK(CU(cuMemAlloc_v2)(&out, 32 * sizeof(uint32_t)));
+  void* args[] = {&out};
+  CU_OK(CU(cuLaunchKernel)(f, 1, 1, 1, 32, 1, 1, 0, nullptr, args, nullptr));
+  std::vector<uint32_t> host(32, 0);
+  CU_OK(CU(cuMemcpyDtoH_v2)(host.data(), out, 32 * sizeof(uint32_t)));
+  CU_OK(CU(cuMemFree_v2)(out));
+  return host;
+}
+
+// out[t] = 6t + 2·bias + 14 (seed 9 of b's function, seed 5 of a's kernel).
+std::vector<uint32_t> linked_expected(uint32_t bias) {
+  std::vector<uint32_t> v;
+  for (uint32_t t = 0; t < 32; ++t) v.push_back(6 * t + 2 * bias + 14);
+  return v;
+}
+
+struct Linker {
+  CUlinkState st = nullptr;
+  char error_log[1024];
+  char info_log[1024];
+  CUjit_option opts[4] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
+                          CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+  void* vals[4] = {};
+  Linker() {
+    std::memset(error_log, 'x', sizeof error_log);
+    std::memset(info_log, 'x', sizeof info_log);
+    vals[0] = error_log;
+    vals[2] = info_log;
+    reset_sizes();
+    CU_OK(CU(cuLinkCreate_v2)(4, opts, vals, &st));
+  }
+  ~Linker() { CU(cuLinkDestroy)(st); }
+  void reset_sizes() {
+    vals[1] = reinterpret_cast<void*>(uintptr_t{sizeof error_log});
+    vals[3] = reinterpret_cast<void*>(uintptr_t{sizeof info_log});
+  }
+  CUresult add(const char* ptx, const char* name) {
+    return CU(cuLinkAddData_v2)(st, CU_JIT_INPUT_PTX, const_cast<char*>(ptx), std::strlen(ptx) + 1, name, 0, nullptr,
+                                nullptr);
+  }
+  CUresult complete(void** image, size_t* size) {
+    reset_sizes();
+    return CU(cuLinkComplete)(st, image, size);
+  }
+  size_t error_size() const { return reinterpret_cast<uintptr_t>(vals[1]); }
+};
+
+}  // namespace
+
+TEST_CASE("driver: cuLinkComplete links PTX units: externs resolve, internal names stay apart", "[driver]") {
+  Ctx ctx(0);
+  Linker link;
+  CU_OK(link.add(kLinkA, "a.ptx"));
+  CU_OK(link.add(kLinkB, "b.ptx"));
+  void* image = nullptr;
+  size_t size = 0;
+  CU_OK(link.complete(&image, &size));
+  REQUIRE(image != nullptr);
+  CHECK(link.error_log[0] == '\0');
+  CHECK(link.error_size() == 0);
+
+  // cuModuleLoadData → cuModuleGetFunction → cuLaunchKernel.
+  CUmodule m = nullptr;
+  CU_OK(CU(cuModuleLoadData)(&m, image));
+  CUfunction f = nullptr;
+  CU_OK(CU(cuModuleGetFunction)(&f, m, "linked_kernel"));
+  CU_EQ(CUDA_ERROR_NOT_FOUND, CU(cuModuleGetFunction)(&f, m, "add_bias"));  // a device function
+  CU_OK(CU(cuModuleGetFunction)(&f, m, "linked_kernel"));
+  CHECK(run_linked(f) == linked_expected(1000));
+  // b's variable is the module's: what the host writes there, both units read.
+  CUdeviceptr bias = 0;
+  size_t bias_size = 0;
+  CU_OK(CU(cuModuleGetGlobal_v2)(&bias, &bias_size, m, "bias"));
+  CHECK(bias_size == 4);
+  uint32_t value = 0;
+  CU_OK(CU(cuMemcpyDtoH_v2)(&value, bias, sizeof value));
+  CHECK(value == 1000);
+  value = 1;
+  CU_OK(CU(cuMemcpyHtoD_v2)(bias, &value, sizeof value));
+  CHECK(run_linked(f) == linked_expected(1));
+  CU_OK(CU(cuModuleUnload)(m));
+
+  // The image holds no address: a copy loads as well (Numba copies it, CuPy caches it in a file),
+  // after the linker is gone; and as a library.
+  std::vector<unsigned char> copy(static_cast<unsigned char*>(image), static_cast<unsigned char*>(image) + size);
+  CU_OK(CU(cuLinkDestroy)(link.st));
+  link.st = nullptr;
+  CU_OK(CU(cuModuleLoadData)(&m, copy.data()));
+  CU_OK(CU(cuModuleGetFunction)(&f, m, "linked_kernel"));
+  CHECK(run_linked(f) == linked_expected(1000));
+  CU_OK(CU(cuModuleUnload)(m));
+  CUlibrary lib = nullptr;
+  CU_OK(CU(cuLibraryLoadData)(&lib, copy.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  CUkernel k = nullptr;
+  CU_EQ(CUDA_ERROR_NOT_FOUND, CU(cuLibraryGetKernel)(&k, lib, "nope"));
+  CU_OK(CU(cuLibraryGetKernel)(&k, lib, "linked_kernel"));
+  CHECK(run_linked(reinterpret_cast<CUfunction>(k)) == linked_expected(1000));
+  CU_OK(CU(cuLibraryUnload)(lib));
+
+  // A damaged image is refused, never read past its end.
+  std::vector<unsigned char> bad = copy;
+  bad[22] = 0x7f;  // the size in its header: 2^54 bytes and more
+  CU_EQ(CUDA_ERROR_INVALID_IMAGE, CU(cuModuleLoadData)(&m, bad.data()));
+  bad = copy;
+  bad[24 + 8 + 4] = 0x10;  // the first unit's length: past the image's end
+  CU_EQ(CUDA_ERROR_INVALID_IMAGE, CU(cuModuleLoadData)(&m, bad.data()));
+  bad = copy;
+  bad[4] = 2;  // a version the fake does not know
+  CU_EQ(CUDA_ERROR_INVALID_IMAGE, CU(cuModuleLoadData)(&m, bad.data()));
+  CU_EQ(CUDA_ERROR_INVALID_IMAGE, CU(cuLibraryLoadData)(&lib, bad.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+}
+
+TEST_CASE("driver: cuLinkComplete refuses two definitions of a name and a name defined nowhere", "[driver]") {
+  Ctx ctx(0);
+  void* image = nullptr;
+  size_t size = 0;
+  {
+    Linker link;
+    CU_OK(link.add(kLinkA, "a.ptx"));
+    CU_OK(link.add(kLinkB, "b.ptx"));
+    CU_OK(link.add(kLinkB, "b2.ptx"));
+    CU_EQ(CUDA_ERROR_INVALID_PTX, link.complete(&image, &size));
+    CHECK(std::string(link.error_log) ==
+          "error   : Multiple definition of 'add_bias' in 'b2.ptx', first defined in 'b.ptx'");
+    CHECK(link.error_size() == std::strlen(link.error_log));
+  }
+  {
+    Linker link;
+    CU_OK(link.add(kLinkA, "a.ptx"));
+    CU_EQ(CUDA_ERROR_INVALID_PTX, link.complete(&image, &size));
+    CHECK(std::string(link.error_log) == "error   : Undefined reference to 'add_bias' in 'a.ptx'");
+    // Once b is there, the same link completes.
+    CU_OK(link.add(kLinkB, "b.ptx"));
+    CU_OK(link.complete(&image, &size));
+    CHECK(link.error_log[0] == '\0');
+  }
+  {
+    // A log buffer shorter than the message takes what fits, NUL-terminated.
+    CUlinkState st = nullptr;
+    char log[12];
+    CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void* vals[] = {log, reinterpret_cast<void*>(uintptr_t{sizeof log})};
+    CU_OK(CU(cuLinkCreate_v2)(2, opts, vals, &st));
+    CU_OK(CU(cuLinkAddData_v2)(st, CU_JIT_INPUT_PTX, const_cast<char*>(kLinkA), std::strlen(kLinkA) + 1, "a.ptx", 0,
+                               nullptr, nullptr));
+    CU_EQ(CUDA_ERROR_INVALID_PTX, CU(cuLinkComplete)(st, &image, nullptr));
+    CHECK(std::string(log) == "error   : U");
+    CHECK(reinterpret_cast<uintptr_t>(vals[1]) == 11);
+    CU_OK(CU(cuLinkDestroy)(st));
+  }
+  {
+    // PTX for a newer device than the context's is refused when it is added.
+    Linker link;
+    const char* newer = ".version 8.0\n.target sm_100\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n";
+    CU_EQ(CUDA_ERROR_INVALID_PTX, link.add(newer, "newer.ptx"));
+    CHECK(std::string(link.error_log) ==
+          "error   : newer.ptx: not PTX for sm_80 (a .version first, then a .target the device runs)");
+  }
+  {
+    // PTX the executor's parser does not read is kept, as a module load keeps it (its kernels
+    // are recorded, not run); the link says so in its info log, and refuses no name it might
+    // define.
+    Linker link;
+    const char* bad = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\tadd.s32 %r1 %r2;\n}\n";
+    CU_OK(link.add(kLinkA, "a.ptx"));
+    CU_OK(link.add(bad, "bad.ptx"));
+    CU_OK(link.complete(&image, &size));
+    INFO(link.info_log);
+    const std::string info = link.info_log;
+    CHECK(info.rfind("info    : 'add_bias' (used in 'a.ptx') is defined by no PTX input; an input without PTX the "
+                     "fake runs may define it\ninfo    : 'bias' (used in 'a.ptx') ",
+                     0) == 0);
+    CHECK(info.find("\ninfo    : 'bad.ptx': its PTX does not parse (line 6, column ") != std::string::npos);
+    CUmodule m = nullptr;
+    CU_OK(CU(cuModuleLoadData)(&m, image));
+    CUfunction f = nullptr;
+    CU_OK(CU(cuModuleGetFunction)(&f, m, "k"));
+    CU_OK(CU(cuModuleUnload)(m));
+  }
+}
+
+namespace {
+// The files of directory `dir` (not . and ..).
+std::vector<std::string> files_in(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d))
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) out.push_back(e->d_name);
+    closedir(d);
+  }
+  return out;
+}
+
+// The report of a process that links kLinkA + kLinkB and runs linked_kernel, with
+// FAKEGPU_KERNEL_CACHE=dir: {"compiled": N, "loaded_from_cache": M}.
+nlohmann::json compiler_books(const std::string& dir) {
+  const auto report = nlohmann::json::parse(
+      rtt::child_report("driver child: a linked kernel runs", {"FAKEGPU_KERNEL_CACHE=" + dir}));
+  return report.contains("kernel_compiler") ? report.at("kernel_compiler") : nlohmann::json();
+}
+}  // namespace
+
+TEST_CASE("driver child: a linked kernel runs", "[.driver-child]") {
+  Ctx ctx(0);
+  Linker link;
+  CU_OK(link.add(kLinkA, "a.ptx"));
+  CU_OK(link.add(kLinkB, "b.ptx"));
+  void* image = nullptr;
+  CU_OK(link.complete(&image, nullptr));
+  CUmodule m = nullptr;
+  CU_OK(CU(cuModuleLoadData)(&m, image));
+  CUfunction f = nullptr;
+  CU_OK(CU(cuModuleGetFunction)(&f, m, "linked_kernel"));
+  CHECK(run_linked(f) == linked_expected(1000));
+  CU_OK(CU(cuModuleUnload)(m));
+}
+
+TEST_CASE("driver: FAKEGPU_KERNEL_CACHE keeps compiled kernels for the next process", "[driver]") {
+  char tmpl[] = "/tmp/fakegpu-kcache-XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  const std::string dir = std::string(tmpl) + "/cache";  // made by the backend
+  const nlohmann::json compiled = {{"compiled", 1}, {"loaded_from_cache", 0}};
+  const nlohmann::json loaded = {{"compiled", 0}, {"loaded_from_cache", 1}};
+  CHECK(compiler_books(dir) == compiled);
+  struct stat st {};
+  REQUIRE(stat(dir.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  const std::vector<std::string> files = files_in(dir);
+  REQUIRE(files.size() == 1);
+  const std::string file = dir + "/" + files[0];
+  CHECK(files[0].size() == 64 + 7);  // <SHA-256 in hex>.kernel
+  REQUIRE(stat(file.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  // The next process compiles nothing, and its kernel computes the same (the child checks).
+  CHECK(compiler_books(dir) == loaded);
+  CHECK(compiler_books(dir) == loaded);
+
+  // A damaged file (truncated; a flipped byte in the object; another file's bytes) is compiled
+  // anew and rewritten.
+  const std::string good = backend_test::read_file(file);
+  auto write = [&](const std::string& bytes) { std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes; };
+  write(good.substr(0, good.size() / 2));
+  CHECK(compiler_books(dir) == compiled);
+  CHECK(backend_test::read_file(file) == good);
+  CHECK(compiler_books(dir) == loaded);
+  std::string flipped = good;
+  flipped[flipped.size() - 100] ^= 0x40;
+  write(flipped);
+  CHECK(compiler_books(dir) == compiled);
+  CHECK(compiler_books(dir) == loaded);
+  write("not a kernel at all");
+  CHECK(compiler_books(dir) == compiled);
+  CHECK(files_in(dir).size() == 1);  // no temporary file left behind
+
+  // A directory others may write to is not used: kernels are compiled, nothing is stored.
+  for (const std::string& f : files_in(dir)) std::remove((dir + "/" + f).c_str());
+  REQUIRE(chmod(dir.c_str(), 0777) == 0);
+  CHECK(compiler_books(dir) == compiled);
+  CHECK(files_in(dir).empty());
+  REQUIRE(rmdir(dir.c_str()) == 0);
+  REQUIRE(rmdir(tmpl) == 0);
 }
 
 TEST_CASE("driver: libraries and kernels", "[driver]") {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target (clang, ASan + UBSan) for the image parsers of core/fatbin: fat binaries,
-// ELF cubins and PTX text, as module loads hand them over; the PTX text also goes through the
-// kernel executor's parser (kernels/ptx.h). ctest runs it for a bounded
+// ELF cubins, linked images (cuLinkComplete's) and PTX text, as module loads hand them over,
+// and host objects and static libraries, as the JIT linker is handed them; the PTX text also
+// goes through the kernel executor's parser and linker (kernels/ptx.h). ctest runs it for a bounded
 // number of inputs from tests/fuzz/corpus/images; longer: build/tests/fuzz_images -max_total_time=N.
 #include "core/fatbin.h"
 #include "kernels/ptx.h"
@@ -53,6 +54,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)fg::fatbin::ptx_arch(handed, cc);
     }
   }
+  // A linked image's units are PTX; a host object's fat binaries and a library's members lie
+  // within the bytes handed over.
+  fg::Status why = fg::Status::Ok;
+  for (const fg::fatbin::Code& u : fg::fatbin::linked_units(image.data(), 90, &why))
+    if (u.kind != fg::fatbin::Code::Kind::Ptx || u.bytes.empty() || u.bytes.back() != 0) __builtin_trap();
+  for (const std::vector<unsigned char>& fb : fg::fatbin::object_fatbins(data, size)) {
+    if (fb.size() < 16 || fb.size() > size) __builtin_trap();
+    (void)fg::fatbin::select_ptx(fb.data(), 90);
+  }
+  for (const fg::fatbin::ArchiveMember& m : fg::fatbin::archive_members(data, size)) {
+    if (m.data < data || m.size > size || m.data + m.size > data + size) __builtin_trap();
+    (void)fg::fatbin::object_fatbins(m.data, m.size);
+  }
   const fg::fatbin::Code ptx = fg::fatbin::ptx_code(std::string_view(reinterpret_cast<const char*>(data), size), 90);
   (void)fg::fatbin::kernels(ptx);
   fg::Status st = fg::Status::Ok;
@@ -67,6 +81,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (s.kind == fg::ptx::Statement::Kind::Instruction && s.insn.opcode == "call" &&
             (s.insn.ops.size() < 3 || s.insn.ops.size() > 4))
           __builtin_trap();  // the layout ptx.h promises
+    // Linked with itself: every name it defines is defined twice (refused unless all are weak).
+    (void)fg::ptx::symbols(*module);
+    std::string link_error;
+    (void)fg::ptx::link({*module, *module}, &link_error);
   }
   return 0;
 }

@@ -3,13 +3,19 @@
 // device of compute capability 7.5 or later loads), loaded with cuModuleLoadData, instantiated
 // through name expressions (nvrtcGetLoweredName), launched with cuLaunchKernel both with a
 // parameter array and with a packed parameter buffer (CU_LAUNCH_PARAM_BUFFER_POINTER), with
-// dynamic shared memory; a __device__ variable reached through cuModuleGetGlobal.
+// dynamic shared memory; a __device__ variable reached through cuModuleGetGlobal. Then
+// separate compilation: NVRTC -rdc=true PTX whose kernel calls a __device__ function and reads
+// a __device__ variable of another unit, linked by cuLinkCreate/AddData/Complete with that
+// unit as NVRTC PTX, as nvcc's host object (nvcc -dc) and as nvcc's static library (nvcc -lib).
 #include <cuda.h>
 #include <nvrtc.h>
 
 #include "check.h"
 
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -51,6 +57,78 @@ extern "C" __global__ void reverse_offset(const int* in, int* out) {
   out[base + t] = s[n - 1 - t] + g_offset;
 }
 )";
+
+// -rdc=true: the kernel's unit uses names the other unit defines.
+static const char* kLinkMain = R"(
+extern __device__ int link_bias;
+__device__ int link_scale(int x);
+extern "C" __global__ void linked(int* out) {
+  int t = threadIdx.x;
+  out[t] = link_scale(t) + link_bias;
+}
+)";
+static const char* kLinkLib = R"(
+__device__ int link_bias = 40;
+__device__ int link_scale(int x) { return 7 * x + 2; }
+)";
+
+static std::string rdc_ptx(const char* source, const char* name) {
+  nvrtcProgram prog;
+  NVRTC(nvrtcCreateProgram(&prog, source, name, 0, nullptr, nullptr));
+  const char* opts[] = {"--gpu-architecture=compute_75", "-rdc=true"};
+  if (nvrtcCompileProgram(prog, 2, opts) != NVRTC_SUCCESS) {
+    size_t n = 0;
+    nvrtcGetProgramLogSize(prog, &n);
+    std::string log(n, '\0');
+    nvrtcGetProgramLog(prog, log.data());
+    std::fprintf(stderr, "NVRTC compile of %s failed:\n%s\n", name, log.c_str());
+    std::exit(2);
+  }
+  size_t size = 0;
+  NVRTC(nvrtcGetPTXSize(prog, &size));
+  std::string ptx(size, '\0');
+  NVRTC(nvrtcGetPTX(prog, ptx.data()));
+  NVRTC(nvrtcDestroyProgram(&prog));
+  return ptx;
+}
+
+// Links `main_ptx` with the other unit (`type`: PTX text in `data`, or a file at `path`), loads
+// the image, runs `linked` on 64 threads and checks out[t] = 7t + 2 + 40.
+static void check_link(const char* what, const std::string& main_ptx, CUjitInputType type, const std::string& data,
+                       const char* path) {
+  char error_log[1024] = {};
+  CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* vals[] = {error_log, reinterpret_cast<void*>(sizeof error_log)};
+  CUlinkState link;
+  CU(cuLinkCreate(2, opts, vals, &link));
+  CU(cuLinkAddData(link, CU_JIT_INPUT_PTX, const_cast<char*>(main_ptx.c_str()), main_ptx.size() + 1, "main.ptx", 0,
+                   nullptr, nullptr));
+  CUresult added = path ? cuLinkAddFile(link, type, path, 0, nullptr, nullptr)
+                        : cuLinkAddData(link, type, const_cast<char*>(data.c_str()), data.size() + 1, "lib.ptx", 0,
+                                        nullptr, nullptr);
+  void* image = nullptr;
+  size_t size = 0;
+  CUresult completed = added == CUDA_SUCCESS ? cuLinkComplete(link, &image, &size) : added;
+  if (completed != CUDA_SUCCESS) std::fprintf(stderr, "%s: link error log: %s\n", what, error_log);
+  CU(completed);
+  CUmodule mod;
+  CU(cuModuleLoadData(&mod, image));
+  CU(cuLinkDestroy(link));
+  CUfunction f;
+  CU(cuModuleGetFunction(&f, mod, "linked"));
+  const int n = 64;
+  CUdeviceptr dout;
+  CU(cuMemAlloc(&dout, n * sizeof(int)));
+  void* params[] = {&dout};
+  CU(cuLaunchKernel(f, 1, 1, 1, n, 1, 1, 0, nullptr, params, nullptr));
+  CU(cuCtxSynchronize());
+  std::vector<int> got(n), want(n);
+  CU(cuMemcpyDtoH(got.data(), dout, n * sizeof(int)));
+  for (int t = 0; t < n; ++t) want[t] = 7 * t + 2 + 40;
+  kt::check_array(what, got.data(), want.data(), n);
+  CU(cuMemFree(dout));
+  CU(cuModuleUnload(mod));
+}
 
 int main() {
   nvrtcProgram prog;
@@ -165,6 +243,32 @@ int main() {
     CU(cuMemFree(dout));
   }
   CU(cuModuleUnload(mod));
+
+  // Separate compilation, linked by the driver.
+  const std::string main_ptx = rdc_ptx(kLinkMain, "link_main.cu");
+  const std::string lib_ptx = rdc_ptx(kLinkLib, "link_lib.cu");
+  kt::check(
+      "NVRTC -rdc=true PTX declares the other unit's names",
+      main_ptx.find(".extern .func") != std::string::npos && main_ptx.find(".extern .global") != std::string::npos);
+  check_link("cuLinkComplete: NVRTC -rdc PTX + PTX", main_ptx, CU_JIT_INPUT_PTX, lib_ptx, nullptr);
+  check_link("cuLinkComplete: NVRTC -rdc PTX + nvcc -dc object", main_ptx, CU_JIT_INPUT_OBJECT, "", KT_LINK_OBJECT);
+  check_link("cuLinkComplete: NVRTC -rdc PTX + nvcc -lib library", main_ptx, CU_JIT_INPUT_LIBRARY, "", KT_LINK_LIBRARY);
+  {
+    // Without the other unit the link refuses the names it cannot resolve.
+    char error_log[256] = {};
+    CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void* vals[] = {error_log, reinterpret_cast<void*>(sizeof error_log)};
+    CUlinkState link;
+    CU(cuLinkCreate(2, opts, vals, &link));
+    CU(cuLinkAddData(link, CU_JIT_INPUT_PTX, const_cast<char*>(main_ptx.c_str()), main_ptx.size() + 1, "main.ptx", 0,
+                     nullptr, nullptr));
+    void* image = nullptr;
+    size_t size = 0;
+    const CUresult r = cuLinkComplete(link, &image, &size);
+    kt::checkf("cuLinkComplete refuses an undefined reference", r != CUDA_SUCCESS && std::strstr(error_log, "link_"),
+               "result %d, log '%s'", static_cast<int>(r), error_log);
+    CU(cuLinkDestroy(link));
+  }
   CU(cuDevicePrimaryCtxRelease(dev));
   return kt::finish("nvrtc_driver");
 }

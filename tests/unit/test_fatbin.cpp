@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <tuple>
@@ -108,4 +109,117 @@ TEST_CASE("the executor's PTX: the newest at or below the device, else the oldes
   CHECK(none.kind == Code::Kind::None);
   CHECK(none.refusal == fg::Status::NoBinaryForGpu);
   CHECK(select_ptx(nullptr, 80).refusal == fg::Status::InvalidImage);
+}
+
+namespace {
+// A minimal ELF64 relocatable object whose only content section is `name` holding `data`.
+std::vector<unsigned char> object_with(const std::string& name, const std::vector<unsigned char>& data) {
+  const std::string names = std::string("\0.shstrtab\0", 11) + name + '\0';
+  std::vector<unsigned char> elf(64, 0);
+  const unsigned char ident[] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+  std::memcpy(elf.data(), ident, sizeof ident);
+  const uint64_t data_off = elf.size();
+  elf.insert(elf.end(), data.begin(), data.end());
+  const uint64_t names_off = elf.size();
+  elf.insert(elf.end(), names.begin(), names.end());
+  elf.resize((elf.size() + 7) / 8 * 8, 0);
+  const uint64_t shoff = elf.size();
+  auto section = [&](uint32_t name_at, uint32_t type, uint64_t off, uint64_t size) {
+    unsigned char sh[64] = {};
+    std::memcpy(sh, &name_at, 4);
+    std::memcpy(sh + 4, &type, 4);
+    std::memcpy(sh + 0x18, &off, 8);
+    std::memcpy(sh + 0x20, &size, 8);
+    elf.insert(elf.end(), sh, sh + sizeof sh);
+  };
+  section(0, 0, 0, 0);                     // SHN_UNDEF
+  section(1, 3, names_off, names.size());  // .shstrtab (SHT_STRTAB)
+  section(11, 1, data_off, data.size());   // the content (SHT_PROGBITS)
+  const uint16_t shentsize = 64, shnum = 3, shstrndx = 1;
+  std::memcpy(elf.data() + 0x28, &shoff, 8);
+  std::memcpy(elf.data() + 0x3a, &shentsize, 2);
+  std::memcpy(elf.data() + 0x3c, &shnum, 2);
+  std::memcpy(elf.data() + 0x3e, &shstrndx, 2);
+  return elf;
+}
+
+// An ar member header and data (padded to an even size).
+void ar_member(std::vector<unsigned char>& ar, const std::string& name, const std::string& data) {
+  char h[61];
+  std::snprintf(h, sizeof h, "%-16s%-12s%-6s%-6s%-8s%-10zu`\n", name.c_str(), "0", "0", "0", "644", data.size());
+  ar.insert(ar.end(), h, h + 60);
+  ar.insert(ar.end(), data.begin(), data.end());
+  if (data.size() % 2) ar.push_back('\n');
+}
+}  // namespace
+
+TEST_CASE("linked images (cuLinkComplete's output) keep their units, and refuse damage", "[fatbin]") {
+  using fg::fatbin::Code;
+  const std::string a = ".version 8.0\n.target sm_75\n.address_size 64\n.visible .entry a() { ret; }\n";
+  const std::string b = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry b() { ret; }\n";
+  const std::vector<Code> units = {fg::fatbin::ptx_code(a, 80), fg::fatbin::ptx_code(b, 80)};
+  const std::vector<unsigned char> image = fg::fatbin::linked_image(units);
+  CHECK(fg::fatbin::binary_extent(image.data()) == image.size());
+  CHECK(image.size() % 8 == 0);
+  fg::Status why = fg::Status::Ok;
+  const std::vector<Code> back = fg::fatbin::linked_units(image.data(), 80, &why);
+  CHECK(why == fg::Status::Ok);
+  REQUIRE(back.size() == 2);
+  CHECK(text_of(back[0]) == a);
+  CHECK(back[0].arch == 75);
+  CHECK(text_of(back[1]) == b);
+  CHECK(back[1].arch == 80);
+  // A device below a unit's target refuses it as PTX it cannot run.
+  CHECK(fg::fatbin::linked_units(image.data(), 75, &why).empty());
+  CHECK(why == fg::Status::InvalidPtx);
+  // A unit whose text lost its NUL, a unit count beyond the image, an unknown version.
+  std::vector<unsigned char> bad = image;
+  bad[24 + 16 + a.size()] = 'x';
+  CHECK(fg::fatbin::linked_units(bad.data(), 80, &why).empty());
+  CHECK(why == fg::Status::InvalidImage);
+  bad = image;
+  bad[8] = 3;
+  CHECK(fg::fatbin::linked_units(bad.data(), 80, &why).empty());
+  CHECK(why == fg::Status::InvalidImage);
+  bad = image;
+  bad[4] = 9;
+  CHECK(fg::fatbin::linked_units(bad.data(), 80, &why).empty());
+}
+
+TEST_CASE("host objects carry fat binaries; static libraries carry objects", "[fatbin]") {
+  const std::vector<unsigned char> fb1 = fatbin_of({{1, 80, "// one"}});
+  const std::vector<unsigned char> fb2 = fatbin_of({{1, 80, "// two"}, {2, 80, "ELF"}});
+  std::vector<unsigned char> section = fb1;
+  section.resize((section.size() + 7) / 8 * 8 + 8, 0);  // padding between them
+  section.insert(section.end(), fb2.begin(), fb2.end());
+  const std::vector<unsigned char> obj = object_with("__nv_relfatbin", section);
+  const auto found = fg::fatbin::object_fatbins(obj.data(), obj.size());
+  REQUIRE(found.size() == 2);
+  CHECK(found[0] == fb1);
+  CHECK(found[1] == fb2);
+  const std::vector<unsigned char> other = object_with(".text", section);
+  CHECK(fg::fatbin::object_fatbins(other.data(), other.size()).empty());
+  CHECK(fg::fatbin::object_fatbins(fb1.data(), fb1.size()).empty());  // not an object
+  // A section that claims more than the file holds.
+  std::vector<unsigned char> cut(obj.begin(), obj.begin() + 80);
+  CHECK(fg::fatbin::object_fatbins(cut.data(), cut.size()).empty());
+
+  std::vector<unsigned char> ar = {'!', '<', 'a', 'r', 'c', 'h', '>', '\n'};
+  ar_member(ar, "/", std::string(8, '\0'));                  // the symbol table
+  ar_member(ar, "//", "a_rather_long_member_name.o/\n");     // long names
+  ar_member(ar, "/0", std::string(obj.begin(), obj.end()));  // a long name
+  ar_member(ar, "b.o/", "odd");                              // a short name, odd size
+  ar_member(ar, "c.o/", "x");
+  REQUIRE(fg::fatbin::is_archive(ar.data(), ar.size()));
+  const auto members = fg::fatbin::archive_members(ar.data(), ar.size());
+  REQUIRE(members.size() == 3);
+  CHECK(members[0].name == "a_rather_long_member_name.o");
+  CHECK(std::vector<unsigned char>(members[0].data, members[0].data + members[0].size) == obj);
+  CHECK(members[1].name == "b.o");
+  CHECK(std::string(reinterpret_cast<const char*>(members[1].data), members[1].size) == "odd");
+  CHECK(members[2].name == "c.o");
+  // A member whose size runs past the end ends the list.
+  std::vector<unsigned char> truncated(ar.begin(), ar.end() - 2);
+  CHECK(fg::fatbin::archive_members(truncated.data(), truncated.size()).size() == 2);
+  CHECK_FALSE(fg::fatbin::is_archive(obj.data(), obj.size()));
 }

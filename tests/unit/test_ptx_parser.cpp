@@ -992,4 +992,67 @@ TEST_CASE("PTX linking (nvcc -rdc): externs resolve across units, internal names
     CHECK_FALSE(link(std::move(twice), &why).has_value());
     CHECK(why == "function scale is defined in two translation units");
   }
+
+  SECTION("what each unit defines and uses but only declares") {
+    const Symbols sa = symbols(must_parse(a));
+    REQUIRE(sa.defined.size() == 1);
+    CHECK(sa.defined[0].name == "k");                         // a kernel; the internal helper and $str are not external
+    CHECK(sa.undefined == std::vector<std::string>{"bias"});  // scale is declared but not called
+    const Symbols sb = symbols(must_parse(b));
+    REQUIRE(sb.defined.size() == 2);
+    CHECK(sb.defined[0].name == "scale");
+    CHECK(sb.defined[1].name == "bias");
+    CHECK_FALSE(sb.defined[1].weak);
+    CHECK(sb.undefined.empty());  // vprintf declared, never called
+  }
+}
+
+TEST_CASE("PTX linking: a strong definition wins over weak ones, internal names yield to external ones", "[ptx]") {
+  // nvcc -rdc gives inline functions and template instances .weak linkage in every unit that
+  // uses them; a unit's internal name may also be another unit's external one.
+  const std::string weak_unit = std::string(kHeader) + R"(
+.weak .func (.param .b32 r) inl(.param .b32 x) { .reg .b32 %r<2>; mov.u32 %r1, 1; st.param.b32 [r], %r1; ret; }
+.weak .global .align 4 .u32 w = 1;
+.func (.param .b32 r) shared_name(.param .b32 x) { ret; }
+.visible .entry k(.param .u64 p) {
+  .reg .b64 %rd<3>;
+  mov.u64 %rd1, shared_name;
+  mov.u64 %rd2, w;
+  ret;
+}
+)";
+  const std::string weak_only = std::string(kHeader) + R"(
+.weak .func (.param .b32 r) inl(.param .b32 x) { .reg .b32 %r<2>; mov.u32 %r1, 3; st.param.b32 [r], %r1; ret; }
+.weak .global .align 4 .u32 w = 3;
+)";
+  const std::string strong_unit = std::string(kHeader) + R"(
+.visible .func (.param .b32 r) inl(.param .b32 x) { .reg .b32 %r<2>; mov.u32 %r1, 2; st.param.b32 [r], %r1; ret; }
+.visible .global .align 4 .u32 w = 2;
+.visible .func (.param .b32 r) shared_name(.param .b32 x) { ret; }
+)";
+  std::vector<Module> units;
+  units.push_back(must_parse(weak_unit));
+  units.push_back(must_parse(weak_only));
+  units.push_back(must_parse(strong_unit));
+  std::string error;
+  std::optional<Module> m = link(std::move(units), &error);
+  INFO(error);
+  REQUIRE(m.has_value());
+  CHECK(std::count_if(m->functions.begin(), m->functions.end(), [](const Function& f) { return f.name == "inl"; }) ==
+        1);
+  CHECK(m->find_function("inl")->linkage == Linkage::Visible);
+  REQUIRE(m->find_global("w"));
+  CHECK(m->find_global("w")->init.at(0).bits == 2);
+  // The first unit's internal shared_name is renamed: the external one keeps the name.
+  REQUIRE(m->find_function("shared_name$unit0"));
+  CHECK(m->find_function("shared_name")->linkage == Linkage::Visible);
+  CHECK(m->find_function("k")->body.at(0).insn.ops.at(1).name == "shared_name$unit0");
+  CHECK(m->find_function("k")->body.at(1).insn.ops.at(1).name == "w");
+  const Symbols s = symbols(must_parse(weak_unit));
+  REQUIRE(s.defined.size() == 3);
+  CHECK(s.defined[0].name == "inl");
+  CHECK(s.defined[0].weak);
+  CHECK(s.defined[1].name == "k");
+  CHECK(s.defined[2].name == "w");
+  CHECK(s.defined[2].weak);
 }

@@ -9,9 +9,13 @@
 #include "core/event_ipc.h"
 #include "core/fatbin.h"
 #include "core/graph.h"
+#include "kernels/ptx.h"
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <set>
+#include <string>
 
 namespace fg {
 
@@ -468,7 +472,17 @@ Status Backend::module_load(Context* ctx, const void* image, size_t size_hint, M
   const int cc = ctx->dev->model.cc_major * 10 + ctx->dev->model.cc_minor;
   fatbin::Code code;
   std::vector<fatbin::Code> units;  // a separately compiled program's PTX, linked as the driver's JIT links it
-  if (magic == 0x464C457F || magic == 0xBA55ED50 || magic == 0x466243B1) {
+  if (magic == fatbin::kLinkedMagic) {
+    // cuLinkComplete's output of several units: their PTX, linked as an -rdc program's.
+    m->origin = "linked image (cuLinkComplete: its units' PTX linked)";
+    Status refusal = Status::Ok;
+    units = fatbin::linked_units(image, cc, &refusal);
+    if (units.empty()) {
+      delete m;
+      return refusal;
+    }
+    code = units.front();
+  } else if (magic == 0x464C457F || magic == 0xBA55ED50 || magic == 0x466243B1) {
     // The code this device would run: its cubin, or the PTX the driver would compile.
     m->origin = magic == 0x464C457F ? "cubin" : "fatbinary";
     code = fatbin::select_code(image, cc);
@@ -504,10 +518,35 @@ Status Backend::module_load(Context* ctx, const void* image, size_t size_hint, M
   m->names_complete = true;
   Status vars_status = Status::Ok;
   std::vector<fatbin::Variable> vars = fatbin::variables(code, ctx->dev->model.total_memory, &vars_status);
+  // The other units' variables under the names the link gives them (ptx::link): internal ones
+  // renamed apart, an external one once (its first definition; .extern declarations are not
+  // variables here). The first unit's internal names stay, as the link keeps them unless another
+  // unit defines the same name externally.
+  std::set<std::string> external;
+  const size_t first_unit_vars = vars.size();
   for (size_t i = 1; i < units.size() && vars_status == Status::Ok; ++i) {
     for (std::string& k : fatbin::kernels(units[i])) m->entry_names.push_back(std::move(k));
-    for (fatbin::Variable& v : fatbin::variables(units[i], ctx->dev->model.total_memory, &vars_status))
+    for (fatbin::Variable& v : fatbin::variables(units[i], ctx->dev->model.total_memory, &vars_status)) {
+      if (!v.external)
+        v.name = ptx::unit_local_name(v.name, i);
+      else
+        external.insert(v.name);
       vars.push_back(std::move(v));
+    }
+  }
+  if (!units.empty()) {
+    for (size_t i = 0; i < first_unit_vars; ++i)
+      if (!vars[i].external && external.count(vars[i].name)) vars[i].name = ptx::unit_local_name(vars[i].name, 0);
+    // A name defined in several units: the strong definition, else the first weak one.
+    std::map<std::string, size_t> chosen;
+    for (size_t i = 0; i < vars.size(); ++i) {
+      auto [it, fresh] = chosen.try_emplace(vars[i].name, i);
+      if (!fresh && vars[it->second].weak && !vars[i].weak) it->second = i;
+    }
+    std::vector<fatbin::Variable> kept;
+    for (size_t i = 0; i < vars.size(); ++i)
+      if (chosen[vars[i].name] == i) kept.push_back(std::move(vars[i]));
+    vars = std::move(kept);
   }
   if (vars_status != Status::Ok) {
     delete m;

@@ -255,6 +255,9 @@ std::vector<Variable> ptx_variables(std::string_view v, uint64_t max_bytes, Stat
       var.init.resize(elem * count);
       var.constant = kw == ".const";
       var.managed = line.find(".managed") != std::string_view::npos;
+      const std::string_view linkage = v.substr(from, pos - kw.size() - from);
+      var.weak = linkage.find(".weak") != std::string_view::npos || linkage.find(".common") != std::string_view::npos;
+      var.external = var.weak || linkage.find(".visible") != std::string_view::npos;
       out.push_back(std::move(var));
     }
   }
@@ -293,6 +296,8 @@ std::vector<Variable> cubin_variables(const Code& cubin, uint64_t max_bytes, Sta
                 v.init.resize(size);
                 if (!symbol_bytes(elf, len, section, value, v.init.data(), size)) return false;
                 v.managed = (other & kCudaManaged) != 0;
+                v.external = (info >> 4) == 1 || (info >> 4) == 2;  // STB_GLOBAL, STB_WEAK
+                v.weak = (info >> 4) == 2;
                 // A constant bank is allocated but not writable (SHF_ALLOC without SHF_WRITE).
                 v.constant = (rd<uint64_t>(section + 8) & 0x3) == 0x2;
                 out.push_back(std::move(v));
@@ -445,6 +450,10 @@ uint64_t binary_extent(const void* image) noexcept {
       const uint64_t body = rd<uint64_t>(p + 8);
       return body > (1ull << 40) ? UINT64_MAX : rd<uint16_t>(p + 6) + body;  // absurd: never all mapped
     }
+    case kLinkedMagic: {
+      const uint64_t size = rd<uint64_t>(p + 16);
+      return size > (1ull << 40) ? UINT64_MAX : size;
+    }
     default: return 0;
   }
 }
@@ -544,6 +553,142 @@ std::vector<Code> linked_ptx(const void* wrapper, int cc, std::string* refused) 
       return {};
     }
     out.push_back(std::move(c));
+  }
+  return out;
+}
+
+namespace {
+uint64_t align8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
+}  // namespace
+
+std::vector<unsigned char> linked_image(const std::vector<Code>& units) {
+  std::vector<unsigned char> out(24, 0);
+  auto put32 = [&out](size_t at, uint32_t v) { std::memcpy(out.data() + at, &v, sizeof v); };
+  auto put64 = [&out](size_t at, uint64_t v) { std::memcpy(out.data() + at, &v, sizeof v); };
+  for (const Code& u : units) {
+    const size_t at = out.size();
+    out.resize(at + 16 + align8(u.bytes.size()), 0);
+    put32(at, static_cast<uint32_t>(u.arch));
+    put64(at + 8, u.bytes.size());
+    std::memcpy(out.data() + at + 16, u.bytes.data(), u.bytes.size());
+  }
+  put32(0, kLinkedMagic);
+  put32(4, kLinkedVersion);
+  put32(8, static_cast<uint32_t>(units.size()));
+  put64(16, out.size());
+  return out;
+}
+
+std::vector<Code> linked_units(const void* image, int cc, Status* refusal) {
+  *refusal = Status::InvalidImage;
+  auto* p = static_cast<const unsigned char*>(image);
+  if (!p || !readable(p, 24) || rd<uint32_t>(p) != kLinkedMagic || rd<uint32_t>(p + 4) != kLinkedVersion) return {};
+  const uint32_t n = rd<uint32_t>(p + 8);
+  const uint64_t size = rd<uint64_t>(p + 16);
+  if (n == 0 || n > kMaxLinkedImageUnits || size < 24 || size > (1ull << 40) || !readable(p, size)) return {};
+  std::vector<Code> out;
+  uint64_t at = 24;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!fits(at, 16, size)) return {};
+    const uint64_t len = rd<uint64_t>(p + at + 8);
+    if (len == 0 || !fits(at + 16, len, size) || p[at + 16 + len - 1] != 0) return {};  // PTX ends with its NUL
+    Code c = ptx_code(std::string_view(reinterpret_cast<const char*>(p + at + 16), len), cc);
+    if (c.kind == Code::Kind::None) {
+      *refusal = c.refusal;
+      return {};
+    }
+    out.push_back(std::move(c));
+    at += 16 + align8(len);
+  }
+  *refusal = Status::Ok;
+  return out;
+}
+
+std::vector<std::vector<unsigned char>> object_fatbins(const unsigned char* elf, size_t len) {
+  std::vector<std::vector<unsigned char>> out;
+  if (len < 64 || rd<uint32_t>(elf) != kElfMagic || elf[4] != 2 || elf[5] != 1) return out;
+  const uint64_t shoff = rd<uint64_t>(elf + 0x28);
+  const uint16_t shentsize = rd<uint16_t>(elf + 0x3a), shnum = rd<uint16_t>(elf + 0x3c);
+  const uint16_t shstrndx = rd<uint16_t>(elf + 0x3e);
+  if (shentsize < 64 || shstrndx >= shnum || !fits(shoff, uint64_t{shnum} * shentsize, len)) return out;
+  auto sh = [&](uint32_t i) { return elf + shoff + uint64_t{i} * shentsize; };
+  const uint64_t names = rd<uint64_t>(sh(shstrndx) + 0x18), names_size = rd<uint64_t>(sh(shstrndx) + 0x20);
+  if (!fits(names, names_size, len)) return out;
+  for (uint32_t i = 0; i < shnum; ++i) {
+    const uint32_t name = rd<uint32_t>(sh(i));
+    if (name >= names_size || rd<uint32_t>(sh(i) + 4) != 1) continue;  // SHT_PROGBITS
+    const char* n = reinterpret_cast<const char*>(elf + names + name);
+    const std::string_view section(n, strnlen(n, names_size - name));
+    if (section != ".nv_fatbin" && section != "__nv_relfatbin") continue;
+    const uint64_t off = rd<uint64_t>(sh(i) + 0x18), size = rd<uint64_t>(sh(i) + 0x20);
+    if (!fits(off, size, len)) continue;
+    // Fat binaries one after another, each 8-byte aligned.
+    for (uint64_t at = 0; at + 16 <= size;) {
+      const unsigned char* fb = elf + off + at;
+      if (rd<uint32_t>(fb) != kFatbinMagic) {
+        at += 8;  // padding between them
+        continue;
+      }
+      const uint64_t total = uint64_t{rd<uint16_t>(fb + 6)} + rd<uint64_t>(fb + 8);
+      if (rd<uint64_t>(fb + 8) > size || !fits(at, total, size)) break;
+      out.emplace_back(fb, fb + total);
+      at += align8(total);
+    }
+  }
+  return out;
+}
+
+bool is_archive(const unsigned char* bytes, size_t size) {
+  return size >= 8 && std::memcmp(bytes, "!<arch>\n", 8) == 0;
+}
+
+std::vector<ArchiveMember> archive_members(const unsigned char* bytes, size_t size) {
+  std::vector<ArchiveMember> out;
+  if (!is_archive(bytes, size)) return out;
+  std::string_view long_names;
+  auto trimmed = [](const char* f, size_t n) {
+    std::string_view v(f, n);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\0')) v.remove_suffix(1);
+    return v;
+  };
+  // Member header (60 bytes): name[16] date[12] uid[6] gid[6] mode[8] size[10] "`\n".
+  for (uint64_t at = 8; at + 60 <= size;) {
+    const char* h = reinterpret_cast<const char*>(bytes + at);
+    if (h[58] != '`' || h[59] != '\n') break;
+    uint64_t n = 0;
+    for (char c : trimmed(h + 48, 10)) {
+      if (c < '0' || c > '9') return out;
+      n = n * 10 + static_cast<uint64_t>(c - '0');
+    }
+    const uint64_t data = at + 60;
+    if (!fits(data, n, size)) break;
+    std::string_view name = trimmed(h, 16);
+    const unsigned char* d = bytes + data;
+    uint64_t dsize = n;
+    at = data + n + (n & 1);
+    if (name == "/" || name == "/SYM64/" || name == "__.SYMDEF" || name == "__.SYMDEF SORTED") continue;
+    if (name == "//") {  // GNU: the names longer than 15 characters, each ending "/\n"
+      long_names = std::string_view(reinterpret_cast<const char*>(d), dsize);
+      continue;
+    }
+    std::string full;
+    if (name.size() > 1 && name[0] == '/' && std::isdigit(static_cast<unsigned char>(name[1]))) {
+      const uint64_t off = std::strtoull(std::string(name.substr(1)).c_str(), nullptr, 10);
+      if (off < long_names.size()) {
+        const std::string_view rest = long_names.substr(off);
+        full = rest.substr(0, rest.find('\n'));
+      }
+    } else if (name.substr(0, 3) == "#1/") {  // BSD: the name begins the data
+      const uint64_t len = std::strtoull(std::string(name.substr(3)).c_str(), nullptr, 10);
+      if (len > dsize) continue;
+      full = trimmed(reinterpret_cast<const char*>(d), len);
+      d += len;
+      dsize -= len;
+    } else {
+      full = name;
+    }
+    if (!full.empty() && full.back() == '/') full.pop_back();
+    out.push_back({std::move(full), d, dsize});
   }
   return out;
 }

@@ -61,6 +61,40 @@ inline constexpr size_t kMaxLinkedUnits = 64;
 inline constexpr size_t kMaxLinkedPtx = size_t{32} << 20;
 std::vector<Code> linked_ptx(const void* wrapper, int cc, std::string* refused = nullptr);
 
+// A linked image: what the fake's cuLinkComplete hands out when a link takes more than one
+// unit of PTX. A real driver returns a cubin, which the fake cannot make; this keeps the
+// units apart, to be linked by the kernel executor when a module loads it, as an -rdc
+// program's are (ptx::link). It holds no address (a caller may copy it, write it to a file
+// and load it later), and every loader of the fake takes it (cuModuleLoad*, cuLibraryLoad*).
+// Little-endian:
+//   header    u32 magic kLinkedMagic ("FLNK"), u32 version (1), u32 unit count, u32 zero,
+//             u64 size of the whole image in bytes
+//   per unit  u32 arch (the XY of its .target), u32 zero, u64 length n, then n bytes of PTX
+//             text (its NUL included), zero-padded to a multiple of 8
+inline constexpr uint32_t kLinkedMagic = 0x4B4E4C46;
+inline constexpr uint32_t kLinkedVersion = 1;
+inline constexpr size_t kMaxLinkedImageUnits = 4096;
+std::vector<unsigned char> linked_image(const std::vector<Code>& units);
+
+// The units of linked image `image` as code for a device of compute capability `cc`, each
+// checked as ptx_code checks PTX text. Empty with *refusal set when the image is malformed
+// or not all mapped (InvalidImage), or a unit is refused (InvalidPtx).
+std::vector<Code> linked_units(const void* image, int cc, Status* refusal);
+
+// The fat binaries a host object file (nvcc -c: section .nv_fatbin; nvcc -dc: __nv_relfatbin)
+// carries, copied; empty when `bytes` is not an ELF64 object or carries none.
+std::vector<std::vector<unsigned char>> object_fatbins(const unsigned char* bytes, size_t size);
+
+// The members of an ar archive (a static library such as libcudadevrt.a), in order; empty when
+// `bytes` is not one. The symbol table and the long-name table are not members.
+struct ArchiveMember {
+  std::string name;
+  const unsigned char* data = nullptr;  // within `bytes`
+  size_t size = 0;
+};
+bool is_archive(const unsigned char* bytes, size_t size);
+std::vector<ArchiveMember> archive_members(const unsigned char* bytes, size_t size);
+
 // The architecture of the PTX a device of compute capability `cc` compiles from `image` (as
 // select_code chooses: no cubin of its major at or below cc, then the newest PTX at or below
 // cc); 0 when it runs a cubin or nothing fits. Reads the entries' headers only.
@@ -82,6 +116,8 @@ struct Variable {
   std::vector<unsigned char> init;  // size() is the variable's size
   bool constant = false;
   bool managed = false;
+  bool external = false;  // external linkage (PTX .visible/.weak/.common; a cubin's global or weak symbol)
+  bool weak = false;      // .weak/.common (a weak symbol): another unit's strong definition wins
 };
 // A variable larger than `max_bytes` (the device's memory) or than kMaxVariableBytes cannot
 // be loaded: *refusal is then OutOfMemory and nothing is returned (nor allocated).

@@ -98,6 +98,7 @@ void Backend::write_report() noexcept {
         if (k.recorded) entry["reason"] = k.reason;
         executed[k.name] = entry;
       }
+      const kernels::CompilerBooks compiled = kernels::compiler_books_now();
       const auto cov = coverage::snapshot();
       json report = {{"version", 1},
                      {"pid", ::getpid()},
@@ -108,6 +109,8 @@ void Backend::write_report() noexcept {
                      {"kernel_launches", kernels},
                      {"kernels", executed},
                      {"coverage", {{"unsupported_calls", cov.stubs}, {"unresolved_entry_points", cov.unresolved}}}};
+      if (compiled.compiled || compiled.loaded)
+        report["kernel_compiler"] = {{"compiled", compiled.compiled}, {"loaded_from_cache", compiled.loaded}};
       const std::string text = report.dump(2) + "\n";
       // Atomic: write a temporary file next to the target, then rename over it.
       const std::string tmp = path + ".tmp." + std::to_string(::getpid());

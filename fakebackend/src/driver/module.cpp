@@ -3,9 +3,12 @@
 //
 // Code is never compiled or run: a module remembers which kernels and globals its PTX
 // declares (core/exec.cpp parses ".entry" and ".global"/".const"), cubins and fat binaries
-// accept any kernel name, and launches are recorded (launch.cpp). The linker accepts PTX
-// (what Numba feeds it), concatenates the pieces and hands the text back as the "cubin",
-// which cuModuleLoadData(Ex) then loads as PTX; CUBIN/FATBINARY inputs pass through.
+// accept any kernel name, and launches are recorded (launch.cpp). The linker (cuLink*) takes
+// the PTX of its inputs (PTX text; that of fat binaries, host objects and static libraries),
+// checks the link as nvlink would (one definition of each external name, every name a unit uses
+// defined somewhere) and hands out the units as one image that every loader takes: the PTX
+// itself for one unit, a linked image (core/fatbin.h) for more, whose PTX the kernel executor
+// links on load (ptx::link). A lone CUBIN/FATBINARY input without PTX passes through.
 //
 // A CUlibrary holds a copy of its image and loads it into each context on first use;
 // a CUkernel names one kernel of a library and becomes a CUfunction of the current
@@ -14,7 +17,9 @@
 #include "driver/internal.h"
 
 #include "core/fatbin.h"
+#include "kernels/ptx.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +29,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -49,7 +56,8 @@ uint32_t magic_of(const void* image) {
 size_t image_size(const void* image) {
   switch (magic_of(image)) {
     case kElfMagic:
-    case kFatbinMagic: return static_cast<size_t>(fatbin::binary_extent(image));
+    case kFatbinMagic:
+    case fatbin::kLinkedMagic: return static_cast<size_t>(fatbin::binary_extent(image));
     case kFatWrapperMagic: return 24;  // {magic, version, data*, filename_or_fatbins*}
     default: {
       const char* text = static_cast<const char*>(image);
@@ -62,7 +70,7 @@ size_t image_size(const void* image) {
 
 bool is_ptx(const void* image) {
   const uint32_t m = magic_of(image);
-  return m != kElfMagic && m != kFatbinMagic && m != kFatWrapperMagic;
+  return m != kElfMagic && m != kFatbinMagic && m != kFatWrapperMagic && m != fatbin::kLinkedMagic;
 }
 
 // Does PTX text declare kernel `name` (".entry name")?
@@ -81,19 +89,28 @@ bool ptx_has_entry(std::string_view text, std::string_view name) {
   return false;
 }
 
-// JIT options: fill the outputs a caller may read back (empty logs, zero wall time).
-void jit_outputs(unsigned n, const CUjit_option* options, void** values) {
+// JIT options: fill the outputs a caller may read back: the logs (`info`, `error`; each cut to
+// its buffer, NUL included, as the *_SIZE_BYTES option sizes it, which then says how many bytes
+// were written, the NUL not counted) and a zero wall time.
+void jit_outputs(unsigned n, const CUjit_option* options, void** values, std::string_view info = {},
+                 std::string_view error = {}) {
   if (!n || !options || !values) return;
+  size_t written[2] = {0, 0};  // info, error
   for (unsigned i = 0; i < n; ++i) {
     switch (static_cast<int>(options[i])) {
       case CU_JIT_INFO_LOG_BUFFER:
       case CU_JIT_ERROR_LOG_BUFFER: {
-        // The buffer's size is the value of the matching *_SIZE_BYTES option.
-        const int size_opt = options[i] == CU_JIT_INFO_LOG_BUFFER ? CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES
-                                                                  : CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
-        for (unsigned j = 0; j < n; ++j)
-          if (options[j] == size_opt && reinterpret_cast<uintptr_t>(values[j]) > 0 && values[i])
-            static_cast<char*>(values[i])[0] = '\0';
+        const bool is_info = options[i] == CU_JIT_INFO_LOG_BUFFER;
+        const int size_opt = is_info ? CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES : CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
+        const std::string_view text = is_info ? info : error;
+        for (unsigned j = 0; j < n; ++j) {
+          const auto capacity = reinterpret_cast<uintptr_t>(values[j]);
+          if (options[j] != size_opt || capacity == 0 || !values[i]) continue;
+          const size_t k = std::min<size_t>(text.size(), capacity - 1);
+          std::memcpy(values[i], text.data(), k);
+          static_cast<char*>(values[i])[k] = '\0';
+          written[is_info ? 0 : 1] = k;
+        }
         break;
       }
       default: break;
@@ -107,8 +124,8 @@ void jit_outputs(unsigned n, const CUjit_option* options, void** values) {
         std::memcpy(&values[i], &ms, sizeof ms);
         break;
       }
-      case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES:
-      case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: values[i] = nullptr; break;  // bytes written: none
+      case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: values[i] = reinterpret_cast<void*>(uintptr_t{written[0]}); break;
+      case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: values[i] = reinterpret_cast<void*>(uintptr_t{written[1]}); break;
       default: break;
     }
   }
@@ -171,6 +188,7 @@ struct Library {
   uintptr_t handle = 0;  // its CUlibrary (Backend::new_handle)
   std::vector<char> image;
   bool ptx = false;
+  std::optional<std::vector<std::string>> linked_kernels;  // a linked image's (cuLinkComplete) kernels
   // A separately compiled program (nvcc -rdc: a version-2 wrapper): copies of its relocatable
   // fat binaries, one per translation unit, and a wrapper naming them and `image`, which is
   // what its modules load (their PTX is linked, core/exec.cpp).
@@ -356,14 +374,29 @@ CUresult library_load(const void* code, CUlibrary* library, unsigned numJitOptio
     const Device* dev = cur ? cur->dev : b.device(0);
     if (dev) {
       const int cc = dev->model.cc_major * 10 + dev->model.cc_minor;
-      const fatbin::Code code = lib->ptx ? fatbin::ptx_code(std::string_view(lib->image.data(), size - 1), cc)
-                                         : fatbin::select_code(image, cc);
-      Status vars_status = Status::Ok;
-      const std::vector<fatbin::Variable> vars = fatbin::variables(code, dev->model.total_memory, &vars_status);
-      if (vars_status != Status::Ok) return to_cu(vars_status);
-      for (const fatbin::Variable& v : vars)
-        if (v.managed)
-          lib->managed[v.name] = {b.variable_storage(v.init.size(), v.init.data(), true, dev->ordinal), v.init.size()};
+      std::vector<fatbin::Code> codes;  // a linked image's units, else the one code
+      if (magic_of(image) == fatbin::kLinkedMagic) {
+        Status refusal = Status::Ok;
+        codes = fatbin::linked_units(lib->image.data(), cc, &refusal);
+        if (codes.empty()) return to_cu(refusal);
+      } else {
+        codes.push_back(lib->ptx ? fatbin::ptx_code(std::string_view(lib->image.data(), size - 1), cc)
+                                 : fatbin::select_code(image, cc));
+      }
+      if (magic_of(image) == fatbin::kLinkedMagic) {
+        lib->linked_kernels.emplace();
+        for (const fatbin::Code& code : codes)
+          for (std::string& k : fatbin::kernels(code)) lib->linked_kernels->push_back(std::move(k));
+      }
+      for (const fatbin::Code& code : codes) {
+        Status vars_status = Status::Ok;
+        const std::vector<fatbin::Variable> vars = fatbin::variables(code, dev->model.total_memory, &vars_status);
+        if (vars_status != Status::Ok) return to_cu(vars_status);
+        for (const fatbin::Variable& v : vars)
+          if (v.managed && !lib->managed.count(v.name))
+            lib->managed[v.name] = {b.variable_storage(v.init.size(), v.init.data(), true, dev->ordinal),
+                                    v.init.size()};
+      }
     }
     jit_outputs(numJitOptions, jitOptions, jitOptionsValues);
     auto& L = libraries();
@@ -471,13 +504,27 @@ CUresult set_cache_config(Function* f, int config) {
 }
 
 // ---- linker ------------------------------------------------------------------------------------------------
+// One unit of PTX a link may take.
+struct LinkUnit {
+  std::string name;   // the input's name (cuLinkAddData's, cuLinkAddFile's path; "lib.a(member.o)")
+  fatbin::Code code;  // its PTX, as ptx_code checked it
+  ptx::Symbols symbols;
+  bool member = false;  // of a static library: linked only when it defines a name another unit uses
+};
+
 struct LinkState {
-  std::string ptx;           // every PTX input, concatenated
-  std::vector<char> binary;  // the first CUBIN / FATBINARY input
-  std::vector<char> output;  // what cuLinkComplete hands out (valid until destroy)
-  unsigned num_options = 0;  // cuLinkCreate's options, for the logs at completion
+  int cc = 0;                   // the compute capability of the device the link is for
+  std::vector<LinkUnit> units;  // in the order they were added
+  std::vector<char> binary;     // the first CUBIN / FATBINARY input without PTX
+  // Inputs with device code whose PTX the fake does not read (machine code only, PTX for a
+  // newer device, PTX its parser refuses), each with what the info log says of it: the fake
+  // cannot see what they define, so a name no PTX defines may be theirs and is not refused.
+  std::vector<std::string> opaque;
+  std::vector<unsigned char> output;  // what cuLinkComplete hands out (valid until destroy)
+  unsigned num_options = 0;           // cuLinkCreate's options, for the logs
   CUjit_option* options = nullptr;
   void** values = nullptr;
+  std::string info_log;
 };
 struct Links {
   std::mutex mu;
@@ -494,6 +541,11 @@ bool link_valid(const LinkState* s) {
   return s && L.live.count(s);
 }
 
+// The device runtime's functions the kernel executor serves itself: a link need not define them.
+bool runtime_function(std::string_view name) {
+  return name == "vprintf" || name == "malloc" || name == "free" || name == "__assertfail";
+}
+
 CUresult link_create(unsigned numOptions, CUjit_option* options, void** optionValues, CUlinkState* stateOut) {
   return api([&](Backend& b) -> CUresult {
     if (!stateOut) return CUDA_ERROR_INVALID_VALUE;
@@ -501,6 +553,7 @@ CUresult link_create(unsigned numOptions, CUjit_option* options, void** optionVa
     Context* ctx = nullptr;
     if (CUresult r = current(b, &ctx)) return r;
     auto st = std::make_unique<LinkState>();
+    st->cc = ctx->dev->model.cc_major * 10 + ctx->dev->model.cc_minor;
     st->num_options = numOptions;
     st->options = options;
     st->values = optionValues;
@@ -513,32 +566,168 @@ CUresult link_create(unsigned numOptions, CUjit_option* options, void** optionVa
   });
 }
 
-CUresult link_add(LinkState* st, int type, const char* data, size_t size) {
+// A refusal with its message in the caller's error log.
+CUresult link_error(LinkState* st, CUresult r, const std::string& message) {
+  jit_outputs(st->num_options, st->options, st->values, st->info_log, message);
+  return r;
+}
+
+// PTX text as a unit: checked as the driver's JIT would (a .version, a .target the device
+// runs), its symbols read for the link. PTX text the caller hands over is refused when the
+// device cannot take it (CUDA_ERROR_INVALID_PTX, the reason in the error log); the PTX beside
+// machine code in a binary input makes that input opaque then. PTX the executor's parser
+// does not read is kept, as a module load keeps it (its kernels are recorded, not run, with
+// the parser's message), and makes the link opaque: what it defines is unknown.
+CUresult add_ptx(LinkState* st, std::string_view text, const std::string& name, bool member, bool strict) {
+  while (!text.empty() && text.back() == '\0') text.remove_suffix(1);
+  LinkUnit u;
+  u.name = name;
+  u.member = member;
+  u.code = fatbin::ptx_code(text, st->cc);
+  if (u.code.kind != fatbin::Code::Kind::Ptx) {
+    const std::string why = "not PTX for sm_" + std::to_string(st->cc) +
+                            " (a .version first, then a .target the device runs)";
+    if (strict) return link_error(st, CUDA_ERROR_INVALID_PTX, "error   : " + name + ": " + why);
+    st->opaque.push_back("'" + name + "' holds " + why + ": the fake cannot run it");
+    return CUDA_SUCCESS;
+  }
+  ptx::ParseError err;
+  const auto* bytes = reinterpret_cast<const char*>(u.code.bytes.data());
+  if (std::optional<ptx::Module> m = ptx::parse(std::string_view(bytes, u.code.bytes.size() - 1), &err))
+    u.symbols = ptx::symbols(*m);
+  else
+    st->opaque.push_back("'" + name + "': its PTX does not parse (" + err.message + "): its kernels will not run");
+  st->units.push_back(std::move(u));
+  return CUDA_SUCCESS;
+}
+
+// A fat binary's PTX (the newest the device runs, else the oldest), or its name among the
+// opaque inputs when it holds machine code only.
+CUresult add_fatbin(LinkState* st, const void* image, const std::string& name, bool member) {
+  fatbin::Code code = fatbin::select_ptx(image, st->cc);
+  if (code.kind == fatbin::Code::Kind::Ptx)
+    return add_ptx(st, std::string_view(reinterpret_cast<const char*>(code.bytes.data()), code.bytes.size()), name,
+                   member, false);
+  if (code.refusal == Status::InvalidImage)
+    return link_error(st, CUDA_ERROR_INVALID_IMAGE, "error   : " + name + ": not a fat binary");
+  st->opaque.push_back("'" + name + "' holds machine code only: the fake cannot run it");
+  return CUDA_SUCCESS;
+}
+
+// A host object's device code (nvcc -c / -dc): the PTX of each fat binary it carries.
+CUresult add_object(LinkState* st, const unsigned char* data, size_t size, const std::string& name, bool member) {
+  if (size < 4 || magic_of(data) != kElfMagic)
+    return link_error(st, CUDA_ERROR_INVALID_IMAGE, "error   : " + name + ": not an object file");
+  for (const std::vector<unsigned char>& fb : fatbin::object_fatbins(data, size))
+    if (CUresult r = add_fatbin(st, fb.data(), name, member)) return r;
+  return CUDA_SUCCESS;  // an object without device code adds nothing
+}
+
+CUresult link_add(LinkState* st, int type, const char* data, size_t size, const char* name) {
+  const std::string input = name && *name ? std::string(name) : "input " + std::to_string(st->units.size() + 1);
+  const auto* bytes = reinterpret_cast<const unsigned char*>(data);
   switch (type) {
-    case CU_JIT_INPUT_PTX: {
-      std::string_view text(data, size);
-      while (!text.empty() && text.back() == '\0') text.remove_suffix(1);
-      if (text.find(".version") == std::string_view::npos) return CUDA_ERROR_INVALID_PTX;
-      st->ptx.append(text);
-      st->ptx.push_back('\n');
-      return CUDA_SUCCESS;
-    }
+    case CU_JIT_INPUT_PTX: return add_ptx(st, std::string_view(data, size), input, false, true);
     case CU_JIT_INPUT_CUBIN:
     case CU_JIT_INPUT_FATBINARY: {
       const uint32_t m = size >= 4 ? magic_of(data) : 0;
       if (m != kElfMagic && m != kFatbinMagic) return CUDA_ERROR_INVALID_IMAGE;
+      if (m == kFatbinMagic) {
+        const size_t before = st->opaque.size();
+        if (CUresult r = add_fatbin(st, data, input, false)) return r;
+        if (st->opaque.size() == before) return CUDA_SUCCESS;  // its PTX is a unit
+      } else {
+        st->opaque.push_back("'" + input + "' holds machine code only: the fake cannot run it");  // a cubin
+      }
       if (st->binary.empty()) st->binary.assign(data, data + size);
       return CUDA_SUCCESS;
     }
-    case CU_JIT_INPUT_OBJECT:
-    case CU_JIT_INPUT_LIBRARY: return CUDA_SUCCESS;  // device objects/libraries: nothing to resolve without code
+    case CU_JIT_INPUT_OBJECT: return add_object(st, bytes, size, input, false);
+    case CU_JIT_INPUT_LIBRARY: {
+      if (!fatbin::is_archive(bytes, size))
+        return link_error(st, CUDA_ERROR_INVALID_IMAGE, "error   : " + input + ": not a static library");
+      for (const fatbin::ArchiveMember& mem : fatbin::archive_members(bytes, size))
+        if (mem.size >= 4 && magic_of(mem.data) == kElfMagic)
+          if (CUresult r = add_object(st, mem.data, mem.size, input + "(" + mem.name + ")", true)) return r;
+      return CUDA_SUCCESS;
+    }
     case CU_JIT_INPUT_NVVM: return CUDA_ERROR_NOT_SUPPORTED;  // LTO IR needs the JIT compiler
     default: return CUDA_ERROR_INVALID_VALUE;
   }
 }
 
-CUresult link_add_data(CUlinkState state, CUjitInputType type, void* data, size_t size, unsigned numOptions,
-                       CUjit_option* options, void** optionValues) {
+// The link: the units that are not library members, then the members that define a name the
+// linked units use, until none does. Every external name one strong definition at most, every
+// name used defined (or served by the runtime, or possibly in an opaque input). The image on
+// success: the PTX of a single unit, else a linked image of them all.
+CUresult link_complete(LinkState* st) {
+  std::vector<const LinkUnit*> linked;
+  for (const LinkUnit& u : st->units)
+    if (!u.member) linked.push_back(&u);
+  if (linked.empty()) {
+    if (st->binary.empty()) return CUDA_ERROR_INVALID_IMAGE;  // nothing to link
+    st->output.assign(st->binary.begin(), st->binary.end());
+    return CUDA_SUCCESS;
+  }
+  struct Definition {
+    const LinkUnit* unit;
+    bool weak;
+  };
+  std::map<std::string, Definition> defined;
+  std::vector<std::pair<std::string, const LinkUnit*>> missing;  // (name, the first unit using it)
+  for (;;) {
+    defined.clear();
+    for (const LinkUnit* u : linked)
+      for (const ptx::Symbols::Definition& d : u->symbols.defined) {
+        auto [it, fresh] = defined.try_emplace(d.name, Definition{u, d.weak});
+        if (fresh || d.weak) continue;
+        if (!it->second.weak)
+          return link_error(st, CUDA_ERROR_INVALID_PTX,
+                            "error   : Multiple definition of '" + d.name + "' in '" + u->name +
+                                "', first defined in '" + it->second.unit->name + "'");
+        it->second = {u, false};
+      }
+    missing.clear();
+    std::set<std::string> listed;
+    for (const LinkUnit* u : linked)
+      for (const std::string& n : u->symbols.undefined)
+        if (!defined.count(n) && !runtime_function(n) && listed.insert(n).second) missing.emplace_back(n, u);
+    const LinkUnit* pulled = nullptr;
+    for (const LinkUnit& u : st->units) {
+      if (!u.member || std::find(linked.begin(), linked.end(), &u) != linked.end()) continue;
+      for (const ptx::Symbols::Definition& d : u.symbols.defined)
+        if (listed.count(d.name)) pulled = &u;
+      if (pulled) break;
+    }
+    if (!pulled) break;
+    linked.push_back(pulled);
+  }
+  if (!missing.empty()) {
+    if (st->opaque.empty())
+      return link_error(
+          st, CUDA_ERROR_INVALID_PTX,
+          "error   : Undefined reference to '" + missing.front().first + "' in '" + missing.front().second->name + "'");
+    for (const auto& [n, u] : missing)
+      st->info_log += "info    : '" + n + "' (used in '" + u->name +
+                      "') is defined by no PTX input; an input without PTX the fake runs may define it\n";
+  }
+  if (linked.size() > fatbin::kMaxLinkedImageUnits)
+    return link_error(st, CUDA_ERROR_INVALID_IMAGE,
+                      "error   : more than " + std::to_string(fatbin::kMaxLinkedImageUnits) + " units of PTX to link");
+  if (linked.size() == 1) {
+    const std::vector<unsigned char>& text = linked.front()->code.bytes;  // NUL-terminated
+    st->output.assign(text.begin(), text.end());
+  } else {
+    std::vector<fatbin::Code> codes;
+    for (const LinkUnit* u : linked) codes.push_back(u->code);
+    st->output = fatbin::linked_image(codes);
+  }
+  for (const std::string& n : st->opaque) st->info_log += "info    : " + n + "\n";
+  return CUDA_SUCCESS;
+}
+
+CUresult link_add_data(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name,
+                       unsigned numOptions, CUjit_option* options, void** optionValues) {
   return api([&](Backend&) -> CUresult {
     LinkState* st = link_of(state);
     if (!link_valid(st)) return CUDA_ERROR_INVALID_HANDLE;
@@ -546,7 +735,9 @@ CUresult link_add_data(CUlinkState state, CUjitInputType type, void* data, size_
     if (CUresult r = check_options(numOptions, options, optionValues)) return r;
     auto& L = links();
     std::lock_guard lock(L.mu);
-    return link_add(st, static_cast<int>(type), static_cast<const char*>(data), size);
+    CUresult r = link_add(st, static_cast<int>(type), static_cast<const char*>(data), size, name);
+    if (r == CUDA_SUCCESS) jit_outputs(numOptions, options, optionValues);
+    return r;
   });
 }
 
@@ -561,7 +752,9 @@ CUresult link_add_file(CUlinkState state, CUjitInputType type, const char* path,
     if (!read_file(path, &bytes)) return CUDA_ERROR_FILE_NOT_FOUND;
     auto& L = links();
     std::lock_guard lock(L.mu);
-    return link_add(st, static_cast<int>(type), bytes.data(), bytes.size() - 1);
+    CUresult r = link_add(st, static_cast<int>(type), bytes.data(), bytes.size() - 1, path);
+    if (r == CUDA_SUCCESS) jit_outputs(numOptions, options, optionValues);
+    return r;
   });
 }
 
@@ -763,6 +956,9 @@ extern "C" FG_IMPL CUresult fgimpl_cuLibraryGetKernel(CUkernel* pKernel, CUlibra
     if (!lib->kernels.count(name) && lib->ptx &&
         !ptx_has_entry(std::string_view(lib->image.data(), lib->image.size() - 1), name))
       return CUDA_ERROR_NOT_FOUND;
+    if (lib->linked_kernels &&
+        std::find(lib->linked_kernels->begin(), lib->linked_kernels->end(), name) == lib->linked_kernels->end())
+      return CUDA_ERROR_NOT_FOUND;
     *pKernel = library_kernel(b, lib, name);
     return CUDA_SUCCESS;
   });
@@ -865,14 +1061,14 @@ extern "C" FG_IMPL CUresult fgimpl_cuLinkCreate_v2(unsigned int numOptions, CUji
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size,
-                                                 const char* /*name*/, unsigned int numOptions, CUjit_option* options,
+                                                 const char* name, unsigned int numOptions, CUjit_option* options,
                                                  void** optionValues) {
-  return link_add_data(state, type, data, size, numOptions, options, optionValues);
+  return link_add_data(state, type, data, size, name, numOptions, options, optionValues);
 }
 extern "C" FG_IMPL CUresult fgimpl_cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void* data, size_t size,
-                                                    const char* /*name*/, unsigned int numOptions,
-                                                    CUjit_option* options, void** optionValues) {
-  return link_add_data(state, type, data, size, numOptions, options, optionValues);
+                                                    const char* name, unsigned int numOptions, CUjit_option* options,
+                                                    void** optionValues) {
+  return link_add_data(state, type, data, size, name, numOptions, options, optionValues);
 }
 
 extern "C" FG_IMPL CUresult fgimpl_cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path,
@@ -885,25 +1081,19 @@ extern "C" FG_IMPL CUresult fgimpl_cuLinkAddFile_v2(CUlinkState state, CUjitInpu
   return link_add_file(state, type, path, numOptions, options, optionValues);
 }
 
-// The linked image: the concatenated PTX when there is any, else the first binary input.
+// The linked image (link_complete): sizeOut is optional.
 extern "C" FG_IMPL CUresult fgimpl_cuLinkComplete(CUlinkState state, void** cubinOut, size_t* sizeOut) {
   return api([&](Backend&) -> CUresult {
-    if (!cubinOut || !sizeOut) return CUDA_ERROR_INVALID_VALUE;
+    if (!cubinOut) return CUDA_ERROR_INVALID_VALUE;
     LinkState* st = link_of(state);
     if (!link_valid(st)) return CUDA_ERROR_INVALID_HANDLE;
     auto& L = links();
     std::lock_guard lock(L.mu);
-    if (!st->ptx.empty()) {
-      st->output.assign(st->ptx.begin(), st->ptx.end());
-      st->output.push_back('\0');
-    } else if (!st->binary.empty()) {
-      st->output = st->binary;
-    } else {
-      return CUDA_ERROR_INVALID_IMAGE;  // nothing to link
-    }
-    jit_outputs(st->num_options, st->options, st->values);
+    st->info_log.clear();
+    if (CUresult r = link_complete(st)) return r;
+    jit_outputs(st->num_options, st->options, st->values, st->info_log);
     *cubinOut = st->output.data();
-    *sizeOut = st->output.size();
+    if (sizeOut) *sizeOut = st->output.size();
     return CUDA_SUCCESS;
   });
 }

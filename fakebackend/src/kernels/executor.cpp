@@ -39,6 +39,8 @@ struct Program {
   std::once_flag parsed;
   std::optional<ptx::Module> module;
   std::string parse_error;
+  std::once_flag digested;
+  std::string digest;  // Jit::source_digest of the PTX (empty: no on-disk cache)
   // Storage of the PTX's own .global/.const variables that the program did not register
   // (string constants of printf, math tables), with their initial values.
   std::mutex mu;
@@ -354,6 +356,16 @@ const ptx::Module* parsed(Program& p, std::string* why) {
   return p.module ? &*p.module : nullptr;
 }
 
+// What the kernel compiler did: kernels compiled, kernels loaded from the on-disk cache.
+struct CompilerBookkeeping {
+  std::mutex mu;
+  CompilerBooks books;
+};
+CompilerBookkeeping& compiler_books() {
+  static auto* b = new CompilerBookkeeping;
+  return *b;
+}
+
 // `cooperative`: the code a cooperative launch runs (CompileRequest::cooperative).
 std::shared_ptr<Compiled> compile(Program& p, const std::string& name, bool cooperative, std::string* why) {
   const ptx::Module* mod = parsed(p, why);
@@ -371,11 +383,21 @@ std::shared_ptr<Compiled> compile(Program& p, const std::string& name, bool coop
   }
   Jit* j = jit(why);
   if (!j) return nullptr;
+  std::call_once(p.digested, [&] {
+    if (p.units.empty()) {
+      p.digest = j->source_digest(p.text);
+      return;
+    }
+    std::string framed;  // the units apart: each one's length, then its text
+    for (const std::string& u : p.units) framed += "unit " + std::to_string(u.size()) + "\n" + u;
+    p.digest = j->source_digest(framed);
+  });
   auto c = std::make_shared<Compiled>();
   CompileRequest req;
   req.module = mod;
   req.kernel = name;
   req.cooperative = cooperative;
+  req.source_digest = p.digest;
   std::string error;
   if (!j->compile(req, &c->code, &error)) {
     *why = "the kernel compiler failed on it: " + error;
@@ -386,6 +408,12 @@ std::shared_ptr<Compiled> compile(Program& p, const std::string& name, bool coop
     *why = c->code.unsupported;
     return nullptr;
   }
+  {
+    auto& b = compiler_books();
+    std::lock_guard lock(b.mu);
+    ++(c->code.from_cache ? b.books.loaded : b.books.compiled);
+  }
+  if (c->code.from_cache) FG_LOG(Debug, Core, "kernel %s: code loaded from FAKEGPU_KERNEL_CACHE", name.c_str());
   if (!c->code.meeting.empty())
     FG_LOG(Debug, Core, "kernel %s: threads meet; %s", name.c_str(), c->code.meeting.c_str());
   uint64_t off = 0;
@@ -718,6 +746,12 @@ void flush_printf() {
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fflush(stdout);
   }
+}
+
+CompilerBooks compiler_books_now() {
+  auto& b = compiler_books();
+  std::lock_guard lock(b.mu);
+  return b.books;
 }
 
 std::vector<KernelBooks> books() {

@@ -98,4 +98,12 @@ struct KernelBooks {
 };
 std::vector<KernelBooks> books();
 
+// What the kernel compiler did, for the report: kernels compiled (generated, optimised and
+// compiled to native code) and kernels whose code came from the on-disk cache
+// (FAKEGPU_KERNEL_CACHE).
+struct CompilerBooks {
+  uint64_t compiled = 0, loaded = 0;
+};
+CompilerBooks compiler_books_now();
+
 }  // namespace fg::kernels

@@ -10,11 +10,12 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fg::kernels {
 
-inline constexpr uint32_t kJitAbiVersion = 6;
+inline constexpr uint32_t kJitAbiVersion = 7;
 
 // The most threads per block a block function split at barriers handles.
 inline constexpr uint32_t kSplitMaxThreads = 1024;
@@ -42,6 +43,9 @@ struct CompileRequest {
   // For a cooperative launch: the code yields where a thread polls memory (see
   // CompiledKernel::yields), whether or not the kernel uses grid.sync().
   bool cooperative = false;
+  // Jit::source_digest of the program's PTX: with the on-disk cache on (FAKEGPU_KERNEL_CACHE),
+  // the kernel's code is looked up there by it (and the rest of the request); empty: no cache.
+  std::string source_digest;
 };
 
 struct CompiledKernel {
@@ -76,6 +80,7 @@ struct CompiledKernel {
   // Why the kernel cannot run (the executor records its launches instead), e.g.
   // "uses bar.sync (barriers are not supported yet)"; empty when run_block is set.
   std::string unsupported;
+  bool from_cache = false;  // loaded from the on-disk cache: nothing was generated or compiled
 };
 
 // A runtime function the generated code calls (abi.h), by name and address.
@@ -91,6 +96,9 @@ class Jit {
   // translated for a reason that is a bug or a limit of the translator; true with
   // out->unsupported set when the kernel uses something the executor does not run.
   virtual bool compile(const CompileRequest& request, CompiledKernel* out, std::string* error) = 0;
+  // The digest that names a program's PTX `source` in the on-disk cache (CompileRequest::
+  // source_digest); empty when the cache is off. Computed once per program by the caller.
+  virtual std::string source_digest(std::string_view source) = 0;
 };
 
 // The plugin's entry point (extern "C", default visibility): a compiler bound to the runtime

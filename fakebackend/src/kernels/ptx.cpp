@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <set>
 
 namespace fg::ptx {
@@ -78,18 +79,51 @@ const Function* Module::find_function(std::string_view name) const noexcept {
   return declared;
 }
 
+std::string unit_local_name(std::string_view name, size_t unit) {
+  return std::string(name) + "$unit" + std::to_string(unit);
+}
+
 namespace {
-// Gives unit `u`'s internal names a suffix of their own, everywhere they are used.
-void rename_internal(Module& m, size_t u) {
+// Names of external linkage a unit defines: kernels, functions with a body and variables that
+// are neither internal nor .extern.
+bool external_function(const Function& f) { return f.has_body && (f.entry || f.linkage != Linkage::Internal); }
+bool external_variable(const Variable& v) { return v.linkage != Linkage::Internal && v.linkage != Linkage::Extern; }
+bool weak(Linkage l) { return l == Linkage::Weak || l == Linkage::Common; }
+
+// Calls fn(name) for every symbol a function body or an initializer names.
+template <class F>
+void each_use(const Module& m, F&& fn) {
+  auto operand = [&](auto& self, const Operand& o) -> void {
+    if (o.kind == Operand::Kind::Symbol) fn(o.name);
+    for (const Operand& e : o.elems) self(self, e);
+  };
+  auto inits = [&](const Variable& v) {
+    for (const Variable::Init& i : v.init)
+      if (!i.symbol.empty()) fn(i.symbol);
+  };
+  for (const Variable& v : m.globals) inits(v);
+  for (const Function& f : m.functions) {
+    for (const Variable& v : f.locals) inits(v);
+    for (const Statement& s : f.body)
+      if (s.kind == Statement::Kind::Instruction)
+        for (const Operand& o : s.insn.ops) operand(operand, o);
+  }
+}
+
+// Gives unit `u`'s internal names (those `only` holds, when given) a suffix of their own,
+// everywhere they are used. Kernels keep their names: they are external whatever the PTX says.
+void rename_internal(Module& m, size_t u, const std::set<std::string>* only = nullptr) {
   std::set<std::string> internal;
+  auto consider = [&](const std::string& name) {
+    if (!only || only->count(name)) internal.insert(name);
+  };
   for (const Variable& v : m.globals)
-    if (v.linkage == Linkage::Internal) internal.insert(v.name);
+    if (v.linkage == Linkage::Internal) consider(v.name);
   for (const Function& f : m.functions)
-    if (f.linkage == Linkage::Internal) internal.insert(f.name);
+    if (f.linkage == Linkage::Internal && !f.entry) consider(f.name);
   if (internal.empty()) return;
-  const std::string suffix = "$unit" + std::to_string(u);
   auto rename = [&](std::string& n) {
-    if (internal.count(n)) n += suffix;
+    if (internal.count(n)) n = unit_local_name(n, u);
   };
   auto operand = [&](auto& self, Operand& o) -> void {
     if (o.kind == Operand::Kind::Reg || o.kind == Operand::Kind::Symbol) rename(o.name);
@@ -113,46 +147,105 @@ void rename_internal(Module& m, size_t u) {
 }
 }  // namespace
 
+Symbols symbols(const Module& m) {
+  Symbols s;
+  std::set<std::string> bodies, declared, defined_here;
+  for (const Function& f : m.functions) {
+    if (!f.has_body) continue;
+    bodies.insert(f.name);
+    if (external_function(f)) s.defined.push_back({f.name, weak(f.linkage)});
+  }
+  for (const Variable& v : m.globals) {
+    if (v.linkage == Linkage::Extern) continue;
+    defined_here.insert(v.name);
+    if (external_variable(v)) s.defined.push_back({v.name, weak(v.linkage)});
+  }
+  for (const Function& f : m.functions)
+    if (!f.has_body && !bodies.count(f.name)) declared.insert(f.name);
+  for (const Variable& v : m.globals)
+    if (v.linkage == Linkage::Extern && v.space != Space::Shared && !defined_here.count(v.name))
+      declared.insert(v.name);
+  std::set<std::string> listed;
+  each_use(m, [&](const std::string& name) {
+    if (declared.count(name) && listed.insert(name).second) s.undefined.push_back(name);
+  });
+  return s;
+}
+
 std::optional<Module> link(std::vector<Module> units, std::string* error) {
   if (units.empty()) {
     *error = "no PTX to link";
     return std::nullopt;
   }
-  for (size_t u = 1; u < units.size(); ++u) rename_internal(units[u], u);
-  // The definitions: functions with a body, variables not declared .extern.
-  std::set<std::string> functions, variables;
-  for (const Module& m : units) {
-    for (const Function& f : m.functions)
-      if (f.has_body && !functions.insert(f.name).second && f.linkage != Linkage::Weak) {
-        *error = "function " + f.name + " is defined in two translation units";
-        return std::nullopt;
+  // The definition each external name resolves to: (unit, weak) of the one strong definition,
+  // else of the first weak one.
+  struct Choice {
+    size_t unit;
+    bool weak;
+  };
+  std::map<std::string, Choice> functions, variables;
+  auto define = [&](std::map<std::string, Choice>& defs, const std::string& name, size_t u, bool is_weak,
+                    const char* what) {
+    auto [it, fresh] = defs.try_emplace(name, Choice{u, is_weak});
+    if (fresh || is_weak) return true;
+    if (it->second.weak) {
+      it->second = {u, false};
+      return true;
+    }
+    *error = std::string(what) + " " + name + " is defined in two translation units";
+    return false;
+  };
+  std::set<std::string> external;
+  for (size_t u = 0; u < units.size(); ++u) {
+    for (const Function& f : units[u].functions)
+      if (external_function(f)) {
+        if (!define(functions, f.name, u, weak(f.linkage), "function")) return std::nullopt;
+        if (u > 0) external.insert(f.name);
       }
-    for (const Variable& v : m.globals)
-      if (v.linkage != Linkage::Extern && !variables.insert(v.name).second && v.linkage != Linkage::Weak &&
-          v.linkage != Linkage::Common) {
-        *error = "variable " + v.name + " is defined in two translation units";
-        return std::nullopt;
+    for (const Variable& v : units[u].globals)
+      if (external_variable(v)) {
+        if (!define(variables, v.name, u, weak(v.linkage), "variable")) return std::nullopt;
+        if (u > 0) external.insert(v.name);
       }
   }
+  // The first unit's internal names keep their spelling unless another unit defines the same
+  // name externally; the other units' are always renamed.
+  rename_internal(units[0], 0, &external);
+  for (size_t u = 1; u < units.size(); ++u) rename_internal(units[u], u);
   Module out;
   out.version_major = units[0].version_major;
   out.version_minor = units[0].version_minor;
   out.target = units[0].target;
   out.target_options = units[0].target_options;
   out.address_size = units[0].address_size;
+  // Declarations go where some unit defines the name (after the renaming); the others stay,
+  // once, for the runtime to resolve (vprintf, malloc …).
+  std::set<std::string> bodies, storage;
+  for (const Module& m : units) {
+    for (const Function& f : m.functions)
+      if (f.has_body) bodies.insert(f.name);
+    for (const Variable& v : m.globals)
+      if (v.linkage != Linkage::Extern) storage.insert(v.name);
+  }
   std::set<std::string> declared, placed;
-  for (Module& m : units) {
-    for (Function& f : m.functions) {
+  for (size_t u = 0; u < units.size(); ++u) {
+    for (Function& f : units[u].functions) {
       if (f.has_body) {
-        if (placed.insert(f.name).second) out.functions.push_back(std::move(f));
-      } else if (!functions.count(f.name) && declared.insert(f.name).second) {
-        out.functions.push_back(std::move(f));  // resolved by the runtime (vprintf, malloc …)
+        const auto chosen = functions.find(f.name);
+        const bool mine = chosen == functions.end() || chosen->second.unit == u;  // internal, or the chosen one
+        if (mine && placed.insert(f.name).second) out.functions.push_back(std::move(f));
+      } else if (!bodies.count(f.name) && declared.insert(f.name).second) {
+        out.functions.push_back(std::move(f));
       }
     }
-    for (Variable& v : m.globals) {
-      const bool definition = v.linkage != Linkage::Extern;
-      if (definition ? placed.insert(v.name).second : !variables.count(v.name) && declared.insert(v.name).second)
+    for (Variable& v : units[u].globals) {
+      if (v.linkage != Linkage::Extern) {
+        const auto chosen = variables.find(v.name);
+        const bool mine = chosen == variables.end() || chosen->second.unit == u;
+        if (mine && placed.insert(v.name).second) out.globals.push_back(std::move(v));
+      } else if (!storage.count(v.name) && declared.insert(v.name).second) {
         out.globals.push_back(std::move(v));
+      }
     }
   }
   return out;

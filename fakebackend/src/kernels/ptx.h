@@ -194,12 +194,32 @@ struct ParseError {
   std::string message;  // "line 12, column 5: expected ';' after the operands of 'add'"
 };
 
-// Links the PTX of separately compiled translation units (nvcc -rdc) into one module: an
-// .extern function or variable resolves to another unit's .visible (or .weak) definition;
-// each unit keeps its own internal names (string constants, static functions, math helpers),
-// renamed apart. The first unit gives the version and target. nullopt with *error set when a
-// name is defined visibly twice.
+// Links the PTX of separately compiled translation units (nvcc -rdc, cuLinkComplete) into one
+// module: an .extern function or variable resolves to another unit's definition of external
+// linkage (.visible, .weak, .common; kernels are always external), the one strong definition
+// else the first weak one; each unit keeps its own internal names (string constants, static
+// functions, math helpers), those of units after the first renamed apart (unit_local_name),
+// and those of the first where another unit defines the same name externally. The first unit
+// gives the version and target. Names declared and defined nowhere stay declarations (the
+// device runtime's vprintf, malloc …). nullopt with *error set when a name has two strong
+// definitions.
 std::optional<Module> link(std::vector<Module> units, std::string* error);
+
+// The name an internal symbol `name` of unit `unit` (0-based) has in a linked module.
+std::string unit_local_name(std::string_view name, size_t unit);
+
+// What a unit brings to a link and what it needs from the others.
+struct Symbols {
+  struct Definition {
+    std::string name;
+    bool weak = false;  // .weak or .common: another unit's strong definition wins
+  };
+  std::vector<Definition> defined;  // external linkage: kernels, functions with a body, variables
+  // Names the unit uses (calls, operands, initializers) but only declares: .extern functions
+  // and variables (not .extern .shared, the dynamic shared memory), in order of first use.
+  std::vector<std::string> undefined;
+};
+Symbols symbols(const Module& m);
 
 // Parses one PTX module. Bounded work and memory in the length of the text; never throws for
 // bad input (the error says where and what), only std::bad_alloc.
