@@ -78,8 +78,8 @@ std::string sha256_hex(StringRef text) { return hex(arrayRefFromStringRef(sha256
 
 // ---- the on-disk cache --------------------------------------------------------------------------
 // One file per kernel, DIR/<key>.kernel, key = SHA-256 of (the program's PTX digest, the kernel's
-// name, the memory checks, whether the code is a cooperative launch's, the plugin's identity: interface version, LLVM version, host CPU and
-// its features, the plugin file's size and modification time). Little-endian:
+// name, the memory checks, whether the code is a cooperative launch's, the plugin's identity: interface version, LLVM
+// version, host CPU and its features, the plugin file's size and modification time). Little-endian:
 //   "FGKCACHE", u32 format (kFormat), u32 zero, the key's 32 bytes, the payload's SHA-256,
 //   u64 payload size, then the payload: what generation learned (CompiledKernel's fields:
 //   needs_fibers, split, loops_need_warp_rows as u8 + u8 flags (1: yields, 2: grid_sync), sites u32, shared_static u64,
