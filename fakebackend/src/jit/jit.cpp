@@ -374,11 +374,7 @@ class LlvmJit final : public kernels::Jit {
     if (!m) return error->empty();  // unsupported: recorded by the caller
     const std::string id = std::to_string(next_.fetch_add(1));
     const std::string name = "fg_block_" + id, thread = "fg_thread_" + id;
-    m->getFunction("fg_block")->setName(name);
-    m->getFunction("fg_thread")->setName(thread);
-    m->setDataLayout(jit_->getDataLayout());
-    m->setTargetTriple(tm_->getTargetTriple().str());
-    optimize(*m);
+    prepare(*m, name, thread);
     std::lock_guard lock(mu_);
     if (!dump_dir_.empty()) dump(*m, request.kernel + "." + id);
     if (Error e = jit_->addIRModule(orc::ThreadSafeModule(std::move(m), std::move(context)))) {
@@ -429,11 +425,7 @@ class LlvmJit final : public kernels::Jit {
         *out = meta;
         return error->empty();  // unsupported: recorded by the caller
       }
-      m->getFunction("fg_block")->setName(block);
-      m->getFunction("fg_thread")->setName(thread);
-      m->setDataLayout(jit_->getDataLayout());
-      m->setTargetTriple(tm_->getTargetTriple().str());
-      optimize(*m);
+      prepare(*m, block, thread);
       std::lock_guard lock(mu_);
       if (!dump_dir_.empty()) dump(*m, request.kernel + "." + std::to_string(next_.fetch_add(1)));
       orc::SimpleCompiler compiler(*tm_);
@@ -470,6 +462,16 @@ class LlvmJit final : public kernels::Jit {
     linked_[key] = meta;
     *out = meta;
     return true;
+  }
+
+  // A generated module made ready to compile: its block and thread functions under the names
+  // the JIT looks them up by, the host's layout and triple, optimised.
+  void prepare(Module& m, const std::string& block, const std::string& thread) {
+    m.getFunction("fg_block")->setName(block);
+    m.getFunction("fg_thread")->setName(thread);
+    m.setDataLayout(jit_->getDataLayout());
+    m.setTargetTriple(tm_->getTargetTriple().str());
+    optimize(m);
   }
 
   void optimize(Module& m) {
