@@ -202,8 +202,9 @@ DESCRIPTORS = {
     "cudaIpcEventHandle_t": [("", "opaque_event", None)],
 }
 
-# Scalar parameters whose generic valid value is no valid one for these calls, and their own
-# bad values: (function glob, parameter glob, valid C++ value, [(mutation, C++ value, rule)]).
+# Parameters whose generic valid value is no valid one for these calls, and their own bad
+# values: (function glob, parameter glob, valid C++ value, [(mutation, C++ value, rule)]). A
+# mutation whose value is None drops that generic bad value (one that is the valid value here).
 # The VMM fixture (Fixture::vmm): a physical allocation of 2 granules, a free reservation of
 # 2 granules (map_va: its second granule), and a reservation of 2 granules whose first is
 # mapped with read/write access (mapped_va).
@@ -245,6 +246,11 @@ OVERRIDES = [
     # a function handle: the runtime takes one for a host stub (the fixture registers none)
     ("cudaLaunchKernelExC*", "func", "fx.valid[static_cast<int>(Hk::function)]", []),
     ("cudaOccupancyMax*Cluster*", "func", "fx.valid[static_cast<int>(Hk::function)]", []),
+    # launches: the kernel's arguments as kernelParams, extra NULL; NULL kernelParams leaves a
+    # kernel that takes an argument without it, and an extra besides kernelParams gives them twice
+    ("cuLaunch*Kernel*", "kernelParams", "Fixture::bits(fx.kernel_params)", []),
+    ("cuLaunch*Kernel*", "extra", "0", [("null", None, None),
+                                         ("both", "Fixture::bits(fx.in_zero())", "value")]),
 ]
 
 
@@ -539,9 +545,10 @@ def main():
         for i, o in enumerate(overs):
             if o:
                 have = {m for idx, m, _ in muts if idx == i}
+                drop = {m for m, v, _ in o[3] if v is None}
                 muts = [(idx, m, next((r for om, _, r in o[3] if om == m), rule) if idx == i else rule)
-                        for idx, m, rule in muts]
-                muts += [(i, m, r) for m, _, r in o[3] if m not in have]
+                        for idx, m, rule in muts if idx != i or m not in drop]
+                muts += [(i, m, r) for m, v, r in o[3] if m not in have and v is not None]
         raw = [(idx, -1, mut, rule, params[idx][1]) for idx, mut, rule in muts]
         for i, dname in enumerate(descs):
             if dname is None:
@@ -575,7 +582,8 @@ def main():
                 args.append(f"fx.{how}<fgapi::{descs[i]}>({i}, at, m, field, mutate_{descs[i]})")
             elif overs[i]:
                 o = overs[i]
-                alts = "".join(f"      case Mut::{om}: return Fixture::as<{t}>({ov});\n" for om, ov, _ in o[3])
+                alts = "".join(f"      case Mut::{om}: return Fixture::as<{t}>({ov});\n" for om, ov, _ in o[3]
+                               if ov is not None)
                 args.append(f"[&]() -> {t} {{\n    if ({i} != at) return Fixture::as<{t}>({o[2]});\n"
                             f"    switch (m) {{\n{alts}      default: return {generic};\n    }}\n  }}()")
             else:

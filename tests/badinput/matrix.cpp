@@ -11,10 +11,15 @@
 //   - the documented code: the rule table of gen_matrix.py, per-function answers from
 //     expectations.txt; a NOT_SUPPORTED stub answers NOT_SUPPORTED to every case.
 //
-//   badinput_matrix [--family driver|runtime|nvml] [--only NAME]... [-v]
+//   badinput_matrix [--family driver|runtime|nvml] [--only NAME]... [-v] [--valid]
 //
 // Prints one line per failure and the totals; exits 1 on any crash, hang, canary violation,
 // wrong code or expected failure that passes (remove it from expectations.txt).
+//
+// --valid calls each implemented function once with every argument valid (the fixture's
+// values, no case) and prints the ones that do not answer success: there the fixture's
+// values refuse the call by themselves, so a case may stop at them before the parameter it
+// names (fix the value in gen_matrix.py's OVERRIDES or make_valid(), or know why).
 #include "badinput/matrix.h"
 
 #include <dlfcn.h>
@@ -93,7 +98,9 @@ std::string check_host(unsigned char* base) {
 
 // ---- the device allocation: three neighbouring blocks, the middle one used -----------------------
 uintptr_t g_blocks[3] = {};
-uintptr_t g_src = 0;  // the source of descriptor copies: bytes no canary has
+uintptr_t g_src = 0;        // the source of descriptor copies: bytes no canary has
+uint64_t g_kernel_arg = 0;  // the fixture kernel's one argument
+void* g_kernel_params[] = {&g_kernel_arg};
 constexpr unsigned char kSourceByte = 0x5A;
 
 void fill_device() {
@@ -191,6 +198,7 @@ const char* mut_name(Mut m) {
     case Mut::zero: return "zero";
     case Mut::small: return "small";
     case Mut::unaligned: return "unaligned";
+    case Mut::both: return "both";
   }
   return "?";
 }
@@ -248,6 +256,7 @@ void build_fixture() {
   CUdeviceptr managed = 0;
   SETUP(DRV(cuMemAllocManaged)(&managed, kAllocSize, CU_MEM_ATTACH_GLOBAL));
   g_fx.managed = managed;
+  g_fx.kernel_params = g_kernel_params;
 
   auto make_objects = [&](bool destroy) {
     auto put = destroy ? set_destroyed : set;
@@ -412,15 +421,13 @@ void make_valid(Fixture& fx, fgapi::cudaLaunchConfig_t& s) {
 
 // A launch of the fixture's kernel (add_one: one u64 parameter) over one thread.
 namespace {
-uint64_t g_kernel_arg = 0;
-void* g_kernel_params[] = {&g_kernel_arg};
 void host_noop(void*) {}
 template <class S>
 void make_valid_kernel_node(Fixture& fx, S& s) {
   s.func = reinterpret_cast<decltype(s.func)>(fx.valid[static_cast<int>(Hk::function)]);
   s.gridDimX = s.gridDimY = s.gridDimZ = 1;
   s.blockDimX = s.blockDimY = s.blockDimZ = 1;
-  s.kernelParams = g_kernel_params;
+  s.kernelParams = fx.kernel_params;
 }
 }  // namespace
 void make_valid(Fixture& fx, fgapi::CUDA_KERNEL_NODE_PARAMS_v1& s) { make_valid_kernel_node(fx, s); }
@@ -429,7 +436,7 @@ void make_valid(Fixture& fx, fgapi::cudaKernelNodeParams& s) {
   s.func = reinterpret_cast<void*>(fx.valid[static_cast<int>(Hk::function)]);
   s.gridDim = {1, 1, 1};
   s.blockDim = {1, 1, 1};
-  s.kernelParams = g_kernel_params;
+  s.kernelParams = fx.kernel_params;
 }
 void make_valid(Fixture&, fgapi::CUDA_HOST_NODE_PARAMS& s) { s.fn = host_noop; }
 void make_valid(Fixture&, fgapi::cudaHostNodeParams& s) { s.fn = host_noop; }
@@ -583,6 +590,66 @@ void write_all(int fd, const std::string& s) {
   _exit(0);
 }
 
+// The all-valid call of one function in a child of its own; prints it unless it succeeds.
+// Returns whether it did not.
+bool probe_valid(const FunctionCases& f) {
+  int p[2];
+  if (::pipe(p) != 0) {
+    std::perror("badinput: pipe");
+    std::exit(2);
+  }
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    std::perror("badinput: fork");
+    std::exit(2);
+  }
+  if (pid == 0) {
+    ::close(p[0]);
+    static unsigned char host[kStride * kRegions + kGuard];
+    g_fx.slots = host;
+    build_fixture();
+    fill_host(host);
+    fill_device();
+    DRV(cuCtxSetCurrent)(reinterpret_cast<fgapi::CUcontext>(g_fx.valid[static_cast<int>(Hk::ctx)]));
+    RT(cudaGetLastError)();
+    const long long rc = f.thunk(g_fx, -1, Mut::none, -1);
+    write_all(p[1], std::to_string(rc) + "\n");
+    _exit(0);
+  }
+  ::close(p[1]);
+  std::string buf;
+  pollfd pf{p[0], POLLIN, 0};
+  bool hung = false;
+  for (;;) {
+    const int pr = ::poll(&pf, 1, kCaseTimeoutMs);
+    if (pr == 0) {
+      hung = true;
+      ::kill(pid, SIGKILL);
+      break;
+    }
+    if (pr < 0 && errno == EINTR) continue;
+    char chunk[256];
+    const ssize_t n = ::read(p[0], chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    buf.append(chunk, static_cast<size_t>(n));
+  }
+  ::close(p[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  if (hung) {
+    std::printf("valid %s: no answer within %d ms\n", f.name, kCaseTimeoutMs);
+  } else if (buf.empty()) {
+    std::printf("valid %s: %s\n", f.name, WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "no answer");
+  } else {
+    const long long rc = std::strtoll(buf.c_str(), nullptr, 10);
+    if (rc == 0) return false;
+    std::printf("valid %s: %lld\n", f.name, rc);
+  }
+  return true;
+}
+
 struct Totals {
   int functions = 0, stubs = 0;
   long cases = 0, crashes = 0, hangs = 0, canary = 0, wrong = 0, xfail = 0, xpass = 0, setup = 0;
@@ -699,9 +766,12 @@ int main(int argc, char** argv) {
   ::setenv("FAKEGPU_ISOLATED", "1", 0);
   ::setenv("FAKEGPU_REPORT", "off", 0);
   ::unsetenv("FAKEGPU_STRICT");
+  // Kernels run (the default): a launch then knows its kernel's parameters, which the
+  // kernelParams cases need.
+  ::unsetenv("FAKEGPU_KERNELS");
   std::string family;
   std::vector<std::string> only;
-  bool verbose = false;
+  bool verbose = false, valid = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--family" && i + 1 < argc) {
@@ -710,8 +780,10 @@ int main(int argc, char** argv) {
       only.emplace_back(argv[++i]);
     } else if (a == "-v") {
       verbose = true;
+    } else if (a == "--valid") {
+      valid = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--family driver|runtime|nvml] [--only NAME]... [-v]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--family driver|runtime|nvml] [--only NAME]... [-v] [--valid]\n", argv[0]);
       return 2;
     }
   }
@@ -734,6 +806,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   Totals t;
+  int refused = 0;
   for (const auto& f : gen::kFunctions) {
     if (!family.empty() && family != family_name(f.family)) continue;
     bool want = only.empty();
@@ -741,7 +814,18 @@ int main(int argc, char** argv) {
     if (!want) continue;
     ++t.functions;
     t.stubs += f.stub;
-    run_function(f, t, verbose);
+    if (!valid)
+      run_function(f, t, verbose);
+    else if (!f.stub)
+      refused += probe_valid(f);
+  }
+  if (valid) {
+    std::printf(
+        "valid-argument probe%s%s: %d functions (%d of them NOT_SUPPORTED stubs, not called), %d refuse "
+        "their valid arguments\n",
+        family.empty() ? "" : " ", family.c_str(), t.functions, t.stubs, refused);
+    std::filesystem::remove_all(work);
+    return 0;
   }
   int excluded = 0;
   for (const auto& e : gen::kExcluded) {

@@ -87,8 +87,9 @@ enum class Mut {
   past_end,
   wrap,
   zero,
-  small,     // under the width or the rows it must hold
-  unaligned  // off the granularity or alignment the call needs
+  small,      // under the width or the rows it must hold
+  unaligned,  // off the granularity or alignment the call needs
+  both        // given together with another argument it excludes (extra with kernelParams)
 };
 
 // What a descriptor field is (gen_matrix.py FIELD_MUTATIONS).
@@ -264,9 +265,10 @@ class Fixture {
   void* libs[3] = {};
   uint64_t valid[static_cast<int>(Hk::count_)] = {};
   uint64_t destroyed[static_cast<int>(Hk::count_)] = {};
-  uintptr_t dev = 0;      // the allocation the cases use (kAllocSize bytes)
-  uintptr_t src = 0;      // the source of descriptor copies (kAllocSize bytes)
-  uintptr_t managed = 0;  // managed memory (kAllocSize bytes): what prefetch and advice take
+  uintptr_t dev = 0;               // the allocation the cases use (kAllocSize bytes)
+  uintptr_t src = 0;               // the source of descriptor copies (kAllocSize bytes)
+  uintptr_t managed = 0;           // managed memory (kAllocSize bytes): what prefetch and advice take
+  void** kernel_params = nullptr;  // the arguments of the fixture's kernel (one u64), as launches take them
   unsigned char* slots = nullptr;
   unsigned char desc_shadow[kSlotSize] = {};  // what the descriptor buffer must still hold after a call
   unsigned char ipc_freed[64] = {};           // an IPC handle of memory freed since
