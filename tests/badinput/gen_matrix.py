@@ -251,6 +251,26 @@ OVERRIDES = [
     ("cuLaunch*Kernel*", "kernelParams", "Fixture::bits(fx.kernel_params)", []),
     ("cuLaunch*Kernel*", "extra", "0", [("null", None, None),
                                          ("both", "Fixture::bits(fx.in_zero())", "value")]),
+    # managed memory: attached globally (flags 0 is no attachment)
+    ("cuMemAllocManaged", "flags", "1", [("zero", "0", "value")]),
+    ("cudaMallocManaged", "flags", "1", [("zero", "0", "value")]),
+    # a pitched allocation's element size is 4, 8 or 16
+    ("cuMemAllocPitch*", "ElementSizeBytes", "4", [("out_of_range", "3", "value")]),
+    # a device attribute that exists (1: the maximum threads per block, in both APIs)
+    ("cu*DeviceGetAttribute", "attr*", "1", [("zero", "0", "value")]),
+    # peer-to-peer: a second device, its context, and (to disable) access enabled first; the
+    # P2P attributes start at 1 (the performance rank)
+    ("cu*DeviceGetP2PAttribute", "attr*", "1", [("zero", "0", "value")]),
+    ("cu*DeviceGetP2PAttribute", "dstDevice", "kPeerDevice", []),
+    ("cu*DeviceCanAccessPeer", "peer*", "kPeerDevice", []),
+    ("cuCtxEnablePeerAccess", "peerContext", "fx.peer_ctx", []),
+    ("cuCtxDisablePeerAccess", "peerContext", "(fx.enable_peer(), fx.peer_ctx)", []),
+    ("cudaDeviceEnablePeerAccess", "peerDevice", "kPeerDevice", []),
+    ("cudaDeviceDisablePeerAccess", "peerDevice", "(fx.enable_peer(), kPeerDevice)", []),
+    # attaching managed memory: the whole allocation (length 0), globally
+    ("cudaStreamAttachMemAsync*", "devPtr", "m == Mut::wrap ? fx.managed + kAllocSize - 1000 : fx.managed", []),
+    ("cudaStreamAttachMemAsync*", "length", "0", []),
+    ("cudaStreamAttachMemAsync*", "flags", "1", [("zero", "0", "value")]),
 ]
 
 

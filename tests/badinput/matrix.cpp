@@ -257,6 +257,9 @@ void build_fixture() {
   SETUP(DRV(cuMemAllocManaged)(&managed, kAllocSize, CU_MEM_ATTACH_GLOBAL));
   g_fx.managed = managed;
   g_fx.kernel_params = g_kernel_params;
+  CUcontext peer = nullptr;
+  SETUP(DRV(cuDevicePrimaryCtxRetain)(&peer, kPeerDevice));
+  g_fx.peer_ctx = bits(peer);
 
   auto make_objects = [&](bool destroy) {
     auto put = destroy ? set_destroyed : set;
@@ -548,6 +551,12 @@ const Fixture::GraphNodes& Fixture::graph_nodes() {
   SETUP(DRV(cuGraphInstantiateWithFlags)(&x, g, 0));
   nodes_ = {bits(set_node), bits(copy_node), bits(kernel_node), bits(host_node), bits(x)};
   return nodes_;
+}
+
+void Fixture::enable_peer() {
+  if (peer_enabled_) return;
+  peer_enabled_ = true;
+  SETUP(DRV(cuCtxEnablePeerAccess)(reinterpret_cast<fgapi::CUcontext>(peer_ctx), 0));
 }
 
 namespace {

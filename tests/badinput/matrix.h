@@ -134,6 +134,7 @@ inline constexpr size_t kBoxSpan2D = kBoxPitch * (kBoxRows - 1) + kBoxWidth;
 inline constexpr size_t kBoxSpan = kBoxPitch * kBoxRows * (kBoxDepth - 1) + kBoxSpan2D;
 inline constexpr size_t kSetElem = 4;       // a memset node's element size: kBoxWidth / kSetElem elements a row
 inline constexpr size_t kDescStride = 512;  // bytes for each descriptor parameter in the descriptor buffer
+inline constexpr int kPeerDevice = 1;       // the peer of peer-to-peer calls (the fixture's context is on 0)
 
 class Fixture {
  public:
@@ -184,6 +185,9 @@ class Fixture {
     uint64_t memset_node = 0, memcpy_node = 0, kernel_node = 0, host_node = 0, exec = 0;
   };
   const GraphNodes& graph_nodes();
+  // Peer access from the fixture's context to kPeerDevice, enabled on first use (what
+  // disabling it needs).
+  void enable_peer();
 
   template <class T>
   static T as(uint64_t v) {
@@ -269,6 +273,7 @@ class Fixture {
   uintptr_t src = 0;               // the source of descriptor copies (kAllocSize bytes)
   uintptr_t managed = 0;           // managed memory (kAllocSize bytes): what prefetch and advice take
   void** kernel_params = nullptr;  // the arguments of the fixture's kernel (one u64), as launches take them
+  uint64_t peer_ctx = 0;           // kPeerDevice's primary context
   unsigned char* slots = nullptr;
   unsigned char desc_shadow[kSlotSize] = {};  // what the descriptor buffer must still hold after a call
   unsigned char ipc_freed[64] = {};           // an IPC handle of memory freed since
@@ -278,6 +283,7 @@ class Fixture {
   void desc_written(int i, size_t n);
   Vmm vmm_;
   GraphNodes nodes_;
+  bool peer_enabled_ = false;
 };
 
 // Valid descriptors (matrix.cpp): the fields a field case leaves alone describe a call that
