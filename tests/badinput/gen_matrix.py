@@ -19,11 +19,13 @@ no header defines, sizes 0 / SIZE_MAX / one past the allocation / wrapping the a
 and the rule table the code each must return. Every other argument is a valid one from the
 harness's fixture. Output: one C++ call thunk per function and the table of cases.
 
-Descriptors (structs a call reads, by pointer or by value) listed in DESCRIPTORS are passed
-valid (the harness's make_valid() builds each from the fixture) and each listed field gets the bad
-values of its field class, one case per field and value, named PARAM.FIELD. OVERRIDES give
-scalar parameters a valid value the generic one is not (a VMM reservation, a memset node) and
-bad values of their own.
+Descriptors (structs a call reads, by pointer or by value, or reads and writes) listed in
+DESCRIPTORS are passed valid (the harness's make_valid() builds each from the fixture) and each
+listed field gets the bad values of its field class, one case per field and value, named
+PARAM.FIELD. OVERRIDES give parameters a valid value the generic one is not (a VMM
+reservation, a memset node, a kernel's arguments, a graph node to depend on) and bad values of
+their own. A case names one parameter and must reach it: the valid arguments around it are
+valid for the call (badinput_matrix --valid lists the functions whose all-valid call is refused).
 """
 import argparse
 import fnmatch
@@ -115,6 +117,7 @@ FIELD_MUTATIONS = {
     "devicef": [("out_of_range", "device")],
     "elem": [("out_of_range", "value")],
     "count": [("huge", "value")],
+    "bytes": [("huge", "oom")],  # the bytes an allocation takes
     "dim": [("zero", "value"), ("huge", "value")],
     "smem": [("huge", "value")],
     "stream": [("garbage", "handle"), ("destroyed", "handle")],
@@ -168,6 +171,9 @@ _HNODE = [("fn", "hostfn", None)]
 _LOC = [("type", "enumf", None), ("id", "devicef", None)]
 _POOL = [("allocType", "enumf", None), ("handleTypes", "enumf", None), ("location.type", "enumf", None),
          ("location.id", "devicef", None)]
+# A memory-allocation node (in and out at once: the call writes dptr).
+_ALLOC_NODE = [("poolProps." + f, c, u) for f, c, u in _POOL] + [("accessDescCount", "count", None),
+                                                                  ("bytesize", "bytes", None)]
 
 # Descriptor type (without fgapi:: and a _vN suffix) -> [(field path, field class, unit)].
 DESCRIPTORS = {
@@ -196,6 +202,11 @@ DESCRIPTORS = {
     "cudaMemPoolProps": _POOL,
     "CUmemLocation": _LOC,
     "cudaMemLocation": _LOC,
+    "CUDA_MEM_ALLOC_NODE_PARAMS": _ALLOC_NODE,
+    "cudaMemAllocNodeParams": _ALLOC_NODE,
+    # the generic node parameters of cuGraphAddNode and friends: an empty node
+    "CUgraphNodeParams": [("type", "enumf", None)],
+    "cudaGraphNodeParams": [("type", "enumf", None)],
     "CUipcMemHandle": [("", "opaque", None)],
     "cudaIpcMemHandle_t": [("", "opaque", None)],
     "CUipcEventHandle": [("", "opaque_event", None)],
@@ -267,11 +278,28 @@ OVERRIDES = [
     ("cuCtxDisablePeerAccess", "peerContext", "(fx.enable_peer(), fx.peer_ctx)", []),
     ("cudaDeviceEnablePeerAccess", "peerDevice", "kPeerDevice", []),
     ("cudaDeviceDisablePeerAccess", "peerDevice", "(fx.enable_peer(), kPeerDevice)", []),
+    # graph dependencies: one node of the fixture's graph (Fixture::edge_nodes; zeros after it,
+    # so that a count past one meets a NULL node); an edge to add goes from it to a node that
+    # does not depend on it yet, an edge to remove to one that does
+    *[(fn, p, "fx.node_list(0)", [("null", "0", "value")])
+      for fn in ("cu*GraphAdd*", "cu*GraphRemoveDependencies*", "cu*StreamBeginCaptureToGraph*")
+      for p in ("dependencies", "pDependencies", "from")],
+    *[(fn, "numDependencies", "1", []) for fn in ("cu*GraphAdd*", "cu*GraphRemoveDependencies*",
+                                                  "cu*StreamBeginCaptureToGraph*")],
+    ("cu*GraphAddDependencies*", "to", "fx.node_list(2)", [("null", "0", "value")]),
+    ("cu*GraphRemoveDependencies*", "to", "fx.node_list(1)", [("null", "0", "value")]),
+    ("cu*GraphAddMemAllocNode", "numDependencies", "1", [("huge", "SIZE_MAX", "value")]),  # counts no bytes
     # attaching managed memory: the whole allocation (length 0), globally
     ("cudaStreamAttachMemAsync*", "devPtr", "m == Mut::wrap ? fx.managed + kAllocSize - 1000 : fx.managed", []),
     ("cudaStreamAttachMemAsync*", "length", "0", []),
     ("cudaStreamAttachMemAsync*", "flags", "1", [("zero", "0", "value")]),
 ]
+
+
+# Descriptors passed by a non-const pointer that the call reads (and writes into): as a
+# parameter not named *_out, an in/out descriptor; otherwise (a GetParams output) an out-pointer.
+INOUT_DESCRIPTORS = {"CUDA_MEM_ALLOC_NODE_PARAMS", "cudaMemAllocNodeParams", "CUgraphNodeParams",
+                     "cudaGraphNodeParams"}
 
 
 def descriptor_of(typ):
@@ -554,7 +582,8 @@ def main():
             continue
         codes = FAMILY_CODES[family]
         # Per parameter: its descriptor (not for stubs: they answer every case alike) and overrides.
-        descs = [None if stub else descriptor_of(t) if c in ("in_struct", "byval") else None
+        descs = [None if stub else descriptor_of(t) if c in ("in_struct", "byval") or
+                 (c == "out" and descriptor_of(t) in INOUT_DESCRIPTORS and not n.endswith("_out")) else None
                  for (t, n), (c, d) in zip(params, classes)]
         overs = [None] * len(params)
         for i, (t, n) in enumerate(params):
@@ -598,7 +627,7 @@ def main():
             generic = f"fx.arg<{t}>({i}, Cls::{c}, Hk::{d if c == 'handle' else 'none'}, at, m)"
             if descs[i]:
                 used_descs.add(descs[i])
-                how = "desc_ptr" if c == "in_struct" else "desc_val"
+                how = {"in_struct": "desc_ptr", "out": "desc_inout"}.get(c, "desc_val")
                 args.append(f"fx.{how}<fgapi::{descs[i]}>({i}, at, m, field, mutate_{descs[i]})")
             elif overs[i]:
                 o = overs[i]

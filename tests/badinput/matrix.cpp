@@ -3,7 +3,8 @@
 // lists called with each bad argument its parameters admit (gen_matrix.py generates the
 // cases from the .def lists and the prototypes), asserting for each case:
 //   - no crash: the cases of one function run in a forked child; a signal ends that child,
-//     and the next child goes on after the case that killed it;
+//     and the next child goes on after the case that killed it (after a case that succeeded,
+//     too: it may have changed the fixture);
 //   - no hang: a case that has not answered within kCaseTimeout is killed the same way;
 //   - no write outside an allocation: canary bytes around every buffer the call gets
 //     (out-pointers, host bytes, the device allocation and its neighbours) and every input
@@ -33,6 +34,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -64,7 +66,8 @@ const char* const kPtx = R"(
 // ---- host buffers with guards --------------------------------------------------------------------
 // Layout: [guard][slot 0][guard][slot 1][guard] ... : kSlots out slots, then the input bytes,
 // the zeroed input, the host bytes, the text and the descriptors.
-enum Region { kInBytes = kSlots, kInZero, kHost, kText, kDesc, kRegions };
+enum Region { kInBytes = kSlots, kInZero, kHost, kText, kDesc, kNodes, kRegions };
+constexpr size_t kNodeList = kSlotSize / 4;  // bytes of each list in the kNodes region
 constexpr size_t kStride = kGuard + kSlotSize;
 
 unsigned char* region(unsigned char* base, int r) { return base + kGuard + static_cast<size_t>(r) * kStride; }
@@ -72,12 +75,19 @@ unsigned char* region(unsigned char* base, int r) { return base + kGuard + stati
 const char* const kTextValue = "0000:07:00.0";  // a PCI bus id string: also a plain name
 
 const unsigned char* g_fx_desc_shadow();
+const uint64_t* g_fx_edge_nodes();
+
+// The node lists (Fixture::node_list): one node each, zeros after it.
+void fill_nodes(unsigned char* list) {
+  for (int k = 0; k < 3; ++k) std::memcpy(list + k * kNodeList, g_fx_edge_nodes() + k, sizeof(uint64_t));
+}
 
 void fill_host(unsigned char* base) {
   std::memset(base, kCanary, kStride * kRegions + kGuard);
   for (int r = 0; r < kRegions; ++r) std::memset(region(base, r), 0, kSlotSize);
   std::memset(region(base, kInBytes), 0x11, kSlotSize);
   std::memcpy(region(base, kText), kTextValue, std::strlen(kTextValue) + 1);
+  fill_nodes(region(base, kNodes));
 }
 
 // Which guard or read-only buffer changed: "" when none.
@@ -93,6 +103,9 @@ std::string check_host(unsigned char* base) {
   }
   if (std::strcmp(reinterpret_cast<char*>(region(base, kText)), kTextValue) != 0) return "a const input string";
   if (std::memcmp(region(base, kDesc), g_fx_desc_shadow(), kSlotSize) != 0) return "a const input descriptor";
+  unsigned char nodes[kSlotSize] = {};
+  fill_nodes(nodes);
+  if (std::memcmp(region(base, kNodes), nodes, kSlotSize) != 0) return "a const input node list";
   return "";
 }
 
@@ -146,6 +159,9 @@ void* Fixture::out_slot(int i, Mut m) {
   return region(slots, i % kSlots);
 }
 const void* Fixture::in_bytes(bool text) const { return region(slots, text ? kText : kInBytes); }
+uint64_t Fixture::node_list(int k) const {
+  return reinterpret_cast<uintptr_t>(region(slots, kNodes) + static_cast<size_t>(k) * kNodeList);
+}
 const void* Fixture::in_zero() const { return region(slots, kInZero); }
 void* Fixture::host_bytes() { return region(slots, kHost); }
 size_t Fixture::size(Mut m) const {
@@ -180,6 +196,15 @@ unsigned char* Fixture::desc_area(int i) {
 }
 void Fixture::desc_written(int i, size_t n) {
   std::memcpy(desc_shadow + static_cast<size_t>(i) * kDescStride, desc_area(i), n);
+}
+const unsigned char* Fixture::desc_settle() {
+  for (int i = 0; i < static_cast<int>(std::size(desc_out_)); ++i)
+    if (desc_out_[i]) desc_written(i, desc_out_[i]);
+  return desc_shadow;
+}
+void Fixture::desc_reset() {
+  std::memset(desc_shadow, 0, sizeof desc_shadow);
+  std::memset(desc_out_, 0, sizeof desc_out_);
 }
 
 namespace {
@@ -277,8 +302,11 @@ void build_fixture() {
     SETUP(DRV(cuLibraryGetKernel)(&k, lib, "add_one"));
     CUgraph g = nullptr;
     SETUP(DRV(cuGraphCreate)(&g, 0));
-    CUgraphNode n = nullptr;
+    CUgraphNode n = nullptr, to = nullptr, other = nullptr;
     SETUP(DRV(cuGraphAddEmptyNode)(&n, g, nullptr, 0));
+    SETUP(DRV(cuGraphAddEmptyNode)(&to, g, &n, 1));
+    SETUP(DRV(cuGraphAddEmptyNode)(&other, g, nullptr, 0));
+    if (!destroy) g_fx.edge_nodes = {bits(n), bits(to), bits(other)};
     CUgraphExec x = nullptr;
     SETUP(DRV(cuGraphInstantiateWithFlags)(&x, g, 0));
     CUmemPoolProps pp{};
@@ -341,7 +369,8 @@ void build_fixture() {
   set_destroyed(Hk::ctx, bits(dead));
 }
 
-const unsigned char* g_fx_desc_shadow() { return g_fx.desc_shadow; }
+const unsigned char* g_fx_desc_shadow() { return g_fx.desc_settle(); }
+const uint64_t* g_fx_edge_nodes() { return g_fx.edge_nodes.data(); }
 
 }  // namespace
 
@@ -458,6 +487,19 @@ void make_valid(Fixture& fx, fgapi::cudaMemPoolProps& s) {
   s.allocType = fgapi::cudaMemAllocationTypePinned;
   make_valid(fx, s.location);
 }
+
+// A graph allocation of kValidSize bytes of pinned memory on device 0.
+void make_valid(Fixture& fx, fgapi::CUDA_MEM_ALLOC_NODE_PARAMS& s) {
+  make_valid(fx, s.poolProps);
+  s.bytesize = kValidSize;
+}
+void make_valid(Fixture& fx, fgapi::cudaMemAllocNodeParams& s) {
+  make_valid(fx, s.poolProps);
+  s.bytesize = kValidSize;
+}
+// An empty node.
+void make_valid(Fixture&, fgapi::CUgraphNodeParams& s) { s.type = fgapi::CU_GRAPH_NODE_TYPE_EMPTY; }
+void make_valid(Fixture&, fgapi::cudaGraphNodeParams& s) { s.type = fgapi::cudaGraphNodeTypeEmpty; }
 
 namespace {
 // The IPC handle of the fixture's allocation, and (Fixture::ipc_freed) one of memory freed
@@ -584,7 +626,7 @@ void write_all(int fd, const std::string& s) {
   for (size_t i = first; i < f.cases.size(); ++i) {
     const Case& c = cases[i];
     fill_host(host);
-    std::memset(g_fx.desc_shadow, 0, sizeof g_fx.desc_shadow);
+    g_fx.desc_reset();
     fill_device();
     set_current(ctx);
     clear_last();
@@ -595,6 +637,9 @@ void write_all(int fd, const std::string& s) {
     std::string bad = check_host(host);
     if (bad.empty()) bad = check_device();
     write_all(fd, "E " + std::to_string(i) + " " + std::to_string(rc) + " " + bad + "\n");
+    // A call that succeeded may have changed the fixture (an edge added, a capture begun):
+    // the next case starts from a fresh one.
+    if (rc == 0) break;
   }
   _exit(0);
 }
@@ -672,6 +717,7 @@ std::string describe(const FunctionCases& f, const Case& c) {
 void run_function(const FunctionCases& f, Totals& t, bool verbose) {
   size_t next = 0;
   while (next < f.cases.size()) {
+    const size_t first = next;
     int p[2];
     if (::pipe(p) != 0) {
       std::perror("badinput: pipe");
@@ -756,8 +802,8 @@ void run_function(const FunctionCases& f, Totals& t, bool verbose) {
                     WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "the process exited during the call");
       }
       next = static_cast<size_t>(begun) + 1;
-    } else if (next < f.cases.size()) {
-      // The child ended before its next case: the fixture could not be built.
+    } else if (next < f.cases.size() && next == first) {
+      // The child ended before its first case: the fixture could not be built.
       ++t.setup;
       std::printf("SETUP FAILED for %s (exit status %d)\n", f.name, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
       return;

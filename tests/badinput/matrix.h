@@ -13,6 +13,7 @@
 #include "fakegpu/cudart_api.h"
 #include "fakegpu/nvml_api.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -104,6 +105,7 @@ enum class Fc {
   devicef,       // a device ordinal
   elem,          // an element size
   count,         // a count of entries behind a pointer
+  bytes,         // the bytes an allocation takes
   dim,           // a grid or block dimension
   smem,          // dynamic shared memory bytes
   stream,        // a stream handle
@@ -144,6 +146,8 @@ class Fixture {
   void* out_slot(int i, Mut m);
   const void* in_bytes(bool text) const;
   const void* in_zero() const;
+  // A const array of one node of the fixture's graph (edge_nodes[k]), zeros after it.
+  uint64_t node_list(int k) const;
   void* host_bytes();
   size_t size(Mut m) const;
 
@@ -162,6 +166,14 @@ class Fixture {
     make_valid(*this, *s);
     if (i == at && field >= 0) mutate(*this, *s, field, m);
     desc_written(i, sizeof(S));
+    return s;
+  }
+  // The same for a descriptor the call reads and writes (an allocation node's parameters):
+  // its own bytes may change, the rest of the buffer not.
+  template <class S>
+  S* desc_inout(int i, int at, Mut m, int field, void (*mutate)(Fixture&, S&, int, Mut)) {
+    S* s = const_cast<S*>(desc_ptr(i, at, m, field, mutate));
+    if (s) desc_out_[i] = sizeof(S);
     return s;
   }
   template <class S>
@@ -274,9 +286,16 @@ class Fixture {
   uintptr_t managed = 0;           // managed memory (kAllocSize bytes): what prefetch and advice take
   void** kernel_params = nullptr;  // the arguments of the fixture's kernel (one u64), as launches take them
   uint64_t peer_ctx = 0;           // kPeerDevice's primary context
+  // Nodes of the fixture's graph: the valid node (a dependency), a node that depends on it
+  // (an edge to remove) and a node that does not (an edge to add).
+  std::array<uint64_t, 3> edge_nodes = {};
   unsigned char* slots = nullptr;
-  unsigned char desc_shadow[kSlotSize] = {};  // what the descriptor buffer must still hold after a call
-  unsigned char ipc_freed[64] = {};           // an IPC handle of memory freed since
+  // What the descriptor buffer must still hold after a call (desc_settle() takes in what
+  // in/out descriptors wrote); desc_reset() before each case.
+  unsigned char desc_shadow[kSlotSize] = {};
+  const unsigned char* desc_settle();
+  void desc_reset();
+  unsigned char ipc_freed[64] = {};  // an IPC handle of memory freed since
 
  private:
   unsigned char* desc_area(int i);
@@ -284,6 +303,7 @@ class Fixture {
   Vmm vmm_;
   GraphNodes nodes_;
   bool peer_enabled_ = false;
+  size_t desc_out_[kSlotSize / kDescStride] = {};  // bytes of an in/out descriptor per parameter
 };
 
 // Valid descriptors (matrix.cpp): the fields a field case leaves alone describe a call that
@@ -310,6 +330,10 @@ void make_valid(Fixture& fx, fgapi::cudaMemLocation& s);
 void make_valid(Fixture& fx, fgapi::CUmemAllocationProp& s);
 void make_valid(Fixture& fx, fgapi::CUmemPoolProps& s);
 void make_valid(Fixture& fx, fgapi::cudaMemPoolProps& s);
+void make_valid(Fixture& fx, fgapi::CUDA_MEM_ALLOC_NODE_PARAMS& s);
+void make_valid(Fixture& fx, fgapi::cudaMemAllocNodeParams& s);
+void make_valid(Fixture& fx, fgapi::CUgraphNodeParams& s);
+void make_valid(Fixture& fx, fgapi::cudaGraphNodeParams& s);
 void make_valid(Fixture& fx, fgapi::CUipcMemHandle& s);
 void make_valid(Fixture& fx, fgapi::cudaIpcMemHandle_t& s);
 void make_valid(Fixture& fx, fgapi::CUipcEventHandle& s);
