@@ -185,6 +185,7 @@ DESCRIPTORS = {
     "cudaMemsetParams": _SET,
     "cudaPitchedPtr": [("ptr", "dptr", None), ("pitch", "pitch", "kBoxRows"), ("ysize", "rows", _ROW)],
     "cudaExtent": [("width", "extent", None), ("height", "extent", _ROW), ("depth", "extent", _SLICE)],
+    "dim3": [("x", "dim", None), ("y", "dim", None), ("z", "dim", None)],  # a launch's grid or block
     "CUmemAccessDesc": _ACCESS,
     "cudaMemAccessDesc": _ACCESS,
     "CUlaunchConfig": [(d, "dim", None) for d in _DIMS] + [("sharedMemBytes", "smem", None),
@@ -243,20 +244,30 @@ OVERRIDES = [
     ("cu*MemsetNodeSetParams", "hNode", "fx.graph_nodes().memset_node", []),
     ("cu*MemcpyNodeSetParams", "hNode", "fx.graph_nodes().memcpy_node", []),
     ("cuda*MemsetNodeSetParams", "node", "fx.graph_nodes().memset_node", []),
-    ("cuda*MemcpyNodeSetParams", "node", "fx.graph_nodes().memcpy_node", []),
+    ("cuda*MemcpyNodeSetParams*", "node", "fx.graph_nodes().memcpy_node", []),  # 1-D and symbol forms too
     ("cu*KernelNodeSetParams*", "hNode", "fx.graph_nodes().kernel_node", []),
     ("cu*HostNodeSetParams", "hNode", "fx.graph_nodes().host_node", []),
     ("cuGraphExec*NodeSetParams*", "hGraphExec", "fx.graph_nodes().exec", []),
     ("cuda*KernelNodeSetParams", "node", "fx.graph_nodes().kernel_node", []),
     ("cuda*HostNodeSetParams", "node", "fx.graph_nodes().host_node", []),
-    ("cudaGraphExec*NodeSetParams", "hGraphExec", "fx.graph_nodes().exec", []),
+    ("cudaGraphExec*NodeSetParams*", "hGraphExec", "fx.graph_nodes().exec", []),
     # prefetch and advice (both APIs) take managed memory (wrap: from near its end, like every device pointer)
     ("cu*Mem[AP][dr]*", "devPtr", "m == Mut::wrap ? fx.managed + kAllocSize - 1000 : fx.managed", []),
     # advice that takes a location: set the preferred location (3 in both APIs)
     ("cu*MemAdvise*", "advice", "3", []),
-    # a function handle: the runtime takes one for a host stub (the fixture registers none)
-    ("cudaLaunchKernelExC*", "func", "fx.valid[static_cast<int>(Hk::function)]", []),
-    ("cudaOccupancyMax*Cluster*", "func", "fx.valid[static_cast<int>(Hk::function)]", []),
+    # the runtime's kernels: a kernel handle where a host stub or handle is taken (CUDA 12+;
+    # the fixture's registered stub has no code to launch), the stub where only a stub is
+    # taken; the kernel's arguments
+    *[(fn, "func", "fx.valid[static_cast<int>(Hk::function)]", [])
+      for fn in ("cudaLaunch*", "cudaOccupancy*", "cudaFunc*")],
+    ("__cudaLaunchKernel*", "kernel", "fx.valid[static_cast<int>(Hk::function)]", []),
+    ("__cudaGetKernel", "p1", "fx.host_stub", []),  # (unnamed in the header)
+    ("cudaGetKernel", "entryFuncAddr", "fx.host_stub", []),
+    ("cudaGetFuncBySymbol", "symbolPtr", "fx.host_stub", []),
+    ("*cudaLaunch*", "args", "Fixture::bits(fx.kernel_params)", []),
+    # the runtime's __device__ variable, copied to and from device memory (cudaMemcpyDefault)
+    ("cuda*Symbol*", "symbol", "fx.symbol", []),
+    ("cuda*Symbol*", "kind", "4", []),
     # launches: the kernel's arguments as kernelParams, extra NULL; NULL kernelParams leaves a
     # kernel that takes an argument without it, and an extra besides kernelParams gives them twice
     ("cuLaunch*Kernel*", "kernelParams", "Fixture::bits(fx.kernel_params)", []),

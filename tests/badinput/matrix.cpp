@@ -285,6 +285,18 @@ void build_fixture() {
   CUcontext peer = nullptr;
   SETUP(DRV(cuDevicePrimaryCtxRetain)(&peer, kPeerDevice));
   g_fx.peer_ctx = bits(peer);
+  // What nvcc's static constructors register: a host stub for the kernel and a __device__
+  // variable of kAllocSize bytes (an image without code: the launches take the kernel handle).
+  static char fatbin[16], host_stub, symbol[kAllocSize];
+  static char kernel_name[] = "add_one", symbol_name[] = "fx_symbol";
+  void** registered = RT(__cudaRegisterFatBinary)(fatbin);
+  if (!registered) setup_failed("__cudaRegisterFatBinary", 0);
+  RT(__cudaRegisterFunction)
+  (registered, &host_stub, kernel_name, kernel_name, -1, nullptr, nullptr, nullptr, nullptr, nullptr);
+  RT(__cudaRegisterVar)(registered, symbol, symbol_name, symbol_name, 0, kAllocSize, 0, 0);
+  RT(__cudaRegisterFatBinaryEnd)(registered);
+  g_fx.host_stub = bits(&host_stub);
+  g_fx.symbol = bits(symbol);
 
   auto make_objects = [&](bool destroy) {
     auto put = destroy ? set_destroyed : set;
@@ -409,6 +421,7 @@ void make_valid(Fixture& fx, fgapi::cudaPitchedPtr& s) {
   s = {reinterpret_cast<void*>(box_dst(fx, kBoxSpan)), kBoxPitch, kBoxWidth, kBoxRows};
 }
 void make_valid(Fixture&, fgapi::cudaExtent& s) { s = {kBoxWidth, kBoxRows, kBoxDepth}; }
+void make_valid(Fixture&, fgapi::dim3& s) { s = {1, 1, 1}; }
 void make_valid(Fixture& fx, fgapi::cudaMemcpy3DParms& s) {
   s.srcPtr = {reinterpret_cast<void*>(box_src(fx, kBoxSpan)), kBoxPitch, kBoxWidth, kBoxRows};
   make_valid(fx, s.dstPtr);

@@ -286,6 +286,8 @@ class Fixture {
   uintptr_t managed = 0;           // managed memory (kAllocSize bytes): what prefetch and advice take
   void** kernel_params = nullptr;  // the arguments of the fixture's kernel (one u64), as launches take them
   uint64_t peer_ctx = 0;           // kPeerDevice's primary context
+  uint64_t host_stub = 0;          // the runtime's host stub of the fixture's kernel
+  uint64_t symbol = 0;             // the host shadow of a __device__ variable of kAllocSize bytes
   // Nodes of the fixture's graph: the valid node (a dependency), a node that depends on it
   // (an edge to remove) and a node that does not (an edge to add).
   std::array<uint64_t, 3> edge_nodes = {};
@@ -316,6 +318,7 @@ void make_valid(Fixture& fx, fgapi::CUDA_MEMSET_NODE_PARAMS& s);
 void make_valid(Fixture& fx, fgapi::cudaMemsetParams& s);
 void make_valid(Fixture& fx, fgapi::cudaPitchedPtr& s);
 void make_valid(Fixture& fx, fgapi::cudaExtent& s);
+void make_valid(Fixture& fx, fgapi::dim3& s);
 void make_valid(Fixture& fx, fgapi::CUmemAccessDesc& s);
 void make_valid(Fixture& fx, fgapi::cudaMemAccessDesc& s);
 void make_valid(Fixture& fx, fgapi::CUlaunchConfig& s);
