@@ -250,6 +250,12 @@ OVERRIDES = [
     ("cuGraphExec*NodeSetParams*", "hGraphExec", "fx.graph_nodes().exec", []),
     ("cuda*KernelNodeSetParams", "node", "fx.graph_nodes().kernel_node", []),
     ("cuda*HostNodeSetParams", "node", "fx.graph_nodes().host_node", []),
+    # a node's parameters read back from a node of that kind; enabling is for kernel nodes
+    *[(f"cu*{kind}NodeGetParams*", p, f"fx.graph_nodes().{node}", [])
+      for kind, node in (("Host", "host_node"), ("Kernel", "kernel_node"), ("Memcpy", "memcpy_node"),
+                         ("Memset", "memset_node")) for p in ("hNode", "node")],
+    ("cu*GraphNode[GS]etEnabled", "hGraphExec", "fx.graph_nodes().exec", []),
+    ("cu*GraphNode[GS]etEnabled", "hNode", "fx.graph_nodes().kernel_node", []),
     ("cudaGraphExec*NodeSetParams*", "hGraphExec", "fx.graph_nodes().exec", []),
     # prefetch and advice (both APIs) take managed memory (wrap: from near its end, like every device pointer)
     ("cu*Mem[AP][dr]*", "devPtr", "m == Mut::wrap ? fx.managed + kAllocSize - 1000 : fx.managed", []),
@@ -300,6 +306,30 @@ OVERRIDES = [
     ("cu*GraphAddDependencies*", "to", "fx.node_list(2)", [("null", "0", "value")]),
     ("cu*GraphRemoveDependencies*", "to", "fx.node_list(1)", [("null", "0", "value")]),
     ("cu*GraphAddMemAllocNode", "numDependencies", "1", [("huge", "SIZE_MAX", "value")]),  # counts no bytes
+    # capture calls that need a capture: a stream capturing (relaxed) into a graph of one
+    # node, which becomes the capture's only dependency (flags 1: set)
+    *[(fn, p, "fx.capturing_stream()", []) for fn in ("cu*StreamUpdateCaptureDependencies*",
+                                                      "cu*StreamEndCapture*") for p in ("hStream", "stream")],
+    ("cu*StreamUpdateCaptureDependencies*", "dependencies", "fx.capture_deps()", []),
+    ("cu*StreamUpdateCaptureDependencies*", "numDependencies", "1", []),
+    ("cu*StreamUpdateCaptureDependencies*", "flags", "1", []),
+    # names the fixture's module and library define (kPtx), an entry point that exists
+    *[(fn, "name", 'Fixture::bits("add_one")', []) for fn in ("cuModuleGetFunction", "cuLibraryGetKernel")],
+    *[(fn, "name", 'Fixture::bits("fx_global")', []) for fn in ("cuModuleGetGlobal*", "cuLibraryGetGlobal")],
+    ("cuLibraryGetManaged", "name", 'Fixture::bits("fx_managed")', []),
+    ("cuGetProcAddress*", "symbol", 'Fixture::bits("cuInit")', []),
+    ("cuGetProcAddress*", "driverVersion", "13000", []),
+    # deviceFlags count when flags says so (cudaInitDeviceFlagsAreValid)
+    ("cudaInitDevice", "flags", "1", []),
+    # a function attribute that may be set (8: the dynamic shared memory limit, both APIs)
+    ("cu*FuncSetAttribute", "attr*", "8", []),
+    ("cuKernelSetAttribute", "attrib", "8", []),
+    # 2-D memsets and copies of rows that fit the allocation: 4 rows (of 8 elements)
+    ("cuMemsetD2D*", "Height", "4", []),
+    ("cuMemsetD2D*", "Width", "8", []),
+    ("cudaMem[cs]*2D*", "height", "4", []),
+    # a physical allocation is a multiple of the granularity
+    ("cuMemCreate", "size", _G, [("unaligned", f"{_G} + 1", "value")]),
     # attaching managed memory: the whole allocation (length 0), globally
     ("cudaStreamAttachMemAsync*", "devPtr", "m == Mut::wrap ? fx.managed + kAllocSize - 1000 : fx.managed", []),
     ("cudaStreamAttachMemAsync*", "length", "0", []),

@@ -49,11 +49,15 @@ constexpr int kCaseTimeoutMs = 10000;
 constexpr unsigned char kCanary = 0xA5;
 constexpr size_t kGuard = 64;  // canary bytes before and after each host buffer
 
-// PTX with one kernel: the module, function, library and kernel handles come from it.
+// PTX with one kernel and two variables (one managed): the module, function, library and
+// kernel handles come from it.
 const char* const kPtx = R"(
 .version 8.0
 .target sm_70
 .address_size 64
+
+.global .align 8 .b8 fx_global[64];
+.global .attribute(.managed) .align 8 .b8 fx_managed[64];
 
 .visible .entry add_one(
 	.param .u64 add_one_param_0
@@ -304,6 +308,7 @@ void build_fixture() {
     SETUP(DRV(cuStreamCreate)(&s, 0));
     CUevent e = nullptr;
     SETUP(DRV(cuEventCreate)(&e, 0));
+    if (!destroy) SETUP(DRV(cuEventRecord)(e, s));  // recorded (and complete): elapsed times can be asked
     CUmodule mod = nullptr;
     SETUP(DRV(cuModuleLoadData)(&mod, kPtx));
     CUfunction f = nullptr;
@@ -372,7 +377,10 @@ void build_fixture() {
   SETUP(NV(nvmlDeviceGetHandleByIndex_v2)(0, &nd));
   set(Hk::nvml_device, bits(nd));
   make_objects(false);
-  g_fx.graph_nodes();  // before the destroyed objects, so that no node reuses a destroyed one's address
+  g_fx.graph_nodes();          // before the destroyed objects, so that no node reuses a destroyed one's address
+  CUstream capture = nullptr;  // the same for the stream of capturing_stream()
+  SETUP(DRV(cuStreamCreate)(&capture, CU_STREAM_NON_BLOCKING));
+  g_fx.capture_stream = bits(capture);
   make_objects(true);
   CUcontext dead = nullptr;
   SETUP(DRV(cuCtxCreate_v4)(&dead, nullptr, 0, 0));
@@ -612,6 +620,26 @@ void Fixture::enable_peer() {
   if (peer_enabled_) return;
   peer_enabled_ = true;
   SETUP(DRV(cuCtxEnablePeerAccess)(reinterpret_cast<fgapi::CUcontext>(peer_ctx), 0));
+}
+
+uint64_t Fixture::capturing_stream() {
+  using namespace fgapi;
+  if (capturing_) return capturing_;
+  auto s = reinterpret_cast<CUstream>(capture_stream);
+  SETUP(DRV(cuStreamBeginCapture_v2)(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+  SETUP(DRV(cuMemsetD8Async)(dev, 0, 1, s));
+  CUstreamCaptureStatus status{};
+  const CUgraphNode* deps = nullptr;
+  size_t n = 0;
+  SETUP(DRV(cuStreamGetCaptureInfo_v2)(s, &status, nullptr, nullptr, &deps, &n));
+  if (n != 1) setup_failed("cuStreamGetCaptureInfo_v2 (dependencies)", static_cast<long long>(n));
+  capture_node_[0] = bits(deps[0]);
+  capturing_ = bits(s);
+  return capturing_;
+}
+uint64_t Fixture::capture_deps() {
+  capturing_stream();
+  return bits(capture_node_);
 }
 
 namespace {

@@ -200,6 +200,10 @@ class Fixture {
   // Peer access from the fixture's context to kPeerDevice, enabled on first use (what
   // disabling it needs).
   void enable_peer();
+  // A stream capturing (relaxed mode) into a graph of one memset node, made on first use;
+  // capture_deps(): that node, as an array of one.
+  uint64_t capturing_stream();
+  uint64_t capture_deps();
 
   template <class T>
   static T as(uint64_t v) {
@@ -288,6 +292,7 @@ class Fixture {
   uint64_t peer_ctx = 0;           // kPeerDevice's primary context
   uint64_t host_stub = 0;          // the runtime's host stub of the fixture's kernel
   uint64_t symbol = 0;             // the host shadow of a __device__ variable of kAllocSize bytes
+  uint64_t capture_stream = 0;     // a non-blocking stream, capturing once capturing_stream() is asked
   // Nodes of the fixture's graph: the valid node (a dependency), a node that depends on it
   // (an edge to remove) and a node that does not (an edge to add).
   std::array<uint64_t, 3> edge_nodes = {};
@@ -305,6 +310,7 @@ class Fixture {
   Vmm vmm_;
   GraphNodes nodes_;
   bool peer_enabled_ = false;
+  uint64_t capturing_ = 0, capture_node_[2] = {};
   size_t desc_out_[kSlotSize / kDescStride] = {};  // bytes of an in/out descriptor per parameter
 };
 
