@@ -205,7 +205,7 @@ DESCRIPTORS = {
     "cudaMemLocation": _LOC,
     "CUDA_MEM_ALLOC_NODE_PARAMS": _ALLOC_NODE,
     "cudaMemAllocNodeParams": _ALLOC_NODE,
-    # the generic node parameters of cuGraphAddNode and friends: an empty node
+    # the generic node parameters of cuGraphAddNode and friends: a host node
     "CUgraphNodeParams": [("type", "enumf", None)],
     "cudaGraphNodeParams": [("type", "enumf", None)],
     "CUipcMemHandle": [("", "opaque", None)],
@@ -254,6 +254,26 @@ OVERRIDES = [
     *[(f"cu*{kind}NodeGetParams*", p, f"fx.graph_nodes().{node}", [])
       for kind, node in (("Host", "host_node"), ("Kernel", "kernel_node"), ("Memcpy", "memcpy_node"),
                          ("Memset", "memset_node")) for p in ("hNode", "node")],
+    *[(fn, p, f"fx.graph_nodes().{node}", [])
+      for fn, node in (("cu*GraphEventRecordNode[GS]etEvent", "record_node"),
+                       ("cu*GraphEventWaitNode[GS]etEvent", "wait_node"),
+                       ("cu*GraphExecEventRecordNodeSetEvent", "record_node"),
+                       ("cu*GraphExecEventWaitNodeSetEvent", "wait_node"),
+                       ("cu*GraphChildGraphNodeGetGraph", "child_node"),
+                       ("cu*GraphExecChildGraphNodeSetParams", "child_node"),
+                       ("cu*GraphMemAllocNodeGetParams", "alloc_node"),
+                       ("cu*GraphMemFreeNodeGetParams", "free_node"),
+                       ("cuGraphNodeSetParams", "host_node"),  # generic parameters: a host node's
+                       ("cudaGraphNodeSetParams", "host_node"),
+                       ("cu*GraphExecNodeSetParams", "host_node"))
+      for p in ("hNode", "node")],
+    *[(fn, p, "fx.graph_nodes().exec", []) for fn in ("cu*GraphExecEvent*NodeSetEvent", "cudaGraphExecNodeSetParams")
+      for p in ("hGraphExec", "graphExec")],
+    ("cu*GraphAddChildGraphNode", "childGraph", "fx.graph_nodes().clone", []),
+    ("cu*GraphNodeFindInClone", "*lonedGraph", "fx.graph_nodes().clone", []),
+    # user objects: the runtime and driver take only the no-destructor-sync flag
+    ("cu*UserObjectCreate", "flags", "1", [("zero", "0", "value")]),
+    ("cudaUserObjectCreate", "ptr", "Fixture::bits(fx.host_bytes())", [("garbage", None, None)]),  # any user data
     ("cu*GraphNode[GS]etEnabled", "hGraphExec", "fx.graph_nodes().exec", []),
     ("cu*GraphNode[GS]etEnabled", "hNode", "fx.graph_nodes().kernel_node", []),
     ("cudaGraphExec*NodeSetParams*", "hGraphExec", "fx.graph_nodes().exec", []),

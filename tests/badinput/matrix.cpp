@@ -357,6 +357,7 @@ void build_fixture() {
     put(Hk::pool, bits(pool));
     put(Hk::memhandle, bits(mh));
     put(Hk::link, bits(link));
+    if (!destroy) SETUP(DRV(cuGraphRetainUserObject)(g, uo, 1, 0));  // a reference the graph can release
     put(Hk::userobj, bits(uo));
     put(Hk::nvml_eventset, bits(es));
     if (!destroy) return;
@@ -518,9 +519,15 @@ void make_valid(Fixture& fx, fgapi::cudaMemAllocNodeParams& s) {
   make_valid(fx, s.poolProps);
   s.bytesize = kValidSize;
 }
-// An empty node.
-void make_valid(Fixture&, fgapi::CUgraphNodeParams& s) { s.type = fgapi::CU_GRAPH_NODE_TYPE_EMPTY; }
-void make_valid(Fixture&, fgapi::cudaGraphNodeParams& s) { s.type = fgapi::cudaGraphNodeTypeEmpty; }
+// A host node (a kind a node of an executable graph can take new parameters of).
+void make_valid(Fixture&, fgapi::CUgraphNodeParams& s) {
+  s.type = fgapi::CU_GRAPH_NODE_TYPE_HOST;
+  s.host.fn = host_noop;
+}
+void make_valid(Fixture&, fgapi::cudaGraphNodeParams& s) {
+  s.type = fgapi::cudaGraphNodeTypeHost;
+  s.host.fn = host_noop;
+}
 
 namespace {
 // The IPC handle of the fixture's allocation, and (Fixture::ipc_freed) one of memory freed
@@ -610,9 +617,25 @@ const Fixture::GraphNodes& Fixture::graph_nodes() {
   CUDA_HOST_NODE_PARAMS host{};
   make_valid(*this, host);
   SETUP(DRV(cuGraphAddHostNode)(&host_node, g, nullptr, 0, &host));
+  const auto event = reinterpret_cast<CUevent>(valid[static_cast<int>(Hk::event)]);
+  const auto live_graph = reinterpret_cast<CUgraph>(valid[static_cast<int>(Hk::graph)]);
+  CUgraphNode empty = nullptr, record = nullptr, wait = nullptr, child = nullptr;
+  SETUP(DRV(cuGraphAddEmptyNode)(&empty, g, nullptr, 0));
+  SETUP(DRV(cuGraphAddEventRecordNode)(&record, g, nullptr, 0, event));
+  SETUP(DRV(cuGraphAddEventWaitNode)(&wait, g, nullptr, 0, event));
+  SETUP(DRV(cuGraphAddChildGraphNode)(&child, g, nullptr, 0, live_graph));
   CUgraphExec x = nullptr;
   SETUP(DRV(cuGraphInstantiateWithFlags)(&x, g, 0));
-  nodes_ = {bits(set_node), bits(copy_node), bits(kernel_node), bits(host_node), bits(x)};
+  CUgraph mem = nullptr, clone = nullptr;
+  SETUP(DRV(cuGraphCreate)(&mem, 0));
+  CUDA_MEM_ALLOC_NODE_PARAMS alloc{};
+  make_valid(*this, alloc);
+  CUgraphNode alloc_node = nullptr, free_node = nullptr;
+  SETUP(DRV(cuGraphAddMemAllocNode)(&alloc_node, mem, nullptr, 0, &alloc));
+  SETUP(DRV(cuGraphAddMemFreeNode)(&free_node, mem, &alloc_node, 1, alloc.dptr));
+  SETUP(DRV(cuGraphClone)(&clone, live_graph));
+  nodes_ = {bits(set_node), bits(copy_node), bits(kernel_node), bits(host_node),  bits(empty),     bits(record),
+            bits(wait),     bits(child),     bits(x),           bits(alloc_node), bits(free_node), bits(clone)};
   return nodes_;
 }
 

@@ -191,10 +191,13 @@ class Fixture {
     uint64_t gran = 0, phys = 0, map_va = 0, mapped_va = 0;
   };
   const Vmm& vmm();
-  // A graph with a memset node and a memcpy node (valid descriptors), and its instance; made
-  // with the live objects.
+  // A graph with a node of each kind the calls on nodes take (valid descriptors; the event
+  // nodes record and wait for the live event, the child node holds a copy of the live graph),
+  // and its instance; an allocation node and a free node of its memory, in a graph of their
+  // own; a clone of the live graph. Made with the live objects.
   struct GraphNodes {
-    uint64_t memset_node = 0, memcpy_node = 0, kernel_node = 0, host_node = 0, exec = 0;
+    uint64_t memset_node = 0, memcpy_node = 0, kernel_node = 0, host_node = 0, empty_node = 0, record_node = 0,
+             wait_node = 0, child_node = 0, exec = 0, alloc_node = 0, free_node = 0, clone = 0;
   };
   const GraphNodes& graph_nodes();
   // Peer access from the fixture's context to kPeerDevice, enabled on first use (what
