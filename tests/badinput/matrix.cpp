@@ -619,8 +619,7 @@ const Fixture::GraphNodes& Fixture::graph_nodes() {
   SETUP(DRV(cuGraphAddHostNode)(&host_node, g, nullptr, 0, &host));
   const auto event = reinterpret_cast<CUevent>(valid[static_cast<int>(Hk::event)]);
   const auto live_graph = reinterpret_cast<CUgraph>(valid[static_cast<int>(Hk::graph)]);
-  CUgraphNode empty = nullptr, record = nullptr, wait = nullptr, child = nullptr;
-  SETUP(DRV(cuGraphAddEmptyNode)(&empty, g, nullptr, 0));
+  CUgraphNode record = nullptr, wait = nullptr, child = nullptr;
   SETUP(DRV(cuGraphAddEventRecordNode)(&record, g, nullptr, 0, event));
   SETUP(DRV(cuGraphAddEventWaitNode)(&wait, g, nullptr, 0, event));
   SETUP(DRV(cuGraphAddChildGraphNode)(&child, g, nullptr, 0, live_graph));
@@ -634,8 +633,8 @@ const Fixture::GraphNodes& Fixture::graph_nodes() {
   SETUP(DRV(cuGraphAddMemAllocNode)(&alloc_node, mem, nullptr, 0, &alloc));
   SETUP(DRV(cuGraphAddMemFreeNode)(&free_node, mem, &alloc_node, 1, alloc.dptr));
   SETUP(DRV(cuGraphClone)(&clone, live_graph));
-  nodes_ = {bits(set_node), bits(copy_node), bits(kernel_node), bits(host_node),  bits(empty),     bits(record),
-            bits(wait),     bits(child),     bits(x),           bits(alloc_node), bits(free_node), bits(clone)};
+  nodes_ = {bits(set_node), bits(copy_node), bits(kernel_node), bits(host_node), bits(record), bits(wait),
+            bits(child),    bits(x),         bits(alloc_node),  bits(free_node), bits(clone)};
   return nodes_;
 }
 

@@ -196,8 +196,8 @@ class Fixture {
   // and its instance; an allocation node and a free node of its memory, in a graph of their
   // own; a clone of the live graph. Made with the live objects.
   struct GraphNodes {
-    uint64_t memset_node = 0, memcpy_node = 0, kernel_node = 0, host_node = 0, empty_node = 0, record_node = 0,
-             wait_node = 0, child_node = 0, exec = 0, alloc_node = 0, free_node = 0, clone = 0;
+    uint64_t memset_node = 0, memcpy_node = 0, kernel_node = 0, host_node = 0, record_node = 0, wait_node = 0,
+             child_node = 0, exec = 0, alloc_node = 0, free_node = 0, clone = 0;
   };
   const GraphNodes& graph_nodes();
   // Peer access from the fixture's context to kPeerDevice, enabled on first use (what
