@@ -350,6 +350,29 @@ OVERRIDES = [
     ("cudaMem[cs]*2D*", "height", "4", []),
     # a physical allocation is a multiple of the granularity
     ("cuMemCreate", "size", _G, [("unaligned", f"{_G} + 1", "value")]),
+    # host memory: page-locked (asked about, freed) or registered (unregistered); registering
+    # takes any host memory (a size past the fixture's allocation is no bad value there)
+    *[(fn, p, "fx.pinned", []) for fn in ("cuMemHostGet*", "cudaHostGet*", "cudaFreeHost") for p in ("p", "pHost", "ptr")],
+    ("cudaHostUnregister", "ptr", "fx.registered", []),
+    ("cudaHostRegister", "ptr", "Fixture::bits(fx.host_bytes())", []),
+    ("cudaHostRegister", "size", "kValidSize", [("past_end", None, None)]),
+    # VMM: a reservation to free, a mapping to ask about
+    ("cuMemAddressFree", "ptr", f"fx.vmm().map_va - {_G}", []),
+    ("cuMemAddressFree", "size", f"2 * {_G}", []),
+    ("cuMemGetAccess", "ptr", "fx.vmm().mapped_va", []),
+    ("cuMemRetainAllocationHandle", "addr", "fx.vmm().mapped_va", []),
+    # pointer attributes: the context (1) to read, the synchronous memory operations (6) to set
+    ("cuPointerGetAttribute", "attribute", "1", []),
+    ("cuPointerSetAttribute", "attribute", "6", []),
+    ("cuPointerGetAttributes", "attributes", "Fixture::bits(fx.pointer_attributes)", []),
+    ("cuPointerGetAttributes", "data", "Fixture::bits(fx.pointer_data)", []),
+    # pools: an attribute that exists (1: reuse following event dependencies), one access
+    # descriptor, pinned memory where a location's pool is asked for or set
+    ("cu*MemPool[GS]etAttribute", "attr", "1", []),
+    ("cu*MemPoolSetAccess", "count", "1", []),
+    ("cu*Mem[GS]et*MemPool", "type", "1", []),
+    ("cudaDeviceFlushGPUDirectRDMAWrites", "scope", "100", []),  # to the owner
+    ("cuCtxDestroy*", "ctx", "fx.own_ctx", []),  # a primary context is not destroyed, it is released
     # attaching managed memory: the whole allocation (length 0), globally
     ("cudaStreamAttachMemAsync*", "devPtr", "m == Mut::wrap ? fx.managed + kAllocSize - 1000 : fx.managed", []),
     ("cudaStreamAttachMemAsync*", "length", "0", []),
@@ -357,10 +380,11 @@ OVERRIDES = [
 ]
 
 
-# Descriptors passed by a non-const pointer that the call reads (and writes into): as a
-# parameter not named *_out, an in/out descriptor; otherwise (a GetParams output) an out-pointer.
+# Descriptors passed by a non-const pointer that the call reads (and may write into: node
+# parameters; a pool's location is only read): as a parameter not named *_out, an in/out
+# descriptor; otherwise (a GetParams output) an out-pointer.
 INOUT_DESCRIPTORS = {"CUDA_MEM_ALLOC_NODE_PARAMS", "cudaMemAllocNodeParams", "CUgraphNodeParams",
-                     "cudaGraphNodeParams"}
+                     "cudaGraphNodeParams", "CUmemLocation", "cudaMemLocation"}
 
 
 def descriptor_of(typ):

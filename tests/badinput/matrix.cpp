@@ -286,6 +286,12 @@ void build_fixture() {
   SETUP(DRV(cuMemAllocManaged)(&managed, kAllocSize, CU_MEM_ATTACH_GLOBAL));
   g_fx.managed = managed;
   g_fx.kernel_params = g_kernel_params;
+  void* pinned = nullptr;
+  SETUP(DRV(cuMemHostAlloc)(&pinned, kSlotSize, 0));
+  g_fx.pinned = bits(pinned);
+  static unsigned char host_registered[kSlotSize];
+  SETUP(DRV(cuMemHostRegister_v2)(host_registered, sizeof host_registered, 0));
+  g_fx.registered = bits(host_registered);
   CUcontext peer = nullptr;
   SETUP(DRV(cuDevicePrimaryCtxRetain)(&peer, kPeerDevice));
   g_fx.peer_ctx = bits(peer);
@@ -379,9 +385,13 @@ void build_fixture() {
   set(Hk::nvml_device, bits(nd));
   make_objects(false);
   g_fx.graph_nodes();          // before the destroyed objects, so that no node reuses a destroyed one's address
-  CUstream capture = nullptr;  // the same for the stream of capturing_stream()
+  CUstream capture = nullptr;  // the same for the stream of capturing_stream() and the context
   SETUP(DRV(cuStreamCreate)(&capture, CU_STREAM_NON_BLOCKING));
   g_fx.capture_stream = bits(capture);
+  CUcontext own = nullptr;
+  SETUP(DRV(cuCtxCreate_v4)(&own, nullptr, 0, 0));
+  SETUP(DRV(cuCtxSetCurrent)(ctx));
+  g_fx.own_ctx = bits(own);
   make_objects(true);
   CUcontext dead = nullptr;
   SETUP(DRV(cuCtxCreate_v4)(&dead, nullptr, 0, 0));

@@ -296,6 +296,13 @@ class Fixture {
   uint64_t host_stub = 0;          // the runtime's host stub of the fixture's kernel
   uint64_t symbol = 0;             // the host shadow of a __device__ variable of kAllocSize bytes
   uint64_t capture_stream = 0;     // a non-blocking stream, capturing once capturing_stream() is asked
+  uint64_t own_ctx = 0;            // a context cuCtxCreate made (one that may be destroyed)
+  uintptr_t pinned = 0;            // page-locked host memory (cuMemHostAlloc, kSlotSize bytes)
+  uintptr_t registered = 0;        // host memory registered with cuMemHostRegister (kSlotSize bytes)
+  // cuPointerGetAttributes: one attribute (the context) and where its value goes.
+  int pointer_attributes[1] = {1};
+  uint64_t pointer_value[2] = {};
+  void* pointer_data[1] = {pointer_value};
   // Nodes of the fixture's graph: the valid node (a dependency), a node that depends on it
   // (an edge to remove) and a node that does not (an edge to add).
   std::array<uint64_t, 3> edge_nodes = {};
