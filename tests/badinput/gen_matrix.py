@@ -373,6 +373,15 @@ OVERRIDES = [
     ("cu*Mem[GS]et*MemPool", "type", "1", []),
     ("cudaDeviceFlushGPUDirectRDMAWrites", "scope", "100", []),  # to the owner
     ("cuCtxDestroy*", "ctx", "fx.own_ctx", []),  # a primary context is not destroyed, it is released
+    # loads: the fixture's PTX, as text, a fat binary or a file (one option of value 0 each)
+    *[(fn, p, "Fixture::bits(fx.ptx)", []) for fn, p in (("cuModuleLoadData*", "image"), ("cuLibraryLoadData", "code"),
+                                                          ("cuLinkAddData*", "data"))],
+    ("cuModuleLoadFatBinary", "fatCubin", "Fixture::bits(fx.fatbin)", []),
+    *[(fn, p, "Fixture::bits(Fixture::kPtxFile)", []) for fn, p in (("cuModuleLoad", "fname"),
+                                                                     ("cuLibraryLoadFromFile", "fileName"),
+                                                                     ("cuLinkAddFile*", "path"))],
+    *[(fn, "type", "1", []) for fn in ("cuLinkAddData*", "cuLinkAddFile*")],  # CU_JIT_INPUT_PTX
+    ("cuLinkAddData*", "size", "std::strlen(fx.ptx) + 1", []),
     # attaching managed memory: the whole allocation (length 0), globally
     ("cudaStreamAttachMemAsync*", "devPtr", "m == Mut::wrap ? fx.managed + kAllocSize - 1000 : fx.managed", []),
     ("cudaStreamAttachMemAsync*", "length", "0", []),

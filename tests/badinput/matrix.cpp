@@ -67,6 +67,30 @@ const char* const kPtx = R"(
 }
 )";
 
+// The same PTX in a fat binary (magic 0xBA55ED50, one uncompressed PTX entry for sm_70), as
+// cuModuleLoadFatBinary takes it.
+std::vector<unsigned char> fatbin_of_ptx() {
+  const size_t text = std::strlen(kPtx);
+  const uint64_t payload = (text + 8) / 8 * 8;  // NUL-padded to 8 bytes
+  constexpr size_t kHeader = 16, kEntry = 0x40;
+  const uint64_t body = kEntry + payload;
+  const uint16_t kind = 1;  // PTX
+  const uint32_t entry_size = kEntry, arch = 70;
+  const uint64_t flags = 0x11;
+  std::vector<unsigned char> out(kHeader + body, 0);
+  const unsigned char magic[8] = {0x50, 0xED, 0x55, 0xBA, 1, 0, 16, 0};
+  std::memcpy(out.data(), magic, sizeof magic);
+  std::memcpy(out.data() + 8, &body, 8);
+  unsigned char* e = out.data() + kHeader;
+  std::memcpy(e, &kind, 2);
+  std::memcpy(e + 4, &entry_size, 4);
+  std::memcpy(e + 8, &payload, 8);
+  std::memcpy(e + 0x1c, &arch, 4);
+  std::memcpy(e + 0x28, &flags, 8);
+  std::memcpy(e + kEntry, kPtx, text);
+  return out;
+}
+
 // ---- host buffers with guards --------------------------------------------------------------------
 // Layout: [guard][slot 0][guard][slot 1][guard] ... : kSlots out slots, then the input bytes,
 // the zeroed input, the host bytes, the text and the descriptors.
@@ -286,6 +310,9 @@ void build_fixture() {
   SETUP(DRV(cuMemAllocManaged)(&managed, kAllocSize, CU_MEM_ATTACH_GLOBAL));
   g_fx.managed = managed;
   g_fx.kernel_params = g_kernel_params;
+  g_fx.ptx = kPtx;
+  static const std::vector<unsigned char> fatbin_ptx = fatbin_of_ptx();
+  g_fx.fatbin = fatbin_ptx.data();
   void* pinned = nullptr;
   SETUP(DRV(cuMemHostAlloc)(&pinned, kSlotSize, 0));
   g_fx.pinned = bits(pinned);
@@ -346,6 +373,9 @@ void build_fixture() {
     SETUP(DRV(cuMemCreate)(&mh, gran, &ap, 0));
     CUlinkState link = nullptr;
     SETUP(DRV(cuLinkCreate_v2)(0, nullptr, nullptr, &link));
+    if (!destroy)  // something to link
+      SETUP(DRV(cuLinkAddData_v2)(link, CU_JIT_INPUT_PTX, const_cast<char*>(kPtx), std::strlen(kPtx) + 1, "fixture", 0,
+                                  nullptr, nullptr));
     CUuserObject uo = nullptr;
     SETUP(DRV(cuUserObjectCreate)(
         &uo, g_fx.host_bytes(), [](void*) {}, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
@@ -932,6 +962,11 @@ int main(int argc, char** argv) {
   if (!::mkdtemp(work) || ::chdir(work) != 0) {
     std::fprintf(stderr, "badinput: cannot make a working directory in /tmp: %s\n", std::strerror(errno));
     return 2;
+  }
+  // The fixture's PTX as a file, for the calls that load one.
+  if (FILE* f = std::fopen(Fixture::kPtxFile, "w")) {
+    std::fputs(kPtx, f);
+    std::fclose(f);
   }
   Totals t;
   int refused = 0;
