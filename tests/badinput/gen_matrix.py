@@ -382,6 +382,9 @@ OVERRIDES = [
                                                                      ("cuLinkAddFile*", "path"))],
     *[(fn, "type", "1", []) for fn in ("cuLinkAddData*", "cuLinkAddFile*")],  # CU_JIT_INPUT_PTX
     ("cuLinkAddData*", "size", "std::strlen(fx.ptx) + 1", []),
+    # NVML strings: a buffer the answer fits (a byte is too short for any), a UUID that exists
+    ("nvml*", "length", "96", [("small", "1", "oom")]),
+    ("nvmlDeviceGetHandleByUUID", "uuid", "Fixture::bits(fx.nvml_uuid)", []),
     # attaching managed memory: the whole allocation (length 0), globally
     ("cudaStreamAttachMemAsync*", "devPtr", "m == Mut::wrap ? fx.managed + kAllocSize - 1000 : fx.managed", []),
     ("cudaStreamAttachMemAsync*", "length", "0", []),

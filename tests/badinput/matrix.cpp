@@ -413,6 +413,7 @@ void build_fixture() {
   nvmlDevice_t nd = nullptr;
   SETUP(NV(nvmlDeviceGetHandleByIndex_v2)(0, &nd));
   set(Hk::nvml_device, bits(nd));
+  SETUP(NV(nvmlDeviceGetUUID)(nd, g_fx.nvml_uuid, sizeof g_fx.nvml_uuid));
   make_objects(false);
   g_fx.graph_nodes();          // before the destroyed objects, so that no node reuses a destroyed one's address
   CUstream capture = nullptr;  // the same for the stream of capturing_stream() and the context

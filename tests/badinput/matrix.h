@@ -302,6 +302,7 @@ class Fixture {
   static constexpr const char* kPtxFile = "fixture.ptx";  // the same in a file (in the working directory)
   uintptr_t pinned = 0;                                   // page-locked host memory (cuMemHostAlloc, kSlotSize bytes)
   uintptr_t registered = 0;  // host memory registered with cuMemHostRegister (kSlotSize bytes)
+  char nvml_uuid[96] = {};   // NVML device 0's UUID string
   // cuPointerGetAttributes: one attribute (the context) and where its value goes.
   int pointer_attributes[1] = {1};
   uint64_t pointer_value[2] = {};
