@@ -520,6 +520,30 @@ TEST_CASE_METHOD(CtxCase, "driver graphs: memory nodes, generic nodes, DOT and u
   CU_OK(CU(cuGraphAddNode_v2)(&an, g2, nullptr, nullptr, 0, &np));
   CHECK(np.alloc.dptr != 0);
   CU_OK(CU(cuGraphAddMemFreeNode)(&fn, g2, &an, 1, np.alloc.dptr));
+  // Access descriptors: for existing devices and known flags, at most one per device.
+  CUDA_MEM_ALLOC_NODE_PARAMS access{};
+  access.poolProps = np.alloc.poolProps;
+  access.bytesize = 4096;
+  const CUmemAccessDesc peer{{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+  access.accessDescs = &peer;
+  access.accessDescCount = 1;
+  CUgraphNode peer_node = nullptr;
+  CU_OK(CU(cuGraphAddMemAllocNode)(&peer_node, g2, nullptr, 0, &access));
+  access.accessDescCount = 1000;  // more than the devices
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuGraphAddMemAllocNode)(&peer_node, g2, nullptr, 0, &access));
+  access.accessDescs = nullptr;
+  access.accessDescCount = 1;
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuGraphAddMemAllocNode)(&peer_node, g2, nullptr, 0, &access));
+  const CUmemAccessDesc bad_flags{{CU_MEM_LOCATION_TYPE_DEVICE, 0}, static_cast<CUmemAccess_flags>(2)};
+  access.accessDescs = &bad_flags;
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuGraphAddMemAllocNode)(&peer_node, g2, nullptr, 0, &access));
+  // A generic node of a type not modelled is NOT_SUPPORTED; a number that names no type is
+  // an invalid value.
+  CUgraphNodeParams other{};
+  other.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+  CU_EQ(CUDA_ERROR_NOT_SUPPORTED, CU(cuGraphAddNode_v2)(&peer_node, g2, nullptr, nullptr, 0, &other));
+  other.type = static_cast<CUgraphNodeType>(0x7fffff00);
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuGraphAddNode_v2)(&peer_node, g2, nullptr, nullptr, 0, &other));
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuGraphAddMemFreeNode)(&fn, g2, &an, 1, 12345));
   const std::string path = backend_test::temp_file("fakegpu_drv_dot_");
   REQUIRE(!path.empty());

@@ -330,6 +330,11 @@ TEST_CASE("driver: the linker joins PTX for cuModuleLoadDataEx", "[driver]") {
   CU_EQ(CUDA_ERROR_INVALID_PTX,
         CU(cuLinkAddData_v2)(st, CU_JIT_INPUT_PTX, const_cast<char*>("garbage"), 8, "g", 0, nullptr, nullptr));
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuLinkAddData_v2)(st, CU_JIT_INPUT_PTX, nullptr, 8, "g", 0, nullptr, nullptr));
+  // A size past what the caller's buffer holds (SIZE_MAX wraps the address space).
+  CU_EQ(CUDA_ERROR_INVALID_VALUE,
+        CU(cuLinkAddData_v2)(st, CU_JIT_INPUT_PTX, const_cast<char*>(kPtx), SIZE_MAX, "g", 0, nullptr, nullptr));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE,
+        CU(cuLinkAddData_v2)(st, CU_JIT_INPUT_CUBIN, const_cast<char*>(kPtx), SIZE_MAX / 2, "g", 0, nullptr, nullptr));
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuLinkAddData_v2)(st, static_cast<CUjitInputType>(42), const_cast<char*>(kPtx), 8,
                                                        "g", 0, nullptr, nullptr));
   void* image = nullptr;

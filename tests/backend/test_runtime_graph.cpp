@@ -614,6 +614,8 @@ TEST_CASE_METHOD(Case, "runtime graphs: generic cudaGraphAddNode", "[runtime]") 
   cond.type = cudaGraphNodeTypeConditional;
   cudaGraphNode_t x = nullptr;
   CHECK(g().cudaGraphAddNode(&x, graph, nullptr, nullptr, 0, &cond) == cudaErrorNotSupported);
+  cond.type = static_cast<cudaGraphNodeType>(0x7fffff00);  // names no node type
+  CHECK(g().cudaGraphAddNode(&x, graph, nullptr, nullptr, 0, &cond) == cudaErrorInvalidValue);
   cudaGraphExec_t exec = nullptr;
   REQUIRE(g().cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
   REQUIRE(g().cudaGraphLaunch(exec, nullptr) == cudaSuccess);
@@ -1020,7 +1022,25 @@ TEST_CASE_METHOD(Case, "runtime graphs: stream-ordered allocation in a capture b
   CHECK(ap.dptr != nullptr);
   REQUIRE(g().cudaGraphAddMemFreeNode(&fn, g2, &an, 1, ap.dptr) == cudaSuccess);
   CHECK(g().cudaGraphAddMemFreeNode(&fn, g2, &an, 1, out) == cudaErrorInvalidValue);  // pinned host memory
-  ap.poolProps.handleTypes = cudaMemHandleTypePosixFileDescriptor;                    // graph memory cannot be exported
+  // Access descriptors: for existing devices and known flags, at most one per device.
+  const cudaMemAccessDesc peer{{cudaMemLocationTypeDevice, 0}, cudaMemAccessFlagsProtReadWrite};
+  ap.accessDescs = &peer;
+  ap.accessDescCount = 1;
+  CHECK(g().cudaGraphAddMemAllocNode(&an, g2, nullptr, 0, &ap) == cudaSuccess);
+  ap.accessDescCount = 1000;  // more than the devices
+  CHECK(g().cudaGraphAddMemAllocNode(&an, g2, nullptr, 0, &ap) == cudaErrorInvalidValue);
+  ap.accessDescs = nullptr;
+  ap.accessDescCount = 1;
+  CHECK(g().cudaGraphAddMemAllocNode(&an, g2, nullptr, 0, &ap) == cudaErrorInvalidValue);
+  const cudaMemAccessDesc no_device{{cudaMemLocationTypeDevice, 1000}, cudaMemAccessFlagsProtReadWrite};
+  const cudaMemAccessDesc bad_flags{{cudaMemLocationTypeDevice, 0}, static_cast<cudaMemAccessFlags>(2)};
+  ap.accessDescs = &no_device;
+  CHECK(g().cudaGraphAddMemAllocNode(&an, g2, nullptr, 0, &ap) == cudaErrorInvalidDevice);
+  ap.accessDescs = &bad_flags;
+  CHECK(g().cudaGraphAddMemAllocNode(&an, g2, nullptr, 0, &ap) == cudaErrorInvalidValue);
+  ap.accessDescs = nullptr;
+  ap.accessDescCount = 0;
+  ap.poolProps.handleTypes = cudaMemHandleTypePosixFileDescriptor;  // graph memory cannot be exported
   CHECK(g().cudaGraphAddMemAllocNode(&an, g2, nullptr, 0, &ap) == cudaErrorInvalidValue);
   // Child graphs may not hold memory nodes.
   cudaGraph_t parent = nullptr;

@@ -19,11 +19,13 @@ no header defines, sizes 0 / SIZE_MAX / one past the allocation / wrapping the a
 and the rule table the code each must return. Every other argument is a valid one from the
 harness's fixture. Output: one C++ call thunk per function and the table of cases.
 
-Descriptors (structs a call reads, by pointer or by value) listed in DESCRIPTORS are passed
-valid (the harness's make_valid() builds each from the fixture) and each listed field gets the bad
-values of its field class, one case per field and value, named PARAM.FIELD. OVERRIDES give
-scalar parameters a valid value the generic one is not (a VMM reservation, a memset node) and
-bad values of their own.
+Descriptors (structs a call reads, by pointer or by value, or reads and writes) listed in
+DESCRIPTORS are passed valid (the harness's make_valid() builds each from the fixture) and each
+listed field gets the bad values of its field class, one case per field and value, named
+PARAM.FIELD. OVERRIDES give parameters a valid value the generic one is not (a VMM
+reservation, a memset node, a kernel's arguments, a graph node to depend on) and bad values of
+their own. A case names one parameter and must reach it: the valid arguments around it are
+valid for the call (badinput_matrix --valid lists the functions whose all-valid call is refused).
 """
 import argparse
 import fnmatch
@@ -115,6 +117,7 @@ FIELD_MUTATIONS = {
     "devicef": [("out_of_range", "device")],
     "elem": [("out_of_range", "value")],
     "count": [("huge", "value")],
+    "bytes": [("huge", "oom")],  # the bytes an allocation takes
     "dim": [("zero", "value"), ("huge", "value")],
     "smem": [("huge", "value")],
     "stream": [("garbage", "handle"), ("destroyed", "handle")],
@@ -168,6 +171,9 @@ _HNODE = [("fn", "hostfn", None)]
 _LOC = [("type", "enumf", None), ("id", "devicef", None)]
 _POOL = [("allocType", "enumf", None), ("handleTypes", "enumf", None), ("location.type", "enumf", None),
          ("location.id", "devicef", None)]
+# A memory-allocation node (in and out at once: the call writes dptr).
+_ALLOC_NODE = [("poolProps." + f, c, u) for f, c, u in _POOL] + [("accessDescCount", "count", None),
+                                                                  ("bytesize", "bytes", None)]
 
 # Descriptor type (without fgapi:: and a _vN suffix) -> [(field path, field class, unit)].
 DESCRIPTORS = {
@@ -179,6 +185,7 @@ DESCRIPTORS = {
     "cudaMemsetParams": _SET,
     "cudaPitchedPtr": [("ptr", "dptr", None), ("pitch", "pitch", "kBoxRows"), ("ysize", "rows", _ROW)],
     "cudaExtent": [("width", "extent", None), ("height", "extent", _ROW), ("depth", "extent", _SLICE)],
+    "dim3": [("x", "dim", None), ("y", "dim", None), ("z", "dim", None)],  # a launch's grid or block
     "CUmemAccessDesc": _ACCESS,
     "cudaMemAccessDesc": _ACCESS,
     "CUlaunchConfig": [(d, "dim", None) for d in _DIMS] + [("sharedMemBytes", "smem", None),
@@ -196,14 +203,20 @@ DESCRIPTORS = {
     "cudaMemPoolProps": _POOL,
     "CUmemLocation": _LOC,
     "cudaMemLocation": _LOC,
+    "CUDA_MEM_ALLOC_NODE_PARAMS": _ALLOC_NODE,
+    "cudaMemAllocNodeParams": _ALLOC_NODE,
+    # the generic node parameters of cuGraphAddNode and friends: a host node
+    "CUgraphNodeParams": [("type", "enumf", None)],
+    "cudaGraphNodeParams": [("type", "enumf", None)],
     "CUipcMemHandle": [("", "opaque", None)],
     "cudaIpcMemHandle_t": [("", "opaque", None)],
     "CUipcEventHandle": [("", "opaque_event", None)],
     "cudaIpcEventHandle_t": [("", "opaque_event", None)],
 }
 
-# Scalar parameters whose generic valid value is no valid one for these calls, and their own
-# bad values: (function glob, parameter glob, valid C++ value, [(mutation, C++ value, rule)]).
+# Parameters whose generic valid value is no valid one for these calls, and their own bad
+# values: (function glob, parameter glob, valid C++ value, [(mutation, C++ value, rule)]). A
+# mutation whose value is None drops that generic bad value (one that is the valid value here).
 # The VMM fixture (Fixture::vmm): a physical allocation of 2 granules, a free reservation of
 # 2 granules (map_va: its second granule), and a reservation of 2 granules whose first is
 # mapped with read/write access (mapped_va).
@@ -231,21 +244,159 @@ OVERRIDES = [
     ("cu*MemsetNodeSetParams", "hNode", "fx.graph_nodes().memset_node", []),
     ("cu*MemcpyNodeSetParams", "hNode", "fx.graph_nodes().memcpy_node", []),
     ("cuda*MemsetNodeSetParams", "node", "fx.graph_nodes().memset_node", []),
-    ("cuda*MemcpyNodeSetParams", "node", "fx.graph_nodes().memcpy_node", []),
+    ("cuda*MemcpyNodeSetParams*", "node", "fx.graph_nodes().memcpy_node", []),  # 1-D and symbol forms too
     ("cu*KernelNodeSetParams*", "hNode", "fx.graph_nodes().kernel_node", []),
     ("cu*HostNodeSetParams", "hNode", "fx.graph_nodes().host_node", []),
     ("cuGraphExec*NodeSetParams*", "hGraphExec", "fx.graph_nodes().exec", []),
     ("cuda*KernelNodeSetParams", "node", "fx.graph_nodes().kernel_node", []),
     ("cuda*HostNodeSetParams", "node", "fx.graph_nodes().host_node", []),
-    ("cudaGraphExec*NodeSetParams", "hGraphExec", "fx.graph_nodes().exec", []),
+    # a node's parameters read back from a node of that kind; enabling is for kernel nodes
+    *[(f"cu*{kind}NodeGetParams*", p, f"fx.graph_nodes().{node}", [])
+      for kind, node in (("Host", "host_node"), ("Kernel", "kernel_node"), ("Memcpy", "memcpy_node"),
+                         ("Memset", "memset_node")) for p in ("hNode", "node")],
+    *[(fn, p, f"fx.graph_nodes().{node}", [])
+      for fn, node in (("cu*GraphEventRecordNode[GS]etEvent", "record_node"),
+                       ("cu*GraphEventWaitNode[GS]etEvent", "wait_node"),
+                       ("cu*GraphExecEventRecordNodeSetEvent", "record_node"),
+                       ("cu*GraphExecEventWaitNodeSetEvent", "wait_node"),
+                       ("cu*GraphChildGraphNodeGetGraph", "child_node"),
+                       ("cu*GraphExecChildGraphNodeSetParams", "child_node"),
+                       ("cu*GraphMemAllocNodeGetParams", "alloc_node"),
+                       ("cu*GraphMemFreeNodeGetParams", "free_node"),
+                       ("cuGraphNodeSetParams", "host_node"),  # generic parameters: a host node's
+                       ("cudaGraphNodeSetParams", "host_node"),
+                       ("cu*GraphExecNodeSetParams", "host_node"))
+      for p in ("hNode", "node")],
+    *[(fn, p, "fx.graph_nodes().exec", []) for fn in ("cu*GraphExecEvent*NodeSetEvent", "cudaGraphExecNodeSetParams")
+      for p in ("hGraphExec", "graphExec")],
+    ("cu*GraphAddChildGraphNode", "childGraph", "fx.graph_nodes().clone", []),
+    ("cu*GraphNodeFindInClone", "*lonedGraph", "fx.graph_nodes().clone", []),
+    # user objects: the runtime and driver take only the no-destructor-sync flag
+    ("cu*UserObjectCreate", "flags", "1", [("zero", "0", "value")]),
+    ("cudaUserObjectCreate", "ptr", "Fixture::bits(fx.host_bytes())", [("garbage", None, None)]),  # any user data
+    ("cu*GraphNode[GS]etEnabled", "hGraphExec", "fx.graph_nodes().exec", []),
+    ("cu*GraphNode[GS]etEnabled", "hNode", "fx.graph_nodes().kernel_node", []),
+    ("cudaGraphExec*NodeSetParams*", "hGraphExec", "fx.graph_nodes().exec", []),
     # prefetch and advice (both APIs) take managed memory (wrap: from near its end, like every device pointer)
     ("cu*Mem[AP][dr]*", "devPtr", "m == Mut::wrap ? fx.managed + kAllocSize - 1000 : fx.managed", []),
     # advice that takes a location: set the preferred location (3 in both APIs)
     ("cu*MemAdvise*", "advice", "3", []),
-    # a function handle: the runtime takes one for a host stub (the fixture registers none)
-    ("cudaLaunchKernelExC*", "func", "fx.valid[static_cast<int>(Hk::function)]", []),
-    ("cudaOccupancyMax*Cluster*", "func", "fx.valid[static_cast<int>(Hk::function)]", []),
+    # the runtime's kernels: a kernel handle where a host stub or handle is taken (CUDA 12+;
+    # the fixture's registered stub has no code to launch), the stub where only a stub is
+    # taken; the kernel's arguments
+    *[(fn, "func", "fx.valid[static_cast<int>(Hk::function)]", [])
+      for fn in ("cudaLaunch*", "cudaOccupancy*", "cudaFunc*")],
+    ("__cudaLaunchKernel*", "kernel", "fx.valid[static_cast<int>(Hk::function)]", []),
+    ("__cudaGetKernel", "p1", "fx.host_stub", []),  # (unnamed in the header)
+    ("cudaGetKernel", "entryFuncAddr", "fx.host_stub", []),
+    ("cudaGetFuncBySymbol", "symbolPtr", "fx.host_stub", []),
+    ("*cudaLaunch*", "args", "Fixture::bits(fx.kernel_params)", []),
+    # the runtime's __device__ variable, copied to and from device memory (cudaMemcpyDefault)
+    ("cuda*Symbol*", "symbol", "fx.symbol", []),
+    ("cuda*Symbol*", "kind", "4", []),
+    # launches: the kernel's arguments as kernelParams, extra NULL; NULL kernelParams leaves a
+    # kernel that takes an argument without it, and an extra besides kernelParams gives them twice
+    ("cuLaunch*Kernel*", "kernelParams", "Fixture::bits(fx.kernel_params)", []),
+    ("cuLaunch*Kernel*", "extra", "0", [("null", None, None),
+                                         ("both", "Fixture::bits(fx.in_zero())", "value")]),
+    # managed memory: attached globally (flags 0 is no attachment)
+    ("cuMemAllocManaged", "flags", "1", [("zero", "0", "value")]),
+    ("cudaMallocManaged", "flags", "1", [("zero", "0", "value")]),
+    # a pitched allocation's element size is 4, 8 or 16
+    ("cuMemAllocPitch*", "ElementSizeBytes", "4", [("out_of_range", "3", "value")]),
+    # a device attribute that exists (1: the maximum threads per block, in both APIs)
+    ("cu*DeviceGetAttribute", "attr*", "1", [("zero", "0", "value")]),
+    # peer-to-peer: a second device, its context, and (to disable) access enabled first; the
+    # P2P attributes start at 1 (the performance rank)
+    ("cu*DeviceGetP2PAttribute", "attr*", "1", [("zero", "0", "value")]),
+    ("cu*DeviceGetP2PAttribute", "dstDevice", "kPeerDevice", []),
+    ("cu*DeviceCanAccessPeer", "peer*", "kPeerDevice", []),
+    ("cuCtxEnablePeerAccess", "peerContext", "fx.peer_ctx", []),
+    ("cuCtxDisablePeerAccess", "peerContext", "(fx.enable_peer(), fx.peer_ctx)", []),
+    ("cudaDeviceEnablePeerAccess", "peerDevice", "kPeerDevice", []),
+    ("cudaDeviceDisablePeerAccess", "peerDevice", "(fx.enable_peer(), kPeerDevice)", []),
+    # graph dependencies: one node of the fixture's graph (Fixture::edge_nodes; zeros after it,
+    # so that a count past one meets a NULL node); an edge to add goes from it to a node that
+    # does not depend on it yet, an edge to remove to one that does
+    *[(fn, p, "fx.node_list(0)", [("null", "0", "value")])
+      for fn in ("cu*GraphAdd*", "cu*GraphRemoveDependencies*", "cu*StreamBeginCaptureToGraph*")
+      for p in ("dependencies", "pDependencies", "from")],
+    *[(fn, "numDependencies", "1", []) for fn in ("cu*GraphAdd*", "cu*GraphRemoveDependencies*",
+                                                  "cu*StreamBeginCaptureToGraph*")],
+    ("cu*GraphAddDependencies*", "to", "fx.node_list(2)", [("null", "0", "value")]),
+    ("cu*GraphRemoveDependencies*", "to", "fx.node_list(1)", [("null", "0", "value")]),
+    ("cu*GraphAddMemAllocNode", "numDependencies", "1", [("huge", "SIZE_MAX", "value")]),  # counts no bytes
+    # capture calls that need a capture: a stream capturing (relaxed) into a graph of one
+    # node, which becomes the capture's only dependency (flags 1: set)
+    *[(fn, p, "fx.capturing_stream()", []) for fn in ("cu*StreamUpdateCaptureDependencies*",
+                                                      "cu*StreamEndCapture*") for p in ("hStream", "stream")],
+    ("cu*StreamUpdateCaptureDependencies*", "dependencies", "fx.capture_deps()", []),
+    ("cu*StreamUpdateCaptureDependencies*", "numDependencies", "1", []),
+    ("cu*StreamUpdateCaptureDependencies*", "flags", "1", []),
+    # names the fixture's module and library define (kPtx), an entry point that exists
+    *[(fn, "name", 'Fixture::bits("add_one")', []) for fn in ("cuModuleGetFunction", "cuLibraryGetKernel")],
+    *[(fn, "name", 'Fixture::bits("fx_global")', []) for fn in ("cuModuleGetGlobal*", "cuLibraryGetGlobal")],
+    ("cuLibraryGetManaged", "name", 'Fixture::bits("fx_managed")', []),
+    ("cuGetProcAddress*", "symbol", 'Fixture::bits("cuInit")', []),
+    ("cuGetProcAddress*", "driverVersion", "13000", []),
+    # deviceFlags count when flags says so (cudaInitDeviceFlagsAreValid)
+    ("cudaInitDevice", "flags", "1", []),
+    # a function attribute that may be set (8: the dynamic shared memory limit, both APIs)
+    ("cu*FuncSetAttribute", "attr*", "8", []),
+    ("cuKernelSetAttribute", "attrib", "8", []),
+    # 2-D memsets and copies of rows that fit the allocation: 4 rows (of 8 elements)
+    ("cuMemsetD2D*", "Height", "4", []),
+    ("cuMemsetD2D*", "Width", "8", []),
+    ("cudaMem[cs]*2D*", "height", "4", []),
+    # a physical allocation is a multiple of the granularity
+    ("cuMemCreate", "size", _G, [("unaligned", f"{_G} + 1", "value")]),
+    # host memory: page-locked (asked about, freed) or registered (unregistered); registering
+    # takes any host memory (a size past the fixture's allocation is no bad value there)
+    *[(fn, p, "fx.pinned", []) for fn in ("cuMemHostGet*", "cudaHostGet*", "cudaFreeHost") for p in ("p", "pHost", "ptr")],
+    ("cudaHostUnregister", "ptr", "fx.registered", []),
+    ("cudaHostRegister", "ptr", "Fixture::bits(fx.host_bytes())", []),
+    ("cudaHostRegister", "size", "kValidSize", [("past_end", None, None)]),
+    # VMM: a reservation to free, a mapping to ask about
+    ("cuMemAddressFree", "ptr", f"fx.vmm().map_va - {_G}", []),
+    ("cuMemAddressFree", "size", f"2 * {_G}", []),
+    ("cuMemGetAccess", "ptr", "fx.vmm().mapped_va", []),
+    ("cuMemRetainAllocationHandle", "addr", "fx.vmm().mapped_va", []),
+    # pointer attributes: the context (1) to read, the synchronous memory operations (6) to set
+    ("cuPointerGetAttribute", "attribute", "1", []),
+    ("cuPointerSetAttribute", "attribute", "6", []),
+    ("cuPointerGetAttributes", "attributes", "Fixture::bits(fx.pointer_attributes)", []),
+    ("cuPointerGetAttributes", "data", "Fixture::bits(fx.pointer_data)", []),
+    # pools: an attribute that exists (1: reuse following event dependencies), one access
+    # descriptor, pinned memory where a location's pool is asked for or set
+    ("cu*MemPool[GS]etAttribute", "attr", "1", []),
+    ("cu*MemPoolSetAccess", "count", "1", []),
+    ("cu*Mem[GS]et*MemPool", "type", "1", []),
+    ("cudaDeviceFlushGPUDirectRDMAWrites", "scope", "100", []),  # to the owner
+    ("cuCtxDestroy*", "ctx", "fx.own_ctx", []),  # a primary context is not destroyed, it is released
+    # loads: the fixture's PTX, as text, a fat binary or a file (one option of value 0 each)
+    *[(fn, p, "Fixture::bits(fx.ptx)", []) for fn, p in (("cuModuleLoadData*", "image"), ("cuLibraryLoadData", "code"),
+                                                          ("cuLinkAddData*", "data"))],
+    ("cuModuleLoadFatBinary", "fatCubin", "Fixture::bits(fx.fatbin)", []),
+    *[(fn, p, "Fixture::bits(Fixture::kPtxFile)", []) for fn, p in (("cuModuleLoad", "fname"),
+                                                                     ("cuLibraryLoadFromFile", "fileName"),
+                                                                     ("cuLinkAddFile*", "path"))],
+    *[(fn, "type", "1", []) for fn in ("cuLinkAddData*", "cuLinkAddFile*")],  # CU_JIT_INPUT_PTX
+    ("cuLinkAddData*", "size", "std::strlen(fx.ptx) + 1", []),
+    # NVML strings: a buffer the answer fits (a byte is too short for any), a UUID that exists
+    ("nvml*", "length", "96", [("small", "1", "oom")]),
+    ("nvmlDeviceGetHandleByUUID", "uuid", "Fixture::bits(fx.nvml_uuid)", []),
+    # attaching managed memory: the whole allocation (length 0), globally
+    ("cudaStreamAttachMemAsync*", "devPtr", "m == Mut::wrap ? fx.managed + kAllocSize - 1000 : fx.managed", []),
+    ("cudaStreamAttachMemAsync*", "length", "0", []),
+    ("cudaStreamAttachMemAsync*", "flags", "1", [("zero", "0", "value")]),
 ]
+
+
+# Descriptors passed by a non-const pointer that the call reads (and may write into: node
+# parameters; a pool's location is only read): as a parameter not named *_out, an in/out
+# descriptor; otherwise (a GetParams output) an out-pointer.
+INOUT_DESCRIPTORS = {"CUDA_MEM_ALLOC_NODE_PARAMS", "cudaMemAllocNodeParams", "CUgraphNodeParams",
+                     "cudaGraphNodeParams", "CUmemLocation", "cudaMemLocation"}
 
 
 def descriptor_of(typ):
@@ -528,7 +679,8 @@ def main():
             continue
         codes = FAMILY_CODES[family]
         # Per parameter: its descriptor (not for stubs: they answer every case alike) and overrides.
-        descs = [None if stub else descriptor_of(t) if c in ("in_struct", "byval") else None
+        descs = [None if stub else descriptor_of(t) if c in ("in_struct", "byval") or
+                 (c == "out" and descriptor_of(t) in INOUT_DESCRIPTORS and not n.endswith("_out")) else None
                  for (t, n), (c, d) in zip(params, classes)]
         overs = [None] * len(params)
         for i, (t, n) in enumerate(params):
@@ -539,9 +691,10 @@ def main():
         for i, o in enumerate(overs):
             if o:
                 have = {m for idx, m, _ in muts if idx == i}
+                drop = {m for m, v, _ in o[3] if v is None}
                 muts = [(idx, m, next((r for om, _, r in o[3] if om == m), rule) if idx == i else rule)
-                        for idx, m, rule in muts]
-                muts += [(i, m, r) for m, _, r in o[3] if m not in have]
+                        for idx, m, rule in muts if idx != i or m not in drop]
+                muts += [(i, m, r) for m, v, r in o[3] if m not in have and v is not None]
         raw = [(idx, -1, mut, rule, params[idx][1]) for idx, mut, rule in muts]
         for i, dname in enumerate(descs):
             if dname is None:
@@ -571,11 +724,12 @@ def main():
             generic = f"fx.arg<{t}>({i}, Cls::{c}, Hk::{d if c == 'handle' else 'none'}, at, m)"
             if descs[i]:
                 used_descs.add(descs[i])
-                how = "desc_ptr" if c == "in_struct" else "desc_val"
+                how = {"in_struct": "desc_ptr", "out": "desc_inout"}.get(c, "desc_val")
                 args.append(f"fx.{how}<fgapi::{descs[i]}>({i}, at, m, field, mutate_{descs[i]})")
             elif overs[i]:
                 o = overs[i]
-                alts = "".join(f"      case Mut::{om}: return Fixture::as<{t}>({ov});\n" for om, ov, _ in o[3])
+                alts = "".join(f"      case Mut::{om}: return Fixture::as<{t}>({ov});\n" for om, ov, _ in o[3]
+                               if ov is not None)
                 args.append(f"[&]() -> {t} {{\n    if ({i} != at) return Fixture::as<{t}>({o[2]});\n"
                             f"    switch (m) {{\n{alts}      default: return {generic};\n    }}\n  }}()")
             else:

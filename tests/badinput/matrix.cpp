@@ -3,7 +3,8 @@
 // lists called with each bad argument its parameters admit (gen_matrix.py generates the
 // cases from the .def lists and the prototypes), asserting for each case:
 //   - no crash: the cases of one function run in a forked child; a signal ends that child,
-//     and the next child goes on after the case that killed it;
+//     and the next child goes on after the case that killed it (after a case that succeeded,
+//     too: it may have changed the fixture);
 //   - no hang: a case that has not answered within kCaseTimeout is killed the same way;
 //   - no write outside an allocation: canary bytes around every buffer the call gets
 //     (out-pointers, host bytes, the device allocation and its neighbours) and every input
@@ -11,10 +12,15 @@
 //   - the documented code: the rule table of gen_matrix.py, per-function answers from
 //     expectations.txt; a NOT_SUPPORTED stub answers NOT_SUPPORTED to every case.
 //
-//   badinput_matrix [--family driver|runtime|nvml] [--only NAME]... [-v]
+//   badinput_matrix [--family driver|runtime|nvml] [--only NAME]... [-v] [--valid]
 //
 // Prints one line per failure and the totals; exits 1 on any crash, hang, canary violation,
 // wrong code or expected failure that passes (remove it from expectations.txt).
+//
+// --valid calls each implemented function once with every argument valid (the fixture's
+// values, no case) and prints the ones that do not answer success: there the fixture's
+// values refuse the call by themselves, so a case may stop at them before the parameter it
+// names (fix the value in gen_matrix.py's OVERRIDES or make_valid(), or know why).
 #include "badinput/matrix.h"
 
 #include <dlfcn.h>
@@ -28,6 +34,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -42,11 +49,15 @@ constexpr int kCaseTimeoutMs = 10000;
 constexpr unsigned char kCanary = 0xA5;
 constexpr size_t kGuard = 64;  // canary bytes before and after each host buffer
 
-// PTX with one kernel: the module, function, library and kernel handles come from it.
+// PTX with one kernel and two variables (one managed): the module, function, library and
+// kernel handles come from it.
 const char* const kPtx = R"(
 .version 8.0
 .target sm_70
 .address_size 64
+
+.global .align 8 .b8 fx_global[64];
+.global .attribute(.managed) .align 8 .b8 fx_managed[64];
 
 .visible .entry add_one(
 	.param .u64 add_one_param_0
@@ -56,10 +67,35 @@ const char* const kPtx = R"(
 }
 )";
 
+// The same PTX in a fat binary (magic 0xBA55ED50, one uncompressed PTX entry for sm_70), as
+// cuModuleLoadFatBinary takes it.
+std::vector<unsigned char> fatbin_of_ptx() {
+  const size_t text = std::strlen(kPtx);
+  const uint64_t payload = (text + 8) / 8 * 8;  // NUL-padded to 8 bytes
+  constexpr size_t kHeader = 16, kEntry = 0x40;
+  const uint64_t body = kEntry + payload;
+  const uint16_t kind = 1;  // PTX
+  const uint32_t entry_size = kEntry, arch = 70;
+  const uint64_t flags = 0x11;
+  std::vector<unsigned char> out(kHeader + body, 0);
+  const unsigned char magic[8] = {0x50, 0xED, 0x55, 0xBA, 1, 0, 16, 0};
+  std::memcpy(out.data(), magic, sizeof magic);
+  std::memcpy(out.data() + 8, &body, 8);
+  unsigned char* e = out.data() + kHeader;
+  std::memcpy(e, &kind, 2);
+  std::memcpy(e + 4, &entry_size, 4);
+  std::memcpy(e + 8, &payload, 8);
+  std::memcpy(e + 0x1c, &arch, 4);
+  std::memcpy(e + 0x28, &flags, 8);
+  std::memcpy(e + kEntry, kPtx, text);
+  return out;
+}
+
 // ---- host buffers with guards --------------------------------------------------------------------
 // Layout: [guard][slot 0][guard][slot 1][guard] ... : kSlots out slots, then the input bytes,
 // the zeroed input, the host bytes, the text and the descriptors.
-enum Region { kInBytes = kSlots, kInZero, kHost, kText, kDesc, kRegions };
+enum Region { kInBytes = kSlots, kInZero, kHost, kText, kDesc, kNodes, kRegions };
+constexpr size_t kNodeList = kSlotSize / 4;  // bytes of each list in the kNodes region
 constexpr size_t kStride = kGuard + kSlotSize;
 
 unsigned char* region(unsigned char* base, int r) { return base + kGuard + static_cast<size_t>(r) * kStride; }
@@ -67,12 +103,19 @@ unsigned char* region(unsigned char* base, int r) { return base + kGuard + stati
 const char* const kTextValue = "0000:07:00.0";  // a PCI bus id string: also a plain name
 
 const unsigned char* g_fx_desc_shadow();
+const uint64_t* g_fx_edge_nodes();
+
+// The node lists (Fixture::node_list): one node each, zeros after it.
+void fill_nodes(unsigned char* list) {
+  for (int k = 0; k < 3; ++k) std::memcpy(list + k * kNodeList, g_fx_edge_nodes() + k, sizeof(uint64_t));
+}
 
 void fill_host(unsigned char* base) {
   std::memset(base, kCanary, kStride * kRegions + kGuard);
   for (int r = 0; r < kRegions; ++r) std::memset(region(base, r), 0, kSlotSize);
   std::memset(region(base, kInBytes), 0x11, kSlotSize);
   std::memcpy(region(base, kText), kTextValue, std::strlen(kTextValue) + 1);
+  fill_nodes(region(base, kNodes));
 }
 
 // Which guard or read-only buffer changed: "" when none.
@@ -88,12 +131,17 @@ std::string check_host(unsigned char* base) {
   }
   if (std::strcmp(reinterpret_cast<char*>(region(base, kText)), kTextValue) != 0) return "a const input string";
   if (std::memcmp(region(base, kDesc), g_fx_desc_shadow(), kSlotSize) != 0) return "a const input descriptor";
+  unsigned char nodes[kSlotSize] = {};
+  fill_nodes(nodes);
+  if (std::memcmp(region(base, kNodes), nodes, kSlotSize) != 0) return "a const input node list";
   return "";
 }
 
 // ---- the device allocation: three neighbouring blocks, the middle one used -----------------------
 uintptr_t g_blocks[3] = {};
-uintptr_t g_src = 0;  // the source of descriptor copies: bytes no canary has
+uintptr_t g_src = 0;        // the source of descriptor copies: bytes no canary has
+uint64_t g_kernel_arg = 0;  // the fixture kernel's one argument
+void* g_kernel_params[] = {&g_kernel_arg};
 constexpr unsigned char kSourceByte = 0x5A;
 
 void fill_device() {
@@ -139,6 +187,9 @@ void* Fixture::out_slot(int i, Mut m) {
   return region(slots, i % kSlots);
 }
 const void* Fixture::in_bytes(bool text) const { return region(slots, text ? kText : kInBytes); }
+uint64_t Fixture::node_list(int k) const {
+  return reinterpret_cast<uintptr_t>(region(slots, kNodes) + static_cast<size_t>(k) * kNodeList);
+}
 const void* Fixture::in_zero() const { return region(slots, kInZero); }
 void* Fixture::host_bytes() { return region(slots, kHost); }
 size_t Fixture::size(Mut m) const {
@@ -174,6 +225,15 @@ unsigned char* Fixture::desc_area(int i) {
 void Fixture::desc_written(int i, size_t n) {
   std::memcpy(desc_shadow + static_cast<size_t>(i) * kDescStride, desc_area(i), n);
 }
+const unsigned char* Fixture::desc_settle() {
+  for (int i = 0; i < static_cast<int>(std::size(desc_out_)); ++i)
+    if (desc_out_[i]) desc_written(i, desc_out_[i]);
+  return desc_shadow;
+}
+void Fixture::desc_reset() {
+  std::memset(desc_shadow, 0, sizeof desc_shadow);
+  std::memset(desc_out_, 0, sizeof desc_out_);
+}
 
 namespace {
 
@@ -191,6 +251,7 @@ const char* mut_name(Mut m) {
     case Mut::zero: return "zero";
     case Mut::small: return "small";
     case Mut::unaligned: return "unaligned";
+    case Mut::both: return "both";
   }
   return "?";
 }
@@ -248,6 +309,31 @@ void build_fixture() {
   CUdeviceptr managed = 0;
   SETUP(DRV(cuMemAllocManaged)(&managed, kAllocSize, CU_MEM_ATTACH_GLOBAL));
   g_fx.managed = managed;
+  g_fx.kernel_params = g_kernel_params;
+  g_fx.ptx = kPtx;
+  static const std::vector<unsigned char> fatbin_ptx = fatbin_of_ptx();
+  g_fx.fatbin = fatbin_ptx.data();
+  void* pinned = nullptr;
+  SETUP(DRV(cuMemHostAlloc)(&pinned, kSlotSize, 0));
+  g_fx.pinned = bits(pinned);
+  static unsigned char host_registered[kSlotSize];
+  SETUP(DRV(cuMemHostRegister_v2)(host_registered, sizeof host_registered, 0));
+  g_fx.registered = bits(host_registered);
+  CUcontext peer = nullptr;
+  SETUP(DRV(cuDevicePrimaryCtxRetain)(&peer, kPeerDevice));
+  g_fx.peer_ctx = bits(peer);
+  // What nvcc's static constructors register: a host stub for the kernel and a __device__
+  // variable of kAllocSize bytes (an image without code: the launches take the kernel handle).
+  static char fatbin[16], host_stub, symbol[kAllocSize];
+  static char kernel_name[] = "add_one", symbol_name[] = "fx_symbol";
+  void** registered = RT(__cudaRegisterFatBinary)(fatbin);
+  if (!registered) setup_failed("__cudaRegisterFatBinary", 0);
+  RT(__cudaRegisterFunction)
+  (registered, &host_stub, kernel_name, kernel_name, -1, nullptr, nullptr, nullptr, nullptr, nullptr);
+  RT(__cudaRegisterVar)(registered, symbol, symbol_name, symbol_name, 0, kAllocSize, 0, 0);
+  RT(__cudaRegisterFatBinaryEnd)(registered);
+  g_fx.host_stub = bits(&host_stub);
+  g_fx.symbol = bits(symbol);
 
   auto make_objects = [&](bool destroy) {
     auto put = destroy ? set_destroyed : set;
@@ -255,6 +341,7 @@ void build_fixture() {
     SETUP(DRV(cuStreamCreate)(&s, 0));
     CUevent e = nullptr;
     SETUP(DRV(cuEventCreate)(&e, 0));
+    if (!destroy) SETUP(DRV(cuEventRecord)(e, s));  // recorded (and complete): elapsed times can be asked
     CUmodule mod = nullptr;
     SETUP(DRV(cuModuleLoadData)(&mod, kPtx));
     CUfunction f = nullptr;
@@ -265,8 +352,11 @@ void build_fixture() {
     SETUP(DRV(cuLibraryGetKernel)(&k, lib, "add_one"));
     CUgraph g = nullptr;
     SETUP(DRV(cuGraphCreate)(&g, 0));
-    CUgraphNode n = nullptr;
+    CUgraphNode n = nullptr, to = nullptr, other = nullptr;
     SETUP(DRV(cuGraphAddEmptyNode)(&n, g, nullptr, 0));
+    SETUP(DRV(cuGraphAddEmptyNode)(&to, g, &n, 1));
+    SETUP(DRV(cuGraphAddEmptyNode)(&other, g, nullptr, 0));
+    if (!destroy) g_fx.edge_nodes = {bits(n), bits(to), bits(other)};
     CUgraphExec x = nullptr;
     SETUP(DRV(cuGraphInstantiateWithFlags)(&x, g, 0));
     CUmemPoolProps pp{};
@@ -283,6 +373,9 @@ void build_fixture() {
     SETUP(DRV(cuMemCreate)(&mh, gran, &ap, 0));
     CUlinkState link = nullptr;
     SETUP(DRV(cuLinkCreate_v2)(0, nullptr, nullptr, &link));
+    if (!destroy)  // something to link
+      SETUP(DRV(cuLinkAddData_v2)(link, CU_JIT_INPUT_PTX, const_cast<char*>(kPtx), std::strlen(kPtx) + 1, "fixture", 0,
+                                  nullptr, nullptr));
     CUuserObject uo = nullptr;
     SETUP(DRV(cuUserObjectCreate)(
         &uo, g_fx.host_bytes(), [](void*) {}, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
@@ -300,6 +393,7 @@ void build_fixture() {
     put(Hk::pool, bits(pool));
     put(Hk::memhandle, bits(mh));
     put(Hk::link, bits(link));
+    if (!destroy) SETUP(DRV(cuGraphRetainUserObject)(g, uo, 1, 0));  // a reference the graph can release
     put(Hk::userobj, bits(uo));
     put(Hk::nvml_eventset, bits(es));
     if (!destroy) return;
@@ -319,8 +413,16 @@ void build_fixture() {
   nvmlDevice_t nd = nullptr;
   SETUP(NV(nvmlDeviceGetHandleByIndex_v2)(0, &nd));
   set(Hk::nvml_device, bits(nd));
+  SETUP(NV(nvmlDeviceGetUUID)(nd, g_fx.nvml_uuid, sizeof g_fx.nvml_uuid));
   make_objects(false);
-  g_fx.graph_nodes();  // before the destroyed objects, so that no node reuses a destroyed one's address
+  g_fx.graph_nodes();          // before the destroyed objects, so that no node reuses a destroyed one's address
+  CUstream capture = nullptr;  // the same for the stream of capturing_stream() and the context
+  SETUP(DRV(cuStreamCreate)(&capture, CU_STREAM_NON_BLOCKING));
+  g_fx.capture_stream = bits(capture);
+  CUcontext own = nullptr;
+  SETUP(DRV(cuCtxCreate_v4)(&own, nullptr, 0, 0));
+  SETUP(DRV(cuCtxSetCurrent)(ctx));
+  g_fx.own_ctx = bits(own);
   make_objects(true);
   CUcontext dead = nullptr;
   SETUP(DRV(cuCtxCreate_v4)(&dead, nullptr, 0, 0));
@@ -329,7 +431,8 @@ void build_fixture() {
   set_destroyed(Hk::ctx, bits(dead));
 }
 
-const unsigned char* g_fx_desc_shadow() { return g_fx.desc_shadow; }
+const unsigned char* g_fx_desc_shadow() { return g_fx.desc_settle(); }
+const uint64_t* g_fx_edge_nodes() { return g_fx.edge_nodes.data(); }
 
 }  // namespace
 
@@ -368,6 +471,7 @@ void make_valid(Fixture& fx, fgapi::cudaPitchedPtr& s) {
   s = {reinterpret_cast<void*>(box_dst(fx, kBoxSpan)), kBoxPitch, kBoxWidth, kBoxRows};
 }
 void make_valid(Fixture&, fgapi::cudaExtent& s) { s = {kBoxWidth, kBoxRows, kBoxDepth}; }
+void make_valid(Fixture&, fgapi::dim3& s) { s = {1, 1, 1}; }
 void make_valid(Fixture& fx, fgapi::cudaMemcpy3DParms& s) {
   s.srcPtr = {reinterpret_cast<void*>(box_src(fx, kBoxSpan)), kBoxPitch, kBoxWidth, kBoxRows};
   make_valid(fx, s.dstPtr);
@@ -412,15 +516,13 @@ void make_valid(Fixture& fx, fgapi::cudaLaunchConfig_t& s) {
 
 // A launch of the fixture's kernel (add_one: one u64 parameter) over one thread.
 namespace {
-uint64_t g_kernel_arg = 0;
-void* g_kernel_params[] = {&g_kernel_arg};
 void host_noop(void*) {}
 template <class S>
 void make_valid_kernel_node(Fixture& fx, S& s) {
   s.func = reinterpret_cast<decltype(s.func)>(fx.valid[static_cast<int>(Hk::function)]);
   s.gridDimX = s.gridDimY = s.gridDimZ = 1;
   s.blockDimX = s.blockDimY = s.blockDimZ = 1;
-  s.kernelParams = g_kernel_params;
+  s.kernelParams = fx.kernel_params;
 }
 }  // namespace
 void make_valid(Fixture& fx, fgapi::CUDA_KERNEL_NODE_PARAMS_v1& s) { make_valid_kernel_node(fx, s); }
@@ -429,7 +531,7 @@ void make_valid(Fixture& fx, fgapi::cudaKernelNodeParams& s) {
   s.func = reinterpret_cast<void*>(fx.valid[static_cast<int>(Hk::function)]);
   s.gridDim = {1, 1, 1};
   s.blockDim = {1, 1, 1};
-  s.kernelParams = g_kernel_params;
+  s.kernelParams = fx.kernel_params;
 }
 void make_valid(Fixture&, fgapi::CUDA_HOST_NODE_PARAMS& s) { s.fn = host_noop; }
 void make_valid(Fixture&, fgapi::cudaHostNodeParams& s) { s.fn = host_noop; }
@@ -447,6 +549,25 @@ void make_valid(Fixture& fx, fgapi::CUmemPoolProps& s) {
 void make_valid(Fixture& fx, fgapi::cudaMemPoolProps& s) {
   s.allocType = fgapi::cudaMemAllocationTypePinned;
   make_valid(fx, s.location);
+}
+
+// A graph allocation of kValidSize bytes of pinned memory on device 0.
+void make_valid(Fixture& fx, fgapi::CUDA_MEM_ALLOC_NODE_PARAMS& s) {
+  make_valid(fx, s.poolProps);
+  s.bytesize = kValidSize;
+}
+void make_valid(Fixture& fx, fgapi::cudaMemAllocNodeParams& s) {
+  make_valid(fx, s.poolProps);
+  s.bytesize = kValidSize;
+}
+// A host node (a kind a node of an executable graph can take new parameters of).
+void make_valid(Fixture&, fgapi::CUgraphNodeParams& s) {
+  s.type = fgapi::CU_GRAPH_NODE_TYPE_HOST;
+  s.host.fn = host_noop;
+}
+void make_valid(Fixture&, fgapi::cudaGraphNodeParams& s) {
+  s.type = fgapi::cudaGraphNodeTypeHost;
+  s.host.fn = host_noop;
 }
 
 namespace {
@@ -537,10 +658,51 @@ const Fixture::GraphNodes& Fixture::graph_nodes() {
   CUDA_HOST_NODE_PARAMS host{};
   make_valid(*this, host);
   SETUP(DRV(cuGraphAddHostNode)(&host_node, g, nullptr, 0, &host));
+  const auto event = reinterpret_cast<CUevent>(valid[static_cast<int>(Hk::event)]);
+  const auto live_graph = reinterpret_cast<CUgraph>(valid[static_cast<int>(Hk::graph)]);
+  CUgraphNode record = nullptr, wait = nullptr, child = nullptr;
+  SETUP(DRV(cuGraphAddEventRecordNode)(&record, g, nullptr, 0, event));
+  SETUP(DRV(cuGraphAddEventWaitNode)(&wait, g, nullptr, 0, event));
+  SETUP(DRV(cuGraphAddChildGraphNode)(&child, g, nullptr, 0, live_graph));
   CUgraphExec x = nullptr;
   SETUP(DRV(cuGraphInstantiateWithFlags)(&x, g, 0));
-  nodes_ = {bits(set_node), bits(copy_node), bits(kernel_node), bits(host_node), bits(x)};
+  CUgraph mem = nullptr, clone = nullptr;
+  SETUP(DRV(cuGraphCreate)(&mem, 0));
+  CUDA_MEM_ALLOC_NODE_PARAMS alloc{};
+  make_valid(*this, alloc);
+  CUgraphNode alloc_node = nullptr, free_node = nullptr;
+  SETUP(DRV(cuGraphAddMemAllocNode)(&alloc_node, mem, nullptr, 0, &alloc));
+  SETUP(DRV(cuGraphAddMemFreeNode)(&free_node, mem, &alloc_node, 1, alloc.dptr));
+  SETUP(DRV(cuGraphClone)(&clone, live_graph));
+  nodes_ = {bits(set_node), bits(copy_node), bits(kernel_node), bits(host_node), bits(record), bits(wait),
+            bits(child),    bits(x),         bits(alloc_node),  bits(free_node), bits(clone)};
   return nodes_;
+}
+
+void Fixture::enable_peer() {
+  if (peer_enabled_) return;
+  peer_enabled_ = true;
+  SETUP(DRV(cuCtxEnablePeerAccess)(reinterpret_cast<fgapi::CUcontext>(peer_ctx), 0));
+}
+
+uint64_t Fixture::capturing_stream() {
+  using namespace fgapi;
+  if (capturing_) return capturing_;
+  auto s = reinterpret_cast<CUstream>(capture_stream);
+  SETUP(DRV(cuStreamBeginCapture_v2)(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+  SETUP(DRV(cuMemsetD8Async)(dev, 0, 1, s));
+  CUstreamCaptureStatus status{};
+  const CUgraphNode* deps = nullptr;
+  size_t n = 0;
+  SETUP(DRV(cuStreamGetCaptureInfo_v2)(s, &status, nullptr, nullptr, &deps, &n));
+  if (n != 1) setup_failed("cuStreamGetCaptureInfo_v2 (dependencies)", static_cast<long long>(n));
+  capture_node_[0] = bits(deps[0]);
+  capturing_ = bits(s);
+  return capturing_;
+}
+uint64_t Fixture::capture_deps() {
+  capturing_stream();
+  return bits(capture_node_);
 }
 
 namespace {
@@ -568,7 +730,7 @@ void write_all(int fd, const std::string& s) {
   for (size_t i = first; i < f.cases.size(); ++i) {
     const Case& c = cases[i];
     fill_host(host);
-    std::memset(g_fx.desc_shadow, 0, sizeof g_fx.desc_shadow);
+    g_fx.desc_reset();
     fill_device();
     set_current(ctx);
     clear_last();
@@ -579,8 +741,71 @@ void write_all(int fd, const std::string& s) {
     std::string bad = check_host(host);
     if (bad.empty()) bad = check_device();
     write_all(fd, "E " + std::to_string(i) + " " + std::to_string(rc) + " " + bad + "\n");
+    // A call that succeeded may have changed the fixture (an edge added, a capture begun):
+    // the next case starts from a fresh one.
+    if (rc == 0) break;
   }
   _exit(0);
+}
+
+// The all-valid call of one function in a child of its own; prints it unless it succeeds.
+// Returns whether it did not.
+bool probe_valid(const FunctionCases& f) {
+  int p[2];
+  if (::pipe(p) != 0) {
+    std::perror("badinput: pipe");
+    std::exit(2);
+  }
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    std::perror("badinput: fork");
+    std::exit(2);
+  }
+  if (pid == 0) {
+    ::close(p[0]);
+    static unsigned char host[kStride * kRegions + kGuard];
+    g_fx.slots = host;
+    build_fixture();
+    fill_host(host);
+    fill_device();
+    DRV(cuCtxSetCurrent)(reinterpret_cast<fgapi::CUcontext>(g_fx.valid[static_cast<int>(Hk::ctx)]));
+    RT(cudaGetLastError)();
+    const long long rc = f.thunk(g_fx, -1, Mut::none, -1);
+    write_all(p[1], std::to_string(rc) + "\n");
+    _exit(0);
+  }
+  ::close(p[1]);
+  std::string buf;
+  pollfd pf{p[0], POLLIN, 0};
+  bool hung = false;
+  for (;;) {
+    const int pr = ::poll(&pf, 1, kCaseTimeoutMs);
+    if (pr == 0) {
+      hung = true;
+      ::kill(pid, SIGKILL);
+      break;
+    }
+    if (pr < 0 && errno == EINTR) continue;
+    char chunk[256];
+    const ssize_t n = ::read(p[0], chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    buf.append(chunk, static_cast<size_t>(n));
+  }
+  ::close(p[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  if (hung) {
+    std::printf("valid %s: no answer within %d ms\n", f.name, kCaseTimeoutMs);
+  } else if (buf.empty()) {
+    std::printf("valid %s: %s\n", f.name, WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "no answer");
+  } else {
+    const long long rc = std::strtoll(buf.c_str(), nullptr, 10);
+    if (rc == 0) return false;
+    std::printf("valid %s: %lld\n", f.name, rc);
+  }
+  return true;
 }
 
 struct Totals {
@@ -596,6 +821,7 @@ std::string describe(const FunctionCases& f, const Case& c) {
 void run_function(const FunctionCases& f, Totals& t, bool verbose) {
   size_t next = 0;
   while (next < f.cases.size()) {
+    const size_t first = next;
     int p[2];
     if (::pipe(p) != 0) {
       std::perror("badinput: pipe");
@@ -680,8 +906,8 @@ void run_function(const FunctionCases& f, Totals& t, bool verbose) {
                     WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "the process exited during the call");
       }
       next = static_cast<size_t>(begun) + 1;
-    } else if (next < f.cases.size()) {
-      // The child ended before its next case: the fixture could not be built.
+    } else if (next < f.cases.size() && next == first) {
+      // The child ended before its first case: the fixture could not be built.
       ++t.setup;
       std::printf("SETUP FAILED for %s (exit status %d)\n", f.name, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
       return;
@@ -699,9 +925,12 @@ int main(int argc, char** argv) {
   ::setenv("FAKEGPU_ISOLATED", "1", 0);
   ::setenv("FAKEGPU_REPORT", "off", 0);
   ::unsetenv("FAKEGPU_STRICT");
+  // Kernels run (the default): a launch then knows its kernel's parameters, which the
+  // kernelParams cases need.
+  ::unsetenv("FAKEGPU_KERNELS");
   std::string family;
   std::vector<std::string> only;
-  bool verbose = false;
+  bool verbose = false, valid = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--family" && i + 1 < argc) {
@@ -710,8 +939,10 @@ int main(int argc, char** argv) {
       only.emplace_back(argv[++i]);
     } else if (a == "-v") {
       verbose = true;
+    } else if (a == "--valid") {
+      valid = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--family driver|runtime|nvml] [--only NAME]... [-v]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--family driver|runtime|nvml] [--only NAME]... [-v] [--valid]\n", argv[0]);
       return 2;
     }
   }
@@ -733,7 +964,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "badinput: cannot make a working directory in /tmp: %s\n", std::strerror(errno));
     return 2;
   }
+  // The fixture's PTX as a file, for the calls that load one.
+  if (FILE* f = std::fopen(Fixture::kPtxFile, "w")) {
+    std::fputs(kPtx, f);
+    std::fclose(f);
+  }
   Totals t;
+  int refused = 0;
   for (const auto& f : gen::kFunctions) {
     if (!family.empty() && family != family_name(f.family)) continue;
     bool want = only.empty();
@@ -741,7 +978,18 @@ int main(int argc, char** argv) {
     if (!want) continue;
     ++t.functions;
     t.stubs += f.stub;
-    run_function(f, t, verbose);
+    if (!valid)
+      run_function(f, t, verbose);
+    else if (!f.stub)
+      refused += probe_valid(f);
+  }
+  if (valid) {
+    std::printf(
+        "valid-argument probe%s%s: %d functions (%d of them NOT_SUPPORTED stubs, not called), %d refuse "
+        "their valid arguments\n",
+        family.empty() ? "" : " ", family.c_str(), t.functions, t.stubs, refused);
+    std::filesystem::remove_all(work);
+    return 0;
   }
   int excluded = 0;
   for (const auto& e : gen::kExcluded) {

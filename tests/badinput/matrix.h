@@ -13,6 +13,7 @@
 #include "fakegpu/cudart_api.h"
 #include "fakegpu/nvml_api.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -87,8 +88,9 @@ enum class Mut {
   past_end,
   wrap,
   zero,
-  small,     // under the width or the rows it must hold
-  unaligned  // off the granularity or alignment the call needs
+  small,      // under the width or the rows it must hold
+  unaligned,  // off the granularity or alignment the call needs
+  both        // given together with another argument it excludes (extra with kernelParams)
 };
 
 // What a descriptor field is (gen_matrix.py FIELD_MUTATIONS).
@@ -103,6 +105,7 @@ enum class Fc {
   devicef,       // a device ordinal
   elem,          // an element size
   count,         // a count of entries behind a pointer
+  bytes,         // the bytes an allocation takes
   dim,           // a grid or block dimension
   smem,          // dynamic shared memory bytes
   stream,        // a stream handle
@@ -133,6 +136,7 @@ inline constexpr size_t kBoxSpan2D = kBoxPitch * (kBoxRows - 1) + kBoxWidth;
 inline constexpr size_t kBoxSpan = kBoxPitch * kBoxRows * (kBoxDepth - 1) + kBoxSpan2D;
 inline constexpr size_t kSetElem = 4;       // a memset node's element size: kBoxWidth / kSetElem elements a row
 inline constexpr size_t kDescStride = 512;  // bytes for each descriptor parameter in the descriptor buffer
+inline constexpr int kPeerDevice = 1;       // the peer of peer-to-peer calls (the fixture's context is on 0)
 
 class Fixture {
  public:
@@ -142,6 +146,8 @@ class Fixture {
   void* out_slot(int i, Mut m);
   const void* in_bytes(bool text) const;
   const void* in_zero() const;
+  // A const array of one node of the fixture's graph (edge_nodes[k]), zeros after it.
+  uint64_t node_list(int k) const;
   void* host_bytes();
   size_t size(Mut m) const;
 
@@ -162,6 +168,14 @@ class Fixture {
     desc_written(i, sizeof(S));
     return s;
   }
+  // The same for a descriptor the call reads and writes (an allocation node's parameters):
+  // its own bytes may change, the rest of the buffer not.
+  template <class S>
+  S* desc_inout(int i, int at, Mut m, int field, void (*mutate)(Fixture&, S&, int, Mut)) {
+    S* s = const_cast<S*>(desc_ptr(i, at, m, field, mutate));
+    if (s) desc_out_[i] = sizeof(S);
+    return s;
+  }
   template <class S>
   S desc_val(int i, int at, Mut m, int field, void (*mutate)(Fixture&, S&, int, Mut)) {
     S s{};
@@ -177,12 +191,22 @@ class Fixture {
     uint64_t gran = 0, phys = 0, map_va = 0, mapped_va = 0;
   };
   const Vmm& vmm();
-  // A graph with a memset node and a memcpy node (valid descriptors), and its instance; made
-  // with the live objects.
+  // A graph with a node of each kind the calls on nodes take (valid descriptors; the event
+  // nodes record and wait for the live event, the child node holds a copy of the live graph),
+  // and its instance; an allocation node and a free node of its memory, in a graph of their
+  // own; a clone of the live graph. Made with the live objects.
   struct GraphNodes {
-    uint64_t memset_node = 0, memcpy_node = 0, kernel_node = 0, host_node = 0, exec = 0;
+    uint64_t memset_node = 0, memcpy_node = 0, kernel_node = 0, host_node = 0, record_node = 0, wait_node = 0,
+             child_node = 0, exec = 0, alloc_node = 0, free_node = 0, clone = 0;
   };
   const GraphNodes& graph_nodes();
+  // Peer access from the fixture's context to kPeerDevice, enabled on first use (what
+  // disabling it needs).
+  void enable_peer();
+  // A stream capturing (relaxed mode) into a graph of one memset node, made on first use;
+  // capture_deps(): that node, as an array of one.
+  uint64_t capturing_stream();
+  uint64_t capture_deps();
 
   template <class T>
   static T as(uint64_t v) {
@@ -264,18 +288,44 @@ class Fixture {
   void* libs[3] = {};
   uint64_t valid[static_cast<int>(Hk::count_)] = {};
   uint64_t destroyed[static_cast<int>(Hk::count_)] = {};
-  uintptr_t dev = 0;      // the allocation the cases use (kAllocSize bytes)
-  uintptr_t src = 0;      // the source of descriptor copies (kAllocSize bytes)
-  uintptr_t managed = 0;  // managed memory (kAllocSize bytes): what prefetch and advice take
+  uintptr_t dev = 0;                      // the allocation the cases use (kAllocSize bytes)
+  uintptr_t src = 0;                      // the source of descriptor copies (kAllocSize bytes)
+  uintptr_t managed = 0;                  // managed memory (kAllocSize bytes): what prefetch and advice take
+  void** kernel_params = nullptr;         // the arguments of the fixture's kernel (one u64), as launches take them
+  uint64_t peer_ctx = 0;                  // kPeerDevice's primary context
+  uint64_t host_stub = 0;                 // the runtime's host stub of the fixture's kernel
+  uint64_t symbol = 0;                    // the host shadow of a __device__ variable of kAllocSize bytes
+  uint64_t capture_stream = 0;            // a non-blocking stream, capturing once capturing_stream() is asked
+  uint64_t own_ctx = 0;                   // a context cuCtxCreate made (one that may be destroyed)
+  const char* ptx = nullptr;              // the PTX the module and library are loaded from
+  const unsigned char* fatbin = nullptr;  // the same in a fat binary
+  static constexpr const char* kPtxFile = "fixture.ptx";  // the same in a file (in the working directory)
+  uintptr_t pinned = 0;                                   // page-locked host memory (cuMemHostAlloc, kSlotSize bytes)
+  uintptr_t registered = 0;  // host memory registered with cuMemHostRegister (kSlotSize bytes)
+  char nvml_uuid[96] = {};   // NVML device 0's UUID string
+  // cuPointerGetAttributes: one attribute (the context) and where its value goes.
+  int pointer_attributes[1] = {1};
+  uint64_t pointer_value[2] = {};
+  void* pointer_data[1] = {pointer_value};
+  // Nodes of the fixture's graph: the valid node (a dependency), a node that depends on it
+  // (an edge to remove) and a node that does not (an edge to add).
+  std::array<uint64_t, 3> edge_nodes = {};
   unsigned char* slots = nullptr;
-  unsigned char desc_shadow[kSlotSize] = {};  // what the descriptor buffer must still hold after a call
-  unsigned char ipc_freed[64] = {};           // an IPC handle of memory freed since
+  // What the descriptor buffer must still hold after a call (desc_settle() takes in what
+  // in/out descriptors wrote); desc_reset() before each case.
+  unsigned char desc_shadow[kSlotSize] = {};
+  const unsigned char* desc_settle();
+  void desc_reset();
+  unsigned char ipc_freed[64] = {};  // an IPC handle of memory freed since
 
  private:
   unsigned char* desc_area(int i);
   void desc_written(int i, size_t n);
   Vmm vmm_;
   GraphNodes nodes_;
+  bool peer_enabled_ = false;
+  uint64_t capturing_ = 0, capture_node_[2] = {};
+  size_t desc_out_[kSlotSize / kDescStride] = {};  // bytes of an in/out descriptor per parameter
 };
 
 // Valid descriptors (matrix.cpp): the fields a field case leaves alone describe a call that
@@ -288,6 +338,7 @@ void make_valid(Fixture& fx, fgapi::CUDA_MEMSET_NODE_PARAMS& s);
 void make_valid(Fixture& fx, fgapi::cudaMemsetParams& s);
 void make_valid(Fixture& fx, fgapi::cudaPitchedPtr& s);
 void make_valid(Fixture& fx, fgapi::cudaExtent& s);
+void make_valid(Fixture& fx, fgapi::dim3& s);
 void make_valid(Fixture& fx, fgapi::CUmemAccessDesc& s);
 void make_valid(Fixture& fx, fgapi::cudaMemAccessDesc& s);
 void make_valid(Fixture& fx, fgapi::CUlaunchConfig& s);
@@ -302,6 +353,10 @@ void make_valid(Fixture& fx, fgapi::cudaMemLocation& s);
 void make_valid(Fixture& fx, fgapi::CUmemAllocationProp& s);
 void make_valid(Fixture& fx, fgapi::CUmemPoolProps& s);
 void make_valid(Fixture& fx, fgapi::cudaMemPoolProps& s);
+void make_valid(Fixture& fx, fgapi::CUDA_MEM_ALLOC_NODE_PARAMS& s);
+void make_valid(Fixture& fx, fgapi::cudaMemAllocNodeParams& s);
+void make_valid(Fixture& fx, fgapi::CUgraphNodeParams& s);
+void make_valid(Fixture& fx, fgapi::cudaGraphNodeParams& s);
 void make_valid(Fixture& fx, fgapi::CUipcMemHandle& s);
 void make_valid(Fixture& fx, fgapi::cudaIpcMemHandle_t& s);
 void make_valid(Fixture& fx, fgapi::CUipcEventHandle& s);

@@ -829,7 +829,17 @@ Status alloc_device(const AllocProps& props, Device** out) {
   constexpr int kPinned = 1, kNoHandles = 0, kOnDevice = 1;  // the same values in both APIs
   if (props.alloc_type != kPinned || props.handle_types != kNoHandles) return Status::InvalidValue;
   if (props.location_type != kOnDevice || props.bytes == 0) return Status::InvalidValue;
-  *out = Backend::get().device(props.device);
+  Backend& b = Backend::get();
+  if (props.access_count && (!props.access || props.access_count > static_cast<size_t>(b.device_count())))
+    return Status::InvalidValue;
+  constexpr int kNone = 0, kRead = 1, kReadWrite = 3;  // CU_MEM_ACCESS_FLAGS_PROT_*, cudaMemAccessFlagsProt*
+  for (size_t i = 0; i < props.access_count; ++i) {
+    const AccessDesc& a = props.access[i];
+    if (a.location_type != kOnDevice) return Status::InvalidValue;
+    if (!b.device(a.location_id)) return Status::InvalidDevice;
+    if (a.flags != kNone && a.flags != kRead && a.flags != kReadWrite) return Status::InvalidValue;
+  }
+  *out = b.device(props.device);
   return *out ? Status::Ok : Status::InvalidDevice;
 }
 
@@ -869,7 +879,15 @@ Status generic_type(int type, bool creating) {
     case NodeType::MemFree: return creating ? Status::Ok : Status::InvalidValue;
     case NodeType::Graph: return Status::InvalidValue;
   }
-  return Status::NotSupported;
+  // External semaphore signal and wait (8, 9), batch memory operations (12; the runtime has
+  // none) and conditional nodes (13) exist but are not modelled.
+  switch (type) {
+    case 8:
+    case 9:
+    case 12:
+    case 13: return Status::NotSupported;
+    default: return Status::InvalidValue;
+  }
 }
 
 // ---- graphs ---------------------------------------------------------------------------------------------

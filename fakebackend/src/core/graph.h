@@ -255,12 +255,20 @@ Status host_node(void (*fn)(void*), void* user, Params* out);
 Status event_node(Event* e, NodeType type, Params* out);
 
 // An allocation node's cudaMemPoolProps / CUmemPoolProps (the same values in both APIs) and size.
+// A memory access descriptor: CUmemAccessDesc and cudaMemAccessDesc have this layout.
+struct AccessDesc {
+  int location_type = 0, location_id = 0, flags = 0;
+};
 struct AllocProps {
   int alloc_type = 0, handle_types = 0, location_type = 0, device = 0;
   uint64_t bytes = 0;
+  const AccessDesc* access = nullptr;  // the peers' access (access_count of them)
+  size_t access_count = 0;
 };
 // The device of an allocation node: only pinned device memory without export handle types,
-// of a nonzero size, is modelled (InvalidValue), on a device that exists (InvalidDevice).
+// of a nonzero size, is modelled (InvalidValue), on a device that exists (InvalidDevice). The
+// access descriptors, at most one per device, name existing devices (InvalidDevice) and
+// access flags (InvalidValue); a count without descriptors is InvalidValue.
 Status alloc_device(const AllocProps& props, Device** out);
 // The allocation node's memory, made in `current` (the caller's current context, asked for
 // once the device is known) when it is on dev, else in dev's primary context (retained once,
@@ -272,7 +280,8 @@ Status free_node(void* p, Params* out);
 // Generic node calls (cudaGraphAddNode, cuGraphNodeSetParams, their executable-graph twins):
 // whether a node of `type` may be made (`creating`) or changed. Allocation and free nodes are
 // fixed once made, child-graph nodes are the caller's own case (InvalidValue here), types not
-// modelled (external semaphores, batch memory operations, conditional nodes) NotSupported.
+// modelled (external semaphores, batch memory operations, conditional nodes) NotSupported, a
+// number that names no node type InvalidValue.
 Status generic_type(int type, bool creating);
 
 // ---- graphs -------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@
 
 #include "common/graph_handles.h"
 
+#include <cstddef>
 #include <cstdio>
 
 using namespace fg;
@@ -160,13 +161,21 @@ CUresult event_params(CUevent e, gr::NodeType type, gr::Params* out) {
 
 void to_driver(Backend&, const gr::Params& n, CUevent* e) { *e = reinterpret_cast<CUevent>(n.event); }
 
-CUresult alloc_params(Backend& b, const CUmemPoolProps& props, size_t bytes, gr::Params* out) {
-  const gr::AllocProps core{props.allocType, props.handleTypes, props.location.type, props.location.id, bytes};
+static_assert(sizeof(CUmemAccessDesc) == sizeof(gr::AccessDesc) && offsetof(CUmemAccessDesc, flags) == 8);
+
+// An allocation node's parameters (CUDA_MEM_ALLOC_NODE_PARAMS, v1 or v2).
+template <class S>
+CUresult alloc_params(Backend& b, const S& p, gr::Params* out) {
+  const CUmemPoolProps& props = p.poolProps;
+  const gr::AllocProps core{props.allocType,     props.handleTypes,
+                            props.location.type, props.location.id,
+                            p.bytesize,          reinterpret_cast<const gr::AccessDesc*>(p.accessDescs),
+                            p.accessDescCount};
   Device* dev = nullptr;
   if (CUresult r = to_cu(gr::alloc_device(core, &dev))) return r;
   Context* cur = nullptr;
   if (CUresult r = current(b, &cur)) return r;
-  return to_cu(gr::alloc_node(dev, cur, bytes, ApiOrigin::Driver, out));
+  return to_cu(gr::alloc_node(dev, cur, p.bytesize, ApiOrigin::Driver, out));
 }
 
 void to_driver(Backend&, const gr::Params& n, CUDA_MEM_ALLOC_NODE_PARAMS* p) {
@@ -253,7 +262,7 @@ CUresult generic_params(Backend& b, CUgraphNodeParams* np, gr::Params* out, bool
     case CU_GRAPH_NODE_TYPE_HOST: return to_cu(gr::host_node(np->host.fn, np->host.userData, out));
     case CU_GRAPH_NODE_TYPE_EVENT_RECORD: return event_params(np->eventRecord.event, gr::NodeType::EventRecord, out);
     case CU_GRAPH_NODE_TYPE_WAIT_EVENT: return event_params(np->eventWait.event, gr::NodeType::WaitEvent, out);
-    case CU_GRAPH_NODE_TYPE_MEM_ALLOC: return alloc_params(b, np->alloc.poolProps, np->alloc.bytesize, out);
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC: return alloc_params(b, np->alloc, out);
     case CU_GRAPH_NODE_TYPE_MEM_FREE: return to_cu(gr::free_node(ptr_of(np->free.dptr), out));
     default: out->type = gr::NodeType::Empty; return CUDA_SUCCESS;  // generic_type refused the rest
   }
@@ -537,7 +546,7 @@ extern "C" FG_IMPL CUresult fgimpl_cuGraphAddMemAllocNode(CUgraphNode* phNode, C
                                                           size_t n, CUDA_MEM_ALLOC_NODE_PARAMS* p) {
   return api([&](Backend&) -> CUresult {
     if (!p) return CUDA_ERROR_INVALID_VALUE;
-    auto make = [&](Backend& b, gr::Params* out) { return alloc_params(b, p->poolProps, p->bytesize, out); };
+    auto make = [&](Backend& b, gr::Params* out) { return alloc_params(b, *p, out); };
     return add_made(phNode, hGraph, deps, n, make, &p->dptr);
   });
 }

@@ -733,6 +733,7 @@ CUresult link_add_data(CUlinkState state, CUjitInputType type, void* data, size_
     if (!link_valid(st)) return CUDA_ERROR_INVALID_HANDLE;
     if (!data || size == 0) return CUDA_ERROR_INVALID_VALUE;
     if (CUresult r = check_options(numOptions, options, optionValues)) return r;
+    if (!fatbin::readable(data, size)) return CUDA_ERROR_INVALID_VALUE;  // a size past the caller's buffer
     auto& L = links();
     std::lock_guard lock(L.mu);
     CUresult r = link_add(st, static_cast<int>(type), static_cast<const char*>(data), size, name);

@@ -12,6 +12,8 @@
 
 #include "common/graph_handles.h"
 
+#include <cstddef>
+
 using namespace fgapi;
 using fg::rt::api;
 using fg::rt::be;
@@ -154,13 +156,21 @@ cudaError_t event_params(cudaEvent_t event, gr::NodeType type, gr::Params* out) 
 
 void to_runtime(const gr::Params& n, cudaEvent_t* e) { *e = reinterpret_cast<cudaEvent_t>(n.event); }
 
-cudaError_t alloc_params(const cudaMemPoolProps& props, size_t bytes, gr::Params* out) {
-  const gr::AllocProps core{props.allocType, props.handleTypes, props.location.type, props.location.id, bytes};
+static_assert(sizeof(cudaMemAccessDesc) == sizeof(gr::AccessDesc) && offsetof(cudaMemAccessDesc, flags) == 8);
+
+// An allocation node's parameters (cudaMemAllocNodeParams or its V2).
+template <class S>
+cudaError_t alloc_params(const S& p, gr::Params* out) {
+  const cudaMemPoolProps& props = p.poolProps;
+  const gr::AllocProps core{props.allocType,     props.handleTypes,
+                            props.location.type, props.location.id,
+                            p.bytesize,          reinterpret_cast<const gr::AccessDesc*>(p.accessDescs),
+                            p.accessDescCount};
   fg::Device* dev = nullptr;
   if (fg::Status st = gr::alloc_device(core, &dev); st != fg::Status::Ok) return to_cuda(st);
   fg::Context* current = nullptr;
   if (cudaError_t e = fg::rt::context(&current); e != cudaSuccess) return e;
-  return to_cuda(gr::alloc_node(dev, current, bytes, fg::ApiOrigin::Runtime, out));
+  return to_cuda(gr::alloc_node(dev, current, p.bytesize, fg::ApiOrigin::Runtime, out));
 }
 
 void to_runtime(const gr::Params& n, cudaMemAllocNodeParams* p) {
@@ -239,7 +249,7 @@ cudaError_t generic_params(cudaGraphNodeParams* np, gr::Params* out, bool creati
     case cudaGraphNodeTypeHost: return to_cuda(gr::host_node(np->host.fn, np->host.userData, out));
     case cudaGraphNodeTypeEventRecord: return event_params(np->eventRecord.event, gr::NodeType::EventRecord, out);
     case cudaGraphNodeTypeWaitEvent: return event_params(np->eventWait.event, gr::NodeType::WaitEvent, out);
-    case cudaGraphNodeTypeMemAlloc: return alloc_params(np->alloc.poolProps, np->alloc.bytesize, out);
+    case cudaGraphNodeTypeMemAlloc: return alloc_params(np->alloc, out);
     case cudaGraphNodeTypeMemFree: return to_cuda(gr::free_node(np->free.dptr, out));
     default: out->type = gr::NodeType::Empty; return cudaSuccess;
   }
@@ -584,7 +594,7 @@ extern "C" FG_IMPL cudaError_t fgimpl_cudaGraphAddMemAllocNode(cudaGraphNode_t* 
                                                                cudaMemAllocNodeParams* p) {
   return api([&]() -> cudaError_t {
     if (!p) return cudaErrorInvalidValue;
-    auto make = [&](gr::Params* out) { return alloc_params(p->poolProps, p->bytesize, out); };
+    auto make = [&](gr::Params* out) { return alloc_params(*p, out); };
     return add_made(pNode, graph, deps, n, make, &p->dptr);
   });
 }
