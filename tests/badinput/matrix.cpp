@@ -748,10 +748,9 @@ void write_all(int fd, const std::string& s) {
   _exit(0);
 }
 
-// The all-valid call of one function in a child of its own; prints it unless it succeeds.
-// Returns whether it did not.
-bool probe_valid(const FunctionCases& f) {
-  int p[2];
+// A pipe `p` and a child that writes to it (0 in the child, its pid in the parent); the
+// harness stops (status 2) when either cannot be made.
+pid_t fork_with_pipe(int p[2]) {
   if (::pipe(p) != 0) {
     std::perror("badinput: pipe");
     std::exit(2);
@@ -762,6 +761,14 @@ bool probe_valid(const FunctionCases& f) {
     std::perror("badinput: fork");
     std::exit(2);
   }
+  return pid;
+}
+
+// The all-valid call of one function in a child of its own; prints it unless it succeeds.
+// Returns whether it did not.
+bool probe_valid(const FunctionCases& f) {
+  int p[2];
+  const pid_t pid = fork_with_pipe(p);
   if (pid == 0) {
     ::close(p[0]);
     static unsigned char host[kStride * kRegions + kGuard];
@@ -823,16 +830,7 @@ void run_function(const FunctionCases& f, Totals& t, bool verbose) {
   while (next < f.cases.size()) {
     const size_t first = next;
     int p[2];
-    if (::pipe(p) != 0) {
-      std::perror("badinput: pipe");
-      std::exit(2);
-    }
-    std::fflush(nullptr);
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      std::perror("badinput: fork");
-      std::exit(2);
-    }
+    const pid_t pid = fork_with_pipe(p);
     if (pid == 0) {
       ::close(p[0]);
       child(f, next, p[1]);

@@ -854,12 +854,12 @@ class Splitter {
     vm[T_->getArg(2)] = p.y;
     vm[T_->getArg(3)] = p.z;
 
-    // The slots this code touches: local memory and exchange arrays in place, scalars as
-    // private copies.
+    // The slots this code touches: each thread's in its home in the context, a uniform
+    // scalar as a private copy of the block's one value.
     std::set<BasicBlock*> in_part(part.blocks.begin(), part.blocks.end());
-    struct Copy {
+    struct Copy {  // a uniform slot's private copy, and where the pass's last thread leaves it
       AllocaInst* priv;
-      Value* home;
+      AllocaInst* last;
     };
     std::vector<Copy> write_back;
     IRBuilder<> eb(entry_, entry_->begin());
@@ -910,10 +910,7 @@ class Splitter {
     for (BasicBlock* x : part.exits) {
       BasicBlock* e = BasicBlock::Create(C_, "leave" + p.tag, F_);
       IRBuilder<> xb(e);
-      for (const Copy& c : write_back) {
-        StoreInst* st = xb.CreateStore(xb.CreateLoad(c.priv->getAllocatedType(), c.priv), c.home);
-        if (!isa<AllocaInst>(c.home)) in_context(st);
-      }
+      for (const Copy& c : write_back) xb.CreateStore(xb.CreateLoad(c.priv->getAllocatedType(), c.priv), c.last);
       if (barrier_set_.count(x)) {
         const uint32_t to = region_after_.at(x);
         targets.insert(to);
