@@ -107,7 +107,7 @@ void jit_outputs(unsigned n, const CUjit_option* options, void** values, std::st
           const auto capacity = reinterpret_cast<uintptr_t>(values[j]);
           if (options[j] != size_opt || capacity == 0 || !values[i]) continue;
           const size_t k = std::min<size_t>(text.size(), capacity - 1);
-          std::memcpy(values[i], text.data(), k);
+          if (k) std::memcpy(values[i], text.data(), k);  // an empty view's data() may be null
           static_cast<char*>(values[i])[k] = '\0';
           written[is_info ? 0 : 1] = k;
         }
