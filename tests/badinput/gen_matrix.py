@@ -245,6 +245,12 @@ OVERRIDES = [
     # a function handle: the runtime takes one for a host stub (the fixture registers none)
     ("cudaLaunchKernelExC*", "func", "fx.valid[static_cast<int>(Hk::function)]", []),
     ("cudaOccupancyMax*Cluster*", "func", "fx.valid[static_cast<int>(Hk::function)]", []),
+    # arrays: a valid channel descriptor (a zeroed one names no element); the fixture's array
+    # has 8 rows, so the runtime's array copies start at row 1 and the 2D ones copy 2 rows
+    # (then the linear side's 2 rows, kValidSize apart, stay in its allocation too)
+    ("cudaMalloc*Array", "desc", "reinterpret_cast<uintptr_t>(&kFloatChannel)", []),
+    ("cudaMemcpy*Array*", "hOffset*", "1", []),
+    ("cudaMemcpy2D*Array*", "height", "2", []),
 ]
 
 

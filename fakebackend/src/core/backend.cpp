@@ -6,6 +6,7 @@
 
 #include "common/coverage.h"
 #include "common/log.h"
+#include "core/arrays.h"
 #include "core/config.h"
 #include "core/event_ipc.h"
 
@@ -179,6 +180,7 @@ void Backend::after_fork_child() noexcept {
   streams_.clear();
   events_.clear();
   event_ipc::after_fork_child();
+  arrays::after_fork_child();
 }
 
 }  // namespace fg
