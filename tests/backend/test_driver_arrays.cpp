@@ -298,3 +298,207 @@ TEST_CASE("driver: arrays go with their context", "[driver][arrays]") {
   CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuArrayGetDescriptor_v2)(&d, a));
   CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuArrayDestroy)(a));
 }
+
+// ---- texture and surface objects -------------------------------------------------------------------
+namespace drvtest::sig {
+CUresult cuTexObjectCreate(CUtexObject*, const CUDA_RESOURCE_DESC*, const CUDA_TEXTURE_DESC*,
+                           const CUDA_RESOURCE_VIEW_DESC*);
+CUresult cuTexObjectDestroy(CUtexObject);
+CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC*, CUtexObject);
+CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC*, CUtexObject);
+CUresult cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC*, CUtexObject);
+CUresult cuSurfObjectCreate(CUsurfObject*, const CUDA_RESOURCE_DESC*);
+CUresult cuSurfObjectDestroy(CUsurfObject);
+CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC*, CUsurfObject);
+}  // namespace drvtest::sig
+
+namespace {
+
+CUDA_RESOURCE_DESC array_resource(CUarray a) {
+  CUDA_RESOURCE_DESC r;
+  std::memset(&r, 0, sizeof r);
+  r.resType = CU_RESOURCE_TYPE_ARRAY;
+  r.res.array.hArray = a;
+  return r;
+}
+
+CUDA_RESOURCE_DESC linear_resource(CUdeviceptr p, CUarray_format f, unsigned channels, size_t bytes) {
+  CUDA_RESOURCE_DESC r;
+  std::memset(&r, 0, sizeof r);
+  r.resType = CU_RESOURCE_TYPE_LINEAR;
+  r.res.linear.devPtr = p;
+  r.res.linear.format = f;
+  r.res.linear.numChannels = channels;
+  r.res.linear.sizeInBytes = bytes;
+  return r;
+}
+
+CUDA_RESOURCE_DESC pitch_resource(CUdeviceptr p, CUarray_format f, unsigned channels, size_t w, size_t h,
+                                  size_t pitch) {
+  CUDA_RESOURCE_DESC r;
+  std::memset(&r, 0, sizeof r);
+  r.resType = CU_RESOURCE_TYPE_PITCH2D;
+  r.res.pitch2D.devPtr = p;
+  r.res.pitch2D.format = f;
+  r.res.pitch2D.numChannels = channels;
+  r.res.pitch2D.width = w;
+  r.res.pitch2D.height = h;
+  r.res.pitch2D.pitchInBytes = pitch;
+  return r;
+}
+
+CUDA_TEXTURE_DESC sampler(CUfilter_mode filter, unsigned flags) {
+  CUDA_TEXTURE_DESC t;
+  std::memset(&t, 0, sizeof t);
+  t.addressMode[0] = t.addressMode[1] = t.addressMode[2] = CU_TR_ADDRESS_MODE_CLAMP;
+  t.filterMode = filter;
+  t.flags = flags;
+  return t;
+}
+
+CUresult make_tex(const CUDA_RESOURCE_DESC& r, const CUDA_TEXTURE_DESC& t, const CUDA_RESOURCE_VIEW_DESC* v = nullptr) {
+  CUtexObject o = 0;
+  const CUresult res = CU(cuTexObjectCreate)(&o, &r, &t, v);
+  if (res == CUDA_SUCCESS) CU(cuTexObjectDestroy)(o);
+  return res;
+}
+
+}  // namespace
+
+TEST_CASE("driver: texture objects describe what they were made with", "[driver][textures]") {
+  Ctx ctx(0);
+  CUarray a = make_array_3d(16, 8, 0, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_SURFACE_LDST);
+  const CUDA_RESOURCE_DESC r = array_resource(a);
+  CUDA_TEXTURE_DESC t = sampler(CU_TR_FILTER_MODE_LINEAR, CU_TRSF_NORMALIZED_COORDINATES);
+  t.addressMode[0] = CU_TR_ADDRESS_MODE_WRAP;
+  t.addressMode[1] = CU_TR_ADDRESS_MODE_BORDER;
+  t.borderColor[0] = 0.25f, t.borderColor[3] = 1.0f;
+  t.maxAnisotropy = 4;
+  CUtexObject tex = 0;
+  CU_OK(CU(cuTexObjectCreate)(&tex, &r, &t, nullptr));
+  CHECK(tex != 0);
+  CUDA_RESOURCE_DESC rd;
+  CU_OK(CU(cuTexObjectGetResourceDesc)(&rd, tex));
+  CHECK((rd.resType == CU_RESOURCE_TYPE_ARRAY && rd.res.array.hArray == a && rd.flags == 0));
+  CUDA_TEXTURE_DESC td;
+  CU_OK(CU(cuTexObjectGetTextureDesc)(&td, tex));
+  CHECK((td.addressMode[0] == CU_TR_ADDRESS_MODE_WRAP && td.addressMode[1] == CU_TR_ADDRESS_MODE_BORDER &&
+         td.addressMode[2] == CU_TR_ADDRESS_MODE_CLAMP && td.filterMode == CU_TR_FILTER_MODE_LINEAR &&
+         td.flags == CU_TRSF_NORMALIZED_COORDINATES && td.maxAnisotropy == 4 && td.borderColor[0] == 0.25f &&
+         td.borderColor[1] == 0.0f && td.borderColor[3] == 1.0f));
+  CUDA_RESOURCE_VIEW_DESC vd{};
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuTexObjectGetResourceViewDesc)(&vd, tex));  // made without a view
+  // With a view of the whole array (no reformatting).
+  CUDA_RESOURCE_VIEW_DESC view{};
+  view.width = 16, view.height = 8;
+  CUtexObject viewed = 0;
+  CU_OK(CU(cuTexObjectCreate)(&viewed, &r, &t, &view));
+  CU_OK(CU(cuTexObjectGetResourceViewDesc)(&vd, viewed));
+  CHECK((vd.format == CU_RES_VIEW_FORMAT_NONE && vd.width == 16 && vd.height == 8 && vd.depth == 0));
+  view.width = 8;  // another size
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(r, t, &view));
+  view.width = 16, view.format = static_cast<CUresourceViewFormat>(0x16);  // FLOAT_1X32: a reformat
+  CU_EQ(CUDA_ERROR_NOT_SUPPORTED, make_tex(r, t, &view));
+
+  // A surface of the same array.
+  CUsurfObject surf = 0;
+  CU_OK(CU(cuSurfObjectCreate)(&surf, &r));
+  CU_OK(CU(cuSurfObjectGetResourceDesc)(&rd, surf));
+  CHECK((rd.resType == CU_RESOURCE_TYPE_ARRAY && rd.res.array.hArray == a));
+  // Each kind's calls refuse the other kind's handles.
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuTexObjectGetResourceDesc)(&rd, surf));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuSurfObjectDestroy)(tex));
+
+  // Destroyed handles are refused, also once their slot is taken again.
+  CU_OK(CU(cuTexObjectDestroy)(tex));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuTexObjectGetTextureDesc)(&td, tex));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuTexObjectDestroy)(tex));
+  CUtexObject again = 0;
+  CU_OK(CU(cuTexObjectCreate)(&again, &r, &t, nullptr));
+  CHECK(again != tex);
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuTexObjectGetTextureDesc)(&td, tex));
+  CU_OK(CU(cuTexObjectGetTextureDesc)(&td, again));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuTexObjectDestroy)(0));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuTexObjectGetResourceDesc)(nullptr, again));
+  for (CUtexObject o : {again, viewed}) CU_OK(CU(cuTexObjectDestroy)(o));
+  CU_OK(CU(cuSurfObjectDestroy)(surf));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuSurfObjectGetResourceDesc)(&rd, surf));
+  // An object of a destroyed array cannot be made.
+  CU_OK(CU(cuArrayDestroy)(a));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(r, t));
+}
+
+TEST_CASE("driver: texture and surface resources and samplers are checked", "[driver][textures]") {
+  Ctx ctx(0);
+  CUdeviceptr d = 0;
+  CU_OK(CU(cuMemAlloc_v2)(&d, 4096));
+  const CUDA_TEXTURE_DESC point = sampler(CU_TR_FILTER_MODE_POINT, 0);
+  // Linear memory: aligned to the texture alignment, inside one allocation, a known format.
+  CU_EQ(CUDA_SUCCESS, make_tex(linear_resource(d, CU_AD_FORMAT_FLOAT, 1, 4096), point));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(linear_resource(d + 4, CU_AD_FORMAT_FLOAT, 1, 4000), point));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(linear_resource(d, CU_AD_FORMAT_FLOAT, 1, 4097), point));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(linear_resource(d, CU_AD_FORMAT_FLOAT, 1, 0), point));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(linear_resource(0, CU_AD_FORMAT_FLOAT, 1, 64), point));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(linear_resource(d, CU_AD_FORMAT_FLOAT, 3, 4096), point));
+  std::vector<unsigned char> host(8192);
+  const CUdeviceptr h = (reinterpret_cast<CUdeviceptr>(host.data()) + 511) / 512 * 512;
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(linear_resource(h, CU_AD_FORMAT_FLOAT, 1, 64), point));
+  // Pitched memory: a pitch on the pitch alignment, at least a row, rows inside the allocation.
+  CU_EQ(CUDA_SUCCESS, make_tex(pitch_resource(d, CU_AD_FORMAT_UNSIGNED_INT8, 4, 16, 16, 256), point));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(pitch_resource(d, CU_AD_FORMAT_UNSIGNED_INT8, 4, 16, 16, 100), point));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(pitch_resource(d, CU_AD_FORMAT_UNSIGNED_INT8, 4, 80, 16, 256), point));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(pitch_resource(d, CU_AD_FORMAT_UNSIGNED_INT8, 4, 16, 17, 256), point));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(pitch_resource(d, CU_AD_FORMAT_UNSIGNED_INT8, 4, 0, 16, 256), point));
+  // Samplers: modes in range, known flags, no linear filtering of integers read as integers.
+  CUarray u8 = make_array(8, 8, CU_AD_FORMAT_UNSIGNED_INT8, 4);
+  CUarray i32 = make_array(8, 8, CU_AD_FORMAT_SIGNED_INT32, 1);
+  const CUDA_RESOURCE_DESC ru8 = array_resource(u8), ri32 = array_resource(i32);
+  CU_EQ(CUDA_SUCCESS, make_tex(ru8, sampler(CU_TR_FILTER_MODE_LINEAR, 0)));  // normalized floats
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(ru8, sampler(CU_TR_FILTER_MODE_LINEAR, CU_TRSF_READ_AS_INTEGER)));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(ri32, sampler(CU_TR_FILTER_MODE_LINEAR, 0)));
+  CU_EQ(CUDA_SUCCESS, make_tex(ri32, sampler(CU_TR_FILTER_MODE_POINT, CU_TRSF_READ_AS_INTEGER)));
+  CUDA_TEXTURE_DESC bad = point;
+  bad.addressMode[2] = static_cast<CUaddress_mode>(4);
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(ru8, bad));
+  bad = point;
+  bad.filterMode = static_cast<CUfilter_mode>(2);
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(ru8, bad));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(ru8, sampler(CU_TR_FILTER_MODE_POINT, 0x1000)));
+  CU_EQ(CUDA_ERROR_NOT_SUPPORTED, make_tex(ru8, sampler(CU_TR_FILTER_MODE_POINT, CU_TRSF_SRGB)));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(ru8, sampler(CU_TR_FILTER_MODE_POINT, CU_TRSF_SEAMLESS_CUBEMAP)));
+  CUDA_RESOURCE_DESC flagged = ru8;
+  flagged.flags = 1;
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(flagged, point));
+  CUDA_RESOURCE_DESC unknown = ru8;
+  unknown.resType = static_cast<CUresourcetype>(7);
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(unknown, point));
+  CUtexObject o = 0;
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuTexObjectCreate)(&o, &ru8, nullptr, nullptr));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuTexObjectCreate)(nullptr, &ru8, &point, nullptr));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuTexObjectCreate)(&o, nullptr, &point, nullptr));
+  // Surfaces: arrays made for surface access only.
+  CUsurfObject s = 0;
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuSurfObjectCreate)(&s, &ru8));
+  const CUDA_RESOURCE_DESC lin = linear_resource(d, CU_AD_FORMAT_FLOAT, 1, 4096);
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuSurfObjectCreate)(&s, &lin));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuSurfObjectCreate)(&s, nullptr));
+  CU_OK(CU(cuArrayDestroy)(u8));
+  CU_OK(CU(cuArrayDestroy)(i32));
+  CU_OK(CU(cuMemFree_v2)(d));
+}
+
+TEST_CASE("driver: texture objects go with their context", "[driver][textures]") {
+  init();
+  CUcontext c = nullptr;
+  CU_OK(CU(cuCtxCreate_v2)(&c, 0, 0));
+  CUarray a = make_array(4, 4, CU_AD_FORMAT_FLOAT, 1);
+  const CUDA_RESOURCE_DESC r = array_resource(a);
+  const CUDA_TEXTURE_DESC t = sampler(CU_TR_FILTER_MODE_POINT, 0);
+  CUtexObject tex = 0;
+  CU_OK(CU(cuTexObjectCreate)(&tex, &r, &t, nullptr));
+  CU_OK(CU(cuCtxDestroy_v2)(c));
+  Ctx ctx(0);
+  CUDA_RESOURCE_DESC rd;
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuTexObjectGetResourceDesc)(&rd, tex));
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuTexObjectDestroy)(tex));
+}

@@ -252,3 +252,110 @@ TEST_CASE_METHOD(Case, "cudaMemcpy3D copies into and out of 3D arrays", "[runtim
   CHECK(r.cudaMemcpy3D(&c) == cudaErrorInvalidValue);
   REQUIRE(a.cudaFreeArray(vol) == cudaSuccess);
 }
+
+// ---- texture and surface objects -------------------------------------------------------------------
+namespace {
+
+struct TextureApi {
+  cudaError_t (*cudaCreateTextureObject)(cudaTextureObject_t*, const cudaResourceDesc*, const cudaTextureDesc*,
+                                         const cudaResourceViewDesc*);
+  cudaError_t (*cudaDestroyTextureObject)(cudaTextureObject_t);
+  cudaError_t (*cudaGetTextureObjectResourceDesc)(cudaResourceDesc*, cudaTextureObject_t);
+  cudaError_t (*cudaGetTextureObjectTextureDesc)(cudaTextureDesc*, cudaTextureObject_t);
+  cudaError_t (*cudaGetTextureObjectResourceViewDesc)(cudaResourceViewDesc*, cudaTextureObject_t);
+  cudaError_t (*cudaCreateSurfaceObject)(cudaSurfaceObject_t*, const cudaResourceDesc*);
+  cudaError_t (*cudaDestroySurfaceObject)(cudaSurfaceObject_t);
+  cudaError_t (*cudaGetSurfaceObjectResourceDesc)(cudaResourceDesc*, cudaSurfaceObject_t);
+  TextureApi() {
+    ArrayApi::bind(cudaCreateTextureObject, "cudaCreateTextureObject");
+    ArrayApi::bind(cudaDestroyTextureObject, "cudaDestroyTextureObject");
+    ArrayApi::bind(cudaGetTextureObjectResourceDesc, "cudaGetTextureObjectResourceDesc");
+    ArrayApi::bind(cudaGetTextureObjectTextureDesc, "cudaGetTextureObjectTextureDesc");
+    ArrayApi::bind(cudaGetTextureObjectResourceViewDesc, "cudaGetTextureObjectResourceViewDesc");
+    ArrayApi::bind(cudaCreateSurfaceObject, "cudaCreateSurfaceObject");
+    ArrayApi::bind(cudaDestroySurfaceObject, "cudaDestroySurfaceObject");
+    ArrayApi::bind(cudaGetSurfaceObjectResourceDesc, "cudaGetSurfaceObjectResourceDesc");
+  }
+};
+TextureApi& tex_api() {
+  static auto* t = new TextureApi;
+  return *t;
+}
+
+}  // namespace
+
+TEST_CASE_METHOD(Case, "texture and surface objects through the runtime", "[runtime][textures]") {
+  ArrayApi& a = api();
+  TextureApi& t = tex_api();
+  const auto u4 = channels(8, 8, 8, 8, cudaChannelFormatKindUnsigned);
+  cudaArray_t arr = nullptr;
+  REQUIRE(a.cudaMallocArray(&arr, &u4, 32, 16, cudaArraySurfaceLoadStore) == cudaSuccess);
+  cudaResourceDesc res;
+  std::memset(&res, 0, sizeof res);
+  res.resType = cudaResourceTypeArray;
+  res.res.array.array = arr;
+  cudaTextureDesc td;
+  std::memset(&td, 0, sizeof td);
+  td.addressMode[0] = cudaAddressModeMirror;
+  td.addressMode[1] = cudaAddressModeWrap;
+  td.filterMode = cudaFilterModeLinear;
+  td.readMode = cudaReadModeNormalizedFloat;
+  td.normalizedCoords = 1;
+  td.borderColor[2] = 0.5f;
+  cudaTextureObject_t tex = 0;
+  REQUIRE(t.cudaCreateTextureObject(&tex, &res, &td, nullptr) == cudaSuccess);
+  CHECK(tex != 0);
+  cudaTextureDesc back;
+  REQUIRE(t.cudaGetTextureObjectTextureDesc(&back, tex) == cudaSuccess);
+  CHECK((back.addressMode[0] == cudaAddressModeMirror && back.addressMode[1] == cudaAddressModeWrap &&
+         back.filterMode == cudaFilterModeLinear && back.readMode == cudaReadModeNormalizedFloat &&
+         back.normalizedCoords == 1 && back.sRGB == 0 && back.borderColor[2] == 0.5f));
+  cudaResourceDesc rback;
+  REQUIRE(t.cudaGetTextureObjectResourceDesc(&rback, tex) == cudaSuccess);
+  CHECK((rback.resType == cudaResourceTypeArray && rback.res.array.array == arr));
+  cudaResourceViewDesc vback;
+  CHECK(t.cudaGetTextureObjectResourceViewDesc(&vback, tex) == cudaErrorInvalidValue);
+  // Values read as integers cannot be filtered.
+  td.readMode = cudaReadModeElementType;
+  cudaTextureObject_t bad = 0;
+  CHECK(t.cudaCreateTextureObject(&bad, &res, &td, nullptr) == cudaErrorInvalidValue);
+  td.filterMode = cudaFilterModePoint;
+  cudaTextureObject_t ints = 0;
+  REQUIRE(t.cudaCreateTextureObject(&ints, &res, &td, nullptr) == cudaSuccess);
+  REQUIRE(t.cudaGetTextureObjectTextureDesc(&back, ints) == cudaSuccess);
+  CHECK(back.readMode == cudaReadModeElementType);
+
+  // Linear memory: its channel descriptor comes back as given.
+  void* dev = nullptr;
+  REQUIRE(r.cudaMalloc(&dev, 1024) == cudaSuccess);
+  cudaResourceDesc lin;
+  std::memset(&lin, 0, sizeof lin);
+  lin.resType = cudaResourceTypeLinear;
+  lin.res.linear.devPtr = dev;
+  lin.res.linear.desc = channels(32, 0, 0, 0, cudaChannelFormatKindFloat);
+  lin.res.linear.sizeInBytes = 1024;
+  cudaTextureObject_t ltex = 0;
+  REQUIRE(t.cudaCreateTextureObject(&ltex, &lin, &td, nullptr) == cudaSuccess);
+  REQUIRE(t.cudaGetTextureObjectResourceDesc(&rback, ltex) == cudaSuccess);
+  CHECK((rback.resType == cudaResourceTypeLinear && rback.res.linear.devPtr == dev && rback.res.linear.desc.x == 32 &&
+         rback.res.linear.desc.y == 0 && rback.res.linear.desc.f == cudaChannelFormatKindFloat &&
+         rback.res.linear.sizeInBytes == 1024));
+  lin.res.linear.desc = channels(8, 8, 8, 0, cudaChannelFormatKindUnsigned);
+  CHECK(t.cudaCreateTextureObject(&bad, &lin, &td, nullptr) == cudaErrorInvalidChannelDescriptor);
+
+  // Surfaces.
+  cudaSurfaceObject_t surf = 0;
+  REQUIRE(t.cudaCreateSurfaceObject(&surf, &res) == cudaSuccess);
+  REQUIRE(t.cudaGetSurfaceObjectResourceDesc(&rback, surf) == cudaSuccess);
+  CHECK(rback.res.array.array == arr);
+  CHECK(t.cudaCreateSurfaceObject(&bad, &lin) == cudaErrorInvalidValue);
+
+  for (cudaTextureObject_t o : {tex, ints, ltex}) REQUIRE(t.cudaDestroyTextureObject(o) == cudaSuccess);
+  REQUIRE(t.cudaDestroySurfaceObject(surf) == cudaSuccess);
+  CHECK(t.cudaDestroyTextureObject(tex) == cudaErrorInvalidValue);
+  CHECK(t.cudaGetTextureObjectTextureDesc(&back, ints) == cudaErrorInvalidValue);
+  CHECK(t.cudaDestroySurfaceObject(surf) == cudaErrorInvalidValue);
+  CHECK(t.cudaDestroyTextureObject(0) == cudaErrorInvalidValue);
+  REQUIRE(r.cudaFree(dev) == cudaSuccess);
+  REQUIRE(a.cudaFreeArray(arr) == cudaSuccess);
+}

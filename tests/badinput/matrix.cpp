@@ -294,7 +294,18 @@ void build_fixture() {
     CUDA_ARRAY3D_DESCRIPTOR ad{64, 8, 0, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_SURFACE_LDST};
     CUarray arr = nullptr;
     SETUP(DRV(cuArray3DCreate_v2)(&arr, &ad));
+    // A texture (point sampling, wrapping) and a surface of it.
+    CUDA_RESOURCE_DESC rd{};
+    rd.resType = CU_RESOURCE_TYPE_ARRAY;
+    rd.res.array.hArray = arr;
+    CUDA_TEXTURE_DESC td{};
+    CUtexObject tex = 0;
+    SETUP(DRV(cuTexObjectCreate)(&tex, &rd, &td, nullptr));
+    CUsurfObject surf = 0;
+    SETUP(DRV(cuSurfObjectCreate)(&surf, &rd));
     put(Hk::stream, bits(s));
+    put(Hk::texobj, tex);
+    put(Hk::surfobj, surf);
     put(Hk::array, bits(arr));
     put(Hk::event, bits(e));
     put(Hk::module, bits(mod));
@@ -321,6 +332,8 @@ void build_fixture() {
     SETUP(DRV(cuLinkDestroy)(link));
     SETUP(DRV(cuUserObjectRelease)(uo, 1));
     SETUP(NV(nvmlEventSetFree)(es));
+    SETUP(DRV(cuTexObjectDestroy)(tex));
+    SETUP(DRV(cuSurfObjectDestroy)(surf));
     SETUP(DRV(cuArrayDestroy)(arr));
   };
   SETUP(NV(nvmlInit_v2)());

@@ -9,6 +9,7 @@
 #include "core/arrays.h"
 #include "core/config.h"
 #include "core/event_ipc.h"
+#include "core/textures.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -181,6 +182,7 @@ void Backend::after_fork_child() noexcept {
   events_.clear();
   event_ipc::after_fork_child();
   arrays::after_fork_child();
+  textures::after_fork_child();
 }
 
 }  // namespace fg
