@@ -207,7 +207,16 @@ TEST_CASE_METHOD(Case, "cudaMemcpy3D copies into and out of 3D arrays", "[runtim
   cudaArray_t vol = nullptr;
   REQUIRE(a.cudaMalloc3DArray(&vol, &s2, cudaExtent{6, 5, 4}, 0) == cudaSuccess);
   std::vector<unsigned char> model(24 * 5 * 4, 0);
-  REQUIRE(a.cudaMemcpyToArray(vol, 0, 0, model.data(), model.size(), cudaMemcpyHostToDevice) == cudaSuccess);
+  // Whole volumes in and out (the linear forms stay in the first slice).
+  auto whole = [&](cudaArray_t arr, unsigned char* host, bool in) {
+    cudaMemcpy3DParms w{};
+    (in ? w.dstArray : w.srcArray) = arr;
+    (in ? w.srcPtr : w.dstPtr) = cudaPitchedPtr{host, 24, 24, 5};
+    w.extent = cudaExtent{6, 5, 4};
+    w.kind = in ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+    return r.cudaMemcpy3D(&w);
+  };
+  REQUIRE(whole(vol, model.data(), true) == cudaSuccess);
   // From host memory (rows of 40 bytes, 7 rows a slice): the box at element (1, 2, 1) of
   // 3 × 2 × 3 elements, taken from byte (8, 1, 0) of the host volume.
   const auto host = bytes(40 * 7 * 3, 4);
@@ -239,8 +248,11 @@ TEST_CASE_METHOD(Case, "cudaMemcpy3D copies into and out of 3D arrays", "[runtim
   c.srcArray = vol, c.dstArray = copy, c.extent = cudaExtent{6, 5, 4}, c.kind = cudaMemcpyDeviceToDevice;
   REQUIRE(r.cudaMemcpy3D(&c) == cudaSuccess);
   std::vector<unsigned char> lin(model.size(), 0);
-  REQUIRE(a.cudaMemcpyFromArray(lin.data(), copy, 0, 0, lin.size(), cudaMemcpyDeviceToHost) == cudaSuccess);
+  REQUIRE(whole(copy, lin.data(), false) == cudaSuccess);
   CHECK(lin == model);
+  // The linear forms reach the first slice only.
+  CHECK(a.cudaMemcpyFromArray(lin.data(), copy, 0, 0, 120, cudaMemcpyDeviceToHost) == cudaSuccess);
+  CHECK(a.cudaMemcpyFromArray(lin.data(), copy, 0, 0, 121, cudaMemcpyDeviceToHost) == cudaErrorInvalidValue);
   // A box past the array in any dimension.
   p.dstPos = cudaPos{4, 2, 1};
   CHECK(r.cudaMemcpy3D(&p) == cudaErrorInvalidValue);

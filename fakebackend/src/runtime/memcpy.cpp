@@ -332,11 +332,12 @@ cudaError_t array_box(const fg::arrays::Array& a, size_t wOffset, size_t hOffset
 }
 
 // The address of (wOffset, hOffset) in `a` (a column inside a row), for `count` bytes from
-// there in its layout (across rows).
+// there in its layout: across rows, within the first slice (as NVIDIA's runtime confines them).
 cudaError_t array_run(const fg::arrays::Array& a, size_t wOffset, size_t hOffset, size_t count, char** out) {
+  const size_t slice = a.row * a.rows;
   size_t offset = 0;
   if (wOffset > a.row || __builtin_mul_overflow(hOffset, a.row, &offset) ||
-      __builtin_add_overflow(offset, wOffset, &offset) || offset > a.bytes || count > a.bytes - offset)
+      __builtin_add_overflow(offset, wOffset, &offset) || offset > slice || count > slice - offset)
     return cudaErrorInvalidValue;
   *out = a.base + offset;
   return cudaSuccess;
