@@ -225,7 +225,8 @@ extern "C" int32_t fg_rt_tex(BlockEnv* env, uint64_t handle, uint32_t op, const 
   float x[3] = {0, 0, 0};
   int64_t i0[3] = {0, 0, 0};
   float alpha[3] = {0, 0, 0};
-  const bool linear = !ints && (gather || o.tex.filter == tx::kLinearFilter) && !int_coords;
+  // The 2×2 (2×2×2) footprint of linear filtering, which a gather takes too (of any values).
+  const bool linear = !int_coords && (gather || (!ints && o.tex.filter == tx::kLinearFilter));
   for (int a = 0; a < dims; ++a) {
     if (int_coords) {
       i0[a] = static_cast<int32_t>(c[a]);
