@@ -55,7 +55,12 @@
     X(CU_DEVICE_CPU) X(CU_DEVICE_INVALID) X(CU_STREAM_LEGACY) X(CU_STREAM_PER_THREAD) \
     X(CU_LAUNCH_PARAM_END_AS_INT) X(CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT) \
     X(CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT) X(CU_LAUNCH_PARAM_END) \
-    X(CU_LAUNCH_PARAM_BUFFER_POINTER) X(CU_LAUNCH_PARAM_BUFFER_SIZE)
+    X(CU_LAUNCH_PARAM_BUFFER_POINTER) X(CU_LAUNCH_PARAM_BUFFER_SIZE) \
+    X(CUDA_ARRAY3D_LAYERED) X(CUDA_ARRAY3D_SURFACE_LDST) X(CUDA_ARRAY3D_CUBEMAP) \
+    X(CUDA_ARRAY3D_TEXTURE_GATHER) X(CUDA_ARRAY3D_DEPTH_TEXTURE) X(CUDA_ARRAY3D_COLOR_ATTACHMENT) \
+    X(CUDA_ARRAY3D_SPARSE) X(CUDA_ARRAY3D_DEFERRED_MAPPING) X(CUDA_ARRAY3D_VIDEO_ENCODE_DECODE) \
+    X(CU_TRSF_READ_AS_INTEGER) X(CU_TRSF_NORMALIZED_COORDINATES) X(CU_TRSF_SRGB) \
+    X(CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION) X(CU_TRSF_SEAMLESS_CUBEMAP)
 // clang-format on
 
 namespace {
@@ -557,6 +562,49 @@ constexpr bool fg_same_kind() {
     X(CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR) X(CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID) \
     X(CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE)
 
+#define FG_ENUMERATORS_CUarray_format(X) \
+    X(CU_AD_FORMAT_UNSIGNED_INT8) X(CU_AD_FORMAT_UNSIGNED_INT16) X(CU_AD_FORMAT_UNSIGNED_INT32) \
+    X(CU_AD_FORMAT_SIGNED_INT8) X(CU_AD_FORMAT_SIGNED_INT16) X(CU_AD_FORMAT_SIGNED_INT32) \
+    X(CU_AD_FORMAT_HALF) X(CU_AD_FORMAT_FLOAT) X(CU_AD_FORMAT_NV12) X(CU_AD_FORMAT_UNORM_INT8X1) \
+    X(CU_AD_FORMAT_UNORM_INT8X2) X(CU_AD_FORMAT_UNORM_INT8X4) X(CU_AD_FORMAT_UNORM_INT16X1) \
+    X(CU_AD_FORMAT_UNORM_INT16X2) X(CU_AD_FORMAT_UNORM_INT16X4) X(CU_AD_FORMAT_SNORM_INT8X1) \
+    X(CU_AD_FORMAT_SNORM_INT8X2) X(CU_AD_FORMAT_SNORM_INT8X4) X(CU_AD_FORMAT_SNORM_INT16X1) \
+    X(CU_AD_FORMAT_SNORM_INT16X2) X(CU_AD_FORMAT_SNORM_INT16X4) X(CU_AD_FORMAT_BC1_UNORM) \
+    X(CU_AD_FORMAT_BC1_UNORM_SRGB) X(CU_AD_FORMAT_BC2_UNORM) X(CU_AD_FORMAT_BC2_UNORM_SRGB) \
+    X(CU_AD_FORMAT_BC3_UNORM) X(CU_AD_FORMAT_BC3_UNORM_SRGB) X(CU_AD_FORMAT_BC4_UNORM) \
+    X(CU_AD_FORMAT_BC4_SNORM) X(CU_AD_FORMAT_BC5_UNORM) X(CU_AD_FORMAT_BC5_SNORM) \
+    X(CU_AD_FORMAT_BC6H_UF16) X(CU_AD_FORMAT_BC6H_SF16) X(CU_AD_FORMAT_BC7_UNORM) \
+    X(CU_AD_FORMAT_BC7_UNORM_SRGB) X(CU_AD_FORMAT_P010) X(CU_AD_FORMAT_P016) X(CU_AD_FORMAT_NV16) \
+    X(CU_AD_FORMAT_P210) X(CU_AD_FORMAT_P216) X(CU_AD_FORMAT_YUY2) X(CU_AD_FORMAT_Y210) \
+    X(CU_AD_FORMAT_Y216) X(CU_AD_FORMAT_AYUV) X(CU_AD_FORMAT_Y410) X(CU_AD_FORMAT_Y416) \
+    X(CU_AD_FORMAT_Y444_PLANAR8) X(CU_AD_FORMAT_Y444_PLANAR10) \
+    X(CU_AD_FORMAT_YUV444_8bit_SemiPlanar) X(CU_AD_FORMAT_YUV444_16bit_SemiPlanar) \
+    X(CU_AD_FORMAT_UNORM_INT_101010_2) X(CU_AD_FORMAT_MAX)
+
+#define FG_ENUMERATORS_CUaddress_mode(X) \
+    X(CU_TR_ADDRESS_MODE_WRAP) X(CU_TR_ADDRESS_MODE_CLAMP) X(CU_TR_ADDRESS_MODE_MIRROR) \
+    X(CU_TR_ADDRESS_MODE_BORDER)
+
+#define FG_ENUMERATORS_CUfilter_mode(X) \
+    X(CU_TR_FILTER_MODE_POINT) X(CU_TR_FILTER_MODE_LINEAR)
+
+#define FG_ENUMERATORS_CUresourcetype(X) \
+    X(CU_RESOURCE_TYPE_ARRAY) X(CU_RESOURCE_TYPE_MIPMAPPED_ARRAY) X(CU_RESOURCE_TYPE_LINEAR) \
+    X(CU_RESOURCE_TYPE_PITCH2D)
+
+#define FG_ENUMERATORS_cudaTextureAddressMode(X) \
+    X(cudaAddressModeWrap) X(cudaAddressModeClamp) X(cudaAddressModeMirror) X(cudaAddressModeBorder)
+
+#define FG_ENUMERATORS_cudaTextureFilterMode(X) \
+    X(cudaFilterModePoint) X(cudaFilterModeLinear)
+
+#define FG_ENUMERATORS_cudaTextureReadMode(X) \
+    X(cudaReadModeElementType) X(cudaReadModeNormalizedFloat)
+
+#define FG_ENUMERATORS_cudaResourceType(X) \
+    X(cudaResourceTypeArray) X(cudaResourceTypeMipmappedArray) X(cudaResourceTypeLinear) \
+    X(cudaResourceTypePitch2D)
+
 #define FG_ENUMERATORS_CUmemorytype(X) \
     X(CU_MEMORYTYPE_HOST) X(CU_MEMORYTYPE_DEVICE) X(CU_MEMORYTYPE_ARRAY) X(CU_MEMORYTYPE_UNIFIED)
 
@@ -770,7 +818,8 @@ constexpr bool fg_same_kind() {
     X(cudaFlushGPUDirectRDMAWritesTarget) X(cudaGetDriverEntryPointFlags) \
     X(cudaDriverEntryPointQueryResult) X(cudaChannelFormatKind) X(cudaAccessProperty) \
     X(cudaSynchronizationPolicy) X(cudaClusterSchedulingPolicy) X(cudaLaunchMemSyncDomain) \
-    X(cudaLaunchAttributeID)
+    X(cudaLaunchAttributeID) X(cudaTextureAddressMode) X(cudaTextureFilterMode) X(cudaTextureReadMode) \
+    X(cudaResourceType)
 
 #define FG_DRIVER_ENUM_TYPES(X) \
     X(CUresult) X(CUdevice_attribute) X(CUpointer_attribute) X(CUmemorytype) X(CUctx_flags) \
@@ -785,7 +834,8 @@ constexpr bool fg_same_kind() {
     X(CUsynchronizationPolicy) X(CUclusterSchedulingPolicy) X(CUlaunchMemSyncDomain) \
     X(CUlaunchAttributeID) X(CUdevice_P2PAttribute) X(CUipcMem_flags) X(CUoccupancy_flags) \
     X(CUdeviceNumaConfig) X(CUlibraryOption) X(CUfunctionLoadingState) \
-    X(CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS)
+    X(CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS) X(CUarray_format) X(CUaddress_mode) X(CUfilter_mode) \
+    X(CUresourcetype)
 // clang-format on
 
 // One row per enumerator; checked in a loop so the test compiles quickly and a
@@ -958,6 +1008,20 @@ TEST_CASE("Scalar typedefs, handles and callbacks match", "[abi]") {
     X(srcArray) X(srcPos) X(srcPtr) X(srcDevice) X(dstArray) X(dstPos) X(dstPtr) X(dstDevice) \
     X(extent)
 
+#define FG_FIELDS_cudaResourceDesc(X) \
+    X(resType) X(res.array.array) X(res.mipmap.mipmap) X(res.linear.devPtr) X(res.linear.desc) \
+    X(res.linear.sizeInBytes) X(res.pitch2D.devPtr) X(res.pitch2D.desc) X(res.pitch2D.width) \
+    X(res.pitch2D.height) X(res.pitch2D.pitchInBytes) X(res.reserved.reserved) X(flags)
+
+#define FG_FIELDS_cudaResourceViewDesc(X) \
+    X(format) X(width) X(height) X(depth) X(firstMipmapLevel) X(lastMipmapLevel) X(firstLayer) \
+    X(lastLayer) X(reserved)
+
+#define FG_FIELDS_cudaTextureDesc(X) \
+    X(addressMode) X(filterMode) X(readMode) X(sRGB) X(borderColor) X(normalizedCoords) \
+    X(maxAnisotropy) X(mipmapFilterMode) X(mipmapLevelBias) X(minMipmapLevelClamp) \
+    X(maxMipmapLevelClamp) X(disableTrilinearOptimization) X(seamlessCubemap)
+
 #define FG_FIELDS_cudaAccessPolicyWindow(X) \
     X(base_ptr) X(num_bytes) X(hitRatio) X(hitProp) X(missProp)
 
@@ -1032,6 +1096,26 @@ TEST_CASE("Scalar typedefs, handles and callbacks match", "[abi]") {
     X(reserved0) X(srcPitch) X(srcHeight) X(dstXInBytes) X(dstY) X(dstZ) X(dstLOD) X(dstMemoryType) \
     X(dstHost) X(dstDevice) X(dstArray) X(reserved1) X(dstPitch) X(dstHeight) X(WidthInBytes) \
     X(Height) X(Depth)
+
+#define FG_FIELDS_CUDA_ARRAY_DESCRIPTOR(X) \
+    X(Width) X(Height) X(Format) X(NumChannels)
+
+#define FG_FIELDS_CUDA_ARRAY3D_DESCRIPTOR(X) \
+    X(Width) X(Height) X(Depth) X(Format) X(NumChannels) X(Flags)
+
+#define FG_FIELDS_CUDA_RESOURCE_DESC(X) \
+    X(resType) X(res.array.hArray) X(res.mipmap.hMipmappedArray) X(res.linear.devPtr) \
+    X(res.linear.format) X(res.linear.numChannels) X(res.linear.sizeInBytes) X(res.pitch2D.devPtr) \
+    X(res.pitch2D.format) X(res.pitch2D.numChannels) X(res.pitch2D.width) X(res.pitch2D.height) \
+    X(res.pitch2D.pitchInBytes) X(res.reserved.reserved) X(flags)
+
+#define FG_FIELDS_CUDA_TEXTURE_DESC(X) \
+    X(addressMode) X(filterMode) X(flags) X(maxAnisotropy) X(mipmapFilterMode) X(mipmapLevelBias) \
+    X(minMipmapLevelClamp) X(maxMipmapLevelClamp) X(borderColor) X(reserved)
+
+#define FG_FIELDS_CUDA_RESOURCE_VIEW_DESC(X) \
+    X(format) X(width) X(height) X(depth) X(firstMipmapLevel) X(lastMipmapLevel) X(firstLayer) \
+    X(lastLayer) X(reserved)
 
 #define FG_FIELDS_CUDA_LAUNCH_PARAMS(X) \
     X(function) X(gridDimX) X(gridDimY) X(gridDimZ) X(blockDimX) X(blockDimY) X(blockDimZ) \
@@ -1130,6 +1214,9 @@ TEST_CASE("Struct sizes and field offsets match CUDA 13.0", "[abi]") {
   FG_CHECK_STRUCT(cudaPitchedPtr, cudaPitchedPtr);
   FG_CHECK_STRUCT(cudaMemcpy3DParms, cudaMemcpy3DParms);
   FG_CHECK_STRUCT(cudaMemcpy3DPeerParms, cudaMemcpy3DPeerParms);
+  FG_CHECK_STRUCT(cudaResourceDesc, cudaResourceDesc);
+  FG_CHECK_STRUCT(cudaResourceViewDesc, cudaResourceViewDesc);
+  FG_CHECK_STRUCT(cudaTextureDesc, cudaTextureDesc);
   FG_CHECK_STRUCT(cudaAccessPolicyWindow, cudaAccessPolicyWindow);
   FG_CHECK_STRUCT(cudaLaunchMemSyncDomainMap, cudaLaunchMemSyncDomainMap);
   FG_CHECK_STRUCT(cudaLaunchAttributeValue, cudaLaunchAttributeValue);
@@ -1150,6 +1237,11 @@ TEST_CASE("Struct sizes and field offsets match CUDA 13.0", "[abi]") {
   FG_CHECK_STRUCT(CUctxCreateParams, CUctxCreateParams);
   FG_CHECK_STRUCT(CUDA_MEMCPY2D, CUDA_MEMCPY2D);
   FG_CHECK_STRUCT(CUDA_MEMCPY3D, CUDA_MEMCPY3D);
+  FG_CHECK_STRUCT(CUDA_ARRAY_DESCRIPTOR, CUDA_ARRAY_DESCRIPTOR);
+  FG_CHECK_STRUCT(CUDA_ARRAY3D_DESCRIPTOR, CUDA_ARRAY3D_DESCRIPTOR);
+  FG_CHECK_STRUCT(CUDA_RESOURCE_DESC, CUDA_RESOURCE_DESC);
+  FG_CHECK_STRUCT(CUDA_TEXTURE_DESC, CUDA_TEXTURE_DESC);
+  FG_CHECK_STRUCT(CUDA_RESOURCE_VIEW_DESC, CUDA_RESOURCE_VIEW_DESC);
   FG_CHECK_STRUCT(CUDA_LAUNCH_PARAMS, CUDA_LAUNCH_PARAMS);
   FG_CHECK_STRUCT(CUaccessPolicyWindow, CUaccessPolicyWindow);
   FG_CHECK_STRUCT(CUlaunchMemSyncDomainMap, CUlaunchMemSyncDomainMap);

@@ -254,8 +254,8 @@ TEST_CASE("driver: 2D copies", "[driver]") {
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemcpy2D_v2)(&bad));
   bad = c;
   bad.dstMemoryType = CU_MEMORYTYPE_ARRAY;
-  bad.dstArray = reinterpret_cast<CUarray>(&bad);
-  CU_EQ(CUDA_ERROR_NOT_SUPPORTED, CU(cuMemcpy2D_v2)(&bad));
+  bad.dstArray = reinterpret_cast<CUarray>(&bad);  // no array's handle
+  CU_EQ(CUDA_ERROR_INVALID_HANDLE, CU(cuMemcpy2D_v2)(&bad));
   bad = c;
   bad.dstMemoryType = static_cast<CUmemorytype>(9);
   CU_EQ(CUDA_ERROR_INVALID_VALUE, CU(cuMemcpy2D_v2)(&bad));

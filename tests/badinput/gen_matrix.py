@@ -389,6 +389,12 @@ OVERRIDES = [
     ("cudaStreamAttachMemAsync*", "devPtr", "m == Mut::wrap ? fx.managed + kAllocSize - 1000 : fx.managed", []),
     ("cudaStreamAttachMemAsync*", "length", "0", []),
     ("cudaStreamAttachMemAsync*", "flags", "1", [("zero", "0", "value")]),
+    # arrays: a valid channel descriptor (a zeroed one names no element); the fixture's array
+    # has 8 rows, so the runtime's array copies start at row 1 and the 2D ones copy 2 rows
+    # (then the linear side's 2 rows, kValidSize apart, stay in its allocation too)
+    ("cudaMalloc*Array", "desc", "reinterpret_cast<uintptr_t>(&kFloatChannel)", []),
+    ("cudaMemcpy*Array*", "hOffset*", "1", []),
+    ("cudaMemcpy2D*Array*", "height", "2", []),
 ]
 
 

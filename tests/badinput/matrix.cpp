@@ -381,7 +381,25 @@ void build_fixture() {
         &uo, g_fx.host_bytes(), [](void*) {}, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
     nvmlEventSet_t es = nullptr;
     SETUP(NV(nvmlEventSetCreate)(&es));
+    // A CUDA array of 64 × 8 floats (256-byte rows, 2048 bytes) that surfaces may use: the
+    // valid offsets, counts and boxes (kValidSize; rows as gen_matrix.py's OVERRIDES give
+    // them) fit it, past_end ones (kAllocSize + 1) do not.
+    CUDA_ARRAY3D_DESCRIPTOR ad{64, 8, 0, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_SURFACE_LDST};
+    CUarray arr = nullptr;
+    SETUP(DRV(cuArray3DCreate_v2)(&arr, &ad));
+    // A texture (point sampling, wrapping) and a surface of it.
+    CUDA_RESOURCE_DESC rd{};
+    rd.resType = CU_RESOURCE_TYPE_ARRAY;
+    rd.res.array.hArray = arr;
+    CUDA_TEXTURE_DESC td{};
+    CUtexObject tex = 0;
+    SETUP(DRV(cuTexObjectCreate)(&tex, &rd, &td, nullptr));
+    CUsurfObject surf = 0;
+    SETUP(DRV(cuSurfObjectCreate)(&surf, &rd));
     put(Hk::stream, bits(s));
+    put(Hk::texobj, tex);
+    put(Hk::surfobj, surf);
+    put(Hk::array, bits(arr));
     put(Hk::event, bits(e));
     put(Hk::module, bits(mod));
     put(Hk::function, bits(f));
@@ -408,6 +426,9 @@ void build_fixture() {
     SETUP(DRV(cuLinkDestroy)(link));
     SETUP(DRV(cuUserObjectRelease)(uo, 1));
     SETUP(NV(nvmlEventSetFree)(es));
+    SETUP(DRV(cuTexObjectDestroy)(tex));
+    SETUP(DRV(cuSurfObjectDestroy)(surf));
+    SETUP(DRV(cuArrayDestroy)(arr));
   };
   SETUP(NV(nvmlInit_v2)());
   nvmlDevice_t nd = nullptr;

@@ -125,6 +125,8 @@ inline constexpr int kSlots = 16;                               // out-pointer s
 inline constexpr uint64_t kGarbagePtr = 0xdead0000beef0000ull;  // non-canonical: any access faults
 inline constexpr uint64_t kGarbageValue = 0x00000badc0ffee11ull;
 inline constexpr size_t kBlock = 4096;  // the arena block of a kAllocSize allocation
+// The channel descriptor of the arrays the runtime's calls make (one 32-bit float).
+inline constexpr fgapi::cudaChannelFormatDesc kFloatChannel{32, 0, 0, 0, fgapi::cudaChannelFormatKindFloat};
 
 // The box of every valid copy and memset descriptor: kBoxDepth slices of kBoxRows rows of
 // kBoxWidth bytes, rows kBoxPitch bytes apart. A copy reads the last kBoxSpan bytes of the

@@ -15,8 +15,8 @@ a test can read how far the process got. Steps (arguments separated by ':'):
   malloc:DEV:BYTES      cudaSetDevice + cudaMalloc; the pointer is kept   {"err"}
   freeall               cudaFree of every kept pointer  {"errs"}
   meminfo:DEV           cudaSetDevice + cudaMemGetInfo  {"err", "free", "total"}
-  texobj                cudaDestroyTextureObject  {"err"}   (texture objects: never served by the fake)
-  cuarray               cuInit + cuArrayCreate_v2       {"err"}
+  rtstub                cudaDestroyExternalMemory (a NOT_SUPPORTED stub: external memory)  {"err"}
+  drvstub               cuInit + cuDestroyExternalMemory (a NOT_SUPPORTED stub)  {"err"}
   proc:NAME:VERSION     cuGetProcAddress_v2             {"err", "status", "found"}
   launch:NAME:TIMES[:THREADS]
                         cuModuleLoadData of PTX declaring NAME, then TIMES cuLaunchKernel, from
@@ -45,11 +45,6 @@ import threading
 
 CUDA_PROP_BYTES = 4096        # more than sizeof(cudaDeviceProp) in every CUDA version
 PROP_NAME, PROP_UUID, PROP_TOTAL = 0, 256, 288  # offsets in struct cudaDeviceProp
-
-
-class CudaArrayDescriptor(ctypes.Structure):  # CUDA_ARRAY_DESCRIPTOR_v2
-    _fields_ = [("Width", ctypes.c_size_t), ("Height", ctypes.c_size_t),
-                ("Format", ctypes.c_int), ("NumChannels", ctypes.c_uint)]
 
 
 class NvmlMemory(ctypes.Structure):  # nvmlMemory_t (v1)
@@ -132,16 +127,14 @@ class Probe:
         err = self.rt.cudaMemGetInfo(ctypes.byref(free), ctypes.byref(total))
         return {"err": err, "free": free.value, "total": total.value}
 
-    def step_texobj(self):
-        return {"err": self.rt.cudaDestroyTextureObject(ctypes.c_ulonglong(0))}
+    def step_rtstub(self):
+        return {"err": self.rt.cudaDestroyExternalMemory(ctypes.c_void_p(0))}
 
-    def step_cuarray(self):
+    def step_drvstub(self):
         err = self.drv.cuInit(ctypes.c_uint(0))
         if err:
             return {"err": err, "at": "cuInit"}
-        desc = CudaArrayDescriptor(64, 64, 0x20, 1)  # CU_AD_FORMAT_FLOAT, one channel
-        arr = ctypes.c_void_p()
-        return {"err": self.drv.cuArrayCreate_v2(ctypes.byref(arr), ctypes.byref(desc))}
+        return {"err": self.drv.cuDestroyExternalMemory(ctypes.c_void_p(0))}
 
     def step_proc(self, name, version):
         pfn = ctypes.c_void_p()

@@ -77,7 +77,7 @@ class InvalidConfiguration(fgtest.TestCase):
     """Every invalid configuration stops the process at its first call, whichever API it is,
     with exit status 1 and one line naming the problem and the fix."""
 
-    ENTRY_STEPS = ("count", "cuarray", "nvml")  # runtime, driver, NVML first calls
+    ENTRY_STEPS = ("count", "drvstub", "nvml")  # runtime, driver, NVML first calls
 
     def assert_stops(self, must_name, env, steps=ENTRY_STEPS):
         for step in steps:

@@ -17,15 +17,15 @@ class UnsupportedCalls(fgtest.TestCase):
         return p, self.read_report(path)
 
     def test_runtime_stub_returns_801_and_is_counted(self):
-        p, r = self.report_of("count", "texobj", "texobj")
+        p, r = self.report_of("count", "rtstub", "rtstub")
         self.assertEqual([s["err"] for s in p.steps], [0, NOT_SUPPORTED, NOT_SUPPORTED])
-        self.assertEqual(r["coverage"], {"unsupported_calls": {"cudaDestroyTextureObject": 2}, "unresolved_entry_points": {}})
-        self.assertEqual(r["calls"]["cudaDestroyTextureObject"], 2)
+        self.assertEqual(r["coverage"], {"unsupported_calls": {"cudaDestroyExternalMemory": 2}, "unresolved_entry_points": {}})
+        self.assertEqual(r["calls"]["cudaDestroyExternalMemory"], 2)
 
     def test_driver_stub_returns_801_and_is_counted(self):
-        p, r = self.report_of("cuarray")
-        self.assertEqual(self.step(p, 0, "cuarray")["err"], NOT_SUPPORTED)
-        self.assertEqual(r["coverage"]["unsupported_calls"], {"cuArrayCreate_v2": 1})
+        p, r = self.report_of("drvstub")
+        self.assertEqual(self.step(p, 0, "drvstub")["err"], NOT_SUPPORTED)
+        self.assertEqual(r["coverage"]["unsupported_calls"], {"cuDestroyExternalMemory": 1})
 
     def test_nvml_stub_returns_not_supported_and_is_counted(self):
         p, r = self.report_of("nvmlstub", "nvmlstub")
@@ -33,15 +33,15 @@ class UnsupportedCalls(fgtest.TestCase):
         self.assertEqual(r["coverage"]["unsupported_calls"], {"nvmlDeviceGetRetiredPagesPendingStatus": 2})
 
     def test_all_families_in_one_report(self):
-        _, r = self.report_of("texobj", "cuarray", "nvmlstub", "texobj")
+        _, r = self.report_of("rtstub", "drvstub", "nvmlstub", "rtstub")
         self.assertEqual(r["coverage"]["unsupported_calls"],
-                         {"cudaDestroyTextureObject": 2, "cuArrayCreate_v2": 1, "nvmlDeviceGetRetiredPagesPendingStatus": 1})
+                         {"cudaDestroyExternalMemory": 2, "cuDestroyExternalMemory": 1, "nvmlDeviceGetRetiredPagesPendingStatus": 1})
 
     def test_a_process_whose_only_call_is_a_stub_still_reports_it(self):
         # The report is the place to learn which calls the fake lacks; a program that gives
         # up after its first unsupported call is exactly the one whose report matters.
-        _, r = self.report_of("texobj")
-        self.assertEqual(r["coverage"]["unsupported_calls"], {"cudaDestroyTextureObject": 1})
+        _, r = self.report_of("rtstub")
+        self.assertEqual(r["coverage"]["unsupported_calls"], {"cudaDestroyExternalMemory": 1})
 
 
 class UnresolvedEntryPoints(fgtest.TestCase):
@@ -86,15 +86,15 @@ class Strict(fgtest.TestCase):
         self.assertIn("FAKEGPU_STRICT", lines[0])
 
     def test_runtime_stub_aborts(self):
-        p = self.box.probe("count", "texobj", "count", FAKEGPU_STRICT=1)
-        self.assert_aborted_naming(p, "cudaDestroyTextureObject", ["count"])
+        p = self.box.probe("count", "rtstub", "count", FAKEGPU_STRICT=1)
+        self.assert_aborted_naming(p, "cudaDestroyExternalMemory", ["count"])
         self.assertEqual(self.step(p, 0, "count")["count"], 8)
 
     def test_abort_message_is_printed_even_with_log_off(self):
-        self.assert_aborted_naming(self.box.probe("texobj", FAKEGPU_STRICT=1, FAKEGPU_LOG="off"), "cudaDestroyTextureObject", [])
+        self.assert_aborted_naming(self.box.probe("rtstub", FAKEGPU_STRICT=1, FAKEGPU_LOG="off"), "cudaDestroyExternalMemory", [])
 
     def test_driver_stub_aborts(self):
-        self.assert_aborted_naming(self.box.probe("cuarray", "count", FAKEGPU_STRICT=1), "cuArrayCreate_v2", [])
+        self.assert_aborted_naming(self.box.probe("drvstub", "count", FAKEGPU_STRICT=1), "cuDestroyExternalMemory", [])
 
     def test_nvml_stub_aborts(self):
         self.assert_aborted_naming(self.box.probe("nvml", "nvmlstub", FAKEGPU_STRICT=1),
@@ -117,11 +117,11 @@ class Strict(fgtest.TestCase):
         self.assertEqual((p.returncode, p.stderr), (0, ""), p.describe())
 
     def test_strict_zero_is_off(self):
-        p = self.ok(self.box.probe("texobj", FAKEGPU_STRICT=0))
-        self.assertEqual(self.step(p, 0, "texobj")["err"], NOT_SUPPORTED)
+        p = self.ok(self.box.probe("rtstub", FAKEGPU_STRICT=0))
+        self.assertEqual(self.step(p, 0, "rtstub")["err"], NOT_SUPPORTED)
 
     def test_aborted_process_memory_is_reclaimed(self):
-        p = self.box.probe("malloc:0:%d" % GiB, "texobj", FAKEGPU_STRICT=1)
+        p = self.box.probe("malloc:0:%d" % GiB, "rtstub", FAKEGPU_STRICT=1)
         self.assertEqual(p.returncode, -signal.SIGABRT, p.describe())
         after = self.ok(self.box.probe("meminfo:0"))
         self.assertEqual(self.step(after, 0, "meminfo"), {"step": "meminfo", "err": 0, "free": A100_TOTAL,

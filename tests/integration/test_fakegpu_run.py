@@ -28,9 +28,9 @@ class Running(fgtest.TestCase):
 
     def test_libraries_resolve_by_soname(self):
         # The probe loads libcudart.so.13, libcuda.so.1, libnvidia-ml.so.1 by name only.
-        p = self.ok(self.run_tool("-d", "t4,l4", fgtest.PYTHON, fgtest.PROBE, "-", "props", "cuarray", "nvml"))
+        p = self.ok(self.run_tool("-d", "t4,l4", fgtest.PYTHON, fgtest.PROBE, "-", "props", "drvstub", "nvml"))
         self.assertEqual([d["name"] for d in self.step(p, 0, "props")["devices"]], [T4_NAME, "Fake NVIDIA L4"])
-        self.assertEqual(self.step(p, 1, "cuarray")["err"], fgtest.NOT_SUPPORTED)
+        self.assertEqual(self.step(p, 1, "drvstub")["err"], fgtest.NOT_SUPPORTED)
         self.assertEqual(self.step(p, 2, "nvml")["count"], 2)
 
     def test_options_set_the_variables(self):

@@ -366,7 +366,7 @@ class CorruptLedger(fgtest.TestCase):
         if write is not None:
             with open(self.box.ledger, "wb") as f:
                 f.write(write)
-        for step in ("count", "nvml", "cuarray"):
+        for step in ("count", "nvml", "drvstub"):
             p = self.box.probe(step)
             self.assertEqual(p.returncode, 1, f"{step}: {p.describe()}")
             self.assertEqual(p.steps, [], p.describe())

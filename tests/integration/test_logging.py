@@ -6,10 +6,10 @@ import fgtest
 
 PREFIXES = ("[FakeGPU] ", "[FakeCUDA] ", "[FakeCUDA-Driver] ", "[FakeNVML] ")
 # One step per API family, each reaching a NOT_SUPPORTED stub once (logged at info).
-MIXED = ("count", "malloc:0:4096", "freeall", "texobj", "texobj", "cuarray", "nvmlstub", "nvml")
+MIXED = ("count", "malloc:0:4096", "freeall", "rtstub", "rtstub", "drvstub", "nvmlstub", "nvml")
 STUB_LINES = [
-    "[FakeCUDA] cudaDestroyTextureObject is not supported by the fake backend (returning NOT_SUPPORTED)",
-    "[FakeCUDA-Driver] cuArrayCreate_v2 is not supported by the fake backend (returning NOT_SUPPORTED)",
+    "[FakeCUDA] cudaDestroyExternalMemory is not supported by the fake backend (returning NOT_SUPPORTED)",
+    "[FakeCUDA-Driver] cuDestroyExternalMemory is not supported by the fake backend (returning NOT_SUPPORTED)",
     "[FakeNVML] nvmlDeviceGetRetiredPagesPendingStatus is not supported by the fake backend (returning NOT_SUPPORTED)",
 ]
 

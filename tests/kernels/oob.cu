@@ -13,6 +13,8 @@
 //                        barriers                                        cudaErrorIllegalAddress
 //   local_out_of_bounds  write a thread's local int[16] at index 2^16      cudaErrorIllegalAddress
 //                        (on the host that would land in its stack)
+//   surface_trap         surf2Dwrite (boundary mode trap) 2^20 bytes past a 16×16 float
+//                        surface's rows                                  cudaErrorIllegalAddress
 // Offsets and pointers are kernel arguments so that the compiler cannot see them. The far
 // read, the freed allocation and the shared index are chosen well away from anything mapped:
 // a GPU faults only on unmapped addresses, a checked executor on any address outside a live
@@ -61,6 +63,8 @@ __global__ void local_write(int index, int* out) {
   out[threadIdx.x] = sum;
 }
 
+__global__ void surface_write(cudaSurfaceObject_t s, int x) { surf2Dwrite(1.0f, s, x, threadIdx.x); }
+
 // cudaLaunchKernel's own result: whether this launch was accepted (cudaGetLastError could
 // already report the fault of a kernel that ran quickly).
 template <typename... Params, typename... Args>
@@ -69,9 +73,9 @@ static cudaError_t launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args
   return cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, ptrs, 0, nullptr);
 }
 
-static const char* const kCases[] = {"global_read_far",       "global_read_null",   "global_write_freed",
-                                     "shared_out_of_bounds",  "misaligned_global",  "misaligned_shared",
-                                     "read_between_barriers", "local_out_of_bounds"};
+static const char* const kCases[] = {"global_read_far",       "global_read_null",    "global_write_freed",
+                                     "shared_out_of_bounds",  "misaligned_global",   "misaligned_shared",
+                                     "read_between_barriers", "local_out_of_bounds", "surface_trap"};
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -103,6 +107,17 @@ int main(int argc, char** argv) {
     e = launch(read_between_barriers, 4, dim3(4, 4, 4), static_cast<const int*>(scratch), (1ll << 36) / 4, scratch);
   } else if (!std::strcmp(which, "local_out_of_bounds")) {
     e = launch(local_write, 1, 32, 1 << 16, scratch);
+  } else if (!std::strcmp(which, "surface_trap")) {
+    const cudaChannelFormatDesc f1 = cudaCreateChannelDesc<float>();
+    cudaArray_t a = nullptr;
+    CK(cudaMallocArray(&a, &f1, 16, 16, cudaArraySurfaceLoadStore));
+    cudaResourceDesc r;
+    std::memset(&r, 0, sizeof r);
+    r.resType = cudaResourceTypeArray;
+    r.res.array.array = a;
+    cudaSurfaceObject_t s = 0;
+    CK(cudaCreateSurfaceObject(&s, &r));
+    e = launch(surface_write, 1, 16, s, 1 << 20);
   } else {
     std::fprintf(stderr, "oob: unknown case '%s' (run without arguments for the list)\n", which);
     return 64;

@@ -132,6 +132,26 @@ $L4:
   CHECK(of(a, "%r8") == Uniformity::Block);
 }
 
+TEST_CASE("uniformity: texture and surface reads vary, even at uniform coordinates", "[uniformity]") {
+  const auto a = analyse(R"(
+  ld.param.u64 %rd1, [p];
+  ld.param.u32 %r1, [n];
+  mov.b32 %f1, 0f3F000000;
+  tex.2d.v4.f32.f32 {%f2, %f3, %f4, %f5}, [%rd1, {%f1, %f1}];
+  tex.1d.v4.s32.s32 {%r2, %r3, %r4, %r5}, [%rd1, {%r1}];
+  tld4.r.2d.v4.f32.f32 {%f6, %f7, %f8, %f9}, [%rd1, {%f1, %f1}];
+  suld.b.2d.b32.trap {%r6}, [%rd1, {%r1, %r1}];
+  txq.width.b32 %r7, [%rd1];
+  suq.width.b32 %r8, [%rd1];
+  sust.b.2d.b32.trap [%rd1, {%r1, %r1}], {%r1};
+  ret;)");
+  CHECK(of(a, "%rd1") == Uniformity::Block);
+  for (const char* r : {"%f2", "%f5", "%r2", "%r5", "%f6", "%f9", "%r6", "%r7", "%r8"}) {
+    INFO(r);
+    CHECK(of(a, r) == Uniformity::Varying);
+  }
+}
+
 TEST_CASE("uniformity: barriers all threads reach together allow thread loops", "[uniformity]") {
   SECTION("straight line, and a loop with a uniform trip count") {
     const auto a = analyse(R"(

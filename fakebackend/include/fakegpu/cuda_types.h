@@ -1094,6 +1094,81 @@ struct cudaMemcpy3DParms {
   cudaMemcpyKind kind;
 };
 
+// CUDA arrays, textures and surfaces (driver_types.h, texture_types.h). The runtime's and
+// the driver's descriptors say the same things in different layouts.
+enum cudaTextureAddressMode : int {
+  cudaAddressModeWrap = 0,
+  cudaAddressModeClamp = 1,
+  cudaAddressModeMirror = 2,
+  cudaAddressModeBorder = 3,
+};
+enum cudaTextureFilterMode : int { cudaFilterModePoint = 0, cudaFilterModeLinear = 1 };
+enum cudaTextureReadMode : int { cudaReadModeElementType = 0, cudaReadModeNormalizedFloat = 1 };
+enum cudaResourceType : int {
+  cudaResourceTypeArray = 0,
+  cudaResourceTypeMipmappedArray = 1,
+  cudaResourceTypeLinear = 2,
+  cudaResourceTypePitch2D = 3,
+};
+// The same numbers as CUresourceViewFormat (cudaResViewFormatNone = 0 … 0x22).
+enum cudaResourceViewFormat : int { cudaResViewFormatNone = 0 };
+
+struct cudaResourceDesc {
+  cudaResourceType resType;
+  union {
+    struct {
+      cudaArray_t array;
+    } array;
+    struct {
+      cudaMipmappedArray_t mipmap;
+    } mipmap;
+    struct {
+      void* devPtr;
+      cudaChannelFormatDesc desc;
+      std::size_t sizeInBytes;
+    } linear;
+    struct {
+      void* devPtr;
+      cudaChannelFormatDesc desc;
+      std::size_t width;
+      std::size_t height;
+      std::size_t pitchInBytes;
+    } pitch2D;
+    struct {
+      int reserved[32];
+    } reserved;
+  } res;
+  unsigned int flags;  // must be zero
+};
+
+struct cudaResourceViewDesc {
+  cudaResourceViewFormat format;
+  std::size_t width;
+  std::size_t height;
+  std::size_t depth;
+  unsigned int firstMipmapLevel;
+  unsigned int lastMipmapLevel;
+  unsigned int firstLayer;
+  unsigned int lastLayer;
+  unsigned int reserved[16];
+};
+
+struct cudaTextureDesc {
+  cudaTextureAddressMode addressMode[3];
+  cudaTextureFilterMode filterMode;
+  cudaTextureReadMode readMode;
+  int sRGB;
+  float borderColor[4];
+  int normalizedCoords;
+  unsigned int maxAnisotropy;
+  cudaTextureFilterMode mipmapFilterMode;
+  float mipmapLevelBias;
+  float minMipmapLevelClamp;
+  float maxMipmapLevelClamp;
+  int disableTrilinearOptimization;
+  int seamlessCubemap;
+};
+
 struct cudaMemcpy3DPeerParms {
   cudaArray_t srcArray;
   cudaPos srcPos;
@@ -2026,6 +2101,177 @@ struct CUDA_MEMCPY3D_st {
 using CUDA_MEMCPY3D = CUDA_MEMCPY3D_st;
 using CUDA_MEMCPY3D_v2 = CUDA_MEMCPY3D_st;
 
+// ---- CUDA arrays, texture and surface objects (cuda.h) ----
+// CUarray_format — complete.
+enum CUarray_format : int {
+  CU_AD_FORMAT_UNSIGNED_INT8 = 0x01,
+  CU_AD_FORMAT_UNSIGNED_INT16 = 0x02,
+  CU_AD_FORMAT_UNSIGNED_INT32 = 0x03,
+  CU_AD_FORMAT_SIGNED_INT8 = 0x08,
+  CU_AD_FORMAT_SIGNED_INT16 = 0x09,
+  CU_AD_FORMAT_SIGNED_INT32 = 0x0a,
+  CU_AD_FORMAT_HALF = 0x10,
+  CU_AD_FORMAT_FLOAT = 0x20,
+  CU_AD_FORMAT_NV12 = 0xb0,
+  CU_AD_FORMAT_UNORM_INT8X1 = 0xc0,
+  CU_AD_FORMAT_UNORM_INT8X2 = 0xc1,
+  CU_AD_FORMAT_UNORM_INT8X4 = 0xc2,
+  CU_AD_FORMAT_UNORM_INT16X1 = 0xc3,
+  CU_AD_FORMAT_UNORM_INT16X2 = 0xc4,
+  CU_AD_FORMAT_UNORM_INT16X4 = 0xc5,
+  CU_AD_FORMAT_SNORM_INT8X1 = 0xc6,
+  CU_AD_FORMAT_SNORM_INT8X2 = 0xc7,
+  CU_AD_FORMAT_SNORM_INT8X4 = 0xc8,
+  CU_AD_FORMAT_SNORM_INT16X1 = 0xc9,
+  CU_AD_FORMAT_SNORM_INT16X2 = 0xca,
+  CU_AD_FORMAT_SNORM_INT16X4 = 0xcb,
+  CU_AD_FORMAT_BC1_UNORM = 0x91,
+  CU_AD_FORMAT_BC1_UNORM_SRGB = 0x92,
+  CU_AD_FORMAT_BC2_UNORM = 0x93,
+  CU_AD_FORMAT_BC2_UNORM_SRGB = 0x94,
+  CU_AD_FORMAT_BC3_UNORM = 0x95,
+  CU_AD_FORMAT_BC3_UNORM_SRGB = 0x96,
+  CU_AD_FORMAT_BC4_UNORM = 0x97,
+  CU_AD_FORMAT_BC4_SNORM = 0x98,
+  CU_AD_FORMAT_BC5_UNORM = 0x99,
+  CU_AD_FORMAT_BC5_SNORM = 0x9a,
+  CU_AD_FORMAT_BC6H_UF16 = 0x9b,
+  CU_AD_FORMAT_BC6H_SF16 = 0x9c,
+  CU_AD_FORMAT_BC7_UNORM = 0x9d,
+  CU_AD_FORMAT_BC7_UNORM_SRGB = 0x9e,
+  CU_AD_FORMAT_P010 = 0x9f,
+  CU_AD_FORMAT_P016 = 0xa1,
+  CU_AD_FORMAT_NV16 = 0xa2,
+  CU_AD_FORMAT_P210 = 0xa3,
+  CU_AD_FORMAT_P216 = 0xa4,
+  CU_AD_FORMAT_YUY2 = 0xa5,
+  CU_AD_FORMAT_Y210 = 0xa6,
+  CU_AD_FORMAT_Y216 = 0xa7,
+  CU_AD_FORMAT_AYUV = 0xa8,
+  CU_AD_FORMAT_Y410 = 0xa9,
+  CU_AD_FORMAT_Y416 = 0xb1,
+  CU_AD_FORMAT_Y444_PLANAR8 = 0xb2,
+  CU_AD_FORMAT_Y444_PLANAR10 = 0xb3,
+  CU_AD_FORMAT_YUV444_8bit_SemiPlanar = 0xb4,
+  CU_AD_FORMAT_YUV444_16bit_SemiPlanar = 0xb5,
+  CU_AD_FORMAT_UNORM_INT_101010_2 = 0x50,
+  CU_AD_FORMAT_MAX = 0x7FFFFFFF,
+};
+enum CUaddress_mode : int {
+  CU_TR_ADDRESS_MODE_WRAP = 0,
+  CU_TR_ADDRESS_MODE_CLAMP = 1,
+  CU_TR_ADDRESS_MODE_MIRROR = 2,
+  CU_TR_ADDRESS_MODE_BORDER = 3,
+};
+enum CUfilter_mode : int { CU_TR_FILTER_MODE_POINT = 0, CU_TR_FILTER_MODE_LINEAR = 1 };
+enum CUresourcetype : int {
+  CU_RESOURCE_TYPE_ARRAY = 0,
+  CU_RESOURCE_TYPE_MIPMAPPED_ARRAY = 1,
+  CU_RESOURCE_TYPE_LINEAR = 2,
+  CU_RESOURCE_TYPE_PITCH2D = 3,
+};
+// CUresourceViewFormat: 0 (none) … 0x22 (BC7); only "none" is named here.
+enum CUresourceViewFormat : int { CU_RES_VIEW_FORMAT_NONE = 0 };
+
+// cuArray3DCreate flags (CUDA_ARRAY3D_*) and texture flags (CU_TRSF_*).
+inline constexpr unsigned int CUDA_ARRAY3D_LAYERED = 0x01;
+inline constexpr unsigned int CUDA_ARRAY3D_SURFACE_LDST = 0x02;
+inline constexpr unsigned int CUDA_ARRAY3D_CUBEMAP = 0x04;
+inline constexpr unsigned int CUDA_ARRAY3D_TEXTURE_GATHER = 0x08;
+inline constexpr unsigned int CUDA_ARRAY3D_DEPTH_TEXTURE = 0x10;
+inline constexpr unsigned int CUDA_ARRAY3D_COLOR_ATTACHMENT = 0x20;
+inline constexpr unsigned int CUDA_ARRAY3D_SPARSE = 0x40;
+inline constexpr unsigned int CUDA_ARRAY3D_DEFERRED_MAPPING = 0x80;
+inline constexpr unsigned int CUDA_ARRAY3D_VIDEO_ENCODE_DECODE = 0x100;
+inline constexpr unsigned int CU_TRSF_READ_AS_INTEGER = 0x01;
+inline constexpr unsigned int CU_TRSF_NORMALIZED_COORDINATES = 0x02;
+inline constexpr unsigned int CU_TRSF_SRGB = 0x10;
+inline constexpr unsigned int CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION = 0x20;
+inline constexpr unsigned int CU_TRSF_SEAMLESS_CUBEMAP = 0x40;
+
+// cuArrayCreate_v2 / cuArrayGetDescriptor_v2.
+struct CUDA_ARRAY_DESCRIPTOR_st {
+  std::size_t Width;
+  std::size_t Height;
+  CUarray_format Format;
+  unsigned int NumChannels;
+};
+using CUDA_ARRAY_DESCRIPTOR = CUDA_ARRAY_DESCRIPTOR_st;
+using CUDA_ARRAY_DESCRIPTOR_v2 = CUDA_ARRAY_DESCRIPTOR_st;
+
+// cuArray3DCreate_v2 / cuArray3DGetDescriptor_v2.
+struct CUDA_ARRAY3D_DESCRIPTOR_st {
+  std::size_t Width;
+  std::size_t Height;
+  std::size_t Depth;
+  CUarray_format Format;
+  unsigned int NumChannels;
+  unsigned int Flags;
+};
+using CUDA_ARRAY3D_DESCRIPTOR = CUDA_ARRAY3D_DESCRIPTOR_st;
+using CUDA_ARRAY3D_DESCRIPTOR_v2 = CUDA_ARRAY3D_DESCRIPTOR_st;
+
+struct CUDA_RESOURCE_DESC_st {
+  CUresourcetype resType;
+  union {
+    struct {
+      CUarray hArray;
+    } array;
+    struct {
+      CUmipmappedArray hMipmappedArray;
+    } mipmap;
+    struct {
+      CUdeviceptr devPtr;
+      CUarray_format format;
+      unsigned int numChannels;
+      std::size_t sizeInBytes;
+    } linear;
+    struct {
+      CUdeviceptr devPtr;
+      CUarray_format format;
+      unsigned int numChannels;
+      std::size_t width;
+      std::size_t height;
+      std::size_t pitchInBytes;
+    } pitch2D;
+    struct {
+      int reserved[32];
+    } reserved;
+  } res;
+  unsigned int flags;  // must be zero
+};
+using CUDA_RESOURCE_DESC = CUDA_RESOURCE_DESC_st;
+using CUDA_RESOURCE_DESC_v1 = CUDA_RESOURCE_DESC_st;
+
+struct CUDA_TEXTURE_DESC_st {
+  CUaddress_mode addressMode[3];
+  CUfilter_mode filterMode;
+  unsigned int flags;  // CU_TRSF_*
+  unsigned int maxAnisotropy;
+  CUfilter_mode mipmapFilterMode;
+  float mipmapLevelBias;
+  float minMipmapLevelClamp;
+  float maxMipmapLevelClamp;
+  float borderColor[4];
+  int reserved[12];
+};
+using CUDA_TEXTURE_DESC = CUDA_TEXTURE_DESC_st;
+using CUDA_TEXTURE_DESC_v1 = CUDA_TEXTURE_DESC_st;
+
+struct CUDA_RESOURCE_VIEW_DESC_st {
+  CUresourceViewFormat format;
+  std::size_t width;
+  std::size_t height;
+  std::size_t depth;
+  unsigned int firstMipmapLevel;
+  unsigned int lastMipmapLevel;
+  unsigned int firstLayer;
+  unsigned int lastLayer;
+  unsigned int reserved[16];
+};
+using CUDA_RESOURCE_VIEW_DESC = CUDA_RESOURCE_VIEW_DESC_st;
+using CUDA_RESOURCE_VIEW_DESC_v1 = CUDA_RESOURCE_VIEW_DESC_st;
+
 // cuLaunchCooperativeKernelMultiDevice element.
 struct CUDA_LAUNCH_PARAMS_st {
   CUfunction function;
@@ -2743,6 +2989,8 @@ static_assert(sizeof(cudaMemLocation) == 8);
 static_assert(sizeof(cudaMemAccessDesc) == 12);
 static_assert(sizeof(cudaMemPoolProps) == 88);
 static_assert(sizeof(cudaMemPoolPtrExportData) == 64);
+static_assert(sizeof(cudaResourceDesc) == 144 && offsetof(cudaResourceDesc, res.linear.sizeInBytes) == 40);
+static_assert(sizeof(cudaTextureDesc) == 72 && sizeof(cudaResourceViewDesc) == 112);
 
 // Driver structs.
 static_assert(sizeof(CUuuid) == 16);
@@ -2758,6 +3006,10 @@ static_assert(offsetof(CUctxCreateParams, cigParams) == 16);
 static_assert(sizeof(CUDA_MEMCPY2D) == 128);
 static_assert(sizeof(CUDA_MEMCPY3D) == 200);
 static_assert(sizeof(CUDA_LAUNCH_PARAMS) == 56);
+static_assert(sizeof(CUDA_ARRAY_DESCRIPTOR) == 24 && sizeof(CUDA_ARRAY3D_DESCRIPTOR) == 40);
+static_assert(sizeof(CUDA_RESOURCE_DESC) == 144 && offsetof(CUDA_RESOURCE_DESC, flags) == 136);
+static_assert(sizeof(CUDA_TEXTURE_DESC) == 104 && offsetof(CUDA_TEXTURE_DESC, borderColor) == 40);
+static_assert(sizeof(CUDA_RESOURCE_VIEW_DESC) == 112);
 static_assert(sizeof(CUaccessPolicyWindow) == 32);
 static_assert(sizeof(CUlaunchMemSyncDomainMap) == 2);
 static_assert(sizeof(CUlaunchAttributeValue) == 64);

@@ -53,9 +53,6 @@ enum cudaLogLevel : int;
 using cudaLogsCallback_t = void (*)(void* data, cudaLogLevel logLevel, char* message, size_t length);
 struct cudaMemcpy3DBatchOp;
 struct cudaMemcpyAttributes;
-struct cudaResourceDesc;
-struct cudaResourceViewDesc;
-struct cudaTextureDesc;
 struct uint3;
 }  // namespace fgapi
 

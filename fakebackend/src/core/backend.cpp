@@ -6,8 +6,10 @@
 
 #include "common/coverage.h"
 #include "common/log.h"
+#include "core/arrays.h"
 #include "core/config.h"
 #include "core/event_ipc.h"
+#include "core/textures.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -179,6 +181,8 @@ void Backend::after_fork_child() noexcept {
   streams_.clear();
   events_.clear();
   event_ipc::after_fork_child();
+  arrays::after_fork_child();
+  textures::after_fork_child();
 }
 
 }  // namespace fg

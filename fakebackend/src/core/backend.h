@@ -503,7 +503,14 @@ class Backend {
   // numbers, not addresses, never reused in a process, so a handle of anything unloaded is
   // refused however many loads follow while the objects themselves are freed. The low four
   // bits say the kind, so a handle of one kind is never taken for another.
-  enum class HandleKind : uintptr_t { Module = 0x3, Function = 0x5, Library = 0x7, Kernel = 0x9, Context = 0xB };
+  enum class HandleKind : uintptr_t {
+    Module = 0x3,
+    Function = 0x5,
+    Library = 0x7,
+    Kernel = 0x9,
+    Context = 0xB,
+    Array = 0xD,  // CUarray / cudaArray_t (core/arrays.h)
+  };
   uintptr_t new_handle(HandleKind kind) noexcept {
     return next_id_.fetch_add(1, std::memory_order_relaxed) << 4 | static_cast<uintptr_t>(kind);
   }

@@ -3,6 +3,8 @@
 // context-local storage, and the runtime's current device.
 #include "core/backend.h"
 
+#include "core/arrays.h"
+#include "core/textures.h"
 #include "core/usdt.h"
 
 #include <algorithm>
@@ -121,7 +123,10 @@ Status Backend::ctx_create(Device* dev, unsigned flags, Context** out) {
 
 void Backend::implicit_free_ctx(Context* ctx) {
   run_local_dtors(ctx);
-  // Everything the context still holds is freed, as destroying a real context does.
+  // Everything the context still holds is freed, as destroying a real context does; its
+  // CUDA arrays' bytes are among its allocations, and its texture and surface objects go.
+  textures::forget_context(ctx);
+  arrays::forget_context(ctx);
   for (const Allocation& a : live_allocations()) {
     if (a.ctx != ctx) continue;
     if (Allocation gone; a.arena->erase(a.base, ~0u, &gone)) {

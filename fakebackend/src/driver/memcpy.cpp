@@ -7,9 +7,12 @@
 // Bytes really move (core/backend.h copy/set). Arguments are validated before anything is
 // queued, so a stream-ordered call reports a bad pointer at once, as the real driver does.
 // The device side of a transfer must be memory the driver knows; a host side may be any
-// memory. CUDA arrays are not modelled: a 2D/3D copy naming one is CUDA_ERROR_NOT_SUPPORTED.
+// memory. A CUDA array is device memory laid out row-major without padding (core/arrays.h):
+// a 2D/3D copy reaches it as a pitched volume whose pitch is its row, and the linear array
+// copies (HtoA, AtoH, DtoA, AtoD, AtoA) take offsets into that layout.
 #include "driver/internal.h"
 
+#include "core/arrays.h"
 #include "core/graph.h"
 
 using namespace fg;
@@ -134,16 +137,33 @@ CUresult peer_copy(CUdeviceptr dst, CUcontext dstCtx, CUdeviceptr src, CUcontext
 struct Endpoint {
   const void* base = nullptr;  // address of (x, y, z) = (0, 0, 0)
   Side side = Side::Any;
+  bool is_array = false;  // a CUDA array: `array` describes it
+  arrays::Array array;
 };
 
 CUresult endpoint(CUmemorytype type, const void* host, CUdeviceptr device, CUarray array, Endpoint* out) {
   switch (static_cast<int>(type)) {
-    case CU_MEMORYTYPE_HOST: *out = {host, Side::Host}; return CUDA_SUCCESS;
-    case CU_MEMORYTYPE_DEVICE: *out = {ptr_of(device), Side::Device}; return CUDA_SUCCESS;
-    case CU_MEMORYTYPE_UNIFIED: *out = {ptr_of(device), Side::Any}; return CUDA_SUCCESS;
-    case CU_MEMORYTYPE_ARRAY: return array ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
+    case CU_MEMORYTYPE_HOST: out->base = host, out->side = Side::Host; return CUDA_SUCCESS;
+    case CU_MEMORYTYPE_DEVICE: out->base = ptr_of(device), out->side = Side::Device; return CUDA_SUCCESS;
+    case CU_MEMORYTYPE_UNIFIED: out->base = ptr_of(device), out->side = Side::Any; return CUDA_SUCCESS;
+    case CU_MEMORYTYPE_ARRAY:
+      if (!array) return CUDA_ERROR_INVALID_VALUE;
+      if (!arrays::find(reinterpret_cast<uintptr_t>(array), &out->array)) return CUDA_ERROR_INVALID_HANDLE;
+      out->base = out->array.base, out->side = Side::Device, out->is_array = true;
+      return CUDA_SUCCESS;
     default: return CUDA_ERROR_INVALID_VALUE;
   }
+}
+
+// An array side of a 2D/3D copy: the box (x bytes, y, z) + (w bytes, h, depth) lies inside the
+// array; its pitch and slice height are the array's.
+CUresult array_box(const Endpoint& ep, size_t x, size_t y, size_t z, size_t w, size_t h, size_t depth, size_t* pitch,
+                   size_t* rows) {
+  const arrays::Array& a = ep.array;
+  if (x > a.row || w > a.row - x || y > a.rows || h > a.rows - y || z > a.slices || depth > a.slices - z)
+    return CUDA_ERROR_INVALID_VALUE;
+  *pitch = a.row, *rows = a.rows;
+  return CUDA_SUCCESS;
 }
 
 // A pitched box: `depth` slices of `height` rows of `width` bytes.
@@ -191,15 +211,24 @@ CUresult copy_3d_impl(const CUDA_MEMCPY3D* p, bool is_2d, bool async, CUstream h
     if (!is_2d && (p->reserved0 || p->reserved1 || p->srcLOD || p->dstLOD)) return CUDA_ERROR_INVALID_VALUE;
     const size_t w = p->WidthInBytes, h = p->Height, depth = is_2d ? 1 : p->Depth;
     if (w == 0 || h == 0 || depth == 0) return CUDA_SUCCESS;
-    const size_t spitch = p->srcPitch ? p->srcPitch : w, dpitch = p->dstPitch ? p->dstPitch : w;
+    size_t spitch = p->srcPitch ? p->srcPitch : w, dpitch = p->dstPitch ? p->dstPitch : w;
+    size_t sheight = is_2d ? h : (p->srcHeight ? p->srcHeight : h);
+    size_t dheight = is_2d ? h : (p->dstHeight ? p->dstHeight : h);
+    // An array side's pitch and height are its own (the descriptor's are ignored there).
+    if (src.is_array) {
+      if (CUresult r = array_box(src, p->srcXInBytes, p->srcY, is_2d ? 0 : p->srcZ, w, h, depth, &spitch, &sheight))
+        return r;
+    }
+    if (dst.is_array) {
+      if (CUresult r = array_box(dst, p->dstXInBytes, p->dstY, is_2d ? 0 : p->dstZ, w, h, depth, &dpitch, &dheight))
+        return r;
+    }
     if ((h > 1 || depth > 1) && (spitch < w || dpitch < w)) return CUDA_ERROR_INVALID_VALUE;
-    const size_t sheight = is_2d ? h : (p->srcHeight ? p->srcHeight : h);
-    const size_t dheight = is_2d ? h : (p->dstHeight ? p->dstHeight : h);
     if (depth > 1 && (sheight < h || dheight < h)) return CUDA_ERROR_INVALID_VALUE;
     if (!src.base || !dst.base) return CUDA_ERROR_INVALID_VALUE;
     Box s{}, d{};
-    if (!box_at(src.base, spitch, sheight, p->srcXInBytes, p->srcY, p->srcZ, &s) ||
-        !box_at(dst.base, dpitch, dheight, p->dstXInBytes, p->dstY, p->dstZ, &d))
+    if (!box_at(src.base, spitch, sheight, p->srcXInBytes, p->srcY, is_2d ? 0 : p->srcZ, &s) ||
+        !box_at(dst.base, dpitch, dheight, p->dstXInBytes, p->dstY, is_2d ? 0 : p->dstZ, &d))
       return CUDA_ERROR_INVALID_VALUE;
     if (CUresult r = check_box(b, d, dst, w, h, depth, true)) return r;
     if (CUresult r = check_box(b, s, src, w, h, depth, false)) return r;
@@ -242,6 +271,40 @@ CUresult copy_2d(const CUDA_MEMCPY2D* p, bool async, CUstream hStream, bool per_
       ((p->srcPitch && p->srcPitch < p->WidthInBytes) || (p->dstPitch && p->dstPitch < p->WidthInBytes)))
     return initialized_backend() ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
   return copy_3d_impl(&q, true, async, hStream, per_thread);
+}
+
+// ---- linear copies to and from arrays -------------------------------------------------------------
+// The bytes [offset, offset + n) of array `h` (its row-major layout): *out their address.
+// A null handle is an invalid value, any other that names no live array an invalid handle.
+CUresult array_range(CUarray h, size_t offset, size_t n, void** out) {
+  if (!h) return CUDA_ERROR_INVALID_VALUE;
+  arrays::Array a;
+  if (!arrays::find(reinterpret_cast<uintptr_t>(h), &a)) return CUDA_ERROR_INVALID_HANDLE;
+  if (offset > a.bytes || n > a.bytes - offset) return CUDA_ERROR_INVALID_VALUE;
+  *out = a.base + offset;
+  return CUDA_SUCCESS;
+}
+
+// One side of a linear copy naming arrays: an array and an offset into it, or a pointer.
+struct Linear {
+  bool is_array;
+  CUarray array;
+  size_t offset;
+  const void* ptr;
+  Side side;
+};
+Linear at(CUarray a, size_t offset) { return {true, a, offset, nullptr, Side::Device}; }
+Linear at(const void* p, Side side) { return {false, nullptr, 0, p, side}; }
+
+CUresult array_copy(Linear dst, Linear src, size_t n, bool async, CUstream hStream, bool per_thread) {
+  if (!initialized_backend()) return CUDA_ERROR_NOT_INITIALIZED;
+  for (Linear* l : {&dst, &src}) {
+    if (!l->is_array) continue;
+    void* p = nullptr;
+    if (CUresult r = array_range(l->array, l->offset, n, &p)) return r;
+    l->ptr = p;
+  }
+  return copy(const_cast<void*>(dst.ptr), dst.side, src.ptr, src.side, n, async, hStream, per_thread);
 }
 
 // ---- memsets ---------------------------------------------------------------------------------------
@@ -391,6 +454,64 @@ extern "C" FG_IMPL CUresult fgimpl_cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D* pCopy
 }
 extern "C" FG_IMPL CUresult fgimpl_cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D* pCopy, CUstream hStream) {
   return copy_3d_impl(pCopy, false, true, hStream, true);
+}
+
+// Linear copies naming arrays (offsets in bytes into the array's row-major layout).
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpyHtoA_v2(CUarray dstArray, size_t dstOffset, const void* srcHost,
+                                                   size_t ByteCount) {
+  return array_copy(at(dstArray, dstOffset), at(srcHost, Side::Host), ByteCount, false, nullptr, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpyHtoA_v2_ptds(CUarray dstArray, size_t dstOffset, const void* srcHost,
+                                                        size_t ByteCount) {
+  return array_copy(at(dstArray, dstOffset), at(srcHost, Side::Host), ByteCount, false, nullptr, true);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpyHtoAAsync_v2(CUarray dstArray, size_t dstOffset, const void* srcHost,
+                                                        size_t ByteCount, CUstream hStream) {
+  return array_copy(at(dstArray, dstOffset), at(srcHost, Side::Host), ByteCount, true, hStream, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpyHtoAAsync_v2_ptsz(CUarray dstArray, size_t dstOffset, const void* srcHost,
+                                                             size_t ByteCount, CUstream hStream) {
+  return array_copy(at(dstArray, dstOffset), at(srcHost, Side::Host), ByteCount, true, hStream, true);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpyAtoH_v2(void* dstHost, CUarray srcArray, size_t srcOffset,
+                                                   size_t ByteCount) {
+  return array_copy(at(dstHost, Side::Host), at(srcArray, srcOffset), ByteCount, false, nullptr, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpyAtoH_v2_ptds(void* dstHost, CUarray srcArray, size_t srcOffset,
+                                                        size_t ByteCount) {
+  return array_copy(at(dstHost, Side::Host), at(srcArray, srcOffset), ByteCount, false, nullptr, true);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpyAtoHAsync_v2(void* dstHost, CUarray srcArray, size_t srcOffset,
+                                                        size_t ByteCount, CUstream hStream) {
+  return array_copy(at(dstHost, Side::Host), at(srcArray, srcOffset), ByteCount, true, hStream, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpyAtoHAsync_v2_ptsz(void* dstHost, CUarray srcArray, size_t srcOffset,
+                                                             size_t ByteCount, CUstream hStream) {
+  return array_copy(at(dstHost, Side::Host), at(srcArray, srcOffset), ByteCount, true, hStream, true);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpyDtoA_v2(CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice,
+                                                   size_t ByteCount) {
+  return array_copy(at(dstArray, dstOffset), at(ptr_of(srcDevice), Side::Device), ByteCount, false, nullptr, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpyDtoA_v2_ptds(CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice,
+                                                        size_t ByteCount) {
+  return array_copy(at(dstArray, dstOffset), at(ptr_of(srcDevice), Side::Device), ByteCount, false, nullptr, true);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpyAtoD_v2(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset,
+                                                   size_t ByteCount) {
+  return array_copy(at(ptr_of(dstDevice), Side::Device), at(srcArray, srcOffset), ByteCount, false, nullptr, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpyAtoD_v2_ptds(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset,
+                                                        size_t ByteCount) {
+  return array_copy(at(ptr_of(dstDevice), Side::Device), at(srcArray, srcOffset), ByteCount, false, nullptr, true);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpyAtoA_v2(CUarray dstArray, size_t dstOffset, CUarray srcArray,
+                                                   size_t srcOffset, size_t ByteCount) {
+  return array_copy(at(dstArray, dstOffset), at(srcArray, srcOffset), ByteCount, false, nullptr, false);
+}
+extern "C" FG_IMPL CUresult fgimpl_cuMemcpyAtoA_v2_ptds(CUarray dstArray, size_t dstOffset, CUarray srcArray,
+                                                        size_t srcOffset, size_t ByteCount) {
+  return array_copy(at(dstArray, dstOffset), at(srcArray, srcOffset), ByteCount, false, nullptr, true);
 }
 
 // Memsets. The synchronous ones carry _v2 (64-bit CUdeviceptr), the Async ones never did.

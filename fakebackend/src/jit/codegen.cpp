@@ -5,6 +5,7 @@
 #include "jit/errors.h"
 #include "jit/fission.h"
 #include "jit/half.h"
+#include "jit/texture.h"
 #include "kernels/uniformity.h"
 
 #include <llvm/IR/Constants.h>
@@ -72,8 +73,8 @@ bool reads_environment(const ptx::Module& m, const ptx::Function& entry) {
   return false;
 }
 
-// Also the operand access of half.cpp's lowering (half::Operands).
-class Gen final : public half::Operands {
+// Also the operand access of half.cpp's and texture.cpp's lowerings (texture::Access).
+class Gen final : public texture::Access {
  public:
   Gen(LLVMContext& c, const kernels::CompileRequest& req, kernels::CompiledKernel* out)
       : C_(c), P_(*req.module), req_(req), out_(out), B_(c) {
@@ -592,6 +593,17 @@ class Gen final : public half::Operands {
 
   // The block aborts (the runtime set BlockEnv::abort): this thread returns.
   void abort_thread() { B_.CreateBr(exit_)->setMetadata(kAbortEdge, MDNode::get(C_, {})); }
+
+  // texture::Access: the block's environment, and stopping where a runtime call faulted.
+  Value* env() override { return env_; }
+  void stop_unless(Value* ok) override {
+    BasicBlock* fail = BasicBlock::Create(C_, "faulted", llfn_);
+    BasicBlock* cont = BasicBlock::Create(C_, "ok", llfn_);
+    B_.CreateCondBr(ok, cont, fail, weights(1u << 20, 1));
+    B_.SetInsertPoint(fail);
+    abort_thread();
+    B_.SetInsertPoint(cont);
+  }
 
   // Branch weights (taken, not taken): checks' failure paths are cold.
   MDNode* weights(uint32_t taken, uint32_t not_taken) {
@@ -1571,8 +1583,8 @@ class Gen final : public half::Operands {
     if (op == "bfe" || op == "bfi" || op == "bfind" || op == "prmt") return bits(in);
     if (op == "bar" || op == "barrier") return barrier(in);
     if (op == "shfl" || op == "vote" || op == "match" || op == "redux" || op == "activemask") return warp(in);
-    if (op == "tex" || op == "tld4" || op == "suld" || op == "sust" || op == "sured" || op == "txq" || op == "suq")
-      unsupported("uses " + op + " (textures and surfaces)");
+    if (texture::handles(in)) return texture::lower(B_, *this, in);
+    if (op == "sured") unsupported("uses " + op + " (surface reductions)");
     if (op == "wmma" || op == "mma" || op == "ldmatrix" || op == "stmatrix")
       unsupported("uses " + op + " (matrix instructions)");
     if (op == "cp") return async_copy(in);

@@ -101,6 +101,30 @@ enum class Rounding : uint32_t { Nearest = 0, Zero, Down, Up };
 enum class RoundedOp : uint32_t { Add = 0, Sub, Mul, Div, Sqrt, Fma, Rcp };
 enum class Source : uint32_t { F64 = 0, S32, U32, S64, U64 };
 
+// Textures and surfaces (kernels/textures.cpp). fg_rt_tex's `op`: the geometry, kTexIntCoords
+// when the coordinates are integers (tex1Dfetch's s32), and for tld4 the component it
+// gathers plus one at kTexGatherShift. fg_rt_surf's `op`: the geometry, the out-of-range mode
+// at kSurfModeShift, kSurfStore for sust, the bytes accessed at kSurfBytesShift.
+enum class TexGeom : uint32_t { D1 = 0, D2, D3, A1, A2 };  // .1d .2d .3d .a1d .a2d
+inline constexpr uint32_t kTexIntCoords = 0x10;
+inline constexpr uint32_t kTexGatherShift = 8;
+enum class SurfMode : uint32_t { Trap = 0, Clamp, Zero };  // .trap .clamp .zero
+inline constexpr uint32_t kSurfModeShift = 4, kSurfStore = 0x80, kSurfBytesShift = 8;
+// txq / suq queries.
+enum class TexQuery : uint32_t {
+  Width = 0,
+  Height,
+  Depth,
+  NormalizedCoords,
+  FilterMode,
+  AddrMode0,
+  AddrMode1,
+  AddrMode2,
+  ArraySize,
+  NumMipmapLevels,
+  NumSamples,
+};
+
 // The runtime functions generated code calls, by these names (C linkage, defined by the
 // executor and handed to the JIT as absolute symbols).
 extern "C" {
@@ -154,6 +178,17 @@ float fg_rt_f32(uint32_t op, uint32_t mode, float a, float b, float c);
 double fg_rt_f64(uint32_t op, uint32_t mode, double a, double b, double c);
 float fg_rt_cvt_f32(uint32_t mode, uint32_t from, uint64_t bits);
 double fg_rt_cvt_f64(uint32_t mode, uint32_t from, uint64_t bits);
+// tex / tld4 on the texture object `handle`: `coords` the instruction's coordinate words (raw
+// bits: floats, or integers for kTexIntCoords and the layer of .a1d/.a2d, which comes first),
+// `out` its four result words. 1; 0 when the handle names no live texture (an
+// IllegalAddress fault is recorded and env->abort set).
+int32_t fg_rt_tex(BlockEnv* env, uint64_t handle, uint32_t op, const uint32_t* coords, uint32_t* out);
+// suld / sust on the surface object `handle`: `coords` x (in bytes), y, z or the layer first
+// as the instruction gives them; `data` the bytes loaded or stored. 1; 0 after a fault (no
+// live surface, or a .trap access out of range).
+int32_t fg_rt_surf(BlockEnv* env, uint64_t handle, uint32_t op, const int32_t* coords, void* data);
+// txq / suq (`surface`): the TexQuery `what` of the object into *out; 1, or 0 after a fault.
+int32_t fg_rt_texq(BlockEnv* env, uint64_t handle, uint32_t what, uint32_t surface, uint32_t* out);
 }
 
 }  // namespace fg::kernels

@@ -132,6 +132,9 @@ Jit* jit(std::string* why) {
         {"fg_rt_f64", reinterpret_cast<void*>(&fg_rt_f64)},
         {"fg_rt_cvt_f32", reinterpret_cast<void*>(&fg_rt_cvt_f32)},
         {"fg_rt_cvt_f64", reinterpret_cast<void*>(&fg_rt_cvt_f64)},
+        {"fg_rt_tex", reinterpret_cast<void*>(&fg_rt_tex)},
+        {"fg_rt_surf", reinterpret_cast<void*>(&fg_rt_surf)},
+        {"fg_rt_texq", reinterpret_cast<void*>(&fg_rt_texq)},
     };
     std::string error;
     c.jit = create(kJitAbiVersion, symbols, std::size(symbols), &error);
@@ -752,6 +755,14 @@ CompilerBooks compiler_books_now() {
   auto& b = compiler_books();
   std::lock_guard lock(b.mu);
   return b.books;
+}
+
+bool launch_holds(const BlockEnv* env, uint64_t addr, uint64_t size) noexcept {
+  const uint64_t end = addr + size;
+  if (end < addr) return false;
+  const auto& r = env->launch->ranges;
+  auto it = std::upper_bound(r.begin(), r.end(), addr, [](uint64_t a, const Range& x) { return a < x.lo; });
+  return it != r.begin() && addr >= (it - 1)->lo && end <= (it - 1)->hi;
 }
 
 std::vector<KernelBooks> books() {

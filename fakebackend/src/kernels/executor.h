@@ -87,6 +87,10 @@ void recorded(Kernel& k);
 // FAKEGPU_STRICT=1 and a kernel that cannot run: says which and why, and aborts.
 [[noreturn]] void strict_stop(const Kernel& k);
 
+// Whether [addr, addr + size) lies in one range of live memory of the launch `env` runs
+// (its allocations when it started, as fg_rt_check sees them).
+bool launch_holds(const BlockEnv* env, uint64_t addr, uint64_t size) noexcept;
+
 // Device printf output of launches so far, written to stdout (at synchronization, as CUDA).
 void flush_printf();
 

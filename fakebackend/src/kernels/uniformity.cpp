@@ -433,6 +433,8 @@ class Analysis {
       return Val::Varying;
     }
     if (op == "atom" || op == "ldu" || op == "shfl" || op == "match") return Val::Varying;
+    // Texture and surface reads (and queries) are memory reads: they vary.
+    if (op == "tex" || op == "tld4" || op == "txq" || op == "suld" || op == "suq") return Val::Varying;
     // A warp's lanes get the same vote, reduction and mask (when they name the same lanes).
     if (op == "vote" || op == "redux" || op == "activemask")
       return in.ops.size() > 2 ? join(Val::Warp, plain(value(in.ops[2]))) : Val::Warp;

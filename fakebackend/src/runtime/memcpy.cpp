@@ -8,7 +8,10 @@
 // which is not device-accessible memory (cudaErrorInvalidValue), a range that runs past
 // its allocation (cudaErrorInvalidValue), an unknown kind (cudaErrorInvalidMemcpyDirection),
 // a width larger than a pitch (cudaErrorInvalidPitchValue), an unregistered symbol
-// (cudaErrorInvalidSymbol).
+// (cudaErrorInvalidSymbol). CUDA arrays are device memory laid out row-major without padding
+// (core/arrays.h): the array copies reach them as pitched memory whose pitch is the array's
+// row, and an array handle that names no live array is cudaErrorInvalidValue.
+#include "core/arrays.h"
 #include "runtime/capture.h"
 
 #include <cstring>
@@ -241,16 +244,52 @@ cudaError_t plan_3d(const cudaPitchedPtr& sp, const cudaPos& spos, const cudaPit
   return cudaSuccess;
 }
 
+// An array argument: the live array it names, else cudaErrorInvalidValue.
+cudaError_t array_arg(const void* h, fg::arrays::Array* out) {
+  return h && fg::arrays::find(reinterpret_cast<uintptr_t>(h), out) ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+// A cudaMemcpy3D side that is an array, as the pitched memory it is: its position's x and the
+// extent's width come in elements (the linear side's position stays in bytes), and the box
+// must lie inside the array.
+cudaError_t array_side(const fg::arrays::Array& a, cudaPos* pos, const cudaExtent& ext, cudaPitchedPtr* out) {
+  const size_t elem = a.elem.bytes();
+  size_t x = 0;
+  if (__builtin_mul_overflow(pos->x, elem, &x) || pos->y > a.rows || pos->z > a.slices ||
+      ext.height > a.rows - pos->y || ext.depth > a.slices - pos->z)
+    return cudaErrorInvalidValue;
+  pos->x = x;
+  *out = cudaPitchedPtr{a.base, a.row, a.row, a.rows};
+  return cudaSuccess;
+}
+
 cudaError_t memcpy3d(const cudaMemcpy3DParms* p, cudaStream_t stream, bool async, bool per_thread) {
   if (!p) return cudaErrorInvalidValue;
   fg::Stream* s = nullptr;
   if (cudaError_t e = call_stream(stream, async, per_thread, &s); e != cudaSuccess) return e;
-  // CUDA arrays cannot exist here (cudaMallocArray is not supported), so any array is invalid.
-  if (p->srcArray || p->dstArray) return cudaErrorInvalidValue;
   if (!valid_kind(p->kind)) return cudaErrorInvalidMemcpyDirection;
-  if (cudaError_t e = check_direction(p->dstPtr.ptr, p->srcPtr.ptr, p->kind); e != cudaSuccess) return e;
+  cudaPitchedPtr sptr = p->srcPtr, dptr = p->dstPtr;
+  cudaPos spos = p->srcPos, dpos = p->dstPos;
+  cudaExtent extent = p->extent;
+  if (p->srcArray || p->dstArray) {
+    // With an array on either side the extent's width counts the array's elements (both
+    // arrays' elements must then be the same size).
+    fg::arrays::Array sa, da;
+    if (p->srcArray && array_arg(p->srcArray, &sa) != cudaSuccess) return cudaErrorInvalidValue;
+    if (p->dstArray && array_arg(p->dstArray, &da) != cudaSuccess) return cudaErrorInvalidValue;
+    const size_t elem = p->srcArray ? sa.elem.bytes() : da.elem.bytes();
+    if (p->srcArray && p->dstArray && sa.elem.bytes() != da.elem.bytes()) return cudaErrorInvalidValue;
+    if (__builtin_mul_overflow(extent.width, elem, &extent.width)) return cudaErrorInvalidValue;
+    if (p->srcArray) {
+      if (cudaError_t e = array_side(sa, &spos, extent, &sptr); e != cudaSuccess) return e;
+    }
+    if (p->dstArray) {
+      if (cudaError_t e = array_side(da, &dpos, extent, &dptr); e != cudaSuccess) return e;
+    }
+  }
+  if (cudaError_t e = check_direction(dptr.ptr, sptr.ptr, p->kind); e != cudaSuccess) return e;
   Copy3D c{};
-  if (cudaError_t e = plan_3d(p->srcPtr, p->srcPos, p->dstPtr, p->dstPos, p->extent, &c); e != cudaSuccess) return e;
+  if (cudaError_t e = plan_3d(sptr, spos, dptr, dpos, extent, &c); e != cudaSuccess) return e;
   if (c.width == 0 || c.height == 0 || c.depth == 0) return cudaSuccess;
   if (!async) return run_now(s, [&] { return c.run(); });
   if (cudaError_t e; captured(
@@ -277,6 +316,91 @@ cudaError_t memcpy3d_peer(const cudaMemcpy3DPeerParms* p, cudaStream_t stream, b
   q.extent = p->extent;
   q.kind = cudaMemcpyDeviceToDevice;
   return memcpy3d(&q, stream, async, per_thread);
+}
+
+// ---- copies naming arrays ---------------------------------------------------------------------------
+// Offsets are bytes into a row (wOffset) and rows (hOffset) of the array's first slice.
+
+// The address of (wOffset, hOffset) in `a`, for a box of width bytes × height rows that must
+// lie inside its first slice.
+cudaError_t array_box(const fg::arrays::Array& a, size_t wOffset, size_t hOffset, size_t width, size_t height,
+                      char** out) {
+  if (wOffset > a.row || width > a.row - wOffset || hOffset > a.rows || height > a.rows - hOffset)
+    return cudaErrorInvalidValue;
+  *out = a.base + hOffset * a.row + wOffset;
+  return cudaSuccess;
+}
+
+// The address of (wOffset, hOffset) in `a` (a column inside a row), for `count` bytes from
+// there in its layout: across rows, within the first slice (as NVIDIA's runtime confines them).
+cudaError_t array_run(const fg::arrays::Array& a, size_t wOffset, size_t hOffset, size_t count, char** out) {
+  const size_t slice = a.row * a.rows;
+  size_t offset = 0;
+  if (wOffset > a.row || __builtin_mul_overflow(hOffset, a.row, &offset) ||
+      __builtin_add_overflow(offset, wOffset, &offset) || offset > slice || count > slice - offset)
+    return cudaErrorInvalidValue;
+  *out = a.base + offset;
+  return cudaSuccess;
+}
+
+cudaError_t to_array_2d(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch, size_t width,
+                        size_t height, cudaMemcpyKind kind, cudaStream_t stream, bool async, bool per_thread) {
+  fg::arrays::Array a;
+  char* d = nullptr;
+  if (cudaError_t e = array_arg(dst, &a); e != cudaSuccess) return e;
+  if (cudaError_t e = array_box(a, wOffset, hOffset, width, height, &d); e != cudaSuccess) return e;
+  return memcpy2d(d, a.row, src, spitch, width, height, kind, stream, async, per_thread);
+}
+
+cudaError_t from_array_2d(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width,
+                          size_t height, cudaMemcpyKind kind, cudaStream_t stream, bool async, bool per_thread) {
+  fg::arrays::Array a;
+  char* s = nullptr;
+  if (cudaError_t e = array_arg(src, &a); e != cudaSuccess) return e;
+  if (cudaError_t e = array_box(a, wOffset, hOffset, width, height, &s); e != cudaSuccess) return e;
+  return memcpy2d(dst, dpitch, s, a.row, width, height, kind, stream, async, per_thread);
+}
+
+cudaError_t array_to_array_2d(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src,
+                              size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height, cudaMemcpyKind kind,
+                              cudaStream_t stream, bool async, bool per_thread) {
+  fg::arrays::Array da, sa;
+  char *d = nullptr, *s = nullptr;
+  if (cudaError_t e = array_arg(dst, &da); e != cudaSuccess) return e;
+  if (cudaError_t e = array_arg(src, &sa); e != cudaSuccess) return e;
+  if (cudaError_t e = array_box(da, wOffsetDst, hOffsetDst, width, height, &d); e != cudaSuccess) return e;
+  if (cudaError_t e = array_box(sa, wOffsetSrc, hOffsetSrc, width, height, &s); e != cudaSuccess) return e;
+  return memcpy2d(d, da.row, s, sa.row, width, height, kind, stream, async, per_thread);
+}
+
+cudaError_t to_array(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t count,
+                     cudaMemcpyKind kind, cudaStream_t stream, bool async, bool per_thread) {
+  fg::arrays::Array a;
+  char* d = nullptr;
+  if (cudaError_t e = array_arg(dst, &a); e != cudaSuccess) return e;
+  if (cudaError_t e = array_run(a, wOffset, hOffset, count, &d); e != cudaSuccess) return e;
+  return memcpy_1d(d, src, count, kind, stream, async, per_thread);
+}
+
+cudaError_t from_array(void* dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count,
+                       cudaMemcpyKind kind, cudaStream_t stream, bool async, bool per_thread) {
+  fg::arrays::Array a;
+  char* s = nullptr;
+  if (cudaError_t e = array_arg(src, &a); e != cudaSuccess) return e;
+  if (cudaError_t e = array_run(a, wOffset, hOffset, count, &s); e != cudaSuccess) return e;
+  return memcpy_1d(dst, s, count, kind, stream, async, per_thread);
+}
+
+cudaError_t array_to_array(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src,
+                           size_t wOffsetSrc, size_t hOffsetSrc, size_t count, cudaMemcpyKind kind, cudaStream_t stream,
+                           bool async, bool per_thread) {
+  fg::arrays::Array da, sa;
+  char *d = nullptr, *s = nullptr;
+  if (cudaError_t e = array_arg(dst, &da); e != cudaSuccess) return e;
+  if (cudaError_t e = array_arg(src, &sa); e != cudaSuccess) return e;
+  if (cudaError_t e = array_run(da, wOffsetDst, hOffsetDst, count, &d); e != cudaSuccess) return e;
+  if (cudaError_t e = array_run(sa, wOffsetSrc, hOffsetSrc, count, &s); e != cudaSuccess) return e;
+  return memcpy_1d(d, s, count, kind, stream, async, per_thread);
 }
 
 // ---- peer copies ------------------------------------------------------------------------------------
@@ -413,6 +537,20 @@ FG_FOUR_FORMS(cudaMemcpy2D,
               memcpy2d, (dst, dpitch, src, spitch, width, height, kind))
 FG_FOUR_FORMS(cudaMemcpy3D, (const cudaMemcpy3DParms* p), memcpy3d, (p))
 FG_FOUR_FORMS(cudaMemcpy3DPeer, (const cudaMemcpy3DPeerParms* p), memcpy3d_peer, (p))
+FG_FOUR_FORMS(cudaMemcpy2DToArray,
+              (cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch, size_t width,
+               size_t height, cudaMemcpyKind kind),
+              to_array_2d, (dst, wOffset, hOffset, src, spitch, width, height, kind))
+FG_FOUR_FORMS(cudaMemcpy2DFromArray,
+              (void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width,
+               size_t height, cudaMemcpyKind kind),
+              from_array_2d, (dst, dpitch, src, wOffset, hOffset, width, height, kind))
+FG_FOUR_FORMS(cudaMemcpyToArray,
+              (cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t count, cudaMemcpyKind kind),
+              to_array, (dst, wOffset, hOffset, src, count, kind))
+FG_FOUR_FORMS(cudaMemcpyFromArray,
+              (void* dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, cudaMemcpyKind kind),
+              from_array, (dst, src, wOffset, hOffset, count, kind))
 FG_FOUR_FORMS(cudaMemcpyToSymbol,
               (const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind kind), to_symbol,
               (symbol, src, count, offset, kind))
@@ -424,6 +562,24 @@ FG_FOUR_FORMS(cudaMemset2D, (void* devPtr, size_t pitch, int value, size_t width
 FG_FOUR_FORMS(cudaMemset3D, (cudaPitchedPtr pitchedDevPtr, int value, cudaExtent extent), memset_3d,
               (pitchedDevPtr, value, extent))
 
+// The array-to-array copies come synchronous only (and their _ptds twins).
+#define FG_TWO_FORMS(name, params, impl, args)                             \
+  extern "C" FG_IMPL cudaError_t fgimpl_##name params {                    \
+    return api([&] { return impl(FG_ARGS args, nullptr, false, false); }); \
+  }                                                                        \
+  extern "C" FG_IMPL cudaError_t fgimpl_##name##_ptds params {             \
+    return api([&] { return impl(FG_ARGS args, nullptr, false, true); });  \
+  }
+FG_TWO_FORMS(cudaMemcpy2DArrayToArray,
+             (cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc,
+              size_t hOffsetSrc, size_t width, size_t height, cudaMemcpyKind kind),
+             array_to_array_2d, (dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind))
+FG_TWO_FORMS(cudaMemcpyArrayToArray,
+             (cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc,
+              size_t hOffsetSrc, size_t count, cudaMemcpyKind kind),
+             array_to_array, (dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind))
+
+#undef FG_TWO_FORMS
 #undef FG_FOUR_FORMS
 #undef FG_ARGS
 #undef FG_WITH_STREAM
