@@ -8,7 +8,8 @@
 //   __reduce_{add,min,max,and,or,xor}_sync (compute capability 8.0: built with -arch=sm_80);
 //   divergent code: shuffles and ballots over disjoint lane masks in the two sides of a
 //   branch, __activemask() in each side, a partial last warp and lanes that exited early;
-//   a shuffle-based warp reduction.
+//   a shuffle-based warp reduction; a shuffle inside a loop the compiler keeps (each round
+//   reads what the neighbour lane computed in the round before), on several warps.
 // __activemask() is checked for the exact set of lanes in the branch after __syncwarp()
 // over that set, which is how every GPU since Volta behaves; the programming model itself
 // only promises a subset that contains the calling lane.
@@ -195,6 +196,15 @@ __global__ void whole_warps(const int* in, unsigned* out) {
   mine[t] = v;
   __syncwarp(active);
   o[2] = (t ^ 1) < n ? static_cast<unsigned>(mine[t ^ 1]) : 0xabcdu;
+}
+
+// `rounds` rounds of v = (neighbour's v) + 100 * round, the neighbour lane (t + 1) mod 32 of a
+// full warp; the loop is not unrolled, so each lane meets its warp at the same shuffle again.
+__global__ void shuffle_loop(int* out, int rounds) {
+  int v = static_cast<int>(threadIdx.x);
+#pragma unroll 1
+  for (int i = 0; i < rounds; ++i) v = __shfl_sync(kFull, v, (threadIdx.x + 1) & 31) + 100 * i;
+  out[blockIdx.x * blockDim.x + threadIdx.x] = v;
 }
 
 static unsigned popcount_mask(unsigned lanes_pred[32]) {
@@ -475,6 +485,27 @@ int main() {
     std::snprintf(name, sizeof name, "activemask, shfl_down, __syncwarp exchange in whole warps, block (%u,%u)", b.x,
                   b.y);
     kt::check_array(name, g.data(), w.data(), g.size());
+  }
+  {
+    const int blocks = 3, threads = 128, rounds = 7;
+    int* dout;
+    CK(cudaMalloc(&dout, blocks * threads * sizeof(int)));
+    shuffle_loop<<<blocks, threads>>>(dout, rounds);
+    CK_LAUNCH();
+    std::vector<int> g(blocks * threads), w(blocks * threads);
+    CK(cudaMemcpy(g.data(), dout, g.size() * sizeof(int), cudaMemcpyDeviceToHost));
+    CK(cudaFree(dout));
+    for (int warp = 0; warp < blocks * threads / 32; ++warp) {
+      int v[32];
+      for (int l = 0; l < 32; ++l) v[l] = (warp * 32) % threads + l;
+      for (int i = 0; i < rounds; ++i) {
+        int next[32];
+        for (int l = 0; l < 32; ++l) next[l] = v[(l + 1) & 31] + 100 * i;
+        std::copy(next, next + 32, v);
+      }
+      std::copy(v, v + 32, &w[warp * 32]);
+    }
+    kt::check_array("__shfl_sync in a loop kept rolled: 7 rounds, 3 blocks of 4 warps", g.data(), w.data(), g.size());
   }
   return kt::finish("warp");
 }

@@ -594,6 +594,26 @@ class Splitter {
       }
       regions_.push_back(std::move(r));
     }
+    keep_warp_state_per_thread();
+  }
+
+  // A uniform slot has one home for the block, which holds every thread's value because all
+  // threads of a pass compute the same one. The parts after warp operations run one warp at a
+  // time: a slot such a part stores (a loop counter around a shuffle) would start the next warp
+  // from the last warp's final value. Those slots are kept per thread.
+  void keep_warp_state_per_thread() {
+    std::set<BasicBlock*> in_warp_parts;
+    for (const Region& r : regions_)
+      for (size_t k = 1; k < r.parts.size(); ++k)
+        in_warp_parts.insert(r.parts[k].blocks.begin(), r.parts[k].blocks.end());
+    for (Slot& s : slots_) {
+      if (!s.uniform) continue;
+      for (User* u : s.alloca->users())
+        if (auto* st = dyn_cast<StoreInst>(u); st && in_warp_parts.count(st->getParent())) {
+          s.uniform = false;
+          break;
+        }
+    }
   }
 
   // ---- the block function -----------------------------------------------------------------
@@ -1044,10 +1064,20 @@ class Splitter {
       if (!slot || !slot_of_.count(slot)) throw Failure{"a warp operation without its exchange slot"};
       const Slot& s = slots_[slot_of_.at(slot)];
       Type* elem = slot->getAllocatedType();
-      // The warp's array: lane k's operand at lanes[k].
-      Value* lanes = b.CreateBitCast(
-          b.CreateGEP(i8_, s.base, b.CreateMul(b.CreateZExt(p.warp_base, i64_), b.getInt64(s.stride))),
-          PointerType::getUnqual(elem));
+      // The warp's array as its lanes left it at the marker, copied before the first lane's
+      // turn: a lane that reaches the same operation again (a loop) stores its next operand
+      // before the later lanes have read this one. Lane k's operand at lanes[k].
+      IRBuilder<> pre(p.before->getTerminator());
+      Value* warp_lanes = pre.CreateSub(threads32_, p.warp_base);
+      warp_lanes = pre.CreateSelect(pre.CreateICmpUGE(warp_lanes, pre.getInt32(32)), pre.getInt32(32), warp_lanes);
+      AllocaInst* snapshot = IRBuilder<>(entry_, entry_->begin())
+                                 .CreateAlloca(ArrayType::get(i8_, 32 * s.stride), nullptr, "warp.operands" + p.tag);
+      snapshot->setAlignment(Align(16));
+      in_context(pre.CreateMemCpy(
+          snapshot, Align(16),
+          pre.CreateGEP(i8_, s.base, pre.CreateMul(pre.CreateZExt(p.warp_base, i64_), pre.getInt64(s.stride))),
+          MaybeAlign(1), pre.CreateMul(pre.CreateZExt(warp_lanes, i64_), pre.getInt64(s.stride))));
+      Value* lanes = b.CreateBitCast(snapshot, PointerType::getUnqual(elem));
       auto group = [&](Value* mask) {
         return b.CreateAnd(b.CreateOr(mask, b.CreateShl(b.getInt32(1), p.lane)), p.live);
       };
