@@ -29,7 +29,7 @@ import tempfile
 SKIP = 77
 TIMEOUT = 300
 PROGRAMS = ["indexing", "shared", "warp", "atomics", "math", "functions", "printf", "assert", "trap", "oob",
-            "ordering", "cooperative", "rdc", "async_copy", "textures", "nvrtc_driver"]
+            "ordering", "cooperative", "rdc", "async_copy", "textures", "wmma", "nvrtc_driver"]
 OOB_CASES = ["global_read_far", "global_read_null", "global_write_freed", "shared_out_of_bounds",
              "misaligned_global", "misaligned_shared", "read_between_barriers", "local_out_of_bounds",
              "surface_trap"]

@@ -6,6 +6,7 @@
 #include "jit/fission.h"
 #include "jit/half.h"
 #include "jit/texture.h"
+#include "kernels/matrix.h"
 #include "kernels/uniformity.h"
 
 #include <llvm/IR/Constants.h>
@@ -167,7 +168,13 @@ class Gen final : public texture::Access {
     auto it = functions_.find(f.name);
     if (it != functions_.end()) return it->second;
     const ptx::Function* def = P_.find_function(f.name);
-    if (!def || !def->has_body) unsupported("calls '" + f.name + "', which no module loaded defines");
+    if (!def || !def->has_body) {
+      // CUDA's device runtime (cudadevrt): kernels launched from device code.
+      if (f.name.rfind("__cuda_syscall_", 0) == 0 || f.name.rfind("cudaLaunchDevice", 0) == 0 ||
+          f.name.rfind("cudaGetParameterBuffer", 0) == 0)
+        unsupported("launches kernels from device code (dynamic parallelism: calls '" + f.name + "')");
+      unsupported("calls '" + f.name + "', which no module loaded defines");
+    }
     // A kernel's parameters come from the launch's block (BlockEnv::params); a function's
     // from its caller's buffers.
     Function* fn = Function::Create(
@@ -1174,10 +1181,33 @@ class Gen final : public texture::Access {
     write(in.ops.at(0), t, B_.CreateSelect(c, read(in.ops.at(1), t, in), read(in.ops.at(2), t, in)), in);
   }
 
+  // cvt.{rna,rn,rz}{.satfinite}.tf32.f32: the float rounded to tf32's 10 mantissa bits, in a
+  // 32-bit register whose low 13 bits are zero (ties away from zero, to even, or toward zero);
+  // a NaN becomes the canonical one, and .satfinite turns an infinity into the largest finite.
+  void cvt_tf32(const ptx::Instruction& in) {
+    Value* u = B_.CreateBitCast(read(in.ops.at(1), PType::F32, in), i32_);
+    Value* r;
+    if (in.has_mod("rz")) {
+      r = u;
+    } else if (in.has_mod("rn")) {
+      r = B_.CreateAdd(u, B_.CreateAdd(B_.getInt32(0x0fff), B_.CreateAnd(B_.CreateLShr(u, 13), 1)));
+    } else {
+      r = B_.CreateAdd(u, B_.getInt32(0x1000));
+    }
+    r = B_.CreateAnd(r, B_.getInt32(~0x1fffu));
+    if (in.has_mod("satfinite")) {
+      Value* inf = B_.CreateICmpEQ(B_.CreateAnd(r, 0x7fffffffu), B_.getInt32(0x7f800000u));
+      r = B_.CreateSelect(inf, B_.CreateOr(B_.CreateAnd(r, 0x80000000u), B_.getInt32(0x7f7fe000u)), r);
+    }
+    Value* nan = B_.CreateICmpUGT(B_.CreateAnd(u, 0x7fffffffu), B_.getInt32(0x7f800000u));
+    write(in.ops.at(0), PType::B32, B_.CreateSelect(nan, B_.getInt32(0x7fffffffu), r), in);
+  }
+
   void cvt(const ptx::Instruction& in) {
     if (in.types.size() != 2) malformed(in, "cvt needs a destination and a source type");
     const PType dt = in.types[0], st = in.types[1];
     if (half::is_half(dt) || half::is_half(st)) return half::cvt(B_, *this, in);
+    if (dt == PType::TF32 && st == PType::F32) return cvt_tf32(in);
     if (dt == PType::TF32 || st == PType::TF32)
       unsupported("uses cvt." + std::string(ptx::type_name(dt)) + "." + std::string(ptx::type_name(st)));
     Value* v = read(in.ops.at(1), st, in);
@@ -1585,8 +1615,9 @@ class Gen final : public texture::Access {
     if (op == "shfl" || op == "vote" || op == "match" || op == "redux" || op == "activemask") return warp(in);
     if (texture::handles(in)) return texture::lower(B_, *this, in);
     if (op == "sured") unsupported("uses " + op + " (surface reductions)");
-    if (op == "wmma" || op == "mma" || op == "ldmatrix" || op == "stmatrix")
-      unsupported("uses " + op + " (matrix instructions)");
+    if (op == "wmma") return wmma(in);
+    if (op == "mma" || op == "ldmatrix" || op == "stmatrix")
+      unsupported("uses " + op + " (matrix instructions with a fixed fragment layout; wmma runs)");
     if (op == "cp") return async_copy(in);
     arith(in);
   }
@@ -1703,6 +1734,148 @@ class Gen final : public texture::Access {
                              {env_, B_.getInt32(static_cast<uint32_t>(rop)), read(in.ops.at(1), PType::B32, in),
                               mask_operand(in, 2), B_.getInt32(is_signed(t))});
     write(in.ops.at(0), t, r, in);
+  }
+
+  // ---- warp matrix operations (kernels/matrix.h) ---------------------------------------------
+  static bool matrix_elem(PType t, kernels::matrix::Elem* e) {
+    using kernels::matrix::Elem;
+    switch (t) {
+      case PType::F16: *e = Elem::F16; return true;
+      case PType::BF16: *e = Elem::BF16; return true;
+      case PType::TF32: *e = Elem::TF32; return true;
+      case PType::F32: *e = Elem::F32; return true;
+      case PType::F64: *e = Elem::F64; return true;
+      case PType::S8: *e = Elem::S8; return true;
+      case PType::U8: *e = Elem::U8; return true;
+      case PType::S32: *e = Elem::S32; return true;
+      default: return false;
+    }
+  }
+
+  kernels::matrix::Fragment matrix_fragment(const ptx::Instruction& in, kernels::matrix::Role role, PType t) {
+    kernels::matrix::Shape shape;
+    for (const std::string& m : in.mods)
+      if (std::sscanf(m.c_str(), "m%un%uk%u", &shape.m, &shape.n, &shape.k) == 3) break;
+    kernels::matrix::Elem e;
+    kernels::matrix::Fragment f;
+    if (!matrix_elem(t, &e) || !kernels::matrix::fragment(shape, role, e, &f))
+      unsupported("uses wmma with m" + std::to_string(shape.m) + "n" + std::to_string(shape.n) + "k" +
+                  std::to_string(shape.k) + " ." + std::string(ptx::type_name(t)) +
+                  " (the executor runs f16, bf16, tf32, s8, u8 and f64 fragments)");
+    return f;
+  }
+
+  // wmma.load.{a,b,c} / wmma.store.d: each lane reads or writes its own elements (the fake's
+  // layout, kernels/matrix.h) at [p] + (row-major: row × stride + col; col-major: col × stride
+  // + row) elements, every access checked as ld/st check theirs.
+  void wmma_memory(const ptx::Instruction& in, bool load) {
+    using kernels::matrix::Role;
+    const Role role = !load ? Role::C : in.has_mod("a") ? Role::A : in.has_mod("b") ? Role::B : Role::C;
+    if (in.types.size() != 1) malformed(in, "one element type");
+    const kernels::matrix::Fragment f = matrix_fragment(in, role, in.types[0]);
+    const Operand& regs = in.ops.at(load ? 0 : 1);
+    if (regs.kind != Operand::Kind::Vector || regs.elems.size() != f.regs)
+      malformed(in, "a fragment of " + std::to_string(f.regs) + " registers");
+    const bool col_major = in.has_mod("col");
+    Value* stride = in.ops.size() > 2 ? B_.CreateZExt(read(in.ops[2], PType::U32, in), i64_)
+                                      : B_.getInt64(col_major ? f.rows : f.cols);
+    const Space sp = space_of(in);
+    Value* base = raw_address(in.ops.at(load ? 1 : 0), in);
+    Value* lane = special("%laneid", in);
+    const unsigned eb = f.bytes(), per_reg = f.reg_bits / (eb * 8);
+    Type* ety = IntegerType::get(C_, eb * 8);
+    Type* rty = IntegerType::get(C_, f.reg_bits);
+    const PType rt = f.reg_bits == 64 ? PType::B64 : PType::B32;
+    auto address_of = [&](unsigned e) {
+      Value* idx = B_.CreateURem(B_.CreateAdd(B_.CreateMul(lane, B_.getInt32(f.elements)), B_.getInt32(e)),
+                                 B_.getInt32(f.rows * f.cols));
+      Value* row = B_.CreateZExt(B_.CreateUDiv(idx, B_.getInt32(f.cols)), i64_);
+      Value* col = B_.CreateZExt(B_.CreateURem(idx, B_.getInt32(f.cols)), i64_);
+      Value* at = col_major ? B_.CreateAdd(B_.CreateMul(col, stride), row)
+                            : B_.CreateAdd(B_.CreateMul(row, stride), col);
+      return checked(B_.CreateAdd(base, B_.CreateMul(at, B_.getInt64(eb))), sp, eb, !load);
+    };
+    for (unsigned r = 0; r < f.regs; ++r) {
+      if (load) {
+        Value* reg = ConstantInt::get(rty, 0);
+        for (unsigned j = 0; j < per_reg; ++j) {
+          LoadInst* l = B_.CreateLoad(ety, host_ptr(address_of(r * per_reg + j), ety));
+          l->setAlignment(Align(eb));
+          reg = B_.CreateOr(reg, B_.CreateShl(B_.CreateZExt(l, rty), j * eb * 8));
+        }
+        write(regs.elems[r], rt, reg, in);
+      } else {
+        Value* reg = read(regs.elems[r], rt, in);
+        for (unsigned j = 0; j < per_reg; ++j) {
+          Value* v = B_.CreateTrunc(B_.CreateLShr(reg, j * eb * 8), ety);
+          B_.CreateStore(v, host_ptr(address_of(r * per_reg + j), ety))->setAlignment(Align(eb));
+        }
+      }
+    }
+  }
+
+  // wmma.mma.sync.aligned.alayout.blayout.shape.dtype.ctype (f16 inputs) or
+  // .dtype.atype.btype.ctype: the lane's A, B and C registers go to the runtime as words, which
+  // gives D's once the warp has met (fg_rt_mma; fission.cpp lowers it for blocks run as loops).
+  // The layouts need nothing: the fragments hold the logical matrices (wmma_memory).
+  void wmma(const ptx::Instruction& in) {
+    if (in.has_mod("load")) return wmma_memory(in, true);
+    if (in.has_mod("store")) return wmma_memory(in, false);
+    if (!in.has_mod("mma")) unsupported("uses wmma." + (in.mods.empty() ? std::string() : in.mods[0]));
+    using kernels::matrix::Role;
+    PType td, ta = PType::F16, tb = PType::F16, tc;
+    if (in.types.size() == 2) {
+      td = in.types[0], tc = in.types[1];
+    } else if (in.types.size() == 4) {
+      td = in.types[0], ta = in.types[1], tb = in.types[2], tc = in.types[3];
+    } else {
+      malformed(in, "the result's and accumulator's types (and the inputs')");
+    }
+    if (in.has_mod("rnd") || in.has_mod("rz") || in.has_mod("rm") || in.has_mod("rp"))
+      unsupported("uses wmma.mma with a directed rounding");
+    const kernels::matrix::Fragment fa = matrix_fragment(in, Role::A, ta), fb = matrix_fragment(in, Role::B, tb),
+                                    fc = matrix_fragment(in, Role::C, tc), fd = matrix_fragment(in, Role::C, td);
+    kernels::matrix::Op op;
+    op.shape = {fa.rows, fb.cols, fa.cols};
+    op.a = fa.elem, op.b = fb.elem, op.c = fc.elem, op.d = fd.elem;
+    op.satfinite = in.has_mod("satfinite");
+    if (in.ops.size() != 4) malformed(in, "four fragments: d, a, b, c");
+    const unsigned words = kernels::matrix::operand_words(op);
+    AllocaInst* buf = cast<AllocaInst>(entry_alloca(ArrayType::get(i32_, words)));
+    AllocaInst* dbuf = cast<AllocaInst>(entry_alloca(ArrayType::get(i32_, fd.words())));
+    Value* words_at = B_.CreateBitCast(buf, PointerType::getUnqual(i32_));
+    unsigned w = 0;
+    for (auto [k, f] : {std::pair<size_t, const kernels::matrix::Fragment*>{1, &fa}, {2, &fb}, {3, &fc}}) {
+      const Operand& regs = in.ops[k];
+      if (regs.kind != Operand::Kind::Vector || regs.elems.size() != f->regs)
+        malformed(in, "a fragment of " + std::to_string(f->regs) + " registers");
+      for (const Operand& r : regs.elems) {
+        if (f->reg_bits == 64) {
+          Value* v = read(r, PType::B64, in);
+          B_.CreateStore(B_.CreateTrunc(v, i32_), B_.CreateConstGEP1_32(i32_, words_at, w++));
+          B_.CreateStore(B_.CreateTrunc(B_.CreateLShr(v, 32), i32_), B_.CreateConstGEP1_32(i32_, words_at, w++));
+        } else {
+          B_.CreateStore(read(r, PType::B32, in), B_.CreateConstGEP1_32(i32_, words_at, w++));
+        }
+      }
+    }
+    needs_fibers_ = true;
+    Value* d_at = B_.CreateBitCast(dbuf, PointerType::getUnqual(i32_));
+    B_.CreateCall(runtime("fg_rt_mma", Type::getVoidTy(C_),
+                          {envp_, i32_, PointerType::getUnqual(i32_), PointerType::getUnqual(i32_)}),
+                  {env_, B_.getInt32(op.pack()), words_at, d_at});
+    const Operand& d = in.ops[0];
+    if (d.kind != Operand::Kind::Vector || d.elems.size() != fd.regs)
+      malformed(in, "a fragment of " + std::to_string(fd.regs) + " registers");
+    for (unsigned r = 0; r < fd.regs; ++r) {
+      if (fd.reg_bits == 64) {
+        Value* lo = B_.CreateZExt(B_.CreateLoad(i32_, B_.CreateConstGEP1_32(i32_, d_at, 2 * r)), i64_);
+        Value* hi = B_.CreateZExt(B_.CreateLoad(i32_, B_.CreateConstGEP1_32(i32_, d_at, 2 * r + 1)), i64_);
+        write(d.elems[r], PType::B64, B_.CreateOr(lo, B_.CreateShl(hi, 32)), in);
+      } else {
+        write(d.elems[r], PType::B32, B_.CreateLoad(i32_, B_.CreateConstGEP1_32(i32_, d_at, r)), in);
+      }
+    }
   }
 
   Value* entry_alloca(Type* ty) {

@@ -4,6 +4,7 @@
 #include "jit/env.h"
 #include "kernels/abi.h"
 #include "kernels/jit_api.h"
+#include "kernels/matrix.h"
 
 #include <llvm/ADT/BitVector.h>
 #include <llvm/ADT/SmallPtrSet.h>
@@ -49,12 +50,13 @@ struct Failure {
 };
 
 // The warp operations, as the thread function calls them and as the split function lowers them.
-enum class WarpOp { Shfl, Vote, Match, Redux, Sync, Active };
+enum class WarpOp { Shfl, Vote, Match, Redux, Sync, Active, Mma };
 
 bool warp_op_of(StringRef name, WarpOp* op) {
   static const std::pair<const char*, WarpOp> ops[] = {
       {"fg_rt_shfl", WarpOp::Shfl},   {"fg_rt_vote", WarpOp::Vote},     {"fg_rt_match", WarpOp::Match},
-      {"fg_rt_redux", WarpOp::Redux}, {"fg_rt_warpsync", WarpOp::Sync}, {"fg_rt_activemask", WarpOp::Active}};
+      {"fg_rt_redux", WarpOp::Redux}, {"fg_rt_warpsync", WarpOp::Sync}, {"fg_rt_activemask", WarpOp::Active},
+      {"fg_rt_mma", WarpOp::Mma}};
   for (const auto& [n, o] : ops)
     if (name == n) {
       *op = o;
@@ -264,6 +266,21 @@ class Splitter {
                                  {x, call->getArgOperand(1), call->getArgOperand(3), call->getArgOperand(4)});
           first = p;
           result = p;
+          break;
+        }
+        case WarpOp::Mma: {  // (env, op, in, d): the lane's operand words are its exchange; D goes to d
+          const auto op = kernels::matrix::Op::unpack(
+              static_cast<uint32_t>(cast<ConstantInt>(call->getArgOperand(1))->getZExtValue()));
+          kernels::matrix::Fragment fd;
+          kernels::matrix::fragment(op.shape, kernels::matrix::Role::C, op.d, &fd);
+          Type* in_ty = ArrayType::get(i32_, kernels::matrix::operand_words(op));
+          Type* d_ty = ArrayType::get(i32_, fd.words());
+          Value* x = exchange(
+              b.CreateLoad(in_ty, b.CreateBitCast(call->getArgOperand(2), PointerType::getUnqual(in_ty))));
+          const std::string name = "fg.warp.mma." + std::to_string(op.pack());
+          auto* p = b.CreateCall(placeholder(name.c_str(), d_ty, {x->getType(), i32_}), {x, call->getArgOperand(1)});
+          first = p;
+          b.CreateStore(p, b.CreateBitCast(call->getArgOperand(3), PointerType::getUnqual(d_ty)));
           break;
         }
         case WarpOp::Sync: first = call->getNextNode(); break;
@@ -1117,6 +1134,15 @@ class Splitter {
       } else if (name == "fg.warp.redux") {  // (exchange, op, mask, signed)
         result = b.CreateCall(runtime("fg_rt_warp_redux", i32_, {i32_, lanes->getType(), i32_, i32_}),
                               {call->getArgOperand(1), lanes, group(call->getArgOperand(2)), call->getArgOperand(3)});
+      } else if (name.startswith("fg.warp.mma.")) {  // (exchange, op)
+        Type* d_ty = call->getType();
+        AllocaInst* d = IRBuilder<>(entry_, entry_->begin()).CreateAlloca(d_ty, nullptr, "mma.d" + p.tag);
+        Type* i32p = PointerType::getUnqual(i32_);
+        b.CreateCall(
+            runtime("fg_rt_warp_mma", Type::getVoidTy(C_), {i32_, i8_->getPointerTo(), i64_, i32_, i32_, i32p}),
+            {call->getArgOperand(1), b.CreateBitCast(lanes, i8_->getPointerTo()), b.getInt64(s.stride), p.lane,
+             group(b.getInt32(0xffffffffu)), b.CreateBitCast(d, i32p)});
+        result = b.CreateLoad(d_ty, d);
       } else {
         throw Failure{"an unknown warp operation"};
       }

@@ -165,6 +165,9 @@ uint32_t fg_rt_redux(BlockEnv* env, uint32_t op, uint32_t value, uint32_t mask, 
 // The lanes of the caller's warp executing this `site` together with it.
 uint32_t fg_rt_activemask(BlockEnv* env, uint32_t site);
 void fg_rt_warpsync(BlockEnv* env, uint32_t mask);
+// wmma.mma.sync (kernels/matrix.h): `op` an Op packed; `in` the caller's operand words (A's
+// registers, B's, C's); the caller's D registers go to `d` once every lane of its warp has come.
+void fg_rt_mma(BlockEnv* env, uint32_t op, const uint32_t* in, uint32_t* d);
 // A warp operation of a block run as loops (jit/fission.cpp), all of whose lanes take part:
 // each lane's operand sits in an array per warp (`values[k]`: lane k's), and each lane computes
 // its own result from it. `group`: the lanes the operation names and that exist (the caller's
@@ -173,6 +176,9 @@ void fg_rt_warpsync(BlockEnv* env, uint32_t mask);
 uint32_t fg_rt_warp_vote(uint32_t mode, const uint32_t* preds, uint32_t group);
 uint64_t fg_rt_warp_match(uint32_t all, const uint64_t* values, uint32_t lane, uint32_t group);
 uint32_t fg_rt_warp_redux(uint32_t op, const uint32_t* values, uint32_t group, uint32_t is_signed);
+// wmma.mma.sync: lane k's operand words at lanes + k × stride.
+void fg_rt_warp_mma(uint32_t op, const unsigned char* lanes, uint64_t stride, uint32_t lane, uint32_t group,
+                    uint32_t* d);
 // One IEEE operation (RoundedOp) or conversion under a directed Rounding.
 float fg_rt_f32(uint32_t op, uint32_t mode, float a, float b, float c);
 double fg_rt_f64(uint32_t op, uint32_t mode, double a, double b, double c);

@@ -125,6 +125,8 @@ Jit* jit(std::string* why) {
         {"fg_rt_redux", reinterpret_cast<void*>(&fg_rt_redux)},
         {"fg_rt_activemask", reinterpret_cast<void*>(&fg_rt_activemask)},
         {"fg_rt_warpsync", reinterpret_cast<void*>(&fg_rt_warpsync)},
+        {"fg_rt_mma", reinterpret_cast<void*>(&fg_rt_mma)},
+        {"fg_rt_warp_mma", reinterpret_cast<void*>(&fg_rt_warp_mma)},
         {"fg_rt_warp_vote", reinterpret_cast<void*>(&fg_rt_warp_vote)},
         {"fg_rt_warp_match", reinterpret_cast<void*>(&fg_rt_warp_match)},
         {"fg_rt_warp_redux", reinterpret_cast<void*>(&fg_rt_warp_redux)},

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "kernels/fiber.h"
 
+#include "kernels/matrix.h"
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -62,7 +64,7 @@ constexpr size_t kGuard = 4096;             // an overflow faults instead of cor
 constexpr size_t kBlockStackBytes = 8 * 1024 * 1024;
 
 enum class State : uint8_t { Runnable, AtBarrier, AtWarp, AtActive, Exited };
-enum class WarpOp : uint8_t { Shfl, Vote, Match, Redux, Sync };
+enum class WarpOp : uint8_t { Shfl, Vote, Match, Redux, Sync, Mma };
 
 struct Fiber {
   void* sp = nullptr;
@@ -75,6 +77,7 @@ struct Fiber {
   uint32_t mode = 0, mask = 0, b = 0, c = 0, site = 0;
   uint64_t value = 0;
   uint32_t result = 0, result_pred = 0;
+  uint32_t* out = nullptr;  // wmma.mma's D registers (value: its operand words)
 };
 
 struct Barrier {
@@ -142,8 +145,9 @@ struct ThreadFibers {
   Stacks stacks{kStackBytes, 32};
   std::vector<Fiber> fibers;
 };
-// The worker thread's, for the blocks it runs one after the other.
-thread_local ThreadFibers t_threads;
+// The worker thread's, for the blocks it runs one after the other: made on first use, and on
+// the heap (the library's static TLS block stays small, abi:exports).
+thread_local std::unique_ptr<ThreadFibers> t_threads;
 
 // A block of a cooperative launch, resident on a worker with the worker's other blocks.
 struct BlockFiber {
@@ -187,7 +191,11 @@ thread_local std::vector<std::unique_ptr<BlockFiber>> t_block_fibers;
 constexpr size_t kKeptBlocks = 64, kKeptThreadStacks = 4096;
 
 // The storage for the threads of the block about to run as fibers.
-ThreadFibers& thread_fibers() { return t_grid && t_grid->current ? t_grid->current->threads : t_threads; }
+ThreadFibers& thread_fibers() {
+  if (t_grid && t_grid->current) return t_grid->current->threads;
+  if (!t_threads) t_threads = std::make_unique<ThreadFibers>();
+  return *t_threads;
+}
 
 // From the running block of a cooperative launch back to its worker, until the worker
 // resumes it (the block's thread scheduler, if any, is the block's own).
@@ -340,6 +348,13 @@ void complete_warp_op(Block& blk, uint32_t w, uint32_t group) {
         break;
       }
       case WarpOp::Sync: break;
+      case WarpOp::Mma: {
+        const uint32_t* in[32];
+        for (uint32_t k = 0; k < 32; ++k)
+          in[k] = (group >> k & 1) ? reinterpret_cast<const uint32_t*>(lanes[k].value) : nullptr;
+        matrix::lane_product(matrix::Op::unpack(f.mode), in, l, f.out);
+        break;
+      }
     }
   }
   for (uint32_t l = 0; l < 32; ++l)
@@ -679,6 +694,12 @@ extern "C" uint32_t fg_rt_activemask(BlockEnv*, uint32_t site) {
   check_active(blk, warp_of(f.linear));
   if (f.state != State::Runnable) wait();
   return f.result;
+}
+
+extern "C" void fg_rt_mma(BlockEnv*, uint32_t op, const uint32_t* in, uint32_t* d) {
+  using namespace fg::kernels;
+  self().out = d;
+  warp_op(WarpOp::Mma, op, reinterpret_cast<uint64_t>(in), 0xffffffffu, 0, 0, nullptr);
 }
 
 extern "C" void fg_rt_warpsync(BlockEnv*, uint32_t mask) {

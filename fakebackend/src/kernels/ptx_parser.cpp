@@ -5,6 +5,7 @@
 // operand nesting), scopes nest at most kMaxScopeDepth deep, and register ranges expand to at
 // most kMaxRegisters names per module, so work and memory stay bounded in the text's length.
 // Nothing throws but std::bad_alloc: numbers are decoded by hand and std::from_chars.
+#include "kernels/half_bits.h"
 #include "kernels/ptx.h"
 
 #include <bit>
@@ -19,6 +20,8 @@
 
 namespace fg::ptx {
 namespace {
+
+using kernels::to_half;
 
 // A `%r<N>` range larger than this is refused, and so is a module declaring more registers in
 // all: real kernels declare a few thousand, and a short text must not ask for gigabytes.
@@ -257,30 +260,6 @@ bool decode_number(std::string_view t, Number& out, std::string& why) {
   }
   out.bits = v;
   return true;
-}
-
-// IEEE binary16 bits of `f`, rounded to nearest even.
-uint16_t to_half(float f) {
-  const uint32_t x = std::bit_cast<uint32_t>(f);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const int32_t exp = static_cast<int32_t>((x >> 23) & 0xff);
-  uint32_t mant = x & 0x7fffffu;
-  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0u));
-  int32_t e = exp - 127 + 15;
-  if (e >= 0x1f) return static_cast<uint16_t>(sign | 0x7c00u);
-  if (e <= 0) {
-    if (e < -10) return static_cast<uint16_t>(sign);
-    mant |= 0x800000u;
-    const uint32_t shift = static_cast<uint32_t>(14 - e);
-    uint32_t h = mant >> shift;
-    const uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (h & 1))) ++h;
-    return static_cast<uint16_t>(sign | h);
-  }
-  uint32_t h = (static_cast<uint32_t>(e) << 10) | (mant >> 13);
-  const uint32_t rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) ++h;  // may carry into the exponent: correct
-  return static_cast<uint16_t>(sign | h);
 }
 
 // bfloat16 bits of `f`, rounded to nearest even.

@@ -31,6 +31,7 @@
 #include "core/textures.h"
 #include "kernels/abi.h"
 #include "kernels/executor.h"
+#include "kernels/half_bits.h"
 
 #include <algorithm>
 #include <cmath>
@@ -42,6 +43,7 @@ namespace {
 using fg::arrays::Channel;
 using fg::kernels::BlockEnv;
 using fg::kernels::Fault;
+using fg::kernels::half_to_float;
 using fg::kernels::SurfMode;
 using fg::kernels::TexGeom;
 using fg::kernels::TexQuery;
@@ -86,15 +88,6 @@ uint32_t bits_of(float f) {
   uint32_t b;
   std::memcpy(&b, &f, 4);
   return b;
-}
-
-float half_to_float(uint16_t h) {
-  const uint32_t sign = uint32_t{h & 0x8000u} << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ffu;
-  if (exp == 0x1f) return as_float(sign | 0x7f800000u | man << 13);  // inf, NaN
-  if (exp != 0) return as_float(sign | (exp + 112) << 23 | man << 13);
-  if (man == 0) return as_float(sign);
-  const float v = std::ldexp(static_cast<float>(man), -24);  // subnormal: exact in float
-  return sign ? -v : v;
 }
 
 // How the texels of an object read: as floats (normalized or not), or as integers.

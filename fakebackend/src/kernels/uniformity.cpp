@@ -57,8 +57,12 @@ bool is_integer(ptx::Type t) {
   }
 }
 
-bool is_warp_op(const std::string& op) {
-  return op == "shfl" || op == "vote" || op == "match" || op == "redux" || op == "activemask";
+// The lanes of a warp meet there (wmma.mma: the product reads every lane's fragments; wmma's
+// loads and stores are each lane's own).
+bool is_warp_op(const Instruction& in) {
+  const std::string& op = in.opcode;
+  return op == "shfl" || op == "vote" || op == "match" || op == "redux" || op == "activemask" ||
+         (op == "wmma" && in.has_mod("mma"));
 }
 
 bool is_barrier(const Instruction& in) { return in.opcode == "bar" || in.opcode == "barrier"; }
@@ -275,7 +279,7 @@ class Analysis {
         if (s.kind != Statement::Kind::Instruction) continue;
         const Instruction& in = s.insn;
         const std::string at = "line " + std::to_string(in.line) + ": ";
-        if (is_warp_op(in.opcode) || (is_barrier(in) && in.has_mod("warp"))) {
+        if (is_warp_op(in) || (is_barrier(in) && in.has_mod("warp"))) {
           const Val c = join(control[b], guard(in));
           if (c == Val::Varying)
             return refuse(out, at + in.opcode + " in code that not all lanes of a warp run together");
@@ -337,7 +341,7 @@ class Analysis {
     for (const Statement& s : fn.body) {
       if (s.kind != Statement::Kind::Instruction) continue;
       const Instruction& in = s.insn;
-      if (is_barrier(in) || is_warp_op(in.opcode)) meets = true;
+      if (is_barrier(in) || is_warp_op(in)) meets = true;
       if (in.opcode == "call" && in.ops.size() >= 2) {
         const Operand& target = in.ops[1];
         if (target.kind == Operand::Kind::Reg && target.name.size() > 0 && target.name[0] == '%') {
@@ -432,7 +436,7 @@ class Analysis {
       if (in.has_mod("const")) return sources();
       return Val::Varying;
     }
-    if (op == "atom" || op == "ldu" || op == "shfl" || op == "match") return Val::Varying;
+    if (op == "atom" || op == "ldu" || op == "shfl" || op == "match" || op == "wmma") return Val::Varying;
     // Texture and surface reads (and queries) are memory reads: they vary.
     if (op == "tex" || op == "tld4" || op == "txq" || op == "suld" || op == "suq") return Val::Varying;
     // A warp's lanes get the same vote, reduction and mask (when they name the same lanes).
