@@ -213,8 +213,8 @@ uint64_t Fixture::field_value(Fc c, Mut m, uint64_t cur, uint64_t unit) const {
     case Mut::wrap: return c == Fc::pos ? (0 - kBlock) / unit : UINT64_MAX / unit + 1;
     case Mut::garbage:
       return c == Fc::dptr || c == Fc::array || c == Fc::stream || c == Fc::func ? kGarbagePtr : kGarbageValue;
-    case Mut::destroyed: return destroyed[static_cast<int>(Hk::stream)];
-    case Mut::out_of_range: return c == Fc::devicef ? 1000 : c == Fc::elem ? 3 : 0x7fffff00u;
+    case Mut::destroyed: return destroyed[static_cast<int>(c == Fc::array ? Hk::array : Hk::stream)];
+    case Mut::out_of_range: return c == Fc::devicef ? 1000 : c == Fc::elem || c == Fc::channels ? 3 : 0x7fffff00u;
     default: return cur;
   }
 }
@@ -384,10 +384,11 @@ void build_fixture() {
     // A CUDA array of 64 × 8 floats (256-byte rows, 2048 bytes) that surfaces may use: the
     // valid offsets, counts and boxes (kValidSize; rows as gen_matrix.py's OVERRIDES give
     // them) fit it, past_end ones (kAllocSize + 1) do not.
-    CUDA_ARRAY3D_DESCRIPTOR ad{64, 8, 0, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_SURFACE_LDST};
+    CUDA_ARRAY3D_DESCRIPTOR ad{kArrayWidth, kArrayHeight, 0, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_SURFACE_LDST};
     CUarray arr = nullptr;
     SETUP(DRV(cuArray3DCreate_v2)(&arr, &ad));
-    // A texture (point sampling, wrapping) and a surface of it.
+    // A texture (point sampling, wrapping) and a surface of it; a texture with a view of the
+    // whole array, to read a view back from.
     CUDA_RESOURCE_DESC rd{};
     rd.resType = CU_RESOURCE_TYPE_ARRAY;
     rd.res.array.hArray = arr;
@@ -396,6 +397,13 @@ void build_fixture() {
     SETUP(DRV(cuTexObjectCreate)(&tex, &rd, &td, nullptr));
     CUsurfObject surf = 0;
     SETUP(DRV(cuSurfObjectCreate)(&surf, &rd));
+    if (!destroy) {
+      CUDA_RESOURCE_VIEW_DESC view{};
+      view.width = kArrayWidth, view.height = kArrayHeight;
+      CUtexObject viewed = 0;
+      SETUP(DRV(cuTexObjectCreate)(&viewed, &rd, &td, &view));
+      g_fx.view_tex = viewed;
+    }
     put(Hk::stream, bits(s));
     put(Hk::texobj, tex);
     put(Hk::surfobj, surf);
@@ -589,6 +597,62 @@ void make_valid(Fixture&, fgapi::CUgraphNodeParams& s) {
 void make_valid(Fixture&, fgapi::cudaGraphNodeParams& s) {
   s.type = fgapi::cudaGraphNodeTypeHost;
   s.host.fn = host_noop;
+}
+
+// Arrays like the fixture's (64 x 8 floats, surface access; each call makes one).
+void make_valid(Fixture&, fgapi::CUDA_ARRAY_DESCRIPTOR& s) {
+  s = {kArrayWidth, kArrayHeight, fgapi::CU_AD_FORMAT_FLOAT, 1};
+}
+void make_valid(Fixture&, fgapi::CUDA_ARRAY3D_DESCRIPTOR& s) {
+  s = {kArrayWidth, kArrayHeight, 0, fgapi::CU_AD_FORMAT_FLOAT, 1, fgapi::CUDA_ARRAY3D_SURFACE_LDST};
+}
+void make_valid(Fixture&, fgapi::cudaChannelFormatDesc& s) { s = kFloatChannel; }
+// Textures and surfaces: of the fixture's array, clamped, point sampling (the runtime's read
+// the elements as they are), a view of the whole array.
+void make_valid(Fixture& fx, fgapi::CUDA_RESOURCE_DESC& s) {
+  s.resType = fgapi::CU_RESOURCE_TYPE_ARRAY;
+  s.res.array.hArray = reinterpret_cast<fgapi::CUarray>(fx.valid[static_cast<int>(Hk::array)]);
+}
+void make_valid(Fixture& fx, fgapi::cudaResourceDesc& s) {
+  s.resType = fgapi::cudaResourceTypeArray;
+  s.res.array.array = reinterpret_cast<fgapi::cudaArray_t>(fx.valid[static_cast<int>(Hk::array)]);
+}
+void make_valid(Fixture&, fgapi::CUDA_TEXTURE_DESC& s) {
+  for (auto& a : s.addressMode) a = fgapi::CU_TR_ADDRESS_MODE_CLAMP;
+  s.filterMode = s.mipmapFilterMode = fgapi::CU_TR_FILTER_MODE_POINT;
+}
+void make_valid(Fixture&, fgapi::cudaTextureDesc& s) {
+  for (auto& a : s.addressMode) a = fgapi::cudaAddressModeClamp;
+  s.filterMode = s.mipmapFilterMode = fgapi::cudaFilterModePoint;
+  s.readMode = fgapi::cudaReadModeElementType;
+}
+void make_valid(Fixture&, fgapi::CUDA_RESOURCE_VIEW_DESC& s) {
+  s.format = fgapi::CU_RES_VIEW_FORMAT_NONE;
+  s.width = kArrayWidth, s.height = kArrayHeight;
+}
+void make_valid(Fixture&, fgapi::cudaResourceViewDesc& s) {
+  s.format = fgapi::cudaResViewFormatNone;
+  s.width = kArrayWidth, s.height = kArrayHeight;
+}
+void as_linear_resource(Fixture& fx, fgapi::CUDA_RESOURCE_DESC& s) {
+  s = {};
+  s.resType = fgapi::CU_RESOURCE_TYPE_LINEAR;
+  s.res.linear = {fx.dev, fgapi::CU_AD_FORMAT_FLOAT, 1, kAllocSize};
+}
+void as_linear_resource(Fixture& fx, fgapi::cudaResourceDesc& s) {
+  s = {};
+  s.resType = fgapi::cudaResourceTypeLinear;
+  s.res.linear = {reinterpret_cast<void*>(fx.dev), kFloatChannel, kAllocSize};
+}
+void as_pitch2d_resource(Fixture& fx, fgapi::CUDA_RESOURCE_DESC& s) {
+  s = {};
+  s.resType = fgapi::CU_RESOURCE_TYPE_PITCH2D;
+  s.res.pitch2D = {fx.dev, fgapi::CU_AD_FORMAT_FLOAT, 1, kTexWidth, kTexRows, kTexPitch};
+}
+void as_pitch2d_resource(Fixture& fx, fgapi::cudaResourceDesc& s) {
+  s = {};
+  s.resType = fgapi::cudaResourceTypePitch2D;
+  s.res.pitch2D = {reinterpret_cast<void*>(fx.dev), kFloatChannel, kTexWidth, kTexRows, kTexPitch};
 }
 
 namespace {
