@@ -25,7 +25,8 @@ listed field gets the bad values of its field class, one case per field and valu
 PARAM.FIELD (FIELD_SKIPS leaves out the fields a function's cases cannot reach). OVERRIDES give parameters a valid value the generic one is not (a VMM
 reservation, a memset node, a kernel's arguments, a graph node to depend on) and bad values of
 their own. A case names one parameter and must reach it: the valid arguments around it are
-valid for the call (badinput_matrix --valid lists the functions whose all-valid call is refused).
+valid for the call (badinput_matrix --valid lists the functions whose all-valid call is refused,
+and the descriptors of another kind, the 4th element of a DESCRIPTORS field, that are).
 """
 import argparse
 import fnmatch
@@ -785,9 +786,14 @@ def main():
             continue
         fid = len(thunks)
         # The cases whose field is one of another resource kind (a 4th element in DESCRIPTORS).
-        other_kind = " || ".join(f"(at == {idx} && field == {field})" for idx, field in
-                                 sorted({(idx, field) for idx, field, *_ in raw
-                                         if field >= 0 and len(DESCRIPTORS[descs[idx]][field]) > 3}))
+        kinds = sorted({(idx, field) for idx, field, *_ in raw if field >= 0 and len(DESCRIPTORS[descs[idx]][field]) > 3})
+        other_kind = " || ".join(f"(at == {idx} && field == {field})" for idx, field in kinds)
+        # One field of each other kind, for --valid: the field left valid, the descriptor of that kind.
+        firsts = {}
+        for idx, field in kinds:
+            firsts.setdefault((idx, DESCRIPTORS[descs[idx]][field][3]), field)
+        variants = ", ".join(f"{{{idx}, {field}, {cxx_string(params[idx][1] + ' ' + h)}}}"
+                             for (idx, h), field in sorted(firsts.items()))
         args = []
         for i, ((t, n), (c, d)) in enumerate(zip(params, classes)):
             generic = f"fx.arg<{t}>({i}, Cls::{c}, Hk::{d if c == 'handle' else 'none'}, at, m)"
@@ -818,7 +824,7 @@ def main():
             f"{{{idx}, Mut::{mut}, fgapi::{code}, {'true' if xf else 'false'}, {cxx_string(pn)}, {field}}}"
             for idx, field, mut, code, xf, _, pn in cases)
         table.append(f"  {{{cxx_string(label)}, Family::{family}, {'true' if stub else 'false'}, thunk_{fid}, "
-                     f"{{{case_rows}}}}},")
+                     f"{{{case_rows}}}" + (f", {{{variants}}}" if variants else "") + "},")
         n_cases += len(cases)
 
     unused = [r for i, r in enumerate(rules) if i not in used_rules]

@@ -20,7 +20,9 @@
 // --valid calls each implemented function once with every argument valid (the fixture's
 // values, no case) and prints the ones that do not answer success: there the fixture's
 // values refuse the call by themselves, so a case may stop at them before the parameter it
-// names (fix the value in gen_matrix.py's OVERRIDES or make_valid(), or know why).
+// names (fix the value in gen_matrix.py's OVERRIDES or make_valid(), or know why); it calls
+// once more with each valid descriptor of another kind the field cases start from (a linear
+// resource where make_valid() makes an array one) and counts those refused apart.
 #include "badinput/matrix.h"
 
 #include <dlfcn.h>
@@ -849,9 +851,9 @@ pid_t fork_with_pipe(int p[2]) {
   return pid;
 }
 
-// The all-valid call of one function in a child of its own; prints it unless it succeeds.
-// Returns whether it did not.
-bool probe_valid(const FunctionCases& f) {
+// The all-valid call of one function in a child of its own (with the descriptor of
+// another kind `v` names, if any); prints it unless it succeeds. Returns whether it did not.
+bool probe_valid(const FunctionCases& f, const Variant* v) {
   int p[2];
   const pid_t pid = fork_with_pipe(p);
   if (pid == 0) {
@@ -863,7 +865,8 @@ bool probe_valid(const FunctionCases& f) {
     fill_device();
     DRV(cuCtxSetCurrent)(reinterpret_cast<fgapi::CUcontext>(g_fx.valid[static_cast<int>(Hk::ctx)]));
     RT(cudaGetLastError)();
-    const long long rc = f.thunk(g_fx, -1, Mut::none, -1);
+    // A field "made bad" with Mut::none keeps its valid value.
+    const long long rc = v ? f.thunk(g_fx, v->param, Mut::none, v->field) : f.thunk(g_fx, -1, Mut::none, -1);
     write_all(p[1], std::to_string(rc) + "\n");
     _exit(0);
   }
@@ -888,14 +891,15 @@ bool probe_valid(const FunctionCases& f) {
   ::close(p[0]);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  const std::string name = v ? std::string(f.name) + " (" + v->what + ")" : std::string(f.name);
   if (hung) {
-    std::printf("valid %s: no answer within %d ms\n", f.name, kCaseTimeoutMs);
+    std::printf("valid %s: no answer within %d ms\n", name.c_str(), kCaseTimeoutMs);
   } else if (buf.empty()) {
-    std::printf("valid %s: %s\n", f.name, WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "no answer");
+    std::printf("valid %s: %s\n", name.c_str(), WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "no answer");
   } else {
     const long long rc = std::strtoll(buf.c_str(), nullptr, 10);
     if (rc == 0) return false;
-    std::printf("valid %s: %lld\n", f.name, rc);
+    std::printf("valid %s: %lld\n", name.c_str(), rc);
   }
   return true;
 }
@@ -1053,7 +1057,7 @@ int main(int argc, char** argv) {
     std::fclose(f);
   }
   Totals t;
-  int refused = 0;
+  int refused = 0, variants = 0, variants_refused = 0;
   for (const auto& f : gen::kFunctions) {
     if (!family.empty() && family != family_name(f.family)) continue;
     bool want = only.empty();
@@ -1063,14 +1067,19 @@ int main(int argc, char** argv) {
     t.stubs += f.stub;
     if (!valid)
       run_function(f, t, verbose);
-    else if (!f.stub)
-      refused += probe_valid(f);
+    else if (!f.stub) {
+      refused += probe_valid(f, nullptr);
+      for (const Variant& v : f.variants) {
+        ++variants;
+        variants_refused += probe_valid(f, &v);
+      }
+    }
   }
   if (valid) {
     std::printf(
         "valid-argument probe%s%s: %d functions (%d of them NOT_SUPPORTED stubs, not called), %d refuse "
-        "their valid arguments\n",
-        family.empty() ? "" : " ", family.c_str(), t.functions, t.stubs, refused);
+        "their valid arguments; %d of %d descriptors of another kind refused\n",
+        family.empty() ? "" : " ", family.c_str(), t.functions, t.stubs, refused, variants_refused, variants);
     std::filesystem::remove_all(work);
     return 0;
   }

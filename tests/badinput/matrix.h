@@ -403,12 +403,21 @@ struct Case {
   int field;               // the descriptor field the case makes bad; -1: the parameter itself
 };
 
+// A valid descriptor of another kind than make_valid()'s (a linear resource where the valid
+// one is an array): what the cases of field `field` of parameter `param` start from.
+struct Variant {
+  int param;
+  int field;
+  const char* what;  // PARAM and the function that makes it
+};
+
 struct FunctionCases {
   const char* name;
   Family family;
   bool stub;
   long long (*thunk)(Fixture&, int, Mut, int);
   std::initializer_list<Case> cases;
+  std::initializer_list<Variant> variants = {};
 };
 
 struct Excluded {
