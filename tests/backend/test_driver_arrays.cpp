@@ -399,6 +399,15 @@ TEST_CASE("driver: texture objects describe what they were made with", "[driver]
   CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(r, t, &view));
   view.width = 16, view.format = static_cast<CUresourceViewFormat>(0x16);  // FLOAT_1X32: a reformat
   CU_EQ(CUDA_ERROR_NOT_SUPPORTED, make_tex(r, t, &view));
+  view.format = static_cast<CUresourceViewFormat>(0x23);  // past CU_RES_VIEW_FORMAT_UNSIGNED_BC7: no format
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(r, t, &view));
+  view.format = static_cast<CUresourceViewFormat>(-1);
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(r, t, &view));
+  // Mipmap levels of an array that has none.
+  view.format = CU_RES_VIEW_FORMAT_NONE, view.lastMipmapLevel = 1;
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(r, t, &view));
+  view.lastMipmapLevel = 0, view.firstMipmapLevel = 1;
+  CU_EQ(CUDA_ERROR_INVALID_VALUE, make_tex(r, t, &view));
 
   // A surface of the same array.
   CUsurfObject surf = 0;

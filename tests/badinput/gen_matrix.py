@@ -22,10 +22,11 @@ harness's fixture. Output: one C++ call thunk per function and the table of case
 Descriptors (structs a call reads, by pointer or by value, or reads and writes) listed in
 DESCRIPTORS are passed valid (the harness's make_valid() builds each from the fixture) and each
 listed field gets the bad values of its field class, one case per field and value, named
-PARAM.FIELD. OVERRIDES give parameters a valid value the generic one is not (a VMM
+PARAM.FIELD (FIELD_SKIPS leaves out the fields a function's cases cannot reach). OVERRIDES give parameters a valid value the generic one is not (a VMM
 reservation, a memset node, a kernel's arguments, a graph node to depend on) and bad values of
 their own. A case names one parameter and must reach it: the valid arguments around it are
-valid for the call (badinput_matrix --valid lists the functions whose all-valid call is refused).
+valid for the call (badinput_matrix --valid lists the functions whose all-valid call is refused,
+and the descriptors of another kind, the 4th element of a DESCRIPTORS field, that are).
 """
 import argparse
 import fnmatch
@@ -112,7 +113,7 @@ FIELD_MUTATIONS = {
     "rows": [("small", "value"), ("past_end", "value"), ("huge", "value"), ("wrap", "value")],
     "extent": [("zero", "ok"), ("past_end", "value"), ("huge", "value"), ("wrap", "value")],
     "dptr": [("garbage", "value")],
-    "array": [("garbage", "value")],
+    "array": [("garbage", "value"), ("destroyed", "value")],
     "enumf": [("out_of_range", "value")],
     "devicef": [("out_of_range", "device")],
     "elem": [("out_of_range", "value")],
@@ -127,6 +128,17 @@ FIELD_MUTATIONS = {
     "func": [("null", "value"), ("garbage", "value")],
     "kparams": [("null", "value")],
     "hostfn": [("null", "value")],
+    # an array's width (0 is none), and a height or depth (0: a dimension fewer): past the
+    # device's texture limits
+    "shape": [("zero", "value"), ("huge", "value")],
+    "shape0": [("huge", "value")],
+    # a resource's bytes, elements or rows (ending at its allocation's end) or a view's extent
+    # (the array's): none, one more, SIZE_MAX; span0, the same where the valid value is 0
+    "span": [("zero", "value"), ("past_end", "value"), ("huge", "value")],
+    "span0": [("past_end", "value"), ("huge", "value")],
+    "channels": [("out_of_range", "value")],  # 3: an element has 1, 2 or 4 channels
+    "bits": [("out_of_range", "value")],  # a channel's bits
+    "level": [("out_of_range", "value")],  # a view's mipmap level or layer, of an array with one
 }
 
 # The box every valid copy/memset descriptor describes (matrix.h kBox*): unit names are C++.
@@ -175,7 +187,42 @@ _POOL = [("allocType", "enumf", None), ("handleTypes", "enumf", None), ("locatio
 _ALLOC_NODE = [("poolProps." + f, c, u) for f, c, u in _POOL] + [("accessDescCount", "count", None),
                                                                   ("bytesize", "bytes", None)]
 
-# Descriptor type (without fgapi:: and a _vN suffix) -> [(field path, field class, unit)].
+# Textures and surfaces. The valid resource is the fixture's array (64 x 8 floats, surface
+# access); the linear and pitched memory fields are made bad in a resource of that kind
+# instead (the 4th element: the matrix.cpp function that turns the valid descriptor into a
+# valid one of that kind first), which covers the fixture's allocation to its end.
+_AD = [("Width", "shape", None), ("Height", "shape0", None), ("Format", "enumf", None),
+       ("NumChannels", "channels", None)]
+_RES_ARRAY = [("resType", "enumf", None), ("res.array.hArray", "array", None), ("flags", "enumf", None)]
+_LIN, _P2D = "as_linear_resource", "as_pitch2d_resource"
+_DRV_RES = _RES_ARRAY + [
+    ("res.linear.devPtr", "dptr", None, _LIN), ("res.linear.format", "enumf", None, _LIN),
+    ("res.linear.numChannels", "channels", None, _LIN), ("res.linear.sizeInBytes", "span", None, _LIN),
+    ("res.pitch2D.devPtr", "dptr", None, _P2D), ("res.pitch2D.format", "enumf", None, _P2D),
+    ("res.pitch2D.numChannels", "channels", None, _P2D), ("res.pitch2D.width", "span", None, _P2D),
+    ("res.pitch2D.height", "span", None, _P2D), ("res.pitch2D.pitchInBytes", "pitch", "kTexRows", _P2D)]
+_RT_RES = [(p.replace("hArray", "array"), c, u) for p, c, u in _RES_ARRAY] + [
+    ("res.linear.devPtr", "dptr", None, _LIN), ("res.linear.desc.x", "bits", None, _LIN),
+    ("res.linear.desc.f", "enumf", None, _LIN), ("res.linear.sizeInBytes", "span", None, _LIN),
+    ("res.pitch2D.devPtr", "dptr", None, _P2D), ("res.pitch2D.desc.f", "enumf", None, _P2D),
+    ("res.pitch2D.width", "span", None, _P2D), ("res.pitch2D.height", "span", None, _P2D),
+    ("res.pitch2D.pitchInBytes", "pitch", "kTexRows", _P2D)]
+_TEX = [(f"addressMode[{i}]", "enumf", None) for i in range(3)] + [("filterMode", "enumf", None),
+                                                                   ("mipmapFilterMode", "enumf", None)]
+_VIEW = [("format", "enumf", None), ("width", "span", None), ("height", "span", None), ("depth", "span0", None),
+         ("firstMipmapLevel", "level", None), ("lastMipmapLevel", "level", None), ("firstLayer", "level", None),
+         ("lastLayer", "level", None)]
+# Descriptors that go with an array resource only (a view is of an array): passed NULL, as
+# they may be, in the cases that make a field of another resource kind bad.
+ARRAY_ONLY = {"CUDA_RESOURCE_VIEW_DESC", "cudaResourceViewDesc"}
+# Descriptor fields no case of these functions reaches: (function glob, field path glob). A
+# surface is of an array: linear and pitched memory is refused before their fields are read.
+FIELD_SKIPS = [("cu*Surf*Create", "res.linear.*"), ("cu*Surf*Create", "res.pitch2D.*"),
+               ("cuda*Surface*", "res.linear.*"), ("cuda*Surface*", "res.pitch2D.*")]
+
+# Descriptor type (without fgapi:: and a _vN suffix) -> [(field path, field class, unit[, how])],
+# how: a matrix.cpp function (Fixture&, S&) that makes the valid descriptor another valid one
+# the field belongs to before the field is made bad.
 DESCRIPTORS = {
     "CUDA_MEMCPY3D": _M3D,
     "CUDA_MEMCPY2D": _M2D,
@@ -212,6 +259,15 @@ DESCRIPTORS = {
     "cudaIpcMemHandle_t": [("", "opaque", None)],
     "CUipcEventHandle": [("", "opaque_event", None)],
     "cudaIpcEventHandle_t": [("", "opaque_event", None)],
+    "CUDA_ARRAY_DESCRIPTOR": _AD,
+    "CUDA_ARRAY3D_DESCRIPTOR": _AD + [("Depth", "shape0", None), ("Flags", "enumf", None)],
+    "cudaChannelFormatDesc": [("x", "bits", None), ("f", "enumf", None)],
+    "CUDA_RESOURCE_DESC": _DRV_RES,
+    "cudaResourceDesc": _RT_RES,
+    "CUDA_TEXTURE_DESC": _TEX + [("flags", "enumf", None)],
+    "cudaTextureDesc": _TEX + [("readMode", "enumf", None)],
+    "CUDA_RESOURCE_VIEW_DESC": _VIEW,
+    "cudaResourceViewDesc": _VIEW,
 }
 
 # Parameters whose generic valid value is no valid one for these calls, and their own bad
@@ -389,12 +445,14 @@ OVERRIDES = [
     ("cudaStreamAttachMemAsync*", "devPtr", "m == Mut::wrap ? fx.managed + kAllocSize - 1000 : fx.managed", []),
     ("cudaStreamAttachMemAsync*", "length", "0", []),
     ("cudaStreamAttachMemAsync*", "flags", "1", [("zero", "0", "value")]),
-    # arrays: a valid channel descriptor (a zeroed one names no element); the fixture's array
-    # has 8 rows, so the runtime's array copies start at row 1 and the 2D ones copy 2 rows
-    # (then the linear side's 2 rows, kValidSize apart, stay in its allocation too)
-    ("cudaMalloc*Array", "desc", "reinterpret_cast<uintptr_t>(&kFloatChannel)", []),
+    # arrays: the fixture's array has 8 rows, so the runtime's array copies start at row 1
+    # and the 2D ones copy 2 rows (then the linear side's 2 rows, kValidSize apart, stay in
+    # its allocation too)
     ("cudaMemcpy*Array*", "hOffset*", "1", []),
     ("cudaMemcpy2D*Array*", "height", "2", []),
+    # a view is read back from a texture made with one (Fixture::view_tex)
+    ("cu*TexObjectGetResourceViewDesc", "texObject", "fx.view_tex", []),
+    ("cudaGetTextureObjectResourceViewDesc", "texObject", "fx.view_tex", []),
 ]
 
 
@@ -705,7 +763,9 @@ def main():
         for i, dname in enumerate(descs):
             if dname is None:
                 continue
-            for fi, (path, fcls, unit) in enumerate(DESCRIPTORS[dname]):
+            for fi, (path, fcls, unit, *_) in enumerate(DESCRIPTORS[dname]):
+                if any(fnmatch.fnmatchcase(sym, g) and fnmatch.fnmatchcase(path, fg) for g, fg in FIELD_SKIPS):
+                    continue
                 for mut, rule in FIELD_MUTATIONS[fcls]:
                     if mut == "wrap" and fcls != "pos" and unit is None:
                         continue  # no unit to wrap with (a width: huge covers it)
@@ -725,13 +785,25 @@ def main():
             excluded.append((label, "no parameter the matrix can make bad"))
             continue
         fid = len(thunks)
+        # The cases whose field is one of another resource kind (a 4th element in DESCRIPTORS).
+        kinds = sorted({(idx, field) for idx, field, *_ in raw if field >= 0 and len(DESCRIPTORS[descs[idx]][field]) > 3})
+        other_kind = " || ".join(f"(at == {idx} && field == {field})" for idx, field in kinds)
+        # One field of each other kind, for --valid: the field left valid, the descriptor of that kind.
+        firsts = {}
+        for idx, field in kinds:
+            firsts.setdefault((idx, DESCRIPTORS[descs[idx]][field][3]), field)
+        variants = ", ".join(f"{{{idx}, {field}, {cxx_string(params[idx][1] + ' ' + h)}}}"
+                             for (idx, h), field in sorted(firsts.items()))
         args = []
         for i, ((t, n), (c, d)) in enumerate(zip(params, classes)):
             generic = f"fx.arg<{t}>({i}, Cls::{c}, Hk::{d if c == 'handle' else 'none'}, at, m)"
             if descs[i]:
                 used_descs.add(descs[i])
                 how = {"in_struct": "desc_ptr", "out": "desc_inout"}.get(c, "desc_val")
-                args.append(f"fx.{how}<fgapi::{descs[i]}>({i}, at, m, field, mutate_{descs[i]})")
+                arg = f"fx.{how}<fgapi::{descs[i]}>({i}, at, m, field, mutate_{descs[i]})"
+                if descs[i] in ARRAY_ONLY and other_kind:
+                    arg = f"({other_kind}) ? nullptr : {arg}"
+                args.append(arg)
             elif overs[i]:
                 o = overs[i]
                 alts = "".join(f"      case Mut::{om}: return Fixture::as<{t}>({ov});\n" for om, ov, _ in o[3]
@@ -752,7 +824,7 @@ def main():
             f"{{{idx}, Mut::{mut}, fgapi::{code}, {'true' if xf else 'false'}, {cxx_string(pn)}, {field}}}"
             for idx, field, mut, code, xf, _, pn in cases)
         table.append(f"  {{{cxx_string(label)}, Family::{family}, {'true' if stub else 'false'}, thunk_{fid}, "
-                     f"{{{case_rows}}}}},")
+                     f"{{{case_rows}}}" + (f", {{{variants}}}" if variants else "") + "},")
         n_cases += len(cases)
 
     unused = [r for i, r in enumerate(rules) if i not in used_rules]
@@ -767,12 +839,13 @@ def main():
         for dname in sorted(used_descs):
             f.write(f"void mutate_{dname}([[maybe_unused]] Fixture& fx, [[maybe_unused]] fgapi::{dname}& s, int field, "
                     f"[[maybe_unused]] Mut m) {{\n  switch (field) {{\n")
-            for fi, (path, fcls, unit) in enumerate(DESCRIPTORS[dname]):
+            for fi, (path, fcls, unit, *how) in enumerate(DESCRIPTORS[dname]):
                 if fcls.startswith("opaque"):
                     stmt = "fx.opaque(&s, sizeof s, m);"
                 else:
-                    stmt = (f"Fixture::set(s.{path}, fx.field_value(Fc::{fcls}, m, Fixture::bits(s.{path}), "
-                            f"{unit or 1}));")
+                    stmt = "".join(f"{h}(fx, s); " for h in how)
+                    stmt += (f"Fixture::set(s.{path}, fx.field_value(Fc::{fcls}, m, Fixture::bits(s.{path}), "
+                             f"{unit or 1}));")
                 f.write(f"    case {fi}: {stmt} break;\n")
             f.write("    default: break;\n  }\n}\n")
         f.write("".join(thunks))

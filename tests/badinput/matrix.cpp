@@ -20,7 +20,9 @@
 // --valid calls each implemented function once with every argument valid (the fixture's
 // values, no case) and prints the ones that do not answer success: there the fixture's
 // values refuse the call by themselves, so a case may stop at them before the parameter it
-// names (fix the value in gen_matrix.py's OVERRIDES or make_valid(), or know why).
+// names (fix the value in gen_matrix.py's OVERRIDES or make_valid(), or know why); it calls
+// once more with each valid descriptor of another kind the field cases start from (a linear
+// resource where make_valid() makes an array one) and counts those refused apart.
 #include "badinput/matrix.h"
 
 #include <dlfcn.h>
@@ -213,8 +215,8 @@ uint64_t Fixture::field_value(Fc c, Mut m, uint64_t cur, uint64_t unit) const {
     case Mut::wrap: return c == Fc::pos ? (0 - kBlock) / unit : UINT64_MAX / unit + 1;
     case Mut::garbage:
       return c == Fc::dptr || c == Fc::array || c == Fc::stream || c == Fc::func ? kGarbagePtr : kGarbageValue;
-    case Mut::destroyed: return destroyed[static_cast<int>(Hk::stream)];
-    case Mut::out_of_range: return c == Fc::devicef ? 1000 : c == Fc::elem ? 3 : 0x7fffff00u;
+    case Mut::destroyed: return destroyed[static_cast<int>(c == Fc::array ? Hk::array : Hk::stream)];
+    case Mut::out_of_range: return c == Fc::devicef ? 1000 : c == Fc::elem || c == Fc::channels ? 3 : 0x7fffff00u;
     default: return cur;
   }
 }
@@ -384,10 +386,11 @@ void build_fixture() {
     // A CUDA array of 64 × 8 floats (256-byte rows, 2048 bytes) that surfaces may use: the
     // valid offsets, counts and boxes (kValidSize; rows as gen_matrix.py's OVERRIDES give
     // them) fit it, past_end ones (kAllocSize + 1) do not.
-    CUDA_ARRAY3D_DESCRIPTOR ad{64, 8, 0, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_SURFACE_LDST};
+    CUDA_ARRAY3D_DESCRIPTOR ad{kArrayWidth, kArrayHeight, 0, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_SURFACE_LDST};
     CUarray arr = nullptr;
     SETUP(DRV(cuArray3DCreate_v2)(&arr, &ad));
-    // A texture (point sampling, wrapping) and a surface of it.
+    // A texture (point sampling, wrapping) and a surface of it; a texture with a view of the
+    // whole array, to read a view back from.
     CUDA_RESOURCE_DESC rd{};
     rd.resType = CU_RESOURCE_TYPE_ARRAY;
     rd.res.array.hArray = arr;
@@ -396,6 +399,13 @@ void build_fixture() {
     SETUP(DRV(cuTexObjectCreate)(&tex, &rd, &td, nullptr));
     CUsurfObject surf = 0;
     SETUP(DRV(cuSurfObjectCreate)(&surf, &rd));
+    if (!destroy) {
+      CUDA_RESOURCE_VIEW_DESC view{};
+      view.width = kArrayWidth, view.height = kArrayHeight;
+      CUtexObject viewed = 0;
+      SETUP(DRV(cuTexObjectCreate)(&viewed, &rd, &td, &view));
+      g_fx.view_tex = viewed;
+    }
     put(Hk::stream, bits(s));
     put(Hk::texobj, tex);
     put(Hk::surfobj, surf);
@@ -589,6 +599,62 @@ void make_valid(Fixture&, fgapi::CUgraphNodeParams& s) {
 void make_valid(Fixture&, fgapi::cudaGraphNodeParams& s) {
   s.type = fgapi::cudaGraphNodeTypeHost;
   s.host.fn = host_noop;
+}
+
+// Arrays like the fixture's (64 x 8 floats, surface access; each call makes one).
+void make_valid(Fixture&, fgapi::CUDA_ARRAY_DESCRIPTOR& s) {
+  s = {kArrayWidth, kArrayHeight, fgapi::CU_AD_FORMAT_FLOAT, 1};
+}
+void make_valid(Fixture&, fgapi::CUDA_ARRAY3D_DESCRIPTOR& s) {
+  s = {kArrayWidth, kArrayHeight, 0, fgapi::CU_AD_FORMAT_FLOAT, 1, fgapi::CUDA_ARRAY3D_SURFACE_LDST};
+}
+void make_valid(Fixture&, fgapi::cudaChannelFormatDesc& s) { s = kFloatChannel; }
+// Textures and surfaces: of the fixture's array, clamped, point sampling (the runtime's read
+// the elements as they are), a view of the whole array.
+void make_valid(Fixture& fx, fgapi::CUDA_RESOURCE_DESC& s) {
+  s.resType = fgapi::CU_RESOURCE_TYPE_ARRAY;
+  s.res.array.hArray = reinterpret_cast<fgapi::CUarray>(fx.valid[static_cast<int>(Hk::array)]);
+}
+void make_valid(Fixture& fx, fgapi::cudaResourceDesc& s) {
+  s.resType = fgapi::cudaResourceTypeArray;
+  s.res.array.array = reinterpret_cast<fgapi::cudaArray_t>(fx.valid[static_cast<int>(Hk::array)]);
+}
+void make_valid(Fixture&, fgapi::CUDA_TEXTURE_DESC& s) {
+  for (auto& a : s.addressMode) a = fgapi::CU_TR_ADDRESS_MODE_CLAMP;
+  s.filterMode = s.mipmapFilterMode = fgapi::CU_TR_FILTER_MODE_POINT;
+}
+void make_valid(Fixture&, fgapi::cudaTextureDesc& s) {
+  for (auto& a : s.addressMode) a = fgapi::cudaAddressModeClamp;
+  s.filterMode = s.mipmapFilterMode = fgapi::cudaFilterModePoint;
+  s.readMode = fgapi::cudaReadModeElementType;
+}
+void make_valid(Fixture&, fgapi::CUDA_RESOURCE_VIEW_DESC& s) {
+  s.format = fgapi::CU_RES_VIEW_FORMAT_NONE;
+  s.width = kArrayWidth, s.height = kArrayHeight;
+}
+void make_valid(Fixture&, fgapi::cudaResourceViewDesc& s) {
+  s.format = fgapi::cudaResViewFormatNone;
+  s.width = kArrayWidth, s.height = kArrayHeight;
+}
+void as_linear_resource(Fixture& fx, fgapi::CUDA_RESOURCE_DESC& s) {
+  s = {};
+  s.resType = fgapi::CU_RESOURCE_TYPE_LINEAR;
+  s.res.linear = {fx.dev, fgapi::CU_AD_FORMAT_FLOAT, 1, kAllocSize};
+}
+void as_linear_resource(Fixture& fx, fgapi::cudaResourceDesc& s) {
+  s = {};
+  s.resType = fgapi::cudaResourceTypeLinear;
+  s.res.linear = {reinterpret_cast<void*>(fx.dev), kFloatChannel, kAllocSize};
+}
+void as_pitch2d_resource(Fixture& fx, fgapi::CUDA_RESOURCE_DESC& s) {
+  s = {};
+  s.resType = fgapi::CU_RESOURCE_TYPE_PITCH2D;
+  s.res.pitch2D = {fx.dev, fgapi::CU_AD_FORMAT_FLOAT, 1, kTexWidth, kTexRows, kTexPitch};
+}
+void as_pitch2d_resource(Fixture& fx, fgapi::cudaResourceDesc& s) {
+  s = {};
+  s.resType = fgapi::cudaResourceTypePitch2D;
+  s.res.pitch2D = {reinterpret_cast<void*>(fx.dev), kFloatChannel, kTexWidth, kTexRows, kTexPitch};
 }
 
 namespace {
@@ -785,9 +851,9 @@ pid_t fork_with_pipe(int p[2]) {
   return pid;
 }
 
-// The all-valid call of one function in a child of its own; prints it unless it succeeds.
-// Returns whether it did not.
-bool probe_valid(const FunctionCases& f) {
+// The all-valid call of one function in a child of its own (with the descriptor of
+// another kind `v` names, if any); prints it unless it succeeds. Returns whether it did not.
+bool probe_valid(const FunctionCases& f, const Variant* v) {
   int p[2];
   const pid_t pid = fork_with_pipe(p);
   if (pid == 0) {
@@ -799,7 +865,8 @@ bool probe_valid(const FunctionCases& f) {
     fill_device();
     DRV(cuCtxSetCurrent)(reinterpret_cast<fgapi::CUcontext>(g_fx.valid[static_cast<int>(Hk::ctx)]));
     RT(cudaGetLastError)();
-    const long long rc = f.thunk(g_fx, -1, Mut::none, -1);
+    // A field "made bad" with Mut::none keeps its valid value.
+    const long long rc = v ? f.thunk(g_fx, v->param, Mut::none, v->field) : f.thunk(g_fx, -1, Mut::none, -1);
     write_all(p[1], std::to_string(rc) + "\n");
     _exit(0);
   }
@@ -824,14 +891,15 @@ bool probe_valid(const FunctionCases& f) {
   ::close(p[0]);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  const std::string name = v ? std::string(f.name) + " (" + v->what + ")" : std::string(f.name);
   if (hung) {
-    std::printf("valid %s: no answer within %d ms\n", f.name, kCaseTimeoutMs);
+    std::printf("valid %s: no answer within %d ms\n", name.c_str(), kCaseTimeoutMs);
   } else if (buf.empty()) {
-    std::printf("valid %s: %s\n", f.name, WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "no answer");
+    std::printf("valid %s: %s\n", name.c_str(), WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "no answer");
   } else {
     const long long rc = std::strtoll(buf.c_str(), nullptr, 10);
     if (rc == 0) return false;
-    std::printf("valid %s: %lld\n", f.name, rc);
+    std::printf("valid %s: %lld\n", name.c_str(), rc);
   }
   return true;
 }
@@ -989,7 +1057,7 @@ int main(int argc, char** argv) {
     std::fclose(f);
   }
   Totals t;
-  int refused = 0;
+  int refused = 0, variants = 0, variants_refused = 0;
   for (const auto& f : gen::kFunctions) {
     if (!family.empty() && family != family_name(f.family)) continue;
     bool want = only.empty();
@@ -999,14 +1067,19 @@ int main(int argc, char** argv) {
     t.stubs += f.stub;
     if (!valid)
       run_function(f, t, verbose);
-    else if (!f.stub)
-      refused += probe_valid(f);
+    else if (!f.stub) {
+      refused += probe_valid(f, nullptr);
+      for (const Variant& v : f.variants) {
+        ++variants;
+        variants_refused += probe_valid(f, &v);
+      }
+    }
   }
   if (valid) {
     std::printf(
         "valid-argument probe%s%s: %d functions (%d of them NOT_SUPPORTED stubs, not called), %d refuse "
-        "their valid arguments\n",
-        family.empty() ? "" : " ", family.c_str(), t.functions, t.stubs, refused);
+        "their valid arguments; %d of %d descriptors of another kind refused\n",
+        family.empty() ? "" : " ", family.c_str(), t.functions, t.stubs, refused, variants_refused, variants);
     std::filesystem::remove_all(work);
     return 0;
   }

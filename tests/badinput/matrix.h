@@ -114,6 +114,13 @@ enum class Fc {
   func,          // a kernel node's function
   kparams,       // a kernel node's parameter array
   hostfn,        // a host node's function
+  shape,         // an array's width: 0 or past the device's limits
+  shape0,        // an array's height or depth (0: a dimension fewer): past the limits
+  span,          // a resource's bytes, elements or rows, or a view's extent: 0, one more, SIZE_MAX
+  span0,         // the same where the valid value is 0
+  channels,      // an element's channels (1, 2 or 4)
+  bits,          // a channel's bits
+  level,         // a view's mipmap level or layer
 };
 enum class Family { driver, runtime, nvml };
 enum class Lib { cuda, cudart, nvml };
@@ -127,6 +134,13 @@ inline constexpr uint64_t kGarbageValue = 0x00000badc0ffee11ull;
 inline constexpr size_t kBlock = 4096;  // the arena block of a kAllocSize allocation
 // The channel descriptor of the arrays the runtime's calls make (one 32-bit float).
 inline constexpr fgapi::cudaChannelFormatDesc kFloatChannel{32, 0, 0, 0, fgapi::cudaChannelFormatKindFloat};
+// The fixture's CUDA array: kArrayWidth x kArrayHeight floats, with surface access.
+inline constexpr size_t kArrayWidth = 64, kArrayHeight = 8;
+// A texture of pitched memory: kTexRows rows of kTexWidth floats, kTexPitch bytes apart (a
+// multiple of the texture pitch alignment), from the start of the fixture's allocation (which
+// is aligned for textures) to exactly its end.
+inline constexpr size_t kTexPitch = 1024, kTexRows = 3, kTexWidth = 238;
+static_assert(kTexPitch * (kTexRows - 1) + kTexWidth * 4 == 3000);
 
 // The box of every valid copy and memset descriptor: kBoxDepth slices of kBoxRows rows of
 // kBoxWidth bytes, rows kBoxPitch bytes apart. A copy reads the last kBoxSpan bytes of the
@@ -299,6 +313,7 @@ class Fixture {
   uint64_t symbol = 0;                    // the host shadow of a __device__ variable of kAllocSize bytes
   uint64_t capture_stream = 0;            // a non-blocking stream, capturing once capturing_stream() is asked
   uint64_t own_ctx = 0;                   // a context cuCtxCreate made (one that may be destroyed)
+  uint64_t view_tex = 0;                  // a texture of the fixture's array made with a view (the whole array)
   const char* ptx = nullptr;              // the PTX the module and library are loaded from
   const unsigned char* fatbin = nullptr;  // the same in a fat binary
   static constexpr const char* kPtxFile = "fixture.ptx";  // the same in a file (in the working directory)
@@ -363,6 +378,21 @@ void make_valid(Fixture& fx, fgapi::CUipcMemHandle& s);
 void make_valid(Fixture& fx, fgapi::cudaIpcMemHandle_t& s);
 void make_valid(Fixture& fx, fgapi::CUipcEventHandle& s);
 void make_valid(Fixture& fx, fgapi::cudaIpcEventHandle_t& s);
+void make_valid(Fixture& fx, fgapi::CUDA_ARRAY_DESCRIPTOR& s);
+void make_valid(Fixture& fx, fgapi::CUDA_ARRAY3D_DESCRIPTOR& s);
+void make_valid(Fixture& fx, fgapi::cudaChannelFormatDesc& s);
+void make_valid(Fixture& fx, fgapi::CUDA_RESOURCE_DESC& s);
+void make_valid(Fixture& fx, fgapi::cudaResourceDesc& s);
+void make_valid(Fixture& fx, fgapi::CUDA_TEXTURE_DESC& s);
+void make_valid(Fixture& fx, fgapi::cudaTextureDesc& s);
+void make_valid(Fixture& fx, fgapi::CUDA_RESOURCE_VIEW_DESC& s);
+void make_valid(Fixture& fx, fgapi::cudaResourceViewDesc& s);
+// Valid resources of the other kinds, for their fields' cases: the fixture's allocation as
+// linear memory of floats (kAllocSize bytes), or as pitched memory (matrix.h kTex*).
+void as_linear_resource(Fixture& fx, fgapi::CUDA_RESOURCE_DESC& s);
+void as_linear_resource(Fixture& fx, fgapi::cudaResourceDesc& s);
+void as_pitch2d_resource(Fixture& fx, fgapi::CUDA_RESOURCE_DESC& s);
+void as_pitch2d_resource(Fixture& fx, fgapi::cudaResourceDesc& s);
 
 struct Case {
   int param;
@@ -373,12 +403,21 @@ struct Case {
   int field;               // the descriptor field the case makes bad; -1: the parameter itself
 };
 
+// A valid descriptor of another kind than make_valid()'s (a linear resource where the valid
+// one is an array): what the cases of field `field` of parameter `param` start from.
+struct Variant {
+  int param;
+  int field;
+  const char* what;  // PARAM and the function that makes it
+};
+
 struct FunctionCases {
   const char* name;
   Family family;
   bool stub;
   long long (*thunk)(Fixture&, int, Mut, int);
   std::initializer_list<Case> cases;
+  std::initializer_list<Variant> variants = {};
 };
 
 struct Excluded {

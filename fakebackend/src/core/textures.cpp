@@ -128,7 +128,13 @@ Status check_sampler(const Sampler& s, const Resource& res, const Texels& t) {
 
 Status check_view(const View& v, const Resource& res, const Texels& t) {
   if (res.type != kArray) return Status::InvalidValue;  // views are of arrays
-  if (v.format != 0 || v.first_mip != 0 || v.last_mip != 0) return Status::NotSupported;
+  // A number no CUresourceViewFormat names is invalid; a real one other than NONE asks for a
+  // reformat the fake does not model.
+  if (v.format < kViewFormatNone || v.format > kViewFormatLast) return Status::InvalidValue;
+  if (v.format != kViewFormatNone) return Status::NotSupported;
+  // The array is never mipmapped (mipmapped arrays cannot be made): its view's levels "have to
+  // be zero", as the view descriptor's page says of non-mipmapped resources.
+  if (v.first_mip != 0 || v.last_mip != 0) return Status::InvalidValue;
   arrays::Array a;
   if (!arrays::find(res.array, &a)) return Status::InvalidValue;
   if (v.width != a.desc.width || v.height != a.desc.height || v.depth != a.desc.depth) return Status::InvalidValue;

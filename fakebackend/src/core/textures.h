@@ -28,6 +28,8 @@ inline constexpr int kArray = 0, kMipmappedArray = 1, kLinear = 2, kPitch2D = 3;
 // Address modes (CUaddress_mode) and filter modes (CUfilter_mode).
 inline constexpr int kWrap = 0, kClamp = 1, kMirror = 2, kBorder = 3;
 inline constexpr int kPoint = 0, kLinearFilter = 1;
+// Resource view formats (CUresourceViewFormat): NONE and the last one (UNSIGNED_BC7).
+inline constexpr int kViewFormatNone = 0, kViewFormatLast = 0x22;
 // CU_TRSF_* flags.
 inline constexpr unsigned kReadAsInteger = 0x01, kNormalizedCoordinates = 0x02, kSrgb = 0x10;
 inline constexpr unsigned kDisableTrilinear = 0x20, kSeamlessCubemap = 0x40;
@@ -88,9 +90,10 @@ struct Object {
 // surface access, for a surface), linear or pitched memory that is not aligned to the
 // device's texture alignment, not inside one allocation or past the device's linear-texture
 // limits, an element format no array may have, unknown flags, an address or filter mode out
-// of range, linear filtering of values read as integers, a view of another size; a surface
+// of range, linear filtering of values read as integers, a view of another size, of a format no
+// CUresourceViewFormat names or of mipmap levels (the array is not mipmapped); a surface
 // of anything but an array. NotSupported for what the fake does not model: mipmapped arrays,
-// sRGB, views that reformat or select mipmap levels or layers, video formats.
+// sRGB, views that reformat or select some of a layered array's layers, video formats.
 Status create(Context* ctx, const Resource& res, const Sampler* tex, const View* view, uint64_t* handle);
 // Destroys a live object of the kind (`surface`) `handle` names; InvalidValue otherwise.
 Status destroy(uint64_t handle, bool surface);
