@@ -247,8 +247,8 @@ int main() {
     for (size_t i = 0; i < af.size(); ++i) a[i] = __float2half(af[i] = static_cast<float>(small(int(i), 3, 7)));
     for (size_t i = 0; i < bf.size(); ++i) b[i] = __float2half(bf[i] = static_cast<float>(small(int(i), 4, 5)));
     auto ab = product(
-        32, 8, 16, [&](int i, int q) { return double(af[q * 32 + i]); }, [&](int q, int j) { return double(bf[q * 8 + j]); },
-        [](int, int) { return 0.0; });
+        32, 8, 16, [&](int i, int q) { return double(af[q * 32 + i]); },
+        [&](int q, int j) { return double(bf[q * 8 + j]); }, [](int, int) { return 0.0; });
     for (double& v : ab) v *= 3;  // 2 × (A × B) + A × B
     half *da = to_device(a), *db = to_device(b), *dd;
     CK(cudaMalloc(&dd, 32 * 8 * sizeof(half)));
@@ -269,8 +269,8 @@ int main() {
     for (size_t i = 0; i < bf.size(); ++i) b[i] = __float2half(bf[i] = static_cast<float>(small(int(i), 6, 9)));
     for (size_t i = 0; i < c.size(); ++i) c[i] = static_cast<float>(small(int(i), 7, 100));
     const auto rm = product(
-        8, 32, 16, [&](int i, int q) { return double(af[i * 16 + q]); }, [&](int q, int j) { return double(bf[q * 32 + j]); },
-        [&](int i, int j) { return double(c[i * 32 + j]); });
+        8, 32, 16, [&](int i, int q) { return double(af[i * 16 + q]); },
+        [&](int q, int j) { return double(bf[q * 32 + j]); }, [&](int i, int j) { return double(c[i * 32 + j]); });
     std::vector<double> cm(rm.size());  // column-major: D(i, j) at j * 8 + i
     for (int i = 0; i < 8; ++i)
       for (int j = 0; j < 32; ++j) cm[j * 8 + i] = rm[i * 32 + j];
@@ -291,8 +291,8 @@ int main() {
       b[i] = __float2bfloat16(bf[i] = static_cast<float>(small(i, 9, 15)) * 0.25f);
     }
     const auto want = product(
-        16, 16, 16, [&](int i, int q) { return double(af[i * 16 + q]); }, [&](int q, int j) { return double(bf[j * 16 + q]); },
-        [](int, int) { return 1.0; });
+        16, 16, 16, [&](int i, int q) { return double(af[i * 16 + q]); },
+        [&](int q, int j) { return double(bf[j * 16 + q]); }, [](int, int) { return 1.0; });
     __nv_bfloat16 *da = to_device(a), *db = to_device(b);
     float* dd;
     CK(cudaMalloc(&dd, 256 * sizeof(float)));
@@ -314,8 +314,8 @@ int main() {
       b[i] = br[i] * (1.0f + 1.0f / 8192);
     }
     const auto want = product(
-        16, 16, 8, [&](int i, int q) { return double(ar[i * 8 + q]); }, [&](int q, int j) { return double(br[q * 16 + j]); },
-        [](int, int) { return 0.0; });
+        16, 16, 8, [&](int i, int q) { return double(ar[i * 8 + q]); },
+        [&](int q, int j) { return double(br[q * 16 + j]); }, [](int, int) { return 0.0; });
     float *da = to_device(a), *db = to_device(b), *dd;
     CK(cudaMalloc(&dd, 256 * sizeof(float)));
     mma_tf32<<<1, 32>>>(da, db, dd);
@@ -341,8 +341,8 @@ int main() {
     CK(cudaMalloc(&dd, 256 * sizeof(int)));
     {
       const auto want = product(
-          16, 16, 16, [&](int i, int q) { return double(sa[i * 16 + q]); }, [&](int q, int j) { return double(sb[j * 16 + q]); },
-          [&](int i, int j) { return double(c[i * 16 + j]); });
+          16, 16, 16, [&](int i, int q) { return double(sa[i * 16 + q]); },
+          [&](int q, int j) { return double(sb[j * 16 + q]); }, [&](int i, int j) { return double(c[i * 16 + j]); });
       signed char *da = to_device(sa), *db = to_device(sb);
       mma_int8<signed char><<<1, 32>>>(da, db, dc, dd);
       CK_LAUNCH();
@@ -352,8 +352,8 @@ int main() {
     }
     {
       const auto want = product(
-          16, 16, 16, [&](int i, int q) { return double(ua[i * 16 + q]); }, [&](int q, int j) { return double(ub[j * 16 + q]); },
-          [&](int i, int j) { return double(c[i * 16 + j]); });
+          16, 16, 16, [&](int i, int q) { return double(ua[i * 16 + q]); },
+          [&](int q, int j) { return double(ub[j * 16 + q]); }, [&](int i, int j) { return double(c[i * 16 + j]); });
       unsigned char *da = to_device(ua), *db = to_device(ub);
       mma_int8<unsigned char><<<1, 32>>>(da, db, dc, dd);
       CK_LAUNCH();

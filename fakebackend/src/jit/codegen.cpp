@@ -1616,8 +1616,8 @@ class Gen final : public texture::Access {
     if (texture::handles(in)) return texture::lower(B_, *this, in);
     if (op == "sured") unsupported("uses " + op + " (surface reductions)");
     if (op == "wmma") return wmma(in);
-    if (op == "mma" || op == "ldmatrix" || op == "stmatrix")
-      unsupported("uses " + op + " (matrix instructions with a fixed fragment layout; wmma runs)");
+    if (op == "mma") return mma_sync(in);
+    if (op == "ldmatrix" || op == "stmatrix") return ldstmatrix(in);
     if (op == "cp") return async_copy(in);
     arith(in);
   }
@@ -1752,16 +1752,21 @@ class Gen final : public texture::Access {
     }
   }
 
-  kernels::matrix::Fragment matrix_fragment(const ptx::Instruction& in, kernels::matrix::Role role, PType t) {
+  kernels::matrix::Fragment matrix_fragment(const ptx::Instruction& in, kernels::matrix::Role role, PType t,
+                                            kernels::matrix::Layout layout = kernels::matrix::Layout::Wmma) {
     kernels::matrix::Shape shape;
     for (const std::string& m : in.mods)
       if (std::sscanf(m.c_str(), "m%un%uk%u", &shape.m, &shape.n, &shape.k) == 3) break;
     kernels::matrix::Elem e;
     kernels::matrix::Fragment f;
-    if (!matrix_elem(t, &e) || !kernels::matrix::fragment(shape, role, e, &f))
-      unsupported("uses wmma with m" + std::to_string(shape.m) + "n" + std::to_string(shape.n) + "k" +
-                  std::to_string(shape.k) + " ." + std::string(ptx::type_name(t)) +
-                  " (the executor runs f16, bf16, tf32, s8, u8 and f64 fragments)");
+    const bool wmma = layout == kernels::matrix::Layout::Wmma;
+    if (!matrix_elem(t, &e) ||
+        !(wmma ? kernels::matrix::fragment(shape, role, e, &f) : kernels::matrix::mma_fragment(shape, role, e, &f)))
+      unsupported(
+          "uses " + in.opcode + " with m" + std::to_string(shape.m) + "n" + std::to_string(shape.n) + "k" +
+          std::to_string(shape.k) + " ." + std::string(ptx::type_name(t)) +
+          (wmma ? " (the executor runs wmma's f16, bf16, tf32, s8, u8 and f64 fragments)"
+                : " (the executor runs mma.sync's m16n8k{4,8,16,32} f16, bf16, tf32, s8 and u8 and m8n8k4 f64)"));
     return f;
   }
 
@@ -1814,14 +1819,58 @@ class Gen final : public texture::Access {
     }
   }
 
-  // wmma.mma.sync.aligned.alayout.blayout.shape.dtype.ctype (f16 inputs) or
-  // .dtype.atype.btype.ctype: the lane's A, B and C registers go to the runtime as words, which
-  // gives D's once the warp has met (fg_rt_mma; fission.cpp lowers it for blocks run as loops).
-  // The layouts need nothing: the fragments hold the logical matrices (wmma_memory).
-  void wmma(const ptx::Instruction& in) {
-    if (in.has_mod("load")) return wmma_memory(in, true);
-    if (in.has_mod("store")) return wmma_memory(in, false);
-    if (!in.has_mod("mma")) unsupported("uses wmma." + (in.mods.empty() ? std::string() : in.mods[0]));
+  // The words of a fragment's registers (a 64-bit register as two words, low first).
+  void fragment_words(const ptx::Instruction& in, const Operand& regs, unsigned n, unsigned reg_bits,
+                      std::vector<Value*>* out) {
+    if (regs.kind != Operand::Kind::Vector || regs.elems.size() != n)
+      malformed(in, "a fragment of " + std::to_string(n) + " registers");
+    for (const Operand& r : regs.elems) {
+      if (reg_bits == 64) {
+        Value* v = read(r, PType::B64, in);
+        out->push_back(B_.CreateTrunc(v, i32_));
+        out->push_back(B_.CreateTrunc(B_.CreateLShr(v, 32), i32_));
+      } else {
+        out->push_back(read(r, PType::B32, in));
+      }
+    }
+  }
+
+  void write_fragment(const ptx::Instruction& in, const Operand& regs, unsigned n, unsigned reg_bits,
+                      const std::vector<Value*>& words) {
+    if (regs.kind != Operand::Kind::Vector || regs.elems.size() != n)
+      malformed(in, "a fragment of " + std::to_string(n) + " registers");
+    for (unsigned r = 0; r < n; ++r) {
+      if (reg_bits == 64) {
+        Value *lo = B_.CreateZExt(words[2 * r], i64_), *hi = B_.CreateZExt(words[2 * r + 1], i64_);
+        write(regs.elems[r], PType::B64, B_.CreateOr(lo, B_.CreateShl(hi, 32)), in);
+      } else {
+        write(regs.elems[r], PType::B32, words[r], in);
+      }
+    }
+  }
+
+  // The lanes of the warp meet for `op` (kernels/matrix.h): this lane gives `words`
+  // (Op::in_words) and gets its result's (Op::out_words) once every lane has come (fg_rt_mma;
+  // fission.cpp lowers it for blocks run as loops).
+  std::vector<Value*> warp_matrix(const kernels::matrix::Op& op, const std::vector<Value*>& words) {
+    AllocaInst* buf = cast<AllocaInst>(entry_alloca(ArrayType::get(i32_, op.in_words())));
+    AllocaInst* obuf = cast<AllocaInst>(entry_alloca(ArrayType::get(i32_, op.out_words())));
+    Value* in_at = B_.CreateBitCast(buf, PointerType::getUnqual(i32_));
+    for (unsigned w = 0; w < words.size(); ++w) B_.CreateStore(words[w], B_.CreateConstGEP1_32(i32_, in_at, w));
+    needs_fibers_ = true;
+    Value* out_at = B_.CreateBitCast(obuf, PointerType::getUnqual(i32_));
+    B_.CreateCall(runtime("fg_rt_mma", Type::getVoidTy(C_),
+                          {envp_, i32_, PointerType::getUnqual(i32_), PointerType::getUnqual(i32_)}),
+                  {env_, B_.getInt32(op.pack()), in_at, out_at});
+    std::vector<Value*> out;
+    for (unsigned w = 0; w < op.out_words(); ++w)
+      out.push_back(B_.CreateLoad(i32_, B_.CreateConstGEP1_32(i32_, out_at, w)));
+    return out;
+  }
+
+  // A product: d, a, b, c as the instruction names them (types dtype.ctype for f16 inputs, else
+  // dtype.atype.btype.ctype).
+  void matrix_product(const ptx::Instruction& in, kernels::matrix::Layout layout) {
     using kernels::matrix::Role;
     PType td, ta = PType::F16, tb = PType::F16, tc;
     if (in.types.size() == 2) {
@@ -1831,51 +1880,96 @@ class Gen final : public texture::Access {
     } else {
       malformed(in, "the result's and accumulator's types (and the inputs')");
     }
-    if (in.has_mod("rnd") || in.has_mod("rz") || in.has_mod("rm") || in.has_mod("rp"))
-      unsupported("uses wmma.mma with a directed rounding");
-    const kernels::matrix::Fragment fa = matrix_fragment(in, Role::A, ta), fb = matrix_fragment(in, Role::B, tb),
-                                    fc = matrix_fragment(in, Role::C, tc), fd = matrix_fragment(in, Role::C, td);
+    if (in.has_mod("rz") || in.has_mod("rm") || in.has_mod("rp"))
+      unsupported("uses " + in.opcode + " with a directed rounding");
+    const kernels::matrix::Fragment fa = matrix_fragment(in, Role::A, ta, layout),
+                                    fb = matrix_fragment(in, Role::B, tb, layout),
+                                    fc = matrix_fragment(in, Role::C, tc, layout),
+                                    fd = matrix_fragment(in, Role::C, td, layout);
     kernels::matrix::Op op;
+    op.layout = layout;
     op.shape = {fa.rows, fb.cols, fa.cols};
     op.a = fa.elem, op.b = fb.elem, op.c = fc.elem, op.d = fd.elem;
     op.satfinite = in.has_mod("satfinite");
     if (in.ops.size() != 4) malformed(in, "four fragments: d, a, b, c");
-    const unsigned words = kernels::matrix::operand_words(op);
-    AllocaInst* buf = cast<AllocaInst>(entry_alloca(ArrayType::get(i32_, words)));
-    AllocaInst* dbuf = cast<AllocaInst>(entry_alloca(ArrayType::get(i32_, fd.words())));
-    Value* words_at = B_.CreateBitCast(buf, PointerType::getUnqual(i32_));
-    unsigned w = 0;
-    for (auto [k, f] : {std::pair<size_t, const kernels::matrix::Fragment*>{1, &fa}, {2, &fb}, {3, &fc}}) {
-      const Operand& regs = in.ops[k];
-      if (regs.kind != Operand::Kind::Vector || regs.elems.size() != f->regs)
-        malformed(in, "a fragment of " + std::to_string(f->regs) + " registers");
-      for (const Operand& r : regs.elems) {
-        if (f->reg_bits == 64) {
-          Value* v = read(r, PType::B64, in);
-          B_.CreateStore(B_.CreateTrunc(v, i32_), B_.CreateConstGEP1_32(i32_, words_at, w++));
-          B_.CreateStore(B_.CreateTrunc(B_.CreateLShr(v, 32), i32_), B_.CreateConstGEP1_32(i32_, words_at, w++));
-        } else {
-          B_.CreateStore(read(r, PType::B32, in), B_.CreateConstGEP1_32(i32_, words_at, w++));
-        }
+    std::vector<Value*> words;
+    fragment_words(in, in.ops[1], fa.regs, fa.reg_bits, &words);
+    fragment_words(in, in.ops[2], fb.regs, fb.reg_bits, &words);
+    fragment_words(in, in.ops[3], fc.regs, fc.reg_bits, &words);
+    write_fragment(in, in.ops[0], fd.regs, fd.reg_bits, warp_matrix(op, words));
+  }
+
+  // wmma.mma.sync.aligned.alayout.blayout.shape.dtype.ctype: the layouts need nothing, the
+  // fragments hold the logical matrices (wmma_memory).
+  void wmma(const ptx::Instruction& in) {
+    if (in.has_mod("load")) return wmma_memory(in, true);
+    if (in.has_mod("store")) return wmma_memory(in, false);
+    if (!in.has_mod("mma")) unsupported("uses wmma." + (in.mods.empty() ? std::string() : in.mods[0]));
+    matrix_product(in, kernels::matrix::Layout::Wmma);
+  }
+
+  // mma.sync.aligned.shape.row.col.dtype.atype.btype.ctype: the PTX ISA's fragment layouts.
+  void mma_sync(const ptx::Instruction& in) {
+    if (!in.has_mod("sync")) unsupported("uses mma without .sync");
+    for (const char* m : {"sp", "sp::ordered_metadata", "block_scale", "kind::f8f6f4", "kind::mxf8f6f4"})
+      if (in.has_mod(m)) unsupported(std::string("uses mma.") + m);
+    matrix_product(in, kernels::matrix::Layout::Mma);
+  }
+
+  // ldmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}{.shared}.b16 d, [p] and
+  // stmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}{.shared}.b16 [p], r: lanes 8i .. 8i+7 name the
+  // 16-byte rows of matrix i. A lane that names a row reads (writes) it as ld (st) would, checked;
+  // the rows then cross the warp as the fragments of mma.sync's 16-bit inputs.
+  void ldstmatrix(const ptx::Instruction& in) {
+    const bool load = in.opcode == "ldmatrix";
+    if (!in.has_mod("m8n8") || in.types.size() != 1 || in.types[0] != PType::B16)
+      unsupported("uses " + in.opcode + " other than .m8n8 .b16");
+    kernels::matrix::Op op;
+    op.kind = load ? kernels::matrix::Kind::LoadRows : kernels::matrix::Kind::StoreRows;
+    op.count = in.has_mod("x4") ? 4 : in.has_mod("x2") ? 2 : 1;
+    op.trans = in.has_mod("trans");
+    const Space sp = space_of(in);
+    const Operand& regs = in.ops.at(load ? 0 : 1);
+    Value* lane = special("%laneid", in);
+    Value* names_row = B_.CreateICmpULT(lane, B_.getInt32(8 * op.count));
+    Value* row_at = raw_address(in.ops.at(load ? 1 : 0), in);
+    // Only the lanes that name a row touch memory: the others' addresses are not read.
+    BasicBlock* access = BasicBlock::Create(C_, "matrix.row", llfn_);
+    BasicBlock* done = BasicBlock::Create(C_, "matrix.rows", llfn_);
+    if (load) {
+      BasicBlock* from = B_.GetInsertBlock();
+      B_.CreateCondBr(names_row, access, done);
+      B_.SetInsertPoint(access);
+      Value* host = checked(row_at, sp, 16, false);
+      std::vector<Value*> row;
+      for (unsigned w = 0; w < 4; ++w) {
+        LoadInst* l = B_.CreateLoad(i32_, host_ptr(B_.CreateAdd(host, B_.getInt64(4 * w)), i32_));
+        l->setAlignment(Align(4));
+        row.push_back(l);
       }
-    }
-    needs_fibers_ = true;
-    Value* d_at = B_.CreateBitCast(dbuf, PointerType::getUnqual(i32_));
-    B_.CreateCall(runtime("fg_rt_mma", Type::getVoidTy(C_),
-                          {envp_, i32_, PointerType::getUnqual(i32_), PointerType::getUnqual(i32_)}),
-                  {env_, B_.getInt32(op.pack()), words_at, d_at});
-    const Operand& d = in.ops[0];
-    if (d.kind != Operand::Kind::Vector || d.elems.size() != fd.regs)
-      malformed(in, "a fragment of " + std::to_string(fd.regs) + " registers");
-    for (unsigned r = 0; r < fd.regs; ++r) {
-      if (fd.reg_bits == 64) {
-        Value* lo = B_.CreateZExt(B_.CreateLoad(i32_, B_.CreateConstGEP1_32(i32_, d_at, 2 * r)), i64_);
-        Value* hi = B_.CreateZExt(B_.CreateLoad(i32_, B_.CreateConstGEP1_32(i32_, d_at, 2 * r + 1)), i64_);
-        write(d.elems[r], PType::B64, B_.CreateOr(lo, B_.CreateShl(hi, 32)), in);
-      } else {
-        write(d.elems[r], PType::B32, B_.CreateLoad(i32_, B_.CreateConstGEP1_32(i32_, d_at, r)), in);
+      BasicBlock* loaded = B_.GetInsertBlock();
+      B_.CreateBr(done);
+      B_.SetInsertPoint(done);
+      std::vector<Value*> words;
+      for (unsigned w = 0; w < 4; ++w) {
+        PHINode* phi = B_.CreatePHI(i32_, 2);
+        phi->addIncoming(B_.getInt32(0), from);
+        phi->addIncoming(row[w], loaded);
+        words.push_back(phi);
       }
+      write_fragment(in, regs, op.count, 32, warp_matrix(op, words));
+      return;
     }
+    std::vector<Value*> words;
+    fragment_words(in, regs, op.count, 32, &words);
+    const std::vector<Value*> row = warp_matrix(op, words);
+    B_.CreateCondBr(names_row, access, done);
+    B_.SetInsertPoint(access);
+    Value* host = checked(row_at, sp, 16, true);
+    for (unsigned w = 0; w < 4; ++w)
+      B_.CreateStore(row[w], host_ptr(B_.CreateAdd(host, B_.getInt64(4 * w)), i32_))->setAlignment(Align(4));
+    B_.CreateBr(done);
+    B_.SetInsertPoint(done);
   }
 
   Value* entry_alloca(Type* ty) {

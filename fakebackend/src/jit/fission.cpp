@@ -268,13 +268,11 @@ class Splitter {
           result = p;
           break;
         }
-        case WarpOp::Mma: {  // (env, op, in, d): the lane's operand words are its exchange; D goes to d
+        case WarpOp::Mma: {  // (env, op, in, out): the lane's words are its exchange; its result goes to out
           const auto op = kernels::matrix::Op::unpack(
               static_cast<uint32_t>(cast<ConstantInt>(call->getArgOperand(1))->getZExtValue()));
-          kernels::matrix::Fragment fd;
-          kernels::matrix::fragment(op.shape, kernels::matrix::Role::C, op.d, &fd);
-          Type* in_ty = ArrayType::get(i32_, kernels::matrix::operand_words(op));
-          Type* d_ty = ArrayType::get(i32_, fd.words());
+          Type* in_ty = ArrayType::get(i32_, op.in_words());
+          Type* d_ty = ArrayType::get(i32_, op.out_words());
           Value* x = exchange(
               b.CreateLoad(in_ty, b.CreateBitCast(call->getArgOperand(2), PointerType::getUnqual(in_ty))));
           const std::string name = "fg.warp.mma." + std::to_string(op.pack());

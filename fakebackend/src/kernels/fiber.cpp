@@ -352,7 +352,7 @@ void complete_warp_op(Block& blk, uint32_t w, uint32_t group) {
         const uint32_t* in[32];
         for (uint32_t k = 0; k < 32; ++k)
           in[k] = (group >> k & 1) ? reinterpret_cast<const uint32_t*>(lanes[k].value) : nullptr;
-        matrix::lane_product(matrix::Op::unpack(f.mode), in, l, f.out);
+        matrix::lane_result(matrix::Op::unpack(f.mode), in, l, f.out);
         break;
       }
     }

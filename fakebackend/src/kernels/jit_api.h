@@ -15,7 +15,7 @@
 
 namespace fg::kernels {
 
-inline constexpr uint32_t kJitAbiVersion = 9;
+inline constexpr uint32_t kJitAbiVersion = 10;
 
 // The most threads per block a block function split at barriers handles.
 inline constexpr uint32_t kSplitMaxThreads = 1024;

@@ -52,11 +52,24 @@ double value(Elem t, uint64_t bits) {
   return 0;
 }
 
-// Where element (row, col) of fragment `f` lives: the first lane and element holding it.
-void locate(const Fragment& f, unsigned row, unsigned col, unsigned* lane, unsigned* e) {
-  const unsigned idx = row * f.cols + col;
-  *lane = idx / f.elements;
-  *e = idx % f.elements;
+// Where each element of a fragment lives: the first lane and element holding it, by
+// row × cols + col.
+struct Where {
+  uint8_t lane = 0, e = 0;
+};
+void locate_all(const Fragment& f, Where* out) {
+  bool* seen = static_cast<bool*>(__builtin_alloca(f.rows * f.cols));
+  std::memset(seen, 0, f.rows * f.cols);
+  for (unsigned l = 0; l < 32; ++l)
+    for (unsigned e = 0; e < f.elements; ++e) {
+      unsigned r, c;
+      f.position(l, e, &r, &c);
+      const unsigned idx = r * f.cols + c;
+      if (idx < f.rows * f.cols && !seen[idx]) {
+        seen[idx] = true;
+        out[idx] = {static_cast<uint8_t>(l), static_cast<uint8_t>(e)};
+      }
+    }
 }
 
 void put(const Fragment& f, uint32_t* w, unsigned e, uint64_t bits) {
@@ -76,16 +89,18 @@ void put(const Fragment& f, uint32_t* w, unsigned e, uint64_t bits) {
 
 }  // namespace
 
-void lane_product(const Op& op, const uint32_t* const lanes[32], unsigned lane, uint32_t* d) {
+namespace {
+
+void product(const Op& op, const uint32_t* const lanes[32], unsigned lane, uint32_t* d) {
   Fragment fa, fb, fc, fd;
-  if (!fragment(op.shape, Role::A, op.a, &fa) || !fragment(op.shape, Role::B, op.b, &fb) ||
-      !fragment(op.shape, Role::C, op.c, &fc) || !fragment(op.shape, Role::C, op.d, &fd))
-    return;  // the compiler only emits the combinations fragment() takes
+  if (!op.fragments(&fa, &fb, &fc, &fd)) return;  // the compiler only emits what fragments() takes
   const unsigned b_at = fa.words(), c_at = b_at + fb.words();
-  auto element = [&](const Fragment& f, unsigned at, unsigned row, unsigned col) -> double {
-    unsigned l, e;
-    locate(f, row, col, &l, &e);
-    return lanes[l] ? value(f.elem, raw(f, lanes[l] + at, e)) : 0.0;
+  Where wa[32 * 32], wb[32 * 32];
+  locate_all(fa, wa);
+  locate_all(fb, wb);
+  auto element = [&](const Fragment& f, const Where* w, unsigned at, unsigned row, unsigned col) -> double {
+    const Where x = w[row * f.cols + col];
+    return lanes[x.lane] ? value(f.elem, raw(f, lanes[x.lane] + at, x.e)) : 0.0;
   };
   const uint32_t* own = lanes[lane];
   for (unsigned e = 0; e < fd.elements; ++e) {
@@ -96,21 +111,25 @@ void lane_product(const Op& op, const uint32_t* const lanes[32], unsigned lane, 
     if (op.d == Elem::S32) {
       int64_t acc = static_cast<int64_t>(c);
       for (unsigned k = 0; k < op.shape.k; ++k)
-        acc += static_cast<int64_t>(element(fa, 0, row, k)) * static_cast<int64_t>(element(fb, b_at, k, col));
+        acc += static_cast<int64_t>(element(fa, wa, 0, row, k)) * static_cast<int64_t>(element(fb, wb, b_at, k, col));
       if (op.satfinite)
         acc = std::min<int64_t>(std::max<int64_t>(acc, std::numeric_limits<int32_t>::min()),
                                 std::numeric_limits<int32_t>::max());
       bits = static_cast<uint32_t>(acc);
     } else if (op.d == Elem::F64) {
       double acc = c;
-      for (unsigned k = 0; k < op.shape.k; ++k) acc = std::fma(element(fa, 0, row, k), element(fb, b_at, k, col), acc);
+      for (unsigned k = 0; k < op.shape.k; ++k)
+        acc = std::fma(element(fa, wa, 0, row, k), element(fb, wb, b_at, k, col), acc);
       std::memcpy(&bits, &acc, 8);
     } else {
       float acc = static_cast<float>(c);
       for (unsigned k = 0; k < op.shape.k; ++k)
-        acc = std::fma(static_cast<float>(element(fa, 0, row, k)), static_cast<float>(element(fb, b_at, k, col)), acc);
-      if (op.satfinite) acc = std::isnan(acc) ? 0.0f : std::fmax(std::fmin(acc, std::numeric_limits<float>::max()),
-                                                                   -std::numeric_limits<float>::max());
+        acc = std::fma(static_cast<float>(element(fa, wa, 0, row, k)),
+                       static_cast<float>(element(fb, wb, b_at, k, col)), acc);
+      if (op.satfinite)
+        acc = std::isnan(acc)
+                  ? 0.0f
+                  : std::fmax(std::fmin(acc, std::numeric_limits<float>::max()), -std::numeric_limits<float>::max());
       if (op.d == Elem::F16) {
         uint16_t hb = to_half(acc);
         if (op.satfinite && (hb & 0x7c00u) == 0x7c00u) hb = static_cast<uint16_t>((hb & 0x8000u) | 0x7bffu);
@@ -125,6 +144,46 @@ void lane_product(const Op& op, const uint32_t* const lanes[32], unsigned lane, 
   }
 }
 
+uint16_t half_of(const uint32_t* row, unsigned i) { return static_cast<uint16_t>(row[i / 2] >> (i % 2 * 16)); }
+
+// ldmatrix: lanes 8i .. 8i+7 gave matrix i's rows (8 halves each); lane l gets, of each
+// matrix, row l / 4's halves 2 (l % 4) and 2 (l % 4) + 1 (.trans: column l / 4's).
+void load_rows(const Op& op, const uint32_t* const lanes[32], unsigned lane, uint32_t* out) {
+  for (unsigned i = 0; i < op.count; ++i) {
+    uint32_t w = 0;
+    for (unsigned j = 0; j < 2; ++j) {
+      const unsigned r = op.trans ? (lane % 4) * 2 + j : lane / 4, c = op.trans ? lane / 4 : (lane % 4) * 2 + j;
+      const uint32_t* row = lanes[8 * i + r];
+      w |= uint32_t{row ? half_of(row, c) : uint16_t{0}} << (16 * j);
+    }
+    out[i] = w;
+  }
+}
+
+// stmatrix: the inverse; lane 8i + r gets matrix i's row r (8 halves) to store.
+void store_rows(const Op& op, const uint32_t* const lanes[32], unsigned lane, uint32_t* out) {
+  std::memset(out, 0, 16);
+  const unsigned i = lane / 8, r = lane % 8;
+  if (i >= op.count) return;
+  for (unsigned c = 0; c < 8; ++c) {
+    // Element (r, c) of matrix i is held by lane 4r + c / 2 (.trans: 4c + r / 2), half c % 2.
+    const unsigned src = op.trans ? 4 * c + r / 2 : 4 * r + c / 2, half = op.trans ? r % 2 : c % 2;
+    const uint32_t* regs = lanes[src];
+    const uint16_t h = regs ? static_cast<uint16_t>(regs[i] >> (16 * half)) : 0;
+    out[c / 2] |= uint32_t{h} << (16 * (c % 2));
+  }
+}
+
+}  // namespace
+
+void lane_result(const Op& op, const uint32_t* const lanes[32], unsigned lane, uint32_t* out) {
+  switch (op.kind) {
+    case Kind::Product: return product(op, lanes, lane, out);
+    case Kind::LoadRows: return load_rows(op, lanes, lane, out);
+    case Kind::StoreRows: return store_rows(op, lanes, lane, out);
+  }
+}
+
 }  // namespace fg::kernels::matrix
 
 extern "C" void fg_rt_warp_mma(uint32_t op, const unsigned char* lanes, uint64_t stride, uint32_t lane, uint32_t group,
@@ -132,5 +191,5 @@ extern "C" void fg_rt_warp_mma(uint32_t op, const unsigned char* lanes, uint64_t
   const uint32_t* ptrs[32];
   for (unsigned k = 0; k < 32; ++k)
     ptrs[k] = (group >> k & 1) ? reinterpret_cast<const uint32_t*>(lanes + k * stride) : nullptr;
-  fg::kernels::matrix::lane_product(fg::kernels::matrix::Op::unpack(op), ptrs, lane, d);
+  fg::kernels::matrix::lane_result(fg::kernels::matrix::Op::unpack(op), ptrs, lane, d);
 }

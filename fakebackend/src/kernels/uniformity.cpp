@@ -57,12 +57,12 @@ bool is_integer(ptx::Type t) {
   }
 }
 
-// The lanes of a warp meet there (wmma.mma: the product reads every lane's fragments; wmma's
-// loads and stores are each lane's own).
+// The lanes of a warp meet there (wmma.mma, mma, ldmatrix, stmatrix: every lane's fragments or
+// rows cross the warp; wmma's loads and stores are each lane's own).
 bool is_warp_op(const Instruction& in) {
   const std::string& op = in.opcode;
   return op == "shfl" || op == "vote" || op == "match" || op == "redux" || op == "activemask" ||
-         (op == "wmma" && in.has_mod("mma"));
+         (op == "wmma" && in.has_mod("mma")) || op == "mma" || op == "ldmatrix" || op == "stmatrix";
 }
 
 bool is_barrier(const Instruction& in) { return in.opcode == "bar" || in.opcode == "barrier"; }
@@ -436,7 +436,8 @@ class Analysis {
       if (in.has_mod("const")) return sources();
       return Val::Varying;
     }
-    if (op == "atom" || op == "ldu" || op == "shfl" || op == "match" || op == "wmma") return Val::Varying;
+    if (op == "atom" || op == "ldu" || op == "shfl" || op == "match" || op == "wmma" || op == "mma" || op == "ldmatrix")
+      return Val::Varying;
     // Texture and surface reads (and queries) are memory reads: they vary.
     if (op == "tex" || op == "tld4" || op == "txq" || op == "suld" || op == "suq") return Val::Varying;
     // A warp's lanes get the same vote, reduction and mask (when they name the same lanes).
