@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #if defined(__CUDACC__) || defined(KT_WITH_RUNTIME)
 #include <cuda_runtime.h>
@@ -216,5 +217,32 @@ struct Rng {
   // Uniform in [lo, hi).
   double uniform(double lo, double hi) { return lo + (hi - lo) * (static_cast<double>(next() >> 11) * 0x1p-53); }
 };
+
+// check_array against values computed in double, each converted to T first.
+template <typename T>
+bool check_as(const char* name, const std::vector<T>& got, const std::vector<double>& want) {
+  std::vector<T> w(want.size());
+  for (size_t i = 0; i < want.size(); ++i) w[i] = static_cast<T>(want[i]);
+  return got.size() == want.size() ? check_array(name, got.data(), w.data(), w.size())
+                                   : checkf(name, false, "%zu results, %zu expected", got.size(), want.size());
+}
+
+#if defined(__CUDACC__) || defined(KT_WITH_RUNTIME)
+// A device copy of `v` (a byte more, so that an empty vector still gets an allocation).
+template <typename T>
+T* to_device(const std::vector<T>& v) {
+  T* d = nullptr;
+  CK(cudaMalloc(&d, v.size() * sizeof(T) + 1));
+  CK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+template <typename T>
+std::vector<T> from_device(const T* d, size_t n) {
+  std::vector<T> v(n);
+  CK(cudaMemcpy(v.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  return v;
+}
+#endif
 
 }  // namespace kt

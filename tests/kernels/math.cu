@@ -37,19 +37,8 @@
 using ull = unsigned long long;
 using ll = long long;
 
-template <typename T>
-static T* to_device(const std::vector<T>& v) {
-  T* d;
-  CK(cudaMalloc(&d, v.size() * sizeof(T) + 1));
-  CK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return d;
-}
-template <typename T>
-static std::vector<T> from_device(const T* d, size_t n) {
-  std::vector<T> v(n);
-  CK(cudaMemcpy(v.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
-  return v;
-}
+using kt::from_device;
+using kt::to_device;
 template <typename T>
 static T* device_array(size_t n) {
   T* d;

@@ -107,10 +107,9 @@ __global__ void m16n8k8_bf16(const __nv_bfloat16* a, const __nv_bfloat16* b, flo
   for (int r = 0; r < 2; ++r) ra[r] = pack(&a[(g + 8 * r) * 8 + 2 * t], &a[(g + 8 * r) * 8 + 2 * t + 1]);
   rb = pack(&b[(2 * t) * 8 + g], &b[(2 * t + 1) * 8 + g]);
   float o[4];
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%7,%7,%7};"
-      : "=f"(o[0]), "=f"(o[1]), "=f"(o[2]), "=f"(o[3])
-      : "r"(ra[0]), "r"(ra[1]), "r"(rb), "f"(0.0f));
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%7,%7,%7};"
+               : "=f"(o[0]), "=f"(o[1]), "=f"(o[2]), "=f"(o[3])
+               : "r"(ra[0]), "r"(ra[1]), "r"(rb), "f"(0.0f));
   for (int i = 0; i < 4; ++i) d[(g + 8 * (i >> 1)) * 8 + 2 * t + (i & 1)] = o[i];
 }
 
@@ -185,8 +184,8 @@ __global__ void ldst_matrix(const half* in, half* out, int mode) {
     asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1,%2,%3,%4};" ::"r"(dst), "r"(r[0]), "r"(r[1]),
                  "r"(r[2]), "r"(r[3]));
   } else {
-    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1,%2,%3,%4};" ::"r"(dst), "r"(r[0]),
-                 "r"(r[1]), "r"(r[2]), "r"(r[3]));
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1,%2,%3,%4};" ::"r"(dst), "r"(r[0]), "r"(r[1]),
+                 "r"(r[2]), "r"(r[3]));
   }
   __syncwarp();
   for (int i = lane; i < 256; i += 32) out[i] = o[i];
@@ -194,20 +193,9 @@ __global__ void ldst_matrix(const half* in, half* out, int mode) {
 
 namespace {
 
-template <typename T>
-T* to_device(const std::vector<T>& v) {
-  T* p = nullptr;
-  CK(cudaMalloc(&p, v.size() * sizeof(T)));
-  CK(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return p;
-}
-
-template <typename T>
-std::vector<T> from_device(const T* p, size_t n) {
-  std::vector<T> v(n);
-  CK(cudaMemcpy(v.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
-  return v;
-}
+using kt::check_as;
+using kt::from_device;
+using kt::to_device;
 
 int small(int i, int seed, int range) { return (i * 7 + seed * 13 + (i / 5) * 3) % range - range / 3; }
 
@@ -218,13 +206,6 @@ std::vector<double> product(int m, int n, int k, const std::vector<double>& a, c
     for (int j = 0; j < n; ++j)
       for (int q = 0; q < k; ++q) out[i * n + j] += a[i * k + q] * b[q * n + j];
   return out;
-}
-
-template <typename T>
-void check_as(const char* name, const std::vector<T>& got, const std::vector<double>& want) {
-  std::vector<T> w(want.size());
-  for (size_t i = 0; i < want.size(); ++i) w[i] = static_cast<T>(want[i]);
-  kt::check_array(name, got.data(), w.data(), w.size());
 }
 
 }  // namespace

@@ -158,22 +158,10 @@ __global__ void mma_f64(const double* a, const double* b, double* d) {
 
 namespace {
 
-template <typename T>
-T* to_device(const std::vector<T>& v) {
-  T* d = nullptr;
-  CK(cudaMalloc(&d, v.size() * sizeof(T)));
-  CK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return d;
-}
+using kt::check_as;
+using kt::from_device;
+using kt::to_device;
 
-template <typename T>
-std::vector<T> from_device(const T* d, size_t n) {
-  std::vector<T> v(n);
-  CK(cudaMemcpy(v.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
-  return v;
-}
-
-// Small integers, some negative, from a seed: exact in every input type here.
 int small(int i, int seed, int range) { return (i * 7 + seed * 13 + (i / 5) * 3) % range - range / 3; }
 
 // want[i][j] (row-major m×n) = sum_k A(i,k) B(k,j) + C(i,j), element accessors given.
@@ -187,13 +175,6 @@ std::vector<double> product(int m, int n, int k, FA a, FB b, FC c) {
       out[static_cast<size_t>(i) * n + j] = s;
     }
   return out;
-}
-
-template <typename T>
-void check_as(const char* name, const std::vector<T>& got, const std::vector<double>& want) {
-  std::vector<T> w(want.size());
-  for (size_t i = 0; i < want.size(); ++i) w[i] = static_cast<T>(want[i]);
-  kt::check_array(name, got.data(), w.data(), w.size());
 }
 
 }  // namespace

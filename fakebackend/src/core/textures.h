@@ -62,6 +62,29 @@ struct View {
   unsigned first_mip = 0, last_mip = 0, first_layer = 0, last_layer = 0;
 };
 
+// The sampler fields the driver's CUDA_TEXTURE_DESC and the runtime's cudaTextureDesc name
+// alike (the address and filter modes and the flags each API spells its own way).
+template <typename Desc>
+void copy_level_fields(const Desc& d, Sampler* s) {
+  s->max_anisotropy = d.maxAnisotropy;
+  s->mipmap_filter = static_cast<int>(d.mipmapFilterMode);
+  s->mipmap_bias = d.mipmapLevelBias;
+  s->min_lod = d.minMipmapLevelClamp;
+  s->max_lod = d.maxMipmapLevelClamp;
+  for (int i = 0; i < 4; ++i) s->border[i] = d.borderColor[i];
+}
+
+// A CUDA_RESOURCE_VIEW_DESC or cudaResourceViewDesc.
+template <typename Desc>
+View view_of(const Desc& d) {
+  View v;
+  v.format = static_cast<int>(d.format);
+  v.width = d.width, v.height = d.height, v.depth = d.depth;
+  v.first_mip = d.firstMipmapLevel, v.last_mip = d.lastMipmapLevel;
+  v.first_layer = d.firstLayer, v.last_layer = d.lastLayer;
+  return v;
+}
+
 // The texels an object reaches, resolved when it is made: element (x, y, z) is at
 // base + z * slice + y * pitch + x * element bytes, for x < width, y < height, z < depth
 // (z counts the layers of a layered array).

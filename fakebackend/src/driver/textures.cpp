@@ -76,20 +76,10 @@ CUresult create(unsigned long long* out, const CUDA_RESOURCE_DESC* res, const CU
       for (int i = 0; i < 3; ++i) s.address[i] = static_cast<int>(tex->addressMode[i]);
       s.filter = static_cast<int>(tex->filterMode);
       s.flags = tex->flags;
-      s.max_anisotropy = tex->maxAnisotropy;
-      s.mipmap_filter = static_cast<int>(tex->mipmapFilterMode);
-      s.mipmap_bias = tex->mipmapLevelBias;
-      s.min_lod = tex->minMipmapLevelClamp;
-      s.max_lod = tex->maxMipmapLevelClamp;
-      std::memcpy(s.border, tex->borderColor, sizeof s.border);
+      textures::copy_level_fields(*tex, &s);
     }
     textures::View v;
-    if (view) {
-      v.format = static_cast<int>(view->format);
-      v.width = view->width, v.height = view->height, v.depth = view->depth;
-      v.first_mip = view->firstMipmapLevel, v.last_mip = view->lastMipmapLevel;
-      v.first_layer = view->firstLayer, v.last_layer = view->lastLayer;
-    }
+    if (view) v = textures::view_of(*view);
     uint64_t h = 0;
     if (CUresult r = to_cu(textures::create(ctx, resource_of(*res), tex ? &s : nullptr, view ? &v : nullptr, &h)))
       return r;

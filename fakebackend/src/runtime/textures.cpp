@@ -84,20 +84,10 @@ cudaError_t create(unsigned long long* out, const cudaResourceDesc* res, const c
                 (tex->normalizedCoords ? tx::kNormalizedCoordinates : 0) | (tex->sRGB ? tx::kSrgb : 0) |
                 (tex->disableTrilinearOptimization ? tx::kDisableTrilinear : 0) |
                 (tex->seamlessCubemap ? tx::kSeamlessCubemap : 0);
-      s.max_anisotropy = tex->maxAnisotropy;
-      s.mipmap_filter = static_cast<int>(tex->mipmapFilterMode);
-      s.mipmap_bias = tex->mipmapLevelBias;
-      s.min_lod = tex->minMipmapLevelClamp;
-      s.max_lod = tex->maxMipmapLevelClamp;
-      std::memcpy(s.border, tex->borderColor, sizeof s.border);
+      tx::copy_level_fields(*tex, &s);
     }
     tx::View v;
-    if (view) {
-      v.format = static_cast<int>(view->format);
-      v.width = view->width, v.height = view->height, v.depth = view->depth;
-      v.first_mip = view->firstMipmapLevel, v.last_mip = view->lastMipmapLevel;
-      v.first_layer = view->firstLayer, v.last_layer = view->lastLayer;
-    }
+    if (view) v = tx::view_of(*view);
     fg::Context* ctx = nullptr;
     if (cudaError_t e = fg::rt::context(&ctx); e != cudaSuccess) return e;
     uint64_t h = 0;
