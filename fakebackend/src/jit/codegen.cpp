@@ -6,6 +6,7 @@
 #include "jit/fission.h"
 #include "jit/half.h"
 #include "jit/texture.h"
+#include "jit/thread_nest.h"
 #include "kernels/matrix.h"
 #include "kernels/uniformity.h"
 
@@ -2028,40 +2029,11 @@ class Gen final : public texture::Access {
     llfn_ = blk;
     Value* n[3] = {env_dim(kNtid, 0), env_dim(kNtid, 1), env_dim(kNtid, 2)};
     BasicBlock* done = BasicBlock::Create(C_, "done", blk);
-    // for z, for y, for x
-    BasicBlock* zh = BasicBlock::Create(C_, "z", blk);
-    B_.CreateBr(zh);
-    B_.SetInsertPoint(zh);
-    PHINode* z = B_.CreatePHI(i32_, 2, "tz");
-    z->addIncoming(B_.getInt32(0), bb);
-    BasicBlock* yh = BasicBlock::Create(C_, "y", blk);
-    B_.CreateBr(yh);
-    B_.SetInsertPoint(yh);
-    PHINode* y = B_.CreatePHI(i32_, 2, "ty");
-    y->addIncoming(B_.getInt32(0), zh);
-    BasicBlock* xh = BasicBlock::Create(C_, "x", blk);
-    B_.CreateBr(xh);
-    B_.SetInsertPoint(xh);
-    PHINode* x = B_.CreatePHI(i32_, 2, "tx");
-    x->addIncoming(B_.getInt32(0), yh);
-    B_.CreateCall(thread, {env, x, y, z});
+    const ThreadNest t = thread_nest(blk, bb, n, done, "");
+    B_.SetInsertPoint(t.body);
+    B_.CreateCall(thread, {env, t.x, t.y, t.z});
     Value* failed = B_.CreateICmpNE(load_env(kAbort, i32_), B_.getInt32(0));
-    BasicBlock* xnext = BasicBlock::Create(C_, "x.next", blk);
-    B_.CreateCondBr(failed, done, xnext);
-    B_.SetInsertPoint(xnext);
-    Value* x1 = B_.CreateAdd(x, B_.getInt32(1));
-    x->addIncoming(x1, xnext);
-    BasicBlock* ylatch = BasicBlock::Create(C_, "y.next", blk);
-    B_.CreateCondBr(B_.CreateICmpULT(x1, n[0]), xh, ylatch);
-    B_.SetInsertPoint(ylatch);
-    Value* y1 = B_.CreateAdd(y, B_.getInt32(1));
-    y->addIncoming(y1, ylatch);
-    BasicBlock* zlatch = BasicBlock::Create(C_, "z.next", blk);
-    B_.CreateCondBr(B_.CreateICmpULT(y1, n[1]), yh, zlatch);
-    B_.SetInsertPoint(zlatch);
-    Value* z1 = B_.CreateAdd(z, B_.getInt32(1));
-    z->addIncoming(z1, zlatch);
-    B_.CreateCondBr(B_.CreateICmpULT(z1, n[2]), zh, done);
+    B_.CreateCondBr(failed, done, t.latch);
     B_.SetInsertPoint(done);
     B_.CreateRetVoid();
     thread->addFnAttr(Attribute::AlwaysInline);

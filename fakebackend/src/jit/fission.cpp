@@ -2,6 +2,7 @@
 #include "jit/fission.h"
 
 #include "jit/env.h"
+#include "jit/thread_nest.h"
 #include "kernels/abi.h"
 #include "kernels/jit_api.h"
 #include "kernels/matrix.h"
@@ -702,30 +703,12 @@ class Splitter {
   BasicBlock* block_pass(BasicBlock* entry, BasicBlock* done, const Part& part, const Region& region,
                          const std::string& tag, std::set<uint32_t>& targets, Value* warp_next,
                          std::set<uint32_t>* parts) {
-    BasicBlock* zh = BasicBlock::Create(C_, "z" + tag, F_);
-    BasicBlock* yh = BasicBlock::Create(C_, "y" + tag, F_);
-    BasicBlock* xh = BasicBlock::Create(C_, "x" + tag, F_);
-    BasicBlock* xl = BasicBlock::Create(C_, "x.next" + tag, F_);
-    BasicBlock* yl = BasicBlock::Create(C_, "y.next" + tag, F_);
-    BasicBlock* zl = BasicBlock::Create(C_, "z.next" + tag, F_);
     BasicBlock* after = BasicBlock::Create(C_, "pass.done" + tag, F_);
-    IRBuilder<> b(entry);
-    b.CreateBr(zh);
-    b.SetInsertPoint(zh);
-    PHINode* z = b.CreatePHI(i32_, 2, "tz");
-    z->addIncoming(b.getInt32(0), entry);
-    b.CreateBr(yh);
-    b.SetInsertPoint(yh);
-    PHINode* y = b.CreatePHI(i32_, 2, "ty");
-    y->addIncoming(b.getInt32(0), zh);
-    Value* row = b.CreateMul(b.CreateAdd(b.CreateMul(z, n_[1]), y), n_[0]);
-    b.CreateBr(xh);
-    b.SetInsertPoint(xh);
-    PHINode* x = b.CreatePHI(i32_, 2, "tx");
-    x->addIncoming(b.getInt32(0), yh);
+    const ThreadNest t = thread_nest(F_, entry, n_, after, tag);
+    IRBuilder<> b(t.body);
     Pass p;
-    p.x = x, p.y = y, p.z = z;
-    p.lid = b.CreateAdd(row, x, "linear");
+    p.x = t.x, p.y = t.y, p.z = t.z;
+    p.lid = b.CreateAdd(t.row, t.x, "linear");
     p.lid64 = b.CreateZExt(p.lid, i64_);
     p.lane = b.CreateAnd(p.lid, 31);
     p.warp_base = b.CreateAnd(p.lid, ~31u);
@@ -735,26 +718,13 @@ class Splitter {
                                         {b.getInt32(0), b.CreateLShr(p.lid, 5)});
       p.left_preset = true;
     }
-    p.body = xh;
-    p.latch = xl;
+    p.body = t.body;
+    p.latch = t.latch;
     p.before = entry;
     p.after = after;
     p.tag = tag;
     emit_pass(p, part, region, targets, parts);
-    b.SetInsertPoint(xl);
-    Value* x1 = b.CreateAdd(x, b.getInt32(1));
-    x->addIncoming(x1, xl);
-    b.CreateCondBr(b.CreateICmpULT(x1, n_[0]), xh, yl);
-    b.SetInsertPoint(yl);
-    Value* y1 = b.CreateAdd(y, b.getInt32(1));
-    y->addIncoming(y1, yl);
-    b.CreateCondBr(b.CreateICmpULT(y1, n_[1]), yh, zl);
-    b.SetInsertPoint(zl);
-    Value* z1 = b.CreateAdd(z, b.getInt32(1));
-    z->addIncoming(z1, zl);
-    b.CreateCondBr(b.CreateICmpULT(z1, n_[2]), zh, after);
-    b.SetInsertPoint(after);
-    b.CreateBr(done);
+    IRBuilder<>(after).CreateBr(done);
     return after;
   }
 
