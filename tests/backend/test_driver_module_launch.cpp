@@ -8,12 +8,15 @@
 
 #include <dirent.h>
 #include <sys/mman.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <vector>
 
@@ -650,9 +653,10 @@ std::vector<std::string> files_in(const std::string& dir) {
 
 // The report of a process that links kLinkA + kLinkB and runs linked_kernel, with
 // FAKEGPU_KERNEL_CACHE=dir: {"compiled": N, "loaded_from_cache": M}.
-nlohmann::json compiler_books(const std::string& dir) {
-  const auto report = nlohmann::json::parse(
-      rtt::child_report("driver child: a linked kernel runs", {"FAKEGPU_KERNEL_CACHE=" + dir}));
+nlohmann::json compiler_books(const std::string& dir, const std::string& max = "") {
+  std::vector<std::string> env = {"FAKEGPU_KERNEL_CACHE=" + dir};
+  if (!max.empty()) env.push_back("FAKEGPU_KERNEL_CACHE_MAX=" + max);
+  const auto report = nlohmann::json::parse(rtt::child_report("driver child: a linked kernel runs", env));
   return report.contains("kernel_compiler") ? report.at("kernel_compiler") : nlohmann::json();
 }
 }  // namespace
@@ -714,6 +718,67 @@ TEST_CASE("driver: FAKEGPU_KERNEL_CACHE keeps compiled kernels for the next proc
   REQUIRE(chmod(dir.c_str(), 0777) == 0);
   CHECK(compiler_books(dir) == compiled);
   CHECK(files_in(dir).empty());
+  REQUIRE(rmdir(dir.c_str()) == 0);
+  REQUIRE(rmdir(tmpl) == 0);
+}
+
+namespace {
+// `file`'s modification time, and setting it `age` seconds into the past.
+time_t modified(const std::string& file) {
+  struct stat st {};
+  return stat(file.c_str(), &st) == 0 ? st.st_mtime : 0;
+}
+void age(const std::string& file, time_t seconds) {
+  const struct timespec t[2] = {{time(nullptr) - seconds, 0}, {time(nullptr) - seconds, 0}};
+  REQUIRE(utimensat(AT_FDCWD, file.c_str(), t, 0) == 0);
+}
+}  // namespace
+
+TEST_CASE("driver: FAKEGPU_KERNEL_CACHE keeps to FAKEGPU_KERNEL_CACHE_MAX, the least recently used going first",
+          "[driver]") {
+  char tmpl[] = "/tmp/fakegpu-kcache-XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  const std::string dir = std::string(tmpl) + "/cache";
+  const nlohmann::json compiled = {{"compiled", 1}, {"loaded_from_cache", 0}};
+  const nlohmann::json loaded = {{"compiled", 0}, {"loaded_from_cache", 1}};
+  REQUIRE(compiler_books(dir) == compiled);
+  REQUIRE(files_in(dir).size() == 1);
+  const std::string name = files_in(dir)[0], file = dir + "/" + name;
+  const std::string bytes = backend_test::read_file(file);
+  // Two older kernel files of the same size (two and one days unused), a temporary file a
+  // writer left two hours ago and one being written now.
+  const std::string older = dir + "/" + std::string(64, 'a') + ".kernel",
+                    old = dir + "/" + std::string(64, 'b') + ".kernel";
+  for (const std::string& f : {older, old, dir + "/.x.1.0.tmp", dir + "/.y.1.0.tmp"})
+    std::ofstream(f, std::ios::binary) << bytes;
+  age(older, 2 * 86400);
+  age(old, 86400);
+  age(dir + "/.x.1.0.tmp", 2 * 3600);
+  // Room for two and a half such files. A load refreshes the file's time and removes nothing.
+  const std::string max = std::to_string(bytes.size() * 5 / 2);
+  age(file, 3 * 86400);
+  const time_t before = time(nullptr);
+  CHECK(compiler_books(dir, max) == loaded);
+  CHECK(modified(file) >= before);
+  CHECK(files_in(dir).size() == 5);
+  // A store prunes: the oldest kernel file goes (three would not fit), and the stale temporary.
+  REQUIRE(std::remove(file.c_str()) == 0);
+  CHECK(compiler_books(dir, max) == compiled);
+  std::vector<std::string> left = files_in(dir);
+  std::sort(left.begin(), left.end());
+  CHECK(left == std::vector<std::string>{".y.1.0.tmp", name, std::string(64, 'b') + ".kernel"});
+  // Without room even for the kernel just written, everything else goes but that one.
+  CHECK(std::remove(file.c_str()) == 0);
+  CHECK(compiler_books(dir, "1K") == compiled);
+  left = files_in(dir);
+  std::sort(left.begin(), left.end());
+  CHECK(left == std::vector<std::string>{".y.1.0.tmp", name});
+  // A limit that is no size keeps the default (1 GiB): nothing goes.
+  for (const std::string& f : {older, old}) std::ofstream(f, std::ios::binary) << bytes;
+  CHECK(std::remove(file.c_str()) == 0);
+  CHECK(compiler_books(dir, "lots") == compiled);
+  CHECK(files_in(dir).size() == 4);
+  for (const std::string& f : files_in(dir)) std::remove((dir + "/" + f).c_str());
   REQUIRE(rmdir(dir.c_str()) == 0);
   REQUIRE(rmdir(tmpl) == 0);
 }

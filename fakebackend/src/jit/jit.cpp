@@ -35,14 +35,17 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <mutex>
 #include <vector>
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -88,7 +91,30 @@ std::string sha256_hex(StringRef text) { return hex(arrayRefFromStringRef(sha256
 // A file that is damaged, truncated or another key's is a miss, and the kernel is compiled and
 // written anew. Files are written to a temporary name and renamed, so a reader sees a whole
 // file or none; the directory is created 0700 and refused when others may write to it (the
-// files are native code this process runs).
+// files are native code this process runs). The cache keeps to FAKEGPU_KERNEL_CACHE_MAX bytes
+// of kernel files: after a store, the least recently used go (a load refreshes its file's
+// modification time) until the rest fit, and temporary files a writer left over an hour ago go
+// too.
+// A size: digits, then optionally K, M or G (KiB, MiB, GiB; an optional "iB" or "B" after it).
+bool parse_size(const char* text, uint64_t* out) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(text, &end, 10);
+  if (end == text || errno || *text == '-') return false;
+  std::string unit(end);
+  unsigned shift = 0;
+  if (!unit.empty()) {
+    const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0])));
+    shift = u == 'K' ? 10 : u == 'M' ? 20 : u == 'G' ? 30 : 99;
+    if (shift == 99) return false;
+    unit.erase(0, 1);
+    if (!unit.empty() && unit != "B" && unit != "iB") return false;
+  }
+  if (shift && n > (~uint64_t{0} >> shift)) return false;
+  *out = uint64_t{n} << shift;
+  return true;
+}
+
 class DiskCache {
  public:
   static constexpr uint32_t kFormat = 1;
@@ -130,8 +156,10 @@ class DiskCache {
         off += n > 0 ? static_cast<size_t>(n) : 0;
       }
     }
+    ok = ok && parse(bytes, key, meta, object);
+    if (ok) ::futimens(fd, nullptr);  // used now: the last to go when the cache is pruned
     ::close(fd);
-    return ok && parse(bytes, key, meta, object);
+    return ok;
   }
 
   // Writes the kernel under `key`; a failure is a warning (once), the kernel still runs.
@@ -174,7 +202,51 @@ class DiskCache {
         std::fprintf(stderr, "fakegpu: FAKEGPU_KERNEL_CACHE=%s: cannot write %s: %s (kernels still run)\n",
                      dir_.c_str(), path(key).c_str(), std::strerror(fd < 0 ? saved : errno));
       ::unlink(tmp.c_str());
+      return;
     }
+    prune(key);
+  }
+
+  void set_limit(uint64_t bytes) { max_bytes_ = bytes; }
+
+  // Kernel files beyond the limit, least recently used first, never `keep`'s (just written);
+  // temporary files older than an hour. Other processes may prune at the same time: a file
+  // already gone counts as removed.
+  void prune(const std::string& keep) const {
+    DIR* d = ::opendir(dir_.c_str());
+    if (!d) return;
+    struct File {
+      std::string name;
+      uint64_t size;
+      struct timespec used;
+    };
+    std::vector<File> files;
+    uint64_t total = 0;
+    const time_t now = ::time(nullptr);
+    const int fd = ::dirfd(d);
+    while (const dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      struct stat st {};
+      if (::fstatat(fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+      if (n.size() > 5 && n[0] == '.' && n.compare(n.size() - 4, 4, ".tmp") == 0) {
+        if (now - st.st_mtime > 3600) ::unlinkat(fd, n.c_str(), 0);
+        continue;
+      }
+      if (n.size() != 64 + 7 || n.compare(64, 7, ".kernel") != 0) continue;
+      total += static_cast<uint64_t>(st.st_size);
+      files.push_back({n, static_cast<uint64_t>(st.st_size), st.st_mtim});
+    }
+    if (max_bytes_ && total > max_bytes_) {
+      std::sort(files.begin(), files.end(), [](const File& a, const File& b) {
+        return a.used.tv_sec != b.used.tv_sec ? a.used.tv_sec < b.used.tv_sec : a.used.tv_nsec < b.used.tv_nsec;
+      });
+      for (const File& f : files) {
+        if (total <= max_bytes_) break;
+        if (f.name.compare(0, 64, keep) == 0) continue;
+        if (::unlinkat(fd, f.name.c_str(), 0) == 0 || errno == ENOENT) total -= f.size;
+      }
+    }
+    ::closedir(d);
   }
 
  private:
@@ -254,6 +326,7 @@ class DiskCache {
   std::string dir_;
   std::atomic<uint64_t> tmp_{0};
   std::atomic<bool> warned_{false};
+  uint64_t max_bytes_ = uint64_t{1} << 30;  // 0: no limit
 };
 
 // What besides the request decides a kernel's code: this plugin's build (its file's size and
@@ -331,6 +404,16 @@ class LlvmJit final : public kernels::Jit {
       if (why.empty()) cache = DiskCache::open(dir, &why);
       if (!cache)
         std::fprintf(stderr, "fakegpu: FAKEGPU_KERNEL_CACHE=%s: %s; kernels are compiled anew\n", dir, why.c_str());
+      if (const char* max = std::getenv("FAKEGPU_KERNEL_CACHE_MAX"); cache && max && *max) {
+        uint64_t bytes = 0;
+        if (parse_size(max, &bytes))
+          cache->set_limit(bytes);
+        else
+          std::fprintf(stderr,
+                       "fakegpu: FAKEGPU_KERNEL_CACHE_MAX=%s is no size (bytes, or a number with K, M or G; 0: no "
+                       "limit); the cache keeps to 1G\n",
+                       max);
+      }
     }
     auto jit = builder.create();
     if (!jit) {
