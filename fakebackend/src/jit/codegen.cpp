@@ -393,6 +393,9 @@ class Gen final : public texture::Access {
       Value* ws = load_env(kGridWorkspace, i64_);
       return B_.CreateTrunc(n == 1 ? B_.CreateLShr(ws, 32) : ws, i32_);
     }
+    if (name.compare(0, 8, "%cluster") == 0 || name.compare(0, 11, "%nclusterid") == 0 ||
+        name == "%is_explicit_cluster")
+      unsupported("reads " + name + " (thread-block clusters)");
     malformed(in, "unknown special register " + name);
   }
 
