@@ -29,7 +29,7 @@ import tempfile
 SKIP = 77
 TIMEOUT = 300
 PROGRAMS = ["indexing", "shared", "warp", "atomics", "math", "functions", "printf", "assert", "trap", "oob",
-            "ordering", "cooperative", "rdc", "async_copy", "textures", "wmma", "mma", "nvrtc_driver"]
+            "ordering", "cooperative", "rdc", "async_copy", "textures", "wmma", "mma", "cluster", "nvrtc_driver"]
 OOB_CASES = ["global_read_far", "global_read_null", "global_write_freed", "shared_out_of_bounds",
              "misaligned_global", "misaligned_shared", "read_between_barriers", "local_out_of_bounds",
              "surface_trap"]
@@ -160,7 +160,7 @@ def main():
                 dump = os.path.join(tmp, "jit-dump")
                 if base == "shared":
                     env["FAKEGPU_JIT_DUMP"] = dump
-                if base == "mma":  # stmatrix is compute capability 9.0's
+                if base in ("mma", "cluster"):  # stmatrix and clusters are compute capability 9.0's
                     env["FAKEGPU_DEVICES"] = "h100-80gb:1"
                 p = run([program], env, tmp)
                 if base == "shared":

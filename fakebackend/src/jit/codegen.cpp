@@ -94,7 +94,7 @@ class Gen final : public texture::Access {
     env_ty_ = StructType::create(
         C_,
         {i8p_, i8p_, i64_, i8p_, i64_, ArrayType::get(i32_, 3), ArrayType::get(i32_, 3), ArrayType::get(i32_, 3), i32_,
-         PointerType::getUnqual(range), i8p_, PointerType::getUnqual(i64_), i64_},
+         PointerType::getUnqual(range), i8p_, PointerType::getUnqual(i64_), i64_, ArrayType::get(i32_, 3), i32_, i8p_},
         "fg.env");
     envp_ = PointerType::getUnqual(env_ty_);
   }
@@ -393,9 +393,23 @@ class Gen final : public texture::Access {
       Value* ws = load_env(kGridWorkspace, i64_);
       return B_.CreateTrunc(n == 1 ? B_.CreateLShr(ws, 32) : ws, i32_);
     }
-    if (name.compare(0, 8, "%cluster") == 0 || name.compare(0, 11, "%nclusterid") == 0 ||
-        name == "%is_explicit_cluster")
-      unsupported("reads " + name + " (thread-block clusters)");
+    // Thread-block clusters: without cluster dimensions every block is a cluster of one.
+    auto cdim = [&](int i) {
+      Value* d = env_dim(kClusterDim, i);
+      return B_.CreateSelect(B_.CreateICmpEQ(d, B_.getInt32(0)), B_.getInt32(1), d);
+    };
+    if (int i = comp("%cluster_nctaid"); i >= 0) return cdim(i);
+    if (int i = comp("%cluster_ctaid"); i >= 0) return B_.CreateURem(env_dim(kCtaid, i), cdim(i));
+    if (int i = comp("%clusterid"); i >= 0) return B_.CreateUDiv(env_dim(kCtaid, i), cdim(i));
+    if (int i = comp("%nclusterid"); i >= 0) return B_.CreateUDiv(env_dim(kNctaid, i), cdim(i));
+    if (name == "%cluster_ctarank") {
+      Value *x = B_.CreateURem(env_dim(kCtaid, 0), cdim(0)), *y = B_.CreateURem(env_dim(kCtaid, 1), cdim(1));
+      Value* z = B_.CreateURem(env_dim(kCtaid, 2), cdim(2));
+      return B_.CreateAdd(x, B_.CreateMul(cdim(0), B_.CreateAdd(y, B_.CreateMul(cdim(1), z))));
+    }
+    if (name == "%cluster_nctarank") return B_.CreateMul(cdim(0), B_.CreateMul(cdim(1), cdim(2)));
+    if (name == "%is_explicit_cluster")
+      return B_.CreateZExt(B_.CreateICmpNE(env_dim(kClusterDim, 0), B_.getInt32(0)), i32_);
     malformed(in, "unknown special register " + name);
   }
 
@@ -1619,6 +1633,7 @@ class Gen final : public texture::Access {
     if (op == "shfl" || op == "vote" || op == "match" || op == "redux" || op == "activemask") return warp(in);
     if (texture::handles(in)) return texture::lower(B_, *this, in);
     if (op == "sured") unsupported("uses " + op + " (surface reductions)");
+    if (op == "mapa") return mapa(in);
     if (op == "wmma") return wmma(in);
     if (op == "mma") return mma_sync(in);
     if (op == "ldmatrix" || op == "stmatrix") return ldstmatrix(in);
@@ -1632,7 +1647,7 @@ class Gen final : public texture::Access {
   }
 
   void barrier(const ptx::Instruction& in) {
-    if (in.has_mod("cluster")) unsupported("uses barrier.cluster (thread-block clusters)");
+    if (in.has_mod("cluster")) return cluster_barrier(in);
     needs_fibers_ = true;
     if (in.has_mod("warp")) {  // bar.warp.sync mask
       B_.CreateCall(runtime("fg_rt_warpsync", Type::getVoidTy(C_), {envp_, i32_}), {env_, mask_operand(in, 0)});
@@ -1662,6 +1677,46 @@ class Gen final : public texture::Access {
     if (kind == BarrierKind::RedPopc) write(in.ops.at(0), PType::U32, r, in);
     if (kind == BarrierKind::RedAnd || kind == BarrierKind::RedOr)
       write(in.ops.at(0), PType::Pred, B_.CreateICmpNE(r, B_.getInt32(0)), in);
+  }
+
+  // barrier.cluster.wait: the block's threads meet, one of them waits until every block of the
+  // cluster has arrived as often (fg_rt_cluster_sync), then the threads meet again. The arrive
+  // half does nothing: its thread arrives when it waits, which orders at least as much (a
+  // thread that between the two waits for another block's arrival would hang; none is known).
+  void cluster_barrier(const ptx::Instruction& in) {
+    if (in.has_mod("arrive")) return;
+    out_->cluster_sync = true;
+    needs_fibers_ = true;
+    auto block_barrier = [&] {
+      B_.CreateCall(runtime("fg_rt_barrier", i32_, {envp_, i32_, i32_, i32_, i32_}),
+                    {env_, B_.getInt32(0), B_.getInt32(0),
+                     B_.getInt32(static_cast<uint32_t>(kernels::BarrierKind::Sync)), B_.getInt32(1)});
+    };
+    block_barrier();
+    Value* first = B_.CreateICmpEQ(B_.CreateOr(tid_[0], B_.CreateOr(tid_[1], tid_[2])), B_.getInt32(0));
+    BasicBlock* wait = BasicBlock::Create(C_, "cluster.wait", llfn_);
+    BasicBlock* met = BasicBlock::Create(C_, "cluster.met", llfn_);
+    B_.CreateCondBr(first, wait, met);
+    B_.SetInsertPoint(wait);
+    B_.CreateCall(runtime("fg_rt_cluster_sync", Type::getVoidTy(C_), {envp_}), {env_});
+    B_.CreateBr(met);
+    B_.SetInsertPoint(met);
+    BasicBlock* cont = BasicBlock::Create(C_, "cluster.go", llfn_);
+    B_.CreateCondBr(B_.CreateICmpNE(load_env(kAbort, i32_), B_.getInt32(0)), exit_, cont, weights(1, 1u << 20))
+        ->setMetadata(kAbortEdge, MDNode::get(C_, {}));
+    B_.SetInsertPoint(cont);
+    block_barrier();
+  }
+
+  // mapa.u64 d, a, rank (generic addresses): a's place in the shared memory of the cluster's
+  // block `rank` (fg_rt_mapa; an address outside the block's shared memory faults).
+  void mapa(const ptx::Instruction& in) {
+    if (in.has_mod("shared::cluster")) unsupported("uses mapa.shared::cluster (shared::cluster addresses)");
+    out_->cluster_sync = true;
+    Value* r = B_.CreateCall(runtime("fg_rt_mapa", i64_, {envp_, i64_, i32_}),
+                             {env_, read(in.ops.at(1), PType::U64, in), read(in.ops.at(2), PType::U32, in)});
+    stop_unless(B_.CreateICmpNE(r, B_.getInt64(0)));
+    write(in.ops.at(0), PType::U64, r, in);
   }
 
   void warp(const ptx::Instruction& in) {

@@ -19,7 +19,10 @@ enum EnvField : unsigned {
   kSiteCache,
   kLaunch,
   kGlobals,
-  kGridWorkspace
+  kGridWorkspace,
+  kClusterDim,
+  kClusterSyncs,
+  kCluster
 };
 
 // Metadata on a branch to the thread's exit taken only when the block aborts: its threads run

@@ -85,8 +85,8 @@ std::string sha256_hex(StringRef text) { return hex(arrayRefFromStringRef(sha256
 // version, host CPU and its features, the plugin file's size and modification time). Little-endian:
 //   "FGKCACHE", u32 format (kFormat), u32 zero, the key's 32 bytes, the payload's SHA-256,
 //   u64 payload size, then the payload: what generation learned (CompiledKernel's fields:
-//   needs_fibers, split, loops_need_warp_rows as u8 + u8 flags (1: yields, 2: grid_sync), sites u32, shared_static u64,
-//   context_bytes u64, meeting as u32 length + bytes, globals as u32 count + each u32 length +
+//   needs_fibers, split, loops_need_warp_rows as u8 + u8 flags (1: yields, 2: grid_sync, 4: cluster_sync), sites u32,
+//   shared_static u64, context_bytes u64, meeting as u32 length + bytes, globals as u32 count + each u32 length +
 //   bytes) and the object (u64 length + bytes).
 // A file that is damaged, truncated or another key's is a miss, and the kernel is compiled and
 // written anew. Files are written to a temporary name and renamed, so a reader sees a whole
@@ -168,7 +168,7 @@ class DiskCache {
     put8(payload, meta.needs_fibers);
     put8(payload, meta.split);
     put8(payload, meta.loops_need_warp_rows);
-    put8(payload, static_cast<uint8_t>((meta.yields ? 1 : 0) | (meta.grid_sync ? 2 : 0)));
+    put8(payload, static_cast<uint8_t>((meta.yields ? 1 : 0) | (meta.grid_sync ? 2 : 0) | (meta.cluster_sync ? 4 : 0)));
     put32(payload, meta.sites);
     put64(payload, meta.shared_static);
     put64(payload, meta.context_bytes);
@@ -310,6 +310,7 @@ class DiskCache {
     const uint8_t flags = p.num<uint8_t>();
     m.yields = (flags & 1) != 0;
     m.grid_sync = (flags & 2) != 0;
+    m.cluster_sync = (flags & 4) != 0;
     m.sites = p.num<uint32_t>();
     m.shared_static = p.num<uint64_t>();
     m.context_bytes = p.num<uint64_t>();

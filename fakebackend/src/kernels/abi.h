@@ -40,6 +40,12 @@ struct BlockEnv {
   // barrier), which %envreg1 (high half) and %envreg2 (low half) hand to grid.sync(); 0 in
   // other launches, where grid.sync() traps as on a GPU.
   uint64_t grid_workspace = 0;
+  // A thread-block cluster launch's cluster dimensions (0s: none, every block a cluster of
+  // one) and the block's cluster (ClusterState, executor.cpp: its blocks' shared memory and
+  // barrier); cluster_syncs counts this block's passes through the cluster barrier.
+  uint32_t cluster_dim[3] = {0, 0, 0};
+  uint32_t cluster_syncs = 0;
+  void* cluster = nullptr;
 };
 static_assert(offsetof(BlockEnv, params) == 0);
 static_assert(offsetof(BlockEnv, shared) == 8);
@@ -54,7 +60,10 @@ static_assert(offsetof(BlockEnv, site_cache) == 80);
 static_assert(offsetof(BlockEnv, launch) == 88);
 static_assert(offsetof(BlockEnv, globals) == 96);
 static_assert(offsetof(BlockEnv, grid_workspace) == 104);
-static_assert(sizeof(BlockEnv) == 112);
+static_assert(offsetof(BlockEnv, cluster_dim) == 112);
+static_assert(offsetof(BlockEnv, cluster_syncs) == 124);
+static_assert(offsetof(BlockEnv, cluster) == 128);
+static_assert(sizeof(BlockEnv) == 136);
 
 // Cooperative groups' grid workspace, as cooperative_groups/details/driver_abi.h declares it:
 // grid.sync() counts arrivals in `barrier` (atom.add.release.gpu, then ld.acquire.gpu until
@@ -165,6 +174,12 @@ uint32_t fg_rt_redux(BlockEnv* env, uint32_t op, uint32_t value, uint32_t mask, 
 // The lanes of the caller's warp executing this `site` together with it.
 uint32_t fg_rt_activemask(BlockEnv* env, uint32_t site);
 void fg_rt_warpsync(BlockEnv* env, uint32_t mask);
+// barrier.cluster.wait, by one thread of the block once all its threads have arrived: returns
+// when every block of its cluster has arrived as often (at once for a cluster of one).
+void fg_rt_cluster_sync(BlockEnv* env);
+// mapa: the generic address in the shared memory of the cluster's block `rank` that `addr` (in
+// this block's shared memory) corresponds to; 0 (a fault recorded) when there is none.
+uint64_t fg_rt_mapa(BlockEnv* env, uint64_t addr, uint32_t rank);
 // wmma.mma.sync (kernels/matrix.h): `op` an Op packed; `in` the caller's operand words (A's
 // registers, B's, C's); the caller's D registers go to `d` once every lane of its warp has come.
 void fg_rt_mma(BlockEnv* env, uint32_t op, const uint32_t* in, uint32_t* d);

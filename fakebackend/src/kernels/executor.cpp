@@ -49,6 +49,7 @@ struct Program {
 
 struct Compiled {
   CompiledKernel code;
+  uint32_t cluster_dims[3] = {0, 0, 0};  // the kernel's own (.reqnctapercluster, __cluster_dims__)
   std::vector<ptx::Param> params;
   uint64_t param_bytes = 0;
   std::vector<uint64_t> param_offsets;
@@ -126,6 +127,8 @@ Jit* jit(std::string* why) {
         {"fg_rt_activemask", reinterpret_cast<void*>(&fg_rt_activemask)},
         {"fg_rt_warpsync", reinterpret_cast<void*>(&fg_rt_warpsync)},
         {"fg_rt_mma", reinterpret_cast<void*>(&fg_rt_mma)},
+        {"fg_rt_cluster_sync", reinterpret_cast<void*>(&fg_rt_cluster_sync)},
+        {"fg_rt_mapa", reinterpret_cast<void*>(&fg_rt_mapa)},
         {"fg_rt_warp_mma", reinterpret_cast<void*>(&fg_rt_warp_mma)},
         {"fg_rt_warp_vote", reinterpret_cast<void*>(&fg_rt_warp_vote)},
         {"fg_rt_warp_match", reinterpret_cast<void*>(&fg_rt_warp_match)},
@@ -430,6 +433,7 @@ std::shared_ptr<Compiled> compile(Program& p, const std::string& name, bool coop
   }
   c->params = fn->params;
   c->param_bytes = off;
+  std::copy(std::begin(fn->reqnctapercluster), std::end(fn->reqnctapercluster), c->cluster_dims);
   std::lock_guard lock(code_cache().mu);
   return code_cache().by_key.emplace(key, c).first->second;
 }
@@ -582,6 +586,18 @@ struct BlockStorage {
   BlockEnv env;
 };
 
+// A thread-block cluster of a launch whose kernel meets its cluster (CompiledKernel::
+// cluster_sync): its blocks' shared memory by rank, and its barrier, counted in arrivals.
+struct ClusterState {
+  static constexpr unsigned kMaxBlocks = 16;  // the non-portable maximum cluster size
+  unsigned blocks = 1;
+  unsigned char* shared[kMaxBlocks] = {};
+  uint64_t shared_bytes = 0;
+  std::atomic<uint32_t> arrivals{0};
+  // The fewest cluster barriers a block of the cluster that ended had passed.
+  std::atomic<uint32_t> fewest_at_end{UINT32_MAX};
+};
+
 // The code for a cooperative launch of `k`: one that yields where threads poll memory.
 const Compiled& cooperative_code(Kernel& k) {
   if (k.code->code.yields) return *k.code;
@@ -601,7 +617,20 @@ const Compiled& cooperative_code(Kernel& k) {
 
 Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params) {
   const auto start = Clock::now();
-  const Compiled& c = shape.cooperative ? cooperative_code(k) : *k.code;
+  // Thread-block clusters: the launch's dimensions, else the kernel's own. Blocks that meet
+  // their cluster (cluster.sync(), distributed shared memory) all stay resident, as a
+  // cooperative grid's do.
+  uint32_t cd[3] = {shape.cluster[0], shape.cluster[1], shape.cluster[2]};
+  if (!cd[0] && !cd[1] && !cd[2]) std::copy(std::begin(k.code->cluster_dims), std::end(k.code->cluster_dims), cd);
+  const bool clustered = cd[0] || cd[1] || cd[2];
+  uint32_t clusters_per[3] = {1, 1, 1};
+  for (int i = 0; clustered && i < 3; ++i) {
+    cd[i] = std::max<uint32_t>(cd[i], 1);
+    clusters_per[i] = shape.grid[i] / cd[i];
+  }
+  const bool cluster_meets = clustered && k.code->code.cluster_sync;
+  const bool resident = shape.cooperative || cluster_meets;
+  const Compiled& c = resident ? cooperative_code(k) : *k.code;
   Launch launch;
   // A cooperative launch's grid workspace, zeroed: grid.sync()'s barrier.
   GridWorkspace workspace;
@@ -613,6 +642,23 @@ Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params) {
   std::sort(launch.ranges.begin(), launch.ranges.end(), [](const Range& a, const Range& b) { return a.lo < b.lo; });
   const uint64_t shared_bytes = align_up(c.code.shared_static, 16) + shape.shmem;
   const uint64_t blocks = uint64_t{shape.grid[0]} * shape.grid[1] * shape.grid[2];
+  std::vector<ClusterState> clusters;
+  if (cluster_meets) {
+    const uint64_t size = uint64_t{cd[0]} * cd[1] * cd[2];
+    if (size > ClusterState::kMaxBlocks || shape.grid[0] % cd[0] || shape.grid[1] % cd[1] || shape.grid[2] % cd[2]) {
+      FG_LOG(Error, Core,
+             "kernel %s: its clusters of %ux%ux%u blocks do not tile the grid of %ux%ux%u (at most %u "
+             "blocks a cluster)",
+             k.name.c_str(), cd[0], cd[1], cd[2], shape.grid[0], shape.grid[1], shape.grid[2],
+             ClusterState::kMaxBlocks);
+      return Fault::Trap;
+    }
+    clusters = std::vector<ClusterState>(blocks / size);
+    for (ClusterState& cs : clusters) {
+      cs.blocks = static_cast<unsigned>(size);
+      cs.shared_bytes = align_up(c.code.shared_static, 16) + shape.shmem;
+    }
+  }
   std::atomic<uint64_t> next{0};
   const unsigned workers = static_cast<unsigned>(std::min<uint64_t>(blocks, Pool::get().size()));
   // A block run as loops split at barriers keeps its threads' values in a context of its own
@@ -644,6 +690,7 @@ Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params) {
     for (int i = 0; i < 3; ++i) {
       env.ntid[i] = shape.block[i];
       env.nctaid[i] = shape.grid[i];
+      env.cluster_dim[i] = clustered ? cd[i] : 0;
     }
   };
   // Block `b` in `env`; false when the grid has no more.
@@ -653,6 +700,15 @@ Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params) {
     env.ctaid[0] = static_cast<uint32_t>(b % shape.grid[0]);
     env.ctaid[1] = static_cast<uint32_t>(b / shape.grid[0] % shape.grid[1]);
     env.ctaid[2] = static_cast<uint32_t>(b / shape.grid[0] / shape.grid[1]);
+    if (cluster_meets) {
+      const uint32_t* t = env.ctaid;
+      const uint64_t index = t[0] / cd[0] +
+                             uint64_t{clusters_per[0]} * (t[1] / cd[1] + uint64_t{clusters_per[1]} * (t[2] / cd[2]));
+      const uint32_t rank = t[0] % cd[0] + cd[0] * (t[1] % cd[1] + cd[1] * (t[2] % cd[2]));
+      clusters[index].shared[rank] = env.shared;
+      env.cluster = &clusters[index];
+      env.cluster_syncs = 0;
+    }
     return true;
   };
   auto run_one = [&](BlockEnv& env) {
@@ -666,8 +722,12 @@ Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params) {
     } else {
       c.code.run_block(&env);
     }
+    if (auto* cs = static_cast<ClusterState*>(env.cluster)) {  // the cluster's barrier sees it ended
+      uint32_t seen = cs->fewest_at_end.load();
+      while (env.cluster_syncs < seen && !cs->fewest_at_end.compare_exchange_weak(seen, env.cluster_syncs)) {}
+    }
   };
-  if (shape.cooperative) {
+  if (resident) {
     // Every block resident at once, each worker switching between its blocks where they poll.
     CooperativeGrid grid(launch.abort);
     Pool::get().run(workers, [&](unsigned) {
@@ -779,8 +839,42 @@ std::vector<KernelBooks> books() {
 
 // ---- the runtime functions generated code calls -------------------------------------------------
 using fg::kernels::BlockEnv;
+using fg::kernels::ClusterState;
 using fg::kernels::Fault;
+using fg::kernels::PollKind;
 using fg::kernels::Range;
+
+extern "C" void fg_rt_cluster_sync(BlockEnv* env) {
+  auto* cs = static_cast<ClusterState*>(env->cluster);
+  ++env->cluster_syncs;
+  if (!cs) return;  // a cluster of one
+  const uint32_t want = env->cluster_syncs * cs->blocks;
+  cs->arrivals.fetch_add(1, std::memory_order_acq_rel);
+  while (cs->arrivals.load(std::memory_order_acquire) < want) {
+    if (cs->fewest_at_end.load(std::memory_order_acquire) < env->cluster_syncs) {
+      FG_LOG(Error, Core,
+             "block (%u,%u,%u) waits in cluster barrier number %u for a block of its cluster that ended after %u "
+             "(every block of a cluster must reach each cluster.sync(); a GPU would hang)",
+             env->ctaid[0], env->ctaid[1], env->ctaid[2], env->cluster_syncs, cs->fewest_at_end.load());
+      env->launch->record(Fault::Trap, 0);
+      env->abort = 1;
+      return;
+    }
+    fg_rt_poll(env, 0, static_cast<uint32_t>(PollKind::Sleep));  // the other blocks run meanwhile
+    if (env->abort) return;
+  }
+}
+
+extern "C" uint64_t fg_rt_mapa(BlockEnv* env, uint64_t addr, uint32_t rank) {
+  const auto* cs = static_cast<const ClusterState*>(env->cluster);
+  const uint64_t own = reinterpret_cast<uint64_t>(env->shared);
+  const unsigned blocks = cs ? cs->blocks : 1;
+  if (addr < own || addr >= own + env->shared_bytes || rank >= blocks) {
+    fg_rt_fault(env, static_cast<uint32_t>(Fault::IllegalAddress), addr);
+    return 0;
+  }
+  return cs ? reinterpret_cast<uint64_t>(cs->shared[rank]) + (addr - own) : addr;
+}
 
 extern "C" int fg_rt_check(BlockEnv* env, uint64_t addr, uint64_t size, uint32_t site, uint32_t flags) {
   (void)flags;
@@ -800,6 +894,12 @@ extern "C" int fg_rt_check(BlockEnv* env, uint64_t addr, uint64_t size, uint32_t
     // generic pointers.
     const uint64_t sh = reinterpret_cast<uint64_t>(env->shared);
     if (addr >= sh && end <= sh + env->shared_bytes) return 1;
+    // The shared memory of its cluster's other blocks (mapa).
+    if (const auto* cs = static_cast<const ClusterState*>(env->cluster))
+      for (unsigned r = 0; r < cs->blocks; ++r) {
+        const auto other = reinterpret_cast<uint64_t>(cs->shared[r]);
+        if (other && addr >= other && end <= other + cs->shared_bytes) return 1;
+      }
     const uint64_t cx = reinterpret_cast<uint64_t>(env->context);
     if (addr >= cx && end <= cx + env->context_bytes) return 1;
     uint64_t stack_lo = 0, stack_hi = 0;

@@ -15,7 +15,7 @@
 
 namespace fg::kernels {
 
-inline constexpr uint32_t kJitAbiVersion = 10;
+inline constexpr uint32_t kJitAbiVersion = 11;
 
 // The most threads per block a block function split at barriers handles.
 inline constexpr uint32_t kSplitMaxThreads = 1024;
@@ -69,6 +69,9 @@ struct CompiledKernel {
   // The kernel reads the grid workspace (%envreg): cooperative groups' grid.sync(), which
   // traps in a launch that is not cooperative.
   bool grid_sync = false;
+  // The kernel meets the other blocks of its cluster (barrier.cluster.wait, mapa): a cluster
+  // launch keeps all its blocks resident, as a cooperative one does.
+  bool cluster_sync = false;
   // How the block's threads meet, for the log: empty when they do not; else how they run,
   // "loops split at 2 barriers" or "fibers: <why loops cannot>".
   std::string meeting;
