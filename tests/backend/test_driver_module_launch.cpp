@@ -764,15 +764,18 @@ TEST_CASE("driver: FAKEGPU_KERNEL_CACHE keeps to FAKEGPU_KERNEL_CACHE_MAX, the l
   // A store prunes: the oldest kernel file goes (three would not fit), and the stale temporary.
   REQUIRE(std::remove(file.c_str()) == 0);
   CHECK(compiler_books(dir, max) == compiled);
-  std::vector<std::string> left = files_in(dir);
-  std::sort(left.begin(), left.end());
-  CHECK(left == std::vector<std::string>{".y.1.0.tmp", name, std::string(64, 'b') + ".kernel"});
+  // The files in `dir`, sorted, against `want` sorted.
+  auto same_files = [&](std::vector<std::string> want) {
+    std::vector<std::string> left = files_in(dir);
+    std::sort(left.begin(), left.end());
+    std::sort(want.begin(), want.end());
+    return left == want;
+  };
+  CHECK(same_files({".y.1.0.tmp", name, std::string(64, 'b') + ".kernel"}));
   // Without room even for the kernel just written, everything else goes but that one.
   CHECK(std::remove(file.c_str()) == 0);
   CHECK(compiler_books(dir, "1K") == compiled);
-  left = files_in(dir);
-  std::sort(left.begin(), left.end());
-  CHECK(left == std::vector<std::string>{".y.1.0.tmp", name});
+  CHECK(same_files({".y.1.0.tmp", name}));
   // A limit that is no size keeps the default (1 GiB): nothing goes.
   for (const std::string& f : {older, old}) std::ofstream(f, std::ios::binary) << bytes;
   CHECK(std::remove(file.c_str()) == 0);
