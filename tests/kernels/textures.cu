@@ -142,21 +142,6 @@ struct Tex2D {
 }  // namespace model
 
 // ---- helpers -------------------------------------------------------------------------------------
-template <class T>
-T* upload(const std::vector<T>& v) {
-  T* d = nullptr;
-  CK(cudaMalloc(&d, v.size() * sizeof(T)));
-  CK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return d;
-}
-
-template <class T>
-std::vector<T> download(const T* d, size_t n) {
-  std::vector<T> v(n);
-  CK(cudaMemcpy(v.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
-  return v;
-}
-
 int blocks(int n) { return (n + 127) / 128; }
 
 bool same(float a, float b) { return kt::bits(a) == kt::bits(b); }
@@ -202,7 +187,7 @@ void linear_memory() {
   constexpr int kN = 1000;
   std::vector<float> values(kN);
   for (int i = 0; i < kN; ++i) values[i] = static_cast<float>(i) * 0.75f - 100.0f;
-  float* d = upload(values);
+  float* d = kt::to_device(values);
   cudaResourceDesc r;
   std::memset(&r, 0, sizeof r);
   r.resType = cudaResourceTypeLinear;
@@ -215,7 +200,7 @@ void linear_memory() {
   CK(cudaMalloc(&out, kCount * sizeof(float)));
   fetch1d<<<blocks(kCount), 128>>>(t, kFirst, out, kCount);
   CK_LAUNCH();
-  const auto got = download(out, kCount);
+  const auto got = kt::from_device(out, kCount);
   int bad = -1;
   float want_bad = 0;
   for (int i = 0; i < kCount && bad < 0; ++i) {
@@ -228,7 +213,7 @@ void linear_memory() {
   // 8-bit unsigned integers read as normalized floats, and 32-bit integers read as integers.
   std::vector<unsigned char> bytes(kN);
   for (int i = 0; i < kN; ++i) bytes[i] = static_cast<unsigned char>(i * 37 + 11);
-  unsigned char* db = upload(bytes);
+  unsigned char* db = kt::to_device(bytes);
   r.res.linear.devPtr = db;
   r.res.linear.desc = cudaCreateChannelDesc<unsigned char>();
   r.res.linear.sizeInBytes = kN;
@@ -236,7 +221,7 @@ void linear_memory() {
                                         false);
   fetch1d<<<blocks(kN), 128>>>(tb, 0, out, kN);
   CK_LAUNCH();
-  const auto gotb = download(out, kN);
+  const auto gotb = kt::from_device(out, kN);
   bad = -1;
   for (int i = 0; i < kN && bad < 0; ++i)
     if (!same(gotb[i], static_cast<float>(bytes[i]) / 255.0f)) bad = i;
@@ -245,7 +230,7 @@ void linear_memory() {
              bad < 0 ? "" : kt::show(static_cast<float>(bytes[bad]) / 255.0f).c_str());
   std::vector<int> ints(kN);
   for (int i = 0; i < kN; ++i) ints[i] = i * i - 7777;
-  int* di = upload(ints);
+  int* di = kt::to_device(ints);
   r.res.linear.devPtr = di;
   r.res.linear.desc = cudaCreateChannelDesc<int>();
   r.res.linear.sizeInBytes = kN * sizeof(int);
@@ -254,7 +239,7 @@ void linear_memory() {
   CK(cudaMalloc(&outi, kN * sizeof(int)));
   fetch1d_int<<<blocks(kN), 128>>>(ti, outi, kN);
   CK_LAUNCH();
-  kt::check("tex1Dfetch_linear_int", download(outi, kN) == ints);
+  kt::check("tex1Dfetch_linear_int", kt::from_device(outi, kN) == ints);
   for (cudaTextureObject_t o : {t, tb, ti}) CK(cudaDestroyTextureObject(o));
   CK(cudaFree(d));
   CK(cudaFree(db));
@@ -315,14 +300,14 @@ void float_array_2d() {
     m.linear = filter == cudaFilterModeLinear;
     m.normalized = normalized;
     m.border = border;
-    float2* duv = upload(uv);
+    float2* duv = kt::to_device(uv);
     float4* out = nullptr;
     CK(cudaMalloc(&out, uv.size() * sizeof(float4)));
     sample2d<<<blocks(static_cast<int>(uv.size())), 128>>>(t, duv, out, static_cast<int>(uv.size()));
     CK_LAUNCH();
     std::vector<float4> want;
     for (const float2& p : uv) want.push_back(m.sample(p.x, p.y));
-    check_float4(name, download(out, uv.size()), want, 1, &uv);
+    check_float4(name, kt::from_device(out, uv.size()), want, 1, &uv);
     CK(cudaDestroyTextureObject(t));
     CK(cudaFree(duv));
     CK(cudaFree(out));
@@ -368,7 +353,7 @@ void uchar4_array_2d() {
   std::vector<float2> uv;
   for (float y : axis_points(-1.3f, kH + 1.0f, 0.29f))
     for (float x : axis_points(-1.7f, kW + 1.0f, 0.31f)) uv.push_back(make_float2(x, y));
-  float2* duv = upload(uv);
+  float2* duv = kt::to_device(uv);
   float4* out = nullptr;
   CK(cudaMalloc(&out, uv.size() * sizeof(float4)));
   const int n = static_cast<int>(uv.size());
@@ -379,7 +364,7 @@ void uchar4_array_2d() {
   CK_LAUNCH();
   std::vector<float4> want;
   for (const float2& p : uv) want.push_back(m.sample(p.x, p.y));
-  check_float4("tex2D_uchar4_normalized_linear", download(out, uv.size()), want, 4, &uv);
+  check_float4("tex2D_uchar4_normalized_linear", kt::from_device(out, uv.size()), want, 4, &uv);
   CK(cudaDestroyTextureObject(t));
   // tex2Dgather of the green channel: (i, j+1), (i+1, j+1), (i+1, j), (i, j) of the footprint.
   t = make_texture(res, cudaAddressModeClamp, cudaFilterModePoint, cudaReadModeNormalizedFloat, false);
@@ -390,7 +375,7 @@ void uchar4_array_2d() {
     const long i = static_cast<long>(std::floor(p.x - 0.5f)), j = static_cast<long>(std::floor(p.y - 0.5f));
     want.push_back(make_float4(m.at(i, j + 1).y, m.at(i + 1, j + 1).y, m.at(i + 1, j).y, m.at(i, j).y));
   }
-  check_float4("tex2Dgather_uchar4_green", download(out, uv.size()), want, 4, &uv);
+  check_float4("tex2Dgather_uchar4_green", kt::from_device(out, uv.size()), want, 4, &uv);
   CK(cudaDestroyTextureObject(t));
   // Element reads: the bytes themselves.
   t = make_texture(res, cudaAddressModeClamp, cudaFilterModePoint, cudaReadModeElementType, false);
@@ -398,7 +383,7 @@ void uchar4_array_2d() {
   CK(cudaMalloc(&outc, uv.size() * sizeof(uchar4)));
   sample2d_uchar4<<<blocks(n), 128>>>(t, duv, outc, n);
   CK_LAUNCH();
-  const auto gotc = download(outc, uv.size());
+  const auto gotc = kt::from_device(outc, uv.size());
   int bad = -1;
   for (int k = 0; k < n && bad < 0; ++k) {
     const long x = model::address(static_cast<long>(std::floor(uv[k].x)), kW, model::Clamp, false);
@@ -464,7 +449,7 @@ void volume_and_layers() {
     for (float y : axis_points(-0.8f, kH + 0.7f, 0.53f))
       for (float x : axis_points(-1.1f, kW + 0.7f, 0.47f)) pts.push_back(make_float4(x, y, z, 0));
   const int n = static_cast<int>(pts.size());
-  float4* dp = upload(pts);
+  float4* dp = kt::to_device(pts);
   float* out = nullptr;
   CK(cudaMalloc(&out, n * sizeof(float)));
   const cudaResourceDesc res = array_resource(a);
@@ -472,7 +457,7 @@ void volume_and_layers() {
     cudaTextureObject_t t = make_texture(res, cudaAddressModeClamp, filter, cudaReadModeElementType, false);
     sample3d<<<blocks(n), 128>>>(t, dp, out, n);
     CK_LAUNCH();
-    const auto got = download(out, n);
+    const auto got = kt::from_device(out, n);
     int bad = -1;
     float want_bad = 0;
     for (int k = 0; k < n && bad < 0; ++k) {
@@ -515,15 +500,15 @@ void volume_and_layers() {
         layer.push_back(l);
       }
   const int m = static_cast<int>(uv.size());
-  float2* duv = upload(uv);
-  int* dl = upload(layer);
+  float2* duv = kt::to_device(uv);
+  int* dl = kt::to_device(layer);
   float* outl = nullptr;
   CK(cudaMalloc(&outl, m * sizeof(float)));
   cudaTextureObject_t t = make_texture(array_resource(layered), cudaAddressModeClamp, cudaFilterModePoint,
                                        cudaReadModeElementType, false);
   sample_layered<<<blocks(m), 128>>>(t, duv, dl, outl, m);
   CK_LAUNCH();
-  const auto got = download(outl, m);
+  const auto got = kt::from_device(outl, m);
   int bad = -1;
   for (int k = 0; k < m && bad < 0; ++k) {
     const int l = std::min(std::max(layer[k], 0), kD - 1);
@@ -559,14 +544,14 @@ void surface_round_trip() {
   for (int y = -2; y < kH + 2; ++y)
     for (int x = -3; x < kW + 3; ++x) xy.push_back(make_int2(x, y));
   const int n = static_cast<int>(xy.size());
-  int2* dxy = upload(xy);
+  int2* dxy = kt::to_device(xy);
   float *in_range = nullptr, *zero = nullptr, *clamp = nullptr;
   CK(cudaMalloc(&in_range, n * 4));
   CK(cudaMalloc(&zero, n * 4));
   CK(cudaMalloc(&clamp, n * 4));
   surf_read<<<blocks(n), 128>>>(s, dxy, in_range, zero, clamp, n);
   CK_LAUNCH();
-  const auto r = download(in_range, n), z = download(zero, n), c = download(clamp, n);
+  const auto r = kt::from_device(in_range, n), z = kt::from_device(zero, n), c = kt::from_device(clamp, n);
   bool ok_r = true, ok_z = true, ok_c = true;
   for (int k = 0; k < n; ++k) {
     const int x = xy[k].x, y = xy[k].y;
@@ -594,7 +579,7 @@ void destroyed_texture() {
                                        cudaReadModeElementType, false);
   CK(cudaDestroyTextureObject(t));
   std::vector<float2> uv(32, make_float2(1.0f, 1.0f));
-  float2* duv = upload(uv);
+  float2* duv = kt::to_device(uv);
   float4* out = nullptr;
   CK(cudaMalloc(&out, 32 * sizeof(float4)));
   sample2d<<<1, 32>>>(t, duv, out, 32);
