@@ -1058,10 +1058,12 @@ class Splitter {
       AllocaInst* snapshot = IRBuilder<>(entry_, entry_->begin())
                                  .CreateAlloca(ArrayType::get(i8_, 32 * s.stride), nullptr, "warp.operands" + p.tag);
       snapshot->setAlignment(Align(16));
-      in_context(pre.CreateMemCpy(
+      // No alias scope on the copy: it writes the snapshot, which the lanes' reads (marked not
+      // to alias the context's homes) must see.
+      pre.CreateMemCpy(
           snapshot, Align(16),
           pre.CreateGEP(i8_, s.base, pre.CreateMul(pre.CreateZExt(p.warp_base, i64_), pre.getInt64(s.stride))),
-          MaybeAlign(1), pre.CreateMul(pre.CreateZExt(warp_lanes, i64_), pre.getInt64(s.stride))));
+          MaybeAlign(1), pre.CreateMul(pre.CreateZExt(warp_lanes, i64_), pre.getInt64(s.stride)));
       Value* lanes = b.CreateBitCast(snapshot, PointerType::getUnqual(elem));
       auto group = [&](Value* mask) {
         return b.CreateAnd(b.CreateOr(mask, b.CreateShl(b.getInt32(1), p.lane)), p.live);
