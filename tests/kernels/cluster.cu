@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Thread-block clusters (compute capability 9.0; run on an H100 model: run_kernel_tests.py),
 // through cooperative_groups::this_cluster():
-//   __cluster_dims__(2, 1, 1): each block reads its partner's shared memory (map_shared_rank)
-//     between two cluster.sync();
+//   __cluster_dims__(2, 1, 1): each block maps its partner's shared memory (map_shared_rank,
+//     before the partner may have started) and reads it between two cluster.sync();
 //   cudaLaunchKernelEx with a 2×2×1 cluster attribute on a 4×4 grid: block_rank, num_blocks,
 //     dim_blocks, block_index, and rank 0 summing its cluster's four blocks' shared values;
 //   a 2-block ping-pong through distributed shared memory, 50 rounds of cluster.sync();
@@ -22,9 +22,10 @@ constexpr int kThreads = 64;
 __global__ void __cluster_dims__(2, 1, 1) partners(int* out) {
   __shared__ int mine[kThreads];
   cg::cluster_group cluster = cg::this_cluster();
+  // The partner's address may be had before the partner has started; it is read after the sync.
+  const int* theirs = cluster.map_shared_rank(mine, (cluster.block_rank() + 1) % 2);
   mine[threadIdx.x] = static_cast<int>(blockIdx.x) * 100 + static_cast<int>(threadIdx.x);
   cluster.sync();
-  const int* theirs = cluster.map_shared_rank(mine, (cluster.block_rank() + 1) % 2);
   out[blockIdx.x * kThreads + threadIdx.x] = theirs[kThreads - 1 - threadIdx.x];
   cluster.sync();  // the partner reads this block's memory until here
 }

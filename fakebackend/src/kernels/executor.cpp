@@ -591,7 +591,8 @@ struct BlockStorage {
 struct ClusterState {
   static constexpr unsigned kMaxBlocks = 16;  // the non-portable maximum cluster size
   unsigned blocks = 1;
-  unsigned char* shared[kMaxBlocks] = {};
+  // Set when the block of that rank is placed; a block may run before its cluster's others are.
+  std::atomic<unsigned char*> shared[kMaxBlocks] = {};
   uint64_t shared_bytes = 0;
   std::atomic<uint32_t> arrivals{0};
   // The fewest cluster barriers a block of the cluster that ended had passed.
@@ -705,7 +706,7 @@ Fault run(Kernel& k, const LaunchShape& shape, const unsigned char* params) {
       const uint64_t index = t[0] / cd[0] +
                              uint64_t{clusters_per[0]} * (t[1] / cd[1] + uint64_t{clusters_per[1]} * (t[2] / cd[2]));
       const uint32_t rank = t[0] % cd[0] + cd[0] * (t[1] % cd[1] + cd[1] * (t[2] % cd[2]));
-      clusters[index].shared[rank] = env.shared;
+      clusters[index].shared[rank].store(env.shared, std::memory_order_release);
       env.cluster = &clusters[index];
       env.cluster_syncs = 0;
     }
@@ -866,14 +867,21 @@ extern "C" void fg_rt_cluster_sync(BlockEnv* env) {
 }
 
 extern "C" uint64_t fg_rt_mapa(BlockEnv* env, uint64_t addr, uint32_t rank) {
-  const auto* cs = static_cast<const ClusterState*>(env->cluster);
+  auto* cs = static_cast<ClusterState*>(env->cluster);
   const uint64_t own = reinterpret_cast<uint64_t>(env->shared);
   const unsigned blocks = cs ? cs->blocks : 1;
   if (addr < own || addr >= own + env->shared_bytes || rank >= blocks) {
     fg_rt_fault(env, static_cast<uint32_t>(Fault::IllegalAddress), addr);
     return 0;
   }
-  return cs ? reinterpret_cast<uint64_t>(cs->shared[rank]) + (addr - own) : addr;
+  if (!cs) return addr;
+  // The block of that rank may not have been placed yet: the others run until it is.
+  unsigned char* base;
+  while (!(base = cs->shared[rank].load(std::memory_order_acquire))) {
+    fg_rt_poll(env, 0, static_cast<uint32_t>(PollKind::Sleep));
+    if (env->abort) return 0;
+  }
+  return reinterpret_cast<uint64_t>(base) + (addr - own);
 }
 
 extern "C" int fg_rt_check(BlockEnv* env, uint64_t addr, uint64_t size, uint32_t site, uint32_t flags) {
@@ -897,7 +905,7 @@ extern "C" int fg_rt_check(BlockEnv* env, uint64_t addr, uint64_t size, uint32_t
     // The shared memory of its cluster's other blocks (mapa).
     if (const auto* cs = static_cast<const ClusterState*>(env->cluster))
       for (unsigned r = 0; r < cs->blocks; ++r) {
-        const auto other = reinterpret_cast<uint64_t>(cs->shared[r]);
+        const auto other = reinterpret_cast<uint64_t>(cs->shared[r].load(std::memory_order_acquire));
         if (other && addr >= other && end <= other + cs->shared_bytes) return 1;
       }
     const uint64_t cx = reinterpret_cast<uint64_t>(env->context);
