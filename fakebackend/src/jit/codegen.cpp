@@ -1672,11 +1672,16 @@ class Gen final : public texture::Access {
     } else if (rest >= 2) {
       count = read(in.ops.at(first + 1), PType::U32, in);
     }
-    Value* r = B_.CreateCall(runtime("fg_rt_barrier", i32_, {envp_, i32_, i32_, i32_, i32_}),
-                             {env_, id, count, B_.getInt32(static_cast<uint32_t>(kind)), pred});
+    Value* r = barrier_call(id, count, kind, pred);
     if (kind == BarrierKind::RedPopc) write(in.ops.at(0), PType::U32, r, in);
     if (kind == BarrierKind::RedAnd || kind == BarrierKind::RedOr)
       write(in.ops.at(0), PType::Pred, B_.CreateICmpNE(r, B_.getInt32(0)), in);
+  }
+
+  // fg_rt_barrier: the threads meet at barrier `id` (`count` threads; 0: the block's).
+  Value* barrier_call(Value* id, Value* count, kernels::BarrierKind kind, Value* pred) {
+    return B_.CreateCall(runtime("fg_rt_barrier", i32_, {envp_, i32_, i32_, i32_, i32_}),
+                         {env_, id, count, B_.getInt32(static_cast<uint32_t>(kind)), pred});
   }
 
   // barrier.cluster.wait: the block's threads meet, one of them waits until every block of the
@@ -1688,9 +1693,7 @@ class Gen final : public texture::Access {
     out_->cluster_sync = true;
     needs_fibers_ = true;
     auto block_barrier = [&] {
-      B_.CreateCall(runtime("fg_rt_barrier", i32_, {envp_, i32_, i32_, i32_, i32_}),
-                    {env_, B_.getInt32(0), B_.getInt32(0),
-                     B_.getInt32(static_cast<uint32_t>(kernels::BarrierKind::Sync)), B_.getInt32(1)});
+      barrier_call(B_.getInt32(0), B_.getInt32(0), kernels::BarrierKind::Sync, B_.getInt32(1));
     };
     block_barrier();
     Value* first = B_.CreateICmpEQ(B_.CreateOr(tid_[0], B_.CreateOr(tid_[1], tid_[2])), B_.getInt32(0));
